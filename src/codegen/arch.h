@@ -1,0 +1,46 @@
+/* Per-arch facts as data. The gfx name is parsed once (cj_arch_from_name);
+ * kernel builders ask capability fields, never compare names.
+ * Sources for each fact: ../shared/ISA.md and docs/isa-notes.md. */
+#ifndef CJ_CODEGEN_ARCH_H
+#define CJ_CODEGEN_ARCH_H
+
+#include <stdint.h>
+#include "util/cj.h"
+
+typedef enum {
+  CJ_FP8_E4M3FNUZ = 1, /* gfx942: bias 8, max 240, 0x80 = NaN, no -0/inf */
+  CJ_FP8_E4M3FN = 2    /* gfx950 (OCP): bias 7, max 448, S.1111.111 = NaN */
+} cj_fp8_format;
+
+typedef enum {
+  CJ_MFMA_BF16_16x16x16 = 1,  /* gfx942 v_mfma_f32_16x16x16_bf16 (intrinsic ...16x16x16bf16.1k) */
+  CJ_MFMA_BF16_16x16x32 = 2,  /* gfx950 v_mfma_f32_16x16x32_bf16 */
+  CJ_MFMA_FP8_16x16x32 = 3,   /* gfx942 v_mfma_f32_16x16x32_fp8_fp8 */
+  CJ_MFMA_F8F6F4_16x16x128 = 4 /* gfx950 v_mfma_f32_16x16x128_f8f6f4 */
+} cj_mfma_kind;
+
+typedef struct cj_arch {
+  const char *name;           /* "gfx942" / "gfx950": the LLVM CPU name */
+  const char *features;       /* LLVM target features string, e.g. "+xnack,+sramecc" or "" */
+  const char *product;        /* "MI300X (CDNA3)" / "MI355X (CDNA4)": for humans only */
+  uint32_t elf_mach;          /* e_flags mach: 0x4c / 0x4f */
+  uint32_t lds_bytes;         /* LDS per workgroup limit: 65536 / 163840 */
+  uint32_t vgprs;             /* architected VGPRs per lane: 512 (unified arch+acc) */
+  uint32_t cu_count_default;  /* 304 / 256: used when no device tells us */
+  cj_fp8_format fp8;          /* the E4M3 flavour the MFMA and cvt instructions use */
+  cj_mfma_kind mfma_bf16;     /* best bf16 16x16 MFMA */
+  cj_mfma_kind mfma_fp8;      /* best fp8 16x16 MFMA */
+  uint32_t mfma_bf16_k;       /* K of mfma_bf16: 16 / 32 */
+  uint32_t mfma_fp8_k;        /* K of mfma_fp8: 32 / 128 */
+  uint32_t dma_max_bytes;     /* widest buffer_load ... lds per lane: 4 / 16 */
+  uint32_t buffer_flags;      /* V# word 3 for raw buffers: 0x27000 */
+  int has_ocp_fp8;            /* gfx950 */
+  int has_dma_dwordx4;        /* gfx950: 12/16-byte buffer-to-LDS loads */
+} cj_arch;
+
+/* NULL if name is not a supported arch (the caller reports the field). */
+const cj_arch *cj_arch_from_name(const char *name);
+/* The supported arches, for iteration in tests and tools. */
+const cj_arch *const *cj_arch_list(int *count);
+
+#endif

@@ -1,0 +1,73 @@
+/* The kernel plan: every compile-time decision for one kernel, as a plain
+ * struct filled before any IR exists. Pure C, no LLVM.
+ *
+ * One plan type for every kernel convjit builds (layout, conv, finalize):
+ * the common header says how to launch it (block, grid, LDS, argument list);
+ * the union holds the kind's specialization fields, each with its reason.
+ *
+ * The cache key is written field by field as text (cj_kplan_key), never a
+ * memcmp of a padded struct; the runtime adds arch, LLVM and convjit version.
+ *
+ * Kernel arguments: every kernel's explicit arguments are listed in order in
+ * args[] (name, size, pointer or value). The launcher fills a cj_karg array
+ * in that order and packs it by the code object's metadata offsets: one way
+ * to launch every kernel.
+ */
+#ifndef CJ_CODEGEN_KPLAN_H
+#define CJ_CODEGEN_KPLAN_H
+
+#include <stdint.h>
+#include "codegen/arch.h"
+#include "util/cj.h"
+
+typedef enum cj_kop {
+  CJ_KOP_TRANSPOSE = 1,      /* NCDHW -> NDHWC (bf16 or fp8 bytes), layout.c */
+  CJ_KOP_WEIGHT_PACK = 2,    /* KCTRS -> KTRSC, C zero-padded, layout.c */
+  CJ_KOP_CONV_BF16 = 3,      /* implicit-GEMM conv, conv_bf16.c */
+  CJ_KOP_CONV_FINALIZE = 4,  /* split-K fp32 workspace -> bias + convert + layout */
+  CJ_KOP_CONV_FP8 = 5        /* fp8 8-wave family (next issue) */
+} cj_kop;
+
+#define CJ_KPLAN_MAX_ARGS 16
+typedef struct cj_karg_desc {
+  const char *name; /* for dumps and error text */
+  uint8_t is_ptr;   /* 1: global pointer (8 bytes), 0: by value */
+  uint8_t size;     /* bytes: 4 or 8 */
+} cj_karg_desc;
+
+#include "codegen/kplan_layout.h"
+#include "codegen/kplan_conv.h"
+
+typedef struct cj_kplan {
+  cj_kop op;
+  const cj_arch *arch;
+  char name[64];          /* kernel symbol, derived from the plan (unique per key) */
+  uint32_t block[3];      /* work-group size */
+  uint64_t grid[3];       /* work-groups per dimension (must fit the launch limits) */
+  uint32_t lds_bytes;     /* static LDS the kernel declares */
+  uint32_t nargs;
+  cj_karg_desc args[CJ_KPLAN_MAX_ARGS];
+  union {
+    cj_transpose_plan tr;
+    cj_wpack_plan wp;
+    cj_conv_plan conv;
+    cj_finalize_plan fin;
+  } u;
+} cj_kplan;
+
+/* Canonical cache key of the plan (no arch/LLVM/convjit version: the
+ * runtime appends those). */
+void cj_kplan_key(const cj_kplan *p, cj_strbuf *key);
+/* Human-readable plan, one field per line, with each flag's reason. */
+void cj_kplan_print(const cj_kplan *p, cj_strbuf *out);
+
+/* An argument value for launching a plan's kernel: fill in args[] order. */
+typedef union cj_karg {
+  uint64_t u64;
+  uint32_t u32;
+  int32_t i32;
+  float f32;
+  void *ptr;
+} cj_karg;
+
+#endif

@@ -1,0 +1,67 @@
+/* Internal module map and shared helpers of convjit.
+ *
+ * Errors: internal functions return convjit_status. On failure they set the
+ * thread-local error text once, at the place that knows the field and value
+ * (CJ_ERR / CJ_CHECK); callers forward with CJ_TRY without rewriting it.
+ * At CONVJIT_LOG=debug every forwarded failure logs file:line:expression.
+ * Nothing here prints unless logging is on; nothing aborts.
+ */
+#ifndef CJ_UTIL_CJ_H
+#define CJ_UTIL_CJ_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "convjit/convjit.h"
+
+#define CJ_VERSION_STRING "0.1.0"
+
+/* err.c */
+convjit_status cj_error_at(const char *file, int line, convjit_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void cj_error_clear(void);
+const char *cj_error_text(void);
+void cj_trace_at(const char *file, int line, const char *expr, convjit_status st);
+
+#define CJ_ERR(st, ...) cj_error_at(__FILE__, __LINE__, (st), __VA_ARGS__)
+#define CJ_CHECK(cond, st, ...) \
+  do { if (!(cond)) return CJ_ERR((st), __VA_ARGS__); } while (0)
+#define CJ_TRY(expr) \
+  do { convjit_status cj_s_ = (expr); \
+       if (cj_s_ != CONVJIT_OK) { cj_trace_at(__FILE__, __LINE__, #expr, cj_s_); return cj_s_; } } while (0)
+/* Allocation failure is a status, never a crash. */
+#define CJ_ALLOC_CHECK(p) \
+  do { if (!(p)) return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory at %s:%d", __FILE__, __LINE__); } while (0)
+
+/* log.c — CONVJIT_LOG=error|info|debug (read once); silent by default. */
+typedef enum { CJ_LOG_OFF = 0, CJ_LOG_ERROR = 1, CJ_LOG_INFO = 2, CJ_LOG_DEBUG = 3 } cj_log_level;
+cj_log_level cj_log_get_level(void);
+void cj_log_set_level(cj_log_level lv);
+void cj_log(cj_log_level lv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define CJ_LOG_ON(lv) (cj_log_get_level() >= (lv))
+
+/* blob.c — an owned byte buffer (code objects, ELF, text). */
+typedef struct cj_blob {
+  uint8_t *data;
+  size_t size;
+} cj_blob;
+void cj_blob_free(cj_blob *b); /* frees data, zeroes the struct; NULL-safe */
+convjit_status cj_blob_set(cj_blob *b, const void *data, size_t size);
+
+/* strbuf.c — growable text (IR dumps, JSON, keys). */
+typedef struct cj_strbuf {
+  char *s;
+  size_t len, cap;
+  int oom; /* sticky: a failed append makes the whole buffer invalid */
+} cj_strbuf;
+void cj_sb_printf(cj_strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cj_sb_vprintf(cj_strbuf *sb, const char *fmt, va_list ap);
+void cj_sb_free(cj_strbuf *sb);
+
+/* time.c */
+double cj_now_ms(void); /* monotonic clock, milliseconds */
+
+/* hash.c — FNV-1a 64 (cache keys, integrity of cached code objects). */
+uint64_t cj_hash64(const void *data, size_t n, uint64_t seed);
+
+#endif
