@@ -7,8 +7,11 @@
  *
  * OWNERSHIP: every *_create has a *_destroy that accepts NULL.
  *
- * (The runtime/API issue extends this header with contexts, descriptors,
- * plans and launches; the status codes below are fixed and never renumbered.)
+ * The path of one call: context -> plan (compiles or fetches every kernel)
+ * -> workspace / packed-weight sizes -> weight pack (once per weight) ->
+ * forward (enqueue only, many times). docs/api.md documents every function,
+ * its errors and its ownership rules. The status codes below are fixed and
+ * never renumbered.
  */
 #ifndef CONVJIT_CONVJIT_H
 #define CONVJIT_CONVJIT_H
@@ -53,6 +56,267 @@ CONVJIT_API const char *convjit_status_string(convjit_status s);
 CONVJIT_API const char *convjit_last_error(void);
 /* Library version as CONVJIT_VERSION_NUMBER. */
 CONVJIT_API int convjit_version(void);
+
+
+/* ========================================================================
+ * Stable API
+ * ======================================================================== */
+
+/* ---- enums (fixed numeric values) -------------------------------------- */
+typedef enum convjit_device_kind {
+  CONVJIT_DEVICE_AUTO = 0, /* HIP when a device is present, else an error */
+  CONVJIT_DEVICE_HIP = 1,  /* libamdhip64 loaded at run time (dlopen) */
+  CONVJIT_DEVICE_EMU = 2   /* convjit's CPU emulator: times are EMULATED */
+} convjit_device_kind;
+
+typedef enum convjit_log_level {
+  CONVJIT_LOG_FROM_ENV = 0, /* keep CONVJIT_LOG (default: silent) */
+  CONVJIT_LOG_OFF = 1,
+  CONVJIT_LOG_ERROR = 2,
+  CONVJIT_LOG_INFO = 3,     /* compiles with ms, cache hits/misses, chosen kernels */
+  CONVJIT_LOG_DEBUG = 4
+} convjit_log_level;
+
+typedef enum convjit_dtype {
+  CONVJIT_DTYPE_BF16 = 1,
+  CONVJIT_DTYPE_FP8_E4M3FN = 2,   /* OCP fp8 (gfx950 native) */
+  CONVJIT_DTYPE_FP8_E4M3FNUZ = 3, /* gfx942 native fp8 */
+  CONVJIT_DTYPE_F32 = 4
+} convjit_dtype;
+
+typedef enum convjit_layout {
+  CONVJIT_LAYOUT_NCDHW = 1, /* channels-first (NCHW / NCW for 2D / 1D) */
+  CONVJIT_LAYOUT_NDHWC = 2  /* channels-last: reserved, not supported yet */
+} convjit_layout;
+
+/* ---- context ------------------------------------------------------------
+ * A context binds one device backend, its loaded kernels and the kernel
+ * cache. Thread-safe: plans may be created from many threads at once. */
+typedef struct convjit_context convjit_context;
+
+typedef struct convjit_context_options {
+  size_t struct_size;       /* sizeof(convjit_context_options) as compiled by the caller */
+  int header_version;       /* CONVJIT_VERSION_NUMBER as compiled by the caller */
+  convjit_device_kind device;
+  int device_index;         /* HIP device ordinal; -1 = the current device */
+  const char *arch;         /* "gfx942" / "gfx950"; NULL = the device's (emu: required) */
+  const char *cache_dir;    /* NULL = $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
+  int disable_disk_cache;   /* 1 = memory cache only (also CONVJIT_DISABLE_CACHE=1) */
+  convjit_log_level log_level; /* process-wide; FROM_ENV leaves it alone */
+} convjit_context_options;
+
+/* Defaults: struct_size/header_version of this header, device AUTO, index -1. */
+static inline convjit_context_options convjit_context_options_default(void) {
+  convjit_context_options o;
+  o.struct_size = sizeof(convjit_context_options);
+  o.header_version = CONVJIT_VERSION_NUMBER;
+  o.device = CONVJIT_DEVICE_AUTO;
+  o.device_index = -1;
+  o.arch = NULL;
+  o.cache_dir = NULL;
+  o.disable_disk_cache = 0;
+  o.log_level = CONVJIT_LOG_FROM_ENV;
+  return o;
+}
+
+/* opts may be NULL (defaults). Errors: INVALID_ARG (bad field), VERSION
+ * (header major differs from the library's, or struct_size unknown),
+ * DEVICE (no HIP library / no device: the loader's or HIP's text),
+ * IO (cache directory unusable). *ctx is NULL on failure. */
+CONVJIT_API convjit_status convjit_context_create(const convjit_context_options *opts, convjit_context **ctx);
+/* Frees every plan-independent resource; plans must be destroyed first.
+ * NULL-safe. */
+CONVJIT_API void convjit_context_destroy(convjit_context *ctx);
+
+typedef struct convjit_context_info {
+  size_t struct_size;     /* set by the caller: sizeof(convjit_context_info) */
+  char device[8];         /* "hip" / "emu" */
+  char arch[16];          /* "gfx942" / "gfx950" */
+  int cu_count;
+  int emulated;           /* 1: every time this context reports is EMULATED */
+  int disk_cache;         /* 1 if the disk cache is on */
+  char cache_path[512];   /* the SQLite file, "" when off */
+  /* Counters since creation (all plans): */
+  uint64_t kernels_compiled;  /* codegen + LLVM + link runs */
+  uint64_t memory_hits;       /* found loaded in this context */
+  uint64_t disk_hits;         /* code object read from the disk cache */
+  uint64_t disk_misses;
+} convjit_context_info;
+CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info);
+
+/* ---- convolution descriptor -----------------------------------------------
+ * Forward conv, y = conv(x, w) + bias. Extents are given for the first
+ * spatial_rank dims (D,H,W for 3D; H,W for 2D; W for 1D); the rest are
+ * ignored. A valid descriptor that no kernel handles yet gives
+ * CONVJIT_ERR_UNSUPPORTED with the reason, never a wrong answer. */
+typedef struct convjit_conv_desc {
+  size_t struct_size;      /* sizeof(convjit_conv_desc) */
+  int spatial_rank;        /* 1, 2 or 3 */
+  int64_t n, c, k;         /* batch, input channels, output channels */
+  int64_t in[3];           /* input extents (D,H,W) */
+  int64_t filter[3];       /* filter extents (T,R,S) */
+  int64_t stride[3];       /* >= 1 */
+  int64_t pad_lo[3];       /* padding before, >= 0 */
+  int64_t pad_hi[3];       /* padding after, >= 0 */
+  int64_t dilation[3];     /* >= 1 */
+  int64_t groups;          /* 1 (grouped conv: UNSUPPORTED) */
+  convjit_dtype x_dtype, w_dtype, y_dtype;
+  convjit_layout x_layout, y_layout;
+  int has_bias;            /* 1: fp32 bias of k elements */
+  float x_scale, w_scale;  /* fp8 dequantization scales (0 = 1.0); fp8 dtypes only */
+} convjit_conv_desc;
+
+/* A 3D descriptor with every field at its neutral value (stride and
+ * dilation 1, padding 0, groups 1, bf16, NCDHW, no bias); set n, c, k, in,
+ * filter. */
+static inline convjit_conv_desc convjit_conv_desc_default(void) {
+  convjit_conv_desc d;
+  int i;
+  d.struct_size = sizeof(convjit_conv_desc);
+  d.spatial_rank = 3;
+  d.n = d.c = d.k = 0;
+  for (i = 0; i < 3; i++) {
+    d.in[i] = 0; d.filter[i] = 0; d.stride[i] = 1;
+    d.pad_lo[i] = 0; d.pad_hi[i] = 0; d.dilation[i] = 1;
+  }
+  d.groups = 1;
+  d.x_dtype = d.w_dtype = d.y_dtype = CONVJIT_DTYPE_BF16;
+  d.x_layout = d.y_layout = CONVJIT_LAYOUT_NCDHW;
+  d.has_bias = 0;
+  d.x_scale = d.w_scale = 0.0f;
+  return d;
+}
+
+/* Checks a descriptor without a context (no compile). Errors: INVALID_ARG
+ * naming the field and value; UNSUPPORTED for valid-but-unhandled fields. */
+CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc);
+/* Output extents (Do,Ho,Wo; unused dims 1) of a valid descriptor. */
+CONVJIT_API convjit_status convjit_conv_output_dims(const convjit_conv_desc *desc, int64_t out[3]);
+
+/* ---- transpose (layout op) descriptor -------------------------------------
+ * y[n][s][c] = x[n][c][s]: NCDHW -> NDHWC with s = D*H*W, element bytes from
+ * dtype (bf16: 2; fp8 either flavour: 1). The pre-pass of the conv kernels,
+ * reachable on its own. */
+typedef struct convjit_transpose_desc {
+  size_t struct_size;   /* sizeof(convjit_transpose_desc) */
+  int64_t n, c, s;
+  convjit_dtype dtype;
+} convjit_transpose_desc;
+
+/* ---- plans ----------------------------------------------------------------
+ * A plan is one op for one shape on one context: every kernel of its launch
+ * sequence compiled (or fetched from the cache) and loaded at creation.
+ * Immutable after creation: launches from several threads are safe. */
+typedef struct convjit_plan convjit_plan;
+
+/* Errors: INVALID_ARG, UNSUPPORTED, COMPILE (LLVM/ld.lld text), RESOURCE (a
+ * kernel spills, uses scratch or too much LDS), DEVICE (module load), IO is
+ * never returned (a broken disk cache is moved aside and rebuilt). */
+CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const convjit_conv_desc *desc,
+                                                    convjit_plan **plan);
+CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, const convjit_transpose_desc *desc,
+                                                         convjit_plan **plan);
+/* NULL-safe. The context must still be alive. */
+CONVJIT_API void convjit_plan_destroy(convjit_plan *plan);
+
+/* Bytes of caller-allocated scratch convjit_conv_fwd needs (may be 0). */
+CONVJIT_API convjit_status convjit_plan_workspace_size(const convjit_plan *plan, size_t *bytes);
+/* Bytes of the packed-weight buffer convjit_weight_pack writes (conv plans). */
+CONVJIT_API convjit_status convjit_plan_packed_weight_size(const convjit_plan *plan, size_t *bytes);
+
+/* Once per weight: w (K,C,T,R,S, w_dtype) -> w_packed (caller memory of
+ * convjit_plan_packed_weight_size bytes). Enqueued on stream. */
+CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *plan, const void *w, void *w_packed,
+                                               void *stream);
+/* Enqueues the forward conv on stream: no compile, no allocation, no
+ * synchronization (safe under HIP graph capture). bias: NULL unless the
+ * descriptor has_bias. workspace: workspace_bytes >= the plan's size (may
+ * be NULL/0 when that is 0). Pointers are device pointers of the context. */
+CONVJIT_API convjit_status convjit_conv_fwd(const convjit_plan *plan, const void *x, const void *w_packed,
+                                            const void *bias, void *y, void *workspace, size_t workspace_bytes,
+                                            void *stream);
+/* Enqueues a transpose plan: x (N,C,S) -> y (N,S,C). Same rules as conv_fwd. */
+CONVJIT_API convjit_status convjit_transpose(const convjit_plan *plan, const void *x, void *y, void *stream);
+
+/* ---- plan introspection -------------------------------------------------- */
+typedef enum convjit_cache_source {
+  CONVJIT_CACHE_COMPILED = 0, /* built by this plan's creation */
+  CONVJIT_CACHE_MEMORY = 1,   /* already loaded in this context */
+  CONVJIT_CACHE_DISK = 2      /* code object read from the disk cache */
+} convjit_cache_source;
+
+typedef struct convjit_kernel_info {
+  size_t struct_size;          /* set by the caller: sizeof(convjit_kernel_info) */
+  char name[128];              /* kernel symbol */
+  char stage[8];               /* "pack" or "fwd" */
+  uint32_t vgpr, agpr, sgpr;
+  uint32_t lds_bytes;          /* static LDS per work-group */
+  uint32_t scratch_bytes;      /* private segment per lane (0 for shipped kernels) */
+  uint32_t vgpr_spills, sgpr_spills;
+  uint32_t block[3];
+  uint64_t grid[3];            /* work-groups */
+  convjit_cache_source source; /* where this plan got the kernel */
+  double compile_ms;           /* codegen + LLVM + link when compiled, else 0 */
+} convjit_kernel_info;
+
+/* Kernel steps of the plan (pack steps first, then fwd). */
+CONVJIT_API convjit_status convjit_plan_kernel_count(const convjit_plan *plan, int *count);
+CONVJIT_API convjit_status convjit_plan_kernel_info(const convjit_plan *plan, int index, convjit_kernel_info *info);
+/* Human-readable plan (every kernel's plan fields). Writes at most cap
+ * bytes including the NUL into buf (may be NULL with cap 0); *needed (may
+ * be NULL) receives the full length + 1. Truncation is not an error. */
+CONVJIT_API convjit_status convjit_plan_describe(const convjit_plan *plan, char *buf, size_t cap, size_t *needed);
+
+/* ---- device memory and ordering, on the context's backend ----------------
+ * For tests, tools and examples (a framework uses its own allocator). On
+ * the emulator, device pointers are emulator addresses, not host pointers:
+ * move bytes with the memcpy functions. stream NULL = default stream. */
+CONVJIT_API convjit_status convjit_malloc(convjit_context *ctx, size_t bytes, void **dptr);
+/* NULL-safe. */
+CONVJIT_API convjit_status convjit_free(convjit_context *ctx, void *dptr);
+CONVJIT_API convjit_status convjit_memcpy_h2d(convjit_context *ctx, void *dst, const void *src, size_t bytes,
+                                             void *stream);
+CONVJIT_API convjit_status convjit_memcpy_d2h(convjit_context *ctx, void *dst, const void *src, size_t bytes,
+                                             void *stream);
+CONVJIT_API convjit_status convjit_memset(convjit_context *ctx, void *dst, int value, size_t bytes, void *stream);
+CONVJIT_API convjit_status convjit_synchronize(convjit_context *ctx, void *stream);
+
+typedef struct convjit_event convjit_event;
+CONVJIT_API convjit_status convjit_event_create(convjit_context *ctx, convjit_event **ev);
+CONVJIT_API void convjit_event_destroy(convjit_event *ev); /* NULL-safe */
+CONVJIT_API convjit_status convjit_event_record(convjit_event *ev, void *stream);
+/* Milliseconds between two recorded events (EMULATED on the emulator). */
+CONVJIT_API convjit_status convjit_event_elapsed_ms(const convjit_event *start, const convjit_event *stop,
+                                                   float *ms);
+
+/* ========================================================================
+ * Experimental API — emulator only. May change between minor versions.
+ * Every function returns CONVJIT_ERR_UNSUPPORTED on a non-emulator context.
+ * ======================================================================== */
+
+/* A device buffer whose bytes are computed from their offset (nothing is
+ * stored): fill(user, offset, dst, n) must be pure and thread-safe. Writes
+ * into it are emulation errors. Free with convjit_free. */
+typedef void (*convjit_emu_fill_fn)(void *user, uint64_t offset, void *dst, size_t n);
+CONVJIT_API convjit_status convjit_emu_alloc_procedural(convjit_context *ctx, uint64_t bytes,
+                                                        convjit_emu_fill_fn fill, void *user, void **dptr);
+/* A write sink of `bytes`: only bytes inside the windows [off[i],
+ * off[i]+len[i]) are kept (readable with memcpy_d2h). Free with convjit_free. */
+CONVJIT_API convjit_status convjit_emu_alloc_sink(convjit_context *ctx, uint64_t bytes, const uint64_t *off,
+                                                  const uint64_t *len, uint32_t nwindows, void **dptr);
+/* Following launches on this context run only these workgroups (linear ids
+ * x + gx*(y + gy*z)); count 0 = all again. The list is copied. */
+CONVJIT_API convjit_status convjit_emu_set_workgroups(convjit_context *ctx, const uint64_t *ids, size_t count);
+
+typedef struct convjit_emu_stats {
+  size_t struct_size;        /* set by the caller */
+  uint64_t salu, valu, vmem, lds, mfma, waitcnt, barrier, smem, branch, total; /* dynamic instructions, all waves */
+  uint64_t workgroups, waves;
+  double emulated_ms;        /* EMULATED time (cycle model), not a measurement */
+  double host_ms;            /* how long the emulator took on the host */
+} convjit_emu_stats;
+/* Statistics of the last kernel launch on this context. */
+CONVJIT_API convjit_status convjit_emu_last_launch_stats(convjit_context *ctx, convjit_emu_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,117 @@
+/* Kernel selection: a validated problem -> the launch sequence that runs it.
+ *
+ * Contract: selection is pure planning. It fills cj_kplan structs (through the
+ * codegen plan initializers) and says how each kernel argument is bound at
+ * launch time; it never compiles, allocates device memory or touches a device.
+ * The API (src/host/api.c) compiles every step's kernel through the cache at
+ * plan creation and, at launch, packs each step's arguments from its binds.
+ *
+ * Two step lists per sequence:
+ *   pack  run once per weight by convjit_weight_pack (w raw -> w packed)
+ *   fwd   run by convjit_conv_fwd / convjit_transpose on every call
+ * Binds are listed in the plan's args[] order: bind[i] feeds plan.args[i].
+ *
+ * Ownership: cj_select_conv lives in select_conv.c (the conv work owns it);
+ * cj_select_transpose lives in select.c (the runtime work owns it).
+ */
+#ifndef CJ_HOST_SELECT_H
+#define CJ_HOST_SELECT_H
+
+#include <stdint.h>
+#include "codegen/arch.h"
+#include "codegen/kplan.h"
+#include "convjit/convjit.h"
+#include "util/cj.h"
+
+/* The conv descriptor after validation, normalized to 3D: a 2D conv has
+ * D = T = 1 (stride/dil 1, pads 0 in that dim), a 1D conv also H = R = 1.
+ * Spatial arrays are ordered (depth/time, height, width). */
+typedef struct cj_conv_problem {
+  int64_t n, c, k;           /* batch, input channels, output channels */
+  int64_t d, h, w;           /* input extents */
+  int64_t t, r, s;           /* filter extents */
+  int64_t stride[3];
+  int64_t pad_lo[3], pad_hi[3]; /* padding before / after, per dim */
+  int64_t dil[3];            /* dilation */
+  int64_t od, oh, ow;        /* output extents (Do, Ho, Wo) */
+  int64_t groups;            /* always 1 for now (validated by the API) */
+  convjit_dtype x_dtype, w_dtype, y_dtype;
+  convjit_layout x_layout, y_layout; /* NCDHW (others rejected by the API) */
+  int has_bias;              /* fp32 bias of K elements */
+  float x_scale, w_scale;    /* fp8 dequantization scales; 1.0 when unused */
+  int spatial_rank;          /* 1..3 as the caller gave it (for messages) */
+} cj_conv_problem;
+
+/* How one kernel argument gets its value at launch time. */
+typedef enum cj_bind_kind {
+  CJ_BIND_NONE = 0,
+  CJ_BIND_X = 1,         /* the user's input x (const) */
+  CJ_BIND_W_RAW = 2,     /* the user's weight as given (pack list only) */
+  CJ_BIND_W_PACKED = 3,  /* the packed weight (caller memory, filled by the pack list) */
+  CJ_BIND_BIAS = 4,      /* fp32 bias (NULL when the problem has none) */
+  CJ_BIND_Y = 5,         /* the user's output */
+  CJ_BIND_WORKSPACE = 6, /* workspace base + value (byte offset) */
+  CJ_BIND_CONST_U32 = 7, /* value, 4 bytes */
+  CJ_BIND_CONST_U64 = 8, /* value, 8 bytes */
+  CJ_BIND_CONST_F32 = 9  /* f32 bits in the low 32 bits of value */
+} cj_bind_kind;
+
+typedef struct cj_bind {
+  cj_bind_kind kind;
+  uint64_t value; /* WORKSPACE: byte offset; CONST_*: the value */
+} cj_bind;
+
+typedef enum cj_step_kind {
+  CJ_STEP_KERNEL = 1, /* launch plan's kernel with bind[] */
+  CJ_STEP_MEMSET = 2  /* zero memset_bytes at dst (e.g. a split-K fp32 workspace) */
+} cj_step_kind;
+
+typedef struct cj_step {
+  cj_step_kind kind;
+  cj_kplan plan;                     /* KERNEL: the kernel (compiled via the cache) */
+  cj_bind bind[CJ_KPLAN_MAX_ARGS];   /* KERNEL: bind[i] feeds plan.args[i] */
+  cj_bind dst;                       /* MEMSET: WORKSPACE (+offset), Y or W_PACKED */
+  uint64_t memset_bytes;             /* MEMSET: bytes to zero */
+} cj_step;
+
+#define CJ_SEQ_MAX_STEPS 6
+typedef struct cj_step_list {
+  uint32_t nsteps;
+  cj_step step[CJ_SEQ_MAX_STEPS];
+} cj_step_list;
+
+typedef struct cj_seq {
+  cj_step_list pack;            /* convjit_weight_pack: W_RAW -> W_PACKED (may be empty) */
+  cj_step_list fwd;             /* convjit_conv_fwd / convjit_transpose */
+  uint64_t workspace_bytes;     /* caller-provided scratch for fwd (0 if none) */
+  uint64_t packed_weight_bytes; /* size of the W_PACKED buffer (0 if no pack) */
+  char summary[160];            /* one line for logs and convjit-run, e.g. "transpose + conv 128x128x32 s4 + finalize" */
+} cj_seq;
+
+/* Forced choices for tests and tools; 0 = let the heuristics decide. */
+typedef struct cj_select_opts {
+  uint32_t tile_m, tile_n;   /* TILE_M, TILE_N */
+  uint32_t wave_m, wave_n;   /* wave grid */
+  uint32_t pipe_stages;      /* 2..4 */
+  uint32_t split_k;          /* 1 = never split */
+  uint32_t wgm;              /* grouped-M width */
+} cj_select_opts;
+
+/* Appends a kernel step to a list; returns a pointer to it (NULL if full:
+ * the caller reports CONVJIT_ERR_INTERNAL). Binds start as CJ_BIND_NONE. */
+cj_step *cj_seq_add_kernel(cj_step_list *l, const cj_kplan *plan);
+/* Appends a memset-to-zero step. */
+convjit_status cj_seq_add_memset(cj_step_list *l, cj_bind dst, uint64_t bytes);
+
+/* select.c: the layout op. x (N,C,S) NCDHW -> y (N,S,C), element size from
+ * dtype (bf16: 2 bytes, fp8: 1 byte). One fwd step, binds X, Y. */
+convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtype dtype,
+                                   const cj_arch *arch, cj_seq *out);
+
+/* select_conv.c (the conv work): the conv launch sequence for a validated
+ * problem on arch with cu_count compute units. CONVJIT_ERR_UNSUPPORTED with
+ * the reason for a valid problem no kernel handles; never a wrong answer. */
+convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int cu_count,
+                              const cj_select_opts *o, cj_seq *out);
+
+#endif
