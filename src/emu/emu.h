@@ -1,0 +1,124 @@
+/* The emulator's API: run gfx942/gfx950 wave64 code objects on the CPU.
+ *
+ * Contract:
+ *  - A context (emu_ctx) owns one device address space (emu_mem, see
+ *    emu/memory.h by emu-mem: allocations, procedural and sink buffers,
+ *    host<->device copies) and the loaded modules.
+ *  - emu_module_load parses the code object (runtime/codeobj.h) and decodes
+ *    the whole .text once with LLVM's disassembler. Bytes that do not decode
+ *    or mnemonics the ISA table (emu/isa_table.h) lacks are remembered and
+ *    fail only if a launch reaches them (LLVM pads .text after s_endpgm).
+ *  - emu_launch runs a kernel to completion before returning. grid[] counts
+ *    WORKGROUPS per dimension (HIP module-launch convention), block[] threads.
+ *    kernargs are the explicit-argument bytes laid out at the metadata
+ *    offsets; hidden arguments are filled here from the metadata value_kind.
+ *  - Workgroups run on host threads (options.threads, else the environment
+ *    variable CONVJIT_EMU_THREADS, else all cores). Results are identical for
+ *    any thread count (atomics: see emu/memory.h).
+ *  - Failures return CONVJIT_ERR_EMULATION (kernel misbehaved: bad access,
+ *    hazard, unknown instruction) or INVALID_ARG (bad call), with error text
+ *    naming the kernel, the byte offset in .text and the instruction text.
+ *  - Times reported here are EMULATED (a simple cycle model, docs/emulator.md),
+ *    never measured on a GPU.
+ */
+#ifndef CJ_EMU_EMU_H
+#define CJ_EMU_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "runtime/codeobj.h"
+#include "util/cj.h"
+
+typedef struct emu_ctx emu_ctx;
+typedef struct emu_module emu_module;
+typedef struct emu_kernel emu_kernel;
+typedef struct emu_mem emu_mem; /* defined by emu/memory.h */
+
+/* Instruction classes, for statistics and the ISA table. Fixed values. */
+typedef enum emu_class {
+  EMU_CLASS_SALU = 0,    /* scalar ALU, incl. s_mov/s_cmp/s_nop/s_setprio */
+  EMU_CLASS_BRANCH = 1,  /* s_branch, s_cbranch_*, s_setpc/s_getpc, s_endpgm */
+  EMU_CLASS_SMEM = 2,    /* s_load_*, s_buffer_load_* */
+  EMU_CLASS_VALU = 3,    /* vector ALU incl. conversions, lane ops, AGPR moves */
+  EMU_CLASS_VMEM = 4,    /* buffer_*, global_*, flat_*, scratch_* */
+  EMU_CLASS_LDS = 5,     /* ds_* */
+  EMU_CLASS_MFMA = 6,    /* v_mfma_* */
+  EMU_CLASS_WAITCNT = 7, /* s_waitcnt */
+  EMU_CLASS_BARRIER = 8, /* s_barrier */
+  EMU_CLASS_COUNT = 9
+} emu_class;
+
+const char *emu_class_name(emu_class c); /* "salu", "valu", ... */
+
+/* ---- context ------------------------------------------------------------- */
+typedef struct emu_options {
+  uint32_t size;   /* sizeof(emu_options): lets the struct grow */
+  int hazard;      /* 1 = hazard checker on (default), 0 = off (faster) */
+  int threads;     /* host threads for workgroups; 0 = CONVJIT_EMU_THREADS or all cores */
+} emu_options;
+
+/* opt may be NULL (defaults). arch: "gfx942" or "gfx950". */
+convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx **out);
+void emu_ctx_destroy(emu_ctx *c); /* NULL-safe; unloads remaining modules */
+emu_mem *emu_ctx_mem(emu_ctx *c);  /* the device address space (emu/memory.h) */
+const char *emu_ctx_arch(const emu_ctx *c);
+void emu_ctx_set_hazard(emu_ctx *c, int on);
+void emu_ctx_set_threads(emu_ctx *c, int threads); /* 0 = default */
+
+/* ---- modules and kernels ------------------------------------------------ */
+convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_module **out);
+void emu_module_unload(emu_module *m); /* NULL-safe */
+const cj_codeobj *emu_module_codeobj(const emu_module *m);
+/* Text of the decoded instruction at a .text byte offset (NULL if none). */
+const char *emu_module_inst_text(const emu_module *m, uint32_t text_offset);
+convjit_status emu_kernel_get(emu_module *m, const char *name, const emu_kernel **out);
+const cj_kernel_info *emu_kernel_info(const emu_kernel *k);
+
+/* ---- statistics (per launch) --------------------------------------------- */
+typedef struct emu_wave_stats {
+  uint32_t wg[3];        /* workgroup id */
+  uint32_t wave;         /* wave index in the workgroup */
+  uint64_t count[EMU_CLASS_COUNT];
+  uint64_t total;
+  uint64_t cycles;       /* emulated cycles of this wave (cycle model) */
+} emu_wave_stats;
+
+typedef struct emu_stats {
+  uint64_t count[EMU_CLASS_COUNT]; /* dynamic instructions by class, all waves */
+  uint64_t total;
+  uint64_t workgroups, waves;      /* executed (after the subset filter) */
+  uint64_t mfma_macs;              /* multiply-adds done by MFMA (all lanes) */
+  uint64_t max_wave_cycles;        /* slowest wave, emulated cycles */
+  double emulated_ms;              /* EMULATED kernel time from the cycle model */
+  double host_ms;                  /* wall time the emulator took on the host */
+  /* Per-wave records, only when emu_launch_opts.per_wave_stats is set;
+   * freed by emu_stats_free. Order: workgroup linear id, then wave. */
+  emu_wave_stats *per_wave;
+  size_t nper_wave;
+} emu_stats;
+void emu_stats_free(emu_stats *s); /* frees per_wave; NULL-safe */
+
+/* ---- launch -------------------------------------------------------------- */
+/* Return nonzero to run the workgroup with this id. Called from host threads
+ * concurrently: must be thread-safe (pure functions of the id are). */
+typedef int (*emu_wg_filter)(void *user, const uint32_t wg[3]);
+
+typedef struct emu_launch_opts {
+  uint32_t size;          /* sizeof(emu_launch_opts) */
+  emu_wg_filter filter;   /* subset of workgroups (NULL = all) */
+  void *filter_user;
+  const uint64_t *wg_list;/* alternative: linear workgroup ids x + gx*(y + gy*z) */
+  size_t wg_list_len;     /* 0 = not used */
+  int per_wave_stats;     /* fill emu_stats.per_wave */
+  int hazard;             /* -1 = the context's setting, 0 off, 1 on */
+} emu_launch_opts;
+
+/* opts and stats may be NULL. Runs to completion. */
+convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uint32_t block[3],
+                          const void *kernargs, size_t kernarg_size, const emu_launch_opts *opts,
+                          emu_stats *stats);
+
+/* Emulated-time model: cycles -> ms at the arch's nominal clock (see stats.c). */
+double emu_cycles_to_ms(const emu_ctx *c, uint64_t cycles);
+
+#endif
