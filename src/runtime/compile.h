@@ -1,7 +1,10 @@
 /* LLVM module -> relocatable AMDGPU object (and assembly text), at -O3.
  * LLVM's process-wide initialization happens once, thread-safely, here.
- * The module is not consumed; it is never modified except by the optimizer
- * when CJ_COMPILE_OPT_IR asks for the optimized IR. */
+ * The module is optimized in place by the new-PM "default<O3>" pipeline and
+ * then lowered by codegen: it is not disposed (the caller owns it and its
+ * LLVMContext), but must not be compiled again. Its triple and data layout
+ * are set to amdgcn-amd-amdhsa. Thread-safe for modules in distinct
+ * contexts (each call has its own TargetMachine). */
 #ifndef CJ_RUNTIME_COMPILE_H
 #define CJ_RUNTIME_COMPILE_H
 
@@ -13,13 +16,16 @@ void cj_llvm_init(void); /* idempotent, thread-safe */
 
 typedef struct cj_compile_out {
   cj_blob object;   /* relocatable ELF (always) */
-  cj_blob asm_text; /* assembly, NUL-terminated, when want_asm */
-  cj_blob opt_ir;   /* optimized IR text, NUL-terminated, when want_opt_ir */
+  cj_blob asm_text; /* assembly, when want_asm */
+  cj_blob opt_ir;   /* optimized IR text, when want_opt_ir */
+  /* Every blob here has a NUL after its last byte, not counted in size. */
   double ms;        /* wall time of optimize + codegen */
 } cj_compile_out;
 
 /* Verifies the module (LLVMVerifyModule) first; an invalid module is
- * CONVJIT_ERR_INTERNAL with the verifier's message. */
+ * CONVJIT_ERR_INTERNAL with the verifier's message. A failing pass pipeline
+ * or a backend error diagnostic (e.g. LDS over the arch limit) is
+ * CONVJIT_ERR_COMPILE with LLVM's message. On failure *out is empty. */
 convjit_status cj_compile_module(LLVMModuleRef m, const cj_arch *arch, int want_asm,
                                  int want_opt_ir, cj_compile_out *out);
 void cj_compile_out_free(cj_compile_out *o);

@@ -1,0 +1,182 @@
+/* LLVM module -> relocatable AMDGPU object, at -O3 (contract in compile.h).
+ *
+ *   verify -> target machine (amdgcn-amd-amdhsa, arch CPU + features)
+ *          -> new-PM "default<O3>" (in place) -> [optimized IR text]
+ *          -> [asm text, from a clone] -> object
+ *
+ * Everything is per call: its own TargetMachine, its own pass options, the
+ * caller's LLVMContext. The only process-wide state is the AMDGPU target
+ * registration, done once under pthread_once. While compiling, the context's
+ * diagnostic handler is replaced by one that collects errors: LLVM's default
+ * handler would print and exit(1) on a backend error (e.g. LDS over the
+ * limit), and a library must return a status instead.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include "runtime/compile.h"
+
+#define CJ_AMDGPU_TRIPLE "amdgcn-amd-amdhsa"
+
+static pthread_once_t cj_llvm_once = PTHREAD_ONCE_INIT;
+
+static void cj_llvm_init_once(void) {
+  LLVMInitializeAMDGPUTargetInfo();
+  LLVMInitializeAMDGPUTarget();
+  LLVMInitializeAMDGPUTargetMC();
+  LLVMInitializeAMDGPUAsmPrinter();
+  LLVMInitializeAMDGPUAsmParser();
+  LLVMInitializeAMDGPUDisassembler();
+}
+
+void cj_llvm_init(void) { pthread_once(&cj_llvm_once, cj_llvm_init_once); }
+
+void cj_compile_out_free(cj_compile_out *o) {
+  if (!o) return;
+  cj_blob_free(&o->object);
+  cj_blob_free(&o->asm_text);
+  cj_blob_free(&o->opt_ir);
+  o->ms = 0;
+}
+
+/* Backend errors reported through the context while this call runs. */
+typedef struct cj_diag {
+  cj_strbuf errors;
+  int nerrors;
+} cj_diag;
+
+static void cj_diag_handler(LLVMDiagnosticInfoRef di, void *ctx) {
+  cj_diag *d = ctx;
+  if (LLVMGetDiagInfoSeverity(di) != LLVMDSError) return; /* warnings/remarks: not ours to print */
+  char *msg = LLVMGetDiagInfoDescription(di);
+  if (d->nerrors < 4) cj_sb_printf(&d->errors, "%s%s", d->nerrors ? "; " : "", msg ? msg : "?");
+  d->nerrors++;
+  LLVMDisposeMessage(msg);
+}
+
+/* Copies n bytes into a blob with a NUL after them (not counted in size), so
+ * text blobs are C strings and binary blobs are harmlessly terminated. */
+static convjit_status cj_blob_copy(cj_blob *b, const char *p, size_t n) {
+  uint8_t *t = malloc(n + 1);
+  CJ_ALLOC_CHECK(t);
+  if (n) memcpy(t, p, n);
+  t[n] = 0;
+  cj_blob_free(b);
+  b->data = t;
+  b->size = n;
+  return CONVJIT_OK;
+}
+
+static convjit_status cj_emit(LLVMTargetMachineRef tm, LLVMModuleRef m, LLVMCodeGenFileType ft,
+                              cj_blob *out, cj_diag *diag) {
+  char *err = NULL;
+  LLVMMemoryBufferRef mb = NULL;
+  const char *what = ft == LLVMObjectFile ? "object" : "assembly";
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, ft, &err, &mb)) {
+    convjit_status st = CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM could not emit %s: %s", what, err ? err : "?");
+    LLVMDisposeMessage(err);
+    return st;
+  }
+  LLVMDisposeMessage(err);
+  if (diag->nerrors) {
+    LLVMDisposeMemoryBuffer(mb);
+    return CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM backend error while emitting %s: %s", what,
+                  diag->errors.s ? diag->errors.s : "?");
+  }
+  convjit_status st = cj_blob_copy(out, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+  LLVMDisposeMemoryBuffer(mb);
+  return st;
+}
+
+static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm, int want_asm,
+                                       int want_opt_ir, cj_compile_out *out, cj_diag *diag) {
+  /* -O3 with the new pass manager; the target machine supplies AMDGPU's own
+   * passes and TTI (address spaces, uniformity), like clang's -O3. */
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  CJ_ALLOC_CHECK(po);
+  LLVMErrorRef e = LLVMRunPasses(m, "default<O3>", tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) {
+    char *msg = LLVMGetErrorMessage(e);
+    convjit_status st = CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM -O3 pipeline failed: %s", msg ? msg : "?");
+    LLVMDisposeErrorMessage(msg);
+    return st;
+  }
+  if (want_opt_ir) {
+    char *s = LLVMPrintModuleToString(m);
+    CJ_ALLOC_CHECK(s);
+    convjit_status st = cj_blob_copy(&out->opt_ir, s, strlen(s));
+    LLVMDisposeMessage(s);
+    CJ_TRY(st);
+  }
+  if (want_asm) {
+    /* Codegen lowers the IR it runs on, so the assembly comes from a clone and
+     * the object from the original: both see the same optimized module. */
+    LLVMModuleRef c = LLVMCloneModule(m);
+    CJ_ALLOC_CHECK(c);
+    convjit_status st = cj_emit(tm, c, LLVMAssemblyFile, &out->asm_text, diag);
+    LLVMDisposeModule(c);
+    CJ_TRY(st);
+  }
+  return cj_emit(tm, m, LLVMObjectFile, &out->object, diag);
+}
+
+convjit_status cj_compile_module(LLVMModuleRef m, const cj_arch *arch, int want_asm,
+                                 int want_opt_ir, cj_compile_out *out) {
+  CJ_CHECK(m != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: module is NULL");
+  CJ_CHECK(arch != NULL && arch->name != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: arch is NULL");
+  CJ_CHECK(out != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: out is NULL");
+  memset(out, 0, sizeof *out);
+  cj_llvm_init();
+  double t0 = cj_now_ms();
+
+  char *vmsg = NULL;
+  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &vmsg)) {
+    convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "generated LLVM module is invalid: %s",
+                               vmsg ? vmsg : "?");
+    LLVMDisposeMessage(vmsg);
+    return st;
+  }
+  LLVMDisposeMessage(vmsg);
+
+  char *terr = NULL;
+  LLVMTargetRef target = NULL;
+  if (LLVMGetTargetFromTriple(CJ_AMDGPU_TRIPLE, &target, &terr)) {
+    convjit_status st = CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM has no AMDGPU target: %s", terr ? terr : "?");
+    LLVMDisposeMessage(terr);
+    return st;
+  }
+  LLVMDisposeMessage(terr);
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+      target, CJ_AMDGPU_TRIPLE, arch->name, arch->features ? arch->features : "",
+      LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
+  CJ_CHECK(tm != NULL, CONVJIT_ERR_COMPILE, "LLVM could not create a target machine for %s (features \"%s\")",
+           arch->name, arch->features ? arch->features : "");
+
+  LLVMSetTarget(m, CJ_AMDGPU_TRIPLE);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(m, td);
+  LLVMDisposeTargetData(td);
+
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  LLVMDiagnosticHandler old_h = LLVMContextGetDiagnosticHandler(ctx);
+  void *old_c = LLVMContextGetDiagnosticContext(ctx);
+  cj_diag diag = {0};
+  LLVMContextSetDiagnosticHandler(ctx, cj_diag_handler, &diag);
+
+  convjit_status st = cj_compile_steps(m, tm, want_asm, want_opt_ir, out, &diag);
+
+  LLVMContextSetDiagnosticHandler(ctx, old_h, old_c);
+  cj_sb_free(&diag.errors);
+  LLVMDisposeTargetMachine(tm);
+  if (st != CONVJIT_OK) {
+    cj_compile_out_free(out);
+    return st;
+  }
+  out->ms = cj_now_ms() - t0;
+  return CONVJIT_OK;
+}

@@ -1,0 +1,156 @@
+/* Relocatable object -> AMDGPU code object with ld.lld (contract in link.h).
+ *
+ * ld.lld has no stable C API, so the object goes through two private temp
+ * files (mkstemp, in $TMPDIR or /tmp) and a child process started with
+ * posix_spawn; its stdout and stderr are captured through a pipe so a
+ * failure returns the linker's own words. Both temp files are unlinked on
+ * every path. The code object is a shared object, as the HSA loader wants:
+ * `-shared --no-undefined` (an unresolved symbol is a codegen bug we want to
+ * see at link time, not at load time).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "runtime/link.h"
+
+extern char **environ;
+
+#ifndef CJ_LLD_PATH
+#define CJ_LLD_PATH "ld.lld"
+#endif
+
+const char *cj_lld_path(void) {
+  const char *e = getenv("CONVJIT_LLD");
+  return (e && *e) ? e : CJ_LLD_PATH;
+}
+
+/* Creates an empty private temp file named <dir>/convjit-XXXXXX<suffix>. */
+static convjit_status cj_tmpfile(const char *suffix, char *path, size_t cap, int *fd) {
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir) dir = "/tmp";
+  int n = snprintf(path, cap, "%s/convjit-XXXXXX%s", dir, suffix);
+  CJ_CHECK(n > 0 && (size_t)n < cap, CONVJIT_ERR_IO, "temp dir path too long: %s", dir);
+  *fd = mkostemps(path, (int)strlen(suffix), O_CLOEXEC);
+  CJ_CHECK(*fd >= 0, CONVJIT_ERR_IO, "cannot create a temp file in %s: %s", dir, strerror(errno));
+  return CONVJIT_OK;
+}
+
+static convjit_status cj_write_all(int fd, const uint8_t *p, size_t n, const char *path) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    CJ_CHECK(w > 0, CONVJIT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    p += w;
+    n -= (size_t)w;
+  }
+  return CONVJIT_OK;
+}
+
+static convjit_status cj_read_file(const char *path, cj_blob *out) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  CJ_CHECK(fd >= 0, CONVJIT_ERR_IO, "cannot open linker output %s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || sb.st_size <= 0) {
+    close(fd);
+    return CJ_ERR(CONVJIT_ERR_COMPILE, "linker output %s is empty", path);
+  }
+  size_t n = (size_t)sb.st_size, got = 0;
+  uint8_t *p = malloc(n);
+  if (!p) { close(fd); return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory reading %zu bytes", n); }
+  while (got < n) {
+    ssize_t r = read(fd, p + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (got != n) { free(p); return CJ_ERR(CONVJIT_ERR_IO, "short read of %s", path); }
+  cj_blob_free(out);
+  out->data = p;
+  out->size = n;
+  return CONVJIT_OK;
+}
+
+/* Runs argv[0] with argv, waits, and returns its combined stdout+stderr
+ * (at most ~8 KiB kept) and exit status. Spawn failure -> ERR_COMPILE. */
+static convjit_status cj_run(char *const argv[], cj_strbuf *output, int *wstatus) {
+  int pfd[2];
+  CJ_CHECK(pipe2(pfd, O_CLOEXEC) == 0, CONVJIT_ERR_IO, "pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], 1); /* dup2 clears CLOEXEC on 1 and 2 */
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pfd[1]);
+  if (rc != 0) {
+    close(pfd[0]);
+    return CJ_ERR(CONVJIT_ERR_COMPILE, "cannot run the linker %s: %s (set CONVJIT_LLD to ld.lld-22)",
+                  argv[0], strerror(rc));
+  }
+  char buf[1024];
+  for (;;) {
+    ssize_t r = read(pfd[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    if (output->len < 8192) cj_sb_printf(output, "%.*s", (int)r, buf);
+  }
+  close(pfd[0]);
+  while (waitpid(pid, wstatus, 0) < 0) {
+    if (errno != EINTR) return CJ_ERR(CONVJIT_ERR_COMPILE, "waitpid(linker): %s", strerror(errno));
+  }
+  return CONVJIT_OK;
+}
+
+static convjit_status cj_link_files(const cj_blob *object, const char *in_path, int in_fd,
+                                    const char *out_path, cj_blob *code_object) {
+  CJ_TRY(cj_write_all(in_fd, object->data, object->size, in_path));
+  const char *lld = cj_lld_path();
+  char *const argv[] = {(char *)lld, "-shared", "--no-undefined", "-o", (char *)out_path,
+                        (char *)in_path, NULL};
+  cj_strbuf msg = {0};
+  int ws = 0;
+  convjit_status st = cj_run(argv, &msg, &ws);
+  if (st == CONVJIT_OK && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
+    /* Trim the trailing newline so the message reads as one error line. */
+    while (msg.len && (msg.s[msg.len - 1] == '\n' || msg.s[msg.len - 1] == ' ')) msg.s[--msg.len] = 0;
+    if (WIFEXITED(ws))
+      st = CJ_ERR(CONVJIT_ERR_COMPILE, "linker %s exited with status %d: %s", lld, WEXITSTATUS(ws),
+                  msg.len ? msg.s : "(no output)");
+    else
+      st = CJ_ERR(CONVJIT_ERR_COMPILE, "linker %s killed by signal %d: %s", lld,
+                  WIFSIGNALED(ws) ? WTERMSIG(ws) : -1, msg.len ? msg.s : "(no output)");
+  }
+  cj_sb_free(&msg);
+  if (st == CONVJIT_OK) st = cj_read_file(out_path, code_object);
+  return st;
+}
+
+convjit_status cj_link_code_object(const cj_blob *object, cj_blob *code_object) {
+  CJ_CHECK(object && object->data && object->size, CONVJIT_ERR_INVALID_ARG,
+           "cj_link_code_object: object is empty");
+  CJ_CHECK(code_object != NULL, CONVJIT_ERR_INVALID_ARG, "cj_link_code_object: code_object is NULL");
+  char in_path[4096], out_path[4096];
+  int in_fd = -1, out_fd = -1;
+  CJ_TRY(cj_tmpfile(".o", in_path, sizeof in_path, &in_fd));
+  convjit_status st = cj_tmpfile(".co", out_path, sizeof out_path, &out_fd);
+  if (st != CONVJIT_OK) {
+    close(in_fd);
+    unlink(in_path);
+    return st;
+  }
+  close(out_fd); /* lld writes the output by name */
+  st = cj_link_files(object, in_path, in_fd, out_path, code_object);
+  close(in_fd);
+  unlink(in_path);
+  unlink(out_path);
+  return st;
+}
