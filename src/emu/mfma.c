@@ -1,0 +1,126 @@
+/* MFMA arithmetic (contract and layouts in mfma.h).
+ *
+ * Each MFMA is three steps: gather A into a row-major [16][K] array and B
+ * into a k-major [K][16] array of doubles (decoding bf16 by shifting, fp8 by
+ * a 256-entry table), then one 16x16xK product whose inner loop runs over
+ * the 16 columns j, so it vectorizes without reassociating any sum (each
+ * D[i][j] is summed in ascending k, deterministically), then the scatter of
+ * D = C + sum into the C/D layout. */
+#include "emu/mfma.h"
+
+#include <string.h>
+
+#define MFMA_KMAX 128
+
+typedef struct mfma_ops {
+  double a[16 * MFMA_KMAX];  /* A[i][k] at a[i*K + k] */
+  double bt[MFMA_KMAX * 16]; /* B[k][j] at bt[k*16 + j] */
+} mfma_ops;
+
+/* Operand element locations, one function per layout (ISA.md section 1).
+ * row is i for A, j for B; *sub is the half (bf16) or byte (fp8) index. */
+typedef void (*mfma_loc_fn)(int row, int k, int *lane, int *reg, int *sub);
+
+static void loc_bf16_k16(int row, int k, int *lane, int *reg, int *sub) {
+  *lane = 16 * (k / 4) + row, *reg = (k % 4) / 2, *sub = k % 2;
+}
+static void loc_bf16_k32(int row, int k, int *lane, int *reg, int *sub) {
+  *lane = 16 * (k / 8) + row, *reg = (k % 8) / 2, *sub = k % 2;
+}
+static void loc_f8_k32(int row, int k, int *lane, int *reg, int *sub) {
+  *lane = 16 * (k / 8) + row, *reg = (k % 8) / 4, *sub = k % 4;
+}
+static void loc_f8_k128(int row, int k, int *lane, int *reg, int *sub) {
+  *lane = 16 * ((k % 64) / 16) + row, *reg = 4 * (k / 64) + (k % 16) / 4, *sub = k % 4;
+}
+
+static uint32_t reg_elem(const emu_lanereg *r, mfma_loc_fn loc, int row, int k, int bits) {
+  int lane, reg, sub;
+  loc(row, k, &lane, &reg, &sub);
+  return (r[reg][lane] >> (bits * sub)) & ((1u << bits) - 1u);
+}
+
+/* Gather for 16-bit (bf16) operands: value = bits << 16 as f32. */
+static void gather_bf16(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn loc, int K,
+                        mfma_ops *o) {
+  for (int row = 0; row < 16; row++)
+    for (int k = 0; k < K; k++) {
+      o->a[row * K + k] = cj_bf16_to_f32((uint16_t)reg_elem(a, loc, row, k, 16));
+      o->bt[k * 16 + row] = cj_bf16_to_f32((uint16_t)reg_elem(b, loc, row, k, 16));
+    }
+}
+
+static void gather_f8(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn loc, int K,
+                      const float *ta, const float *tb, mfma_ops *o) {
+  for (int row = 0; row < 16; row++)
+    for (int k = 0; k < K; k++) {
+      o->a[row * K + k] = ta[reg_elem(a, loc, row, k, 8)];
+      o->bt[k * 16 + row] = tb[reg_elem(b, loc, row, k, 8)];
+    }
+}
+
+/* D[i][j] = C[i][j] + sum_k A[i][k] B[k][j], rounded once to f32. */
+static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
+  for (int i = 0; i < 16; i++) {
+    double acc[16] = {0};
+    const double *ai = &o->a[i * K];
+    for (int k = 0; k < K; k++) {
+      double av = ai[k];
+      const double *bk = &o->bt[k * 16];
+      for (int j = 0; j < 16; j++) acc[j] += av * bk[j];
+    }
+    /* C/D[i][j]: reg i%4, lane 16*(i/4)+j; read C before writing D (aliasing) */
+    for (int j = 0; j < 16; j++) {
+      int reg = i % 4, lane = 16 * (i / 4) + j;
+      float cf;
+      memcpy(&cf, &c[reg][lane], 4);
+      float r = (float)((double)cf + acc[j]);
+      memcpy(&d[reg][lane], &r, 4);
+    }
+  }
+}
+
+void emu_mfma_f32_16x16x16_bf16(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,
+                                emu_lanereg *d) {
+  mfma_ops o;
+  gather_bf16(a, b, loc_bf16_k16, 16, &o);
+  mfma_16x16(&o, 16, c, d);
+}
+
+void emu_mfma_f32_16x16x32_bf16(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,
+                                emu_lanereg *d) {
+  mfma_ops o;
+  gather_bf16(a, b, loc_bf16_k32, 32, &o);
+  mfma_16x16(&o, 32, c, d);
+}
+
+int emu_mfma_f32_16x16x32_f8(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,
+                             emu_lanereg *d, cj_nf_fp8 fa, cj_nf_fp8 fb) {
+  const float *ta = cj_fp8_table(fa), *tb = cj_fp8_table(fb);
+  if (!ta || !tb) return -1;
+  mfma_ops o;
+  gather_f8(a, b, loc_f8_k32, 32, ta, tb, &o);
+  mfma_16x16(&o, 32, c, d);
+  return 0;
+}
+
+void emu_mfma_f32_16x16x32_fp8_fp8(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,
+                                   emu_lanereg *d, int fnuz) {
+  cj_nf_fp8 f = fnuz ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
+  (void)emu_mfma_f32_16x16x32_f8(a, b, c, d, f, f);
+}
+
+/* f8f6f4 format selector -> fp8 format; FP6/FP4 (2..4) are not modelled. */
+static cj_nf_fp8 f8f6f4_fmt(int sel) {
+  return sel == 0 ? CJ_NF_E4M3FN : sel == 1 ? CJ_NF_E5M2 : (cj_nf_fp8)0;
+}
+
+int emu_mfma_f32_16x16x128_f8f6f4(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,
+                                  emu_lanereg *d, int cbsz, int blgp) {
+  const float *ta = cj_fp8_table(f8f6f4_fmt(cbsz)), *tb = cj_fp8_table(f8f6f4_fmt(blgp));
+  if (!ta || !tb) return -1;
+  mfma_ops o;
+  gather_f8(a, b, loc_f8_k128, 128, ta, tb, &o);
+  mfma_16x16(&o, 128, c, d);
+  return 0;
+}
