@@ -1,5 +1,6 @@
 /* Launch sequences: helpers shared by every selector, and the layout op.
  * Contract in select.h: pure planning, no compile, no device. */
+#include <stdio.h>
 #include <string.h>
 #include "host/select.h"
 
@@ -20,5 +21,30 @@ convjit_status cj_seq_add_memset(cj_step_list *l, cj_bind dst, uint64_t bytes) {
   st->kind = CJ_STEP_MEMSET;
   st->dst = dst;
   st->memset_bytes = bytes;
+  return CONVJIT_OK;
+}
+
+convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtype dtype, const cj_arch *arch,
+                                   cj_seq *out) {
+  memset(out, 0, sizeof *out);
+  uint32_t eb;
+  switch (dtype) {
+  case CONVJIT_DTYPE_BF16: eb = 2; break;
+  case CONVJIT_DTYPE_FP8_E4M3FN:
+  case CONVJIT_DTYPE_FP8_E4M3FNUZ: eb = 1; break; /* moves bytes: the flavour does not matter */
+  case CONVJIT_DTYPE_F32:
+    return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.dtype = f32: the transpose kernels move 1- or 2-byte elements");
+  default: return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "desc.dtype = %d: unknown dtype", (int)dtype);
+  }
+  cj_kplan kp;
+  memset(&kp, 0, sizeof kp);
+  CJ_TRY(cj_kplan_transpose_init(&kp, arch, eb, (uint64_t)n, (uint64_t)c, (uint64_t)s));
+  cj_step *st = cj_seq_add_kernel(&out->fwd, &kp);
+  CJ_CHECK(st, CONVJIT_ERR_INTERNAL, "transpose: launch sequence full");
+  CJ_CHECK(kp.nargs == 2, CONVJIT_ERR_INTERNAL, "transpose plan has %u arguments, expected (x, y)", kp.nargs);
+  st->bind[0].kind = CJ_BIND_X;
+  st->bind[1].kind = CJ_BIND_Y;
+  snprintf(out->summary, sizeof out->summary, "transpose %s [%lld][%lld][%lld] -> [N][S][C]",
+           eb == 2 ? "bf16" : "fp8", (long long)n, (long long)c, (long long)s);
   return CONVJIT_OK;
 }

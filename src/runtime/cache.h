@@ -1,0 +1,69 @@
+/* The kernel cache of one context: plan -> kernel loaded on the context's
+ * device, through two levels.
+ *
+ *   memory  map from the full key to a loaded kernel; thread-safe; each
+ *           entry has a state (building / ready / failed) and waiters sleep
+ *           on a condition variable, so N threads asking for one key build it
+ *           once. Entries live until the cache is destroyed.
+ *   disk    SQLite file (WAL, busy timeout) shared by processes:
+ *           kernels(key TEXT PRIMARY KEY, size, hash, blob, created). A row
+ *           is verified (size and cj_hash64) when read; a bad row is deleted
+ *           and rebuilt; a database SQLite calls corrupt (or not a database)
+ *           is renamed "<file>.corrupt-<unix time>" and recreated. Each event
+ *           is logged; none is an error for the caller.
+ *
+ * Full key = cj_kplan_key + arch name and features + LLVM version
+ * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING): a code object is
+ * never reused across compilers or convjit releases.
+ *
+ * The resource policy (cj_check_resources) is applied to every kernel
+ * before it is stored or loaded: a spilling kernel is CONVJIT_ERR_RESOURCE.
+ */
+#ifndef CJ_RUNTIME_CACHE_H
+#define CJ_RUNTIME_CACHE_H
+
+#include "codegen/kplan.h"
+#include "runtime/codeobj.h"
+#include "runtime/device.h"
+#include "util/cj.h"
+
+typedef struct cj_cache cj_cache;
+
+typedef struct cj_cache_opts {
+  const char *dir;  /* NULL: $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
+  int disable_disk; /* also when $CONVJIT_DISABLE_CACHE=1 */
+} cj_cache_opts;
+
+/* A kernel loaded on the cache's device. Owned by the cache; valid until
+ * cj_cache_destroy. */
+typedef struct cj_loaded {
+  const cj_kernel_info *info; /* resources and argument layout (metadata) */
+  void *kern;                 /* backend kernel handle for launch */
+  double compile_ms;          /* build time when it was compiled here, else 0 */
+} cj_loaded;
+
+typedef enum {
+  CJ_SRC_COMPILED = 0, /* this call built it */
+  CJ_SRC_MEMORY = 1,   /* already loaded (or built by another thread meanwhile) */
+  CJ_SRC_DISK = 2      /* this call read it from the disk cache */
+} cj_cache_src;
+
+typedef struct cj_cache_stats {
+  uint64_t compiled, memory_hits, disk_hits, disk_misses;
+} cj_cache_stats;
+
+/* Never fails because of the disk level: an unusable directory or database
+ * logs a line and leaves the disk level off. */
+convjit_status cj_cache_create(cj_device *dev, const cj_cache_opts *o, cj_cache **out);
+void cj_cache_destroy(cj_cache *c); /* unloads every module; NULL-safe */
+
+/* The kernel of plan p, building it on a miss. Thread-safe. src may be NULL. */
+convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **out, cj_cache_src *src);
+
+void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
+/* The SQLite file in use, or "" when the disk level is off. */
+const char *cj_cache_disk_path(const cj_cache *c);
+/* Full key of a plan (for tests and tools); caller frees with cj_sb_free. */
+convjit_status cj_cache_key(const cj_kplan *p, cj_strbuf *key);
+
+#endif
