@@ -24,6 +24,8 @@ typedef struct cj_arch {
   const char *features;       /* LLVM target features string, e.g. "+xnack,+sramecc" or "" */
   const char *product;        /* "MI300X (CDNA3)" / "MI355X (CDNA4)": for humans only */
   uint32_t elf_mach;          /* e_flags mach: 0x4c / 0x4f */
+  uint32_t elf_flags;         /* whole e_flags LLVM writes with `features`: 0x54c / 0x54f
+                                 (mach | xnack any 0x100 | sramecc any 0x400) */
   uint32_t lds_bytes;         /* LDS per workgroup limit: 65536 / 163840 */
   uint32_t vgprs;             /* architected VGPRs per lane: 512 (unified arch+acc) */
   uint32_t cu_count_default;  /* 304 / 256: used when no device tells us */
@@ -36,11 +38,17 @@ typedef struct cj_arch {
   uint32_t buffer_flags;      /* V# word 3 for raw buffers: 0x27000 */
   int has_ocp_fp8;            /* gfx950 */
   int has_dma_dwordx4;        /* gfx950: 12/16-byte buffer-to-LDS loads */
+  uint32_t wave_size;         /* 64 (wave64 only on CDNA) */
+  uint32_t max_block_threads; /* 1024: flat work-group size limit */
 } cj_arch;
 
 /* NULL if name is not a supported arch (the caller reports the field). */
 const cj_arch *cj_arch_from_name(const char *name);
 /* The supported arches, for iteration in tests and tools. */
 const cj_arch *const *cj_arch_list(int *count);
+/* 1 if a raw.ptr.buffer.load.lds of `bytes` per lane is legal on arch
+ * (1, 2, 4 everywhere; 12, 16 only with has_dma_dwordx4). llc-22 aborts the
+ * process on an illegal width, so builders must ask before emitting one. */
+int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes);
 
 #endif

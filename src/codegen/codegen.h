@@ -9,4 +9,9 @@
 
 convjit_status cj_codegen_build(const cj_kplan *p, LLVMContextRef ctx, LLVMModuleRef *out);
 
+/* Family builders, internal to src/codegen: cj_codegen_build has begun the
+ * module (irb.h) and dispatches on p->op; each adds its one kernel. */
+struct cj_irb;
+convjit_status cj_layout_build(struct cj_irb *g, const cj_kplan *p); /* layout.c */
+
 #endif

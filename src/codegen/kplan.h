@@ -60,6 +60,11 @@ typedef struct cj_kplan {
 void cj_kplan_key(const cj_kplan *p, cj_strbuf *key);
 /* Human-readable plan, one field per line, with each flag's reason. */
 void cj_kplan_print(const cj_kplan *p, cj_strbuf *out);
+/* For the per-kind key/print parts (kplan_<family>.c), so every kind writes
+ * the same syntax: key "field=value;", print "  field = value  # reason". */
+void cj_kplan_key_u64(cj_strbuf *key, const char *field, uint64_t v);
+void cj_kplan_print_u64(cj_strbuf *out, const char *field, uint64_t v, const char *reason);
+const char *cj_kop_name(cj_kop op); /* "transpose", ...; NULL if unknown */
 
 /* An argument value for launching a plan's kernel: fill in args[] order. */
 typedef union cj_karg {

@@ -1,7 +1,71 @@
 /* Plan fields of the layout family (transpose, weight pack). Included by
- * kplan.h only. (Owned by the layout work; placeholder until it lands.) */
+ * kplan.h only; kernels in layout.c, plans in kplan_layout.c.
+ *
+ * Transpose: x NCDHW -> y NDHWC, seen per sample as [C][S] -> [S][C] with
+ * S = D*H*W. One work-group of 256 threads moves one 64(c) x 64(s) tile
+ * through LDS: loads run along S (coalesced in x), stores along C
+ * (coalesced in y). Grid = (ceil(S/64), ceil(C/64), N).
+ *
+ * Weight pack: w KCTRS -> wp KTRSC, C zero-padded to c_pad, each of the K
+ * rows row_elems long (>= trs*c_pad; tail zero). One thread per output
+ * element; runs once per weight, so simple beats fast.
+ *
+ * Both kernels take (x, y) and bake every shape constant (plans are per
+ * shape). Preconditions: x and y are distinct, 16-byte aligned allocations
+ * of exactly the tensor's bytes or more.
+ */
 #ifndef CJ_CODEGEN_KPLAN_LAYOUT_H
 #define CJ_CODEGEN_KPLAN_LAYOUT_H
-typedef struct cj_transpose_plan { uint32_t elem_bytes; } cj_transpose_plan;
-typedef struct cj_wpack_plan { uint32_t elem_bytes; } cj_wpack_plan;
+
+#include <stdint.h>
+#include "codegen/arch.h"
+#include "util/cj.h"
+
+#define CJ_TR_TILE 64      /* tile edge in elements (c and s) */
+#define CJ_TR_THREADS 256  /* 4 waves: 16 KiB tile moves in 1-16 passes */
+
+typedef struct cj_transpose_plan {
+  uint32_t elem_bytes; /* 2 = bf16, 1 = fp8 */
+  uint64_t n, c, s;    /* per sample [C][S] -> [S][C] */
+  uint32_t tile;       /* CJ_TR_TILE */
+  /* Widest power-of-two access (bytes, <= 16) dividing a row of x (S*eb) /
+   * of y (C*eb): an aligned access then never straddles a row end, so a lane
+   * is wholly in or out of range and 16 B vectors are used whenever C, S
+   * allow (1 B / 2 B element accesses at worst: any C, S is correct). */
+  uint32_t load_bytes;
+  uint32_t store_bytes;
+  /* 1 when the tensor has >= 2^31 bytes (hence possibly elements): 32-bit
+   * buffer offsets from the tensor start would overflow, so each block
+   * rebases its x and y resources at its tile origin (64-bit, uniform) and
+   * every lane offset is tile-local (< 64 rows * row bytes < 2^31). */
+  uint32_t big;
+  /* LDS row pitch in bytes (= 64*eb): no padding; bank conflicts are
+   * avoided by a 16-byte-chunk XOR swizzle instead (see layout.c). */
+  uint32_t lds_pitch;
+} cj_transpose_plan;
+
+typedef struct cj_wpack_plan {
+  uint32_t elem_bytes;        /* 2 = bf16, 1 = fp8 */
+  uint32_t k, c, trs, c_pad;  /* w[K][C][TRS] */
+  uint32_t row_elems;         /* packed row length (elements) */
+  uint32_t per_thread;        /* output elements per thread (1) */
+} cj_wpack_plan;
+
+struct cj_kplan; /* kplan.h includes this header before defining it */
+
+/* Fills p for a transpose of n samples of [c][s] elements of elem_bytes.
+ * CONVJIT_ERR_INVALID_ARG (field and value named) for zero or overflowing
+ * sizes, elem_bytes not 1 or 2, arch NULL; CONVJIT_ERR_UNSUPPORTED when the
+ * launch grid or a tile's span exceeds what the kernel can address. */
+convjit_status cj_kplan_transpose_init(struct cj_kplan *p, const cj_arch *arch,
+                                       uint32_t elem_bytes, uint64_t n, uint64_t c, uint64_t s);
+/* Fills p for packing a K x C x TRS weight into K rows of row_elems. */
+convjit_status cj_kplan_wpack_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
+                                   uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,
+                                   uint32_t row_elems);
+
+/* Per-kind parts of cj_kplan_key / cj_kplan_print (called by kplan.c). */
+void cj_kplan_layout_key(const struct cj_kplan *p, cj_strbuf *key);
+void cj_kplan_layout_print(const struct cj_kplan *p, cj_strbuf *out);
+
 #endif

@@ -1,0 +1,80 @@
+/* gfx942 / gfx950 facts as data (contract in arch.h).
+ *
+ * Every value below was either checked with LLVM 22 (llc-22, llvm-mc-22,
+ * llvm-readelf-22; commands in docs/isa-notes.md) or comes from
+ * ../shared/ISA.md with its source. Kernel builders read these fields and
+ * never compare arch names.
+ */
+#include <string.h>
+#include "codegen/arch.h"
+
+/* Features "" = the "any" target id (xnack any, sramecc any): e_flags
+ * 0x54c / 0x54f. Such a code object loads in every process configuration
+ * (HSA_XNACK on or off, SRAM ECC on or off), which a library shipped inside
+ * a framework cannot know in advance. */
+static const cj_arch cj_gfx942 = {
+    .name = "gfx942",
+    .features = "",
+    .product = "MI300X (CDNA3)",
+    .elf_mach = 0x4c,
+    .elf_flags = 0x54c,
+    .lds_bytes = 65536,
+    .vgprs = 512,
+    .cu_count_default = 304,
+    .fp8 = CJ_FP8_E4M3FNUZ,
+    .mfma_bf16 = CJ_MFMA_BF16_16x16x16,
+    .mfma_fp8 = CJ_MFMA_FP8_16x16x32,
+    .mfma_bf16_k = 16,
+    .mfma_fp8_k = 32,
+    /* llc-22 -mcpu=gfx942 aborts ("Do not know how to expand this operator's
+     * operand") on a 16-byte raw.ptr.buffer.load.lds: only dword DMA. */
+    .dma_max_bytes = 4,
+    .buffer_flags = 0x27000,
+    .has_ocp_fp8 = 0,
+    .has_dma_dwordx4 = 0,
+    .wave_size = 64,
+    .max_block_threads = 1024,
+};
+
+static const cj_arch cj_gfx950 = {
+    .name = "gfx950",
+    .features = "",
+    .product = "MI355X (CDNA4)",
+    .elf_mach = 0x4f,
+    .elf_flags = 0x54f,
+    .lds_bytes = 163840,
+    .vgprs = 512,
+    .cu_count_default = 256,
+    .fp8 = CJ_FP8_E4M3FN,
+    .mfma_bf16 = CJ_MFMA_BF16_16x16x32,
+    .mfma_fp8 = CJ_MFMA_F8F6F4_16x16x128,
+    .mfma_bf16_k = 32,
+    .mfma_fp8_k = 128,
+    .dma_max_bytes = 16, /* buffer_load_dwordx4 ... lds (llc-22 -mcpu=gfx950) */
+    .buffer_flags = 0x27000,
+    .has_ocp_fp8 = 1,
+    .has_dma_dwordx4 = 1,
+    .wave_size = 64,
+    .max_block_threads = 1024,
+};
+
+static const cj_arch *const cj_arches[] = {&cj_gfx942, &cj_gfx950};
+
+const cj_arch *cj_arch_from_name(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; i < sizeof cj_arches / sizeof cj_arches[0]; i++)
+    if (strcmp(name, cj_arches[i]->name) == 0) return cj_arches[i];
+  return NULL;
+}
+
+const cj_arch *const *cj_arch_list(int *count) {
+  if (count) *count = (int)(sizeof cj_arches / sizeof cj_arches[0]);
+  return cj_arches;
+}
+
+int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes) {
+  if (!arch) return 0;
+  if (bytes == 1 || bytes == 2 || bytes == 4) return 1;
+  if (bytes == 12 || bytes == 16) return arch->has_dma_dwordx4;
+  return 0;
+}

@@ -1,0 +1,160 @@
+/* irb — the small layer over the LLVM C API that every kernel builder uses
+ * (layout.c, conv_bf16.c, conv_fp8.c). Contract:
+ *
+ *  - cj_irb_begin creates a module (triple amdgcn-amd-amdhsa, AMDGPU data
+ *    layout) and a builder in the caller's LLVMContext; cj_irb_kernel adds the
+ *    one kernel (amdgpu_kernel calling convention, arguments from plan->args,
+ *    flat work-group size and waves-per-EU attributes) and positions the
+ *    builder in its entry block. cj_irb_end verifies the module and hands it
+ *    over (or disposes it on any error); it always disposes the builder.
+ *  - Errors are sticky, like cj_strbuf's oom: a helper that is misused (e.g.
+ *    a 16-byte DMA on an arch without it, which would make llc abort the
+ *    process) records CJ_ERR once in g->st and returns a poison value of the
+ *    right type, so builders need no per-call checks; cj_irb_end returns it.
+ *  - Intrinsics are declared by name through LLVMLookupIntrinsicID, with the
+ *    overload types given explicitly; nothing is declared by hand-written
+ *    signatures, so a renamed intrinsic is an error, not a silent miscompile.
+ *  - LDS: cj_irb_lds adds a static addrspace(3) global; g->lds_bytes is the
+ *    sum of their sizes rounded to their alignments, which equals the code
+ *    object's group_segment_fixed_size when every global is used.
+ *  - Nothing here prints, allocates outside LLVM, or knows about a kernel kind.
+ *
+ * Buffer resources (V#, ISA.md §3): cj_irb_rsrc(base, num_records) has stride
+ * 0 and flags arch->buffer_flags, so every access is a raw byte offset
+ * `voffset + imm + soffset` range-checked per element against num_records:
+ * an access past num_records reads 0 / is dropped. Builders route masked
+ * lanes to an offset past num_records (cj_irb_oob) instead of branching.
+ */
+#ifndef CJ_CODEGEN_IRB_H
+#define CJ_CODEGEN_IRB_H
+
+#include <llvm-c/Core.h>
+#include "codegen/kplan.h"
+
+/* Address spaces of AMDGPU. */
+enum { CJ_AS_FLAT = 0, CJ_AS_GLOBAL = 1, CJ_AS_LDS = 3, CJ_AS_RSRC = 8 };
+
+/* AMDGPU data layout of LLVM 22 (checked: `opt-22 -mcpu=gfx950` on a module
+ * with only the triple; tests compare it with the target machine's). */
+#define CJ_AMDGPU_DATALAYOUT                                                                  \
+  "e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-"   \
+  "p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-" \
+  "v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
+
+typedef struct cj_irb {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  const cj_arch *arch;
+  LLVMValueRef fn;     /* the kernel (after cj_irb_kernel) */
+  convjit_status st;   /* sticky: first error, CONVJIT_OK otherwise */
+  uint32_t lds_bytes;  /* static LDS declared so far */
+  /* Common types. */
+  LLVMTypeRef vd, i1, i8, i16, i32, i64, f32, bf16, v2i32, v4i32;
+  LLVMTypeRef p0, p1, p3, p8; /* ptr in address space 0 / 1 / 3 / 8 */
+} cj_irb;
+
+/* Module + builder for arch, module named `name`. */
+convjit_status cj_irb_begin(cj_irb *g, LLVMContextRef ctx, const char *name, const cj_arch *arch);
+/* Verify (LLVMVerifyModule) and hand over the module in *out; on any error
+ * (sticky or verifier) dispose it and return the status. Always disposes
+ * the builder. Safe to call after a failed begin. */
+convjit_status cj_irb_end(cj_irb *g, LLVMModuleRef *out);
+/* Record an error (first one wins) from a builder; returns g->st. */
+convjit_status cj_irb_fail(cj_irb *g, convjit_status st);
+
+/* The kernel: name p->name, arguments p->args (pointers: ptr addrspace(1)
+ * noalias; 4/8-byte scalars: i32/i64 by value), attributes
+ * "amdgpu-flat-work-group-size"="1,<threads>" (threads = block x*y*z) and,
+ * if waves_per_eu > 0, "amdgpu-waves-per-eu"="<waves_per_eu>". Builder is
+ * left at the end of the entry block. */
+LLVMValueRef cj_irb_kernel(cj_irb *g, const cj_kplan *p, uint32_t waves_per_eu);
+LLVMValueRef cj_irb_arg(cj_irb *g, unsigned i);
+
+/* Constants. */
+LLVMValueRef cj_c1(cj_irb *g, int v);
+LLVMValueRef cj_c8(cj_irb *g, uint32_t v);
+LLVMValueRef cj_c16(cj_irb *g, uint32_t v);
+LLVMValueRef cj_c32(cj_irb *g, uint32_t v);
+LLVMValueRef cj_c64(cj_irb *g, uint64_t v);
+LLVMValueRef cj_cf32(cj_irb *g, float v);
+/* <n x ty> or ty (n == 1): convenience for vector types. */
+LLVMTypeRef cj_irb_vec(cj_irb *g, LLVMTypeRef elem, unsigned n);
+/* An integer or <k x i32> type of exactly `bytes` bytes (1, 2, 4, 8, 12, 16):
+ * the natural type for a `bytes`-wide memory access. */
+LLVMTypeRef cj_irb_mem_type(cj_irb *g, uint32_t bytes);
+
+/* Intrinsics by name ("llvm.amdgcn.s.barrier"); `over` are the overload
+ * types in LLVM's order (e.g. the return type of raw.ptr.buffer.load).
+ * cj_irb_call returns the call (void calls too). */
+LLVMValueRef cj_irb_intrinsic(cj_irb *g, const char *name, LLVMTypeRef *over, unsigned nover,
+                              LLVMTypeRef *fn_type);
+LLVMValueRef cj_irb_call(cj_irb *g, const char *name, LLVMTypeRef *over, unsigned nover,
+                         LLVMValueRef *args, unsigned nargs);
+
+/* Work-item / work-group ids (i32); dim 0..2. tid has range [0, threads). */
+LLVMValueRef cj_irb_tid(cj_irb *g, unsigned dim);
+LLVMValueRef cj_irb_wgid(cj_irb *g, unsigned dim);
+LLVMValueRef cj_irb_readfirstlane(cj_irb *g, LLVMValueRef v_i32);
+
+/* Buffer resource over a global pointer (ptr addrspace(1)); num_records is
+ * i64 (the low 32 bits are used; keep it <= 0xFFFFFFFF). */
+LLVMValueRef cj_irb_rsrc(cj_irb *g, LLVMValueRef base, LLVMValueRef num_records);
+/* valid ? off : oob (i32): lanes that must not touch memory. */
+LLVMValueRef cj_irb_oob(cj_irb *g, LLVMValueRef valid, LLVMValueRef off, uint32_t oob);
+/* raw.ptr.buffer.load/store of type ty (cj_irb_mem_type, or any legal type),
+ * at voffset (i32, per lane) + soffset (i32, uniform); aux = cache bits (0). */
+LLVMValueRef cj_irb_buf_load(cj_irb *g, LLVMTypeRef ty, LLVMValueRef rsrc, LLVMValueRef voff,
+                             LLVMValueRef soff, uint32_t aux);
+void cj_irb_buf_store(cj_irb *g, LLVMValueRef val, LLVMValueRef rsrc, LLVMValueRef voff,
+                      LLVMValueRef soff, uint32_t aux);
+/* Buffer -> LDS DMA (llvm.amdgcn.raw.ptr.buffer.load.lds): lane l writes
+ * `bytes` at lds + imm + l*bytes (ISA.md §4); memory side voff + soff + imm.
+ * `lds` must be wave-uniform. bytes must pass cj_arch_dma_ok (sticky error
+ * otherwise). imm is the 12-bit instruction offset. */
+void cj_irb_buf_load_lds(cj_irb *g, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t bytes,
+                         LLVMValueRef voff, LLVMValueRef soff, uint32_t imm, uint32_t aux);
+
+/* A static LDS buffer of `bytes` with `align` (power of two); adds to
+ * g->lds_bytes. Returns the global (a ptr addrspace(3)). */
+LLVMValueRef cj_irb_lds(cj_irb *g, const char *name, uint32_t bytes, uint32_t align);
+/* lds + byte_off (i32): ptr addrspace(3). */
+LLVMValueRef cj_irb_lds_ptr(cj_irb *g, LLVMValueRef lds, LLVMValueRef byte_off);
+/* Plain LDS load/store of ty at lds + byte_off, with the given alignment. */
+LLVMValueRef cj_irb_lds_load(cj_irb *g, LLVMTypeRef ty, LLVMValueRef lds, LLVMValueRef byte_off,
+                             unsigned align);
+void cj_irb_lds_store(cj_irb *g, LLVMValueRef val, LLVMValueRef lds, LLVMValueRef byte_off,
+                      unsigned align);
+
+/* Synchronization and scheduling. */
+/* Raw llvm.amdgcn.s.barrier: a rendezvous only. The intrinsic does not
+ * order memory for LLVM (it is IntrNoMem), so the caller's waits/fences
+ * must make data visible. */
+void cj_irb_barrier(cj_irb *g);
+/* Work-group sync for LDS handoff: fence release (workgroup) + s_barrier +
+ * fence acquire (workgroup). LDS writes before it are visible to every wave
+ * after it, and LLVM will not move LDS accesses across it (its memory
+ * legalizer adds the s_waitcnt lgkmcnt(0) the release needs). */
+void cj_irb_workgroup_sync(cj_irb *g);
+void cj_irb_waitcnt(cj_irb *g, uint32_t imm);  /* llvm.amdgcn.s.waitcnt */
+void cj_irb_setprio(cj_irb *g, uint32_t prio); /* llvm.amdgcn.s.setprio, 0..3 */
+/* s_waitcnt simm16 on gfx9 (ISA.md §6): vmcnt {[15:14],[3:0]} 0..63,
+ * expcnt [6:4] 0..7, lgkmcnt [11:8] 0..15; a counter left at its maximum is
+ * not waited on. Values above a field's maximum are clamped to it. */
+uint32_t cj_waitcnt_imm(uint32_t vmcnt, uint32_t expcnt, uint32_t lgkmcnt);
+uint32_t cj_waitcnt_vmcnt(uint32_t n);   /* wait until vmcnt <= n only */
+uint32_t cj_waitcnt_lgkmcnt(uint32_t n); /* wait until lgkmcnt <= n only */
+
+/* Counted loop: for (iv = start; iv < end; iv += step) with i32 values
+ * (end may be runtime). cj_irb_loop_begin leaves the builder in the body;
+ * cj_irb_loop_end closes it and leaves the builder in the exit block. The
+ * body may create blocks; loop_end branches from wherever the builder is. */
+typedef struct cj_irb_loop {
+  LLVMBasicBlockRef pre, header, body, exit;
+  LLVMValueRef iv, step, end;
+} cj_irb_loop;
+void cj_irb_loop_begin(cj_irb *g, cj_irb_loop *l, LLVMValueRef start, LLVMValueRef end,
+                       LLVMValueRef step, const char *name);
+void cj_irb_loop_end(cj_irb *g, cj_irb_loop *l);
+
+#endif

@@ -1,0 +1,189 @@
+/* Plans of the layout family: transpose and weight pack (contract in
+ * kplan_layout.h). Pure C: every decision layout.c needs, made here, with
+ * its reason beside it. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "codegen/kplan.h"
+
+#define CJ_2G (UINT64_C(1) << 31)
+#define CJ_GRID_YZ_MAX 65535u /* HIP's gridDim.y/z limit (blocks) */
+
+/* Largest power of two <= 16 dividing row_bytes: the widest access that stays
+ * aligned along a row and never crosses its end. */
+static uint32_t cj_access_bytes(uint64_t row_bytes) {
+  uint32_t w = 16;
+  while (w > 1 && row_bytes % w) w >>= 1;
+  return w;
+}
+
+static convjit_status cj_mul(uint64_t a, uint64_t b, uint64_t *r, const char *what) {
+  CJ_CHECK(!__builtin_mul_overflow(a, b, r), CONVJIT_ERR_INVALID_ARG,
+           "%s overflows 64 bits (%" PRIu64 " * %" PRIu64 ")", what, a, b);
+  return CONVJIT_OK;
+}
+
+static void cj_plan_header(cj_kplan *p, cj_kop op, const cj_arch *arch) {
+  memset(p, 0, sizeof *p);
+  p->op = op;
+  p->arch = arch;
+  p->block[0] = CJ_TR_THREADS;
+  p->block[1] = 1;
+  p->block[2] = 1;
+}
+
+static void cj_plan_xy_args(cj_kplan *p, const char *in, const char *out) {
+  p->nargs = 2;
+  p->args[0] = (cj_karg_desc){.name = in, .is_ptr = 1, .size = 8};
+  p->args[1] = (cj_karg_desc){.name = out, .is_ptr = 1, .size = 8};
+}
+
+convjit_status cj_kplan_transpose_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint64_t n,
+                                       uint64_t c, uint64_t s) {
+  CJ_CHECK(p != NULL, CONVJIT_ERR_INVALID_ARG, "transpose plan: plan = NULL");
+  CJ_CHECK(arch != NULL, CONVJIT_ERR_INVALID_ARG, "transpose plan: arch = NULL");
+  CJ_CHECK(elem_bytes == 1 || elem_bytes == 2, CONVJIT_ERR_INVALID_ARG,
+           "transpose plan: elem_bytes = %u: must be 1 (fp8) or 2 (bf16)", elem_bytes);
+  CJ_CHECK(n > 0, CONVJIT_ERR_INVALID_ARG, "transpose plan: n = %" PRIu64 ": must be > 0", n);
+  CJ_CHECK(c > 0, CONVJIT_ERR_INVALID_ARG, "transpose plan: c = %" PRIu64 ": must be > 0", c);
+  CJ_CHECK(s > 0, CONVJIT_ERR_INVALID_ARG, "transpose plan: s = %" PRIu64 ": must be > 0", s);
+  uint64_t nc, ncs, bytes;
+  CJ_TRY(cj_mul(n, c, &nc, "transpose plan: n*c"));
+  CJ_TRY(cj_mul(nc, s, &ncs, "transpose plan: n*c*s"));
+  CJ_TRY(cj_mul(ncs, elem_bytes, &bytes, "transpose plan: tensor bytes"));
+
+  const uint64_t T = CJ_TR_TILE;
+  uint64_t gx = (s + T - 1) / T, gy = (c + T - 1) / T;
+  CJ_CHECK(gx * CJ_TR_THREADS <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+           "transpose plan: s = %" PRIu64 ": %" PRIu64 " tiles along s exceed the 2^32 work-item grid", s, gx);
+  CJ_CHECK(gy <= CJ_GRID_YZ_MAX, CONVJIT_ERR_UNSUPPORTED,
+           "transpose plan: c = %" PRIu64 ": %" PRIu64 " tiles along c exceed grid.y <= %u", c, gy, CJ_GRID_YZ_MAX);
+  CJ_CHECK(n <= CJ_GRID_YZ_MAX, CONVJIT_ERR_UNSUPPORTED,
+           "transpose plan: n = %" PRIu64 ": exceeds grid.z <= %u", n, CJ_GRID_YZ_MAX);
+  /* Tile-local offsets (BIG path) span up to 64 rows of x (s*eb bytes each)
+   * and of y (c*eb): both must stay below the 2 GiB num_records and the
+   * 0x80000000 out-of-range sentinel. */
+  CJ_CHECK((T * s + T) * elem_bytes <= CJ_2G, CONVJIT_ERR_UNSUPPORTED,
+           "transpose plan: s = %" PRIu64 ": a 64-row tile of x spans more than 2 GiB", s);
+  CJ_CHECK((T * c + T) * elem_bytes <= CJ_2G, CONVJIT_ERR_UNSUPPORTED,
+           "transpose plan: c = %" PRIu64 ": a 64-row tile of y spans more than 2 GiB", c);
+
+  cj_plan_header(p, CJ_KOP_TRANSPOSE, arch);
+  cj_transpose_plan *t = &p->u.tr;
+  t->elem_bytes = elem_bytes;
+  t->n = n;
+  t->c = c;
+  t->s = s;
+  t->tile = CJ_TR_TILE;
+  t->load_bytes = cj_access_bytes(s * elem_bytes);
+  t->store_bytes = cj_access_bytes(c * elem_bytes);
+  t->big = bytes >= CJ_2G;
+  t->lds_pitch = CJ_TR_TILE * elem_bytes;
+  p->grid[0] = gx;
+  p->grid[1] = gy;
+  p->grid[2] = n;
+  p->lds_bytes = CJ_TR_TILE * CJ_TR_TILE * elem_bytes;
+  cj_plan_xy_args(p, "x", "y");
+  int len = snprintf(p->name, sizeof p->name, "cj_transpose_e%u_n%" PRIu64 "_c%" PRIu64 "_s%" PRIu64,
+                     elem_bytes, n, c, s);
+  if (len < 0 || (size_t)len >= sizeof p->name) {
+    uint64_t dims[3] = {n, c, s};
+    snprintf(p->name, sizeof p->name, "cj_transpose_e%u_h%016" PRIx64, elem_bytes,
+             cj_hash64(dims, sizeof dims, 0));
+  }
+  return CONVJIT_OK;
+}
+
+convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint32_t k,
+                                   uint32_t c, uint32_t trs, uint32_t c_pad, uint32_t row_elems) {
+  CJ_CHECK(p != NULL, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: plan = NULL");
+  CJ_CHECK(arch != NULL, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: arch = NULL");
+  CJ_CHECK(elem_bytes == 1 || elem_bytes == 2, CONVJIT_ERR_INVALID_ARG,
+           "weight-pack plan: elem_bytes = %u: must be 1 (fp8) or 2 (bf16)", elem_bytes);
+  CJ_CHECK(k > 0, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: k = %u: must be > 0", k);
+  CJ_CHECK(c > 0, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: c = %u: must be > 0", c);
+  CJ_CHECK(trs > 0, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: trs = %u: must be > 0", trs);
+  CJ_CHECK(c_pad >= c, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: c_pad = %u: must be >= c = %u", c_pad, c);
+  uint64_t tap_elems = (uint64_t)trs * c_pad;
+  CJ_CHECK(row_elems >= tap_elems, CONVJIT_ERR_INVALID_ARG,
+           "weight-pack plan: row_elems = %u: must be >= trs*c_pad = %" PRIu64, row_elems, tap_elems);
+  /* 32-bit lane offsets into both tensors (one resource each, no rebase):
+   * weights are far below 2 GiB in every real network. */
+  uint64_t out_bytes = (uint64_t)k * row_elems * elem_bytes;
+  uint64_t in_bytes = (uint64_t)k * c * trs * elem_bytes;
+  CJ_CHECK(out_bytes < CJ_2G, CONVJIT_ERR_UNSUPPORTED,
+           "weight-pack plan: k*row_elems = %" PRIu64 " elements: packed weight of 2 GiB or more", out_bytes / elem_bytes);
+  CJ_CHECK(in_bytes < CJ_2G, CONVJIT_ERR_UNSUPPORTED,
+           "weight-pack plan: k*c*trs = %" PRIu64 " elements: weight of 2 GiB or more", in_bytes / elem_bytes);
+
+  cj_plan_header(p, CJ_KOP_WEIGHT_PACK, arch);
+  cj_wpack_plan *w = &p->u.wp;
+  w->elem_bytes = elem_bytes;
+  w->k = k;
+  w->c = c;
+  w->trs = trs;
+  w->c_pad = c_pad;
+  w->row_elems = row_elems;
+  w->per_thread = 1;
+  uint64_t total = (uint64_t)k * row_elems;
+  p->grid[0] = (total + CJ_TR_THREADS - 1) / CJ_TR_THREADS;
+  p->grid[1] = 1;
+  p->grid[2] = 1;
+  p->lds_bytes = 0;
+  cj_plan_xy_args(p, "w", "wp");
+  snprintf(p->name, sizeof p->name, "cj_wpack_e%u_k%u_c%u_t%u_p%u_r%u", elem_bytes, k, c, trs, c_pad, row_elems);
+  return CONVJIT_OK;
+}
+
+void cj_kplan_layout_key(const cj_kplan *p, cj_strbuf *key) {
+  if (p->op == CJ_KOP_TRANSPOSE) {
+    const cj_transpose_plan *t = &p->u.tr;
+    cj_kplan_key_u64(key, "eb", t->elem_bytes);
+    cj_kplan_key_u64(key, "n", t->n);
+    cj_kplan_key_u64(key, "c", t->c);
+    cj_kplan_key_u64(key, "s", t->s);
+    cj_kplan_key_u64(key, "tile", t->tile);
+    cj_kplan_key_u64(key, "ld", t->load_bytes);
+    cj_kplan_key_u64(key, "st", t->store_bytes);
+    cj_kplan_key_u64(key, "big", t->big);
+    cj_kplan_key_u64(key, "pitch", t->lds_pitch);
+  } else if (p->op == CJ_KOP_WEIGHT_PACK) {
+    const cj_wpack_plan *w = &p->u.wp;
+    cj_kplan_key_u64(key, "eb", w->elem_bytes);
+    cj_kplan_key_u64(key, "k", w->k);
+    cj_kplan_key_u64(key, "c", w->c);
+    cj_kplan_key_u64(key, "trs", w->trs);
+    cj_kplan_key_u64(key, "c_pad", w->c_pad);
+    cj_kplan_key_u64(key, "row", w->row_elems);
+    cj_kplan_key_u64(key, "pt", w->per_thread);
+  }
+}
+
+void cj_kplan_layout_print(const cj_kplan *p, cj_strbuf *out) {
+  if (p->op == CJ_KOP_TRANSPOSE) {
+    const cj_transpose_plan *t = &p->u.tr;
+    cj_kplan_print_u64(out, "elem_bytes", t->elem_bytes, t->elem_bytes == 2 ? "bf16" : "fp8");
+    cj_kplan_print_u64(out, "n", t->n, "samples (grid.z)");
+    cj_kplan_print_u64(out, "c", t->c, "channels: rows of x, columns of y");
+    cj_kplan_print_u64(out, "s", t->s, "D*H*W: columns of x, rows of y");
+    cj_kplan_print_u64(out, "tile", t->tile, "tile edge (c and s) through LDS");
+    cj_kplan_print_u64(out, "load_bytes", t->load_bytes,
+                       "widest aligned access dividing an x row (s*eb): lanes never straddle a row");
+    cj_kplan_print_u64(out, "store_bytes", t->store_bytes,
+                       "widest aligned access dividing a y row (c*eb): lanes never straddle a row");
+    cj_kplan_print_u64(out, "big", t->big,
+                       t->big ? "tensor >= 2^31 bytes: per-block 64-bit rebase, tile-local 32-bit offsets"
+                              : "tensor < 2^31 bytes: one resource, 32-bit offsets from the start");
+    cj_kplan_print_u64(out, "lds_pitch", t->lds_pitch,
+                       "row bytes, unpadded: 16-byte-chunk XOR swizzle avoids bank conflicts");
+  } else if (p->op == CJ_KOP_WEIGHT_PACK) {
+    const cj_wpack_plan *w = &p->u.wp;
+    cj_kplan_print_u64(out, "elem_bytes", w->elem_bytes, w->elem_bytes == 2 ? "bf16" : "fp8");
+    cj_kplan_print_u64(out, "k", w->k, "output channels: rows");
+    cj_kplan_print_u64(out, "c", w->c, "input channels");
+    cj_kplan_print_u64(out, "trs", w->trs, "filter taps T*R*S");
+    cj_kplan_print_u64(out, "c_pad", w->c_pad, "C zero-padded to the conv's vector width");
+    cj_kplan_print_u64(out, "row_elems", w->row_elems, "packed row length; tail past trs*c_pad is zero");
+    cj_kplan_print_u64(out, "per_thread", w->per_thread, "output elements per thread (runs once per weight)");
+  }
+}

@@ -1,0 +1,194 @@
+/* Layout kernels: NCDHW -> NDHWC transpose and KCTRS -> KTRSC weight pack
+ * (plans in kplan_layout.c, contract in kplan_layout.h).
+ *
+ * Transpose, one 64(c) x 64(s) tile per work-group of 256 threads:
+ *
+ *   x[n][c0+r][s0 .. s0+63]  --buffer_load (load_bytes/lane, along s)-->  LDS tile[c][s]
+ *   workgroup sync (fence + s_barrier + fence)
+ *   LDS tile[c0 .. c0+k][s]  --ds_read per element, packed in VGPRs-->
+ *   y[n][s0+r][c0 ..]        --buffer_store (store_bytes/lane, along c)
+ *
+ * Masking: a lane outside the tensor gets the offset CJ_OOB (past every
+ * resource's num_records), so the hardware range check returns 0 / drops the
+ * store: no divergent branches. The plan picks access widths that divide the
+ * row bytes, so an access is never partly in range.
+ *
+ * Addressing: non-BIG tensors use one resource over the whole tensor and
+ * 32-bit offsets from its start. BIG ones (>= 2^31 bytes) rebase each
+ * resource at the block's tile origin, computed in 64 bits on the scalar
+ * unit, so every lane offset is tile-local (< 2^31, checked by the plan).
+ *
+ * LDS layout: rows of 64*eb bytes, no padding, 16-byte chunks XOR-swizzled:
+ *   addr(c, s) = c*pitch + ((s*eb/16) ^ key(c))*16 + (s*eb)%16,
+ *   key(c) = (c / (16/eb)) % (4*eb).
+ * A store lane reads one column piece c .. c+16/eb-1 element by element; in
+ * a half-wave those lanes differ in c by multiples of 16/eb, so without the
+ * swizzle they would hit the same 4-byte bank of 32 (row pitch is a multiple
+ * of 128 bytes for bf16, 64 for fp8). The XOR moves each c-group to its own
+ * chunk, and keeps every 16-byte load-side write contiguous and aligned.
+ */
+#include "codegen/codegen.h"
+#include "codegen/irb.h"
+
+#define CJ_OOB 0x80000000u /* > every num_records used here (<= 2^31) */
+
+typedef struct cj_tr_ctx {
+  cj_irb *g;
+  const cj_transpose_plan *t;
+  LLVMValueRef lds;
+} cj_tr_ctx;
+
+/* Byte address of element (c, s) of the LDS tile (i32 values, tile-local). */
+static LLVMValueRef cj_tr_lds_addr(cj_tr_ctx *k, LLVMValueRef c, LLVMValueRef s) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = g->b;
+  uint32_t eb = k->t->elem_bytes;
+  LLVMValueRef sb = LLVMBuildMul(b, s, cj_c32(g, eb), "");
+  LLVMValueRef chunk = LLVMBuildLShr(b, sb, cj_c32(g, 4), "");
+  LLVMValueRef key = LLVMBuildAnd(b, LLVMBuildUDiv(b, c, cj_c32(g, 16 / eb), ""), cj_c32(g, 4 * eb - 1), "");
+  LLVMValueRef col = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildXor(b, chunk, key, ""), cj_c32(g, 4), ""),
+                                 LLVMBuildAnd(b, sb, cj_c32(g, 15), ""), "");
+  return LLVMBuildAdd(b, LLVMBuildMul(b, c, cj_c32(g, k->t->lds_pitch), ""), col, "");
+}
+
+/* Resource over one tensor (total_bytes) for this block, and the i32 byte
+ * offset of the block's tile origin inside it. origin is the tile origin's
+ * i64 byte offset from the tensor start. BIG: the resource starts at the
+ * origin (num_records = the rest of the tensor, at most 2 GiB) and the
+ * returned offset is 0. */
+static LLVMValueRef cj_tr_rsrc(cj_irb *g, LLVMValueRef base, LLVMValueRef origin, uint64_t total_bytes, int big,
+                               LLVMValueRef *origin_off) {
+  LLVMBuilderRef b = g->b;
+  if (!big) {
+    *origin_off = LLVMBuildTrunc(b, origin, g->i32, "");
+    return cj_irb_rsrc(g, base, cj_c64(g, total_bytes));
+  }
+  LLVMValueRef p = LLVMBuildGEP2(b, g->i8, base, &origin, 1, "tile.base");
+  LLVMValueRef rem = LLVMBuildSub(b, cj_c64(g, total_bytes), origin, "");
+  LLVMValueRef lim = cj_c64(g, UINT64_C(1) << 31);
+  LLVMValueRef nr = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, rem, lim, ""), rem, lim, "");
+  *origin_off = cj_c32(g, 0);
+  return cj_irb_rsrc(g, p, nr);
+}
+
+static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef et, uint32_t bytes) {
+  if (n == 1) return e[0];
+  LLVMTypeRef vt = LLVMVectorType(et, n);
+  LLVMValueRef v = LLVMGetPoison(vt);
+  for (uint32_t j = 0; j < n; j++) v = LLVMBuildInsertElement(g->b, v, e[j], cj_c32(g, j), "");
+  return LLVMBuildBitCast(g->b, v, cj_irb_mem_type(g, bytes), "");
+}
+
+static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
+  const cj_transpose_plan *t = &p->u.tr;
+  cj_tr_ctx k = {g, t, NULL};
+  LLVMBuilderRef b = g->b;
+  const uint32_t T = t->tile, eb = t->elem_bytes, nthr = p->block[0];
+  const uint64_t total = t->n * t->c * t->s * eb;
+  if (!cj_irb_kernel(g, p, 0)) return g->st;
+  k.lds = cj_irb_lds(g, "tile", p->lds_bytes, 16);
+
+  LLVMValueRef tid = cj_irb_tid(g, 0);
+  LLVMValueRef s0 = LLVMBuildMul(b, cj_irb_wgid(g, 0), cj_c32(g, T), "s0");
+  LLVMValueRef c0 = LLVMBuildMul(b, cj_irb_wgid(g, 1), cj_c32(g, T), "c0");
+  LLVMValueRef nn = cj_irb_wgid(g, 2);
+  LLVMValueRef s_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->s), s0, "s.lim");
+  LLVMValueRef c_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->c), c0, "c.lim");
+
+  /* Tile origins in elements (i64, uniform): x[n][c0][s0], y[n][s0][c0]. */
+  LLVMValueRef n64 = LLVMBuildZExt(b, nn, g->i64, ""), s064 = LLVMBuildZExt(b, s0, g->i64, ""),
+               c064 = LLVMBuildZExt(b, c0, g->i64, "");
+  LLVMValueRef C = cj_c64(g, t->c), S = cj_c64(g, t->s), EB = cj_c64(g, eb);
+  LLVMValueRef ox = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n64, C, ""), c064, ""), S, ""),
+                                 s064, "");
+  LLVMValueRef oy = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n64, S, ""), s064, ""), C, ""),
+                                 c064, "");
+  ox = LLVMBuildMul(b, ox, EB, "ox.bytes");
+  oy = LLVMBuildMul(b, oy, EB, "oy.bytes");
+  LLVMValueRef xo, yo;
+  LLVMValueRef xr = cj_tr_rsrc(g, cj_irb_arg(g, 0), ox, total, t->big, &xo);
+  LLVMValueRef yr = cj_tr_rsrc(g, cj_irb_arg(g, 1), oy, total, t->big, &yo);
+  LLVMTypeRef et = eb == 2 ? g->i16 : g->i8;
+
+  /* Load: lanes along s, lpr lanes per tile row (c), rpp rows per pass. */
+  {
+    const uint32_t ve = t->load_bytes / eb, lpr = T / ve, rpp = nthr / lpr, passes = T / rpp;
+    LLVMTypeRef mt = cj_irb_mem_type(g, t->load_bytes);
+    LLVMValueRef sl = LLVMBuildMul(b, LLVMBuildURem(b, tid, cj_c32(g, lpr), ""), cj_c32(g, ve), "sl");
+    LLVMValueRef r0 = LLVMBuildUDiv(b, tid, cj_c32(g, lpr), "");
+    LLVMValueRef s_ok = LLVMBuildICmp(b, LLVMIntULT, sl, s_lim, "");
+    for (uint32_t ps = 0; ps < passes; ps++) {
+      LLVMValueRef r = LLVMBuildAdd(b, r0, cj_c32(g, ps * rpp), "r");
+      LLVMValueRef ok = LLVMBuildAnd(b, s_ok, LLVMBuildICmp(b, LLVMIntULT, r, c_lim, ""), "");
+      LLVMValueRef off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, r, cj_c32(g, (uint32_t)t->s), ""), sl, ""),
+                                      cj_c32(g, eb), "");
+      off = LLVMBuildAdd(b, off, xo, "");
+      LLVMValueRef v = cj_irb_buf_load(g, mt, xr, cj_irb_oob(g, ok, off, CJ_OOB), NULL, 0);
+      cj_irb_lds_store(g, v, k.lds, cj_tr_lds_addr(&k, r, sl), t->load_bytes);
+    }
+  }
+  cj_irb_workgroup_sync(g);
+  /* Store: lanes along c, lpr lanes per output row (s). */
+  {
+    const uint32_t ve = t->store_bytes / eb, lpr = T / ve, rpp = nthr / lpr, passes = T / rpp;
+    LLVMValueRef cl = LLVMBuildMul(b, LLVMBuildURem(b, tid, cj_c32(g, lpr), ""), cj_c32(g, ve), "cl");
+    LLVMValueRef r0 = LLVMBuildUDiv(b, tid, cj_c32(g, lpr), "");
+    LLVMValueRef c_ok = LLVMBuildICmp(b, LLVMIntULT, cl, c_lim, "");
+    for (uint32_t ps = 0; ps < passes; ps++) {
+      LLVMValueRef r = LLVMBuildAdd(b, r0, cj_c32(g, ps * rpp), "r");
+      LLVMValueRef ok = LLVMBuildAnd(b, c_ok, LLVMBuildICmp(b, LLVMIntULT, r, s_lim, ""), "");
+      LLVMValueRef e[16];
+      for (uint32_t j = 0; j < ve; j++) {
+        LLVMValueRef cj = LLVMBuildAdd(b, cl, cj_c32(g, j), "");
+        e[j] = cj_irb_lds_load(g, et, k.lds, cj_tr_lds_addr(&k, cj, r), eb);
+      }
+      LLVMValueRef v = cj_pack(g, e, ve, et, t->store_bytes);
+      LLVMValueRef off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, r, cj_c32(g, (uint32_t)t->c), ""), cl, ""),
+                                      cj_c32(g, eb), "");
+      off = LLVMBuildAdd(b, off, yo, "");
+      cj_irb_buf_store(g, v, yr, cj_irb_oob(g, ok, off, CJ_OOB), NULL, 0);
+    }
+  }
+  LLVMBuildRetVoid(b);
+  return g->st;
+}
+
+/* Weight pack: one thread per packed element o = k*row + (tap*c_pad + c). */
+static convjit_status cj_build_wpack(cj_irb *g, const cj_kplan *p) {
+  const cj_wpack_plan *w = &p->u.wp;
+  LLVMBuilderRef b = g->b;
+  const uint32_t eb = w->elem_bytes;
+  const uint32_t total = w->k * w->row_elems;
+  if (!cj_irb_kernel(g, p, 0)) return g->st;
+  LLVMValueRef o = LLVMBuildAdd(b, LLVMBuildMul(b, cj_irb_wgid(g, 0), cj_c32(g, p->block[0]), ""), cj_irb_tid(g, 0),
+                                "o");
+  LLVMValueRef out_ok = LLVMBuildICmp(b, LLVMIntULT, o, cj_c32(g, total), "");
+  LLVMValueRef kk = LLVMBuildUDiv(b, o, cj_c32(g, w->row_elems), "k");
+  LLVMValueRef j = LLVMBuildSub(b, o, LLVMBuildMul(b, kk, cj_c32(g, w->row_elems), ""), "j");
+  LLVMValueRef tap = LLVMBuildUDiv(b, j, cj_c32(g, w->c_pad), "tap");
+  LLVMValueRef c = LLVMBuildSub(b, j, LLVMBuildMul(b, tap, cj_c32(g, w->c_pad), ""), "c");
+  LLVMValueRef in_ok = LLVMBuildAnd(b, out_ok, LLVMBuildICmp(b, LLVMIntULT, j, cj_c32(g, w->trs * w->c_pad), ""), "");
+  in_ok = LLVMBuildAnd(b, in_ok, LLVMBuildICmp(b, LLVMIntULT, c, cj_c32(g, w->c), ""), "");
+  /* w[k][c][tap] */
+  LLVMValueRef in = LLVMBuildAdd(
+      b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kk, cj_c32(g, w->c), ""), c, ""), cj_c32(g, w->trs), ""), tap,
+      "");
+  in = LLVMBuildMul(b, in, cj_c32(g, eb), "");
+  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg(g, 0), cj_c64(g, (uint64_t)w->k * w->c * w->trs * eb));
+  LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg(g, 1), cj_c64(g, (uint64_t)total * eb));
+  LLVMTypeRef et = cj_irb_mem_type(g, eb);
+  /* Padding channels and the row tail read out of range: the hardware gives 0. */
+  LLVMValueRef v = cj_irb_buf_load(g, et, wr, cj_irb_oob(g, in_ok, in, CJ_OOB), NULL, 0);
+  LLVMValueRef oo = LLVMBuildMul(b, o, cj_c32(g, eb), "");
+  cj_irb_buf_store(g, v, pr, cj_irb_oob(g, out_ok, oo, CJ_OOB), NULL, 0);
+  LLVMBuildRetVoid(b);
+  return g->st;
+}
+
+convjit_status cj_layout_build(cj_irb *g, const cj_kplan *p) {
+  switch (p->op) {
+  case CJ_KOP_TRANSPOSE: return cj_build_transpose(g, p);
+  case CJ_KOP_WEIGHT_PACK: return cj_build_wpack(g, p);
+  default: return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "cj_layout_build: op %d is not a layout op", (int)p->op));
+  }
+}
