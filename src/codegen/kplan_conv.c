@@ -1,0 +1,327 @@
+/* Conv plans: shape + arch + forced options -> every compile-time constant
+ * of the bf16 implicit-GEMM conv kernel and its split-K finalize, with the
+ * legality checks (contract in kplan_conv.h). Pure C, no LLVM. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "codegen/kplan.h"
+
+static uint64_t cj_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t cj_round_up(uint64_t a, uint64_t b) { return cj_ceil_div(a, b) * b; }
+
+/* Output extent of one dim; 0 when the filter does not fit. */
+static uint64_t cj_out_extent(uint64_t in, uint64_t f, uint64_t st, uint64_t dil, uint64_t lo, uint64_t hi) {
+  uint64_t span = dil * (f - 1) + 1;
+  if (in + lo + hi < span) return 0;
+  return (in + lo + hi - span) / st + 1;
+}
+
+/* 1 if some output position's tap leaves [0, in) in this dim. */
+static int cj_needs_check(uint64_t in, uint64_t out, uint64_t f, uint64_t st, uint64_t dil, uint64_t lo) {
+  if (lo > 0) return 1;
+  return (out - 1) * st + (f - 1) * dil >= in; /* highest tap, with lo == 0 */
+}
+
+convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
+  CJ_CHECK(g, CONVJIT_ERR_INVALID_ARG, "conv geometry is NULL");
+  const struct { const char *name; uint32_t v; } pos[] = {
+      {"n", g->n}, {"c", g->c}, {"d", g->d}, {"h", g->h}, {"w", g->w}, {"k", g->k},
+      {"t", g->t}, {"r", g->r}, {"s", g->s}};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    CJ_CHECK(pos[i].v > 0, CONVJIT_ERR_INVALID_ARG, "conv.%s = 0: must be > 0", pos[i].name);
+  const char *dim = "dhw";
+  const uint32_t in[3] = {g->d, g->h, g->w}, f[3] = {g->t, g->r, g->s};
+  uint64_t out[3];
+  for (int i = 0; i < 3; i++) {
+    CJ_CHECK(g->stride[i] > 0, CONVJIT_ERR_INVALID_ARG, "conv.stride[%c] = 0: must be > 0", dim[i]);
+    CJ_CHECK(g->dil[i] > 0, CONVJIT_ERR_INVALID_ARG, "conv.dil[%c] = 0: must be > 0", dim[i]);
+    CJ_CHECK(g->pad_lo[i] < (1u << 20) && g->pad_hi[i] < (1u << 20), CONVJIT_ERR_INVALID_ARG,
+             "conv.pad[%c] = %u/%u: must be < 2^20", dim[i], g->pad_lo[i], g->pad_hi[i]);
+    out[i] = cj_out_extent(in[i], f[i], g->stride[i], g->dil[i], g->pad_lo[i], g->pad_hi[i]);
+    CJ_CHECK(out[i] > 0, CONVJIT_ERR_INVALID_ARG,
+             "conv output %c extent <= 0: input %u, filter %u, dilation %u, padding %u+%u", dim[i], in[i], f[i],
+             g->dil[i], g->pad_lo[i], g->pad_hi[i]);
+  }
+  g->od = (uint32_t)out[0];
+  g->oh = (uint32_t)out[1];
+  g->ow = (uint32_t)out[2];
+  g->cp = (uint32_t)cj_round_up(g->c, CJ_CONV_CVEC);
+  uint64_t taps = (uint64_t)g->t * g->r * g->s;
+  g->crs = taps * g->cp;
+  /* The K column index and per-row offsets are i32 in the kernel. */
+  CJ_CHECK(g->crs < (1ull << 30), CONVJIT_ERR_UNSUPPORTED,
+           "conv C*T*R*S = %" PRIu64 " (C padded to %u): must be < 2^30", g->crs, g->cp);
+  g->taps = (uint32_t)taps;
+  g->dhw = (uint64_t)g->d * g->h * g->w;
+  g->odhw = out[0] * out[1] * out[2];
+  g->npq = (uint64_t)g->n * g->odhw;
+  CJ_CHECK(g->npq < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv N*Do*Ho*Wo = %" PRIu64 ": must be < 2^31 (GEMM row index is i32)", g->npq);
+  CJ_CHECK((uint64_t)g->h * g->w * g->cp < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv H*W*C = %" PRIu64 ": one input plane must be < 2^31 elements", (uint64_t)g->h * g->w * g->cp);
+  return CONVJIT_OK;
+}
+
+/* Bytes of x that one workgroup's rows can touch, from the rebase origin
+ * (time plane of its first row): bounds the BIG_IN residual offsets. */
+static uint64_t cj_big_in_span(const cj_conv_geom *g, uint32_t tile_m) {
+  uint64_t plane_out = (uint64_t)g->oh * g->ow;
+  uint64_t out_planes = (tile_m - 1) / plane_out + 2;
+  uint64_t in_planes = 2 * (out_planes * g->stride[0] + (uint64_t)(g->t - 1) * g->dil[0] + g->pad_lo[0] +
+                            g->pad_hi[0] + 1);
+  return in_planes * g->h * g->w * g->cp * 2;
+}
+
+convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin,
+                                  const cj_conv_opts *o) {
+  CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "conv plan: NULL plan, arch or geometry");
+  cj_conv_opts def = {0};
+  if (!o) o = &def;
+  memset(p, 0, sizeof *p);
+  p->op = CJ_KOP_CONV_BF16;
+  p->arch = arch;
+  cj_conv_plan *c = &p->u.conv;
+  c->g = *gin;
+  CJ_TRY(cj_conv_geom_derive(&c->g));
+  const cj_conv_geom *g = &c->g;
+
+  c->tile_m = o->tile_m ? o->tile_m : 128;
+  c->tile_n = o->tile_n ? o->tile_n : 128;
+  c->wave_m = o->wave_m ? o->wave_m : 2;
+  c->wave_n = o->wave_n ? o->wave_n : 4;
+  c->tile_k = CJ_CONV_TILE_K;
+  c->stages = o->stages ? o->stages : 4;
+  c->splitk = o->splitk ? o->splitk : 1;
+  c->wgm = o->wgm ? o->wgm : 8;
+  c->has_bias = o->has_bias != 0;
+  c->mfma_k = arch->mfma_bf16_k;
+  if (o->dma_bytes) c->dma_bytes = o->dma_bytes;
+  else c->dma_bytes = cj_arch_dma_ok(arch, 16) ? 16 : 4;
+
+  /* ---- tile legality ---- */
+  CJ_CHECK(c->stages >= 2 && c->stages <= 4, CONVJIT_ERR_INVALID_ARG, "conv.stages = %u: must be 2..4", c->stages);
+  CJ_CHECK(c->dma_bytes == 4 || c->dma_bytes == 16, CONVJIT_ERR_INVALID_ARG,
+           "conv.dma_bytes = %u: must be 4 or 16", c->dma_bytes);
+  CJ_CHECK(cj_arch_dma_ok(arch, c->dma_bytes), CONVJIT_ERR_UNSUPPORTED,
+           "conv.dma_bytes = %u: %s has no %u-byte buffer-to-LDS load", c->dma_bytes, arch->name, c->dma_bytes);
+  CJ_CHECK(c->wave_m >= 1 && c->wave_n >= 1, CONVJIT_ERR_INVALID_ARG, "conv.wave = %ux%u: must be >= 1",
+           c->wave_m, c->wave_n);
+  c->threads = c->wave_m * c->wave_n * arch->wave_size;
+  CJ_CHECK(c->wave_m * c->wave_n <= 16 && c->threads <= arch->max_block_threads, CONVJIT_ERR_UNSUPPORTED,
+           "conv.wave = %ux%u: %u threads, must be <= %u", c->wave_m, c->wave_n, c->wave_m * c->wave_n * 64,
+           arch->max_block_threads);
+  CJ_CHECK(c->tile_m % (c->wave_m * 16) == 0, CONVJIT_ERR_UNSUPPORTED,
+           "conv.tile_m = %u: must be a multiple of wave_m*16 = %u (16x16 MFMA fragments)", c->tile_m,
+           c->wave_m * 16);
+  CJ_CHECK(c->tile_n % (c->wave_n * 16) == 0, CONVJIT_ERR_UNSUPPORTED,
+           "conv.tile_n = %u: must be a multiple of wave_n*16 = %u (16x16 MFMA fragments)", c->tile_n,
+           c->wave_n * 16);
+  c->mi_m = c->tile_m / (c->wave_m * 16);
+  c->mi_n = c->tile_n / (c->wave_n * 16);
+  /* 4 fp32 accumulators per fragment per lane; beyond 64 fragments (256
+   * VGPRs) a wave cannot hold them at any occupancy. */
+  CJ_CHECK(c->mi_m * c->mi_n <= 64, CONVJIT_ERR_UNSUPPORTED,
+           "conv tile %ux%u with waves %ux%u: %u accumulator fragments per wave, must be <= 64", c->tile_m,
+           c->tile_n, c->wave_m, c->wave_n, c->mi_m * c->mi_n);
+  CJ_CHECK(c->tile_k % c->mfma_k == 0, CONVJIT_ERR_INTERNAL, "tile_k %% mfma_k");
+  /* Each DMA instruction moves threads*dma_bytes; a tile must be whole
+   * instructions for every thread (one M0 per wave, no partial waves). */
+  uint32_t row_bytes = c->tile_k * 2, step = c->threads * c->dma_bytes;
+  CJ_CHECK((c->tile_m * row_bytes) % step == 0, CONVJIT_ERR_UNSUPPORTED,
+           "conv.tile_m = %u: the A tile (%u bytes) is not whole %u-byte DMA loads for %u threads", c->tile_m,
+           c->tile_m * row_bytes, c->dma_bytes, c->threads);
+  CJ_CHECK((c->tile_n * row_bytes) % step == 0, CONVJIT_ERR_UNSUPPORTED,
+           "conv.tile_n = %u: the B tile (%u bytes) is not whole %u-byte DMA loads for %u threads", c->tile_n,
+           c->tile_n * row_bytes, c->dma_bytes, c->threads);
+  c->a_dma = c->tile_m * row_bytes / step;
+  c->b_dma = c->tile_n * row_bytes / step;
+  /* The K loop waits with vmcnt((stages-2)*(a_dma+b_dma)): a 6-bit field. */
+  CJ_CHECK((c->stages - 2) * (c->a_dma + c->b_dma) <= 63, CONVJIT_ERR_UNSUPPORTED,
+           "conv: %u DMA loads in flight exceed vmcnt's 63 (tile %ux%u, %u threads, %u stages)",
+           (c->stages - 2) * (c->a_dma + c->b_dma), c->tile_m, c->tile_n, c->threads, c->stages);
+  c->lds_a_stage = c->tile_m * row_bytes;
+  c->lds_b_stage = c->tile_n * row_bytes;
+  uint64_t lds = (uint64_t)c->stages * (c->lds_a_stage + c->lds_b_stage);
+  CJ_CHECK(lds <= arch->lds_bytes, CONVJIT_ERR_UNSUPPORTED,
+           "conv tile %ux%u x %u stages needs %" PRIu64 " bytes of LDS; %s has %u", c->tile_m, c->tile_n, c->stages,
+           lds, arch->name, arch->lds_bytes);
+  p->lds_bytes = (uint32_t)lds;
+
+  /* ---- grid and K split ---- */
+  c->tiles_m = cj_ceil_div(g->npq, c->tile_m);
+  c->tiles_n = cj_ceil_div(g->k, c->tile_n);
+  CJ_CHECK(c->tiles_m * c->tiles_n < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv grid of %" PRIu64 " tiles: must be < 2^31", c->tiles_m * c->tiles_n);
+  c->k_tiles = (uint32_t)cj_ceil_div(g->crs, c->tile_k);
+  CJ_CHECK(c->splitk >= 1 && c->splitk <= c->k_tiles && c->splitk <= 64, CONVJIT_ERR_INVALID_ARG,
+           "conv.splitk = %u: must be 1..min(64, K steps = %u)", c->splitk, c->k_tiles);
+  CJ_CHECK(c->wgm >= 1 && c->wgm <= 64, CONVJIT_ERR_INVALID_ARG, "conv.wgm = %u: must be 1..64", c->wgm);
+  /* Whole pipeline groups per split: steps past the split's end load zeros. */
+  c->k_tiles_split = (uint32_t)cj_round_up(cj_ceil_div(c->k_tiles, c->splitk), c->stages);
+
+  /* ---- flags ---- */
+  c->m_partial = g->npq % c->tile_m != 0;
+  c->n_tail = g->k % c->tile_n != 0;
+  c->k_partial = g->crs % ((uint64_t)c->tile_k * c->stages) != 0 || c->splitk > 1;
+  c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
+  c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
+  c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
+  int fast = !o->no_fast_paths;
+  c->temporal_fast = fast && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 && g->stride[1] == 1 &&
+                     g->stride[2] == 1 && !c->need_h && !c->need_w;
+  c->channel_gemm = 0; /* the NCDHW channel-GEMM A loader is not built yet: 1x1x1 takes the generic path */
+  c->x_bytes = (uint64_t)g->n * g->dhw * g->cp * 2;
+  c->w_bytes = (uint64_t)g->k * g->crs * 2;
+  c->y_bytes = (uint64_t)g->n * g->k * g->odhw * 2;
+  CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
+           "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
+  c->big_in = c->x_bytes > CJ_CONV_OOB || o->force_big_in;
+  if (c->big_in) {
+    uint64_t span = cj_big_in_span(g, c->tile_m);
+    CJ_CHECK(span < CJ_CONV_BIG_IN_RECORDS, CONVJIT_ERR_UNSUPPORTED,
+             "conv BIG_IN: one workgroup may touch %" PRIu64 " bytes of x past its rebase origin; must be < 2^31",
+             span);
+  }
+  c->big_out = c->y_bytes >= (1ull << 31) || o->force_big_out;
+  c->vec4_store = fast && g->n == 1 && c->splitk == 1 && g->odhw % 4 == 0;
+  if (c->splitk > 1) {
+    c->ws_bytes = (uint64_t)g->n * g->k * g->odhw * 4;
+    CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+             "conv.splitk = %u: the fp32 workspace (%" PRIu64 " bytes) must be < 2^31", c->splitk, c->ws_bytes);
+  }
+
+  /* ---- launch ---- */
+  p->block[0] = c->threads;
+  p->block[1] = p->block[2] = 1;
+  p->grid[0] = c->tiles_m * c->tiles_n;
+  p->grid[1] = 1;
+  p->grid[2] = c->splitk;
+  const cj_karg_desc x = {"x", 1, 8}, w = {"w", 1, 8}, bias = {"bias", 1, 8}, y = {"y", 1, 8}, ws = {"ws", 1, 8};
+  p->args[p->nargs++] = x;
+  p->args[p->nargs++] = w;
+  if (c->splitk > 1) {
+    p->args[p->nargs++] = ws;
+  } else {
+    if (c->has_bias) p->args[p->nargs++] = bias;
+    p->args[p->nargs++] = y;
+  }
+  /* The name is derived from the key (written with an empty name). */
+  cj_strbuf key = {0};
+  cj_kplan_key(p, &key);
+  CJ_CHECK(!key.oom, CONVJIT_ERR_OUT_OF_MEMORY, "conv plan key: out of memory");
+  snprintf(p->name, sizeof p->name, "cj_conv_bf16_%016" PRIx64, cj_hash64(key.s, key.len, 0));
+  cj_sb_free(&key);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c) {
+  CJ_CHECK(p && arch && c, CONVJIT_ERR_INVALID_ARG, "finalize plan: NULL argument");
+  CJ_CHECK(c->splitk > 1 && c->ws_bytes > 0, CONVJIT_ERR_INVALID_ARG,
+           "finalize plan: conv plan has no split-K workspace (splitk = %u)", c->splitk);
+  memset(p, 0, sizeof *p);
+  p->op = CJ_KOP_CONV_FINALIZE;
+  p->arch = arch;
+  cj_finalize_plan *f = &p->u.fin;
+  f->total = (uint64_t)c->g.n * c->g.k * c->g.odhw;
+  f->odhw = c->g.odhw;
+  f->k = c->g.k;
+  f->has_bias = c->has_bias;
+  /* 4 elements per thread share one k when Do*Ho*Wo % 4 == 0: one 16-byte
+   * fp32 load, one bias load, one 8-byte store. */
+  f->per_thread = c->g.odhw % 4 == 0 ? 4 : 1;
+  p->block[0] = 256;
+  p->block[1] = p->block[2] = 1;
+  p->grid[0] = cj_ceil_div(cj_ceil_div(f->total, f->per_thread), 256);
+  p->grid[1] = p->grid[2] = 1;
+  const cj_karg_desc ws = {"ws", 1, 8}, bias = {"bias", 1, 8}, y = {"y", 1, 8};
+  p->args[p->nargs++] = ws;
+  if (f->has_bias) p->args[p->nargs++] = bias;
+  p->args[p->nargs++] = y;
+  cj_strbuf key = {0};
+  cj_kplan_key(p, &key);
+  CJ_CHECK(!key.oom, CONVJIT_ERR_OUT_OF_MEMORY, "finalize plan key: out of memory");
+  snprintf(p->name, sizeof p->name, "cj_conv_finalize_%016" PRIx64, cj_hash64(key.s, key.len, 0));
+  cj_sb_free(&key);
+  return CONVJIT_OK;
+}
+
+/* ---- key and printout ---- */
+
+#define CJ_CONV_GEOM_FIELDS(X)                                                                    \
+  X(n) X(c) X(d) X(h) X(w) X(k) X(t) X(r) X(s) X(stride[0]) X(stride[1]) X(stride[2]) X(dil[0])   \
+  X(dil[1]) X(dil[2]) X(pad_lo[0]) X(pad_lo[1]) X(pad_lo[2]) X(pad_hi[0]) X(pad_hi[1]) X(pad_hi[2])
+
+void cj_kplan_conv_key(const cj_kplan *p, cj_strbuf *key) {
+  if (p->op == CJ_KOP_CONV_FINALIZE) {
+    const cj_finalize_plan *f = &p->u.fin;
+    cj_kplan_key_u64(key, "total", f->total);
+    cj_kplan_key_u64(key, "odhw", f->odhw);
+    cj_kplan_key_u64(key, "k", f->k);
+    cj_kplan_key_u64(key, "per_thread", f->per_thread);
+    cj_kplan_key_u64(key, "bias", (uint64_t)f->has_bias);
+    return;
+  }
+  const cj_conv_plan *c = &p->u.conv;
+#define CJ_KEY_G(f) cj_kplan_key_u64(key, #f, c->g.f);
+  CJ_CONV_GEOM_FIELDS(CJ_KEY_G)
+#undef CJ_KEY_G
+#define CJ_KEY_C(f) cj_kplan_key_u64(key, #f, (uint64_t)c->f);
+  CJ_KEY_C(tile_m) CJ_KEY_C(tile_n) CJ_KEY_C(tile_k) CJ_KEY_C(wave_m) CJ_KEY_C(wave_n) CJ_KEY_C(mfma_k)
+  CJ_KEY_C(stages) CJ_KEY_C(dma_bytes) CJ_KEY_C(k_tiles_split) CJ_KEY_C(splitk) CJ_KEY_C(wgm)
+  CJ_KEY_C(has_bias) CJ_KEY_C(big_in) CJ_KEY_C(big_out) CJ_KEY_C(vec4_store) CJ_KEY_C(temporal_fast)
+  CJ_KEY_C(channel_gemm) CJ_KEY_C(need_t) CJ_KEY_C(need_h) CJ_KEY_C(need_w) CJ_KEY_C(m_partial)
+  CJ_KEY_C(n_tail) CJ_KEY_C(k_partial)
+#undef CJ_KEY_C
+}
+
+void cj_kplan_conv_print(const cj_kplan *p, cj_strbuf *out) {
+  if (p->op == CJ_KOP_CONV_FINALIZE) {
+    const cj_finalize_plan *f = &p->u.fin;
+    cj_kplan_print_u64(out, "total", f->total, "N*K*Do*Ho*Wo fp32 partial sums to finish");
+    cj_kplan_print_u64(out, "k", f->k, "output channels (bias index)");
+    cj_kplan_print_u64(out, "per_thread", f->per_thread, "4 when Do*Ho*Wo % 4 == 0 (vector load/store)");
+    cj_kplan_print_u64(out, "bias", (uint64_t)f->has_bias, "fp32 bias added before the bf16 rounding");
+    return;
+  }
+  const cj_conv_plan *c = &p->u.conv;
+  const cj_conv_geom *g = &c->g;
+  cj_sb_printf(out, "  %-14s = N%u C%u D%u H%u W%u -> K%u, filter %ux%ux%u\n", "shape", g->n, g->c, g->d, g->h,
+               g->w, g->k, g->t, g->r, g->s);
+  cj_sb_printf(out, "  %-14s = stride %u,%u,%u dil %u,%u,%u pad %u/%u,%u/%u,%u/%u\n", "conv", g->stride[0],
+               g->stride[1], g->stride[2], g->dil[0], g->dil[1], g->dil[2], g->pad_lo[0], g->pad_hi[0], g->pad_lo[1],
+               g->pad_hi[1], g->pad_lo[2], g->pad_hi[2]);
+  cj_sb_printf(out, "  %-14s = %u x %u x %u\n", "out", g->od, g->oh, g->ow);
+  cj_kplan_print_u64(out, "gemm_m", g->npq, "N*Do*Ho*Wo output positions");
+  cj_kplan_print_u64(out, "gemm_k", g->crs, "T*R*S*Cp, c fastest (KTRSC)");
+  cj_kplan_print_u64(out, "cp", g->cp, "C padded to 8: a DMA chunk never straddles a tap");
+  cj_sb_printf(out, "  %-14s = %u x %u x %u, waves %u x %u (%u threads)\n", "tile", c->tile_m, c->tile_n, c->tile_k,
+               c->wave_m, c->wave_n, c->threads);
+  cj_sb_printf(out, "  %-14s = %u x %u  # 16x16x%u MFMA accumulators per wave (flat grid)\n", "fragments",
+               c->mi_m, c->mi_n, c->mfma_k);
+  cj_kplan_print_u64(out, "stages", c->stages, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)");
+  cj_kplan_print_u64(out, "dma_bytes", c->dma_bytes, "per lane of buffer_load...lds (16 only on gfx950)");
+  cj_sb_printf(out, "  %-14s = %u + %u  # DMA loads per thread per K step (A + B)\n", "dma_per_step", c->a_dma,
+               c->b_dma);
+  cj_kplan_print_u64(out, "k_steps", c->k_tiles, "ceil(gemm_k / 32)");
+  cj_kplan_print_u64(out, "k_steps_split", c->k_tiles_split, "per split, rounded to whole pipeline groups");
+  cj_kplan_print_u64(out, "splitk", c->splitk, "grid z splits the K loop; fp32 atomics + finalize when > 1");
+  cj_kplan_print_u64(out, "wgm", c->wgm, "WGM M-tiles visited across all N-tiles: keeps weight tiles in L2");
+  cj_kplan_print_u64(out, "bias", (uint64_t)c->has_bias, "fp32 bias in the epilogue (finalize when split)");
+  cj_kplan_print_u64(out, "big_in", (uint64_t)c->big_in, "x past the OOB sentinel: rebase x per workgroup");
+  cj_kplan_print_u64(out, "big_out", (uint64_t)c->big_out, "y >= 2^31 bytes: 64-bit addressed stores");
+  cj_kplan_print_u64(out, "vec4_store", (uint64_t)c->vec4_store,
+                     "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs");
+  cj_kplan_print_u64(out, "temporal_fast", (uint64_t)c->temporal_fast,
+                     "(T,1,1), stride 1, no H/W pad, n == 1: A row = m + tap plane, one division");
+  cj_kplan_print_u64(out, "channel_gemm", (uint64_t)c->channel_gemm, "1x1x1 on NCDHW x, no transpose");
+  cj_kplan_print_u64(out, "need_t", (uint64_t)c->need_t, "some tap leaves [0, D): bounds check in time");
+  cj_kplan_print_u64(out, "need_h", (uint64_t)c->need_h, "some tap leaves [0, H)");
+  cj_kplan_print_u64(out, "need_w", (uint64_t)c->need_w, "some tap leaves [0, W)");
+  cj_kplan_print_u64(out, "m_partial", (uint64_t)c->m_partial, "last M tile has rows >= N*Do*Ho*Wo: masked");
+  cj_kplan_print_u64(out, "n_tail", (uint64_t)c->n_tail, "last N tile has channels >= K: zero B rows, masked");
+  cj_kplan_print_u64(out, "k_partial", (uint64_t)c->k_partial, "K steps past gemm_k load zeros (OOB routing)");
+  cj_kplan_print_u64(out, "x_bytes", c->x_bytes, "NDHWC x with channel stride Cp");
+  cj_kplan_print_u64(out, "w_bytes", c->w_bytes, "packed KTRSC weight");
+  cj_kplan_print_u64(out, "y_bytes", c->y_bytes, "NCDHW bf16 output");
+  if (c->ws_bytes) cj_kplan_print_u64(out, "ws_bytes", c->ws_bytes, "fp32 split-K workspace (zeroed first)");
+}
