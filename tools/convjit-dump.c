@@ -1,0 +1,415 @@
+/* convjit-dump: every stage of the build pipeline for one shape.
+ *
+ *   options --(op row: parse op options, make plans)--> cj_kplan[]
+ *     --cj_build_kernel--> IR, optimized IR, ISA, code object, resources
+ *     --print (text or one JSON object)--> [--check: resource policy]
+ *
+ * Ops are rows of dump_ops[]: a name, the shape it takes, its own options
+ * and a function that turns the parsed options into the plans of every
+ * kernel the op launches (a conv is several: transpose, weight pack, conv,
+ * finalize). Adding an op is adding a row and its option parser.
+ *
+ * Exit status: 0 ok; 1 a build failed or --check found a kernel breaking the
+ * resource policy (reason on stderr); 2 bad arguments (usage on stderr).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "codegen/kplan.h"
+#include "runtime/build.h"
+
+#define DUMP_MAX_KERNELS 8
+#define DUMP_MAX_SHAPE 16
+
+enum { EMIT_PLAN = 1, EMIT_IR = 2, EMIT_OPT_IR = 4, EMIT_ASM = 8, EMIT_RESOURCES = 16 };
+static const struct { const char *name; unsigned bit; } emit_names[] = {
+  {"plan", EMIT_PLAN}, {"ir", EMIT_IR}, {"opt-ir", EMIT_OPT_IR}, {"asm", EMIT_ASM}, {"resources", EMIT_RESOURCES},
+};
+
+typedef struct dump_args {
+  const cj_arch *arch;
+  const char *op_name;
+  const char *dtype;     /* as given; the op interprets it */
+  uint64_t shape[DUMP_MAX_SHAPE];
+  int nshape;            /* -1: --shape not given */
+  unsigned emit;
+  int json, check;
+  void *op_opts;         /* the op's own options (op->opts_size bytes, zeroed) */
+} dump_args;
+
+/* An op-specific option: "--name value" (has_value) or "--name". */
+typedef struct dump_opt_def {
+  const char *name;
+  int has_value;
+  const char *help;
+} dump_opt_def;
+
+typedef struct dump_op {
+  const char *name;
+  const char *shape_help;                /* e.g. "N,C,S" */
+  int nshape;                            /* values --shape must have */
+  const char *dtypes;                    /* for the usage text */
+  const dump_opt_def *opts;              /* NULL-terminated, or NULL */
+  size_t opts_size;
+  /* Stores one op option; a bad value is CONVJIT_ERR_INVALID_ARG with text. */
+  convjit_status (*set_opt)(dump_args *a, const char *name, const char *value);
+  /* The plans of every kernel the op launches, in launch order. */
+  convjit_status (*plans)(const dump_args *a, cj_kplan *out, int max, int *n);
+} dump_op;
+
+/* ---- helpers for op parsers ---------------------------------------------- */
+
+/* "a,b,c" -> out[0..n): unsigned decimal integers. */
+static convjit_status parse_u64_list(const char *opt, const char *s, uint64_t *out, int max, int *n) {
+  *n = 0;
+  const char *p = s;
+  for (;;) {
+    CJ_CHECK(*n < max, CONVJIT_ERR_INVALID_ARG, "--%s %s: more than %d values", opt, s, max);
+    char *end;
+    errno = 0;
+    CJ_CHECK(*p >= '0' && *p <= '9', CONVJIT_ERR_INVALID_ARG, "--%s %s: expected unsigned integers separated by commas",
+             opt, s);
+    unsigned long long v = strtoull(p, &end, 10);
+    CJ_CHECK(errno == 0, CONVJIT_ERR_INVALID_ARG, "--%s %s: value out of range", opt, s);
+    out[(*n)++] = v;
+    if (*end == 0) return CONVJIT_OK;
+    CJ_CHECK(*end == ',', CONVJIT_ERR_INVALID_ARG, "--%s %s: unexpected '%c'", opt, s, *end);
+    p = end + 1;
+  }
+}
+
+/* ---- op: transpose -------------------------------------------------------- */
+
+static convjit_status dtype_bytes(const dump_args *a, uint32_t *eb) {
+  CJ_CHECK(a->dtype != NULL, CONVJIT_ERR_INVALID_ARG, "--dtype is required for --op %s", a->op_name);
+  if (strcmp(a->dtype, "bf16") == 0) *eb = 2;
+  else if (strcmp(a->dtype, "fp8") == 0) *eb = 1;
+  else return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s: must be bf16 or fp8", a->dtype);
+  return CONVJIT_OK;
+}
+
+static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
+  uint32_t eb = 0;
+  CJ_TRY(dtype_bytes(a, &eb));
+  CJ_CHECK(max >= 1, CONVJIT_ERR_INTERNAL, "no room for plans");
+  CJ_TRY(cj_kplan_transpose_init(&out[0], a->arch, eb, a->shape[0], a->shape[1], a->shape[2]));
+  *n = 1;
+  return CONVJIT_OK;
+}
+
+static const dump_op dump_ops[] = {
+  {"transpose", "N,C,S", 3, "bf16|fp8", NULL, 0, NULL, transpose_plans},
+  /* conv joins here: {"conv", "N,C,D,H,W,K,T,R,S", 9, ..., conv_opts, sizeof(conv_opts), conv_set_opt, conv_plans} */
+};
+#define DUMP_NOPS ((int)(sizeof dump_ops / sizeof dump_ops[0]))
+
+/* ---- argument parsing ----------------------------------------------------- */
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: convjit-dump --arch gfx942|gfx950 --op OP --dtype T --shape DIMS\n"
+          "                    [--emit plan,ir,opt-ir,asm,resources] [--json] [--check]\n"
+          "  --emit   stages to print, any combination (default plan,resources)\n"
+          "  --json   print one JSON object instead of text\n"
+          "  --check  exit 1 if any kernel spills, uses scratch or exceeds the arch's LDS\n"
+          "ops:\n");
+  for (int i = 0; i < DUMP_NOPS; i++) {
+    const dump_op *o = &dump_ops[i];
+    fprintf(f, "  --op %-10s --dtype %s --shape %s\n", o->name, o->dtypes, o->shape_help);
+    for (const dump_opt_def *d = o->opts; d && d->name; d++)
+      fprintf(f, "      --%s%s  %s\n", d->name, d->has_value ? " V" : "", d->help);
+  }
+}
+
+static const dump_op *find_op(const char *name) {
+  for (int i = 0; name && i < DUMP_NOPS; i++)
+    if (strcmp(dump_ops[i].name, name) == 0) return &dump_ops[i];
+  return NULL;
+}
+
+static convjit_status parse_emit(const char *s, unsigned *emit) {
+  *emit = 0;
+  const char *p = s;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    unsigned bit = 0;
+    for (size_t i = 0; i < sizeof emit_names / sizeof emit_names[0]; i++)
+      if (strlen(emit_names[i].name) == len && strncmp(p, emit_names[i].name, len) == 0) bit = emit_names[i].bit;
+    CJ_CHECK(bit != 0, CONVJIT_ERR_INVALID_ARG, "--emit %s: unknown stage '%.*s' (plan, ir, opt-ir, asm, resources)",
+             s, (int)len, p);
+    *emit |= bit;
+    p += len;
+    if (*p == ',') p++;
+  }
+  CJ_CHECK(*emit != 0, CONVJIT_ERR_INVALID_ARG, "--emit: empty list");
+  return CONVJIT_OK;
+}
+
+/* Splits argv[*i] into name (without "--") and value ("--name=value" or the
+ * next argument when the option takes one). */
+static convjit_status take_opt(int argc, char **argv, int *i, int has_value, char *name, size_t cap,
+                               const char **value) {
+  const char *a = argv[*i] + 2;
+  const char *eq = strchr(a, '=');
+  size_t len = eq ? (size_t)(eq - a) : strlen(a);
+  CJ_CHECK(len < cap, CONVJIT_ERR_INVALID_ARG, "option %s: name too long", argv[*i]);
+  memcpy(name, a, len);
+  name[len] = 0;
+  *value = NULL;
+  if (!has_value) {
+    CJ_CHECK(!eq, CONVJIT_ERR_INVALID_ARG, "--%s takes no value", name);
+    return CONVJIT_OK;
+  }
+  if (eq) *value = eq + 1;
+  else {
+    CJ_CHECK(*i + 1 < argc, CONVJIT_ERR_INVALID_ARG, "--%s needs a value", name);
+    *value = argv[++*i];
+  }
+  return CONVJIT_OK;
+}
+
+static const char *const common_valued[] = {"arch", "op", "dtype", "shape", "emit", NULL};
+static const char *const common_flags[] = {"json", "check", "help", NULL};
+
+static int in_list(const char *const *l, const char *s, size_t len) {
+  for (; *l; l++)
+    if (strlen(*l) == len && strncmp(*l, s, len) == 0) return 1;
+  return 0;
+}
+
+static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump_op **op_out, int *help) {
+  memset(a, 0, sizeof *a);
+  a->nshape = -1;
+  a->emit = EMIT_PLAN | EMIT_RESOURCES;
+  *help = 0;
+  /* The op decides which extra options exist, so find it first. */
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) a->op_name = argv[i + 1];
+    else if (strncmp(argv[i], "--op=", 5) == 0) a->op_name = argv[i] + 5;
+  }
+  const dump_op *op = find_op(a->op_name);
+  if (op && op->opts_size) {
+    a->op_opts = calloc(1, op->opts_size);
+    CJ_ALLOC_CHECK(a->op_opts);
+  }
+  for (int i = 1; i < argc; i++) {
+    CJ_CHECK(strncmp(argv[i], "--", 2) == 0 && argv[i][2], CONVJIT_ERR_INVALID_ARG,
+             "unexpected argument '%s'", argv[i]);
+    const char *s = argv[i] + 2;
+    size_t len = strcspn(s, "=");
+    char name[64];
+    const char *v;
+    if (in_list(common_flags, s, len) || in_list(common_valued, s, len)) {
+      CJ_TRY(take_opt(argc, argv, &i, in_list(common_valued, s, len), name, sizeof name, &v));
+      if (!strcmp(name, "help")) *help = 1;
+      else if (!strcmp(name, "json")) a->json = 1;
+      else if (!strcmp(name, "check")) a->check = 1;
+      else if (!strcmp(name, "op")) a->op_name = v;
+      else if (!strcmp(name, "dtype")) a->dtype = v;
+      else if (!strcmp(name, "emit")) CJ_TRY(parse_emit(v, &a->emit));
+      else if (!strcmp(name, "shape")) CJ_TRY(parse_u64_list("shape", v, a->shape, DUMP_MAX_SHAPE, &a->nshape));
+      else if (!strcmp(name, "arch")) {
+        a->arch = cj_arch_from_name(v);
+        CJ_CHECK(a->arch != NULL, CONVJIT_ERR_INVALID_ARG, "--arch %s: must be gfx942 or gfx950", v);
+      }
+      continue;
+    }
+    const dump_opt_def *d = NULL;
+    for (const dump_opt_def *o = op ? op->opts : NULL; o && o->name; o++)
+      if (strlen(o->name) == len && strncmp(o->name, s, len) == 0) d = o;
+    CJ_CHECK(d != NULL, CONVJIT_ERR_INVALID_ARG, "unknown option --%.*s%s%s", (int)len, s,
+             op ? " for --op " : "", op ? op->name : "");
+    CJ_TRY(take_opt(argc, argv, &i, d->has_value, name, sizeof name, &v));
+    CJ_TRY(op->set_opt(a, name, v));
+  }
+  if (*help) return CONVJIT_OK;
+  CJ_CHECK(a->arch != NULL, CONVJIT_ERR_INVALID_ARG, "--arch is required (gfx942 or gfx950)");
+  CJ_CHECK(a->op_name != NULL, CONVJIT_ERR_INVALID_ARG, "--op is required");
+  if (!op) {
+    cj_strbuf known = {0};
+    for (int i = 0; i < DUMP_NOPS; i++) cj_sb_printf(&known, "%s%s", i ? ", " : "", dump_ops[i].name);
+    convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--op %s: unknown op (known: %s)", a->op_name,
+                               known.s ? known.s : "");
+    cj_sb_free(&known);
+    return st;
+  }
+  CJ_CHECK(a->nshape >= 0, CONVJIT_ERR_INVALID_ARG, "--shape %s is required for --op %s", op->shape_help, op->name);
+  CJ_CHECK(a->nshape == op->nshape, CONVJIT_ERR_INVALID_ARG, "--shape: --op %s takes %d values (%s), got %d",
+           op->name, op->nshape, op->shape_help, a->nshape);
+  *op_out = op;
+  return CONVJIT_OK;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static void json_str(cj_strbuf *o, const char *s, size_t n) {
+  cj_sb_printf(o, "\"");
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    switch (c) {
+    case '"': cj_sb_printf(o, "\\\""); break;
+    case '\\': cj_sb_printf(o, "\\\\"); break;
+    case '\n': cj_sb_printf(o, "\\n"); break;
+    case '\t': cj_sb_printf(o, "\\t"); break;
+    case '\r': cj_sb_printf(o, "\\r"); break;
+    default:
+      if (c < 0x20 || c == 0x7f) cj_sb_printf(o, "\\u%04x", c);
+      else cj_sb_printf(o, "%c", c);
+    }
+  }
+  cj_sb_printf(o, "\"");
+}
+
+/* One text stage of every kernel, each introduced by a comment line naming
+ * the kernel. Text output marks every line of its own with ';' (a comment in
+ * both LLVM IR and AMDGPU assembly), so `--emit ir | llvm-as-22` and
+ * `--emit asm | llvm-mc-22` read the stage as it is. */
+static void collect_stage(cj_strbuf *o, const cj_kplan *plans, const cj_built *b, int n, unsigned stage) {
+  for (int k = 0; k < n; k++) {
+    if (n > 1) cj_sb_printf(o, "; ---- kernel %s ----\n", plans[k].name);
+    if (stage == EMIT_PLAN) cj_kplan_print(&plans[k], o);
+    else {
+      const cj_blob *t = stage == EMIT_IR ? &b[k].ir : stage == EMIT_OPT_IR ? &b[k].opt_ir : &b[k].asm_text;
+      if (t->data) cj_sb_printf(o, "%s", (const char *)t->data);
+    }
+  }
+}
+
+static const struct { unsigned stage; const char *json, *title; } stages[] = {
+  {EMIT_PLAN, "plan", "plan"}, {EMIT_IR, "ir", "LLVM IR"}, {EMIT_OPT_IR, "opt_ir", "optimized LLVM IR (-O3)"},
+  {EMIT_ASM, "asm", "ISA"},
+};
+
+static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *plans, const cj_built *b, int n,
+                      int built, double total_ms, cj_strbuf *o) {
+  if (a->json) {
+    cj_sb_printf(o, "{\"arch\":\"%s\",\"op\":\"%s\"", a->arch->name, op->name);
+    if (a->dtype) { cj_sb_printf(o, ",\"dtype\":"); json_str(o, a->dtype, strlen(a->dtype)); }
+    cj_sb_printf(o, ",\"shape\":[");
+    for (int i = 0; i < a->nshape; i++) cj_sb_printf(o, "%s%llu", i ? "," : "", (unsigned long long)a->shape[i]);
+    cj_sb_printf(o, "]");
+  }
+  for (size_t s = 0; s < sizeof stages / sizeof stages[0]; s++) {
+    if (!(a->emit & stages[s].stage)) continue;
+    cj_strbuf t = {0};
+    collect_stage(&t, plans, b, n, stages[s].stage);
+    if (a->json) {
+      cj_sb_printf(o, ",\"%s\":", stages[s].json);
+      json_str(o, t.s ? t.s : "", t.len);
+    } else {
+      cj_sb_printf(o, "; ==== %s ====\n%s", stages[s].title, t.s ? t.s : "");
+      if (t.len && t.s[t.len - 1] != '\n') cj_sb_printf(o, "\n");
+    }
+    cj_sb_free(&t);
+  }
+  if (a->emit & EMIT_RESOURCES) {
+    if (a->json) cj_sb_printf(o, ",\"kernels\":[");
+    else cj_sb_printf(o, "; ==== resources (%s) ====\n; %-38s %5s %5s %5s %9s %8s %11s %11s\n", a->arch->name,
+                      "kernel", "vgpr", "agpr", "sgpr", "lds_bytes", "scratch", "vgpr_spills", "sgpr_spills");
+    for (int k = 0; k < n; k++) {
+      const cj_kernel_info *i = b[k].info;
+      if (a->json)
+        cj_sb_printf(o,
+                     "%s{\"name\":\"%s\",\"vgpr\":%u,\"agpr\":%u,\"sgpr\":%u,\"lds_bytes\":%u,"
+                     "\"scratch_bytes\":%u,\"vgpr_spills\":%u,\"sgpr_spills\":%u,\"plan_lds_bytes\":%u,"
+                     "\"code_object_bytes\":%zu,\"codegen_ms\":%.3f,\"compile_ms\":%.3f,\"link_ms\":%.3f}",
+                     k ? "," : "", i->name, i->vgpr_count, i->agpr_count, i->sgpr_count, i->group_segment_size,
+                     i->private_segment_size, i->vgpr_spill_count, i->sgpr_spill_count, plans[k].lds_bytes,
+                     b[k].code_object.size, b[k].codegen_ms, b[k].compile_ms, b[k].link_ms);
+      else
+        cj_sb_printf(o, "%-40s %5u %5u %5u %9u %8u %11u %11u\n", i->name, i->vgpr_count, i->agpr_count,
+                     i->sgpr_count, i->group_segment_size, i->private_segment_size, i->vgpr_spill_count,
+                     i->sgpr_spill_count);
+    }
+    if (a->json) cj_sb_printf(o, "]");
+  }
+  if (a->json) {
+    if (built) cj_sb_printf(o, ",\"compile_ms\":%.3f", total_ms);
+    cj_sb_printf(o, "}\n");
+  } else if (built) {
+    double cg = 0, cc = 0, ln = 0;
+    for (int k = 0; k < n; k++) cg += b[k].codegen_ms, cc += b[k].compile_ms, ln += b[k].link_ms;
+    cj_sb_printf(o, "; compile_ms: %.3f (codegen %.3f, llvm -O3 + isel %.3f, ld.lld %.3f)\n", total_ms, cg, cc, ln);
+  }
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static int run(const dump_args *a, const dump_op *op) {
+  cj_kplan *plans = calloc(DUMP_MAX_KERNELS, sizeof *plans);
+  cj_built *b = calloc(DUMP_MAX_KERNELS, sizeof *b);
+  int n = 0, rc = 0, built = 0;
+  double total = 0;
+  if (!plans || !b) {
+    fprintf(stderr, "convjit-dump: out of memory\n");
+    rc = 1;
+    goto out;
+  }
+  convjit_status st = op->plans(a, plans, DUMP_MAX_KERNELS, &n);
+  if (st != CONVJIT_OK) {
+    fprintf(stderr, "convjit-dump: %s\n", convjit_last_error());
+    if (st == CONVJIT_ERR_INVALID_ARG) usage(stderr); /* the shape or dtype was refused */
+    rc = st == CONVJIT_ERR_INVALID_ARG ? 2 : 1;
+    goto out;
+  }
+  /* Anything past the plan needs the kernels built. */
+  if ((a->emit & ~(unsigned)EMIT_PLAN) || a->check) {
+    unsigned flags = (a->emit & EMIT_IR ? CJ_BUILD_KEEP_IR : 0) | (a->emit & EMIT_OPT_IR ? CJ_BUILD_KEEP_OPT_IR : 0) |
+                     (a->emit & EMIT_ASM ? CJ_BUILD_KEEP_ASM : 0);
+    double t0 = cj_now_ms();
+    for (int k = 0; k < n; k++) {
+      if (cj_build_kernel(&plans[k], flags, &b[k]) != CONVJIT_OK) {
+        fprintf(stderr, "convjit-dump: building %s: %s\n", plans[k].name, convjit_last_error());
+        rc = 1;
+        goto out;
+      }
+    }
+    total = cj_now_ms() - t0;
+    built = 1;
+  }
+  unsigned emit = a->emit;
+  if (!built) emit &= EMIT_PLAN;
+  dump_args shown = *a;
+  shown.emit = emit;
+  cj_strbuf o = {0};
+  print_all(&shown, op, plans, b, n, built, total, &o);
+  if (o.oom) {
+    fprintf(stderr, "convjit-dump: out of memory formatting the output\n");
+    rc = 1;
+  } else if (o.s) fwrite(o.s, 1, o.len, stdout);
+  cj_sb_free(&o);
+  if (rc == 0 && a->check) {
+    for (int k = 0; k < n; k++)
+      if (cj_check_resources(b[k].info, a->arch) != CONVJIT_OK) {
+        fprintf(stderr, "convjit-dump: --check: %s\n", convjit_last_error());
+        rc = 1;
+      }
+  }
+out:
+  for (int k = 0; b && k < DUMP_MAX_KERNELS; k++) cj_built_free(&b[k]);
+  free(b);
+  free(plans);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  dump_args a;
+  const dump_op *op = NULL;
+  int help = 0;
+  convjit_status st = parse_args(argc, argv, &a, &op, &help);
+  if (help) {
+    usage(stdout);
+    free(a.op_opts);
+    return 0;
+  }
+  if (st != CONVJIT_OK) {
+    fprintf(stderr, "convjit-dump: %s\n", convjit_last_error());
+    usage(stderr);
+    free(a.op_opts);
+    return 2;
+  }
+  int rc = run(&a, op);
+  free(a.op_opts);
+  return rc;
+}
