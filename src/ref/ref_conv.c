@@ -1,0 +1,158 @@
+/* CPU reference convolution (contract in ref_conv.h).
+ *
+ * The full version walks (n, k), then taps (c, t, r, s), and for each tap
+ * adds w * x over the rectangle of outputs whose input position is inside
+ * the tensor (computed once per tap by tap_out_range), into a double plane.
+ * The per-point version walks the same taps in the same order for one
+ * output, so both produce identical bits. */
+#include "ref/ref_conv.h"
+
+#include <stdlib.h>
+
+/* Dims beyond 2^40 are refused so every index product below fits int64. */
+#define REF_DIM_MAX ((uint64_t)1 << 40)
+
+static const char *const dim_names[3] = {"d", "h", "w"};
+static const char *const tap_names[3] = {"t", "r", "s"};
+
+cj_ref_conv_shape cj_ref_conv_shape_make(uint64_t n, uint64_t c, uint64_t d, uint64_t h, uint64_t w,
+                                         uint64_t k, uint64_t t, uint64_t r, uint64_t s) {
+  cj_ref_conv_shape sh = {.n = n, .c = c, .d = d, .h = h, .w = w, .k = k, .t = t, .r = r, .s = s,
+                          .stride = {1, 1, 1}, .dilation = {1, 1, 1}};
+  return sh;
+}
+
+static void shape_dims(const cj_ref_conv_shape *sh, uint64_t in[3], uint64_t f[3]) {
+  in[0] = sh->d, in[1] = sh->h, in[2] = sh->w;
+  f[0] = sh->t, f[1] = sh->r, f[2] = sh->s;
+}
+
+convjit_status cj_ref_conv_out_dims(const cj_ref_conv_shape *sh, uint64_t out[3]) {
+  CJ_CHECK(sh, CONVJIT_ERR_INVALID_ARG, "ref conv: shape is NULL");
+  const struct { const char *name; uint64_t v; } sizes[] = {
+    {"n", sh->n}, {"c", sh->c}, {"d", sh->d}, {"h", sh->h}, {"w", sh->w},
+    {"k", sh->k}, {"t", sh->t}, {"r", sh->r}, {"s", sh->s}};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    CJ_CHECK(sizes[i].v > 0, CONVJIT_ERR_INVALID_ARG, "ref conv: shape.%s = 0: must be > 0", sizes[i].name);
+    CJ_CHECK(sizes[i].v <= REF_DIM_MAX, CONVJIT_ERR_INVALID_ARG, "ref conv: shape.%s = %llu: must be <= 2^40",
+             sizes[i].name, (unsigned long long)sizes[i].v);
+  }
+  uint64_t in[3], f[3];
+  shape_dims(sh, in, f);
+  for (int i = 0; i < 3; i++) {
+    CJ_CHECK(sh->stride[i] >= 1, CONVJIT_ERR_INVALID_ARG, "ref conv: stride[%d] = 0: must be >= 1", i);
+    CJ_CHECK(sh->dilation[i] >= 1, CONVJIT_ERR_INVALID_ARG, "ref conv: dilation[%d] = 0: must be >= 1", i);
+    uint64_t padded = in[i] + sh->pad_lo[i] + sh->pad_hi[i];
+    /* the dilated filter span dil*(f-1)+1 must fit the padded input */
+    CJ_CHECK(f[i] - 1 <= (padded - 1) / sh->dilation[i], CONVJIT_ERR_INVALID_ARG,
+             "ref conv: shape.%s = %llu with dilation[%d] = %u is wider than padded input "
+             "%s = %llu + %u + %u",
+             tap_names[i], (unsigned long long)f[i], i, sh->dilation[i], dim_names[i],
+             (unsigned long long)in[i], sh->pad_lo[i], sh->pad_hi[i]);
+    uint64_t span = (uint64_t)sh->dilation[i] * (f[i] - 1) + 1;
+    if (out) out[i] = (padded - span) / sh->stride[i] + 1;
+  }
+  return CONVJIT_OK;
+}
+
+/* Outputs o in [*lo, *hi) read input position o*st - pad + tap*dil inside [0, in). */
+static void tap_out_range(int64_t in, int64_t out, int64_t st, int64_t pad, int64_t dil, int64_t tap,
+                          int64_t *lo, int64_t *hi) {
+  int64_t base = tap * dil - pad; /* input position of output 0 */
+  int64_t l = base >= 0 ? 0 : (-base + st - 1) / st;
+  int64_t h = in - 1 - base < 0 ? 0 : (in - 1 - base) / st + 1;
+  *lo = l;
+  *hi = h < out ? h : out;
+}
+
+static int mul_ok(uint64_t *acc, uint64_t v) { return !__builtin_mul_overflow(*acc, v, acc); }
+
+convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, const float *wt,
+                               const float *bias, float *y) {
+  uint64_t out[3];
+  CJ_TRY(cj_ref_conv_out_dims(sh, out));
+  CJ_CHECK(x && wt && y, CONVJIT_ERR_INVALID_ARG, "ref conv: %s is NULL", !x ? "x" : !wt ? "weight" : "y");
+  uint64_t plane = out[0];
+  uint64_t xe = sh->n, ye = sh->n;
+  int ok = mul_ok(&plane, out[1]) && mul_ok(&plane, out[2]) && mul_ok(&xe, sh->c) && mul_ok(&xe, sh->d) &&
+           mul_ok(&xe, sh->h) && mul_ok(&xe, sh->w) && mul_ok(&ye, sh->k) && mul_ok(&ye, plane) &&
+           plane <= SIZE_MAX / sizeof(double);
+  CJ_CHECK(ok, CONVJIT_ERR_OUT_OF_MEMORY, "ref conv: tensor sizes overflow 64 bits (use cj_ref_conv_point)");
+  double *acc = malloc((size_t)plane * sizeof(double));
+  CJ_ALLOC_CHECK(acc);
+
+  const int64_t D = (int64_t)sh->d, H = (int64_t)sh->h, W = (int64_t)sh->w;
+  const int64_t Do = (int64_t)out[0], Ho = (int64_t)out[1], Wo = (int64_t)out[2];
+  const int64_t st[3] = {sh->stride[0], sh->stride[1], sh->stride[2]};
+  const int64_t pl[3] = {sh->pad_lo[0], sh->pad_lo[1], sh->pad_lo[2]};
+  const int64_t dl[3] = {sh->dilation[0], sh->dilation[1], sh->dilation[2]};
+  for (uint64_t n = 0; n < sh->n; n++)
+    for (uint64_t k = 0; k < sh->k; k++) {
+      for (uint64_t i = 0; i < plane; i++) acc[i] = 0.0;
+      for (uint64_t c = 0; c < sh->c; c++) {
+        const float *xc = x + (n * sh->c + c) * (uint64_t)(D * H * W);
+        const float *wc = wt + (k * sh->c + c) * sh->t * sh->r * sh->s;
+        for (int64_t t = 0; t < (int64_t)sh->t; t++) {
+          int64_t d0, d1;
+          tap_out_range(D, Do, st[0], pl[0], dl[0], t, &d0, &d1);
+          for (int64_t r = 0; r < (int64_t)sh->r; r++) {
+            int64_t h0, h1;
+            tap_out_range(H, Ho, st[1], pl[1], dl[1], r, &h0, &h1);
+            for (int64_t s = 0; s < (int64_t)sh->s; s++) {
+              int64_t w0, w1;
+              tap_out_range(W, Wo, st[2], pl[2], dl[2], s, &w0, &w1);
+              double wv = wc[(t * (int64_t)sh->r + r) * (int64_t)sh->s + s];
+              for (int64_t od = d0; od < d1; od++) {
+                int64_t id = od * st[0] - pl[0] + t * dl[0];
+                for (int64_t oh = h0; oh < h1; oh++) {
+                  int64_t ih = oh * st[1] - pl[1] + r * dl[1];
+                  int64_t xbase = (id * H + ih) * W - pl[2] + s * dl[2]; /* x index of ow = 0 */
+                  double *arow = acc + (od * Ho + oh) * Wo;
+                  for (int64_t ow = w0; ow < w1; ow++) arow[ow] += wv * (double)xc[xbase + ow * st[2]];
+                }
+              }
+            }
+          }
+        }
+      }
+      double b = bias ? (double)bias[k] : 0.0;
+      float *yp = y + (n * sh->k + k) * plane;
+      for (uint64_t i = 0; i < plane; i++) yp[i] = (float)(bias ? acc[i] + b : acc[i]);
+    }
+  free(acc);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                 cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
+                                 uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y) {
+  uint64_t out[3];
+  CJ_TRY(cj_ref_conv_out_dims(sh, out));
+  CJ_CHECK(x_at && w_at && y, CONVJIT_ERR_INVALID_ARG, "ref conv point: %s is NULL",
+           !x_at ? "x_at" : !w_at ? "w_at" : "y");
+  const uint64_t pos[5] = {n, k, od, oh, ow}, lim[5] = {sh->n, sh->k, out[0], out[1], out[2]};
+  static const char *const pos_names[5] = {"n", "k", "do", "ho", "wo"};
+  for (int i = 0; i < 5; i++)
+    CJ_CHECK(pos[i] < lim[i], CONVJIT_ERR_INVALID_ARG, "ref conv point: %s = %llu: must be < %llu",
+             pos_names[i], (unsigned long long)pos[i], (unsigned long long)lim[i]);
+  uint64_t in[3], f[3];
+  shape_dims(sh, in, f);
+  double acc = 0.0;
+  for (uint64_t c = 0; c < sh->c; c++)
+    for (uint64_t t = 0; t < f[0]; t++) {
+      int64_t id = (int64_t)(od * sh->stride[0] + t * sh->dilation[0]) - (int64_t)sh->pad_lo[0];
+      if (id < 0 || id >= (int64_t)in[0]) continue;
+      for (uint64_t r = 0; r < f[1]; r++) {
+        int64_t ih = (int64_t)(oh * sh->stride[1] + r * sh->dilation[1]) - (int64_t)sh->pad_lo[1];
+        if (ih < 0 || ih >= (int64_t)in[1]) continue;
+        for (uint64_t s = 0; s < f[2]; s++) {
+          int64_t iw = (int64_t)(ow * sh->stride[2] + s * sh->dilation[2]) - (int64_t)sh->pad_lo[2];
+          if (iw < 0 || iw >= (int64_t)in[2]) continue;
+          acc += (double)w_at(w_user, k, c, t, r, s) *
+                 (double)x_at(x_user, n, c, (uint64_t)id, (uint64_t)ih, (uint64_t)iw);
+        }
+      }
+    }
+  *y = (float)(bias ? acc + (double)bias[k] : acc);
+  return CONVJIT_OK;
+}

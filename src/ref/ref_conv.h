@@ -1,0 +1,57 @@
+/* CPU reference forward convolution: the oracle of every conv test and of
+ * convjit-run --check.
+ *
+ * Contract:
+ * - Layouts: x is N,C,D,H,W; weight K,C,T,R,S; y N,K,Do,Ho,Wo (NCDHW,
+ *   row-major, W fastest); optional bias[K] (fp32). 1D and 2D convs are the
+ *   degenerate 3D case (D = T = 1; for 1D also H = R = 1).
+ * - Any stride, dilation, and padding low/high per dim (index 0 = D/T,
+ *   1 = H/R, 2 = W/S). Input position of output o and tap t:
+ *   o*stride - pad_lo + t*dilation; taps outside [0, size) read zero.
+ *   Out = (In + pad_lo + pad_hi - dilation*(F-1) - 1) / stride + 1.
+ * - Inputs are floats (callers decode bf16/fp8 with util/numfmt.h first).
+ *   Each output is sum over (c, t, r, s) in that order, in double, then
+ *   + bias (double), rounded once to float. The full and the per-point
+ *   versions sum in the same order, so they agree bit for bit.
+ * - Bad arguments return CONVJIT_ERR_INVALID_ARG with text naming the field
+ *   and value; sizes that do not fit memory return CONVJIT_ERR_OUT_OF_MEMORY.
+ *   Nothing aborts, nothing prints.
+ */
+#ifndef CJ_REF_REF_CONV_H
+#define CJ_REF_REF_CONV_H
+
+#include <stdint.h>
+#include "util/cj.h"
+
+typedef struct cj_ref_conv_shape {
+  uint64_t n, c, d, h, w; /* input */
+  uint64_t k, t, r, s;    /* filter: K outputs, T x R x S taps */
+  uint32_t stride[3];     /* D, H, W; >= 1 */
+  uint32_t pad_lo[3];     /* before; may differ from pad_hi (causal temporal padding) */
+  uint32_t pad_hi[3];     /* after */
+  uint32_t dilation[3];   /* >= 1 */
+} cj_ref_conv_shape;
+
+/* A shape with stride 1, dilation 1 and no padding. */
+cj_ref_conv_shape cj_ref_conv_shape_make(uint64_t n, uint64_t c, uint64_t d, uint64_t h, uint64_t w,
+                                         uint64_t k, uint64_t t, uint64_t r, uint64_t s);
+
+/* Validates the shape and gives the output sizes Do, Ho, Wo (out may be NULL). */
+convjit_status cj_ref_conv_out_dims(const cj_ref_conv_shape *sh, uint64_t out[3]);
+
+/* Full convolution over arrays. bias may be NULL. y has N*K*Do*Ho*Wo floats.
+ * Uses one Do*Ho*Wo double plane of scratch (allocated). */
+convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, const float *wt,
+                               const float *bias, float *y);
+
+/* Element accessors for the sampled version: callers may compute x from its
+ * indices (procedural tensors past 2^31 elements, never allocated). */
+typedef float (*cj_ref_x_at_fn)(void *user, uint64_t n, uint64_t c, uint64_t d, uint64_t h, uint64_t w);
+typedef float (*cj_ref_w_at_fn)(void *user, uint64_t k, uint64_t c, uint64_t t, uint64_t r, uint64_t s);
+
+/* One output element y[n][k][od][oh][ow] from accessors. bias may be NULL. */
+convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                 cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
+                                 uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y);
+
+#endif
