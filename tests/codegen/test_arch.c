@@ -1,0 +1,95 @@
+/* arch tables: every value checked against ISA.md / DESIGN / llc-22 facts
+ * written here independently of arch.c (docs/isa-notes.md has the commands). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+#include "codegen/arch.h"
+
+static void test_gfx942(void **st) {
+  (void)st;
+  const cj_arch *a = cj_arch_from_name("gfx942");
+  assert_non_null(a);
+  assert_string_equal(a->name, "gfx942");
+  assert_int_equal(a->elf_mach, 0x4c);
+  assert_int_equal(a->elf_flags, 0x54c); /* mach | xnack any | sramecc any (llvm-readelf-22) */
+  assert_int_equal(a->lds_bytes, 64 * 1024);
+  assert_int_equal(a->cu_count_default, 304);
+  assert_int_equal(a->fp8, CJ_FP8_E4M3FNUZ);
+  assert_int_equal(a->mfma_bf16, CJ_MFMA_BF16_16x16x16);
+  assert_int_equal(a->mfma_bf16_k, 16);
+  assert_int_equal(a->mfma_fp8, CJ_MFMA_FP8_16x16x32);
+  assert_int_equal(a->mfma_fp8_k, 32);
+  assert_int_equal(a->dma_max_bytes, 4);
+  assert_false(a->has_dma_dwordx4);
+  assert_false(a->has_ocp_fp8);
+  assert_int_equal(a->buffer_flags, 159744); /* (7<<12)|(4<<15) */
+  assert_int_equal(a->wave_size, 64);
+  assert_int_equal(a->max_block_threads, 1024);
+  assert_int_equal(a->vgprs, 512);
+}
+
+static void test_gfx950(void **st) {
+  (void)st;
+  const cj_arch *a = cj_arch_from_name("gfx950");
+  assert_non_null(a);
+  assert_string_equal(a->name, "gfx950");
+  assert_int_equal(a->elf_mach, 0x4f);
+  assert_int_equal(a->elf_flags, 0x54f);
+  assert_int_equal(a->lds_bytes, 160 * 1024);
+  assert_int_equal(a->cu_count_default, 256);
+  assert_int_equal(a->fp8, CJ_FP8_E4M3FN);
+  assert_int_equal(a->mfma_bf16, CJ_MFMA_BF16_16x16x32);
+  assert_int_equal(a->mfma_bf16_k, 32);
+  assert_int_equal(a->mfma_fp8, CJ_MFMA_F8F6F4_16x16x128);
+  assert_int_equal(a->mfma_fp8_k, 128);
+  assert_int_equal(a->dma_max_bytes, 16);
+  assert_true(a->has_dma_dwordx4);
+  assert_true(a->has_ocp_fp8);
+  assert_int_equal(a->buffer_flags, 0x27000);
+  assert_string_equal(a->features, "");
+}
+
+static void test_names_and_list(void **st) {
+  (void)st;
+  assert_null(cj_arch_from_name(NULL));
+  assert_null(cj_arch_from_name(""));
+  assert_null(cj_arch_from_name("gfx90a"));
+  assert_null(cj_arch_from_name("gfx950:xnack-")); /* a bare CPU name only */
+  assert_null(cj_arch_from_name("GFX942"));
+  int n = 0;
+  const cj_arch *const *l = cj_arch_list(&n);
+  assert_int_equal(n, 2);
+  assert_ptr_equal(l[0], cj_arch_from_name("gfx942"));
+  assert_ptr_equal(l[1], cj_arch_from_name("gfx950"));
+  assert_non_null(cj_arch_list(NULL));
+}
+
+static void test_dma_widths(void **st) {
+  (void)st;
+  const cj_arch *a942 = cj_arch_from_name("gfx942"), *a950 = cj_arch_from_name("gfx950");
+  /* llc-22: ubyte/ushort/dword lds on both; dwordx3/x4 only on gfx950. */
+  const uint32_t all[] = {1, 2, 4};
+  for (size_t i = 0; i < 3; i++) {
+    assert_true(cj_arch_dma_ok(a942, all[i]));
+    assert_true(cj_arch_dma_ok(a950, all[i]));
+  }
+  assert_false(cj_arch_dma_ok(a942, 12));
+  assert_false(cj_arch_dma_ok(a942, 16));
+  assert_true(cj_arch_dma_ok(a950, 12));
+  assert_true(cj_arch_dma_ok(a950, 16));
+  assert_false(cj_arch_dma_ok(a950, 8)); /* no dwordx2 lds form */
+  assert_false(cj_arch_dma_ok(a950, 0));
+  assert_false(cj_arch_dma_ok(NULL, 4));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gfx942),
+      cmocka_unit_test(test_gfx950),
+      cmocka_unit_test(test_names_and_list),
+      cmocka_unit_test(test_dma_widths),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

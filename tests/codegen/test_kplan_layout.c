@@ -1,0 +1,228 @@
+/* Layout plans: legality (good shapes -> fields derived here by hand; bad
+ * shapes -> status + message naming the field), keys (stable, and every
+ * field change changes the key), printout. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "codegen/kplan.h"
+
+static const cj_arch *A950, *A942;
+
+static int setup(void **st) {
+  (void)st;
+  A950 = cj_arch_from_name("gfx950");
+  A942 = cj_arch_from_name("gfx942");
+  return A950 && A942 ? 0 : -1;
+}
+
+static void key_of(const cj_kplan *p, char *buf, size_t n) {
+  cj_strbuf sb = {0};
+  cj_kplan_key(p, &sb);
+  assert_false(sb.oom);
+  assert_non_null(sb.s);
+  assert_true(strlen(sb.s) < n);
+  strcpy(buf, sb.s);
+  cj_sb_free(&sb);
+}
+
+/* Expect failure with status st and error text containing `needle`. */
+#define EXPECT_BAD(call, st, needle)                                  \
+  do {                                                                \
+    assert_int_equal((call), (st));                                   \
+    const char *e_ = cj_error_text();                                 \
+    if (!strstr(e_, (needle))) fail_msg("error text \"%s\" lacks \"%s\"", e_, (needle)); \
+  } while (0)
+
+static void test_transpose_big_fp8(void **st) {
+  (void)st;
+  cj_kplan p;
+  /* 1 x 1024 x 3456000 fp8 = 3.54e9 bytes (> 2^31): the BIG path. */
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 1, 1, 1024, 3456000), CONVJIT_OK);
+  assert_int_equal(p.op, CJ_KOP_TRANSPOSE);
+  assert_ptr_equal(p.arch, A950);
+  assert_int_equal(p.u.tr.big, 1);
+  assert_int_equal(p.u.tr.load_bytes, 16);  /* 3456000 % 16 == 0 */
+  assert_int_equal(p.u.tr.store_bytes, 16); /* 1024 % 16 == 0 */
+  assert_int_equal(p.block[0], 256);
+  assert_int_equal(p.block[1], 1);
+  assert_int_equal(p.block[2], 1);
+  assert_int_equal(p.grid[0], 54000); /* 3456000 / 64 */
+  assert_int_equal(p.grid[1], 16);    /* 1024 / 64 */
+  assert_int_equal(p.grid[2], 1);
+  assert_int_equal(p.lds_bytes, 4096); /* 64 x 64 x 1 byte */
+  assert_int_equal(p.nargs, 2);
+  assert_string_equal(p.args[0].name, "x");
+  assert_true(p.args[0].is_ptr);
+  assert_int_equal(p.args[0].size, 8);
+  assert_string_equal(p.args[1].name, "y");
+  assert_true(p.args[1].is_ptr);
+  /* bf16: 7.08e9 bytes, still BIG; LDS doubles. */
+  assert_int_equal(cj_kplan_transpose_init(&p, A942, 2, 1, 1024, 3456000), CONVJIT_OK);
+  assert_int_equal(p.u.tr.big, 1);
+  assert_int_equal(p.lds_bytes, 8192);
+  assert_int_equal(p.u.tr.lds_pitch, 128);
+}
+
+static void test_transpose_small_and_odd(void **st) {
+  (void)st;
+  cj_kplan p;
+  /* 2 x 24 x 1000 bf16: rows of 2000 / 48 bytes -> 16-byte accesses both sides. */
+  assert_int_equal(cj_kplan_transpose_init(&p, A942, 2, 2, 24, 1000), CONVJIT_OK);
+  assert_int_equal(p.u.tr.big, 0);
+  assert_int_equal(p.u.tr.load_bytes, 16);
+  assert_int_equal(p.u.tr.store_bytes, 16);
+  assert_int_equal(p.grid[0], 16); /* ceil(1000/64) */
+  assert_int_equal(p.grid[1], 1);
+  assert_int_equal(p.grid[2], 2);
+  /* fp8 same shape: x row 1000 bytes -> 8-byte loads; y row 24 bytes -> 8-byte stores. */
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 1, 2, 24, 1000), CONVJIT_OK);
+  assert_int_equal(p.u.tr.load_bytes, 8);
+  assert_int_equal(p.u.tr.store_bytes, 8);
+  /* Odd sizes: element-wide accesses. */
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 1, 1, 3, 1001), CONVJIT_OK);
+  assert_int_equal(p.u.tr.load_bytes, 1);
+  assert_int_equal(p.u.tr.store_bytes, 1);
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 2, 3, 5, 7), CONVJIT_OK);
+  assert_int_equal(p.u.tr.load_bytes, 2);
+  assert_int_equal(p.u.tr.store_bytes, 2);
+  assert_int_equal(p.grid[2], 3);
+  /* Just below / at the BIG threshold (2^31 bytes). */
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 1, 1, 1024, (1u << 21) - 1), CONVJIT_OK);
+  assert_int_equal(p.u.tr.big, 0);
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 1, 1, 1024, 1u << 21), CONVJIT_OK);
+  assert_int_equal(p.u.tr.big, 1);
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 2, 1, 1024, 1u << 20), CONVJIT_OK);
+  assert_int_equal(p.u.tr.big, 1);
+}
+
+static void test_transpose_bad(void **st) {
+  (void)st;
+  cj_kplan p;
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 0, 8, 8), CONVJIT_ERR_INVALID_ARG, "n = 0");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 0, 8), CONVJIT_ERR_INVALID_ARG, "c = 0");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 8, 0), CONVJIT_ERR_INVALID_ARG, "s = 0");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 3, 1, 8, 8), CONVJIT_ERR_INVALID_ARG, "elem_bytes = 3");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 0, 1, 8, 8), CONVJIT_ERR_INVALID_ARG, "elem_bytes = 0");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, NULL, 1, 1, 8, 8), CONVJIT_ERR_INVALID_ARG, "arch");
+  EXPECT_BAD(cj_kplan_transpose_init(NULL, A950, 1, 1, 8, 8), CONVJIT_ERR_INVALID_ARG, "plan");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, UINT64_C(1) << 40, UINT64_C(1) << 40, 1), CONVJIT_ERR_INVALID_ARG,
+             "n*c");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 2, 1, UINT64_C(1) << 32, UINT64_C(1) << 32), CONVJIT_ERR_INVALID_ARG,
+             "n*c*s");
+  /* Valid sizes the kernel cannot launch or address: UNSUPPORTED, field named. */
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 1, UINT64_C(1) << 31), CONVJIT_ERR_UNSUPPORTED, "s = 2147483648");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 64, (UINT64_C(1) << 25) + 64), CONVJIT_ERR_UNSUPPORTED,
+             "s = 33554496");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 65536 * 64 + 1, 1), CONVJIT_ERR_UNSUPPORTED, "c = 4194305");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 65536, 1, 1), CONVJIT_ERR_UNSUPPORTED, "n = 65536");
+}
+
+static void test_transpose_key(void **st) {
+  (void)st;
+  cj_kplan a, b;
+  char ka[512], kb[512];
+  assert_int_equal(cj_kplan_transpose_init(&a, A950, 2, 2, 24, 1000), CONVJIT_OK);
+  /* Garbage in the struct's padding must not matter: fill b with junk first. */
+  memset(&b, 0xA5, sizeof b);
+  assert_int_equal(cj_kplan_transpose_init(&b, A950, 2, 2, 24, 1000), CONVJIT_OK);
+  key_of(&a, ka, sizeof ka);
+  key_of(&b, kb, sizeof kb);
+  assert_string_equal(ka, kb);
+  assert_non_null(strstr(ka, "op=transpose;"));
+  /* Each input change changes the key. */
+  const struct { uint32_t eb; uint64_t n, c, s; } alt[] = {{1, 2, 24, 1000}, {2, 3, 24, 1000}, {2, 2, 25, 1000},
+                                                          {2, 2, 24, 1001}};
+  for (size_t i = 0; i < sizeof alt / sizeof alt[0]; i++) {
+    assert_int_equal(cj_kplan_transpose_init(&b, A950, alt[i].eb, alt[i].n, alt[i].c, alt[i].s), CONVJIT_OK);
+    key_of(&b, kb, sizeof kb);
+    assert_string_not_equal(ka, kb);
+  }
+  /* Each plan field change changes the key (mutate a copy field by field). */
+  for (int f = 0; f < 14; f++) {
+    b = a;
+    switch (f) {
+    case 0: b.u.tr.big ^= 1; break;
+    case 1: b.u.tr.load_bytes = 4; break;
+    case 2: b.u.tr.store_bytes = 2; break;
+    case 3: b.u.tr.lds_pitch += 16; break;
+    case 4: b.u.tr.tile = 32; break;
+    case 5: b.lds_bytes += 16; break;
+    case 6: b.grid[0]++; break;
+    case 7: b.grid[2]++; break;
+    case 8: b.block[0] = 128; break;
+    case 9: b.args[1].name = "z"; break;
+    case 10: b.nargs = 1; break;
+    case 11: b.name[5] ^= 1; break;
+    case 12: b.op = CJ_KOP_WEIGHT_PACK; break;
+    case 13: b.u.tr.elem_bytes = 1; break;
+    }
+    key_of(&b, kb, sizeof kb);
+    if (strcmp(ka, kb) == 0) fail_msg("field %d change left the key unchanged: %s", f, ka);
+  }
+  /* An unknown op prints as its number. */
+  b = a;
+  b.op = (cj_kop)77;
+  key_of(&b, kb, sizeof kb);
+  assert_non_null(strstr(kb, "op=77;"));
+}
+
+static void test_print(void **st) {
+  (void)st;
+  cj_kplan p;
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 1, 1, 1024, 3456000), CONVJIT_OK);
+  cj_strbuf sb = {0};
+  cj_kplan_print(&p, &sb);
+  assert_non_null(sb.s);
+  assert_non_null(strstr(sb.s, "plan transpose"));
+  assert_non_null(strstr(sb.s, "big"));
+  assert_non_null(strstr(sb.s, "rebase")); /* the BIG flag's reason */
+  assert_non_null(strstr(sb.s, "lds_bytes"));
+  assert_non_null(strstr(sb.s, "4096"));
+  assert_non_null(strstr(sb.s, "gfx950"));
+  cj_sb_free(&sb);
+  cj_kplan_print(NULL, &sb);
+  assert_non_null(strstr(sb.s, "null"));
+  cj_sb_free(&sb);
+}
+
+static void test_wpack(void **st) {
+  (void)st;
+  cj_kplan p;
+  /* K=64, C=3, 3x3x3 taps, C padded to 8 (bf16 vector), row 27*8 = 216 -> 224. */
+  assert_int_equal(cj_kplan_wpack_init(&p, A942, 2, 64, 3, 27, 8, 224), CONVJIT_OK);
+  assert_int_equal(p.op, CJ_KOP_WEIGHT_PACK);
+  assert_int_equal(p.lds_bytes, 0);
+  assert_int_equal(p.grid[0], 56); /* 64*224 / 256 */
+  assert_int_equal(p.nargs, 2);
+  assert_true(p.args[0].is_ptr && p.args[1].is_ptr);
+  EXPECT_BAD(cj_kplan_wpack_init(&p, A942, 2, 0, 3, 27, 8, 224), CONVJIT_ERR_INVALID_ARG, "k = 0");
+  EXPECT_BAD(cj_kplan_wpack_init(&p, A942, 2, 64, 0, 27, 8, 224), CONVJIT_ERR_INVALID_ARG, "c = 0");
+  EXPECT_BAD(cj_kplan_wpack_init(&p, A942, 2, 64, 3, 0, 8, 224), CONVJIT_ERR_INVALID_ARG, "trs = 0");
+  EXPECT_BAD(cj_kplan_wpack_init(&p, A942, 2, 64, 9, 27, 8, 224), CONVJIT_ERR_INVALID_ARG, "c_pad = 8");
+  EXPECT_BAD(cj_kplan_wpack_init(&p, A942, 2, 64, 3, 27, 8, 215), CONVJIT_ERR_INVALID_ARG, "row_elems = 215");
+  EXPECT_BAD(cj_kplan_wpack_init(&p, A942, 4, 64, 3, 27, 8, 224), CONVJIT_ERR_INVALID_ARG, "elem_bytes = 4");
+  EXPECT_BAD(cj_kplan_wpack_init(&p, NULL, 2, 64, 3, 27, 8, 224), CONVJIT_ERR_INVALID_ARG, "arch");
+  EXPECT_BAD(cj_kplan_wpack_init(&p, A942, 2, 65536, 65536, 1, 65536, 65536), CONVJIT_ERR_UNSUPPORTED, "k*row_elems");
+  char ka[512], kb[512];
+  assert_int_equal(cj_kplan_wpack_init(&p, A942, 2, 64, 3, 27, 8, 224), CONVJIT_OK);
+  key_of(&p, ka, sizeof ka);
+  assert_int_equal(cj_kplan_wpack_init(&p, A942, 2, 64, 3, 27, 8, 232), CONVJIT_OK);
+  key_of(&p, kb, sizeof kb);
+  assert_string_not_equal(ka, kb);
+  assert_int_equal(cj_kplan_wpack_init(&p, A942, 2, 64, 3, 27, 16, 432), CONVJIT_OK);
+  key_of(&p, kb, sizeof kb);
+  assert_string_not_equal(ka, kb);
+  assert_non_null(strstr(kb, "op=weight_pack;"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_transpose_big_fp8), cmocka_unit_test(test_transpose_small_and_odd),
+      cmocka_unit_test(test_transpose_bad),     cmocka_unit_test(test_transpose_key),
+      cmocka_unit_test(test_print),             cmocka_unit_test(test_wpack),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
