@@ -1,0 +1,692 @@
+/* The public API: entry points, validation, thread-local error text.
+ *
+ * Every entry point checks its arguments and returns a status; the error
+ * text names the field and the value ("desc.c = 0: must be > 0"). Plans
+ * are resolved into launch-ready steps at creation (plan.h), so the launch
+ * functions only resolve binds, pack kernargs on the stack and enqueue. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "host/plan.h"
+
+#define DIMS "dhw"
+#define LIMIT_EXTENT ((int64_t)1 << 31) /* every extent must fit a signed 32-bit kernel constant */
+
+/* ---- context --------------------------------------------------------------- */
+
+/* Bytes of convjit_context_options in version 0.1: a caller's struct must
+ * hold at least these; a larger struct comes from a newer header. */
+#define OPTS_V1_SIZE (offsetof(convjit_context_options, log_level) + sizeof(convjit_log_level))
+
+static convjit_status check_version(size_t struct_size, size_t v1, size_t ours, const char *what) {
+  CJ_CHECK(struct_size >= v1, CONVJIT_ERR_VERSION, "%s.struct_size = %zu: at least %zu expected (set it to sizeof)",
+           what, struct_size, v1);
+  CJ_CHECK(struct_size <= ours, CONVJIT_ERR_VERSION,
+           "%s.struct_size = %zu: this library (%s) knows %zu bytes; the header is newer than the library", what,
+           struct_size, CJ_VERSION_STRING, ours);
+  return CONVJIT_OK;
+}
+
+static convjit_status open_device(const convjit_context_options *o, cj_device **dev) {
+  const char *emu_arch = o->arch ? o->arch : "gfx950";
+  switch (o->device) {
+  case CONVJIT_DEVICE_EMU: return cj_device_emu_create(emu_arch, dev);
+  case CONVJIT_DEVICE_HIP: return cj_device_hip_create(o->device_index, dev);
+  case CONVJIT_DEVICE_AUTO: {
+    convjit_status st = cj_device_hip_create(o->device_index, dev);
+    if (st == CONVJIT_OK) return st;
+    char why[600];
+    snprintf(why, sizeof why, "%s", cj_error_text());
+    return CJ_ERR(CONVJIT_ERR_DEVICE,
+                  "options.device = auto: no usable HIP device (%s); set device = CONVJIT_DEVICE_EMU to use the "
+                  "CPU emulator",
+                  why);
+  }
+  }
+  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "options.device = %d: unknown", (int)o->device);
+}
+
+CONVJIT_API convjit_status convjit_context_create(const convjit_context_options *opts, convjit_context **out) {
+  cj_error_clear();
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "ctx = NULL: need somewhere to store the context");
+  *out = NULL;
+  convjit_context_options o = convjit_context_options_default();
+  if (opts) {
+    CJ_TRY(check_version(opts->struct_size, OPTS_V1_SIZE, sizeof o, "options"));
+    CJ_CHECK(opts->header_version / 10000 == CONVJIT_VERSION_MAJOR, CONVJIT_ERR_VERSION,
+             "options.header_version = %d: header major %d, library %s (major %d)", opts->header_version,
+             opts->header_version / 10000, CJ_VERSION_STRING, CONVJIT_VERSION_MAJOR);
+    memcpy(&o, opts, opts->struct_size);
+  }
+  CJ_CHECK(o.device >= CONVJIT_DEVICE_AUTO && o.device <= CONVJIT_DEVICE_EMU, CONVJIT_ERR_INVALID_ARG,
+           "options.device = %d: must be auto (0), hip (1) or emu (2)", (int)o.device);
+  CJ_CHECK(o.device_index >= -1, CONVJIT_ERR_INVALID_ARG, "options.device_index = %d: must be >= -1",
+           o.device_index);
+  CJ_CHECK(o.log_level >= CONVJIT_LOG_FROM_ENV && o.log_level <= CONVJIT_LOG_DEBUG, CONVJIT_ERR_INVALID_ARG,
+           "options.log_level = %d: must be 0..4", (int)o.log_level);
+  const cj_arch *want = NULL;
+  if (o.arch) {
+    want = cj_arch_from_name(o.arch);
+    CJ_CHECK(want, CONVJIT_ERR_INVALID_ARG, "options.arch = \"%.32s\": supported are \"gfx942\" and \"gfx950\"",
+             o.arch);
+  }
+  if (o.log_level != CONVJIT_LOG_FROM_ENV) cj_log_set_level((cj_log_level)(o.log_level - 1));
+
+  cj_device *dev = NULL;
+  CJ_TRY(open_device(&o, &dev));
+  convjit_status st = CONVJIT_OK;
+  const cj_arch *arch = cj_arch_from_name(dev->arch);
+  if (!arch) {
+    st = CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "device arch \"%s\": convjit builds for gfx942 and gfx950",
+                dev->arch[0] ? dev->arch : "(unknown)");
+    goto fail;
+  }
+  if (want && want != arch) {
+    st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "options.arch = \"%s\" but the %s device is %s", want->name,
+                dev->ops->name, arch->name);
+    goto fail;
+  }
+  convjit_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) {
+    st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (context)");
+    goto fail;
+  }
+  ctx->dev = dev;
+  ctx->arch = arch;
+  ctx->cu_count = dev->cu_count > 0 ? dev->cu_count : (int)arch->cu_count_default;
+  snprintf(ctx->device_name, sizeof ctx->device_name, "%s", dev->ops->name);
+  cj_cache_opts co = {o.cache_dir, o.disable_disk_cache};
+  st = cj_cache_create(dev, &co, &ctx->cache);
+  if (st != CONVJIT_OK) {
+    free(ctx);
+    goto fail;
+  }
+  cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s", ctx->device_name, arch->name, ctx->cu_count,
+         dev->is_emulated ? " (emulated)" : "");
+  *out = ctx;
+  return CONVJIT_OK;
+fail:
+  cj_device_destroy(dev);
+  return st;
+}
+
+CONVJIT_API void convjit_context_destroy(convjit_context *ctx) {
+  if (!ctx) return;
+  cj_cache_destroy(ctx->cache);
+  cj_device_destroy(ctx->dev);
+  free(ctx);
+}
+
+CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info) {
+  cj_error_clear();
+  CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
+  CJ_CHECK(info, CONVJIT_ERR_INVALID_ARG, "info = NULL");
+  CJ_TRY(check_version(info->struct_size, sizeof *info, sizeof *info, "info"));
+  memset(info, 0, sizeof *info);
+  info->struct_size = sizeof *info;
+  snprintf(info->device, sizeof info->device, "%s", ctx->device_name);
+  snprintf(info->arch, sizeof info->arch, "%s", ctx->arch->name);
+  info->cu_count = ctx->cu_count;
+  info->emulated = ctx->dev->is_emulated;
+  const char *path = cj_cache_disk_path(ctx->cache);
+  info->disk_cache = path[0] != 0;
+  snprintf(info->cache_path, sizeof info->cache_path, "%s", path);
+  cj_cache_stats s;
+  cj_cache_get_stats(ctx->cache, &s);
+  info->kernels_compiled = s.compiled;
+  info->memory_hits = s.memory_hits;
+  info->disk_hits = s.disk_hits;
+  info->disk_misses = s.disk_misses;
+  return CONVJIT_OK;
+}
+
+/* ---- descriptor validation ----------------------------------------------- */
+
+static convjit_status check_dtype(convjit_dtype t, const char *field) {
+  CJ_CHECK(t >= CONVJIT_DTYPE_BF16 && t <= CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
+           "desc.%s = %d: unknown dtype (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3, f32 4)", field, (int)t);
+  return CONVJIT_OK;
+}
+
+static int is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
+
+static convjit_status check_scale(float s, convjit_dtype t, const char *field, const char *dfield) {
+  if (s == 0.0f) return CONVJIT_OK;
+  CJ_CHECK(isfinite(s) && s > 0.0f, CONVJIT_ERR_INVALID_ARG, "desc.%s = %g: must be finite and > 0 (0 = unused)",
+           field, (double)s);
+  CJ_CHECK(is_fp8(t), CONVJIT_ERR_INVALID_ARG, "desc.%s = %g: scales apply to fp8 data, but desc.%s = %d", field,
+           (double)s, dfield, (int)t);
+  return CONVJIT_OK;
+}
+
+static convjit_status mul_checked(int64_t a, int64_t b, int64_t *r, const char *what) {
+  CJ_CHECK(!__builtin_mul_overflow(a, b, r) && *r < ((int64_t)1 << 62), CONVJIT_ERR_INVALID_ARG,
+           "desc: %s overflows (more than 2^62 elements)", what);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *p) {
+  CJ_CHECK(d, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
+  CJ_TRY(check_version(d->struct_size, sizeof *d, sizeof *d, "desc"));
+  memset(p, 0, sizeof *p);
+  CJ_CHECK(d->spatial_rank >= 1 && d->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
+           "desc.spatial_rank = %d: must be 1, 2 or 3", d->spatial_rank);
+  CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
+           (long long)d->n);
+  CJ_CHECK(d->c > 0 && d->c < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.c = %lld: must be in 1..2^31-1",
+           (long long)d->c);
+  CJ_CHECK(d->k > 0 && d->k < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.k = %lld: must be in 1..2^31-1",
+           (long long)d->k);
+  int rank = d->spatial_rank, base = 3 - rank; /* desc index i -> problem dim base + i */
+  int64_t in[3] = {1, 1, 1}, f[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, plo[3] = {0, 0, 0},
+          phi[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+  for (int i = 0; i < rank; i++) {
+    int j = base + i;
+    CJ_CHECK(d->in[i] > 0 && d->in[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.in[%d] = %lld: must be in 1..2^31-1",
+             i, (long long)d->in[i]);
+    CJ_CHECK(d->filter[i] > 0 && d->filter[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.filter[%d] = %lld: must be in 1..2^31-1", i, (long long)d->filter[i]);
+    CJ_CHECK(d->stride[i] > 0 && d->stride[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.stride[%d] = %lld: must be in 1..2^31-1", i, (long long)d->stride[i]);
+    CJ_CHECK(d->dilation[i] > 0 && d->dilation[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.dilation[%d] = %lld: must be in 1..2^31-1", i, (long long)d->dilation[i]);
+    CJ_CHECK(d->pad_lo[i] >= 0 && d->pad_lo[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.pad_lo[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_lo[i]);
+    CJ_CHECK(d->pad_hi[i] >= 0 && d->pad_hi[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.pad_hi[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_hi[i]);
+    int64_t span = (d->filter[i] - 1) * d->dilation[i] + 1; /* < 2^62: both < 2^31 */
+    int64_t padded = d->in[i] + d->pad_lo[i] + d->pad_hi[i];
+    CJ_CHECK(span <= padded, CONVJIT_ERR_INVALID_ARG,
+             "desc.filter[%d] = %lld: its dilated extent %lld exceeds the padded input %lld (in %lld + pads %lld, %lld)",
+             i, (long long)d->filter[i], (long long)span, (long long)padded, (long long)d->in[i],
+             (long long)d->pad_lo[i], (long long)d->pad_hi[i]);
+    in[j] = d->in[i];
+    f[j] = d->filter[i];
+    st[j] = d->stride[i];
+    dl[j] = d->dilation[i];
+    plo[j] = d->pad_lo[i];
+    phi[j] = d->pad_hi[i];
+    out[j] = (padded - span) / d->stride[i] + 1;
+  }
+  CJ_CHECK(d->groups >= 1, CONVJIT_ERR_INVALID_ARG, "desc.groups = %lld: must be >= 1", (long long)d->groups);
+  if (d->groups > 1) {
+    CJ_CHECK(d->c % d->groups == 0 && d->k % d->groups == 0, CONVJIT_ERR_INVALID_ARG,
+             "desc.groups = %lld: must divide c = %lld and k = %lld", (long long)d->groups, (long long)d->c,
+             (long long)d->k);
+    return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.groups = %lld: grouped convolution has no kernel yet (groups = 1 only)",
+                  (long long)d->groups);
+  }
+  CJ_TRY(check_dtype(d->x_dtype, "x_dtype"));
+  CJ_TRY(check_dtype(d->w_dtype, "w_dtype"));
+  CJ_TRY(check_dtype(d->y_dtype, "y_dtype"));
+  CJ_CHECK(d->x_layout == CONVJIT_LAYOUT_NCDHW || d->x_layout == CONVJIT_LAYOUT_NDHWC, CONVJIT_ERR_INVALID_ARG,
+           "desc.x_layout = %d: unknown layout (NCDHW 1, NDHWC 2)", (int)d->x_layout);
+  CJ_CHECK(d->y_layout == CONVJIT_LAYOUT_NCDHW || d->y_layout == CONVJIT_LAYOUT_NDHWC, CONVJIT_ERR_INVALID_ARG,
+           "desc.y_layout = %d: unknown layout (NCDHW 1, NDHWC 2)", (int)d->y_layout);
+  CJ_CHECK(d->has_bias == 0 || d->has_bias == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_bias = %d: must be 0 or 1",
+           d->has_bias);
+  CJ_TRY(check_scale(d->x_scale, d->x_dtype, "x_scale", "x_dtype"));
+  CJ_TRY(check_scale(d->w_scale, d->w_dtype, "w_scale", "w_dtype"));
+  int64_t e;
+  CJ_TRY(mul_checked(d->n * d->c, in[0] * in[1], &e, "x element count n*c*d*h*w"));
+  CJ_TRY(mul_checked(e, in[2], &e, "x element count n*c*d*h*w"));
+  CJ_TRY(mul_checked(d->n * d->k, out[0] * out[1], &e, "y element count n*k*do*ho*wo"));
+  CJ_TRY(mul_checked(e, out[2], &e, "y element count n*k*do*ho*wo"));
+  CJ_TRY(mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
+  CJ_TRY(mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
+  /* Valid from here on; what follows is "no kernel for it (yet)". */
+  CJ_CHECK(d->x_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_layout = NDHWC: reserved; only NCDHW inputs are supported now");
+  CJ_CHECK(d->y_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
+           "desc.y_layout = NDHWC: reserved; only NCDHW outputs are supported now");
+  CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
+  CJ_CHECK(d->w_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
+           "desc.w_dtype = %d: must equal desc.x_dtype = %d (mixed input dtypes have no kernel)", (int)d->w_dtype,
+           (int)d->x_dtype);
+  CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d: fp8 outputs have no kernel (bf16 or f32)",
+           (int)d->y_dtype);
+
+  p->n = d->n; p->c = d->c; p->k = d->k;
+  p->d = in[0]; p->h = in[1]; p->w = in[2];
+  p->t = f[0]; p->r = f[1]; p->s = f[2];
+  for (int j = 0; j < 3; j++) {
+    p->stride[j] = st[j]; p->dil[j] = dl[j]; p->pad_lo[j] = plo[j]; p->pad_hi[j] = phi[j];
+  }
+  p->od = out[0]; p->oh = out[1]; p->ow = out[2];
+  p->groups = 1;
+  p->x_dtype = d->x_dtype; p->w_dtype = d->w_dtype; p->y_dtype = d->y_dtype;
+  p->x_layout = d->x_layout; p->y_layout = d->y_layout;
+  p->has_bias = d->has_bias;
+  p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
+  p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
+  p->spatial_rank = rank;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc) {
+  cj_error_clear();
+  cj_conv_problem p;
+  return cj_conv_desc_normalize(desc, &p);
+}
+
+CONVJIT_API convjit_status convjit_conv_output_dims(const convjit_conv_desc *desc, int64_t out[3]) {
+  cj_error_clear();
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "out = NULL");
+  cj_conv_problem p;
+  CJ_TRY(cj_conv_desc_normalize(desc, &p));
+  out[0] = p.od; out[1] = p.oh; out[2] = p.ow;
+  return CONVJIT_OK;
+}
+
+/* ---- plans ------------------------------------------------------------------- */
+
+static int arg_is_explicit(const cj_kernel_arg *a) {
+  return a->kind == CJ_ARG_BY_VALUE || a->kind == CJ_ARG_GLOBAL_BUFFER ||
+         (a->kind == CJ_ARG_OTHER && strncmp(a->value_kind, "hidden_", 7) != 0);
+}
+
+/* Step of the selection -> launch-ready step: kernel through the cache,
+ * argument offsets from the code object's metadata. */
+static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_plan_step *out) {
+  memset(out, 0, sizeof *out);
+  out->kind = s->kind;
+  if (s->kind == CJ_STEP_MEMSET) {
+    out->dst = s->dst;
+    out->memset_bytes = s->memset_bytes;
+    return CONVJIT_OK;
+  }
+  CJ_CHECK(s->kind == CJ_STEP_KERNEL, CONVJIT_ERR_INTERNAL, "launch step kind %d", (int)s->kind);
+  const cj_kplan *kp = &s->plan;
+  for (int i = 0; i < 3; i++) {
+    CJ_CHECK(kp->grid[i] >= 1 && kp->grid[i] <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+             "kernel %s: grid[%d] = %llu work-groups exceeds the launch limit", kp->name, i,
+             (unsigned long long)kp->grid[i]);
+    out->grid[i] = (uint32_t)kp->grid[i];
+    out->block[i] = kp->block[i];
+  }
+  CJ_TRY(cj_cache_get(ctx->cache, kp, &out->k, &out->source));
+  out->compile_ms = out->source == CJ_SRC_COMPILED ? out->k->compile_ms : 0.0;
+  snprintf(out->name, sizeof out->name, "%s", kp->name);
+  const cj_kernel_info *ki = out->k->info;
+  uint32_t j = 0;
+  for (uint32_t a = 0; a < ki->nargs; a++) {
+    const cj_kernel_arg *ma = &ki->args[a];
+    if (!arg_is_explicit(ma)) continue;
+    CJ_CHECK(j < kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has more arguments than its plan (%u)",
+             kp->name, kp->nargs);
+    uint32_t want = kp->args[j].is_ptr ? 8 : kp->args[j].size;
+    CJ_CHECK(ma->size == want && ma->offset + ma->size <= CJ_KERNARG_MAX, CONVJIT_ERR_INTERNAL,
+             "kernel %s: argument %u (%s) is %u bytes at offset %u in the code object, plan says %u", kp->name, j,
+             kp->args[j].name, ma->size, ma->offset, want);
+    CJ_CHECK(s->bind[j].kind != CJ_BIND_NONE, CONVJIT_ERR_INTERNAL, "kernel %s: argument %u (%s) has no binding",
+             kp->name, j, kp->args[j].name);
+    out->off[j] = (uint16_t)ma->offset;
+    out->size[j] = (uint16_t)ma->size;
+    out->bind[j] = s->bind[j];
+    if (ma->offset + ma->size > out->kernarg_bytes) out->kernarg_bytes = ma->offset + ma->size;
+    j++;
+  }
+  CJ_CHECK(j == kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has %u explicit arguments, plan %u",
+           kp->name, j, kp->nargs);
+  out->nargs = j;
+  cj_log(CJ_LOG_INFO, "kernel %s: grid %ux%ux%u block %ux%ux%u, %s", kp->name, out->grid[0], out->grid[1],
+         out->grid[2], out->block[0], out->block[1], out->block[2],
+         out->source == CJ_SRC_COMPILED ? "compiled" : out->source == CJ_SRC_DISK ? "disk cache hit" : "memory hit");
+  return CONVJIT_OK;
+}
+
+static convjit_status plan_finish(convjit_context *ctx, convjit_plan *p) {
+  CJ_CHECK(p->seq.fwd.nsteps > 0, CONVJIT_ERR_INTERNAL, "selection produced an empty launch sequence");
+  for (uint32_t i = 0; i < p->seq.pack.nsteps; i++) CJ_TRY(resolve_step(ctx, &p->seq.pack.step[i], &p->pack[i]));
+  p->npack = p->seq.pack.nsteps;
+  for (uint32_t i = 0; i < p->seq.fwd.nsteps; i++) {
+    CJ_TRY(resolve_step(ctx, &p->seq.fwd.step[i], &p->fwd[i]));
+    for (uint32_t a = 0; a < p->fwd[i].nargs; a++)
+      if (p->fwd[i].bind[a].kind == CJ_BIND_W_PACKED) p->fwd_uses_w_packed = 1;
+  }
+  p->nfwd = p->seq.fwd.nsteps;
+  cj_log(CJ_LOG_INFO, "plan: %s (workspace %llu bytes, packed weight %llu bytes)", p->seq.summary,
+         (unsigned long long)p->seq.workspace_bytes, (unsigned long long)p->seq.packed_weight_bytes);
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const convjit_conv_desc *desc,
+                                                    convjit_plan **out) {
+  cj_error_clear();
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
+  *out = NULL;
+  CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
+  convjit_plan *p = calloc(1, sizeof *p);
+  CJ_ALLOC_CHECK(p);
+  p->ctx = ctx;
+  p->op = CJ_PLAN_CONV;
+  convjit_status st = cj_conv_desc_normalize(desc, &p->prob);
+  if (st == CONVJIT_OK) {
+    cj_select_opts none;
+    memset(&none, 0, sizeof none);
+    st = cj_select_conv(&p->prob, ctx->arch, ctx->cu_count, &none, &p->seq);
+  }
+  if (st == CONVJIT_OK) st = plan_finish(ctx, p);
+  if (st != CONVJIT_OK) {
+    free(p);
+    return st;
+  }
+  p->has_bias = p->prob.has_bias;
+  *out = p;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, const convjit_transpose_desc *d,
+                                                         convjit_plan **out) {
+  cj_error_clear();
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
+  *out = NULL;
+  CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
+  CJ_CHECK(d, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
+  CJ_TRY(check_version(d->struct_size, sizeof *d, sizeof *d, "desc"));
+  CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
+           (long long)d->n);
+  CJ_CHECK(d->c > 0 && d->c < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.c = %lld: must be in 1..2^31-1",
+           (long long)d->c);
+  CJ_CHECK(d->s > 0 && d->s < ((int64_t)1 << 40), CONVJIT_ERR_INVALID_ARG, "desc.s = %lld: must be in 1..2^40-1",
+           (long long)d->s);
+  int64_t e;
+  CJ_TRY(mul_checked(d->n * d->c, d->s, &e, "element count n*c*s"));
+  CJ_TRY(check_dtype(d->dtype, "dtype"));
+  convjit_plan *p = calloc(1, sizeof *p);
+  CJ_ALLOC_CHECK(p);
+  p->ctx = ctx;
+  p->op = CJ_PLAN_TRANSPOSE;
+  convjit_status st = cj_select_transpose(d->n, d->c, d->s, d->dtype, ctx->arch, &p->seq);
+  if (st == CONVJIT_OK) st = plan_finish(ctx, p);
+  if (st != CONVJIT_OK) {
+    free(p);
+    return st;
+  }
+  *out = p;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API void convjit_plan_destroy(convjit_plan *plan) { free(plan); }
+
+CONVJIT_API convjit_status convjit_plan_workspace_size(const convjit_plan *p, size_t *bytes) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(bytes, CONVJIT_ERR_INVALID_ARG, "bytes = NULL");
+  *bytes = (size_t)p->seq.workspace_bytes;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_plan_packed_weight_size(const convjit_plan *p, size_t *bytes) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(bytes, CONVJIT_ERR_INVALID_ARG, "bytes = NULL");
+  *bytes = (size_t)p->seq.packed_weight_bytes;
+  return CONVJIT_OK;
+}
+
+/* ---- launch ---------------------------------------------------------------- */
+
+static uint64_t bind_value(const cj_bind *b, const cj_launch_ptrs *ptrs) {
+  switch (b->kind) {
+  case CJ_BIND_X: return (uint64_t)(uintptr_t)ptrs->x;
+  case CJ_BIND_W_RAW: return (uint64_t)(uintptr_t)ptrs->w_raw;
+  case CJ_BIND_W_PACKED: return (uint64_t)(uintptr_t)ptrs->w_packed;
+  case CJ_BIND_BIAS: return (uint64_t)(uintptr_t)ptrs->bias;
+  case CJ_BIND_Y: return (uint64_t)(uintptr_t)ptrs->y;
+  case CJ_BIND_WORKSPACE: return (uint64_t)(uintptr_t)ptrs->workspace + b->value;
+  case CJ_BIND_CONST_U32:
+  case CJ_BIND_CONST_F32: return b->value & 0xffffffffu;
+  case CJ_BIND_CONST_U64: return b->value;
+  case CJ_BIND_NONE: break;
+  }
+  return 0;
+}
+
+convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
+                           void *stream) {
+  cj_device *dev = p->ctx->dev;
+  for (uint32_t i = 0; i < n; i++) {
+    const cj_plan_step *s = &steps[i];
+    if (s->kind == CJ_STEP_MEMSET) {
+      void *dst = (void *)(uintptr_t)bind_value(&s->dst, ptrs);
+      CJ_TRY(dev->ops->memset_d8(dev, dst, 0, (size_t)s->memset_bytes, stream));
+      continue;
+    }
+    _Alignas(16) uint8_t kernargs[CJ_KERNARG_MAX];
+    memset(kernargs, 0, s->kernarg_bytes);
+    for (uint32_t a = 0; a < s->nargs; a++) {
+      uint64_t v = bind_value(&s->bind[a], ptrs); /* little-endian: the low bytes first */
+      memcpy(kernargs + s->off[a], &v, s->size[a]);
+    }
+    CJ_TRY(dev->ops->launch(dev, s->k->kern, s->grid, s->block, kernargs, s->kernarg_bytes, stream));
+  }
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *p, const void *w, void *w_packed, void *stream) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: a transpose plan has no weight to pack");
+  CJ_CHECK(w, CONVJIT_ERR_INVALID_ARG, "w = NULL");
+  CJ_CHECK(w_packed || p->seq.packed_weight_bytes == 0, CONVJIT_ERR_INVALID_ARG,
+           "w_packed = NULL: the plan needs %llu bytes there (convjit_plan_packed_weight_size)",
+           (unsigned long long)p->seq.packed_weight_bytes);
+  cj_launch_ptrs ptrs = {.w_raw = w, .w_packed = w_packed};
+  return cj_plan_run(p, p->pack, p->npack, &ptrs, stream);
+}
+
+CONVJIT_API convjit_status convjit_conv_fwd(const convjit_plan *p, const void *x, const void *w_packed,
+                                            const void *bias, void *y, void *workspace, size_t workspace_bytes,
+                                            void *stream) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
+  CJ_CHECK(x, CONVJIT_ERR_INVALID_ARG, "x = NULL");
+  CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "y = NULL");
+  CJ_CHECK(w_packed, CONVJIT_ERR_INVALID_ARG, "w_packed = NULL");
+  CJ_CHECK(!bias == !p->has_bias, CONVJIT_ERR_INVALID_ARG, "bias = %p: the descriptor says has_bias = %d", bias,
+           p->has_bias);
+  CJ_CHECK(workspace_bytes >= p->seq.workspace_bytes, CONVJIT_ERR_INVALID_ARG,
+           "workspace_bytes = %zu: the plan needs %llu (convjit_plan_workspace_size)", workspace_bytes,
+           (unsigned long long)p->seq.workspace_bytes);
+  CJ_CHECK(workspace || p->seq.workspace_bytes == 0, CONVJIT_ERR_INVALID_ARG,
+           "workspace = NULL: the plan needs %llu bytes", (unsigned long long)p->seq.workspace_bytes);
+  cj_launch_ptrs ptrs = {.x = x, .w_packed = w_packed, .bias = bias, .y = y, .workspace = workspace};
+  return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
+}
+
+CONVJIT_API convjit_status convjit_transpose(const convjit_plan *p, const void *x, void *y, void *stream) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(p->op == CJ_PLAN_TRANSPOSE, CONVJIT_ERR_INVALID_ARG, "plan: not a transpose plan (use convjit_conv_fwd)");
+  CJ_CHECK(x, CONVJIT_ERR_INVALID_ARG, "x = NULL");
+  CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "y = NULL");
+  CJ_CHECK(x != y, CONVJIT_ERR_INVALID_ARG, "y = x = %p: the transpose is out of place", x);
+  cj_launch_ptrs ptrs = {.x = x, .y = y};
+  return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
+}
+
+/* ---- introspection ------------------------------------------------------------ */
+
+static const cj_plan_step *kernel_step(const convjit_plan *p, int index, const char **stage) {
+  int k = 0;
+  for (uint32_t i = 0; i < p->npack; i++)
+    if (p->pack[i].kind == CJ_STEP_KERNEL && k++ == index) { *stage = "pack"; return &p->pack[i]; }
+  for (uint32_t i = 0; i < p->nfwd; i++)
+    if (p->fwd[i].kind == CJ_STEP_KERNEL && k++ == index) { *stage = "fwd"; return &p->fwd[i]; }
+  return NULL;
+}
+
+CONVJIT_API convjit_status convjit_plan_kernel_count(const convjit_plan *p, int *count) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(count, CONVJIT_ERR_INVALID_ARG, "count = NULL");
+  int n = 0;
+  const char *stage;
+  while (kernel_step(p, n, &stage)) n++;
+  *count = n;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_plan_kernel_info(const convjit_plan *p, int index, convjit_kernel_info *info) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(info, CONVJIT_ERR_INVALID_ARG, "info = NULL");
+  CJ_TRY(check_version(info->struct_size, sizeof *info, sizeof *info, "info"));
+  const char *stage = "";
+  const cj_plan_step *s = index >= 0 ? kernel_step(p, index, &stage) : NULL;
+  int count = 0;
+  while (kernel_step(p, count, &stage)) count++;
+  CJ_CHECK(s, CONVJIT_ERR_INVALID_ARG, "index = %d: the plan has %d kernels", index, count);
+  kernel_step(p, index, &stage);
+  const cj_kernel_info *k = s->k->info;
+  memset(info, 0, sizeof *info);
+  info->struct_size = sizeof *info;
+  snprintf(info->name, sizeof info->name, "%s", k->name);
+  snprintf(info->stage, sizeof info->stage, "%s", stage);
+  info->vgpr = k->vgpr_count;
+  info->agpr = k->agpr_count;
+  info->sgpr = k->sgpr_count;
+  info->lds_bytes = k->group_segment_size;
+  info->scratch_bytes = k->private_segment_size;
+  info->vgpr_spills = k->vgpr_spill_count;
+  info->sgpr_spills = k->sgpr_spill_count;
+  for (int i = 0; i < 3; i++) {
+    info->block[i] = s->block[i];
+    info->grid[i] = s->grid[i];
+  }
+  info->source = (convjit_cache_source)s->source;
+  info->compile_ms = s->compile_ms;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_plan_describe(const convjit_plan *p, char *buf, size_t cap, size_t *needed) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(buf || cap == 0, CONVJIT_ERR_INVALID_ARG, "buf = NULL with cap = %zu", cap);
+  cj_strbuf sb = {0};
+  cj_sb_printf(&sb, "%s\n", p->seq.summary);
+  const cj_step_list *lists[2] = {&p->seq.pack, &p->seq.fwd};
+  const char *names[2] = {"pack", "fwd"};
+  for (int l = 0; l < 2; l++)
+    for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
+      const cj_step *s = &lists[l]->step[i];
+      if (s->kind == CJ_STEP_MEMSET) {
+        cj_sb_printf(&sb, "[%s %u] memset 0, %llu bytes\n", names[l], i, (unsigned long long)s->memset_bytes);
+        continue;
+      }
+      cj_sb_printf(&sb, "[%s %u] kernel %s\n", names[l], i, s->plan.name);
+      cj_kplan_print(&s->plan, &sb);
+    }
+  if (sb.oom || !sb.s) {
+    cj_sb_free(&sb);
+    return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (plan description)");
+  }
+  if (needed) *needed = sb.len + 1;
+  if (cap) {
+    size_t n = sb.len < cap - 1 ? sb.len : cap - 1;
+    memcpy(buf, sb.s, n);
+    buf[n] = 0;
+  }
+  cj_sb_free(&sb);
+  return CONVJIT_OK;
+}
+
+/* ---- device memory and events -------------------------------------------- */
+
+#define CTX_CHECK(ctx) CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL")
+
+CONVJIT_API convjit_status convjit_malloc(convjit_context *ctx, size_t bytes, void **dptr) {
+  cj_error_clear();
+  CTX_CHECK(ctx);
+  CJ_CHECK(dptr, CONVJIT_ERR_INVALID_ARG, "dptr = NULL");
+  *dptr = NULL;
+  return ctx->dev->ops->mem_alloc(ctx->dev, bytes, dptr);
+}
+
+CONVJIT_API convjit_status convjit_free(convjit_context *ctx, void *dptr) {
+  cj_error_clear();
+  CTX_CHECK(ctx);
+  if (dptr) ctx->dev->ops->mem_free(ctx->dev, dptr);
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_memcpy_h2d(convjit_context *ctx, void *dst, const void *src, size_t n,
+                                             void *stream) {
+  cj_error_clear();
+  CTX_CHECK(ctx);
+  if (!n) return CONVJIT_OK;
+  CJ_CHECK(dst && src, CONVJIT_ERR_INVALID_ARG, "%s = NULL", dst ? "src" : "dst");
+  return ctx->dev->ops->memcpy_h2d(ctx->dev, dst, src, n, stream);
+}
+
+CONVJIT_API convjit_status convjit_memcpy_d2h(convjit_context *ctx, void *dst, const void *src, size_t n,
+                                             void *stream) {
+  cj_error_clear();
+  CTX_CHECK(ctx);
+  if (!n) return CONVJIT_OK;
+  CJ_CHECK(dst && src, CONVJIT_ERR_INVALID_ARG, "%s = NULL", dst ? "src" : "dst");
+  CJ_TRY(ctx->dev->ops->memcpy_d2h(ctx->dev, dst, src, n, stream));
+  /* The host reads dst right after: complete the copy before returning. */
+  return ctx->dev->ops->synchronize(ctx->dev, stream);
+}
+
+CONVJIT_API convjit_status convjit_memset(convjit_context *ctx, void *dst, int value, size_t n, void *stream) {
+  cj_error_clear();
+  CTX_CHECK(ctx);
+  if (!n) return CONVJIT_OK;
+  CJ_CHECK(dst, CONVJIT_ERR_INVALID_ARG, "dst = NULL");
+  CJ_CHECK(value >= 0 && value <= 255, CONVJIT_ERR_INVALID_ARG, "value = %d: must be a byte (0..255)", value);
+  return ctx->dev->ops->memset_d8(ctx->dev, dst, value, n, stream);
+}
+
+CONVJIT_API convjit_status convjit_synchronize(convjit_context *ctx, void *stream) {
+  cj_error_clear();
+  CTX_CHECK(ctx);
+  return ctx->dev->ops->synchronize(ctx->dev, stream);
+}
+
+struct convjit_event {
+  convjit_context *ctx;
+  void *ev;
+};
+
+CONVJIT_API convjit_status convjit_event_create(convjit_context *ctx, convjit_event **out) {
+  cj_error_clear();
+  CTX_CHECK(ctx);
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "ev = NULL");
+  *out = NULL;
+  convjit_event *e = calloc(1, sizeof *e);
+  CJ_ALLOC_CHECK(e);
+  e->ctx = ctx;
+  convjit_status st = ctx->dev->ops->event_create(ctx->dev, &e->ev);
+  if (st != CONVJIT_OK) {
+    free(e);
+    return st;
+  }
+  *out = e;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API void convjit_event_destroy(convjit_event *e) {
+  if (!e) return;
+  e->ctx->dev->ops->event_destroy(e->ctx->dev, e->ev);
+  free(e);
+}
+
+CONVJIT_API convjit_status convjit_event_record(convjit_event *e, void *stream) {
+  cj_error_clear();
+  CJ_CHECK(e, CONVJIT_ERR_INVALID_ARG, "ev = NULL");
+  return e->ctx->dev->ops->event_record(e->ctx->dev, e->ev, stream);
+}
+
+CONVJIT_API convjit_status convjit_event_elapsed_ms(const convjit_event *a, const convjit_event *b, float *ms) {
+  cj_error_clear();
+  CJ_CHECK(a && b, CONVJIT_ERR_INVALID_ARG, "%s = NULL", a ? "stop" : "start");
+  CJ_CHECK(ms, CONVJIT_ERR_INVALID_ARG, "ms = NULL");
+  CJ_CHECK(a->ctx == b->ctx, CONVJIT_ERR_INVALID_ARG, "stop: recorded on another context than start");
+  return a->ctx->dev->ops->event_elapsed_ms(a->ctx->dev, a->ev, b->ev, ms);
+}

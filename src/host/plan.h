@@ -1,0 +1,68 @@
+/* The objects behind the public handles (convjit_context, convjit_plan) and
+ * the one launch path. Internal: tools and tests may look inside.
+ *
+ * A plan is resolved at creation into launch-ready steps: each kernel step
+ * holds its loaded kernel, its grid/block, and for every explicit argument
+ * the bind (what value) and the code object's offset/size (where it goes),
+ * so a launch only resolves binds and copies a few words into a stack
+ * buffer: no lookup, no allocation, no lock. */
+#ifndef CJ_HOST_PLAN_H
+#define CJ_HOST_PLAN_H
+
+#include "convjit/convjit.h"
+#include "host/select.h"
+#include "runtime/cache.h"
+#include "runtime/device.h"
+
+#define CJ_KERNARG_MAX 512 /* explicit kernarg bytes a plan may use (stack buffer) */
+
+struct convjit_context {
+  cj_device *dev;
+  const cj_arch *arch;
+  int cu_count;
+  cj_cache *cache;
+  char device_name[8];
+};
+
+typedef struct cj_plan_step {
+  cj_step_kind kind;
+  /* KERNEL */
+  const cj_loaded *k;
+  char name[64];
+  uint32_t grid[3], block[3];
+  uint32_t nargs;
+  cj_bind bind[CJ_KPLAN_MAX_ARGS];
+  uint16_t off[CJ_KPLAN_MAX_ARGS], size[CJ_KPLAN_MAX_ARGS];
+  uint32_t kernarg_bytes;
+  cj_cache_src source;
+  double compile_ms;
+  /* MEMSET */
+  cj_bind dst;
+  uint64_t memset_bytes;
+} cj_plan_step;
+
+typedef enum { CJ_PLAN_CONV = 1, CJ_PLAN_TRANSPOSE = 2 } cj_plan_op;
+
+struct convjit_plan {
+  convjit_context *ctx;
+  cj_plan_op op;
+  cj_seq seq;                    /* as selected (kernel plans, for describe) */
+  cj_plan_step pack[CJ_SEQ_MAX_STEPS], fwd[CJ_SEQ_MAX_STEPS];
+  uint32_t npack, nfwd;
+  int fwd_uses_w_packed, has_bias;
+  cj_conv_problem prob;          /* CJ_PLAN_CONV */
+};
+
+/* The values binds resolve to for one launch. */
+typedef struct cj_launch_ptrs {
+  const void *x, *w_raw, *w_packed, *bias;
+  void *y, *workspace;
+} cj_launch_ptrs;
+
+/* api.c: runs a step list (the only launch code). */
+convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
+                           void *stream);
+/* api.c: validation + 3D normalization of a public descriptor. */
+convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *out);
+
+#endif
