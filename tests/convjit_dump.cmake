@@ -1,0 +1,30 @@
+# convjit-dump acceptance (issue 2): resources as JSON with --check for the
+# transpose shapes (the 1x1024x3456000 one is past 2^31 elements), ISA with
+# LDS instructions, and IR that llvm-as-22 accepts. Exit status and output
+# both decide: --check fails the test by exiting 1.
+set(CJ_DUMP $<TARGET_FILE:convjit-dump>)
+# (PASS_REGULAR_EXPRESSION would ignore the exit status, so bash checks both.)
+set(CJ_DUMP_OK "\"lds_bytes\":[1-9][0-9]*,\"scratch_bytes\":0,\"vgpr_spills\":0,\"sgpr_spills\":0")
+foreach(cfg "gfx950;fp8;1,1024,3456000" "gfx942;bf16;1,1024,3456000" "gfx942;bf16;2,24,1000"
+            "gfx950;fp8;2,24,1000")
+  list(GET cfg 0 arch)
+  list(GET cfg 1 dt)
+  list(GET cfg 2 shape)
+  add_test(NAME tools/dump_check_${arch}_${dt}_${shape}
+           COMMAND bash -c "out=$(\"$0\" --arch $1 --op transpose --dtype $2 --shape $3 --emit resources --json --check) && echo \"$out\" && echo \"$out\" | grep -Eq -- \"$4\""
+                   ${CJ_DUMP} ${arch} ${dt} ${shape} ${CJ_DUMP_OK})
+  set_tests_properties(tools/dump_check_${arch}_${dt}_${shape} PROPERTIES LABELS tools)
+endforeach()
+add_test(NAME tools/dump_asm_has_lds
+         COMMAND bash -c "set -o pipefail; \"$0\" --arch gfx950 --op transpose --dtype fp8 --shape 2,24,1000 --emit asm | grep -Ec '^\\s+ds_(read|write)' >/dev/null"
+                 ${CJ_DUMP})
+set_tests_properties(tools/dump_asm_has_lds PROPERTIES LABELS tools)
+add_test(NAME tools/dump_ir_is_valid
+         COMMAND bash -c "set -o pipefail; \"$0\" --arch gfx942 --op transpose --dtype bf16 --shape 1,1024,3456000 --emit ir | \"$1\" -o /dev/null -"
+                 ${CJ_DUMP} ${LLVM_BINDIR}/llvm-as)
+set_tests_properties(tools/dump_ir_is_valid PROPERTIES LABELS tools)
+# Bad arguments: usage on stderr and exit status 2 (not 1, not a crash).
+add_test(NAME tools/dump_bad_args
+         COMMAND bash -c "\"$0\" --arch gfx950 --op transpose --dtype fp16 --shape 1,2,3; test $? -eq 2 && \"$0\" --arch gfx950 --op nope --shape 1; test $? -eq 2 && \"$0\" --arch gfx950 --op transpose --dtype fp8 --shape 1,2; test $? -eq 2"
+                 ${CJ_DUMP})
+set_tests_properties(tools/dump_bad_args PROPERTIES LABELS tools)
