@@ -86,7 +86,7 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
   const uint32_t T = t->tile, eb = t->elem_bytes, nthr = p->block[0];
   const uint64_t total = t->n * t->c * t->s * eb;
   if (!cj_irb_kernel(g, p, 0)) return g->st;
-  k.lds = cj_irb_lds(g, "tile", p->lds_bytes, 16);
+  k.lds = cj_irb_lds(g, "tile", T * t->lds_pitch, 16); /* codegen.c checks it equals p->lds_bytes */
 
   LLVMValueRef tid = cj_irb_tid(g, 0);
   LLVMValueRef s0 = LLVMBuildMul(b, cj_irb_wgid(g, 0), cj_c32(g, T), "s0");
