@@ -59,8 +59,11 @@ static void gather_f8(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn lo
     }
 }
 
-/* D[i][j] = C[i][j] + sum_k A[i][k] B[k][j], rounded once to f32. */
+/* D[i][j] = C[i][j] + sum_k A[i][k] B[k][j], rounded once to f32. The
+ * result is built aside and written last, so d may overlap a, b or c in any
+ * way (the operands are already gathered; C is read before D is written). */
 static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
+  emu_lanereg res[4];
   for (int i = 0; i < 16; i++) {
     double acc[16] = {0};
     const double *ai = &o->a[i * K];
@@ -69,15 +72,16 @@ static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_laner
       const double *bk = &o->bt[k * 16];
       for (int j = 0; j < 16; j++) acc[j] += av * bk[j];
     }
-    /* C/D[i][j]: reg i%4, lane 16*(i/4)+j; read C before writing D (aliasing) */
+    /* C/D[i][j]: reg i%4, lane 16*(i/4)+j */
     for (int j = 0; j < 16; j++) {
       int reg = i % 4, lane = 16 * (i / 4) + j;
       float cf;
       memcpy(&cf, &c[reg][lane], 4);
       float r = (float)((double)cf + acc[j]);
-      memcpy(&d[reg][lane], &r, 4);
+      memcpy(&res[reg][lane], &r, 4);
     }
   }
+  memcpy(d, res, sizeof res);
 }
 
 void emu_mfma_f32_16x16x16_bf16(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,

@@ -3,8 +3,9 @@
  * Contract:
  * - a, b: the source register tuples (consecutive registers, each 64 lanes),
  *   c: the fp32 accumulator in (4 registers for 16x16), d: the result (4
- *   registers). d may alias c (the usual in-place accumulation); a and b are
- *   never written.
+ *   registers). d may alias or overlap c, a or b in any way (the usual case
+ *   is d == c, in-place accumulation); a, b and c are never written unless
+ *   d overlaps them.
  * - Operand layouts are those of ISA.md section 1 (k = reduction index,
  *   i = row of A / D, j = column of B / D; "half"/"byte" 0 = least significant):
  *     gfx942 16x16x16 bf16   A[i][k]: lane 16*(k/4)+i,  reg (k%4)/2,  half k%2

@@ -9,7 +9,7 @@
  * are observable only through summation order (ISA.md section 1); what these
  * tests pin down is the row/column placement and the A-B pairing.
  * Covers: each MFMA kind on random inputs with C accumulation, one-hot
- * placement of every A and B element, d aliasing c, fp8 subnormals and max values, mixed E4M3/E5M2,
+ * placement of every A and B element, d aliasing or overlapping c or a, fp8 subnormals and max values, mixed E4M3/E5M2,
  * FNUZ vs OCP interpretation of the same bytes, NaN propagation and the
  * unsupported f8f6f4 formats. */
 #include <math.h>
@@ -147,6 +147,14 @@ static void random_case(int kind, int fsel_a, int fsel_b, unsigned seed) {
   memcpy(cd, c, sizeof cd);
   assert_int_equal(run(kind, a, b, cd, cd, fsel_a, fsel_b), 0);
   assert_memory_equal(cd, d, sizeof d);
+  /* d overlapping c shifted by one register, and d overlapping a */
+  emu_lanereg shifted[5], a2[8];
+  memcpy(shifted, c, sizeof c);
+  assert_int_equal(run(kind, a, b, shifted, shifted + 1, fsel_a, fsel_b), 0);
+  assert_memory_equal(shifted + 1, d, sizeof d);
+  memcpy(a2, a, sizeof a);
+  assert_int_equal(run(kind, a2, b, c, a2, fsel_a, fsel_b), 0);
+  assert_memory_equal(a2, d, sizeof d);
 }
 
 static void test_random_bf16_k16(void **s) { (void)s; for (unsigned t = 0; t < 8; t++) random_case(KIND_BF16_K16, 0, 0, 100 + t); }
