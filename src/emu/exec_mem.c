@@ -1,0 +1,269 @@
+/* Memory instructions, common part: the opcode shape table, register
+ * placement of loaded bytes, scalar loads (s_load / s_buffer_load), and the
+ * launch hooks that make no-return f32 atomics deterministic.
+ *
+ * Atomics: a no-return f32 add (no glc/sc0) is appended to its workgroup's
+ * log in program order; when the launch ends, the logs are applied in
+ * workgroup linear-id order, so the float sums are bit-identical for any
+ * host thread count. Consequence: a kernel cannot observe its own no-return
+ * atomics with a later load in the same launch (none of convjit's kernels
+ * do; split-K finalizes in a separate kernel). An atomic with return is
+ * applied at once under a lock; its returned values then depend on the
+ * order in which host threads run workgroups. */
+#include "emu/exec_mem.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- opcode shapes ---------------------------------------------------------- */
+
+static emu_memop g_memop[EMU_OP_COUNT];
+static pthread_once_t g_memop_once = PTHREAD_ONCE_INIT;
+
+static int ends_with(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* Parses the width suffix of a memory mnemonic (after load_/store_/read_/
+ * write_): dword, dwordxN, ubyte, sbyte, ushort, sshort, byte, short, bN,
+ * uN, iN, with optional _d16 / _d16_hi. */
+static void memop_parse(const char *name, emu_memop *m) {
+  static const char *keys[] = {"_load_", "_store_", "_read2st64_", "_write2st64_", "_read2_", "_write2_",
+                               "_read_", "_write_", "_atomic_add_"};
+  const char *w = NULL;
+  int store = 0, two = 0, st64 = 0;
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !w; i++) {
+    const char *p = strstr(name, keys[i]);
+    if (!p) continue;
+    w = p + strlen(keys[i]);
+    store = strstr(keys[i], "store") || strstr(keys[i], "write");
+    two = strchr(keys[i], '2') != NULL;
+    st64 = strstr(keys[i], "st64") != NULL;
+    if (strstr(keys[i], "atomic")) { /* *_atomic_add_f32: one dword */
+      m->valid = 1;
+      m->bytes = m->elem = 4;
+      return;
+    }
+  }
+  if (!w) return;
+  char t[24];
+  size_t n = strcspn(w, "_");
+  if (n == 0 || n >= sizeof t) return;
+  memcpy(t, w, n);
+  t[n] = 0;
+  unsigned bytes = 0, sext = 0, elem = 0;
+  if (!strcmp(t, "dword")) bytes = 4, elem = 4;
+  else if (!strcmp(t, "dwordx2")) bytes = 8, elem = 4;
+  else if (!strcmp(t, "dwordx3")) bytes = 12, elem = 4;
+  else if (!strcmp(t, "dwordx4")) bytes = 16, elem = 4;
+  else if (!strcmp(t, "dwordx8")) bytes = 32, elem = 4;
+  else if (!strcmp(t, "dwordx16")) bytes = 64, elem = 4;
+  else if (!strcmp(t, "ubyte") || !strcmp(t, "byte") || !strcmp(t, "u8") || !strcmp(t, "b8")) bytes = 1;
+  else if (!strcmp(t, "sbyte") || !strcmp(t, "i8")) bytes = 1, sext = 1;
+  else if (!strcmp(t, "ushort") || !strcmp(t, "short") || !strcmp(t, "u16") || !strcmp(t, "b16")) bytes = 2;
+  else if (!strcmp(t, "sshort") || !strcmp(t, "i16")) bytes = 2, sext = 1;
+  else if (!strcmp(t, "b32")) bytes = 4, elem = 4;
+  else if (!strcmp(t, "b64")) bytes = 8, elem = 4;
+  else if (!strcmp(t, "b96")) bytes = 12, elem = 4;
+  else if (!strcmp(t, "b128")) bytes = 16, elem = 4;
+  else return;
+  /* a store of "short"/"byte" is unsigned by nature; "short" loads do not exist */
+  m->valid = 1;
+  m->store = (uint8_t)store;
+  m->bytes = (uint8_t)bytes;
+  m->elem = (uint8_t)(elem ? elem : bytes);
+  m->sext = (uint8_t)sext;
+  m->two = (uint8_t)two;
+  m->st64 = (uint8_t)st64;
+  m->d16 = ends_with(name, "_d16_hi") ? 2 : ends_with(name, "_d16") ? 1 : 0;
+}
+
+static void memop_init(void) {
+#define X(name, ENUM, cls, ndst, fn) \
+  if ((cls) == EMU_CLASS_VMEM || (cls) == EMU_CLASS_LDS || (cls) == EMU_CLASS_SMEM) memop_parse(name, &g_memop[EMU_OP_##ENUM]);
+#include "emu/isa_table.h"
+#undef X
+}
+
+const emu_memop *emu_memop_get(uint16_t op) {
+  pthread_once(&g_memop_once, memop_init);
+  return op < EMU_OP_COUNT ? &g_memop[op] : &g_memop[0];
+}
+
+/* ---- register placement ---------------------------------------------------- */
+
+void emu_mem_put_lane(emu_wave *w, const emu_operand *dst, const emu_memop *mo, unsigned lane, const uint8_t *b) {
+  if (mo->bytes < 4 || mo->d16) {
+    uint32_t v = mo->bytes == 1 ? b[0] : (uint32_t)b[0] | (uint32_t)b[1] << 8;
+    if (mo->sext) v = mo->bytes == 1 ? (uint32_t)(int32_t)(int8_t)v : (uint32_t)(int32_t)(int16_t)v;
+    uint32_t *row = emu_vreg(w, dst, 0);
+    if (!row) return;
+    if (mo->d16 == 1) row[lane] = (row[lane] & 0xffff0000u) | (v & 0xffffu);
+    else if (mo->d16 == 2) row[lane] = (row[lane] & 0xffffu) | (v << 16);
+    else row[lane] = v;
+    return;
+  }
+  for (unsigned k = 0; k < mo->bytes / 4u && k < dst->count; k++) {
+    uint32_t *row = emu_vreg(w, dst, k);
+    if (row) memcpy(&row[lane], b + 4 * k, 4);
+  }
+}
+
+void emu_mem_get_lane(emu_wave *w, const emu_operand *src, const emu_memop *mo, unsigned lane, uint8_t *b) {
+  if (mo->bytes < 4) {
+    uint32_t v = emu_vread(w, src, 0, lane);
+    if (mo->d16 == 2) v >>= 16;
+    b[0] = (uint8_t)v;
+    if (mo->bytes == 2) b[1] = (uint8_t)(v >> 8);
+    return;
+  }
+  for (unsigned k = 0; k < mo->bytes / 4u; k++) {
+    uint32_t v = emu_vread(w, src, k, lane);
+    memcpy(b + 4 * k, &v, 4);
+  }
+}
+
+/* ---- scalar memory -------------------------------------------------------- */
+
+/* s_load_dword{,x2,x4,x8,x16} sdst, s[base:base+1], offset(imm or sgpr) [offset:imm]
+ * s_buffer_load_dword* sdst, s[v#:v#+3], offset: the V# base, dwords past
+ * NUM_RECORDS read 0. Hardware ignores the low two address bits. */
+convjit_status emu_x_smem(emu_wave *w, const emu_inst *in) {
+  const emu_memop *mo = emu_memop_get(in->op);
+  if (!mo->valid || in->nops < 2) return emu_fail(w, in, "scalar load: unexpected operands");
+  const emu_operand *dst = &in->o[0], *base = &in->o[1];
+  uint64_t off = (uint64_t)(int64_t)in->offset;
+  if (in->nops >= 3) off += in->o[2].kind == EMU_OPK_IMM ? (uint64_t)(int64_t)(int32_t)in->o[2].imm32
+                                                          : (uint64_t)emu_sread(w, &in->o[2], 0);
+  unsigned ndw = mo->bytes / 4u;
+  if (dst->count < ndw) return emu_fail(w, in, "scalar load of %u dwords into %u registers", ndw, dst->count);
+  uint32_t val[16] = {0};
+  emu_access_ctx c = emu_actx(w, in, -1);
+  int is_buf = in->op >= EMU_OP_S_BUFFER_LOAD_DWORD && in->op <= EMU_OP_S_BUFFER_LOAD_DWORDX16;
+  if (is_buf) {
+    uint64_t b = emu_sread(w, base, 0) | (uint64_t)(emu_sread(w, base, 1) & 0xffff) << 32;
+    uint32_t nrec = emu_sread(w, base, 2);
+    off &= ~3ull;
+    for (unsigned k = 0; k < ndw; k++) {
+      uint64_t o = (uint32_t)off + 4ull * k;
+      if (o + 4 > nrec) continue; /* out of range: 0 */
+      CJ_TRY(emu_mem_read(emu_wave_mem(w), b + o, &val[k], 4, &c));
+    }
+  } else {
+    uint64_t a = (emu_sread64(w, base) + off) & ~3ull;
+    CJ_TRY(emu_mem_read(emu_wave_mem(w), a, val, 4u * ndw, &c));
+  }
+  for (unsigned k = 0; k < ndw; k++) emu_swrite(w, dst, k, val[k]);
+  emu_hz_issue(w, in, EMU_HZ_LGKM | EMU_HZ_UNORDERED, dst);
+  return CONVJIT_OK;
+}
+
+/* ---- atomic log and launch hooks -------------------------------------------- */
+
+typedef struct atom_rec { uint64_t addr; float v; } atom_rec;
+typedef struct wg_log { uint64_t linear; atom_rec *r; size_t n, cap; } wg_log;
+typedef struct launch_mem {
+  pthread_mutex_t lock;
+  wg_log *logs;   /* finished workgroups that logged something */
+  size_t n, cap;
+} launch_mem;
+
+convjit_status emu_mem_log_atomic(emu_wave *w, const emu_inst *in, uint64_t addr, float v, int lane) {
+  wg_log *lg = w->wg->mem;
+  if (!lg) return emu_fail(w, in, "internal: no atomic log for this workgroup");
+  /* reject a bad address now, where the instruction is known */
+  emu_mem *m = emu_wave_mem(w);
+  const emu_range *r = emu_mem_find(m, addr, 4);
+  if (!r || r->kind == EMU_RANGE_PROCEDURAL) {
+    emu_access_ctx c = emu_actx(w, in, lane);
+    float tmp;
+    if (!r) return emu_mem_read(m, addr, &tmp, 4, &c); /* sets the out-of-range error */
+    return emu_mem_write(m, addr, &tmp, 4, &c);         /* procedural: read-only error */
+  }
+  if (lg->n == lg->cap) {
+    size_t nc = lg->cap ? lg->cap * 2 : 256;
+    atom_rec *nr = realloc(lg->r, nc * sizeof *nr);
+    CJ_ALLOC_CHECK(nr);
+    lg->r = nr;
+    lg->cap = nc;
+  }
+  lg->r[lg->n].addr = addr;
+  lg->r[lg->n].v = v;
+  lg->n++;
+  return CONVJIT_OK;
+}
+
+convjit_status emu_mem_launch_begin(emu_run *L) {
+  launch_mem *lm = calloc(1, sizeof *lm);
+  CJ_ALLOC_CHECK(lm);
+  pthread_mutex_init(&lm->lock, NULL);
+  L->mem = lm;
+  return CONVJIT_OK;
+}
+
+convjit_status emu_mem_wg_begin(emu_wg *g) {
+  wg_log *lg = calloc(1, sizeof *lg);
+  CJ_ALLOC_CHECK(lg);
+  lg->linear = g->linear;
+  g->mem = lg;
+  return CONVJIT_OK;
+}
+
+convjit_status emu_mem_wg_end(emu_wg *g, convjit_status st) {
+  wg_log *lg = g->mem;
+  g->mem = NULL;
+  if (!lg) return CONVJIT_OK;
+  launch_mem *lm = g->L ? g->L->mem : NULL;
+  if (st != CONVJIT_OK || !lm || lg->n == 0) {
+    free(lg->r);
+    free(lg);
+    return CONVJIT_OK;
+  }
+  convjit_status rs = CONVJIT_OK;
+  pthread_mutex_lock(&lm->lock);
+  if (lm->n == lm->cap) {
+    size_t nc = lm->cap ? lm->cap * 2 : 64;
+    wg_log *nl = realloc(lm->logs, nc * sizeof *nl);
+    if (nl) {
+      lm->logs = nl;
+      lm->cap = nc;
+    }
+  }
+  if (lm->n < lm->cap) lm->logs[lm->n++] = *lg;
+  else {
+    free(lg->r);
+    rs = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory for the atomic log");
+  }
+  pthread_mutex_unlock(&lm->lock);
+  free(lg);
+  return rs;
+}
+
+static int cmp_log(const void *a, const void *b) {
+  const wg_log *x = a, *y = b;
+  return x->linear < y->linear ? -1 : x->linear > y->linear;
+}
+
+convjit_status emu_mem_launch_end(emu_run *L, convjit_status st) {
+  launch_mem *lm = L->mem;
+  L->mem = NULL;
+  if (!lm) return CONVJIT_OK;
+  convjit_status rs = CONVJIT_OK;
+  if (st == CONVJIT_OK && lm->n) {
+    qsort(lm->logs, lm->n, sizeof *lm->logs, cmp_log);
+    emu_mem *m = L->ctx->mem;
+    for (size_t i = 0; i < lm->n && rs == CONVJIT_OK; i++)
+      for (size_t k = 0; k < lm->logs[i].n && rs == CONVJIT_OK; k++) {
+        emu_access_ctx c = {L->k && L->k->info ? L->k->info->name : "?", 0, "logged atomic add", -1};
+        rs = emu_mem_atomic_add_f32(m, lm->logs[i].r[k].addr, lm->logs[i].r[k].v, NULL, &c);
+      }
+  }
+  for (size_t i = 0; i < lm->n; i++) free(lm->logs[i].r);
+  free(lm->logs);
+  pthread_mutex_destroy(&lm->lock);
+  free(lm);
+  return rs;
+}

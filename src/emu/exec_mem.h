@@ -1,0 +1,40 @@
+/* Private to the memory handlers (exec_mem.c, exec_buffer.c, exec_global.c,
+ * exec_lds.c): the per-opcode access shape and shared helpers. */
+#ifndef CJ_EMU_EXEC_MEM_H
+#define CJ_EMU_EXEC_MEM_H
+
+#include "emu/emu_internal.h"
+#include "emu/hazard.h"
+#include "emu/memory.h"
+
+/* Shape of one memory opcode, parsed once from its mnemonic. */
+typedef struct emu_memop {
+  uint8_t valid;
+  uint8_t store;   /* store / ds_write */
+  uint8_t bytes;   /* bytes per lane (per address for ds_*2*) */
+  uint8_t elem;    /* range-check element: 4 for dword types, else bytes */
+  uint8_t sext;    /* sign-extend the loaded value (sbyte, sshort, i8, i16) */
+  uint8_t d16;     /* 0, 1 = low half (_d16), 2 = high half (_d16_hi) */
+  uint8_t two;     /* ds_read2 / ds_write2 */
+  uint8_t st64;    /* ds_*2st64 */
+} emu_memop;
+
+const emu_memop *emu_memop_get(uint16_t op);
+
+static inline emu_mem *emu_wave_mem(const emu_wave *w) { return w->wg->L->ctx->mem; }
+
+static inline emu_access_ctx emu_actx(const emu_wave *w, const emu_inst *in, int lane) {
+  emu_access_ctx c = {emu_kernel_name(w), in->pc, in->text, lane};
+  return c;
+}
+
+/* Places up to 4 loaded dwords (bytes already zero/sign extended into
+ * d[0..]) into a destination register tuple lane, honouring d16 halves. */
+void emu_mem_put_lane(emu_wave *w, const emu_operand *dst, const emu_memop *mo, unsigned lane, const uint8_t *bytes);
+/* Gathers the bytes a store writes for one lane (honouring _d16_hi). */
+void emu_mem_get_lane(emu_wave *w, const emu_operand *src, const emu_memop *mo, unsigned lane, uint8_t *bytes);
+
+/* Logs a no-return f32 atomic add for in-order application at launch end. */
+convjit_status emu_mem_log_atomic(emu_wave *w, const emu_inst *in, uint64_t addr, float v, int lane);
+
+#endif
