@@ -35,6 +35,7 @@ typedef struct dump_args {
   int nshape;            /* -1: --shape not given */
   unsigned emit;
   int json, check;
+  const char *save_dir;  /* write each kernel's code object as <dir>/<name>.co */
   void *op_opts;         /* the op's own options (op->opts_size bytes, zeroed) */
 } dump_args;
 
@@ -113,6 +114,7 @@ static void usage(FILE *f) {
           "  --emit   stages to print, any combination (default plan,resources)\n"
           "  --json   print one JSON object instead of text\n"
           "  --check  exit 1 if any kernel spills, uses scratch or exceeds the arch's LDS\n"
+          "  --save-dir DIR  also write each kernel's code object to DIR/<kernel>.co\n"
           "ops:\n");
   for (int i = 0; i < DUMP_NOPS; i++) {
     const dump_op *o = &dump_ops[i];
@@ -169,7 +171,7 @@ static convjit_status take_opt(int argc, char **argv, int *i, int has_value, cha
   return CONVJIT_OK;
 }
 
-static const char *const common_valued[] = {"arch", "op", "dtype", "shape", "emit", NULL};
+static const char *const common_valued[] = {"arch", "op", "dtype", "shape", "emit", "save-dir", NULL};
 static const char *const common_flags[] = {"json", "check", "help", NULL};
 
 static int in_list(const char *const *l, const char *s, size_t len) {
@@ -207,6 +209,7 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
       else if (!strcmp(name, "check")) a->check = 1;
       else if (!strcmp(name, "op")) a->op_name = v;
       else if (!strcmp(name, "dtype")) a->dtype = v;
+      else if (!strcmp(name, "save-dir")) a->save_dir = v;
       else if (!strcmp(name, "emit")) CJ_TRY(parse_emit(v, &a->emit));
       else if (!strcmp(name, "shape")) CJ_TRY(parse_u64_list("shape", v, a->shape, DUMP_MAX_SHAPE, &a->nshape));
       else if (!strcmp(name, "arch")) {
@@ -336,6 +339,16 @@ static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *pla
 
 /* ---- main ----------------------------------------------------------------- */
 
+static int save_code_object(const char *dir, const char *name, const cj_blob *co) {
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%s/%s.co", dir, name);
+  FILE *f = n > 0 && (size_t)n < sizeof path ? fopen(path, "wb") : NULL;
+  int ok = f && fwrite(co->data, 1, co->size, f) == co->size;
+  if (f && fclose(f) != 0) ok = 0;
+  if (!ok) fprintf(stderr, "convjit-dump: cannot write %s/%s.co: %s\n", dir, name, strerror(errno));
+  return ok;
+}
+
 static int run(const dump_args *a, const dump_op *op) {
   cj_kplan *plans = calloc(DUMP_MAX_KERNELS, sizeof *plans);
   cj_built *b = calloc(DUMP_MAX_KERNELS, sizeof *b);
@@ -354,7 +367,7 @@ static int run(const dump_args *a, const dump_op *op) {
     goto out;
   }
   /* Anything past the plan needs the kernels built. */
-  if ((a->emit & ~(unsigned)EMIT_PLAN) || a->check) {
+  if ((a->emit & ~(unsigned)EMIT_PLAN) || a->check || a->save_dir) {
     unsigned flags = (a->emit & EMIT_IR ? CJ_BUILD_KEEP_IR : 0) | (a->emit & EMIT_OPT_IR ? CJ_BUILD_KEEP_OPT_IR : 0) |
                      (a->emit & EMIT_ASM ? CJ_BUILD_KEEP_ASM : 0);
     double t0 = cj_now_ms();
@@ -367,6 +380,11 @@ static int run(const dump_args *a, const dump_op *op) {
     }
     total = cj_now_ms() - t0;
     built = 1;
+    for (int k = 0; a->save_dir && k < n; k++)
+      if (!save_code_object(a->save_dir, plans[k].name, &b[k].code_object)) {
+        rc = 1;
+        goto out;
+      }
   }
   unsigned emit = a->emit;
   if (!built) emit &= EMIT_PLAN;
