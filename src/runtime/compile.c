@@ -106,6 +106,8 @@ static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm,
     LLVMDisposeErrorMessage(msg);
     return st;
   }
+  CJ_CHECK(diag->nerrors == 0, CONVJIT_ERR_COMPILE, "LLVM error in the -O3 pipeline: %s",
+           diag->errors.s ? diag->errors.s : "?");
   if (want_opt_ir) {
     char *s = LLVMPrintModuleToString(m);
     CJ_ALLOC_CHECK(s);
