@@ -62,7 +62,12 @@ typedef struct cj_launch_ptrs {
 /* api.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);
-/* api.c: validation + 3D normalization of a public descriptor. */
+/* desc.c: validation + 3D normalization of a public descriptor. */
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *out);
+convjit_status cj_check_dtype(convjit_dtype t, const char *field);
+/* a*b into *r; INVALID_ARG naming `what` past 2^62. */
+convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what);
+/* api.c: a caller's struct_size is known (>= v1 size, <= ours) or VERSION. */
+convjit_status cj_check_struct_size(size_t struct_size, size_t v1, size_t ours, const char *what);
 
 #endif

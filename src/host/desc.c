@@ -1,0 +1,158 @@
+/* Descriptor validation and 3D normalization (contract in plan.h). Every
+ * failure names the field and its value; "valid but no kernel" fields are
+ * CONVJIT_ERR_UNSUPPORTED, checked only after the whole descriptor is
+ * known to be valid. */
+#include <math.h>
+#include <string.h>
+#include "host/plan.h"
+
+#define LIMIT_EXTENT ((int64_t)1 << 31) /* every extent must fit a signed 32-bit kernel constant */
+
+convjit_status cj_check_struct_size(size_t struct_size, size_t v1, size_t ours, const char *what) {
+  CJ_CHECK(struct_size >= v1, CONVJIT_ERR_VERSION, "%s.struct_size = %zu: at least %zu expected (set it to sizeof)",
+           what, struct_size, v1);
+  CJ_CHECK(struct_size <= ours, CONVJIT_ERR_VERSION,
+           "%s.struct_size = %zu: this library (%s) knows %zu bytes; the header is newer than the library", what,
+           struct_size, CJ_VERSION_STRING, ours);
+  return CONVJIT_OK;
+}
+
+/* ---- descriptor validation ----------------------------------------------- */
+
+convjit_status cj_check_dtype(convjit_dtype t, const char *field) {
+  CJ_CHECK(t >= CONVJIT_DTYPE_BF16 && t <= CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
+           "desc.%s = %d: unknown dtype (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3, f32 4)", field, (int)t);
+  return CONVJIT_OK;
+}
+
+static int is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
+
+static convjit_status check_scale(float s, convjit_dtype t, const char *field, const char *dfield) {
+  if (s == 0.0f) return CONVJIT_OK;
+  CJ_CHECK(isfinite(s) && s > 0.0f, CONVJIT_ERR_INVALID_ARG, "desc.%s = %g: must be finite and > 0 (0 = unused)",
+           field, (double)s);
+  CJ_CHECK(is_fp8(t), CONVJIT_ERR_INVALID_ARG, "desc.%s = %g: scales apply to fp8 data, but desc.%s = %d", field,
+           (double)s, dfield, (int)t);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what) {
+  CJ_CHECK(!__builtin_mul_overflow(a, b, r) && *r < ((int64_t)1 << 62), CONVJIT_ERR_INVALID_ARG,
+           "desc: %s overflows (more than 2^62 elements)", what);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *p) {
+  CJ_CHECK(d, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
+  CJ_TRY(cj_check_struct_size(d->struct_size, sizeof *d, sizeof *d, "desc"));
+  memset(p, 0, sizeof *p);
+  CJ_CHECK(d->spatial_rank >= 1 && d->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
+           "desc.spatial_rank = %d: must be 1, 2 or 3", d->spatial_rank);
+  CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
+           (long long)d->n);
+  CJ_CHECK(d->c > 0 && d->c < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.c = %lld: must be in 1..2^31-1",
+           (long long)d->c);
+  CJ_CHECK(d->k > 0 && d->k < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.k = %lld: must be in 1..2^31-1",
+           (long long)d->k);
+  int rank = d->spatial_rank, base = 3 - rank; /* desc index i -> problem dim base + i */
+  int64_t in[3] = {1, 1, 1}, f[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, plo[3] = {0, 0, 0},
+          phi[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+  for (int i = 0; i < rank; i++) {
+    int j = base + i;
+    CJ_CHECK(d->in[i] > 0 && d->in[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.in[%d] = %lld: must be in 1..2^31-1",
+             i, (long long)d->in[i]);
+    CJ_CHECK(d->filter[i] > 0 && d->filter[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.filter[%d] = %lld: must be in 1..2^31-1", i, (long long)d->filter[i]);
+    CJ_CHECK(d->stride[i] > 0 && d->stride[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.stride[%d] = %lld: must be in 1..2^31-1", i, (long long)d->stride[i]);
+    CJ_CHECK(d->dilation[i] > 0 && d->dilation[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.dilation[%d] = %lld: must be in 1..2^31-1", i, (long long)d->dilation[i]);
+    CJ_CHECK(d->pad_lo[i] >= 0 && d->pad_lo[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.pad_lo[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_lo[i]);
+    CJ_CHECK(d->pad_hi[i] >= 0 && d->pad_hi[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.pad_hi[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_hi[i]);
+    int64_t span = (d->filter[i] - 1) * d->dilation[i] + 1; /* < 2^62: both < 2^31 */
+    int64_t padded = d->in[i] + d->pad_lo[i] + d->pad_hi[i];
+    CJ_CHECK(span <= padded, CONVJIT_ERR_INVALID_ARG,
+             "desc.filter[%d] = %lld: its dilated extent %lld exceeds the padded input %lld (in %lld + pads %lld, %lld)",
+             i, (long long)d->filter[i], (long long)span, (long long)padded, (long long)d->in[i],
+             (long long)d->pad_lo[i], (long long)d->pad_hi[i]);
+    in[j] = d->in[i];
+    f[j] = d->filter[i];
+    st[j] = d->stride[i];
+    dl[j] = d->dilation[i];
+    plo[j] = d->pad_lo[i];
+    phi[j] = d->pad_hi[i];
+    out[j] = (padded - span) / d->stride[i] + 1;
+  }
+  CJ_CHECK(d->groups >= 1, CONVJIT_ERR_INVALID_ARG, "desc.groups = %lld: must be >= 1", (long long)d->groups);
+  if (d->groups > 1) {
+    CJ_CHECK(d->c % d->groups == 0 && d->k % d->groups == 0, CONVJIT_ERR_INVALID_ARG,
+             "desc.groups = %lld: must divide c = %lld and k = %lld", (long long)d->groups, (long long)d->c,
+             (long long)d->k);
+    return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.groups = %lld: grouped convolution has no kernel yet (groups = 1 only)",
+                  (long long)d->groups);
+  }
+  CJ_TRY(cj_check_dtype(d->x_dtype, "x_dtype"));
+  CJ_TRY(cj_check_dtype(d->w_dtype, "w_dtype"));
+  CJ_TRY(cj_check_dtype(d->y_dtype, "y_dtype"));
+  CJ_CHECK(d->x_layout == CONVJIT_LAYOUT_NCDHW || d->x_layout == CONVJIT_LAYOUT_NDHWC, CONVJIT_ERR_INVALID_ARG,
+           "desc.x_layout = %d: unknown layout (NCDHW 1, NDHWC 2)", (int)d->x_layout);
+  CJ_CHECK(d->y_layout == CONVJIT_LAYOUT_NCDHW || d->y_layout == CONVJIT_LAYOUT_NDHWC, CONVJIT_ERR_INVALID_ARG,
+           "desc.y_layout = %d: unknown layout (NCDHW 1, NDHWC 2)", (int)d->y_layout);
+  CJ_CHECK(d->has_bias == 0 || d->has_bias == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_bias = %d: must be 0 or 1",
+           d->has_bias);
+  CJ_TRY(check_scale(d->x_scale, d->x_dtype, "x_scale", "x_dtype"));
+  CJ_TRY(check_scale(d->w_scale, d->w_dtype, "w_scale", "w_dtype"));
+  int64_t e;
+  CJ_TRY(cj_mul_checked(d->n * d->c, in[0] * in[1], &e, "x element count n*c*d*h*w"));
+  CJ_TRY(cj_mul_checked(e, in[2], &e, "x element count n*c*d*h*w"));
+  CJ_TRY(cj_mul_checked(d->n * d->k, out[0] * out[1], &e, "y element count n*k*do*ho*wo"));
+  CJ_TRY(cj_mul_checked(e, out[2], &e, "y element count n*k*do*ho*wo"));
+  CJ_TRY(cj_mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
+  CJ_TRY(cj_mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
+  /* Valid from here on; what follows is "no kernel for it (yet)". */
+  CJ_CHECK(d->x_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_layout = NDHWC: reserved; only NCDHW inputs are supported now");
+  CJ_CHECK(d->y_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
+           "desc.y_layout = NDHWC: reserved; only NCDHW outputs are supported now");
+  CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
+  CJ_CHECK(d->w_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
+           "desc.w_dtype = %d: must equal desc.x_dtype = %d (mixed input dtypes have no kernel)", (int)d->w_dtype,
+           (int)d->x_dtype);
+  CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d: fp8 outputs have no kernel (bf16 or f32)",
+           (int)d->y_dtype);
+
+  p->n = d->n; p->c = d->c; p->k = d->k;
+  p->d = in[0]; p->h = in[1]; p->w = in[2];
+  p->t = f[0]; p->r = f[1]; p->s = f[2];
+  for (int j = 0; j < 3; j++) {
+    p->stride[j] = st[j]; p->dil[j] = dl[j]; p->pad_lo[j] = plo[j]; p->pad_hi[j] = phi[j];
+  }
+  p->od = out[0]; p->oh = out[1]; p->ow = out[2];
+  p->groups = 1;
+  p->x_dtype = d->x_dtype; p->w_dtype = d->w_dtype; p->y_dtype = d->y_dtype;
+  p->x_layout = d->x_layout; p->y_layout = d->y_layout;
+  p->has_bias = d->has_bias;
+  p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
+  p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
+  p->spatial_rank = rank;
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc) {
+  cj_error_clear();
+  cj_conv_problem p;
+  return cj_conv_desc_normalize(desc, &p);
+}
+
+CONVJIT_API convjit_status convjit_conv_output_dims(const convjit_conv_desc *desc, int64_t out[3]) {
+  cj_error_clear();
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "out = NULL");
+  cj_conv_problem p;
+  CJ_TRY(cj_conv_desc_normalize(desc, &p));
+  out[0] = p.od; out[1] = p.oh; out[2] = p.ow;
+  return CONVJIT_OK;
+}
+

@@ -1,0 +1,223 @@
+/* Conv descriptor validation through the public API: every field's bad
+ * values (zero, negative, too large, overflowing products, unknown enums,
+ * NULL) give the expected status and a message naming the field and the
+ * value; valid-but-unhandled fields are UNSUPPORTED with the reason; the
+ * output extents and the 1D/2D -> 3D normalization are checked against
+ * values worked out by hand. No device is needed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+#include "convjit/convjit.h"
+#include "host/plan.h"
+
+/* A valid 3D conv: 2x8 -> 16, [6,10,12], 3x3x3, pad 1. */
+static convjit_conv_desc good(void) {
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.n = 2; d.c = 8; d.k = 16;
+  d.in[0] = 6; d.in[1] = 10; d.in[2] = 12;
+  for (int i = 0; i < 3; i++) { d.filter[i] = 3; d.pad_lo[i] = d.pad_hi[i] = 1; }
+  return d;
+}
+
+typedef void (*mutate_fn)(convjit_conv_desc *d);
+typedef struct bad_case {
+  const char *what;
+  mutate_fn mutate;
+  convjit_status st;
+  const char *needle1, *needle2; /* the field, and its value */
+} bad_case;
+
+#define M(name, body) static void name(convjit_conv_desc *d) { body; }
+M(m_rank0, d->spatial_rank = 0)
+M(m_rank4, d->spatial_rank = 4)
+M(m_n0, d->n = 0)
+M(m_nneg, d->n = -3)
+M(m_nbig, d->n = (int64_t)1 << 31)
+M(m_c0, d->c = 0)
+M(m_cneg, d->c = -1)
+M(m_k0, d->k = 0)
+M(m_kneg, d->k = -7)
+M(m_in0, d->in[0] = 0)
+M(m_in2neg, d->in[2] = -5)
+M(m_f0, d->filter[1] = 0)
+M(m_fneg, d->filter[2] = -2)
+M(m_fbig, d->filter[2] = 100)
+M(m_st0, d->stride[0] = 0)
+M(m_stneg, d->stride[2] = -1)
+M(m_dil0, d->dilation[1] = 0)
+M(m_dilbig, d->dilation[2] = 10)
+M(m_plo, d->pad_lo[0] = -1)
+M(m_phi, d->pad_hi[2] = -4)
+M(m_g0, d->groups = 0)
+M(m_gbad, d->groups = 3)
+M(m_g2, d->groups = 2)
+M(m_xdt, d->x_dtype = (convjit_dtype)0)
+M(m_wdt, d->w_dtype = (convjit_dtype)9)
+M(m_ydt, d->y_dtype = (convjit_dtype)-1)
+M(m_xl, d->x_layout = (convjit_layout)7)
+M(m_yl, d->y_layout = (convjit_layout)0)
+M(m_bias, d->has_bias = 2)
+M(m_xs_nan, d->x_scale = NAN)
+M(m_ws_neg, d->w_scale = -1.0f)
+M(m_xs_bf16, d->x_scale = 2.0f)
+M(m_size_small, d->struct_size = 8)
+M(m_size_big, d->struct_size = sizeof(convjit_conv_desc) + 8)
+/* every extent legal, the product is not: 2^30 * 2^30 * 2^30 ... */
+M(m_overflow, d->n = (int64_t)1 << 30; d->c = (int64_t)1 << 30; d->in[0] = (int64_t)1 << 30; d->filter[0] = 1;
+  d->pad_lo[0] = d->pad_hi[0] = 0)
+/* x (2^31 * 64) and y (2^31) fit; the weight k*c*64 ~ 2^68 does not */
+M(m_w_overflow, d->k = ((int64_t)1 << 31) - 1; d->c = ((int64_t)1 << 31) - 1; d->n = 1;
+  for (int i = 0; i < 3; i++) { d->in[i] = 4; d->filter[i] = 4; d->pad_lo[i] = d->pad_hi[i] = 0; })
+/* valid, unsupported */
+M(m_ndhwc, d->x_layout = CONVJIT_LAYOUT_NDHWC)
+M(m_y_ndhwc, d->y_layout = CONVJIT_LAYOUT_NDHWC)
+M(m_f32in, d->x_dtype = d->w_dtype = CONVJIT_DTYPE_F32)
+M(m_mixed, d->w_dtype = CONVJIT_DTYPE_FP8_E4M3FN)
+M(m_fp8out, d->y_dtype = CONVJIT_DTYPE_FP8_E4M3FN)
+
+static const bad_case cases[] = {
+    {"rank 0", m_rank0, CONVJIT_ERR_INVALID_ARG, "desc.spatial_rank", "= 0"},
+    {"rank 4", m_rank4, CONVJIT_ERR_INVALID_ARG, "desc.spatial_rank", "= 4"},
+    {"n 0", m_n0, CONVJIT_ERR_INVALID_ARG, "desc.n", "= 0"},
+    {"n < 0", m_nneg, CONVJIT_ERR_INVALID_ARG, "desc.n", "= -3"},
+    {"n 2^31", m_nbig, CONVJIT_ERR_INVALID_ARG, "desc.n", "= 2147483648"},
+    {"c 0", m_c0, CONVJIT_ERR_INVALID_ARG, "desc.c", "= 0"},
+    {"c < 0", m_cneg, CONVJIT_ERR_INVALID_ARG, "desc.c", "= -1"},
+    {"k 0", m_k0, CONVJIT_ERR_INVALID_ARG, "desc.k", "= 0"},
+    {"k < 0", m_kneg, CONVJIT_ERR_INVALID_ARG, "desc.k", "= -7"},
+    {"in[0] 0", m_in0, CONVJIT_ERR_INVALID_ARG, "desc.in[0]", "= 0"},
+    {"in[2] < 0", m_in2neg, CONVJIT_ERR_INVALID_ARG, "desc.in[2]", "= -5"},
+    {"filter[1] 0", m_f0, CONVJIT_ERR_INVALID_ARG, "desc.filter[1]", "= 0"},
+    {"filter[2] < 0", m_fneg, CONVJIT_ERR_INVALID_ARG, "desc.filter[2]", "= -2"},
+    {"filter > padded input", m_fbig, CONVJIT_ERR_INVALID_ARG, "desc.filter[2]", "= 100"},
+    {"stride 0", m_st0, CONVJIT_ERR_INVALID_ARG, "desc.stride[0]", "= 0"},
+    {"stride < 0", m_stneg, CONVJIT_ERR_INVALID_ARG, "desc.stride[2]", "= -1"},
+    {"dilation 0", m_dil0, CONVJIT_ERR_INVALID_ARG, "desc.dilation[1]", "= 0"},
+    /* 3 taps dilated by 10 span 21 > 12 + 2 */
+    {"dilated filter > input", m_dilbig, CONVJIT_ERR_INVALID_ARG, "desc.filter[2]", "extent 21"},
+    {"pad_lo < 0", m_plo, CONVJIT_ERR_INVALID_ARG, "desc.pad_lo[0]", "= -1"},
+    {"pad_hi < 0", m_phi, CONVJIT_ERR_INVALID_ARG, "desc.pad_hi[2]", "= -4"},
+    {"groups 0", m_g0, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 0"},
+    {"groups not dividing", m_gbad, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 3"},
+    {"groups 2", m_g2, CONVJIT_ERR_UNSUPPORTED, "desc.groups", "= 2"},
+    {"x dtype 0", m_xdt, CONVJIT_ERR_INVALID_ARG, "desc.x_dtype", "= 0"},
+    {"w dtype 9", m_wdt, CONVJIT_ERR_INVALID_ARG, "desc.w_dtype", "= 9"},
+    {"y dtype -1", m_ydt, CONVJIT_ERR_INVALID_ARG, "desc.y_dtype", "= -1"},
+    {"x layout 7", m_xl, CONVJIT_ERR_INVALID_ARG, "desc.x_layout", "= 7"},
+    {"y layout 0", m_yl, CONVJIT_ERR_INVALID_ARG, "desc.y_layout", "= 0"},
+    {"has_bias 2", m_bias, CONVJIT_ERR_INVALID_ARG, "desc.has_bias", "= 2"},
+    {"x_scale NaN", m_xs_nan, CONVJIT_ERR_INVALID_ARG, "desc.x_scale", "nan"},
+    {"w_scale < 0", m_ws_neg, CONVJIT_ERR_INVALID_ARG, "desc.w_scale", "= -1"},
+    {"scale on bf16", m_xs_bf16, CONVJIT_ERR_INVALID_ARG, "desc.x_scale", "fp8"},
+    {"struct_size small", m_size_small, CONVJIT_ERR_VERSION, "desc.struct_size", "= 8"},
+    {"struct_size big", m_size_big, CONVJIT_ERR_VERSION, "desc.struct_size", "newer"},
+    {"x elements overflow", m_overflow, CONVJIT_ERR_INVALID_ARG, "x element count", "overflows"},
+    {"w elements overflow", m_w_overflow, CONVJIT_ERR_INVALID_ARG, "weight element count", "overflows"},
+    {"x NDHWC", m_ndhwc, CONVJIT_ERR_UNSUPPORTED, "desc.x_layout", "NDHWC"},
+    {"y NDHWC", m_y_ndhwc, CONVJIT_ERR_UNSUPPORTED, "desc.y_layout", "NDHWC"},
+    {"f32 inputs", m_f32in, CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype", "f32"},
+    {"mixed dtypes", m_mixed, CONVJIT_ERR_UNSUPPORTED, "desc.w_dtype", "= 2"},
+    {"fp8 output", m_fp8out, CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype", "= 2"},
+};
+
+static void test_bad_fields(void **st) {
+  (void)st;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    convjit_conv_desc d = good();
+    cases[i].mutate(&d);
+    convjit_status s = convjit_conv_desc_validate(&d);
+    const char *e = convjit_last_error();
+    if (s != cases[i].st)
+      fail_msg("%s: status %d (%s), expected %d; text \"%s\"", cases[i].what, s, convjit_status_string(s),
+               cases[i].st, e);
+    if (!strstr(e, cases[i].needle1) || !strstr(e, cases[i].needle2))
+      fail_msg("%s: error text \"%s\" lacks \"%s\" or \"%s\"", cases[i].what, e, cases[i].needle1, cases[i].needle2);
+  }
+}
+
+static void test_null_and_good(void **st) {
+  (void)st;
+  assert_int_equal(convjit_conv_desc_validate(NULL), CONVJIT_ERR_INVALID_ARG);
+  assert_non_null(strstr(convjit_last_error(), "desc = NULL"));
+  convjit_conv_desc d = good();
+  assert_int_equal(convjit_conv_desc_validate(&d), CONVJIT_OK);
+  assert_string_equal(convjit_last_error(), ""); /* a success clears the text */
+  int64_t out[3];
+  assert_int_equal(convjit_conv_output_dims(&d, NULL), CONVJIT_ERR_INVALID_ARG);
+  assert_int_equal(convjit_conv_output_dims(&d, out), CONVJIT_OK);
+  /* pad 1 each side, 3 taps, stride 1: same size */
+  assert_int_equal(out[0], 6);
+  assert_int_equal(out[1], 10);
+  assert_int_equal(out[2], 12);
+}
+
+/* Output extents by hand: (in + lo + hi - ((f-1)*dil + 1)) / stride + 1. */
+static void test_output_dims(void **st) {
+  (void)st;
+  convjit_conv_desc d = good();
+  d.stride[1] = 2;                  /* (10 + 2 - 3) / 2 + 1 = 5 */
+  d.dilation[2] = 2;                /* (12 + 2 - 5) / 1 + 1 = 10 */
+  d.pad_lo[0] = 2; d.pad_hi[0] = 0; /* causal: (6 + 2 - 3) + 1 = 6 */
+  int64_t out[3];
+  assert_int_equal(convjit_conv_output_dims(&d, out), CONVJIT_OK);
+  assert_int_equal(out[0], 6);
+  assert_int_equal(out[1], 5);
+  assert_int_equal(out[2], 10);
+}
+
+/* 2D and 1D are the 3D case with leading unit dims; unused entries ignored. */
+static void test_normalize_rank(void **st) {
+  (void)st;
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.spatial_rank = 2;
+  d.n = 1; d.c = 4; d.k = 8;
+  d.in[0] = 9; d.in[1] = 11; d.in[2] = -99;     /* in[2] unused in 2D */
+  d.filter[0] = 3; d.filter[1] = 1; d.filter[2] = 0;
+  d.stride[0] = 2; d.pad_lo[0] = 1; d.pad_hi[0] = 1;
+  cj_conv_problem p;
+  assert_int_equal(cj_conv_desc_normalize(&d, &p), CONVJIT_OK);
+  assert_int_equal(p.d, 1); assert_int_equal(p.t, 1);
+  assert_int_equal(p.h, 9); assert_int_equal(p.r, 3);
+  assert_int_equal(p.w, 11); assert_int_equal(p.s, 1);
+  assert_int_equal(p.stride[1], 2); assert_int_equal(p.pad_lo[1], 1);
+  assert_int_equal(p.stride[0], 1); assert_int_equal(p.pad_lo[0], 0);
+  assert_int_equal(p.od, 1);
+  assert_int_equal(p.oh, 5); /* (9 + 2 - 3) / 2 + 1 */
+  assert_int_equal(p.ow, 11);
+  assert_true(p.x_scale == 1.0f);
+
+  d.spatial_rank = 1;
+  d.in[0] = 100; d.filter[0] = 5; d.stride[0] = 1; d.pad_lo[0] = 4; d.pad_hi[0] = 0;
+  assert_int_equal(cj_conv_desc_normalize(&d, &p), CONVJIT_OK);
+  assert_int_equal(p.d, 1); assert_int_equal(p.h, 1); assert_int_equal(p.w, 100);
+  assert_int_equal(p.t, 1); assert_int_equal(p.r, 1); assert_int_equal(p.s, 5);
+  assert_int_equal(p.pad_lo[2], 4);
+  assert_int_equal(p.ow, 100); /* 100 + 4 - 5 + 1 */
+  assert_int_equal(p.spatial_rank, 1);
+}
+
+static void test_fp8_scales(void **st) {
+  (void)st;
+  convjit_conv_desc d = good();
+  d.x_dtype = d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ;
+  d.x_scale = 0.5f;
+  cj_conv_problem p;
+  assert_int_equal(cj_conv_desc_normalize(&d, &p), CONVJIT_OK);
+  assert_true(p.x_scale == 0.5f);
+  assert_true(p.w_scale == 1.0f); /* 0 = unused = 1.0 */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bad_fields),
+      cmocka_unit_test(test_null_and_good),
+      cmocka_unit_test(test_output_dims),
+      cmocka_unit_test(test_normalize_rank),
+      cmocka_unit_test(test_fp8_scales),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
