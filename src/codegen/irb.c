@@ -222,6 +222,26 @@ void cj_irb_buf_store(cj_irb *g, LLVMValueRef val, LLVMValueRef rsrc, LLVMValueR
   cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.store", &ty, 1, a, 5);
 }
 
+void cj_irb_buf_atomic_fadd(cj_irb *g, LLVMValueRef val, LLVMValueRef rsrc, LLVMValueRef voff, LLVMValueRef soff) {
+  LLVMTypeRef ty = g->f32;
+  LLVMValueRef a[5] = {val, rsrc, voff, soff ? soff : cj_c32(g, 0), cj_c32(g, 0)};
+  cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.atomic.fadd", &ty, 1, a, 5);
+}
+
+LLVMValueRef cj_irb_gep1(cj_irb *g, LLVMValueRef base, LLVMValueRef byte_off) {
+  return LLVMBuildGEP2(g->b, g->i8, base, &byte_off, 1, "");
+}
+
+LLVMValueRef cj_irb_global_load(cj_irb *g, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align) {
+  LLVMValueRef v = LLVMBuildLoad2(g->b, ty, ptr, "");
+  LLVMSetAlignment(v, align);
+  return v;
+}
+
+void cj_irb_global_store(cj_irb *g, LLVMValueRef val, LLVMValueRef ptr, unsigned align) {
+  LLVMSetAlignment(LLVMBuildStore(g->b, val, ptr), align);
+}
+
 void cj_irb_buf_load_lds(cj_irb *g, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t bytes,
                          LLVMValueRef voff, LLVMValueRef soff, uint32_t imm, uint32_t aux) {
   if (!cj_arch_dma_ok(g->arch, bytes)) {

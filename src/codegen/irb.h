@@ -108,6 +108,15 @@ LLVMValueRef cj_irb_buf_load(cj_irb *g, LLVMTypeRef ty, LLVMValueRef rsrc, LLVMV
                              LLVMValueRef soff, uint32_t aux);
 void cj_irb_buf_store(cj_irb *g, LLVMValueRef val, LLVMValueRef rsrc, LLVMValueRef voff,
                       LLVMValueRef soff, uint32_t aux);
+/* raw.ptr.buffer.atomic.fadd (f32, result unused): split-K accumulation.
+ * buffer_atomic_add_f32 on both arches (llc-22). */
+void cj_irb_buf_atomic_fadd(cj_irb *g, LLVMValueRef val_f32, LLVMValueRef rsrc, LLVMValueRef voff,
+                            LLVMValueRef soff);
+/* 64-bit addressing for tensors past any 32-bit offset: base (ptr
+ * addrspace(1)) + byte_off (i64), and plain global loads/stores there. */
+LLVMValueRef cj_irb_gep1(cj_irb *g, LLVMValueRef base, LLVMValueRef byte_off_i64);
+LLVMValueRef cj_irb_global_load(cj_irb *g, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align);
+void cj_irb_global_store(cj_irb *g, LLVMValueRef val, LLVMValueRef ptr, unsigned align);
 /* Buffer -> LDS DMA (llvm.amdgcn.raw.ptr.buffer.load.lds): lane l writes
  * `bytes` at lds + imm + l*bytes (ISA.md §4); memory side voff + soff + imm.
  * `lds` must be wave-uniform. bytes must pass cj_arch_dma_ok (sticky error

@@ -82,6 +82,11 @@ static LLVMModuleRef build_probe(LLVMContextRef ctx, const cj_arch *a, uint32_t 
   cj_irb_buf_store(&g, v, yr, cj_irb_oob(&g, LLVMBuildICmp(b, LLVMIntULT, tid, cj_c32(&g, 32), ""),
                                            LLVMBuildShl(b, tid, cj_c32(&g, 4), ""), 0x80000000u),
                    NULL, 0);
+  /* split-K style atomic add and a 64-bit addressed store past 4 GiB */
+  cj_irb_buf_atomic_fadd(&g, LLVMBuildUIToFP(b, back, g.f32, ""), yr, LLVMBuildShl(b, tid, cj_c32(&g, 2), ""), NULL);
+  LLVMValueRef far = cj_irb_gep1(&g, cj_irb_arg(&g, 1), LLVMBuildAdd(b, LLVMBuildZExt(b, tid, g.i64, ""),
+                                                                    cj_c64(&g, UINT64_C(5) << 32), ""));
+  cj_irb_global_store(&g, cj_irb_global_load(&g, g.i8, cj_irb_gep1(&g, cj_irb_arg(&g, 0), cj_c64(&g, 0)), 1), far, 1);
   LLVMBuildRetVoid(b);
   assert_int_equal(g.lds_bytes, 1124); /* 1024 + 100 (align 4 after 1024) */
   LLVMModuleRef m = NULL;
@@ -108,7 +113,9 @@ static void test_probe_compiles(void **state) {
     assert_non_null(strstr(as, "s_barrier"));
     assert_non_null(strstr(as, "s_waitcnt vmcnt(0)"));
     assert_non_null(strstr(as, "buffer_store_dwordx4"));
-    assert_non_null(strstr(as, "s_cbranch"));      /* the loop is a loop */
+    assert_non_null(strstr(as, "s_cbranch"));
+    assert_non_null(strstr(as, "buffer_atomic_add_f32"));
+    assert_non_null(strstr(as, "global_store_byte"));      /* the loop is a loop */
     assert_non_null(strstr(as, ".amdhsa_group_segment_fixed_size 1124"));
     cj_compile_out_free(&co);
     LLVMDisposeModule(m);
