@@ -34,34 +34,46 @@ static void loc_f8_k128(int row, int k, int *lane, int *reg, int *sub) {
   *lane = 16 * ((k % 64) / 16) + row, *reg = 4 * (k / 64) + (k % 16) / 4, *sub = k % 4;
 }
 
-static uint32_t reg_elem(const emu_lanereg *r, mfma_loc_fn loc, int row, int k, int bits) {
-  int lane, reg, sub;
-  loc(row, k, &lane, &reg, &sub);
-  return (r[reg][lane] >> (bits * sub)) & ((1u << bits) - 1u);
-}
-
-/* Gather for 16-bit (bf16) operands: value = bits << 16 as f32. */
+/* In every layout the row only adds to the lane (lane = f(k) + row), so the
+ * location is computed once per k and the 16 rows read consecutive lanes. */
 static void gather_bf16(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn loc, int K,
                         mfma_ops *o) {
-  for (int row = 0; row < 16; row++)
-    for (int k = 0; k < K; k++) {
-      o->a[row * K + k] = cj_bf16_to_f32((uint16_t)reg_elem(a, loc, row, k, 16));
-      o->bt[k * 16 + row] = cj_bf16_to_f32((uint16_t)reg_elem(b, loc, row, k, 16));
+  for (int k = 0; k < K; k++) {
+    int lane0, reg, sub;
+    loc(0, k, &lane0, &reg, &sub);
+    for (int row = 0; row < 16; row++) {
+      /* bf16 -> f32 is a 16-bit shift */
+      o->a[row * K + k] = cj_bf16_to_f32((uint16_t)(a[reg][lane0 + row] >> (16 * sub)));
+      o->bt[k * 16 + row] = cj_bf16_to_f32((uint16_t)(b[reg][lane0 + row] >> (16 * sub)));
     }
+  }
 }
 
 static void gather_f8(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn loc, int K,
                       const float *ta, const float *tb, mfma_ops *o) {
-  for (int row = 0; row < 16; row++)
-    for (int k = 0; k < K; k++) {
-      o->a[row * K + k] = ta[reg_elem(a, loc, row, k, 8)];
-      o->bt[k * 16 + row] = tb[reg_elem(b, loc, row, k, 8)];
+  for (int k = 0; k < K; k++) {
+    int lane0, reg, sub;
+    loc(0, k, &lane0, &reg, &sub);
+    for (int row = 0; row < 16; row++) {
+      o->a[row * K + k] = ta[(a[reg][lane0 + row] >> (8 * sub)) & 0xFFu];
+      o->bt[k * 16 + row] = tb[(b[reg][lane0 + row] >> (8 * sub)) & 0xFFu];
     }
+  }
 }
 
 /* D[i][j] = C[i][j] + sum_k A[i][k] B[k][j], rounded once to f32. The
  * result is built aside and written last, so d may overlap a, b or c in any
  * way (the operands are already gathered; C is read before D is written). */
+/* x86-64: an AVX2 clone of the product loop is picked at load time (ifunc);
+ * the results are identical (products are exact in double, so fused or
+ * not, each sum step rounds the same way). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MFMA_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MFMA_CLONES
+#endif
+
+MFMA_CLONES
 static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
   emu_lanereg res[4];
   for (int i = 0; i < 16; i++) {
