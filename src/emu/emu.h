@@ -89,6 +89,7 @@ typedef struct emu_stats {
   uint64_t workgroups, waves;      /* executed (after the subset filter) */
   uint64_t mfma_macs;              /* multiply-adds done by MFMA (all lanes) */
   uint64_t max_wave_cycles;        /* slowest wave, emulated cycles */
+  uint64_t sum_wave_cycles;        /* all waves, emulated cycles */
   double emulated_ms;              /* EMULATED kernel time from the cycle model */
   double host_ms;                  /* wall time the emulator took on the host */
   /* Per-wave records, only when emu_launch_opts.per_wave_stats is set;
@@ -111,6 +112,12 @@ typedef struct emu_launch_opts {
   size_t wg_list_len;     /* 0 = not used */
   int per_wave_stats;     /* fill emu_stats.per_wave */
   int hazard;             /* -1 = the context's setting, 0 off, 1 on */
+  /* Tests/debugging: if set, receives a copy of the final state of wave
+   * final_wave of the workgroup with linear id final_wg (a struct emu_wave
+   * of emu/emu_internal.h, sizeof(emu_wave) bytes). */
+  void *final_state;
+  uint64_t final_wg;
+  uint32_t final_wave;
 } emu_launch_opts;
 
 /* opts and stats may be NULL. Runs to completion. */

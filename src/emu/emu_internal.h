@@ -233,6 +233,9 @@ struct emu_run {
   uint32_t kernarg_size;
   int hazard;
   void *mem;             /* memory.c per-launch state */
+  const uint8_t *kernarg_host; /* host copy of the kernarg segment (preload) */
+  uint64_t dispatch_addr;      /* HSA dispatch packet (if the kernel asks) */
+  uint64_t queue_addr;         /* zeroed stand-in for the queue (if asked) */
 };
 
 struct emu_ctx {
@@ -304,6 +307,8 @@ convjit_status emu_decode_text(const char *text, uint32_t pc, const uint8_t *byt
 
 /* ---- stats.c ---------------------------------------------------------------- */
 uint32_t emu_inst_cycles(const emu_inst *in); /* cycle model of one instruction */
-void emu_stats_add_wave(emu_stats *s, const emu_wave *w);
+void emu_stats_add_wave(emu_stats *s, const emu_wave *w); /* counts, cycles, macs, waves */
+/* Emulated kernel time from the summed and the slowest wave's cycles. */
+double emu_stats_finish_ms(const emu_ctx *c, uint64_t sum_wave_cycles, uint64_t max_wave_cycles);
 
 #endif

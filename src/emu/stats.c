@@ -1,0 +1,65 @@
+/* stats.c — per-launch instruction statistics and the EMULATED time model.
+ *
+ * Counts are exact (dynamic instructions by class). The time is a model,
+ * not a measurement, and is always labelled "emulated":
+ *   - each wave issues in order; an instruction costs its class's issue
+ *     cycles (SALU/branch/waitcnt/barrier 1, SMEM 1, VALU 4 (wave64 on a
+ *     16-lane SIMD), VMEM 4, LDS 4; MFMA its pass count, see
+ *     emu_mfma_cycles in exec_valu.c) — memory latency, caches, bank
+ *     conflicts, stalls at s_waitcnt and barriers are NOT modelled;
+ *   - the device runs 4 waves at once per CU (one per SIMD); a kernel takes
+ *     max(slowest wave, total wave cycles / (CUs * 4)) cycles at the arch's
+ *     nominal clock (gfx942 2.1 GHz, 304 CUs; gfx950 2.4 GHz, 256 CUs).
+ * It is good for comparing instruction counts between kernel variants, not
+ * for predicting hardware time.
+ */
+#include <stdlib.h>
+#include "emu/emu_internal.h"
+
+static const uint32_t k_class_cycles[EMU_CLASS_COUNT] = {
+    [EMU_CLASS_SALU] = 1, [EMU_CLASS_BRANCH] = 1, [EMU_CLASS_SMEM] = 1,   [EMU_CLASS_VALU] = 4,
+    [EMU_CLASS_VMEM] = 4, [EMU_CLASS_LDS] = 4,    [EMU_CLASS_MFMA] = 0, /* added per instruction */
+    [EMU_CLASS_WAITCNT] = 1, [EMU_CLASS_BARRIER] = 1};
+
+static const char *const k_class_names[EMU_CLASS_COUNT] = {"salu", "branch", "smem", "valu", "vmem",
+                                                           "lds",  "mfma",   "waitcnt", "barrier"};
+
+const char *emu_class_name(emu_class c) {
+  return (unsigned)c < EMU_CLASS_COUNT ? k_class_names[c] : "invalid";
+}
+
+uint32_t emu_inst_cycles(const emu_inst *in) {
+  return in && in->cls < EMU_CLASS_COUNT ? k_class_cycles[in->cls] : 0;
+}
+
+void emu_stats_add_wave(emu_stats *s, const emu_wave *w) {
+  uint64_t cyc = w->cycles; /* MFMA cycles accumulated at execution */
+  for (int c = 0; c < EMU_CLASS_COUNT; c++) {
+    s->count[c] += w->count[c];
+    s->total += w->count[c];
+    cyc += w->count[c] * k_class_cycles[c];
+  }
+  s->waves++;
+  s->mfma_macs += w->mfma_macs;
+  s->sum_wave_cycles += cyc;
+  if (cyc > s->max_wave_cycles) s->max_wave_cycles = cyc;
+  ((emu_wave *)w)->cycles = cyc; /* per-wave record reads the full figure */
+}
+
+double emu_stats_finish_ms(const emu_ctx *c, uint64_t sum_wave_cycles, uint64_t max_wave_cycles) {
+  double cus = c->arch == EMU_ARCH_GFX950 ? 256.0 : 304.0;
+  double spread = (double)sum_wave_cycles / (cus * 4.0);
+  double cyc = spread > (double)max_wave_cycles ? spread : (double)max_wave_cycles;
+  return cyc / (c->clock_ghz * 1e6);
+}
+
+double emu_cycles_to_ms(const emu_ctx *c, uint64_t cycles) {
+  return c ? (double)cycles / (c->clock_ghz * 1e6) : 0.0;
+}
+
+void emu_stats_free(emu_stats *s) {
+  if (!s) return;
+  free(s->per_wave);
+  s->per_wave = NULL;
+  s->nper_wave = 0;
+}
