@@ -7,6 +7,7 @@
  * output, so both produce identical bits. */
 #include "ref/ref_conv.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* Dims beyond 2^40 are refused so every index product below fits int64. */
@@ -155,4 +156,25 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
     }
   *y = (float)(bias ? acc + (double)bias[k] : acc);
   return CONVJIT_OK;
+}
+
+void cj_ref_compare(const float *got, const float *want, const float *mag, size_t n, double atol,
+                    double rtol, cj_ref_cmp *out) {
+  cj_ref_cmp r = {.n = n, .first_bad = n, .worst = 0, .worst_ratio = 0.0, .max_abs_err = 0.0};
+  for (size_t i = 0; i < n; i++) {
+    double g = got[i], w = want[i], ratio;
+    if (isfinite(g) && isfinite(w)) {
+      double err = fabs(g - w), tol = atol + rtol * (mag ? fabs((double)mag[i]) : fabs(w));
+      if (err > r.max_abs_err) r.max_abs_err = err;
+      ratio = err == 0.0 ? 0.0 : tol > 0.0 ? err / tol : INFINITY;
+    } else {
+      /* same non-finite value (both NaN, or equal infinities) passes */
+      ratio = (isnan(g) && isnan(w)) || g == w ? 0.0 : INFINITY;
+    }
+    if (ratio > 1.0) {
+      if (r.nbad++ == 0) r.first_bad = i;
+    }
+    if (ratio > r.worst_ratio) r.worst_ratio = ratio, r.worst = i;
+  }
+  *out = r;
 }

@@ -54,4 +54,25 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
                                  cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
                                  uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y);
 
+/* ---- comparing a result with the reference ---------------------------------
+ * Element i passes iff |got[i] - want[i]| <= atol + rtol * scale_i, where
+ * scale_i = mag[i] if mag is given, else |want[i]|. A good mag is the
+ * reference conv of |x| and |w| (sum of |products|): it bounds every
+ * accumulation-order error, even where want[i] cancels to ~0. A NaN or inf
+ * in got where want is finite (or vice versa) fails. Suggested tolerances:
+ * fp32 accumulation of Kg = C*T*R*S products contributes at most about
+ * Kg * 2^-24 * mag (blocked sums do far better); a bf16 output adds 2^-9
+ * of |want| (use rtol >= 2^-8 on mag >= |want|). Each test states its own. */
+typedef struct cj_ref_cmp {
+  size_t n;            /* elements compared */
+  size_t nbad;         /* elements outside the tolerance */
+  size_t first_bad;    /* index of the first bad element (n if none) */
+  size_t worst;        /* index of the largest err / tolerance */
+  double worst_ratio;  /* that ratio (<= 1 means within tolerance; inf for NaN mismatch) */
+  double max_abs_err;  /* over elements where both are finite */
+} cj_ref_cmp;
+
+void cj_ref_compare(const float *got, const float *want, const float *mag, size_t n, double atol,
+                    double rtol, cj_ref_cmp *out);
+
 #endif

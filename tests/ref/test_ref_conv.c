@@ -2,7 +2,9 @@
  * with padding and stride, dilation 2, causal temporal padding, 2D padding,
  * bias), the full version against a plain 8-deep loop written here and
  * against the per-point version on random shapes, a > 2^31-element shape
- * checked by sampling with procedural accessors, and argument validation. */
+ * checked by sampling with procedural accessors, argument validation, and
+ * the comparison helper. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -237,6 +239,39 @@ static void test_validation(void **s) {
   expect_err(cj_ref_conv_fwd(&big, x, w, NULL, y), CONVJIT_ERR_OUT_OF_MEMORY, "overflow");
 }
 
+static void test_compare(void **s) {
+  (void)s;
+  cj_ref_cmp r;
+  float want[5] = {1.0f, -2.0f, 0.0f, 100.0f, NAN};
+  float got[5] = {1.0f, -2.001f, 0.0005f, 100.0f, NAN};
+  /* rtol 1e-3 on |want|: -2.001 is 5e-4 off with tol 2e-3 (ok); 0.0005 vs 0
+   * has tolerance atol only */
+  cj_ref_compare(got, want, NULL, 5, 0.0, 1e-3, &r);
+  assert_int_equal(r.nbad, 1);
+  assert_int_equal(r.first_bad, 2);
+  assert_int_equal(r.worst, 2);
+  assert_true(isinf(r.worst_ratio));
+  cj_ref_compare(got, want, NULL, 5, 1e-3, 1e-3, &r);
+  assert_int_equal(r.nbad, 0);
+  assert_int_equal(r.first_bad, 5);
+  assert_true(r.worst_ratio > 0.4 && r.worst_ratio <= 1.0);
+  assert_true(fabs(r.max_abs_err - 0.001) < 1e-6); /* float -2.001 is within 1e-7 of it */
+  /* a magnitude array scales the tolerance where want cancels to 0 */
+  float mag[5] = {1, 2, 10, 100, 0};
+  cj_ref_compare(got, want, mag, 5, 0.0, 1e-4, &r);
+  assert_int_equal(r.nbad, 1); /* -2.001: 1e-3 > 2e-4 */
+  assert_int_equal(r.first_bad, 1);
+  /* NaN where a number is expected fails, and the reverse */
+  got[0] = NAN;
+  cj_ref_compare(got, want, NULL, 5, 1.0, 1.0, &r);
+  assert_int_equal(r.nbad, 1);
+  assert_int_equal(r.first_bad, 0);
+  got[0] = 1.0f;
+  got[4] = 3.0f;
+  cj_ref_compare(got, want, NULL, 5, 1.0, 1.0, &r);
+  assert_int_equal(r.first_bad, 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_identity_1x1x1),
@@ -247,6 +282,7 @@ int main(void) {
     cmocka_unit_test(test_random_full_vs_naive_vs_point),
     cmocka_unit_test(test_big_shape_sampled),
     cmocka_unit_test(test_validation),
+    cmocka_unit_test(test_compare),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
