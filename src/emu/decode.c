@@ -284,6 +284,7 @@ static int parse_modifier(const char *t, emu_inst *in, int *src_sel_idx) {
     else return -1;
     return 0;
   }
+  if (!strcmp(key, "bitop3")) { if (parse_uint(val, &v) || v < 0 || v > 255) return -1; in->simm = (int32_t)v; return 0; }
   if (!strcmp(key, "row_mask")) { if (parse_uint(val, &v)) return -1; in->row_mask = (uint8_t)v; return 0; }
   if (!strcmp(key, "bank_mask")) { if (parse_uint(val, &v)) return -1; in->bank_mask = (uint8_t)v; return 0; }
   if (!strcmp(key, "bound_ctrl")) { in->bound_ctrl = 1; return 0; }

@@ -234,7 +234,8 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     return emu_fail(w, in, "missing source operand");
   if (ns < 3 && (op == EMU_OP_V_CNDMASK_B32 || op == EMU_OP_V_BFE_U32 || op == EMU_OP_V_BFE_I32 ||
                  op == EMU_OP_V_BFI_B32 || op == EMU_OP_V_ALIGNBIT_B32 || op == EMU_OP_V_ALIGNBYTE_B32 ||
-                 op == EMU_OP_V_PERM_B32 || op == EMU_OP_V_LSHL_ADD_U32 || op == EMU_OP_V_ADD_LSHL_U32 ||
+                 op == EMU_OP_V_PERM_B32 || op == EMU_OP_V_BITOP3_B32 || op == EMU_OP_V_BITOP3_B16 ||
+                 op == EMU_OP_V_LSHL_ADD_U32 || op == EMU_OP_V_ADD_LSHL_U32 ||
                  op == EMU_OP_V_LSHL_OR_B32 || op == EMU_OP_V_AND_OR_B32 || op == EMU_OP_V_OR3_B32 ||
                  op == EMU_OP_V_XAD_U32 || op == EMU_OP_V_ADD3_U32 || op == EMU_OP_V_MAD_U32_U16 ||
                  op == EMU_OP_V_MAD_U32_U24 || (op >= EMU_OP_V_MIN3_U32 && op <= EMU_OP_V_MED3_U32)))
@@ -290,6 +291,14 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_PERM_B32: {
       uint64_t cat = ((uint64_t)a << 32) | b;
       x = perm_byte(cat, c) | perm_byte(cat, c >> 8) << 8 | perm_byte(cat, c >> 16) << 16 | perm_byte(cat, c >> 24) << 24;
+      break;
+    }
+    case EMU_OP_V_BITOP3_B32: case EMU_OP_V_BITOP3_B16: {
+      /* each result bit = table bit at index (s0 << 2 | s1 << 1 | s2) */
+      uint32_t tt = (uint32_t)in->simm;
+      x = 0;
+      for (int i = 0; i < 32; i++) x |= ((tt >> (((a >> i) & 1) << 2 | ((b >> i) & 1) << 1 | ((c >> i) & 1))) & 1u) << i;
+      if (op == EMU_OP_V_BITOP3_B16) x &= 0xffff;
       break;
     }
     case EMU_OP_V_LSHL_ADD_U32: x = (a << (b & 31)) + c; break;

@@ -174,6 +174,8 @@ X("v_bfm_b32", V_BFM_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_alignbit_b32", V_ALIGNBIT_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_alignbyte_b32", V_ALIGNBYTE_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_perm_b32", V_PERM_B32, EMU_CLASS_VALU, 1, emu_x_valu)
+X("v_bitop3_b32", V_BITOP3_B32, EMU_CLASS_VALU, 1, emu_x_valu) /* gfx950; table in emu_inst.simm */
+X("v_bitop3_b16", V_BITOP3_B16, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_lshl_add_u32", V_LSHL_ADD_U32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_add_lshl_u32", V_ADD_LSHL_U32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_lshl_or_b32", V_LSHL_OR_B32, EMU_CLASS_VALU, 1, emu_x_valu)
