@@ -1,0 +1,26 @@
+/* Emulator-only extras of the "emu" device backend (device_emu.c), for the
+ * runtime, tools and tests: the underlying emulator context, procedural and
+ * sink buffers (tensors too large to store), workgroup subsets and the
+ * statistics of the last launch. Every function accepts only a device made
+ * by cj_device_emu_create; other devices get CONVJIT_ERR_INVALID_ARG (or
+ * NULL). Times are EMULATED (docs/emulator.md), never measured. */
+#ifndef CJ_RUNTIME_DEVICE_EMU_H
+#define CJ_RUNTIME_DEVICE_EMU_H
+
+#include "emu/emu.h"
+#include "emu/memory.h"
+#include "runtime/device.h"
+
+emu_ctx *cj_device_emu_ctx(cj_device *d);
+/* Options applied to every following launch (workgroup subset, hazard,
+ * per-wave stats) until reset with NULL. Copied; the pointers inside
+ * (wg_list, filter_user) must stay valid while used. */
+convjit_status cj_device_emu_set_launch_opts(cj_device *d, const emu_launch_opts *o);
+/* Statistics of the last successful launch (zeroed before the first). */
+const emu_stats *cj_device_emu_last_stats(cj_device *d);
+convjit_status cj_device_emu_alloc_procedural(cj_device *d, uint64_t size, emu_fill_fn fill, void *user,
+                                              void **dptr);
+convjit_status cj_device_emu_alloc_sink(cj_device *d, uint64_t size, const uint64_t *off, const uint64_t *len,
+                                        uint32_t nwin, void **dptr);
+
+#endif
