@@ -332,6 +332,8 @@ convjit_status emu_hazard_check_inst(emu_wave *w, const emu_inst *in) {
   if (!w->hazard || !w->hz || !w->hz_npending) return CONVJIT_OK;
   hz_wave *hw = HW(w);
   int is_mem = in->cls == EMU_CLASS_VMEM || in->cls == EMU_CLASS_LDS || in->cls == EMU_CLASS_SMEM;
+  /* reads first: "reads v2" is the better message for v_add v2, 1, v2 */
+  for (unsigned pass = 0; pass < 2; pass++)
   for (unsigned i = 0; i < in->nops; i++) {
     const emu_operand *o = &in->o[i];
     const uint32_t *p;
@@ -346,6 +348,7 @@ convjit_status emu_hazard_check_inst(emu_wave *w, const emu_inst *in) {
     int reads = (o->flags & EMU_OPF_READ) || !(o->flags & EMU_OPF_WRITE) || (in->mflags & EMU_M_LDS);
     /* a memory instruction's own destination may be re-targeted: it lands
      * after the earlier result (same counter, in order) */
+    if (reads != (pass == 0)) continue;
     if (!reads && is_mem) continue;
     for (uint32_t r = o->reg; r < (uint32_t)o->reg + o->count && r < lim; r++) {
       if (!p[r]) continue;
