@@ -389,6 +389,13 @@ static convjit_status cj_read_kd(const cj_elf *e, cj_codeobj *co, cj_kernel_info
            "code object: kernel %s: entry 0x%llx (kd 0x%llx + %lld) is outside .text [0x%llx, +%zu)", k->name,
            (unsigned long long)k->entry_vaddr, (unsigned long long)k->kd_vaddr, (long long)rel,
            (unsigned long long)co->text_vaddr, co->text.size);
+  uint64_t to_end = co->text.size - (k->entry_vaddr - co->text_vaddr);
+  k->code_size = to_end;
+  Elf64_Sym fs = {0};
+  CJ_TRY(cj_find_symbol(e, k->name, &fs, &found));
+  if (found && ELF64_ST_TYPE(fs.st_info) == STT_FUNC && fs.st_value == k->entry_vaddr && fs.st_size > 0 &&
+      fs.st_size <= to_end)
+    k->code_size = fs.st_size;
   return CONVJIT_OK;
 }
 

@@ -44,6 +44,10 @@ typedef struct cj_kernel_info {
   uint64_t kd_vaddr;           /* address of <name>.kd */
   uint8_t kd[64];              /* its bytes */
   uint64_t entry_vaddr;        /* kd_vaddr + kernel_code_entry_byte_offset */
+  /* Bytes of machine code from entry_vaddr: the function symbol's size when
+   * the object has one (.text after it is alignment padding), else to the
+   * end of .text. Instructions past it are never the kernel's. */
+  uint64_t code_size;
 } cj_kernel_info;
 
 typedef struct cj_codeobj {

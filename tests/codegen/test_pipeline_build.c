@@ -49,6 +49,15 @@ static void check_built(const cj_kplan *p, const cj_built *b) {
   assert_true(k->kernarg_size >= off);
   assert_true(b->code_object.size > 0);
   assert_true(b->compile_ms > 0 && b->link_ms > 0);
+  /* code_size: the function symbol's extent, whole instructions, ending in
+   * s_endpgm (SOPP word 0xBF810000, llvm-mc -show-encoding on both arches);
+   * LLVM pads the rest of .text with s_nop. */
+  uint64_t start = k->entry_vaddr - b->co->text_vaddr;
+  assert_true(k->code_size >= 8 && k->code_size % 4 == 0);
+  assert_true(start + k->code_size <= b->co->text.size);
+  uint32_t last;
+  memcpy(&last, (const uint8_t *)b->co->text.data + start + k->code_size - 4, 4);
+  assert_int_equal(last, 0xBF810000u);
 }
 
 static void test_transpose_builds(void **state) {

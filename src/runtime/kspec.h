@@ -1,0 +1,32 @@
+/* Kernel specs: one shipped kernel named by five text fields, so tables of
+ * kernels (tests/golden/resources.tsv, the emulator's ISA coverage list,
+ * tools) share one way of turning a row into a plan.
+ *
+ *   op     transpose      shape N,C,S             (layout.c)
+ *          wpack          shape K,C,TRS,CPAD,ROW  (layout.c; also the
+ *                                                  conv's pad-transpose)
+ *          conv_bf16      shape N,C,D,H,W,K,T,R,S (conv_bf16.c)
+ *          conv_finalize  shape as conv_bf16; the split-K finalize of that
+ *                         conv (needs splitk >= 2)
+ *   arch   gfx942 | gfx950
+ *   dtype  bf16 | fp8 (layout ops); bf16 (conv ops)
+ *   shape  unsigned decimals separated by commas
+ *   opts   "-" (none) or space-separated options of the conv ops:
+ *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)
+ *            stride=..  dil=..                  (same forms, default 1)
+ *            tile=MxN  waves=MxN  stages=S  splitk=K  wgm=G  dma=B
+ *            bias  big_in  big_out  no_fast     (flags)
+ *          unset conv options take the plan's defaults (cj_conv_opts = 0).
+ *
+ * Never reads files and never builds: text in, plan out. A bad field is
+ * CONVJIT_ERR_INVALID_ARG naming the field and its value. */
+#ifndef CJ_RUNTIME_KSPEC_H
+#define CJ_RUNTIME_KSPEC_H
+
+#include "codegen/kplan.h"
+#include "util/cj.h"
+
+convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype, const char *shape,
+                             const char *opts, cj_kplan *out);
+
+#endif

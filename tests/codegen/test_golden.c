@@ -1,0 +1,308 @@
+/* Golden quality numbers (STYLE habit 11): tests/golden/resources.tsv holds,
+ * per canonical shipped kernel, the register, spill, scratch, LDS and code
+ * size figures of the code object LLVM 22 makes for it. This test builds
+ * every row's kernel once and compares field by field; any difference is
+ * printed as "field old -> new" and fails the test, so a change in codegen
+ * or LLVM that moves register pressure or code size is never silent.
+ *
+ * A deliberate change is one command and a reviewed diff:
+ *   CONVJIT_GOLDEN_UPDATE=1 build/test_golden && git diff tests/golden
+ * rewrites the value columns of every row (comments and row order kept).
+ * To add a kernel: add a row with the five key columns (a kernel spec,
+ * src/runtime/kspec.h) and '?' in the value columns, then update.
+ *
+ * The expected values are measurements, not derivations: their meaning is
+ * "what we shipped and reviewed". Independent checks (spill-free, LDS ==
+ * plan) live in test_pipeline_build / test_layout_build / test_conv_spill. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "runtime/build.h"
+#include "runtime/kspec.h"
+
+#define GOLDEN_PATH CJ_SOURCE_DIR "/tests/golden/resources.tsv"
+#define GOLDEN_HEADER "op\tarch\tdtype\tshape\topts\tkernel\tvgpr\tagpr\tsgpr\tvgpr_spills\tsgpr_spills\tscratch\tlds\tcode_bytes"
+
+/* The value columns, in file order after "kernel". */
+enum { G_VGPR, G_AGPR, G_SGPR, G_VSPILL, G_SSPILL, G_SCRATCH, G_LDS, G_CODE, G_NVAL };
+static const char *const VAL_NAMES[G_NVAL] = {"vgpr", "agpr", "sgpr", "vgpr_spills", "sgpr_spills",
+                                              "scratch", "lds", "code_bytes"};
+
+typedef struct golden_row {
+  char op[24], arch[16], dtype[8], shape[96], opts[160], kernel[128];
+  int64_t v[G_NVAL]; /* -1: '?' (no golden value yet) */
+} golden_row;
+
+typedef struct golden_file {
+  char **lines;      /* every line as read (comments kept for rewriting) */
+  int nlines;
+  int *row_of_line;  /* index into rows, or -1 for comments / header */
+  golden_row *rows;
+  int nrows;
+} golden_file;
+
+static void golden_free(golden_file *f) {
+  for (int i = 0; i < f->nlines; i++) free(f->lines[i]);
+  free(f->lines);
+  free(f->row_of_line);
+  free(f->rows);
+  memset(f, 0, sizeof *f);
+}
+
+/* Splits a tab-separated line in place; returns the number of fields. */
+static int split_tabs(char *s, char **f, int max) {
+  int n = 0;
+  for (;;) {
+    if (n == max) return max + 1;
+    f[n++] = s;
+    char *t = strchr(s, '\t');
+    if (!t) return n;
+    *t = 0;
+    s = t + 1;
+  }
+}
+
+static void copy_field(char *dst, size_t cap, const char *src, int line, const char *name) {
+  if (strlen(src) >= cap) fail_msg("%s:%d: %s '%s' longer than %zu", GOLDEN_PATH, line, name, src, cap - 1);
+  strcpy(dst, src);
+}
+
+static int parse_row(char *text, int line, golden_row *r) {
+  char *f[32];
+  int n = split_tabs(text, f, 32);
+  if (n != 6 + G_NVAL) {
+    printf("%s:%d: %d fields, want %d (header: %s)\n", GOLDEN_PATH, line, n, 6 + G_NVAL, GOLDEN_HEADER);
+    return -1;
+  }
+  copy_field(r->op, sizeof r->op, f[0], line, "op");
+  copy_field(r->arch, sizeof r->arch, f[1], line, "arch");
+  copy_field(r->dtype, sizeof r->dtype, f[2], line, "dtype");
+  copy_field(r->shape, sizeof r->shape, f[3], line, "shape");
+  copy_field(r->opts, sizeof r->opts, f[4], line, "opts");
+  copy_field(r->kernel, sizeof r->kernel, f[5], line, "kernel");
+  for (int i = 0; i < G_NVAL; i++) {
+    const char *s = f[6 + i];
+    if (!strcmp(s, "?")) {
+      r->v[i] = -1;
+      continue;
+    }
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || *end || x < 0) {
+      printf("%s:%d: %s = '%s': not a count (or '?')\n", GOLDEN_PATH, line, VAL_NAMES[i], s);
+      return -1;
+    }
+    r->v[i] = x;
+  }
+  return 0;
+}
+
+static int golden_read(const char *path, golden_file *g) {
+  memset(g, 0, sizeof *g);
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    printf("%s: cannot open\n", path);
+    return -1;
+  }
+  char *buf = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int bad = 0, seen_header = 0;
+  while ((len = getline(&buf, &cap, fp)) >= 0) {
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = 0;
+    g->lines = realloc(g->lines, (size_t)(g->nlines + 1) * sizeof *g->lines);
+    g->row_of_line = realloc(g->row_of_line, (size_t)(g->nlines + 1) * sizeof *g->row_of_line);
+    assert_non_null(g->lines);
+    assert_non_null(g->row_of_line);
+    g->lines[g->nlines] = strdup(buf);
+    g->row_of_line[g->nlines] = -1;
+    int line = ++g->nlines;
+    if (buf[0] == '#' || buf[0] == 0) continue;
+    if (!seen_header) {
+      if (strcmp(buf, GOLDEN_HEADER) != 0) {
+        printf("%s:%d: header is not\n%s\n", path, line, GOLDEN_HEADER);
+        bad = 1;
+      }
+      seen_header = 1;
+      continue;
+    }
+    g->rows = realloc(g->rows, (size_t)(g->nrows + 1) * sizeof *g->rows);
+    assert_non_null(g->rows);
+    if (parse_row(buf, line, &g->rows[g->nrows]) != 0) bad = 1;
+    else g->row_of_line[line - 1] = g->nrows++;
+  }
+  free(buf);
+  fclose(fp);
+  if (!seen_header) {
+    printf("%s: no header line\n", path);
+    bad = 1;
+  }
+  return bad ? -1 : 0;
+}
+
+/* The measured row of the built kernel (key columns copied from want). */
+static void measure(const golden_row *want, const cj_built *b, golden_row *got) {
+  *got = *want;
+  const cj_kernel_info *k = b->info;
+  snprintf(got->kernel, sizeof got->kernel, "%s", k->name);
+  got->v[G_VGPR] = k->vgpr_count;
+  got->v[G_AGPR] = k->agpr_count;
+  got->v[G_SGPR] = k->sgpr_count;
+  got->v[G_VSPILL] = k->vgpr_spill_count;
+  got->v[G_SSPILL] = k->sgpr_spill_count;
+  got->v[G_SCRATCH] = k->private_segment_size;
+  got->v[G_LDS] = k->group_segment_size;
+  got->v[G_CODE] = (int64_t)k->code_size;
+}
+
+/* Appends "field old -> new" for every difference; returns their number. */
+static int row_diff(const golden_row *old, const golden_row *now, cj_strbuf *out) {
+  int n = 0;
+  if (strcmp(old->kernel, now->kernel) != 0) {
+    cj_sb_printf(out, "%skernel %s -> %s", n ? ", " : "", old->kernel, now->kernel);
+    n++;
+  }
+  for (int i = 0; i < G_NVAL; i++) {
+    if (old->v[i] == now->v[i]) continue;
+    if (old->v[i] < 0) cj_sb_printf(out, "%s%s ? -> %lld", n ? ", " : "", VAL_NAMES[i], (long long)now->v[i]);
+    else
+      cj_sb_printf(out, "%s%s %lld -> %lld", n ? ", " : "", VAL_NAMES[i], (long long)old->v[i],
+                   (long long)now->v[i]);
+    n++;
+  }
+  return n;
+}
+
+static void format_row(const golden_row *r, cj_strbuf *out) {
+  cj_sb_printf(out, "%s\t%s\t%s\t%s\t%s\t%s", r->op, r->arch, r->dtype, r->shape, r->opts, r->kernel);
+  for (int i = 0; i < G_NVAL; i++) {
+    if (r->v[i] < 0) cj_sb_printf(out, "\t?");
+    else cj_sb_printf(out, "\t%lld", (long long)r->v[i]);
+  }
+}
+
+static void golden_write(const char *path, const golden_file *g, const golden_row *rows) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *fp = fopen(tmp, "w");
+  if (!fp) fail_msg("cannot write %s", tmp);
+  for (int i = 0; i < g->nlines; i++) {
+    if (g->row_of_line[i] < 0) fprintf(fp, "%s\n", g->lines[i]);
+    else {
+      cj_strbuf s = {0};
+      format_row(&rows[g->row_of_line[i]], &s);
+      fprintf(fp, "%s\n", s.s ? s.s : "");
+      cj_sb_free(&s);
+    }
+  }
+  if (fclose(fp) != 0 || rename(tmp, path) != 0) fail_msg("cannot replace %s", path);
+}
+
+/* Builds every row's kernel and compares (or, updating, rewrites). */
+static void test_golden_table(void **state) {
+  (void)state;
+  const char *upd = getenv("CONVJIT_GOLDEN_UPDATE");
+  int update = upd && *upd && strcmp(upd, "0") != 0;
+  golden_file g;
+  if (golden_read(GOLDEN_PATH, &g) != 0) fail_msg("%s: malformed (see above)", GOLDEN_PATH);
+  assert_true(g.nrows > 0);
+  golden_row *now = calloc((size_t)g.nrows, sizeof *now);
+  assert_non_null(now);
+  int changed = 0, failed = 0;
+  double t0 = cj_now_ms();
+  for (int r = 0; r < g.nrows; r++) {
+    const golden_row *w = &g.rows[r];
+    cj_kplan p;
+    cj_built b = {0};
+    if (cj_kspec_plan(w->op, w->arch, w->dtype, w->shape, w->opts, &p) != CONVJIT_OK) {
+      printf("golden: %s %s %s %s %s: plan: %s\n", w->op, w->arch, w->dtype, w->shape, w->opts, cj_error_text());
+      failed++;
+      now[r] = *w;
+      continue;
+    }
+    if (cj_build_kernel(&p, 0, &b) != CONVJIT_OK) {
+      printf("golden: %s %s %s %s %s: build: %s\n", w->op, w->arch, w->dtype, w->shape, w->opts, cj_error_text());
+      failed++;
+      now[r] = *w;
+      continue;
+    }
+    measure(w, &b, &now[r]);
+    cj_built_free(&b);
+    cj_strbuf d = {0};
+    if (row_diff(w, &now[r], &d)) {
+      printf("golden: %s %s %s %s %s: %s\n", w->op, w->arch, w->dtype, w->shape, w->opts, d.s);
+      changed++;
+    }
+    cj_sb_free(&d);
+  }
+  printf("golden: %d kernels built in %.0f ms, %d differ, %d failed to build\n", g.nrows, cj_now_ms() - t0,
+         changed, failed);
+  if (update && !failed && changed) {
+    golden_write(GOLDEN_PATH, &g, now);
+    printf("golden: rewrote %s: review with git diff\n", GOLDEN_PATH);
+  }
+  free(now);
+  golden_free(&g);
+  if (failed) fail_msg("%d golden kernels did not build", failed);
+  if (changed && !update)
+    fail_msg("%d kernels differ from %s (diff above). If intended: CONVJIT_GOLDEN_UPDATE=1 %s, then review "
+             "git diff tests/golden",
+             changed, GOLDEN_PATH, "test_golden");
+}
+
+/* The comparison itself: a hand-made pair of rows must report exactly the
+ * fields that differ, in the old -> new form, and '?' as new values. */
+static void test_row_diff_reports_each_field(void **state) {
+  (void)state;
+  golden_row a = {.op = "transpose", .kernel = "k1", .v = {10, 0, 20, 0, 0, 0, 4096, 600}};
+  golden_row b = a;
+  cj_strbuf d = {0};
+  assert_int_equal(row_diff(&a, &b, &d), 0);
+  assert_null(d.s);
+  b.v[G_VGPR] = 11;
+  b.v[G_CODE] = 640;
+  assert_int_equal(row_diff(&a, &b, &d), 2);
+  assert_string_equal(d.s, "vgpr 10 -> 11, code_bytes 600 -> 640");
+  cj_sb_free(&d);
+  a.v[G_LDS] = -1;
+  strcpy(b.kernel, "k2");
+  b.v[G_VGPR] = 10;
+  b.v[G_CODE] = 600;
+  assert_int_equal(row_diff(&a, &b, &d), 2);
+  assert_string_equal(d.s, "kernel k1 -> k2, lds ? -> 4096");
+  cj_sb_free(&d);
+}
+
+/* A row with a wrong field count or a non-numeric value is refused with
+ * the line number, never half-read. */
+static void test_parse_row_rejects_malformed(void **state) {
+  (void)state;
+  golden_row r;
+  char ok[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t19\t0\t23\t0\t0\t0\t8192\t612";
+  assert_int_equal(parse_row(ok, 1, &r), 0);
+  assert_int_equal(r.v[G_SGPR], 23);
+  assert_int_equal(r.v[G_CODE], 612);
+  char q[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t?\t0\t23\t0\t0\t0\t8192\t?";
+  assert_int_equal(parse_row(q, 2, &r), 0);
+  assert_int_equal(r.v[G_VGPR], -1);
+  char short_row[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t19";
+  assert_int_equal(parse_row(short_row, 3, &r), -1);
+  char word[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\tmany\t0\t23\t0\t0\t0\t8192\t612";
+  assert_int_equal(parse_row(word, 4, &r), -1);
+  char neg[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t-3\t0\t23\t0\t0\t0\t8192\t612";
+  assert_int_equal(parse_row(neg, 5, &r), -1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_row_diff_reports_each_field),
+      cmocka_unit_test(test_parse_row_rejects_malformed),
+      cmocka_unit_test(test_golden_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
