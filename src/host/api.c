@@ -105,6 +105,7 @@ CONVJIT_API void convjit_context_destroy(convjit_context *ctx) {
   if (!ctx) return;
   cj_cache_destroy(ctx->cache);
   cj_device_destroy(ctx->dev);
+  free(ctx->emu_wg);
   free(ctx);
 }
 
@@ -205,6 +206,11 @@ static convjit_status plan_finish(convjit_context *ctx, convjit_plan *p) {
 
 CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const convjit_conv_desc *desc,
                                                     convjit_plan **out) {
+  return cj_plan_create_conv_opts(ctx, desc, NULL, out);
+}
+
+convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_select_opts *o,
+                                        convjit_plan **out) {
   cj_error_clear();
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
   *out = NULL;
@@ -217,7 +223,7 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
   if (st == CONVJIT_OK) {
     cj_select_opts none;
     memset(&none, 0, sizeof none);
-    st = cj_select_conv(&p->prob, ctx->arch, ctx->cu_count, &none, &p->seq);
+    st = cj_select_conv(&p->prob, ctx->arch, ctx->cu_count, o ? o : &none, &p->seq);
   }
   if (st == CONVJIT_OK) st = plan_finish(ctx, p);
   if (st != CONVJIT_OK) {

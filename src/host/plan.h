@@ -22,6 +22,10 @@ struct convjit_context {
   int cu_count;
   cj_cache *cache;
   char device_name[8];
+  /* experimental emulator subset (api_emu.c): the copied id list the
+   * emulator's launch options point to */
+  uint64_t *emu_wg;
+  size_t emu_nwg;
 };
 
 typedef struct cj_plan_step {
@@ -62,6 +66,10 @@ typedef struct cj_launch_ptrs {
 /* api.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);
+/* api.c: convjit_plan_create_conv with forced choices (tests, tools);
+ * o NULL = all automatic. */
+convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_select_opts *o,
+                                        convjit_plan **out);
 /* desc.c: validation + 3D normalization of a public descriptor. */
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *out);
 convjit_status cj_check_dtype(convjit_dtype t, const char *field);

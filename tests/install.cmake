@@ -1,0 +1,10 @@
+# Included by tests/CMakeLists.txt: packaging tests on the built library.
+if(TARGET convjit)
+  add_test(NAME host/exports COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:convjit> -DSRC=${PROJECT_SOURCE_DIR}
+           -P ${PROJECT_SOURCE_DIR}/cmake/exports_test.cmake)
+  set_tests_properties(host/exports PROPERTIES LABELS host)
+  add_test(NAME host/install_example COMMAND ${CMAKE_COMMAND} -DBIN=${PROJECT_BINARY_DIR} -DSRC=${PROJECT_SOURCE_DIR}
+           -DWORK=${PROJECT_BINARY_DIR}/install-test -P ${PROJECT_SOURCE_DIR}/cmake/install_test.cmake)
+  set_tests_properties(host/install_example PROPERTIES LABELS host
+    ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+endif()

@@ -1,0 +1,530 @@
+/* convjit-run — the main job: one op through the public API on a device,
+ * checked against the CPU reference.
+ *
+ *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]
+ *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
+ *               [--bias] [--check] [--json] [--no-disk-cache] [--seed N]
+ *               [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W]
+ *
+ * With no arguments: a scaled-down video-VAE layer (causal 3x3x3 conv, bf16),
+ * checked; until a conv kernel exists, the layer's activation transpose.
+ * Prints the plan, each kernel's resources and cache source, compile ms, the
+ * kernel time (EMULATED on the emulator: a cycle model, not a measurement),
+ * max abs/rel error and PASS/FAIL. Exit: 0 pass (or ran, without --check),
+ * 1 check failed, 2 bad arguments, 3 convjit error.
+ * (Internally the run_* functions return 0, -2 for usage, or a convjit status.)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "convjit/convjit.h"
+#include "host/plan.h"
+#include "ref/ref.h"
+#include "ref/ref_conv.h"
+#include "util/numfmt.h"
+
+typedef struct run_args {
+  const char *device, *op, *arch, *dtype;
+  int64_t shape[9];
+  int nshape;
+  int64_t stride[3], dil[3], pad_lo[3], pad_hi[3];
+  int have_stride, have_dil, have_pad;
+  int bias, check, json, no_disk, op_given;
+  uint64_t seed;
+  cj_select_opts forced;
+} run_args;
+
+typedef struct run_result {
+  int checked, pass;
+  double max_abs, max_rel;
+  double plan_ms, compile_ms, kernel_ms;
+  int cache_hits, nkernels;
+  char note[200];
+} run_result;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
+          "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
+          "                   [--dilation LIST] [--bias] [--check] [--json] [--no-disk-cache] [--seed N]\n"
+          "                   [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W]\n"
+          "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
+          "            transpose: N,C,S (S = D*H*W)\n"
+          "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
+          "  --device  auto (default): HIP if a device is present, else the emulator\n"
+          "  no arguments: a scaled-down video-VAE layer, checked\n");
+}
+
+static int parse_list(const char *s, int64_t *v, int max) {
+  int n = 0;
+  char *end;
+  while (*s) {
+    if (n == max) return -1;
+    long long x = strtoll(s, &end, 10);
+    if (end == s) return -1;
+    v[n++] = x;
+    s = end;
+    if (*s == ',') s++;
+    else if (*s) return -1;
+  }
+  return n;
+}
+
+static int parse_args(int argc, char **argv, run_args *a) {
+  memset(a, 0, sizeof *a);
+  a->device = "auto";
+  a->op = "conv";
+  a->arch = NULL;
+  a->dtype = "bf16";
+  a->seed = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDV() do { if (!v) { fprintf(stderr, "convjit-run: %s needs a value\n", o); return -1; } i++; } while (0)
+    if (!strcmp(o, "--device")) { NEEDV(); a->device = v; }
+    else if (!strcmp(o, "--op")) { NEEDV(); a->op = v; a->op_given = 1; }
+    else if (!strcmp(o, "--arch")) { NEEDV(); a->arch = v; }
+    else if (!strcmp(o, "--dtype")) { NEEDV(); a->dtype = v; }
+    else if (!strcmp(o, "--shape")) {
+      NEEDV();
+      if ((a->nshape = parse_list(v, a->shape, 9)) <= 0) { fprintf(stderr, "convjit-run: --shape %s: bad list\n", v); return -1; }
+    } else if (!strcmp(o, "--stride") || !strcmp(o, "--dilation")) {
+      NEEDV();
+      int64_t *dst = o[2] == 's' ? a->stride : a->dil;
+      int n = parse_list(v, dst, 3);
+      if (n <= 0) { fprintf(stderr, "convjit-run: %s %s: bad list\n", o, v); return -1; }
+      if (o[2] == 's') a->have_stride = n; else a->have_dil = n;
+    } else if (!strcmp(o, "--pad")) {
+      NEEDV();
+      int64_t p[6];
+      int n = parse_list(v, p, 6);
+      if (n <= 0) { fprintf(stderr, "convjit-run: --pad %s: bad list\n", v); return -1; }
+      a->have_pad = n;
+      memcpy(a->pad_lo, p, sizeof(int64_t) * (size_t)(n <= 3 ? n : n / 2));
+      if (n <= 3) memcpy(a->pad_hi, p, sizeof(int64_t) * (size_t)n);
+      else memcpy(a->pad_hi, p + n / 2, sizeof(int64_t) * (size_t)(n / 2));
+    } else if (!strcmp(o, "--tile")) {
+      NEEDV();
+      int64_t t[4];
+      if (parse_list(v, t, 4) != 4) { fprintf(stderr, "convjit-run: --tile %s: need M,N,WM,WN\n", v); return -1; }
+      a->forced.tile_m = (uint32_t)t[0]; a->forced.tile_n = (uint32_t)t[1];
+      a->forced.wave_m = (uint32_t)t[2]; a->forced.wave_n = (uint32_t)t[3];
+    } else if (!strcmp(o, "--stages")) { NEEDV(); a->forced.pipe_stages = (uint32_t)atoi(v); }
+    else if (!strcmp(o, "--split-k")) { NEEDV(); a->forced.split_k = (uint32_t)atoi(v); }
+    else if (!strcmp(o, "--wgm")) { NEEDV(); a->forced.wgm = (uint32_t)atoi(v); }
+    else if (!strcmp(o, "--seed")) { NEEDV(); a->seed = strtoull(v, NULL, 10); }
+    else if (!strcmp(o, "--bias")) a->bias = 1;
+    else if (!strcmp(o, "--check")) a->check = 1;
+    else if (!strcmp(o, "--json")) a->json = 1;
+    else if (!strcmp(o, "--no-disk-cache")) a->no_disk = 1;
+    else if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
+    else { fprintf(stderr, "convjit-run: unknown option %s\n", o); return -1; }
+#undef NEEDV
+  }
+  if (strcmp(a->op, "conv") && strcmp(a->op, "transpose")) {
+    fprintf(stderr, "convjit-run: --op %s: conv or transpose\n", a->op);
+    return -1;
+  }
+  if (strcmp(a->dtype, "bf16") && strcmp(a->dtype, "fp8")) {
+    fprintf(stderr, "convjit-run: --dtype %s: bf16 or fp8\n", a->dtype);
+    return -1;
+  }
+  if (strcmp(a->device, "auto") && strcmp(a->device, "emu") && strcmp(a->device, "hip")) {
+    fprintf(stderr, "convjit-run: --device %s: auto, emu or hip\n", a->device);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- data ------------------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s) { /* splitmix64: reproducible inputs */
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static float rng_unit(uint64_t *s) { return (float)((rng_next(s) >> 40) * (2.0 / 16777216.0) - 1.0); }
+
+/* Random elements of dtype in [-1, 1) and their exact float values. */
+static void fill_random(void *dst, float *vals, size_t n, int eb, cj_nf_fp8 fmt, uint64_t *seed) {
+  for (size_t i = 0; i < n; i++) {
+    float f = rng_unit(seed);
+    if (eb == 2) {
+      uint16_t h = cj_f32_to_bf16_rne(f);
+      ((uint16_t *)dst)[i] = h;
+      if (vals) vals[i] = cj_bf16_to_f32(h);
+    } else {
+      uint8_t b = cj_f32_to_fp8_rne(f, fmt, 1);
+      ((uint8_t *)dst)[i] = b;
+      if (vals) vals[i] = cj_fp8_to_f32(b, fmt);
+    }
+  }
+}
+
+#define TRY(call)                                                                             \
+  do {                                                                                        \
+    convjit_status s_ = (call);                                                               \
+    if (s_ != CONVJIT_OK) {                                                                   \
+      fprintf(stderr, "convjit-run: %s: %s\n", convjit_status_string(s_), convjit_last_error()); \
+      rc = s_;                                                                                \
+      goto done;                                                                              \
+    }                                                                                         \
+  } while (0)
+
+/* ---- report ------------------------------------------------------------------ */
+
+static const char *src_name(convjit_cache_source s) {
+  return s == CONVJIT_CACHE_DISK ? "disk" : s == CONVJIT_CACHE_MEMORY ? "memory" : "compiled";
+}
+
+static void collect_kernels(const convjit_plan *plan, run_result *r) {
+  convjit_plan_kernel_count(plan, &r->nkernels);
+  for (int i = 0; i < r->nkernels; i++) {
+    convjit_kernel_info ki = {.struct_size = sizeof ki};
+    if (convjit_plan_kernel_info(plan, i, &ki) != CONVJIT_OK) continue;
+    r->compile_ms += ki.compile_ms;
+    r->cache_hits += ki.source != CONVJIT_CACHE_COMPILED;
+  }
+}
+
+static void print_text(const run_args *a, const convjit_context_info *ci, const convjit_plan *plan,
+                       const run_result *r) {
+  size_t need = 0;
+  convjit_plan_describe(plan, NULL, 0, &need);
+  char *d = malloc(need ? need : 1);
+  if (d && convjit_plan_describe(plan, d, need, NULL) == CONVJIT_OK) printf("plan:\n%s", d);
+  free(d);
+  printf("device: %s %s, %d CUs%s\n", ci->device, ci->arch, ci->cu_count, ci->emulated ? " (EMULATED)" : "");
+  for (int i = 0; i < r->nkernels; i++) {
+    convjit_kernel_info ki = {.struct_size = sizeof ki};
+    if (convjit_plan_kernel_info(plan, i, &ki) != CONVJIT_OK) continue;
+    printf("kernel %s [%s]: vgpr %u agpr %u sgpr %u lds %u B scratch %u B spills %u/%u, grid %llux%llux%llu "
+           "block %ux%ux%u, cache %s, compile %.1f ms\n",
+           ki.name, ki.stage, ki.vgpr, ki.agpr, ki.sgpr, ki.lds_bytes, ki.scratch_bytes, ki.vgpr_spills,
+           ki.sgpr_spills, (unsigned long long)ki.grid[0], (unsigned long long)ki.grid[1],
+           (unsigned long long)ki.grid[2], ki.block[0], ki.block[1], ki.block[2], src_name(ki.source), ki.compile_ms);
+  }
+  printf("compile_ms: %.1f (plan create %.1f ms), cache hits: %d of %d kernels\n", r->compile_ms, r->plan_ms,
+         r->cache_hits, r->nkernels);
+  printf("%s time: %.4f ms\n", ci->emulated ? "EMULATED kernel" : "device kernel", r->kernel_ms);
+  if (r->note[0]) printf("note: %s\n", r->note);
+  if (r->checked)
+    printf("max abs err %.3g, max rel err %.3g: %s\n", r->max_abs, r->max_rel, r->pass ? "PASS" : "FAIL");
+  (void)a;
+}
+
+static void print_json(const run_args *a, const convjit_context_info *ci, const convjit_plan *plan,
+                       const run_result *r) {
+  printf("{\"op\":\"%s\",\"device\":\"%s\",\"arch\":\"%s\",\"dtype\":\"%s\",\"shape\":[", a->op, ci->device,
+         ci->arch, a->dtype);
+  for (int i = 0; i < a->nshape; i++) printf("%s%lld", i ? "," : "", (long long)a->shape[i]);
+  printf("],\"checked\":%s,\"pass\":%s,\"max_abs_err\":%.6g,\"max_rel_err\":%.6g,", r->checked ? "true" : "false",
+         r->checked ? (r->pass ? "true" : "false") : "null", r->max_abs, r->max_rel);
+  printf("\"compile_ms\":%.3f,\"plan_ms\":%.3f,\"cache_hits\":%d,\"time_ms\":%.6f,\"time_kind\":\"%s\",",
+         r->compile_ms, r->plan_ms, r->cache_hits, r->kernel_ms, ci->emulated ? "emulated" : "device");
+  printf("\"kernels\":[");
+  for (int i = 0; i < r->nkernels; i++) {
+    convjit_kernel_info ki = {.struct_size = sizeof ki};
+    if (convjit_plan_kernel_info(plan, i, &ki) != CONVJIT_OK) continue;
+    printf("%s{\"name\":\"%s\",\"stage\":\"%s\",\"vgpr\":%u,\"agpr\":%u,\"sgpr\":%u,\"lds_bytes\":%u,"
+           "\"scratch_bytes\":%u,\"vgpr_spills\":%u,\"sgpr_spills\":%u,\"cache\":\"%s\",\"compile_ms\":%.3f}",
+           i ? "," : "", ki.name, ki.stage, ki.vgpr, ki.agpr, ki.sgpr, ki.lds_bytes, ki.scratch_bytes,
+           ki.vgpr_spills, ki.sgpr_spills, src_name(ki.source), ki.compile_ms);
+  }
+  printf("]%s%s%s}\n", r->note[0] ? ",\"note\":\"" : "", r->note, r->note[0] ? "\"" : "");
+}
+
+/* ---- the two ops --------------------------------------------------------------- */
+
+static int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan **plan_out, run_result *r) {
+  int rc = 0;
+  void *hx = NULL, *hy = NULL, *href = NULL, *dx = NULL, *dy = NULL;
+  convjit_event *e0 = NULL, *e1 = NULL;
+  if (a->nshape != 3) {
+    fprintf(stderr, "convjit-run: --op transpose needs --shape N,C,S\n");
+    return -2;
+  }
+  convjit_transpose_desc td = {sizeof td, a->shape[0], a->shape[1], a->shape[2],
+                               !strcmp(a->dtype, "bf16") ? CONVJIT_DTYPE_BF16 : CONVJIT_DTYPE_FP8_E4M3FN};
+  double t0 = cj_now_ms();
+  TRY(convjit_plan_create_transpose(ctx, &td, plan_out));
+  r->plan_ms = cj_now_ms() - t0;
+  collect_kernels(*plan_out, r);
+  int eb = td.dtype == CONVJIT_DTYPE_BF16 ? 2 : 1;
+  size_t n = (size_t)(td.n * td.c * td.s), bytes = n * (size_t)eb;
+  hx = malloc(bytes);
+  hy = malloc(bytes);
+  href = malloc(bytes);
+  if (!hx || !hy || !href) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+  uint64_t seed = a->seed;
+  fill_random(hx, NULL, n, eb, CJ_NF_E4M3FN, &seed);
+  TRY(convjit_malloc(ctx, bytes, &dx));
+  TRY(convjit_malloc(ctx, bytes, &dy));
+  TRY(convjit_memcpy_h2d(ctx, dx, hx, bytes, NULL));
+  TRY(convjit_memset(ctx, dy, 0xA5, bytes, NULL)); /* stale bytes must not pass the check */
+  TRY(convjit_event_create(ctx, &e0));
+  TRY(convjit_event_create(ctx, &e1));
+  TRY(convjit_event_record(e0, NULL));
+  TRY(convjit_transpose(*plan_out, dx, dy, NULL));
+  TRY(convjit_event_record(e1, NULL));
+  TRY(convjit_synchronize(ctx, NULL));
+  float ms = 0;
+  TRY(convjit_event_elapsed_ms(e0, e1, &ms));
+  r->kernel_ms = ms;
+  TRY(convjit_memcpy_d2h(ctx, hy, dy, bytes, NULL));
+  if (a->check) {
+    /* A transpose moves bytes: the result must equal the reference exactly. */
+    cj_ref_transpose(hx, href, (size_t)eb, (uint64_t)td.n, (uint64_t)td.c, (uint64_t)td.s);
+    r->checked = 1;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+      float got = eb == 2 ? cj_bf16_to_f32(((uint16_t *)hy)[i]) : cj_fp8_to_f32(((uint8_t *)hy)[i], CJ_NF_E4M3FN);
+      float want = eb == 2 ? cj_bf16_to_f32(((uint16_t *)href)[i]) : cj_fp8_to_f32(((uint8_t *)href)[i], CJ_NF_E4M3FN);
+      if (memcmp((char *)hy + i * eb, (char *)href + i * eb, (size_t)eb)) bad++;
+      double d = fabs((double)got - want);
+      if (!(d <= r->max_abs)) r->max_abs = isnan(d) ? INFINITY : d;
+      double rel = d / fmax(fabs(want), 1e-30);
+      if (want != 0 && !(rel <= r->max_rel)) r->max_rel = isnan(rel) ? INFINITY : rel;
+    }
+    r->pass = bad == 0;
+    if (bad) snprintf(r->note, sizeof r->note, "%zu of %zu elements differ from the reference", bad, n);
+  }
+done:
+  convjit_event_destroy(e0);
+  convjit_event_destroy(e1);
+  if (dx) convjit_free(ctx, dx);
+  if (dy) convjit_free(ctx, dy);
+  free(hx); free(hy); free(href);
+  return rc;
+}
+
+static float decode(const void *p, size_t i, convjit_dtype t) {
+  switch (t) {
+  case CONVJIT_DTYPE_BF16: return cj_bf16_to_f32(((const uint16_t *)p)[i]);
+  case CONVJIT_DTYPE_F32: return ((const float *)p)[i];
+  case CONVJIT_DTYPE_FP8_E4M3FNUZ: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FNUZ);
+  default: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FN);
+  }
+}
+
+static size_t dtype_bytes(convjit_dtype t) {
+  return t == CONVJIT_DTYPE_F32 ? 4 : t == CONVJIT_DTYPE_BF16 ? 2 : 1;
+}
+
+static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
+  *d = convjit_conv_desc_default();
+  int rank = a->nshape == 9 ? 3 : a->nshape == 7 ? 2 : a->nshape == 5 ? 1 : 0;
+  if (!rank) {
+    fprintf(stderr, "convjit-run: --op conv needs --shape N,C,D,H,W,K,T,R,S (or the 2D/1D forms)\n");
+    return -1;
+  }
+  d->spatial_rank = rank;
+  d->n = a->shape[0];
+  d->c = a->shape[1];
+  for (int i = 0; i < rank; i++) {
+    d->in[i] = a->shape[2 + i];
+    d->filter[i] = a->shape[3 + rank + i];
+  }
+  d->k = a->shape[2 + rank];
+  if ((a->have_stride && a->have_stride != rank) || (a->have_dil && a->have_dil != rank) ||
+      (a->have_pad && a->have_pad != rank && a->have_pad != 2 * rank)) {
+    fprintf(stderr, "convjit-run: --stride/--dilation need %d values, --pad %d or %d\n", rank, rank, 2 * rank);
+    return -1;
+  }
+  for (int i = 0; i < rank; i++) {
+    if (a->have_stride) d->stride[i] = a->stride[i];
+    if (a->have_dil) d->dilation[i] = a->dil[i];
+    if (a->have_pad) { d->pad_lo[i] = a->pad_lo[i]; d->pad_hi[i] = a->pad_hi[i]; }
+  }
+  if (!strcmp(a->dtype, "fp8")) /* the arch's native fp8 flavour */
+    d->x_dtype = d->w_dtype = !strcmp(arch, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  d->y_dtype = CONVJIT_DTYPE_BF16;
+  d->has_bias = a->bias;
+  return 0;
+}
+
+static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out,
+                    run_result *r) {
+  int rc = 0;
+  convjit_conv_desc d;
+  if (build_conv_desc(a, arch, &d)) return -2; /* usage */
+  void *hx = NULL, *hw = NULL, *hy = NULL;
+  float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL;
+  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL;
+  convjit_event *e0 = NULL, *e1 = NULL;
+  double t0 = cj_now_ms();
+  TRY(cj_plan_create_conv_opts(ctx, &d, &a->forced, plan_out));
+  r->plan_ms = cj_now_ms() - t0;
+  collect_kernels(*plan_out, r);
+  const cj_conv_problem *p = &(*plan_out)->prob;
+  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+  size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  size_t ebx = dtype_bytes(p->x_dtype), eby = dtype_bytes(p->y_dtype);
+  cj_nf_fp8 fmt = p->x_dtype == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
+  hx = malloc(nx * ebx); hw = malloc(nw * ebx); hy = malloc(ny * eby);
+  fx = malloc(nx * sizeof *fx); fw = malloc(nw * sizeof *fw); fb = malloc((size_t)p->k * sizeof *fb);
+  if (!hx || !hw || !hy || !fx || !fw || !fb) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+  uint64_t seed = a->seed;
+  fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
+  fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
+  for (int64_t i = 0; i < p->k; i++) fb[i] = rng_unit(&seed);
+  size_t ws = 0, pw = 0;
+  TRY(convjit_plan_workspace_size(*plan_out, &ws));
+  TRY(convjit_plan_packed_weight_size(*plan_out, &pw));
+  TRY(convjit_malloc(ctx, nx * ebx, &dx));
+  TRY(convjit_malloc(ctx, nw * ebx, &dw));
+  TRY(convjit_malloc(ctx, pw ? pw : nw * ebx, &dwp));
+  TRY(convjit_malloc(ctx, ny * eby, &dy));
+  if (ws) TRY(convjit_malloc(ctx, ws, &dws));
+  if (p->has_bias) {
+    TRY(convjit_malloc(ctx, (size_t)p->k * sizeof(float), &db));
+    TRY(convjit_memcpy_h2d(ctx, db, fb, (size_t)p->k * sizeof(float), NULL));
+  }
+  TRY(convjit_memcpy_h2d(ctx, dx, hx, nx * ebx, NULL));
+  TRY(convjit_memcpy_h2d(ctx, dw, hw, nw * ebx, NULL));
+  TRY(convjit_memset(ctx, dy, 0xA5, ny * eby, NULL));
+  if (pw) TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
+  else TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL)); /* no pack step: the raw weight is used */
+  TRY(convjit_event_create(ctx, &e0));
+  TRY(convjit_event_create(ctx, &e1));
+  TRY(convjit_event_record(e0, NULL));
+  TRY(convjit_conv_fwd(*plan_out, dx, dwp, p->has_bias ? db : NULL, dy, dws, ws, NULL));
+  TRY(convjit_event_record(e1, NULL));
+  TRY(convjit_synchronize(ctx, NULL));
+  float ms = 0;
+  TRY(convjit_event_elapsed_ms(e0, e1, &ms));
+  r->kernel_ms = ms;
+  TRY(convjit_memcpy_d2h(ctx, hy, dy, ny * eby, NULL));
+  if (a->check) {
+    cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)p->n, (uint64_t)p->c, (uint64_t)p->d, (uint64_t)p->h,
+                                                  (uint64_t)p->w, (uint64_t)p->k, (uint64_t)p->t, (uint64_t)p->r,
+                                                  (uint64_t)p->s);
+    for (int i = 0; i < 3; i++) {
+      sh.stride[i] = (uint32_t)p->stride[i];
+      sh.pad_lo[i] = (uint32_t)p->pad_lo[i];
+      sh.pad_hi[i] = (uint32_t)p->pad_hi[i];
+      sh.dilation[i] = (uint32_t)p->dil[i];
+    }
+    ref = malloc(ny * sizeof *ref);
+    refabs = malloc(ny * sizeof *refabs);
+    if (!ref || !refabs) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+    TRY(cj_ref_conv_fwd(&sh, fx, fw, p->has_bias ? fb : NULL, ref));
+    /* sum |x||w| (+|bias|) per output: the scale of the rounding errors */
+    for (size_t i = 0; i < nx; i++) fx[i] = fabsf(fx[i]);
+    for (size_t i = 0; i < nw; i++) fw[i] = fabsf(fw[i]);
+    for (int64_t i = 0; i < p->k; i++) fb[i] = fabsf(fb[i]);
+    TRY(cj_ref_conv_fwd(&sh, fx, fw, p->has_bias ? fb : NULL, refabs));
+    double crs = (double)(p->c * p->t * p->r * p->s);
+    float *got = fx; /* reuse: |x| is no longer needed */
+    if (ny > nx) {
+      got = malloc(ny * sizeof *got);
+      if (!got) { rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+    }
+    for (size_t i = 0; i < ny; i++) got[i] = decode(hy, i, p->y_dtype);
+    /* Tolerance on mag = sum |x*w| (+|bias|) >= |want|: the bf16 output
+     * rounds once (2^-9 of |y|, so 2^-8 of mag covers it with margin), and
+     * fp32 accumulation in another order adds at most crs * 2^-24 * mag. */
+    double rtol = (p->y_dtype == CONVJIT_DTYPE_BF16 ? 0x1p-8 : 0) + (crs + 4) * 0x1p-24;
+    cj_ref_cmp cmp;
+    cj_ref_compare(got, ref, refabs, ny, 0.0, rtol, &cmp);
+    r->checked = 1;
+    r->max_abs = cmp.max_abs_err;
+    for (size_t i = 0; i < ny; i++) {
+      double rel = fabs((double)got[i] - ref[i]) / fmax(fabs(ref[i]), 1e-6);
+      if (!(rel <= r->max_rel)) r->max_rel = isnan(rel) ? INFINITY : rel;
+    }
+    if (got != fx) free(got);
+    size_t bad = cmp.nbad;
+    r->pass = bad == 0;
+    if (bad) snprintf(r->note, sizeof r->note, "%zu of %zu outputs outside the tolerance", bad, ny);
+  }
+done:
+  convjit_event_destroy(e0);
+  convjit_event_destroy(e1);
+  void *dev[] = {dx, dw, dwp, db, dy, dws};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) convjit_free(ctx, dev[i]);
+  free(hx); free(hw); free(hy); free(fx); free(fw); free(fb); free(ref); free(refabs);
+  return rc;
+}
+
+/* The default job: a video-VAE conv scaled down for the emulator (causal
+ * temporal padding: 2 frames before, none after), and its activation
+ * transpose while no conv kernel exists. */
+static void default_conv(run_args *a) {
+  static const int64_t s[9] = {1, 32, 4, 16, 16, 32, 3, 3, 3};
+  memcpy(a->shape, s, sizeof s);
+  a->nshape = 9;
+  a->have_pad = 6;
+  a->pad_lo[0] = 2; a->pad_lo[1] = 1; a->pad_lo[2] = 1;
+  a->pad_hi[0] = 0; a->pad_hi[1] = 1; a->pad_hi[2] = 1;
+  a->bias = 1;
+}
+
+static void default_transpose(run_args *a) {
+  a->op = "transpose";
+  a->shape[0] = 1; a->shape[1] = 128; a->shape[2] = 4 * 24 * 24; /* N, C, D*H*W */
+  a->nshape = 3;
+}
+
+int main(int argc, char **argv) {
+  run_args a;
+  if (parse_args(argc, argv, &a)) {
+    usage(stderr);
+    return 2;
+  }
+  int defaulted = a.nshape == 0;
+  if (defaulted) {
+    a.check = 1; /* the default job always checks itself */
+    if (!strcmp(a.op, "conv")) default_conv(&a);
+    else default_transpose(&a);
+  }
+  convjit_context_options o = convjit_context_options_default();
+  o.arch = a.arch;
+  o.disable_disk_cache = a.no_disk;
+  o.device = !strcmp(a.device, "emu") ? CONVJIT_DEVICE_EMU : !strcmp(a.device, "hip") ? CONVJIT_DEVICE_HIP
+                                                                                         : CONVJIT_DEVICE_AUTO;
+  convjit_context *ctx = NULL;
+  convjit_status st = convjit_context_create(&o, &ctx);
+  if (st != CONVJIT_OK && o.device == CONVJIT_DEVICE_AUTO) {
+    if (!a.json) printf("no HIP device (%s): using the emulator\n", convjit_last_error());
+    o.device = CONVJIT_DEVICE_EMU;
+    st = convjit_context_create(&o, &ctx);
+  }
+  if (st != CONVJIT_OK) {
+    fprintf(stderr, "convjit-run: %s: %s\n", convjit_status_string(st), convjit_last_error());
+    return 3;
+  }
+  convjit_context_info ci = {.struct_size = sizeof ci};
+  convjit_context_get_info(ctx, &ci);
+  run_result r;
+  memset(&r, 0, sizeof r);
+  convjit_plan *plan = NULL;
+  int rc;
+  if (!strcmp(a.op, "conv")) {
+    rc = run_conv(ctx, ci.arch, &a, &plan, &r);
+    if (rc == CONVJIT_ERR_UNSUPPORTED && defaulted && !a.op_given) {
+      /* no conv kernel yet: the default job is the layer's activation transpose */
+      if (!a.json) printf("conv: %s; running the default transpose job instead\n", convjit_last_error());
+      convjit_plan_destroy(plan);
+      plan = NULL;
+      memset(&r, 0, sizeof r);
+      default_transpose(&a);
+      rc = run_transpose(ctx, &a, &plan, &r);
+    }
+  } else {
+    rc = run_transpose(ctx, &a, &plan, &r);
+  }
+  if (rc == 0 && plan) {
+    if (a.json) print_json(&a, &ci, plan, &r);
+    else print_text(&a, &ci, plan, &r);
+  }
+  convjit_plan_destroy(plan);
+  convjit_context_destroy(ctx);
+  if (rc == -2) return 2; /* usage */
+  if (rc) return 3;       /* a convjit error (printed) */
+  return r.checked && !r.pass ? 1 : 0;
+}
