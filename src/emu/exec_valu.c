@@ -238,7 +238,7 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
                  op == EMU_OP_V_LSHL_ADD_U32 || op == EMU_OP_V_ADD_LSHL_U32 ||
                  op == EMU_OP_V_LSHL_OR_B32 || op == EMU_OP_V_AND_OR_B32 || op == EMU_OP_V_OR3_B32 ||
                  op == EMU_OP_V_XAD_U32 || op == EMU_OP_V_ADD3_U32 || op == EMU_OP_V_MAD_U32_U16 ||
-                 op == EMU_OP_V_MAD_U32_U24 || (op >= EMU_OP_V_MIN3_U32 && op <= EMU_OP_V_MED3_U32)))
+                 op == EMU_OP_V_MAD_U32_U24 || op == EMU_OP_V_MAD_I32_I24 || (op >= EMU_OP_V_MIN3_U32 && op <= EMU_OP_V_MED3_U32)))
     return emu_fail(w, in, "missing source operand");
   uint64_t mask = 0;
   if (op == EMU_OP_V_CNDMASK_B32) mask = emu_sread64(w, &in->o[3]);
@@ -251,9 +251,10 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_BFREV_B32: x = 0; for (int i = 0; i < 32; i++) x |= ((a >> i) & 1u) << (31 - i); break;
     case EMU_OP_V_FFBH_U32: x = a ? (uint32_t)__builtin_clz(a) : 0xffffffffu; break;
     case EMU_OP_V_FFBL_B32: x = a ? (uint32_t)__builtin_ctz(a) : 0xffffffffu; break;
-    case EMU_OP_V_ADD_U32: x = a + b; break;
-    case EMU_OP_V_SUB_U32: x = a - b; break;
-    case EMU_OP_V_SUBREV_U32: x = b - a; break;
+    /* clamp on unsigned add/sub saturates at 0xffffffff / 0 */
+    case EMU_OP_V_ADD_U32: x = a + b; if (in->clamp && x < a) x = 0xffffffffu; break;
+    case EMU_OP_V_SUB_U32: x = a - b; if (in->clamp && b > a) x = 0; break;
+    case EMU_OP_V_SUBREV_U32: x = b - a; if (in->clamp && a > b) x = 0; break;
     case EMU_OP_V_MUL_LO_U32: x = a * b; break;
     case EMU_OP_V_MUL_HI_U32: x = (uint32_t)(((uint64_t)a * b) >> 32); break;
     case EMU_OP_V_MUL_HI_I32: x = (uint32_t)((uint64_t)((int64_t)(int32_t)a * (int32_t)b) >> 32); break;
@@ -262,6 +263,16 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
       x = (uint32_t)((((int32_t)(a << 8)) >> 8) * (((int32_t)(b << 8)) >> 8)); break;
     case EMU_OP_V_MUL_HI_U32_U24: x = (uint32_t)(((uint64_t)(a & 0xffffff) * (b & 0xffffff)) >> 32); break;
     case EMU_OP_V_MAD_U32_U24: x = (a & 0xffffff) * (b & 0xffffff) + c; break;
+    case EMU_OP_V_MAD_I32_I24:
+      x = (uint32_t)((((int32_t)(a << 8)) >> 8) * (((int32_t)(b << 8)) >> 8)) + c; break;
+    case EMU_OP_V_MUL_HI_I32_I24:
+      x = (uint32_t)((uint64_t)((int64_t)(((int32_t)(a << 8)) >> 8) * (((int32_t)(b << 8)) >> 8)) >> 32); break;
+    case EMU_OP_V_ADD_I32: case EMU_OP_V_SUB_I32: {
+      int64_t t = op == EMU_OP_V_ADD_I32 ? (int64_t)(int32_t)a + (int32_t)b : (int64_t)(int32_t)a - (int32_t)b;
+      if (in->clamp) t = t > INT32_MAX ? INT32_MAX : t < INT32_MIN ? INT32_MIN : t; /* clamp = saturate */
+      x = (uint32_t)t;
+      break;
+    }
     case EMU_OP_V_AND_B32: x = a & b; break;
     case EMU_OP_V_OR_B32: x = a | b; break;
     case EMU_OP_V_XOR_B32: x = a ^ b; break;
@@ -466,7 +477,9 @@ convjit_status emu_x_vf32(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_MED3_F32: x = fmed3(a, b, c); break;
     case EMU_OP_V_MIN3_F32: x = fminf(fminf(a, b), c); break;
     case EMU_OP_V_MAX3_F32: x = fmaxf(fmaxf(a, b), c); break;
-    case EMU_OP_V_RCP_F32: x = 1.0f / a; break;
+    /* hardware rcp is within 1 ulp; the emulator returns the correctly
+     * rounded reciprocal (LLVM's division expansions refine either) */
+    case EMU_OP_V_RCP_F32: case EMU_OP_V_RCP_IFLAG_F32: x = 1.0f / a; break;
     case EMU_OP_V_SQRT_F32: x = sqrtf(a); break;
     case EMU_OP_V_RSQ_F32: x = 1.0f / sqrtf(a); break;
     case EMU_OP_V_EXP_F32: x = exp2f(a); break;
