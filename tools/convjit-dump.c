@@ -18,6 +18,7 @@
 #include <string.h>
 #include "codegen/kplan.h"
 #include "runtime/build.h"
+#include "host/select.h"
 
 #define DUMP_MAX_KERNELS 8
 #define DUMP_MAX_SHAPE 16
@@ -99,9 +100,112 @@ static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max
   return CONVJIT_OK;
 }
 
+/* ---- op: conv (bf16 implicit GEMM; the kernels of cj_select_conv) -------- */
+
+typedef struct conv_opts {
+  uint64_t stride[3], pad[6], dil[3];
+  int nstride, npad, ndil;
+  int bias;
+  cj_select_opts sel;
+} conv_opts;
+
+static const dump_opt_def conv_opt_defs[] = {
+  {"stride", 1, "sd,sh,sw (default 1,1,1)"},
+  {"pad", 1, "pd,ph,pw (both sides) or lo_d,lo_h,lo_w,hi_d,hi_h,hi_w (default 0)"},
+  {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
+  {"bias", 0, "fp32 bias"},
+  {"tile", 1, "TILE_M,TILE_N,WAVE_M,WAVE_N (default: heuristics)"},
+  {"stages", 1, "pipeline stages 2..4"},
+  {"splitk", 1, "K split factor (1 = never split)"},
+  {"wgm", 1, "grouped-M width"},
+  {NULL, 0, NULL},
+};
+
+static convjit_status conv_u32(const char *opt, const char *v, uint32_t *out) {
+  uint64_t x[1];
+  int n = 0;
+  CJ_TRY(parse_u64_list(opt, v, x, 1, &n));
+  CJ_CHECK(x[0] >= 1 && x[0] <= 65536, CONVJIT_ERR_INVALID_ARG, "--%s %s: must be 1..65536", opt, v);
+  *out = (uint32_t)x[0];
+  return CONVJIT_OK;
+}
+
+static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v) {
+  conv_opts *o = a->op_opts;
+  if (!strcmp(name, "bias")) { o->bias = 1; return CONVJIT_OK; }
+  if (!strcmp(name, "stride")) {
+    CJ_TRY(parse_u64_list(name, v, o->stride, 3, &o->nstride));
+    CJ_CHECK(o->nstride == 3, CONVJIT_ERR_INVALID_ARG, "--stride %s: takes 3 values", v);
+    return CONVJIT_OK;
+  }
+  if (!strcmp(name, "dilation")) {
+    CJ_TRY(parse_u64_list(name, v, o->dil, 3, &o->ndil));
+    CJ_CHECK(o->ndil == 3, CONVJIT_ERR_INVALID_ARG, "--dilation %s: takes 3 values", v);
+    return CONVJIT_OK;
+  }
+  if (!strcmp(name, "pad")) {
+    CJ_TRY(parse_u64_list(name, v, o->pad, 6, &o->npad));
+    CJ_CHECK(o->npad == 3 || o->npad == 6, CONVJIT_ERR_INVALID_ARG, "--pad %s: takes 3 or 6 values", v);
+    return CONVJIT_OK;
+  }
+  if (!strcmp(name, "tile")) {
+    uint64_t t[4];
+    int n = 0;
+    CJ_TRY(parse_u64_list(name, v, t, 4, &n));
+    CJ_CHECK(n == 4, CONVJIT_ERR_INVALID_ARG, "--tile %s: takes TILE_M,TILE_N,WAVE_M,WAVE_N", v);
+    for (int i = 0; i < 4; i++)
+      CJ_CHECK(t[i] >= 1 && t[i] <= 1024, CONVJIT_ERR_INVALID_ARG, "--tile %s: values must be 1..1024", v);
+    o->sel.tile_m = (uint32_t)t[0];
+    o->sel.tile_n = (uint32_t)t[1];
+    o->sel.wave_m = (uint32_t)t[2];
+    o->sel.wave_n = (uint32_t)t[3];
+    return CONVJIT_OK;
+  }
+  if (!strcmp(name, "stages")) return conv_u32(name, v, &o->sel.pipe_stages);
+  if (!strcmp(name, "splitk")) return conv_u32(name, v, &o->sel.split_k);
+  if (!strcmp(name, "wgm")) return conv_u32(name, v, &o->sel.wgm);
+  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--%s: not a conv option", name);
+}
+
+static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
+  const conv_opts *o = a->op_opts;
+  CJ_CHECK(a->dtype && !strcmp(a->dtype, "bf16"), CONVJIT_ERR_UNSUPPORTED,
+           "--dtype %s: --op conv builds bf16 kernels (fp8 is a later issue)", a->dtype ? a->dtype : "(none)");
+  cj_conv_problem p;
+  memset(&p, 0, sizeof p);
+  p.n = (int64_t)a->shape[0]; p.c = (int64_t)a->shape[1]; p.d = (int64_t)a->shape[2];
+  p.h = (int64_t)a->shape[3]; p.w = (int64_t)a->shape[4]; p.k = (int64_t)a->shape[5];
+  p.t = (int64_t)a->shape[6]; p.r = (int64_t)a->shape[7]; p.s = (int64_t)a->shape[8];
+  for (int i = 0; i < 3; i++) {
+    p.stride[i] = o->nstride ? (int64_t)o->stride[i] : 1;
+    p.dil[i] = o->ndil ? (int64_t)o->dil[i] : 1;
+    p.pad_lo[i] = o->npad ? (int64_t)o->pad[i] : 0;
+    p.pad_hi[i] = o->npad == 6 ? (int64_t)o->pad[3 + i] : p.pad_lo[i];
+  }
+  p.groups = 1;
+  p.x_dtype = p.w_dtype = p.y_dtype = CONVJIT_DTYPE_BF16;
+  p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
+  p.has_bias = o->bias;
+  p.x_scale = p.w_scale = 1.0f;
+  p.spatial_rank = 3;
+  cj_seq *seq = calloc(1, sizeof *seq);
+  CJ_ALLOC_CHECK(seq);
+  convjit_status st = cj_select_conv(&p, a->arch, (int)a->arch->cu_count_default, &o->sel, seq);
+  *n = 0;
+  const cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
+  for (int l = 0; st == CONVJIT_OK && l < 2; l++)
+    for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
+      if (lists[l]->step[i].kind != CJ_STEP_KERNEL) continue;
+      if (*n >= max) { st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: more than %d kernels", max); break; }
+      out[(*n)++] = lists[l]->step[i].plan;
+    }
+  free(seq);
+  return st;
+}
+
 static const dump_op dump_ops[] = {
   {"transpose", "N,C,S", 3, "bf16|fp8", NULL, 0, NULL, transpose_plans},
-  /* conv joins here: {"conv", "N,C,D,H,W,K,T,R,S", 9, ..., conv_opts, sizeof(conv_opts), conv_set_opt, conv_plans} */
+  {"conv", "N,C,D,H,W,K,T,R,S", 9, "bf16", conv_opt_defs, sizeof(conv_opts), conv_set_opt, conv_plans},
 };
 #define DUMP_NOPS ((int)(sizeof dump_ops / sizeof dump_ops[0]))
 

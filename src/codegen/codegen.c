@@ -15,6 +15,8 @@ convjit_status cj_codegen_build(const cj_kplan *p, LLVMContextRef ctx, LLVMModul
   switch (p->op) {
   case CJ_KOP_TRANSPOSE:
   case CJ_KOP_WEIGHT_PACK: cj_layout_build(&g, p); break;
+  case CJ_KOP_CONV_BF16: cj_conv_bf16_build(&g, p); break;
+  case CJ_KOP_CONV_FINALIZE: cj_conv_finalize_build(&g, p); break;
   /* conv families add their cases here */
   default:
     cj_irb_fail(&g, CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "cj_codegen_build: plan %s: op = %d has no builder", p->name,

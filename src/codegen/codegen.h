@@ -13,5 +13,7 @@ convjit_status cj_codegen_build(const cj_kplan *p, LLVMContextRef ctx, LLVMModul
  * module (irb.h) and dispatches on p->op; each adds its one kernel. */
 struct cj_irb;
 convjit_status cj_layout_build(struct cj_irb *g, const cj_kplan *p); /* layout.c */
+convjit_status cj_conv_bf16_build(struct cj_irb *g, const cj_kplan *p); /* conv_bf16.c */
+convjit_status cj_conv_finalize_build(struct cj_irb *g, const cj_kplan *p); /* conv_finalize.c */
 
 #endif

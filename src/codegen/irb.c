@@ -349,3 +349,12 @@ void cj_irb_loop_end(cj_irb *g, cj_irb_loop *l) {
   LLVMMoveBasicBlockAfter(l->exit, latch);
   LLVMPositionBuilderAtEnd(g->b, l->exit);
 }
+
+/* ---- optimization barrier (added by the conv work) ------------------------- */
+
+LLVMValueRef cj_irb_opaque(cj_irb *g, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  LLVMTypeRef ft = LLVMFunctionType(t, &t, 1, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(ft, "", 0, "=v,0", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(g->b, ft, asm_, &v, 1, "opaque");
+}

@@ -166,4 +166,11 @@ void cj_irb_loop_begin(cj_irb *g, cj_irb_loop *l, LLVMValueRef start, LLVMValueR
                        LLVMValueRef step, const char *name);
 void cj_irb_loop_end(cj_irb *g, cj_irb_loop *l);
 
+/* v (i32, per lane) in a VGPR the optimizer cannot see through (an empty
+ * inline asm tied to its input: no instruction is emitted). For an LDS
+ * base above 64 KiB: ds_read's offset field has 16 bits, and LLVM folds
+ * base+constant into one constant per access, materializing a VGPR per
+ * distinct address; an opaque base + small constants keeps one VGPR. */
+LLVMValueRef cj_irb_opaque(cj_irb *g, LLVMValueRef v);
+
 #endif

@@ -47,6 +47,8 @@ void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {
   switch (p->op) {
   case CJ_KOP_TRANSPOSE:
   case CJ_KOP_WEIGHT_PACK: cj_kplan_layout_key(p, key); break;
+  case CJ_KOP_CONV_BF16:
+  case CJ_KOP_CONV_FINALIZE: cj_kplan_conv_key(p, key); break;
   /* conv families add their cases here */
   default: break;
   }
@@ -67,6 +69,8 @@ void cj_kplan_print(const cj_kplan *p, cj_strbuf *out) {
   switch (p->op) {
   case CJ_KOP_TRANSPOSE:
   case CJ_KOP_WEIGHT_PACK: cj_kplan_layout_print(p, out); break;
+  case CJ_KOP_CONV_BF16:
+  case CJ_KOP_CONV_FINALIZE: cj_kplan_conv_print(p, out); break;
   /* conv families add their cases here */
   default: break;
   }

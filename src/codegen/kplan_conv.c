@@ -133,6 +133,16 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_CHECK((c->tile_n * row_bytes) % step == 0, CONVJIT_ERR_UNSUPPORTED,
            "conv.tile_n = %u: the B tile (%u bytes) is not whole %u-byte DMA loads for %u threads", c->tile_n,
            c->tile_n * row_bytes, c->dma_bytes, c->threads);
+  /* One DMA instruction covers threads*dma_bytes/16 (row, kq) chunks; the
+   * [kq][row] stage layout needs that to divide the tile rows or be a
+   * multiple of them (kernel header in conv_bf16.c). */
+  uint32_t rpi = c->threads * c->dma_bytes / 16;
+  for (int ab = 0; ab < 2; ab++) {
+    uint32_t rows = ab ? c->tile_n : c->tile_m;
+    CJ_CHECK(rows % rpi == 0 || rpi % rows == 0, CONVJIT_ERR_UNSUPPORTED,
+             "conv.tile_%c = %u: neither divides nor is a multiple of the %u rows one DMA instruction covers",
+             ab ? 'n' : 'm', rows, rpi);
+  }
   c->a_dma = c->tile_m * row_bytes / step;
   c->b_dma = c->tile_n * row_bytes / step;
   /* The K loop waits with vmcnt((stages-2)*(a_dma+b_dma)): a 6-bit field. */

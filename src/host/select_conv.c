@@ -1,12 +1,177 @@
-/* OWNED BY THE CONV WORK (issue 5): replace this whole file.
- *
- * Placeholder so the public API builds before any conv kernel exists:
- * every conv problem is CONVJIT_ERR_UNSUPPORTED with a clear reason. The
- * contract of cj_select_conv is in src/host/select.h. */
+/* Conv selection (contract in select.h): a validated bf16 problem -> the
+ * launch sequence
+ *   pack: weight KCTRS -> KTRSC, C zero-padded to 8 (once per weight)
+ *   fwd:  x NCDHW -> NDHWC(Cp) into the workspace (layout transpose when
+ *         C % 8 == 0, else the pack kernel used as a channel-padding
+ *         transpose: per sample [C][DHW] -> [DHW][Cp] is its [K][C][TRS] ->
+ *         [K][TRS][c_pad] with K = N, TRS = DHW)
+ *         [zero the fp32 split-K workspace]
+ *         conv (implicit GEMM)
+ *         [split-K finalize: bias + bf16 + NCDHW]
+ * Heuristics (REFERENCE.md "bf16 kernel"): tile (128,128,2,4) by default,
+ * 256x256 with a 4x4 wave grid (the best measured core tile for big
+ * shapes) when its grid still fills the device and LDS holds 4 stages;
+ * split-K only when the M x N tile grid under-fills the device (fewer tiles
+ * than 3/4 of the CUs), never when it fills it; WGM 8; 4 pipeline stages
+ * (measured fastest for every shape), fewer only when LDS cannot hold 4. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 #include "host/select.h"
+
+#define CJ_WS_ALIGN 256 /* workspace sub-buffers start 256-byte aligned */
+
+static uint64_t cj_align(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint32_t *out) {
+  CJ_CHECK(v >= lo && v <= (int64_t)UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+           "desc.%s = %" PRId64 ": the conv kernels take %" PRId64 "..2^32-1", name, v, lo);
+  *out = (uint32_t)v;
+  return CONVJIT_OK;
+}
+
+static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geom *g) {
+  memset(g, 0, sizeof *g);
+  CJ_TRY(cj_u32_field("n", p->n, 1, &g->n));
+  CJ_TRY(cj_u32_field("c", p->c, 1, &g->c));
+  CJ_TRY(cj_u32_field("k", p->k, 1, &g->k));
+  CJ_TRY(cj_u32_field("d", p->d, 1, &g->d));
+  CJ_TRY(cj_u32_field("h", p->h, 1, &g->h));
+  CJ_TRY(cj_u32_field("w", p->w, 1, &g->w));
+  CJ_TRY(cj_u32_field("t", p->t, 1, &g->t));
+  CJ_TRY(cj_u32_field("r", p->r, 1, &g->r));
+  CJ_TRY(cj_u32_field("s", p->s, 1, &g->s));
+  static const char *const dn[3] = {"[0]", "[1]", "[2]"};
+  for (int i = 0; i < 3; i++) {
+    char f[24];
+    snprintf(f, sizeof f, "stride%s", dn[i]);
+    CJ_TRY(cj_u32_field(f, p->stride[i], 1, &g->stride[i]));
+    snprintf(f, sizeof f, "dilation%s", dn[i]);
+    CJ_TRY(cj_u32_field(f, p->dil[i], 1, &g->dil[i]));
+    snprintf(f, sizeof f, "pad_lo%s", dn[i]);
+    CJ_TRY(cj_u32_field(f, p->pad_lo[i], 0, &g->pad_lo[i]));
+    snprintf(f, sizeof f, "pad_hi%s", dn[i]);
+    CJ_TRY(cj_u32_field(f, p->pad_hi[i], 0, &g->pad_hi[i]));
+  }
+  return cj_conv_geom_derive(g);
+}
+
+/* Tile, stages, split-K and WGM: forced values win, heuristics fill the rest. */
+static convjit_status cj_choose(const cj_conv_geom *g, const cj_arch *arch, int cu_count, const cj_select_opts *o,
+                                int has_bias, cj_kplan *kp) {
+  cj_conv_opts co = {0};
+  co.has_bias = has_bias;
+  co.wgm = o && o->wgm ? o->wgm : 8;
+  uint64_t cus = cu_count > 0 ? (uint64_t)cu_count : arch->cu_count_default;
+  if (o && o->tile_m) {
+    co.tile_m = o->tile_m;
+    co.tile_n = o->tile_n;
+    co.wave_m = o->wave_m;
+    co.wave_n = o->wave_n;
+  } else {
+    /* 256x256 (4x4 waves) for big shapes: only when its grid fills the GPU
+     * and 4 stages fit in LDS (gfx950's 160 KiB; not gfx942's 64 KiB). */
+    uint64_t big_tiles = ((g->npq + 255) / 256) * ((g->k + 255) / 256);
+    int big_fits = 4ull * (256 + 256) * 64 <= arch->lds_bytes;
+    if (big_fits && big_tiles >= cus) {
+      co.tile_m = co.tile_n = 256;
+      co.wave_m = co.wave_n = 4;
+    } else {
+      co.tile_m = co.tile_n = 128;
+      co.wave_m = 2;
+      co.wave_n = 4;
+    }
+  }
+  uint32_t tm = co.tile_m ? co.tile_m : 128, tn = co.tile_n ? co.tile_n : 128;
+  if (o && o->pipe_stages) co.stages = o->pipe_stages;
+  else
+    for (co.stages = 4; co.stages > 2 && (uint64_t)co.stages * (tm + tn) * 64 > arch->lds_bytes; co.stages--) {
+    }
+  if (o && o->split_k) {
+    co.splitk = o->split_k;
+  } else {
+    /* Split only an under-filled grid, and keep >= 2 pipeline groups of K
+     * steps per split so the prologue is amortized. */
+    uint64_t tiles = ((g->npq + tm - 1) / tm) * ((g->k + tn - 1) / tn);
+    uint64_t ksteps = (g->crs + CJ_CONV_TILE_K - 1) / CJ_CONV_TILE_K;
+    co.splitk = 1;
+    if (4 * tiles < 3 * cus) {
+      uint64_t want = cus / tiles, cap = ksteps / (2ull * co.stages);
+      if (want > cap) want = cap;
+      if (want > 16) want = 16;
+      if (want > 1) co.splitk = (uint32_t)want;
+    }
+  }
+  return cj_kplan_conv_init(kp, arch, g, &co);
+}
 
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int cu_count,
                               const cj_select_opts *o, cj_seq *out) {
-  (void)p; (void)arch; (void)cu_count; (void)o; (void)out;
-  return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv kernels are not built yet (op conv arrives with the conv issue)");
+  CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
+  memset(out, 0, sizeof *out);
+  CJ_CHECK(p->x_dtype == CONVJIT_DTYPE_BF16 && p->w_dtype == CONVJIT_DTYPE_BF16 && p->y_dtype == CONVJIT_DTYPE_BF16,
+           CONVJIT_ERR_UNSUPPORTED, "desc dtypes x=%d w=%d y=%d: only bf16 -> bf16 convs are built so far",
+           (int)p->x_dtype, (int)p->w_dtype, (int)p->y_dtype);
+  CJ_CHECK(p->groups == 1 || p->groups == 0, CONVJIT_ERR_UNSUPPORTED, "desc.groups = %" PRId64 ": must be 1",
+           p->groups);
+  cj_conv_geom g;
+  CJ_TRY(cj_geom_from_problem(p, &g));
+  cj_kplan conv;
+  CJ_TRY(cj_choose(&g, arch, cu_count, o, p->has_bias, &conv));
+  const cj_conv_plan *c = &conv.u.conv;
+
+  /* ---- pack: w KCTRS -> KTRSC(Cp) ---- */
+  cj_kplan kp;
+  CJ_TRY(cj_kplan_wpack_init(&kp, arch, 2, g.k, g.c, g.taps, g.cp, (uint32_t)g.crs));
+  cj_step *st = cj_seq_add_kernel(&out->pack, &kp);
+  CJ_CHECK(st && kp.nargs == 2, CONVJIT_ERR_INTERNAL, "conv: weight pack step");
+  st->bind[0].kind = CJ_BIND_W_RAW;
+  st->bind[1].kind = CJ_BIND_W_PACKED;
+  out->packed_weight_bytes = c->w_bytes;
+
+  /* ---- fwd ---- */
+  uint64_t x_off = 0, ws_off = cj_align(c->x_bytes, CJ_WS_ALIGN);
+  if (g.c == g.cp) {
+    CJ_TRY(cj_kplan_transpose_init(&kp, arch, 2, g.n, g.c, g.dhw));
+  } else {
+    CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+             "conv with C = %u (not a multiple of 8) and D*H*W = %" PRIu64 ": the channel-padding transpose "
+             "addresses at most 2^32 elements per sample", g.c, g.dhw);
+    CJ_TRY(cj_kplan_wpack_init(&kp, arch, 2, g.n, g.c, (uint32_t)g.dhw, g.cp, (uint32_t)(g.dhw * g.cp)));
+  }
+  st = cj_seq_add_kernel(&out->fwd, &kp);
+  CJ_CHECK(st && kp.nargs == 2, CONVJIT_ERR_INTERNAL, "conv: activation layout step");
+  st->bind[0].kind = CJ_BIND_X;
+  st->bind[1] = (cj_bind){CJ_BIND_WORKSPACE, x_off};
+  if (c->splitk > 1) CJ_TRY(cj_seq_add_memset(&out->fwd, (cj_bind){CJ_BIND_WORKSPACE, ws_off}, c->ws_bytes));
+
+  st = cj_seq_add_kernel(&out->fwd, &conv);
+  CJ_CHECK(st, CONVJIT_ERR_INTERNAL, "conv: launch sequence full");
+  for (uint32_t i = 0; i < conv.nargs; i++) {
+    const char *n = conv.args[i].name;
+    if (!strcmp(n, "x")) st->bind[i] = (cj_bind){CJ_BIND_WORKSPACE, x_off};
+    else if (!strcmp(n, "w")) st->bind[i].kind = CJ_BIND_W_PACKED;
+    else if (!strcmp(n, "bias")) st->bind[i].kind = CJ_BIND_BIAS;
+    else if (!strcmp(n, "y")) st->bind[i].kind = CJ_BIND_Y;
+    else if (!strcmp(n, "ws")) st->bind[i] = (cj_bind){CJ_BIND_WORKSPACE, ws_off};
+    else return CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan argument %s has no binding", n);
+  }
+  if (c->splitk > 1) {
+    CJ_TRY(cj_kplan_finalize_init(&kp, arch, c));
+    st = cj_seq_add_kernel(&out->fwd, &kp);
+    CJ_CHECK(st, CONVJIT_ERR_INTERNAL, "conv: launch sequence full");
+    for (uint32_t i = 0; i < kp.nargs; i++) {
+      const char *n = kp.args[i].name;
+      if (!strcmp(n, "ws")) st->bind[i] = (cj_bind){CJ_BIND_WORKSPACE, ws_off};
+      else if (!strcmp(n, "bias")) st->bind[i].kind = CJ_BIND_BIAS;
+      else st->bind[i].kind = CJ_BIND_Y;
+    }
+    out->workspace_bytes = ws_off + c->ws_bytes;
+  } else {
+    out->workspace_bytes = c->x_bytes;
+  }
+  snprintf(out->summary, sizeof out->summary, "%s + conv bf16 %ux%ux%u w%ux%u s%u%s%s", g.c == g.cp ? "transpose" : "pad-transpose",
+           c->tile_m, c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
+           c->splitk > 1 ? " + finalize" : "");
+  return CONVJIT_OK;
 }

@@ -1,0 +1,404 @@
+/* bf16 implicit-GEMM conv kernel (plan in kplan_conv.h, address in im2col.h).
+ *
+ *   workgroup (tm, tn) from the WGM-grouped linear id; grid z = K split
+ *   prologue: DMA K steps 0 .. S-2 into LDS stages 0 .. S-2
+ *   loop (runtime trip count, body unrolled S times so stage indices are constants):
+ *     s_waitcnt vmcnt((S-2)*L)   this wave's DMAs of step i have landed
+ *     s_barrier                  ... everyone's, and stage (i-1)%S is read out
+ *     DMA step i+S-1 -> stage (i-1)%S
+ *     ds_read fragments of stage i%S, MFMA into the flat accumulator grid
+ *   epilogue: (+bias) -> bf16 NCDHW stores (vec4 when n == 1), or fp32
+ *             buffer atomics into the split-K workspace
+ *
+ * LDS tile layout: one stage of A (B) holds TILE_M (TILE_N) rows x 32 k as
+ * [kq = k/8][row][8 k] (16 bytes per row and kq). A DMA instruction writes
+ * 64 lanes x dma_bytes contiguously at M0 (wave-uniform) + lane*dma_bytes
+ * (ISA.md §4), so chunk q = i*threads + tid of instruction i lands at byte
+ * q*dma_bytes = ((kq*rows + row)*16 + sub*dma_bytes): M0 = stage + (i*threads
+ * + wave*64)*dma_bytes. With 4-byte DMA (gfx942) a thread then loads all 4
+ * kq of few rows rather than one kq of 4x as many rows: fewer hoisted im2col
+ * rows (VGPRs). An MFMA operand (8 or 4 consecutive k of one row) is one
+ * ds_read, and the 16 lanes of a row group read 256 contiguous bytes.
+ * Every stage of A and B is its own LDS global, so LLVM's waitcnt pass can
+ * tell a ds_read of one stage from DMAs still landing in another.
+ *
+ * MFMA operands (ISA.md §1): 16x16x32 bf16 (gfx950) lane l holds row l%16,
+ * k = 8*(l/16) .. +7 (one ds_read_b128); 16x16x16 bf16 (gfx942) holds
+ * k = 4*(l/16) .. +3 of each 16-wide half (ds_read_b64, two MFMAs per K
+ * step). B uses the same layout with the output channel as the row. The
+ * result holds column l%16, rows 4*(l/16) .. +3: 4 consecutive positions.
+ */
+#include <stdio.h>
+#include "codegen/codegen.h"
+#include "codegen/im2col.h"
+#include "codegen/irb.h"
+
+#define CJ_CONV_MAX_DMA 64
+#define CJ_CONV_MAX_FRAG 64
+
+/* How one thread's DMA instructions of one operand (A or B) map onto the
+ * [kq][row][16 B] stage: instruction i loads tile row row[i % period] at
+ * K column kt*32 + kq[i]*8 + kthr. */
+typedef struct cj_cv_map {
+  uint32_t rows, ndma, period, nrow;
+  uint32_t kq[CJ_CONV_MAX_DMA];
+  LLVMValueRef row[CJ_CONV_MAX_DMA]; /* tile-local row of each distinct slot */
+  LLVMValueRef kthr;                 /* the thread's K offset inside a kq chunk and column */
+} cj_cv_map;
+
+typedef struct cj_cv {
+  cj_irb *g;
+  const cj_conv_plan *c;
+  LLVMBuilderRef b;
+  LLVMValueRef tid, wave, lane, wm, wn;
+  LLVMValueRef lds_a[4], lds_b[4];
+  LLVMValueRef xr, wr;
+  cj_im2col ic;
+  cj_cv_map ma, mb;
+  cj_im2col_row arow[CJ_CONV_MAX_DMA];
+  LLVMValueRef brow[CJ_CONV_MAX_DMA];  /* byte offset of the weight row */
+  LLVMValueRef bok[CJ_CONV_MAX_DMA];   /* output channel < K */
+  LLVMValueRef kt0, k_end;             /* first K step, end of the split (elements) */
+  LLVMValueRef m0, n0;
+  LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
+  LLVMValueRef acc[CJ_CONV_MAX_FRAG];
+  LLVMTypeRef opty, accty;             /* MFMA operand and accumulator types */
+} cj_cv;
+
+static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  uint32_t spc = 16 / c->dma_bytes, rpi = c->threads / spc; /* lanes per 16 B chunk, rows per instruction */
+  LLVMValueRef sub = LLVMBuildURem(b, v->tid, cj_c32(g, spc), "");
+  LLVMValueRef rt = LLVMBuildUDiv(b, v->tid, cj_c32(g, spc), "");
+  LLVMValueRef kin = LLVMBuildMul(b, sub, cj_c32(g, c->dma_bytes / 2), "");
+  mp->rows = rows;
+  mp->ndma = ndma;
+  if (rpi <= rows) {
+    mp->period = rows / rpi;
+    mp->nrow = mp->period < ndma ? mp->period : ndma;
+    for (uint32_t j = 0; j < mp->nrow; j++) mp->row[j] = LLVMBuildAdd(b, rt, cj_c32(g, j * rpi), "");
+    for (uint32_t i = 0; i < ndma; i++) mp->kq[i] = i / mp->period;
+    mp->kthr = kin;
+  } else {
+    mp->period = mp->nrow = 1;
+    mp->row[0] = LLVMBuildURem(b, rt, cj_c32(g, rows), "");
+    for (uint32_t i = 0; i < ndma; i++) mp->kq[i] = i * (rpi / rows);
+    mp->kthr = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildUDiv(b, rt, cj_c32(g, rows), ""), cj_c32(g, 8), ""), kin, "");
+  }
+}
+
+/* K column (elements) of instruction i at K step kt. */
+static LLVMValueRef cj_cv_k(cj_cv *v, const cj_cv_map *mp, LLVMValueRef kt, uint32_t i) {
+  LLVMValueRef base = LLVMBuildMul(v->b, kt, cj_c32(v->g, v->c->tile_k), "");
+  return LLVMBuildAdd(v->b, LLVMBuildAdd(v->b, base, cj_c32(v->g, mp->kq[i] * 8), ""), mp->kthr, "k");
+}
+
+/* Issue the DMAs of K step kt into LDS stage st. */
+static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef wave_off = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
+  cj_im2col_col col[4];
+  int have[4] = {0, 0, 0, 0};
+  for (uint32_t i = 0; i < c->a_dma; i++) {
+    uint32_t q = v->ma.kq[i];
+    if (!have[q]) { /* one tap decode per distinct K column */
+      cj_im2col_col_init(g, &v->ic, cj_cv_k(v, &v->ma, kt, i), v->k_end, &col[q]);
+      have[q] = 1;
+    }
+    LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i % v->ma.period], &col[q], CJ_CONV_OOB);
+    LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
+    cj_irb_buf_load_lds(g, v->xr, cj_irb_lds_ptr(g, v->lds_a[st], lo), c->dma_bytes, voff, NULL, 0, 0);
+  }
+  for (uint32_t i = 0; i < c->b_dma; i++) {
+    LLVMValueRef k = cj_cv_k(v, &v->mb, kt, i);
+    LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, k, v->k_end, "");
+    uint32_t r = i % v->mb.period;
+    if (v->bok[r]) ok = LLVMBuildAnd(b, ok, v->bok[r], "");
+    LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, 2), ""), "");
+    LLVMValueRef voff = cj_irb_oob(g, ok, off, CJ_CONV_OOB);
+    LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
+    cj_irb_buf_load_lds(g, v->wr, cj_irb_lds_ptr(g, v->lds_b[st], lo), c->dma_bytes, voff, NULL, 0, 0);
+  }
+}
+
+/* Per-lane byte offset of the MFMA operands inside a [kq][row][16 B] stage
+ * of `rows` rows, for fragment block 0 and K slice 0: lane l reads row
+ * wbase + l%16 at k0 = (l/16)*mfma_k/4, i.e. kq = k0/8 and byte (k0%8)*2.
+ * Block b and slice kk add the constant b*256 + kk*(mfma_k/8)*rows*16, which
+ * the ds_read offset field absorbs (one address VGPR per operand). */
+static LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  uint32_t per = v->c->mfma_k / 4; /* k per lane per MFMA: 8 (gfx950) or 4 (gfx942) */
+  LLVMValueRef row = LLVMBuildAdd(b, wbase, LLVMBuildURem(b, v->lane, cj_c32(g, 16), ""), "");
+  LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, per), "");
+  LLVMValueRef kq = LLVMBuildUDiv(b, k0, cj_c32(g, 8), "");
+  return LLVMBuildAdd(
+      b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kq, cj_c32(g, rows), ""), row, ""), cj_c32(g, 16), ""),
+      LLVMBuildMul(b, LLVMBuildURem(b, k0, cj_c32(g, 8), ""), cj_c32(g, 2), ""), "op.lane");
+}
+
+/* lane_off is opaque(lane offset + address of stage 0): the address of
+ * stage st is stage-0-relative, so every constant stays below 64 KiB. */
+static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0, LLVMValueRef lane_off,
+                                  uint32_t rows, uint32_t blk, uint32_t kk) {
+  cj_irb *g = v->g;
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef rel = LLVMBuildSub(v->b, lane_off, LLVMBuildPtrToInt(v->b, lds0, g->i32, ""), "");
+  LLVMValueRef p = cj_irb_lds_ptr(g, lds, rel);
+  p = cj_irb_lds_ptr(g, p, cj_c32(g, blk * 256 + kk * (c->mfma_k / 8) * rows * 16));
+  LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, p, "");
+  LLVMSetAlignment(ld, c->mfma_k / 2);
+  return ld;
+}
+
+static void cj_cv_compute(cj_cv *v, uint32_t st) {
+  cj_irb *g = v->g;
+  const cj_conv_plan *c = v->c;
+  const char *mfma = g->arch->mfma_bf16 == CJ_MFMA_BF16_16x16x32 ? "llvm.amdgcn.mfma.f32.16x16x32.bf16"
+                                                                  : "llvm.amdgcn.mfma.f32.16x16x16bf16.1k";
+  for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
+    LLVMValueRef a[CJ_CONV_MAX_FRAG], bb[CJ_CONV_MAX_FRAG];
+    for (uint32_t i = 0; i < c->mi_m; i++) a[i] = cj_cv_operand(v, v->lds_a[st], v->lds_a[0], v->opa, c->tile_m, i, kk);
+    for (uint32_t j = 0; j < c->mi_n; j++) bb[j] = cj_cv_operand(v, v->lds_b[st], v->lds_b[0], v->opb, c->tile_n, j, kk);
+    for (uint32_t i = 0; i < c->mi_m; i++)
+      for (uint32_t j = 0; j < c->mi_n; j++) {
+        LLVMValueRef args[6] = {a[i], bb[j], v->acc[i * c->mi_n + j], cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
+        v->acc[i * c->mi_n + j] = cj_irb_call(g, mfma, NULL, 0, args, 6);
+      }
+  }
+}
+
+/* Workgroup -> (tile_m index, tile_n index): WGM M-tiles sweep all N-tiles
+ * before the next group, so a group's weight tiles stay hot in L2. */
+static void cj_cv_tile_ids(cj_cv *v, LLVMValueRef pid, LLVMValueRef *tm, LLVMValueRef *tn) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  uint32_t gs = c->wgm * (uint32_t)c->tiles_n;
+  LLVMValueRef grp = LLVMBuildUDiv(b, pid, cj_c32(g, gs), "");
+  LLVMValueRef first = LLVMBuildMul(b, grp, cj_c32(g, c->wgm), "");
+  LLVMValueRef left = LLVMBuildSub(b, cj_c32(g, (uint32_t)c->tiles_m), first, "");
+  LLVMValueRef small = LLVMBuildICmp(b, LLVMIntULT, left, cj_c32(g, c->wgm), "");
+  LLVMValueRef gsz = LLVMBuildSelect(b, small, left, cj_c32(g, c->wgm), "");
+  LLVMValueRef in = LLVMBuildSub(b, pid, LLVMBuildMul(b, grp, cj_c32(g, gs), ""), "");
+  *tn = LLVMBuildUDiv(b, in, gsz, "tn");
+  *tm = LLVMBuildAdd(b, first, LLVMBuildSub(b, in, LLVMBuildMul(b, *tn, gsz, ""), ""), "tm");
+}
+
+/* The epilogue of one accumulator fragment. */
+static void cj_cv_store(cj_cv *v, LLVMValueRef acc, LLVMValueRef row0, LLVMValueRef col, LLVMValueRef bias,
+                        LLVMValueRef yr, LLVMValueRef yptr) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  const cj_conv_geom *G = &c->g;
+  LLVMValueRef col_ok = LLVMBuildICmp(b, LLVMIntULT, col, cj_c32(g, G->k), "");
+  if (c->splitk > 1) {
+    /* fp32 partial sums; the finalize kernel adds the bias and converts. */
+    for (uint32_t r = 0; r < 4; r++) {
+      LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
+      LLVMValueRef n = LLVMBuildUDiv(b, m, cj_c32(g, (uint32_t)G->odhw), "");
+      LLVMValueRef p = LLVMBuildSub(b, m, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->odhw), ""), "");
+      LLVMValueRef e = LLVMBuildAdd(
+          b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c32(g, G->k), ""), col, ""),
+                          cj_c32(g, (uint32_t)G->odhw), ""),
+          p, "");
+      LLVMValueRef ok = LLVMBuildAnd(b, col_ok, LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), ""), "");
+      LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 4), ""), CJ_CONV_OOB);
+      LLVMValueRef val = LLVMBuildExtractElement(b, acc, cj_c32(g, r), "");
+      LLVMTypeRef f32 = g->f32;
+      LLVMValueRef a[5] = {val, yr, voff, cj_c32(g, 0), cj_c32(g, 0)};
+      cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.atomic.fadd", &f32, 1, a, 5);
+    }
+    return;
+  }
+  if (bias) {
+    LLVMValueRef bv = LLVMBuildInsertElement(b, LLVMGetPoison(v->accty), bias, cj_c32(g, 0), "");
+    LLVMValueRef zero4[4] = {cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
+    bv = LLVMBuildShuffleVector(b, bv, LLVMGetPoison(v->accty), LLVMConstVector(zero4, 4), "");
+    acc = LLVMBuildFAdd(b, acc, bv, "");
+  }
+  /* fptrunc rounds to nearest even, as the reference does. */
+  LLVMValueRef h = LLVMBuildFPTrunc(b, acc, LLVMVectorType(g->bf16, 4), "");
+  LLVMValueRef hi = LLVMBuildBitCast(b, h, LLVMVectorType(g->i16, 4), "");
+  uint32_t nst = c->vec4_store ? 1 : 4;
+  for (uint32_t r = 0; r < nst; r++) {
+    LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
+    LLVMValueRef ok = LLVMBuildAnd(b, col_ok, LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), ""), "");
+    LLVMValueRef val = c->vec4_store ? LLVMBuildBitCast(b, hi, g->v2i32, "")
+                                     : LLVMBuildExtractElement(b, hi, cj_c32(g, r), "");
+    if (!c->big_out) {
+      LLVMValueRef n = G->n == 1 ? cj_c32(g, 0) : LLVMBuildUDiv(b, m, cj_c32(g, (uint32_t)G->odhw), "");
+      LLVMValueRef p = LLVMBuildSub(b, m, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->odhw), ""), "");
+      LLVMValueRef e = LLVMBuildAdd(
+          b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c32(g, G->k), ""), col, ""),
+                          cj_c32(g, (uint32_t)G->odhw), ""),
+          p, "");
+      LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 2), ""), CJ_CONV_OOB);
+      cj_irb_buf_store(g, val, yr, voff, NULL, 0);
+      continue;
+    }
+    /* BIG_OUT: the element index needs 64 bits; masked lanes branch around. */
+    LLVMValueRef m64 = LLVMBuildZExt(b, m, g->i64, "");
+    LLVMValueRef n = G->n == 1 ? cj_c64(g, 0) : LLVMBuildUDiv(b, m64, cj_c64(g, G->odhw), "");
+    LLVMValueRef p = LLVMBuildSub(b, m64, LLVMBuildMul(b, n, cj_c64(g, G->odhw), ""), "");
+    LLVMValueRef e = LLVMBuildAdd(
+        b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c64(g, G->k), ""), LLVMBuildZExt(b, col, g->i64, ""), ""),
+                        cj_c64(g, G->odhw), ""),
+        p, "");
+    LLVMValueRef off = LLVMBuildMul(b, e, cj_c64(g, 2), "");
+    LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st");
+    LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.next");
+    LLVMBuildCondBr(b, ok, st, nx);
+    LLVMPositionBuilderAtEnd(b, st);
+    LLVMValueRef ptr = LLVMBuildGEP2(b, g->i8, yptr, &off, 1, "");
+    LLVMValueRef sti = LLVMBuildStore(b, val, ptr);
+    LLVMSetAlignment(sti, c->vec4_store ? 8 : 2);
+    LLVMBuildBr(b, nx);
+    LLVMPositionBuilderAtEnd(b, nx);
+  }
+}
+
+convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
+  const cj_conv_plan *c = &p->u.conv;
+  const cj_conv_geom *G = &c->g;
+  if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
+      c->stages > 4 || c->channel_gemm)
+    return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
+  cj_cv vv = {0}, *v = &vv;
+  v->g = g;
+  v->c = c;
+  v->b = g->b;
+  LLVMBuilderRef b = g->b;
+  cj_irb_kernel(g, p, 0);
+  if (g->st) return g->st;
+  unsigned ai = 0;
+  LLVMValueRef xptr = cj_irb_arg(g, ai++), wptr = cj_irb_arg(g, ai++);
+  LLVMValueRef bptr = NULL, yptr;
+  if (c->splitk > 1) {
+    yptr = cj_irb_arg(g, ai++);
+  } else {
+    if (c->has_bias) bptr = cj_irb_arg(g, ai++);
+    yptr = cj_irb_arg(g, ai++);
+  }
+  v->opty = g->arch->mfma_bf16 == CJ_MFMA_BF16_16x16x32 ? LLVMVectorType(g->bf16, 8) : LLVMVectorType(g->i16, 4);
+  v->accty = LLVMVectorType(g->f32, 4);
+  for (uint32_t s = 0; s < c->stages; s++) {
+    char n[16];
+    snprintf(n, sizeof n, "lds_a%u", s);
+    v->lds_a[s] = cj_irb_lds(g, n, c->lds_a_stage, 16);
+  }
+  for (uint32_t s = 0; s < c->stages; s++) {
+    char n[16];
+    snprintf(n, sizeof n, "lds_b%u", s);
+    v->lds_b[s] = cj_irb_lds(g, n, c->lds_b_stage, 16);
+  }
+
+  /* ---- ids ---- */
+  v->tid = cj_irb_tid(g, 0);
+  v->wave = cj_irb_readfirstlane(g, LLVMBuildLShr(b, v->tid, cj_c32(g, 6), ""));
+  v->lane = LLVMBuildAnd(b, v->tid, cj_c32(g, 63), "lane");
+  v->wm = LLVMBuildUDiv(b, v->wave, cj_c32(g, c->wave_n), "wm");
+  v->wn = LLVMBuildURem(b, v->wave, cj_c32(g, c->wave_n), "wn");
+  LLVMValueRef tm, tn;
+  cj_cv_tile_ids(v, cj_irb_wgid(g, 0), &tm, &tn);
+  v->m0 = LLVMBuildMul(b, tm, cj_c32(g, c->tile_m), "m0");
+  v->n0 = LLVMBuildMul(b, tn, cj_c32(g, c->tile_n), "n0");
+  LLVMValueRef kz = c->splitk > 1 ? cj_irb_wgid(g, 2) : cj_c32(g, 0);
+  v->kt0 = LLVMBuildMul(b, kz, cj_c32(g, c->k_tiles_split), "kt0");
+  LLVMValueRef kend = LLVMBuildMul(b, LLVMBuildAdd(b, v->kt0, cj_c32(g, c->k_tiles_split), ""),
+                                   cj_c32(g, c->tile_k), "");
+  LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, kend, cj_c32(g, (uint32_t)G->crs), "");
+  v->k_end = LLVMBuildSelect(b, over, cj_c32(g, (uint32_t)G->crs), kend, "k.end");
+
+  /* ---- resources ---- */
+  cj_im2col_init(g, &v->ic, c, 2);
+  if (c->big_in) {
+    LLVMValueRef origin = cj_im2col_rebase(g, &v->ic, v->m0);
+    LLVMValueRef xb = LLVMBuildGEP2(b, g->i8, xptr, &origin, 1, "x.rebased");
+    v->xr = cj_irb_rsrc(g, xb, cj_c64(g, CJ_CONV_BIG_IN_RECORDS));
+  } else {
+    v->xr = cj_irb_rsrc(g, xptr, cj_c64(g, c->x_bytes));
+  }
+  v->wr = cj_irb_rsrc(g, wptr, cj_c64(g, c->w_bytes));
+
+  /* ---- per-thread DMA rows, hoisted out of the K loop ---- */
+  cj_cv_map_init(v, &v->ma, c->tile_m, c->a_dma);
+  cj_cv_map_init(v, &v->mb, c->tile_n, c->b_dma);
+  for (uint32_t j = 0; j < v->ma.nrow; j++)
+    cj_im2col_row_init(g, &v->ic, LLVMBuildAdd(b, v->m0, v->ma.row[j], ""), &v->arow[j]);
+  for (uint32_t j = 0; j < v->mb.nrow; j++) {
+    LLVMValueRef n = LLVMBuildAdd(b, v->n0, v->mb.row[j], "");
+    v->brow[j] = LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->crs * 2), "b.row");
+    v->bok[j] = c->n_tail ? LLVMBuildICmp(b, LLVMIntULT, n, cj_c32(g, G->k), "") : NULL;
+  }
+  v->opa = cj_cv_lane_off(v, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""));
+  v->opb = cj_cv_lane_off(v, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""));
+  v->opa = cj_irb_opaque(g, LLVMBuildAdd(b, v->opa, LLVMBuildPtrToInt(b, v->lds_a[0], g->i32, ""), ""));
+  v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
+  for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
+
+  /* ---- prologue ---- */
+  for (uint32_t s = 0; s + 1 < c->stages; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s);
+
+  /* ---- K loop: accumulators are loop-carried phis ---- */
+  uint32_t nacc = c->mi_m * c->mi_n, L = c->a_dma + c->b_dma;
+  cj_irb_loop lp;
+  cj_irb_loop_begin(g, &lp, cj_c32(g, 0), cj_c32(g, c->k_tiles_split / c->stages), cj_c32(g, 1), "kloop");
+  LLVMValueRef phis[CJ_CONV_MAX_FRAG];
+  LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(lp.header));
+  LLVMValueRef first_non_phi = LLVMGetNextInstruction(lp.iv);
+  LLVMPositionBuilderBefore(b, first_non_phi);
+  for (uint32_t f = 0; f < nacc; f++) {
+    phis[f] = LLVMBuildPhi(b, v->accty, "acc");
+    LLVMAddIncoming(phis[f], &v->acc[f], &lp.pre, 1);
+    v->acc[f] = phis[f];
+  }
+  LLVMPositionBuilderAtEnd(b, lp.body);
+  LLVMValueRef ktg = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, c->stages), ""), "");
+  for (uint32_t s = 0; s < c->stages; s++) {
+    LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
+    cj_irb_waitcnt(g, cj_waitcnt_vmcnt((c->stages - 2) * L));
+    cj_irb_barrier(g);
+    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, c->stages - 1), ""), (s + c->stages - 1) % c->stages);
+    /* Keep each stage's ds_reads with its own MFMAs: hoisting the next
+     * stage's operands above them doubles the operand registers. */
+    LLVMValueRef zero = cj_c32(g, 0);
+    cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+    cj_cv_compute(v, s);
+  }
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  for (uint32_t f = 0; f < nacc; f++) LLVMAddIncoming(phis[f], &v->acc[f], &latch, 1);
+  cj_irb_loop_end(g, &lp);
+  for (uint32_t f = 0; f < nacc; f++) v->acc[f] = phis[f];
+  /* The last S-1 DMAs (zeros past the split) still land in LDS. */
+  cj_irb_waitcnt(g, cj_waitcnt_vmcnt(0));
+
+  /* ---- epilogue ---- */
+  LLVMValueRef yr = NULL;
+  if (c->splitk > 1) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->ws_bytes));
+  else if (!c->big_out) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->y_bytes));
+  LLVMValueRef br = bptr ? cj_irb_rsrc(g, bptr, cj_c64(g, (uint64_t)G->k * 4)) : NULL;
+  LLVMValueRef l16 = LLVMBuildURem(b, v->lane, cj_c32(g, 16), "");
+  LLVMValueRef g4 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, 4), "");
+  LLVMValueRef rbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->m0, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""), ""),
+                                    g4, "");
+  LLVMValueRef cbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->n0, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""), ""),
+                                    l16, "");
+  for (uint32_t j = 0; j < c->mi_n; j++) {
+    LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j * 16), "col");
+    /* Channels >= K read 0 through the range check. */
+    LLVMValueRef bias = br ? cj_irb_buf_load(g, g->f32, br, LLVMBuildMul(b, col, cj_c32(g, 4), ""), NULL, 0) : NULL;
+    for (uint32_t i = 0; i < c->mi_m; i++) {
+      LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i * 16), "row");
+      cj_cv_store(v, v->acc[i * c->mi_n + j], row0, col, bias, yr, yptr);
+    }
+  }
+  LLVMBuildRetVoid(b);
+  return g->st;
+}

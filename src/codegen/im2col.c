@@ -1,0 +1,122 @@
+/* The one im2col address helper (contract in im2col.h). */
+#include "codegen/im2col.h"
+
+int64_t cj_im2col_ref(const cj_conv_geom *g, uint64_t m, uint64_t k) {
+  if (m >= g->npq || k >= g->crs) return -1;
+  uint64_t n = m / g->odhw, rem = m % g->odhw;
+  uint64_t od = rem / ((uint64_t)g->oh * g->ow), rem2 = rem % ((uint64_t)g->oh * g->ow);
+  uint64_t oh = rem2 / g->ow, ow = rem2 % g->ow;
+  uint64_t c = k % g->cp, tap = k / g->cp;
+  uint64_t t = tap / ((uint64_t)g->r * g->s), rs = tap % ((uint64_t)g->r * g->s);
+  uint64_t r = rs / g->s, s = rs % g->s;
+  int64_t id = (int64_t)(od * g->stride[0] + t * g->dil[0]) - g->pad_lo[0];
+  int64_t ih = (int64_t)(oh * g->stride[1] + r * g->dil[1]) - g->pad_lo[1];
+  int64_t iw = (int64_t)(ow * g->stride[2] + s * g->dil[2]) - g->pad_lo[2];
+  if (id < 0 || id >= g->d || ih < 0 || ih >= g->h || iw < 0 || iw >= g->w) return -1;
+  return ((((int64_t)n * g->d + id) * g->h + ih) * g->w + iw) * g->cp + (int64_t)c;
+}
+
+void cj_im2col_init(cj_irb *g, cj_im2col *ic, const cj_conv_plan *c, uint32_t eb) {
+  ic->g = &c->g;
+  ic->eb = eb;
+  ic->check_t = c->need_t;
+  ic->check_h = c->need_h;
+  ic->check_w = c->need_w;
+  ic->mask_rows = c->m_partial;
+  ic->temporal_fast = c->temporal_fast;
+  ic->nbase = cj_c32(g, 0);
+  ic->tbase = cj_c32(g, 0);
+}
+
+LLVMValueRef cj_im2col_rebase(cj_irb *g, cj_im2col *ic, LLVMValueRef m0) {
+  LLVMBuilderRef b = g->b;
+  const cj_conv_geom *G = ic->g;
+  uint32_t plane = G->oh * G->ow;
+  LLVMValueRef nb = G->n == 1 ? cj_c32(g, 0) : LLVMBuildUDiv(b, m0, cj_c32(g, (uint32_t)G->odhw), "nbase");
+  LLVMValueRef rem = LLVMBuildSub(b, m0, LLVMBuildMul(b, nb, cj_c32(g, (uint32_t)G->odhw), ""), "");
+  LLVMValueRef od0 = LLVMBuildUDiv(b, rem, cj_c32(g, plane), "");
+  LLVMValueRef t0 = LLVMBuildSub(b, LLVMBuildMul(b, od0, cj_c32(g, G->stride[0]), ""), cj_c32(g, G->pad_lo[0]), "");
+  LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, t0, cj_c32(g, 0), "");
+  ic->nbase = nb;
+  ic->tbase = LLVMBuildSelect(b, neg, cj_c32(g, 0), t0, "tbase");
+  LLVMValueRef planes = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildZExt(b, nb, g->i64, ""), cj_c64(g, G->d), ""),
+                                     LLVMBuildZExt(b, ic->tbase, g->i64, ""), "");
+  return LLVMBuildMul(b, planes, cj_c64(g, (uint64_t)G->h * G->w * G->cp * ic->eb), "x.origin");
+}
+
+void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2col_row *row) {
+  LLVMBuilderRef b = g->b;
+  const cj_conv_geom *G = ic->g;
+  uint32_t plane = G->oh * G->ow;
+  LLVMValueRef n, rem;
+  if (G->n == 1) {
+    n = cj_c32(g, 0);
+    rem = m;
+  } else {
+    n = LLVMBuildUDiv(b, m, cj_c32(g, (uint32_t)G->odhw), "");
+    rem = LLVMBuildSub(b, m, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->odhw), ""), "");
+  }
+  LLVMValueRef od = LLVMBuildUDiv(b, rem, cj_c32(g, plane), "od");
+  LLVMValueRef p = LLVMBuildSub(b, rem, LLVMBuildMul(b, od, cj_c32(g, plane), ""), "");
+  row->id0 = LLVMBuildSub(b, LLVMBuildMul(b, od, cj_c32(g, G->stride[0]), ""), cj_c32(g, G->pad_lo[0]), "id0");
+  LLVMValueRef planes = LLVMBuildSub(
+      b, LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildSub(b, n, ic->nbase, ""), cj_c32(g, G->d), ""), row->id0, ""),
+      ic->tbase, "");
+  LLVMValueRef pix;
+  if (ic->temporal_fast) {
+    /* Output H/W equal input H/W: the in-plane position is p itself. */
+    row->ih0 = row->iw0 = cj_c32(g, 0);
+    pix = LLVMBuildAdd(b, LLVMBuildMul(b, planes, cj_c32(g, G->h * G->w), ""), p, "");
+  } else {
+    LLVMValueRef oh = LLVMBuildUDiv(b, p, cj_c32(g, G->ow), "oh");
+    LLVMValueRef ow = LLVMBuildSub(b, p, LLVMBuildMul(b, oh, cj_c32(g, G->ow), ""), "ow");
+    row->ih0 = LLVMBuildSub(b, LLVMBuildMul(b, oh, cj_c32(g, G->stride[1]), ""), cj_c32(g, G->pad_lo[1]), "ih0");
+    row->iw0 = LLVMBuildSub(b, LLVMBuildMul(b, ow, cj_c32(g, G->stride[2]), ""), cj_c32(g, G->pad_lo[2]), "iw0");
+    pix = LLVMBuildAdd(
+        b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, planes, cj_c32(g, G->h), ""), row->ih0, ""),
+                        cj_c32(g, G->w), ""),
+        row->iw0, "");
+  }
+  row->base = LLVMBuildMul(b, pix, cj_c32(g, G->cp * ic->eb), "a.row");
+  if (ic->mask_rows) {
+    /* A row past the GEMM fails the time check: no extra register per row. */
+    LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), "");
+    row->id0 = LLVMBuildSelect(b, in, row->id0, cj_c32(g, 0x40000000u), "");
+  }
+}
+
+void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValueRef k_end, cj_im2col_col *col) {
+  LLVMBuilderRef b = g->b;
+  const cj_conv_geom *G = ic->g;
+  LLVMValueRef tap = LLVMBuildUDiv(b, k, cj_c32(g, G->cp), "tap");
+  LLVMValueRef c = LLVMBuildSub(b, k, LLVMBuildMul(b, tap, cj_c32(g, G->cp), ""), "c");
+  LLVMValueRef t = LLVMBuildUDiv(b, tap, cj_c32(g, G->r * G->s), "");
+  LLVMValueRef rs = LLVMBuildSub(b, tap, LLVMBuildMul(b, t, cj_c32(g, G->r * G->s), ""), "");
+  LLVMValueRef r = LLVMBuildUDiv(b, rs, cj_c32(g, G->s), "");
+  LLVMValueRef s = LLVMBuildSub(b, rs, LLVMBuildMul(b, r, cj_c32(g, G->s), ""), "");
+  col->dt = LLVMBuildMul(b, t, cj_c32(g, G->dil[0]), "dt");
+  col->dh = LLVMBuildMul(b, r, cj_c32(g, G->dil[1]), "dh");
+  col->dw = LLVMBuildMul(b, s, cj_c32(g, G->dil[2]), "dw");
+  LLVMValueRef pix = LLVMBuildAdd(
+      b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, col->dt, cj_c32(g, G->h), ""), col->dh, ""),
+                      cj_c32(g, G->w), ""),
+      col->dw, "");
+  col->off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, pix, cj_c32(g, G->cp), ""), c, ""),
+                          cj_c32(g, ic->eb), "a.col");
+  col->valid = LLVMBuildICmp(b, LLVMIntULT, k, k_end, "k.in");
+}
+
+static LLVMValueRef cj_im2col_in(cj_irb *g, LLVMValueRef v, LLVMValueRef o, LLVMValueRef d, uint32_t extent) {
+  /* One unsigned compare covers both sides: negative coordinates wrap high. */
+  LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, LLVMBuildAdd(g->b, o, d, ""), cj_c32(g, extent), "");
+  return LLVMBuildAnd(g->b, v, in, "");
+}
+
+LLVMValueRef cj_im2col_voffset(cj_irb *g, const cj_im2col *ic, const cj_im2col_row *row,
+                               const cj_im2col_col *col, uint32_t oob) {
+  LLVMValueRef v = col->valid;
+  if (ic->check_t || ic->mask_rows) v = cj_im2col_in(g, v, row->id0, col->dt, ic->g->d);
+  if (ic->check_h) v = cj_im2col_in(g, v, row->ih0, col->dh, ic->g->h);
+  if (ic->check_w) v = cj_im2col_in(g, v, row->iw0, col->dw, ic->g->w);
+  return cj_irb_oob(g, v, LLVMBuildAdd(g->b, row->base, col->off, ""), oob);
+}

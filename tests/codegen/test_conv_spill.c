@@ -1,0 +1,144 @@
+/* Spill-free gate for the bf16 conv kernel (issue 5 item 9): every tile
+ * config of REFERENCE.md's tile sweep, on both arches, at the four big
+ * video-VAE shapes, builds through the whole pipeline (codegen -> -O3 ->
+ * ld.lld -> metadata) and passes cj_check_resources: no VGPR/SGPR spills,
+ * no scratch, LDS within the arch. Expectations that do not come from the
+ * builder: the group segment equals the plan's LDS bytes (stages x (TILE_M +
+ * TILE_N) x 64), the flat work-group size equals the wave grid x 64.
+ * Where a config's 4-stage LDS does not fit the arch (gfx942: 64 KiB), the
+ * deepest pipeline that fits is used, as the selection does.
+ * Compile ms per config are printed (cold, this machine): they must not
+ * grow with C*T*R*S (the K loop is a real loop), which the last test checks
+ * by comparing a 27-tap C=2048 shape with a 1-tap C=16 one. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "codegen/kplan.h"
+#include "runtime/build.h"
+
+typedef struct big_shape {
+  const char *why;
+  uint32_t n, c, d, h, w, k, t, r, s, pad[3];
+} big_shape;
+
+static const big_shape SHAPES[] = {
+    {"2048->2048 [60,80,45] 3x3x3 pad 1: need_t/h/w, 55k-column K loop", 1, 2048, 60, 80, 45, 2048, 3, 3, 3, {1, 1, 1}},
+    {"1024->1024 [120,160,90] 1x3x3 pad (0,1,1): 3.5 GB input, H/W checks", 1, 1024, 120, 160, 90, 1024, 1, 3, 3, {0, 1, 1}},
+    {"512->512 [240,320,180] 1x3x3 no pad: BIG_IN + BIG_OUT (14 GB out)", 1, 512, 240, 320, 180, 512, 1, 3, 3, {0, 0, 0}},
+    {"1024->1024 [240,160,90] 3x1x1 pad (1,0,0): BIG_IN temporal fast path", 1, 1024, 240, 160, 90, 1024, 3, 1, 1, {1, 0, 0}},
+};
+
+static const uint32_t TILES[][4] = {{128, 128, 2, 4}, {128, 256, 2, 4}, {256, 128, 2, 4}, {256, 256, 2, 4},
+                                    {256, 256, 4, 4}, {128, 128, 4, 2}, {64, 128, 1, 4},  {64, 64, 2, 2}};
+
+static void geom_of(const big_shape *b, cj_conv_geom *g) {
+  memset(g, 0, sizeof *g);
+  g->n = b->n; g->c = b->c; g->d = b->d; g->h = b->h; g->w = b->w;
+  g->k = b->k; g->t = b->t; g->r = b->r; g->s = b->s;
+  for (int i = 0; i < 3; i++) {
+    g->stride[i] = g->dil[i] = 1;
+    g->pad_lo[i] = g->pad_hi[i] = b->pad[i];
+  }
+}
+
+/* Plan with the deepest pipeline (<= 4) whose LDS fits the arch. */
+static convjit_status plan_fit(cj_kplan *p, const cj_arch *a, const cj_conv_geom *g, const uint32_t *t) {
+  convjit_status st = CONVJIT_ERR_UNSUPPORTED;
+  for (uint32_t stages = 4; stages >= 2; stages--) {
+    cj_conv_opts o = {.tile_m = t[0], .tile_n = t[1], .wave_m = t[2], .wave_n = t[3], .stages = stages, .has_bias = 1};
+    uint64_t lds = (uint64_t)stages * (t[0] + t[1]) * 64;
+    if (lds > a->lds_bytes) continue;
+    st = cj_kplan_conv_init(p, a, g, &o);
+    if (st == CONVJIT_OK) return st;
+  }
+  return st;
+}
+
+static double build_check(const cj_kplan *p) {
+  cj_built b = {0};
+  convjit_status st = cj_build_kernel(p, 0, &b);
+  if (st != CONVJIT_OK) fail_msg("%s: build: %s", p->name, cj_error_text());
+  if (cj_check_resources(b.info, p->arch) != CONVJIT_OK) fail_msg("%s: %s", p->name, cj_error_text());
+  assert_int_equal(b.info->vgpr_spill_count, 0);
+  assert_int_equal(b.info->sgpr_spill_count, 0);
+  assert_int_equal(b.info->private_segment_size, 0);
+  assert_int_equal(b.info->group_segment_size,
+                   p->u.conv.stages * (p->u.conv.tile_m + p->u.conv.tile_n) * 64);
+  assert_int_equal(b.info->max_flat_workgroup_size, p->u.conv.wave_m * p->u.conv.wave_n * 64);
+  printf("    %-6s %3ux%-3u w%ux%u s%u  vgpr %3u agpr %3u sgpr %3u  %7.1f ms\n", p->arch->name, p->u.conv.tile_m,
+         p->u.conv.tile_n, p->u.conv.wave_m, p->u.conv.wave_n, p->u.conv.stages, b.info->vgpr_count,
+         b.info->agpr_count, b.info->sgpr_count, b.codegen_ms + b.compile_ms + b.link_ms);
+  double ms = b.codegen_ms + b.compile_ms + b.link_ms;
+  cj_built_free(&b);
+  return ms;
+}
+
+static void test_all_tiles_spill_free(void **state) {
+  (void)state;
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  for (size_t s = 0; s < sizeof SHAPES / sizeof SHAPES[0]; s++) {
+    printf("  %s\n", SHAPES[s].why);
+    cj_conv_geom g;
+    geom_of(&SHAPES[s], &g);
+    for (int a = 0; a < na; a++)
+      for (size_t t = 0; t < sizeof TILES / sizeof TILES[0]; t++) {
+        cj_kplan p;
+        convjit_status st = plan_fit(&p, arches[a], &g, TILES[t]);
+        if (st != CONVJIT_OK) fail_msg("plan %s tile %ux%u: %s", arches[a]->name, TILES[t][0], TILES[t][1],
+                                       cj_error_text());
+        build_check(&p);
+      }
+  }
+}
+
+/* The expected flags of the big shapes follow from their sizes (bytes
+ * computed here, not by the plan). */
+static void test_big_shape_flags(void **state) {
+  (void)state;
+  const cj_arch *a = cj_arch_from_name("gfx950");
+  cj_conv_geom g;
+  cj_kplan p;
+  geom_of(&SHAPES[2], &g); /* x: 512*240*320*180*2 = 14.2e9 bytes, y the same */
+  assert_int_equal(plan_fit(&p, a, &g, TILES[0]), CONVJIT_OK);
+  assert_true(p.u.conv.big_in);
+  assert_true(p.u.conv.big_out);
+  geom_of(&SHAPES[0], &g); /* x: 2048*60*80*45*2 = 884 MB: neither */
+  assert_int_equal(plan_fit(&p, a, &g, TILES[0]), CONVJIT_OK);
+  assert_false(p.u.conv.big_in);
+  assert_false(p.u.conv.big_out);
+  geom_of(&SHAPES[3], &g); /* 3x1x1 pad (1,0,0), n = 1: temporal fast path, 7 GB in */
+  assert_int_equal(plan_fit(&p, a, &g, TILES[0]), CONVJIT_OK);
+  assert_true(p.u.conv.temporal_fast);
+  assert_true(p.u.conv.big_in);
+}
+
+/* Compile time is flat in C*T*R*S: the 27-tap C=2048 kernel (K loop of
+ * 1728 steps) may not take more than 3x the 1-tap C=16 one (1 step). */
+static void test_compile_time_flat(void **state) {
+  (void)state;
+  const cj_arch *a = cj_arch_from_name("gfx950");
+  big_shape small = {"", 1, 16, 4, 8, 8, 128, 1, 1, 1, {0, 0, 0}};
+  cj_conv_geom gs, gb;
+  geom_of(&small, &gs);
+  geom_of(&SHAPES[0], &gb);
+  cj_kplan ps, pb;
+  assert_int_equal(plan_fit(&ps, a, &gs, TILES[0]), CONVJIT_OK);
+  assert_int_equal(plan_fit(&pb, a, &gb, TILES[0]), CONVJIT_OK);
+  double ms_s = build_check(&ps), ms_b = build_check(&pb);
+  printf("  compile ms: C16 1x1x1 %.1f, C2048 3x3x3 %.1f\n", ms_s, ms_b);
+  assert_true(ms_b < 3.0 * ms_s + 200.0); /* +200 ms: scheduling noise on a shared 2-core machine */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_big_shape_flags),
+      cmocka_unit_test(test_compile_time_flat),
+      cmocka_unit_test(test_all_tiles_spill_free),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
