@@ -25,5 +25,12 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/convjitConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/convjitConfig.cmake ${PROJECT_BINARY_DIR}/convjitConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convjit)
 
+# convjit.pc finds its prefix from its own directory (<libdir>/pkgconfig):
+# one ".." per component of the relative libdir, plus one for pkgconfig.
+set(CJ_PC_UP "..")
+string(REPLACE "/" ";" cj_libdir_parts "${CMAKE_INSTALL_LIBDIR}")
+foreach(part ${cj_libdir_parts})
+  string(APPEND CJ_PC_UP "/..")
+endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/convjit.pc.in ${PROJECT_BINARY_DIR}/convjit.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/convjit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
