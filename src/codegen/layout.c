@@ -83,12 +83,54 @@ static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef 
   return LLVMBuildBitCast(g->b, v, cj_irb_mem_type(g, bytes), "");
 }
 
+/* One global side of the tile (x on load, y on store): a row-major [rows][cols]
+ * view with rows of row_elems elements, lanes along cols, `width` bytes per
+ * lane, lpr = 64/ve lanes per tile row, rpp rows per pass. */
+typedef struct cj_tr_side {
+  LLVMValueRef rsrc, origin; /* buffer resource, i32 byte offset of the tile origin in it */
+  LLVMValueRef col, row0;    /* this lane's first column (elements) and row in pass 0 */
+  LLVMValueRef col_ok, row_lim;
+  uint32_t row_elems, width, ve, rpp, passes;
+} cj_tr_side;
+
+static void cj_tr_side_init(cj_tr_ctx *k, cj_tr_side *sd, LLVMValueRef tid, LLVMValueRef base, LLVMValueRef origin,
+                            uint64_t row_elems, uint32_t width, LLVMValueRef col_lim, LLVMValueRef row_lim,
+                            uint32_t nthr) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = g->b;
+  const cj_transpose_plan *t = k->t;
+  const uint64_t total = t->n * t->c * t->s * t->elem_bytes;
+  sd->rsrc = cj_tr_rsrc(g, base, origin, total, t->big, &sd->origin);
+  sd->row_elems = (uint32_t)row_elems;
+  sd->width = width;
+  sd->ve = width / t->elem_bytes;
+  const uint32_t lpr = t->tile / sd->ve;
+  sd->rpp = nthr / lpr;
+  sd->passes = t->tile / sd->rpp;
+  sd->col = LLVMBuildMul(b, LLVMBuildURem(b, tid, cj_c32(g, lpr), ""), cj_c32(g, sd->ve), "col");
+  sd->row0 = LLVMBuildUDiv(b, tid, cj_c32(g, lpr), "row0");
+  sd->col_ok = LLVMBuildICmp(b, LLVMIntULT, sd->col, col_lim, "");
+  sd->row_lim = row_lim;
+}
+
+/* Row of pass ps, and the lane's byte offset there (CJ_OOB if outside). */
+static LLVMValueRef cj_tr_side_row(cj_tr_ctx *k, const cj_tr_side *sd, uint32_t ps) {
+  return LLVMBuildAdd(k->g->b, sd->row0, cj_c32(k->g, ps * sd->rpp), "row");
+}
+static LLVMValueRef cj_tr_side_off(cj_tr_ctx *k, const cj_tr_side *sd, LLVMValueRef row) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef ok = LLVMBuildAnd(b, sd->col_ok, LLVMBuildICmp(b, LLVMIntULT, row, sd->row_lim, ""), "");
+  LLVMValueRef e = LLVMBuildAdd(b, LLVMBuildMul(b, row, cj_c32(g, sd->row_elems), ""), sd->col, "");
+  LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, e, cj_c32(g, k->t->elem_bytes), ""), sd->origin, "");
+  return cj_irb_oob(g, ok, off, CJ_OOB);
+}
+
 static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
   const cj_transpose_plan *t = &p->u.tr;
   cj_tr_ctx k = {g, t, NULL};
   LLVMBuilderRef b = g->b;
   const uint32_t T = t->tile, eb = t->elem_bytes, nthr = p->block[0];
-  const uint64_t total = t->n * t->c * t->s * eb;
   if (!cj_irb_kernel(g, p, 0)) return g->st;
   k.lds = cj_irb_lds(g, "tile", T * t->lds_pitch, 16); /* codegen.c checks it equals p->lds_bytes */
 
@@ -99,7 +141,7 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef s_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->s), s0, "s.lim");
   LLVMValueRef c_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->c), c0, "c.lim");
 
-  /* Tile origins in elements (i64, uniform): x[n][c0][s0], y[n][s0][c0]. */
+  /* Tile origins in bytes (i64, uniform): x[n][c0][s0], y[n][s0][c0]. */
   LLVMValueRef n64 = LLVMBuildZExt(b, nn, g->i64, ""), s064 = LLVMBuildZExt(b, s0, g->i64, ""),
                c064 = LLVMBuildZExt(b, c0, g->i64, "");
   LLVMValueRef C = cj_c64(g, t->c), S = cj_c64(g, t->s), EB = cj_c64(g, eb);
@@ -109,49 +151,27 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
                                  c064, "");
   ox = LLVMBuildMul(b, ox, EB, "ox.bytes");
   oy = LLVMBuildMul(b, oy, EB, "oy.bytes");
-  LLVMValueRef xo, yo;
-  LLVMValueRef xr = cj_tr_rsrc(g, cj_irb_arg(g, 0), ox, total, t->big, &xo);
-  LLVMValueRef yr = cj_tr_rsrc(g, cj_irb_arg(g, 1), oy, total, t->big, &yo);
+  /* x: rows c (limit c_lim), columns s; y: rows s (limit s_lim), columns c. */
+  cj_tr_side xs, ys;
+  cj_tr_side_init(&k, &xs, tid, cj_irb_arg(g, 0), ox, t->s, t->load_bytes, s_lim, c_lim, nthr);
+  cj_tr_side_init(&k, &ys, tid, cj_irb_arg(g, 1), oy, t->c, t->store_bytes, c_lim, s_lim, nthr);
   LLVMTypeRef et = eb == 2 ? g->i16 : g->i8;
 
-  /* Load: lanes along s, lpr lanes per tile row (c), rpp rows per pass. */
-  {
-    const uint32_t ve = t->load_bytes / eb, lpr = T / ve, rpp = nthr / lpr, passes = T / rpp;
-    LLVMTypeRef mt = cj_irb_mem_type(g, t->load_bytes);
-    LLVMValueRef sl = LLVMBuildMul(b, LLVMBuildURem(b, tid, cj_c32(g, lpr), ""), cj_c32(g, ve), "sl");
-    LLVMValueRef r0 = LLVMBuildUDiv(b, tid, cj_c32(g, lpr), "");
-    LLVMValueRef s_ok = LLVMBuildICmp(b, LLVMIntULT, sl, s_lim, "");
-    for (uint32_t ps = 0; ps < passes; ps++) {
-      LLVMValueRef r = LLVMBuildAdd(b, r0, cj_c32(g, ps * rpp), "r");
-      LLVMValueRef ok = LLVMBuildAnd(b, s_ok, LLVMBuildICmp(b, LLVMIntULT, r, c_lim, ""), "");
-      LLVMValueRef off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, r, cj_c32(g, (uint32_t)t->s), ""), sl, ""),
-                                      cj_c32(g, eb), "");
-      off = LLVMBuildAdd(b, off, xo, "");
-      LLVMValueRef v = cj_irb_buf_load(g, mt, xr, cj_irb_oob(g, ok, off, CJ_OOB), NULL, 0);
-      cj_irb_lds_store(g, v, k.lds, cj_tr_lds_addr(&k, r, sl), t->load_bytes);
-    }
+  /* Load: x row c0+r, columns s0+col.. -> LDS tile[r][col..]. */
+  for (uint32_t ps = 0; ps < xs.passes; ps++) {
+    LLVMValueRef r = cj_tr_side_row(&k, &xs, ps);
+    LLVMValueRef v = cj_irb_buf_load(g, cj_irb_mem_type(g, xs.width), xs.rsrc, cj_tr_side_off(&k, &xs, r), NULL, 0);
+    cj_irb_lds_store(g, v, k.lds, cj_tr_lds_addr(&k, r, xs.col), xs.width);
   }
   cj_irb_workgroup_sync(g);
-  /* Store: lanes along c, lpr lanes per output row (s). */
-  {
-    const uint32_t ve = t->store_bytes / eb, lpr = T / ve, rpp = nthr / lpr, passes = T / rpp;
-    LLVMValueRef cl = LLVMBuildMul(b, LLVMBuildURem(b, tid, cj_c32(g, lpr), ""), cj_c32(g, ve), "cl");
-    LLVMValueRef r0 = LLVMBuildUDiv(b, tid, cj_c32(g, lpr), "");
-    LLVMValueRef c_ok = LLVMBuildICmp(b, LLVMIntULT, cl, c_lim, "");
-    for (uint32_t ps = 0; ps < passes; ps++) {
-      LLVMValueRef r = LLVMBuildAdd(b, r0, cj_c32(g, ps * rpp), "r");
-      LLVMValueRef ok = LLVMBuildAnd(b, c_ok, LLVMBuildICmp(b, LLVMIntULT, r, s_lim, ""), "");
-      LLVMValueRef e[16];
-      for (uint32_t j = 0; j < ve; j++) {
-        LLVMValueRef cj = LLVMBuildAdd(b, cl, cj_c32(g, j), "");
-        e[j] = cj_irb_lds_load(g, et, k.lds, cj_tr_lds_addr(&k, cj, r), eb);
-      }
-      LLVMValueRef v = cj_pack(g, e, ve, et, t->store_bytes);
-      LLVMValueRef off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, r, cj_c32(g, (uint32_t)t->c), ""), cl, ""),
-                                      cj_c32(g, eb), "");
-      off = LLVMBuildAdd(b, off, yo, "");
-      cj_irb_buf_store(g, v, yr, cj_irb_oob(g, ok, off, CJ_OOB), NULL, 0);
-    }
+  /* Store: LDS column tile[col..col+ve-1][r], element by element -> y row s0+r. */
+  for (uint32_t ps = 0; ps < ys.passes; ps++) {
+    LLVMValueRef r = cj_tr_side_row(&k, &ys, ps);
+    LLVMValueRef e[16];
+    for (uint32_t j = 0; j < ys.ve; j++)
+      e[j] = cj_irb_lds_load(g, et, k.lds, cj_tr_lds_addr(&k, LLVMBuildAdd(b, ys.col, cj_c32(g, j), ""), r), eb);
+    LLVMValueRef v = cj_pack(g, e, ys.ve, et, ys.width);
+    cj_irb_buf_store(g, v, ys.rsrc, cj_tr_side_off(&k, &ys, r), NULL, 0);
   }
   LLVMBuildRetVoid(b);
   return g->st;
