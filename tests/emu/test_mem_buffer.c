@@ -327,7 +327,12 @@ static char *dma_kernel(const char *body) {
       "    ptr addrspace(1) %%dat, i32 %%nrec, i32 %%soff, i64 %%mask, i32 %%stride) {\n"
       "  %%tid = call i32 @llvm.amdgcn.workitem.id.x()\n"
       "  %%lp = getelementptr [32 x i8], ptr addrspace(3) @lds, i32 %%tid\n"
-      "  store <8 x i32> <i32 -1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1, i32 -1>, ptr addrspace(3) %%lp, align 16\n"
+      /* 0xFFFFFFFF from tid * soff (soff = 0): a per-lane value, so no 64-bit constant moves */
+      "  %%fm = mul i32 %%tid, %%soff\n"
+      "  %%ff = xor i32 %%fm, -1\n"
+      "  %%f0 = insertelement <8 x i32> poison, i32 %%ff, i32 0\n"
+      "  %%f8 = shufflevector <8 x i32> %%f0, <8 x i32> poison, <8 x i32> zeroinitializer\n"
+      "  store <8 x i32> %%f8, ptr addrspace(3) %%lp, align 16\n"
       "  fence syncscope(\"workgroup\") release\n"
       "  call void @llvm.amdgcn.s.barrier()\n"
       "  fence syncscope(\"workgroup\") acquire\n"
