@@ -1,0 +1,32 @@
+# ctest driver (tests/convjit_run.cmake): the acceptance job of convjit-run
+# twice on a fresh cache directory. The first run must pass its check; the
+# second must report every kernel as a disk-cache hit and compile_ms 0.
+# Inputs: -DRUN=<convjit-run> -DWORK=<scratch dir> -DARGS=<;-list of args>
+file(REMOVE_RECURSE ${WORK})
+foreach(round 1 2)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env CONVJIT_CACHE_DIR=${WORK} ${RUN} ${ARGS}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run ${round}: convjit-run exited ${rc}\n${out}\n${err}")
+  endif()
+  if(NOT out MATCHES "\"pass\":true")
+    message(FATAL_ERROR "run ${round}: no \"pass\":true in\n${out}")
+  endif()
+  string(REGEX MATCHALL "\"cache\":\"[a-z]+\"" sources "${out}")
+  list(LENGTH sources nk)
+  if(nk EQUAL 0)
+    message(FATAL_ERROR "run ${round}: no kernels listed\n${out}")
+  endif()
+  if(round EQUAL 2)
+    foreach(s ${sources})
+      if(NOT s STREQUAL "\"cache\":\"disk\"")
+        message(FATAL_ERROR "run 2: a kernel was not a disk-cache hit (${s})\n${out}")
+      endif()
+    endforeach()
+    if(NOT out MATCHES "\"compile_ms\":0\\.000,")
+      message(FATAL_ERROR "run 2: compile_ms is not 0\n${out}")
+    endif()
+  endif()
+  message(STATUS "run ${round}: ${out}")
+endforeach()
+file(REMOVE_RECURSE ${WORK})

@@ -1,0 +1,12 @@
+# Included by tests/CMakeLists.txt: convjit-run's acceptance jobs on the
+# emulator, each run twice (check passes; the second run is all disk hits).
+if(TARGET convjit-run)
+  add_test(NAME host/run_transpose_bf16
+           COMMAND ${CMAKE_COMMAND} -DRUN=$<TARGET_FILE:convjit-run> -DWORK=${PROJECT_BINARY_DIR}/run-test-tr
+                   "-DARGS=--device;emu;--arch;gfx942;--op;transpose;--dtype;bf16;--shape;2,24,1000;--check;--json"
+                   -P ${PROJECT_SOURCE_DIR}/cmake/run_test.cmake)
+  add_test(NAME host/run_default
+           COMMAND ${CMAKE_COMMAND} -DRUN=$<TARGET_FILE:convjit-run> -DWORK=${PROJECT_BINARY_DIR}/run-test-default
+                   "-DARGS=--device;emu;--json" -P ${PROJECT_SOURCE_DIR}/cmake/run_test.cmake)
+  set_tests_properties(host/run_transpose_bf16 host/run_default PROPERTIES LABELS host)
+endif()
