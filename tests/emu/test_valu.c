@@ -1,0 +1,301 @@
+/* Vector ALU on the emulator: integer and bit ops, carry chains, EXEC
+ * masking, lane ops, AGPR moves, f32 with VOP3 modifiers, SDWA, DPP, VOPC /
+ * v_cmpx, conversions (bf16 RNE, fp8 per arch) and LLVM's own integer
+ * division and bf16 rounding sequences (IR kernels vs a C computation).
+ * Expected values are worked out by hand or computed independently in C. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+#include "support_mem.h"
+
+#define OK(x) do { convjit_status s_ = (x); if (s_ != CONVJIT_OK) fail_msg("%s -> %d: %s", #x, s_, cj_error_text()); } while (0)
+
+static emu_wave *run(tb_run *r, const char *arch, const char *body) {
+  OK(tb_asm_run(r, arch, body, 1, 64, NULL, 0, 0, 0));
+  return r->wave;
+}
+static uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static void t_int_ops(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx942",
+                    "  v_mul_lo_u32 v1, v0, v0\n"
+                    "  v_lshl_add_u32 v4, v0, 4, 3\n"
+                    "  s_mov_b32 s10, 0x11223344\n  s_mov_b32 s11, 0x55667788\n  s_mov_b32 s12, 0x0c070400\n"
+                    "  v_mov_b32 v50, s11\n  v_mov_b32 v51, s12\n  v_perm_b32 v5, s10, v50, v51\n"
+                    "  v_alignbit_b32 v6, s10, v50, 8\n"
+                    "  v_bfe_u32 v7, v0, 1, 3\n"
+                    "  v_mbcnt_lo_u32_b32 v8, -1, 0\n  v_mbcnt_hi_u32_b32 v8, -1, v8\n"
+                    "  v_and_b32 v9, 1, v0\n  v_cmp_eq_u32 vcc, 1, v9\n  v_mov_b32 v11, 200\n"
+                    "  v_cndmask_b32 v10, 50, v11, vcc\n"
+                    "  v_add3_u32 v12, v0, v0, 5\n"
+                    "  v_mov_b32 v52, 0x100\n  v_or3_b32 v13, v0, v52, v52\n"
+                    "  v_lshlrev_b32 v14, v0, 1\n"             /* 1 << (l & 31) */
+                    "  v_mov_b32 v53, -256\n  v_ashrrev_i32 v15, 4, v53\n"           /* -16 */
+                    "  v_mul_hi_u32 v16, v0, -1\n"             /* (l*(2^32-1))>>32 = l-1 (l>0) */
+                    "  v_sub_u32 v17, 10, v0\n"
+                    "  v_mov_b32 v54, 0xff\n  v_mov_b32 v55, 0x5500\n  v_bfi_b32 v18, v54, v0, v55\n"      /* (0xff & l) | (~0xff & 0x5500) */
+                    "  v_max_i32 v19, v17, 0\n");
+  for (int l = 0; l < 64; l++) {
+    uint32_t u = (uint32_t)l;
+    assert_int_equal(w->v[1][l], u * u);
+    assert_int_equal(w->v[4][l], 16 * u + 3);
+    assert_int_equal(w->v[5][l], 0x00114488u);
+    assert_int_equal(w->v[6][l], 0x44556677u);
+    assert_int_equal(w->v[7][l], (u >> 1) & 7);
+    assert_int_equal(w->v[8][l], u);
+    assert_int_equal(w->v[10][l], (u & 1) ? 200u : 50u);
+    assert_int_equal(w->v[12][l], 2 * u + 5);
+    assert_int_equal(w->v[13][l], u | 0x100);
+    assert_int_equal(w->v[14][l], 1u << (u & 31));
+    assert_int_equal(w->v[15][l], (uint32_t)-16);
+    assert_int_equal(w->v[16][l], l ? u - 1 : 0);
+    assert_int_equal(w->v[17][l], 10 - u);
+    assert_int_equal(w->v[18][l], (u & 0xff) | 0x5500);
+    assert_int_equal(w->v[19][l], l <= 10 ? 10 - u : 0);
+  }
+  tb_run_free(&r);
+}
+
+/* EXEC-masked lanes keep their value; carry-out masks are 0 outside EXEC. */
+static void t_exec_and_carry(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx950",
+                    "  v_mov_b32 v12, 3\n"
+                    "  s_mov_b32 exec_lo, 0xffff0000\n  s_mov_b32 exec_hi, 1\n"
+                    "  v_mov_b32 v12, 7\n"
+                    "  s_mov_b64 exec, -1\n"
+                    "  v_mov_b32 v20, -1\n  v_add_u32 v21, 1, v0\n"
+                    "  v_add_co_u32 v14, vcc, v20, v21\n"       /* 2^32 - 1 + l + 1: low l, carry 1 */
+                    "  v_addc_co_u32 v15, vcc, 0, v0, vcc\n"    /* l + 1 */
+                    "  s_mov_b64 s[30:31], vcc\n"
+                    "  s_mov_b32 exec_hi, 0\n"
+                    "  v_add_co_u32 v16, s[32:33], v20, v21\n"  /* carry only for lanes 0..31 */
+                    "  v_sub_co_u32 v17, s[34:35], v0, 5\n"     /* borrow for l < 5 */
+                    "  v_subb_co_u32 v18, s[36:37], 0, 0, s[34:35]\n" /* -borrow, borrow again */
+                    "  s_mov_b64 exec, -1\n");
+  for (int l = 0; l < 64; l++) {
+    int active = l >= 16 && l <= 32;
+    assert_int_equal(w->v[12][l], active ? 7u : 3u);
+    assert_int_equal(w->v[14][l], (uint32_t)l);
+    assert_int_equal(w->v[15][l], (uint32_t)l + 1);
+  }
+  assert_int_equal(w->s[30], 0);  /* addc: l + 0 + 1 never carries */
+  assert_int_equal(w->s[32], 0xffffffffu);
+  assert_int_equal(w->s[33], 0);
+  assert_int_equal(w->s[34], 0x1f);
+  assert_int_equal(w->s[35], 0);
+  assert_int_equal(w->s[36], 0x1f);
+  for (int l = 0; l < 32; l++) assert_int_equal(w->v[18][l], l < 5 ? 0xffffffffu : 0u);
+  tb_run_free(&r);
+}
+
+static void t_lanes_and_agpr(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx942",
+                    "  v_mov_b32 v16, 9\n"
+                    "  s_mov_b64 exec, 0xff00\n"
+                    "  v_readfirstlane_b32 s10, v0\n"          /* first lane in EXEC: 8 */
+                    "  s_mov_b64 exec, -1\n"
+                    "  v_readlane_b32 s11, v0, 37\n"
+                    "  s_mov_b32 s12, 555\n  s_mov_b32 s13, 5\n"
+                    "  s_mov_b64 exec, 0\n"
+                    "  v_writelane_b32 v16, s12, 5\n"        /* ignores EXEC */
+                    "  s_mov_b64 exec, -1\n"
+                    "  v_accvgpr_write_b32 a5, v0\n  v_accvgpr_mov_b32 a6, a5\n  v_accvgpr_read_b32 v32, a6\n");
+  assert_int_equal(w->s[10], 8);
+  assert_int_equal(w->s[11], 37);
+  for (int l = 0; l < 64; l++) {
+    assert_int_equal(w->v[16][l], l == 5 ? 555u : 9u);
+    assert_int_equal(w->a[5][l], (uint32_t)l);
+    assert_int_equal(w->v[32][l], (uint32_t)l);
+  }
+  tb_run_free(&r);
+}
+
+static void t_f32_modifiers(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx950",
+                    "  v_cvt_f32_u32 v17, v0\n"
+                    "  v_fma_f32 v18, -v17, 2.0, 1.0\n"        /* 1 - 2l */
+                    "  v_add_f32_e64 v19, v17, 0.5 mul:2\n"    /* 2l + 1 */
+                    "  v_add_f32_e64 v22, v17, -0.5 clamp\n"   /* clamp(l - 0.5, 0, 1) */
+                    "  v_cvt_i32_f32 v23, v18\n"
+                    "  v_max_f32_e64 v24, |v18|, 4.0\n"        /* max(|1-2l|, 4) */
+                    "  v_cmp_gt_f32 vcc, 4.0, v17\n  v_mov_b32 v56, 1\n  v_cndmask_b32 v25, 0, v56, vcc\n"
+                    "  v_cvt_u32_f32 v26, v18\n");             /* negative -> 0 */
+  for (int l = 0; l < 64; l++) {
+    float x = (float)l;
+    assert_int_equal(w->v[18][l], fbits(1.0f - 2.0f * x));
+    assert_int_equal(w->v[19][l], fbits(2.0f * x + 1.0f));
+    assert_int_equal(w->v[22][l], fbits(l == 0 ? 0.0f : l == 1 ? 0.5f : 1.0f));
+    assert_int_equal(w->v[23][l], (uint32_t)(1 - 2 * l));
+    float ab = (float)(2 * l - 1 < 0 ? 1 : 2 * l - 1);
+    assert_int_equal(w->v[24][l], fbits(ab > 4.0f ? ab : 4.0f));
+    assert_int_equal(w->v[25][l], l < 4 ? 1u : 0u);
+    assert_int_equal(w->v[26][l], l == 0 ? 1u : 0u);
+  }
+  tb_run_free(&r);
+}
+
+static void t_sdwa_dpp_cmpx(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx942",
+                    "  v_mov_b32 v27, 0xaabbccdd\n  v_mov_b32 v26, 0x11112222\n"
+                    "  v_mov_b32_sdwa v26, v27 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2\n"
+                    "  v_add_u32_sdwa v28, v27, v27 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:WORD_1\n"
+                    "  v_mov_b32_sdwa v33, v27 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_3\n"
+                    "  v_mov_b32_dpp v29, v0 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\n"
+                    "  v_mov_b32 v30, 1000\n"
+                    "  v_mov_b32_dpp v30, v0 row_shr:1 row_mask:0xf bank_mask:0xf\n"
+                    "  v_cmpx_gt_u32_e64 s[40:41], 10, v0\n"
+                    "  v_mov_b32 v31, 5\n"
+                    "  s_mov_b64 exec, -1\n");
+  for (int l = 0; l < 64; l++) {
+    assert_int_equal(w->v[26][l], 0x00bb2222u);
+    assert_int_equal(w->v[28][l], 0xddu + 0xaabbu);
+    assert_int_equal(w->v[33][l], 0xffffaa00u); /* 0xaa into byte 1, sign of byte 1 fills above */
+    assert_int_equal(w->v[29][l], (uint32_t)(l ^ 1));
+    assert_int_equal(w->v[30][l], (l & 15) ? (uint32_t)(l - 1) : 1000u);
+    assert_int_equal(w->v[31][l], l < 10 ? 5u : 0u);
+  }
+  assert_int_equal(w->s[40], 0x3ff);
+  assert_int_equal(w->s[41], 0);
+  tb_run_free(&r);
+}
+
+/* bf16 RNE ties both ways; fp8 of the same opcode per arch (ISA.md §2):
+ * gfx950 OCP E4M3FN 1.0 = 0x38, -2.0 = 0xc0; gfx942 E4M3FNUZ 1.0 = 0x40,
+ * -2.0 = 0xc8. */
+static void t_conversions(void **st) {
+  (void)st;
+  const char *body =
+      "  s_mov_b32 s32, 1.0\n  s_mov_b32 s33, -2.0\n"
+      "  v_mov_b32 v24, 0\n"
+      "  v_mov_b32 v57, s33\n  v_cvt_pk_fp8_f32 v24, s32, v57\n"
+      "  v_mov_b32 v58, s32\n  v_cvt_pk_fp8_f32 v24, s32, v58 op_sel:[0,0,1]\n"
+      "  v_cvt_f32_fp8_sdwa v25, v24 src0_sel:BYTE_1\n"
+      "  v_cvt_pk_f32_fp8_sdwa v[34:35], v24 src0_sel:WORD_1\n"
+      "  v_cvt_f32_ubyte2 v36, 0x00ab0000\n";
+  tb_run r;
+  emu_wave *w = run(&r, "gfx950", body);
+  assert_int_equal(w->v[24][3], 0x3838c038u);
+  assert_int_equal(w->v[25][3], fbits(-2.0f));
+  assert_int_equal(w->v[34][3], fbits(1.0f));
+  assert_int_equal(w->v[35][3], fbits(1.0f));
+  assert_int_equal(w->v[36][3], fbits(171.0f));
+  tb_run_free(&r);
+  w = run(&r, "gfx942", body);
+  assert_int_equal(w->v[24][3], 0x4040c840u);
+  assert_int_equal(w->v[25][3], fbits(-2.0f));
+  assert_int_equal(w->v[34][3], fbits(1.0f));
+  tb_run_free(&r);
+  w = run(&r, "gfx950",
+          "  s_mov_b32 s30, 0x3f808000\n  s_mov_b32 s31, 0x3f818000\n"
+          "  v_mov_b32 v59, s31\n  v_cvt_pk_bf16_f32 v23, s30, v59\n");   /* tie -> even 0x3f80; tie -> even 0x3f82 */
+  assert_int_equal(w->v[23][0], 0x3f823f80u);
+  tb_run_free(&r);
+}
+
+static void t_valu64(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx942",
+                    "  v_mov_b32 v36, 0xf0000001\n  v_mov_b32 v37, v0\n"
+                    "  v_lshlrev_b64 v[34:35], 4, v[36:37]\n"
+                    "  s_mov_b32 s44, 0x80000001\n  v_mov_b32 v40, -1\n  v_mov_b32 v41, 0\n"
+                    "  v_mad_u64_u32 v[38:39], s[42:43], v0, s44, v[40:41]\n"
+                    "  v_pk_mov_b32 v[44:45], v[36:37], v[36:37] op_sel:[1,0]\n"
+                    "  v_lshl_add_u64 v[46:47], v[36:37], 2, v[36:37]\n");
+  for (int l = 0; l < 64; l++) {
+    uint64_t a = 0xf0000001ull | (uint64_t)l << 32;
+    uint64_t sh = a << 4;
+    assert_int_equal(w->v[34][l], (uint32_t)sh);
+    assert_int_equal(w->v[35][l], (uint32_t)(sh >> 32));
+    uint64_t m = (uint64_t)l * 0x80000001ull + 0xffffffffull;
+    assert_int_equal(w->v[38][l], (uint32_t)m);
+    assert_int_equal(w->v[39][l], (uint32_t)(m >> 32));
+    assert_int_equal(w->v[44][l], (uint32_t)l);          /* op_sel[0]: high half of src0 */
+    assert_int_equal(w->v[45][l], 0xf0000001u);         /* op_sel[1] = 0: low half of src1 */
+    uint64_t s = a * 5;
+    assert_int_equal(w->v[46][l], (uint32_t)s);
+    assert_int_equal(w->v[47][l], (uint32_t)(s >> 32));
+  }
+  assert_int_equal(w->s[42], 0);
+  tb_run_free(&r);
+}
+
+/* LLVM's own expansions: 32-bit udiv/urem (v_rcp_iflag_f32, mul_hi, carry
+ * fix-ups) and f32 -> bf16 (software RNE on gfx942, v_cvt_pk_bf16_f32 on
+ * gfx950), checked against C on random inputs. */
+static const char *k_ir =
+    "target triple = \"amdgcn-amd-amdhsa\"\n"
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %q, ptr addrspace(1) %f) {\n"
+    "  %t = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %pa = getelementptr i32, ptr addrspace(1) %a, i32 %t\n"
+    "  %pb = getelementptr i32, ptr addrspace(1) %b, i32 %t\n"
+    "  %x = load i32, ptr addrspace(1) %pa\n  %y = load i32, ptr addrspace(1) %pb\n"
+    "  %d = udiv i32 %x, %y\n  %m = urem i32 %x, %y\n"
+    "  %i2 = mul i32 %t, 2\n"
+    "  %pq = getelementptr i32, ptr addrspace(1) %q, i32 %i2\n  store i32 %d, ptr addrspace(1) %pq\n"
+    "  %pq1 = getelementptr i32, ptr addrspace(1) %pq, i32 1\n  store i32 %m, ptr addrspace(1) %pq1\n"
+    "  %xf = bitcast i32 %x to float\n  %h = fptrunc float %xf to bfloat\n"
+    "  %pf = getelementptr bfloat, ptr addrspace(1) %f, i32 %t\n  store bfloat %h, ptr addrspace(1) %pf\n"
+    "  ret void\n}\n";
+
+static uint16_t bf16_rne_ref(uint32_t u) {
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffff)) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+static void run_div(const char *arch) {
+  tmem t;
+  OK(tmem_open(&t, arch, k_ir));
+  enum { N = 256 };
+  uint32_t a[N], b[N], q[2 * N];
+  uint16_t f[N];
+  uint64_t s = 12345;
+  for (int i = 0; i < N; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    a[i] = (uint32_t)(s >> 32);
+    b[i] = (uint32_t)(s >> (i % 31)) | 1u;
+    if (i % 7 == 0) b[i] = 1u + (uint32_t)(s % 13);
+    if (i == 3) { a[i] = 0xffffffffu; b[i] = 0xffffffffu; }
+    if (i == 5) a[i] = 0x3f808000u;   /* bf16 tie to even (down) */
+    if (i == 6) a[i] = 0x3f818000u;   /* bf16 tie to even (up) */
+  }
+  uint64_t da = tmem_buf(&t, a, sizeof a), db = tmem_buf(&t, b, sizeof b), dq = tmem_buf(&t, NULL, sizeof q),
+           df = tmem_buf(&t, NULL, sizeof f);
+  uint64_t args[4] = {da, db, dq, df};
+  OK(tmem_run(&t, 1, N, args, sizeof args));
+  OK(emu_mem_d2h(t.mem, q, dq, sizeof q));
+  OK(emu_mem_d2h(t.mem, f, df, sizeof f));
+  for (int i = 0; i < N; i++) {
+    if (q[2 * i] != a[i] / b[i] || q[2 * i + 1] != a[i] % b[i])
+      fail_msg("%s: %u / %u: got %u r %u", arch, a[i], b[i], q[2 * i], q[2 * i + 1]);
+    if (f[i] != bf16_rne_ref(a[i])) fail_msg("%s: bf16(0x%08x) = 0x%04x, want 0x%04x", arch, a[i], f[i], bf16_rne_ref(a[i]));
+  }
+  tmem_close(&t);
+}
+static void t_llvm_div_bf16(void **st) { (void)st; run_div("gfx942"); run_div("gfx950"); }
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(t_int_ops),       cmocka_unit_test(t_exec_and_carry), cmocka_unit_test(t_lanes_and_agpr),
+      cmocka_unit_test(t_f32_modifiers), cmocka_unit_test(t_sdwa_dpp_cmpx),  cmocka_unit_test(t_conversions),
+      cmocka_unit_test(t_valu64),        cmocka_unit_test(t_llvm_div_bf16),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
