@@ -53,11 +53,15 @@ convjit_status cj_kplan_transpose_init(cj_kplan *p, const cj_arch *arch, uint32_
   CJ_TRY(cj_mul(ncs, elem_bytes, &bytes, "transpose plan: tensor bytes"));
 
   const uint64_t T = CJ_TR_TILE;
-  uint64_t gx = (s + T - 1) / T, gy = (c + T - 1) / T;
-  CJ_CHECK(gx * CJ_TR_THREADS <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
-           "transpose plan: s = %" PRIu64 ": %" PRIu64 " tiles along s exceed the 2^32 work-item grid", s, gx);
-  CJ_CHECK(gy <= CJ_GRID_YZ_MAX, CONVJIT_ERR_UNSUPPORTED,
-           "transpose plan: c = %" PRIu64 ": %" PRIu64 " tiles along c exceed grid.y <= %u", c, gy, CJ_GRID_YZ_MAX);
+  uint64_t ct = (c + T - 1) / T, st = (s + T - 1) / T;
+  /* One work-group per (c tile, s tile) on grid.x, c tiles fastest: the 64*eb
+   * bytes a tile writes to each y row are completed by the neighbouring
+   * work-groups right away (whole cache lines), while the other half of an
+   * x row segment is read only c_tiles work-groups later (still in L2). */
+  CJ_CHECK(ct * st <= UINT32_MAX / CJ_TR_THREADS, CONVJIT_ERR_UNSUPPORTED,
+           "transpose plan: c = %" PRIu64 ", s = %" PRIu64 ": %" PRIu64 " x %" PRIu64
+           " tiles exceed the 2^32 work-item grid",
+           c, s, ct, st);
   CJ_CHECK(n <= CJ_GRID_YZ_MAX, CONVJIT_ERR_UNSUPPORTED,
            "transpose plan: n = %" PRIu64 ": exceeds grid.z <= %u", n, CJ_GRID_YZ_MAX);
   /* Tile-local offsets (BIG path) span up to 64 rows of x (s*eb bytes each)
@@ -79,8 +83,10 @@ convjit_status cj_kplan_transpose_init(cj_kplan *p, const cj_arch *arch, uint32_
   t->store_bytes = cj_access_bytes(c * elem_bytes);
   t->big = bytes >= CJ_2G;
   t->lds_pitch = CJ_TR_TILE * elem_bytes;
-  p->grid[0] = gx;
-  p->grid[1] = gy;
+  t->c_tiles = (uint32_t)ct;
+  t->s_tiles = (uint32_t)st;
+  p->grid[0] = ct * st;
+  p->grid[1] = 1;
   p->grid[2] = n;
   p->lds_bytes = CJ_TR_TILE * CJ_TR_TILE * elem_bytes;
   cj_plan_xy_args(p, "x", "y");
@@ -143,6 +149,8 @@ void cj_kplan_layout_key(const cj_kplan *p, cj_strbuf *key) {
     cj_kplan_key_u64(key, "c", t->c);
     cj_kplan_key_u64(key, "s", t->s);
     cj_kplan_key_u64(key, "tile", t->tile);
+    cj_kplan_key_u64(key, "ct", t->c_tiles);
+    cj_kplan_key_u64(key, "st", t->s_tiles);
     cj_kplan_key_u64(key, "ld", t->load_bytes);
     cj_kplan_key_u64(key, "st", t->store_bytes);
     cj_kplan_key_u64(key, "big", t->big);
@@ -167,6 +175,8 @@ void cj_kplan_layout_print(const cj_kplan *p, cj_strbuf *out) {
     cj_kplan_print_u64(out, "c", t->c, "channels: rows of x, columns of y");
     cj_kplan_print_u64(out, "s", t->s, "D*H*W: columns of x, rows of y");
     cj_kplan_print_u64(out, "tile", t->tile, "tile edge (c and s) through LDS");
+    cj_kplan_print_u64(out, "c_tiles", t->c_tiles, "grid.x = c_tiles * s_tiles, c tiles fastest: y rows fill whole lines");
+    cj_kplan_print_u64(out, "s_tiles", t->s_tiles, "tiles along s");
     cj_kplan_print_u64(out, "load_bytes", t->load_bytes,
                        "widest aligned access dividing an x row (s*eb): lanes never straddle a row");
     cj_kplan_print_u64(out, "store_bytes", t->store_bytes,

@@ -4,7 +4,7 @@
  * Transpose: x NCDHW -> y NDHWC, seen per sample as [C][S] -> [S][C] with
  * S = D*H*W. One work-group of 256 threads moves one 64(c) x 64(s) tile
  * through LDS: loads run along S (coalesced in x), stores along C
- * (coalesced in y). Grid = (ceil(S/64), ceil(C/64), N).
+ * (coalesced in y). Grid = (c_tiles * s_tiles, 1, N), c tiles fastest.
  *
  * Weight pack: w KCTRS -> wp KTRSC, C zero-padded to c_pad, each of the K
  * rows row_elems long (>= trs*c_pad; tail zero). One thread per output
@@ -28,6 +28,7 @@ typedef struct cj_transpose_plan {
   uint32_t elem_bytes; /* 2 = bf16, 1 = fp8 */
   uint64_t n, c, s;    /* per sample [C][S] -> [S][C] */
   uint32_t tile;       /* CJ_TR_TILE */
+  uint32_t c_tiles, s_tiles; /* ceil(c/tile), ceil(s/tile): grid.x = their product */
   /* Widest power-of-two access (bytes, <= 16) dividing a row of x (S*eb) /
    * of y (C*eb): an aligned access then never straddles a row end, so a lane
    * is wholly in or out of range and 16 B vectors are used whenever C, S

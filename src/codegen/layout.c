@@ -135,8 +135,9 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
   k.lds = cj_irb_lds(g, "tile", T * t->lds_pitch, 16); /* codegen.c checks it equals p->lds_bytes */
 
   LLVMValueRef tid = cj_irb_tid(g, 0);
-  LLVMValueRef s0 = LLVMBuildMul(b, cj_irb_wgid(g, 0), cj_c32(g, T), "s0");
-  LLVMValueRef c0 = LLVMBuildMul(b, cj_irb_wgid(g, 1), cj_c32(g, T), "c0");
+  LLVMValueRef wg = cj_irb_wgid(g, 0); /* c tile fastest (kplan_layout.c says why) */
+  LLVMValueRef c0 = LLVMBuildMul(b, LLVMBuildURem(b, wg, cj_c32(g, t->c_tiles), ""), cj_c32(g, T), "c0");
+  LLVMValueRef s0 = LLVMBuildMul(b, LLVMBuildUDiv(b, wg, cj_c32(g, t->c_tiles), ""), cj_c32(g, T), "s0");
   LLVMValueRef nn = cj_irb_wgid(g, 2);
   LLVMValueRef s_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->s), s0, "s.lim");
   LLVMValueRef c_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->c), c0, "c.lim");

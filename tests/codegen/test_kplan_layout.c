@@ -49,8 +49,10 @@ static void test_transpose_big_fp8(void **st) {
   assert_int_equal(p.block[0], 256);
   assert_int_equal(p.block[1], 1);
   assert_int_equal(p.block[2], 1);
-  assert_int_equal(p.grid[0], 54000); /* 3456000 / 64 */
-  assert_int_equal(p.grid[1], 16);    /* 1024 / 64 */
+  assert_int_equal(p.u.tr.s_tiles, 54000); /* 3456000 / 64 */
+  assert_int_equal(p.u.tr.c_tiles, 16);    /* 1024 / 64 */
+  assert_int_equal(p.grid[0], 864000);     /* 16 * 54000: one work-group per tile */
+  assert_int_equal(p.grid[1], 1);
   assert_int_equal(p.grid[2], 1);
   assert_int_equal(p.lds_bytes, 4096); /* 64 x 64 x 1 byte */
   assert_int_equal(p.nargs, 2);
@@ -74,7 +76,8 @@ static void test_transpose_small_and_odd(void **st) {
   assert_int_equal(p.u.tr.big, 0);
   assert_int_equal(p.u.tr.load_bytes, 16);
   assert_int_equal(p.u.tr.store_bytes, 16);
-  assert_int_equal(p.grid[0], 16); /* ceil(1000/64) */
+  assert_int_equal(p.grid[0], 16); /* ceil(1000/64) s tiles x 1 c tile */
+  assert_int_equal(p.u.tr.c_tiles, 1);
   assert_int_equal(p.grid[1], 1);
   assert_int_equal(p.grid[2], 2);
   /* fp8 same shape: x row 1000 bytes -> 8-byte loads; y row 24 bytes -> 8-byte stores. */
@@ -116,7 +119,11 @@ static void test_transpose_bad(void **st) {
   EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 1, UINT64_C(1) << 31), CONVJIT_ERR_UNSUPPORTED, "s = 2147483648");
   EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 64, (UINT64_C(1) << 25) + 64), CONVJIT_ERR_UNSUPPORTED,
              "s = 33554496");
-  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 65536 * 64 + 1, 1), CONVJIT_ERR_UNSUPPORTED, "c = 4194305");
+  EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 1, 1u << 20, 1u << 20), CONVJIT_ERR_UNSUPPORTED,
+             "c = 1048576, s = 1048576");
+  /* many c tiles alone are fine (grid.x is linear) */
+  assert_int_equal(cj_kplan_transpose_init(&p, A950, 1, 1, 65536 * 64 + 1, 1), CONVJIT_OK);
+  assert_int_equal(p.grid[0], 65537);
   EXPECT_BAD(cj_kplan_transpose_init(&p, A950, 1, 65536, 1, 1), CONVJIT_ERR_UNSUPPORTED, "n = 65536");
 }
 
@@ -141,7 +148,7 @@ static void test_transpose_key(void **st) {
     assert_string_not_equal(ka, kb);
   }
   /* Each plan field change changes the key (mutate a copy field by field). */
-  for (int f = 0; f < 14; f++) {
+  for (int f = 0; f < 16; f++) {
     b = a;
     switch (f) {
     case 0: b.u.tr.big ^= 1; break;
@@ -149,6 +156,8 @@ static void test_transpose_key(void **st) {
     case 2: b.u.tr.store_bytes = 2; break;
     case 3: b.u.tr.lds_pitch += 16; break;
     case 4: b.u.tr.tile = 32; break;
+    case 14: b.u.tr.c_tiles++; break;
+    case 15: b.u.tr.s_tiles++; break;
     case 5: b.lds_bytes += 16; break;
     case 6: b.grid[0]++; break;
     case 7: b.grid[2]++; break;

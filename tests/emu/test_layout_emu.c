@@ -158,13 +158,16 @@ static int run_big(const cj_arch *arch, uint32_t eb, uint64_t N, uint64_t C, uin
   assert_int_equal(p.u.tr.big, 1);
   loaded L;
   load(&p, &L);
-  const uint32_t gx = (uint32_t)p.grid[0], gy = (uint32_t)p.grid[1], gz = (uint32_t)p.grid[2];
-  /* first tile, last tile (partial on both edges when C, S are not multiples of 64), middle, near-last */
-  const uint32_t wg[4][3] = {{0, 0, 0}, {gx - 1, gy - 1, gz - 1}, {gx / 2, gy / 2, gz - 1}, {gx - 2, 3 % gy, 0}};
+  /* Work-group x = c_tile + c_tiles * s_tile, z = n (kplan_layout.h). Tiles
+   * (s tile, c tile, n): first, last (partial on both edges when C, S are not
+   * multiples of 64), middle, near-last. */
+  const uint32_t ct = p.u.tr.c_tiles, stl = p.u.tr.s_tiles, gz = (uint32_t)p.grid[2];
+  assert_int_equal(p.grid[0], (uint64_t)ct * stl);
+  const uint32_t wg[4][3] = {{0, 0, 0}, {stl - 1, ct - 1, gz - 1}, {stl / 2, ct / 2, gz - 1}, {stl - 2, 3 % ct, 0}};
   uint64_t list[4], off[4 * 64], len[4 * 64];
   uint32_t nw = 0;
   for (int w = 0; w < 4; w++) {
-    list[w] = wg[w][0] + (uint64_t)gx * (wg[w][1] + (uint64_t)gy * wg[w][2]);
+    list[w] = wg[w][1] + (uint64_t)ct * wg[w][0] + p.grid[0] * wg[w][2];
     uint64_t s0 = wg[w][0] * UINT64_C(64), c0 = wg[w][1] * UINT64_C(64), n = wg[w][2];
     uint64_t cl = C - c0 < 64 ? C - c0 : 64;
     for (uint64_t r = 0; r < 64 && s0 + r < S; r++) {
