@@ -28,3 +28,9 @@ add_test(NAME tools/dump_bad_args
          COMMAND bash -c "\"$0\" --arch gfx950 --op transpose --dtype fp16 --shape 1,2,3; test $? -eq 2 && \"$0\" --arch gfx950 --op nope --shape 1; test $? -eq 2 && \"$0\" --arch gfx950 --op transpose --dtype fp8 --shape 1,2; test $? -eq 2"
                  ${CJ_DUMP})
 set_tests_properties(tools/dump_bad_args PROPERTIES LABELS tools)
+# --emit mnemonics: the histogram's counts add up to the instruction total it
+# reports, and it lists the LDS reads and the s_endpgm every kernel ends with.
+add_test(NAME tools/dump_mnemonics
+         COMMAND bash -c "set -o pipefail; out=$(\"$0\" --arch gfx942 --op transpose --dtype bf16 --shape 2,24,1000 --emit mnemonics) && echo \"$out\" && echo \"$out\" | grep -Eq '^ +[0-9]+ s_endpgm$' && echo \"$out\" | grep -Eq '^ +[0-9]+ ds_read' && echo \"$out\" | awk '/^; kernel/ {want=$4} /^ +[0-9]+ / {sum+=$1} END {exit !(want > 0 && sum == want)}'"
+                 ${CJ_DUMP})
+set_tests_properties(tools/dump_mnemonics PROPERTIES LABELS tools)

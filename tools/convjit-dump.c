@@ -18,14 +18,16 @@
 #include <string.h>
 #include "codegen/kplan.h"
 #include "runtime/build.h"
+#include "runtime/disasm.h"
 #include "host/select.h"
 
 #define DUMP_MAX_KERNELS 8
 #define DUMP_MAX_SHAPE 16
 
-enum { EMIT_PLAN = 1, EMIT_IR = 2, EMIT_OPT_IR = 4, EMIT_ASM = 8, EMIT_RESOURCES = 16 };
+enum { EMIT_PLAN = 1, EMIT_IR = 2, EMIT_OPT_IR = 4, EMIT_ASM = 8, EMIT_RESOURCES = 16, EMIT_MNEMONICS = 32 };
 static const struct { const char *name; unsigned bit; } emit_names[] = {
   {"plan", EMIT_PLAN}, {"ir", EMIT_IR}, {"opt-ir", EMIT_OPT_IR}, {"asm", EMIT_ASM}, {"resources", EMIT_RESOURCES},
+  {"mnemonics", EMIT_MNEMONICS},
 };
 
 typedef struct dump_args {
@@ -214,8 +216,9 @@ static const dump_op dump_ops[] = {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: convjit-dump --arch gfx942|gfx950 --op OP --dtype T --shape DIMS\n"
-          "                    [--emit plan,ir,opt-ir,asm,resources] [--json] [--check]\n"
-          "  --emit   stages to print, any combination (default plan,resources)\n"
+          "                    [--emit plan,ir,opt-ir,asm,resources,mnemonics] [--json] [--check]\n"
+          "  --emit   stages to print, any combination (default plan,resources);\n"
+          "           mnemonics: per kernel, how often each instruction occurs in its code\n"
           "  --json   print one JSON object instead of text\n"
           "  --check  exit 1 if any kernel spills, uses scratch or exceeds the arch's LDS\n"
           "  --save-dir DIR  also write each kernel's code object to DIR/<kernel>.co\n"
@@ -242,7 +245,7 @@ static convjit_status parse_emit(const char *s, unsigned *emit) {
     unsigned bit = 0;
     for (size_t i = 0; i < sizeof emit_names / sizeof emit_names[0]; i++)
       if (strlen(emit_names[i].name) == len && strncmp(p, emit_names[i].name, len) == 0) bit = emit_names[i].bit;
-    CJ_CHECK(bit != 0, CONVJIT_ERR_INVALID_ARG, "--emit %s: unknown stage '%.*s' (plan, ir, opt-ir, asm, resources)",
+    CJ_CHECK(bit != 0, CONVJIT_ERR_INVALID_ARG, "--emit %s: unknown stage '%.*s' (plan, ir, opt-ir, asm, resources, mnemonics)",
              s, (int)len, p);
     *emit |= bit;
     p += len;
@@ -388,6 +391,39 @@ static const struct { unsigned stage; const char *json, *title; } stages[] = {
   {EMIT_ASM, "asm", "ISA"},
 };
 
+/* Per kernel, the disassembled instructions of its own code counted by
+ * mnemonic (encoding suffix kept), most frequent first: what the emulator
+ * must implement (tests/emu/test_isa_coverage.c) and a quick look at the
+ * instruction mix. */
+static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_strbuf *o) {
+  if (a->json) cj_sb_printf(o, ",\"mnemonics\":[");
+  else cj_sb_printf(o, "; ==== mnemonics (%s) ====\n", a->arch->name);
+  for (int k = 0; k < n; k++) {
+    cj_mnem_hist h;
+    if (cj_mnem_hist_kernel(b[k].co, b[k].info, &h) != CONVJIT_OK) {
+      if (a->json) cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"error\":", k ? "," : "", b[k].info->name);
+      else cj_sb_printf(o, "; kernel %s: disassembly failed: ", b[k].info->name);
+      const char *e = convjit_last_error();
+      if (a->json) { json_str(o, e, strlen(e)); cj_sb_printf(o, "}"); }
+      else cj_sb_printf(o, "%s\n", e);
+      continue;
+    }
+    if (a->json) {
+      cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"instructions\":%u,\"code_bytes\":%llu,\"undecoded\":%u,\"counts\":{",
+                   k ? "," : "", b[k].info->name, h.total, (unsigned long long)b[k].info->code_size, h.undecoded);
+      for (uint32_t i = 0; i < h.n; i++) cj_sb_printf(o, "%s\"%s\":%u", i ? "," : "", h.v[i].name, h.v[i].count);
+      cj_sb_printf(o, "}}");
+    } else {
+      cj_sb_printf(o, "; kernel %s: %u instructions in %llu bytes, %u mnemonics%s\n", b[k].info->name, h.total,
+                   (unsigned long long)b[k].info->code_size, h.n, h.undecoded ? ", some bytes undecodable" : "");
+      for (uint32_t i = 0; i < h.n; i++) cj_sb_printf(o, "%7u %s\n", h.v[i].count, h.v[i].name);
+      if (h.undecoded) cj_sb_printf(o, "%7u (undecodable words)\n", h.undecoded);
+    }
+    cj_mnem_hist_free(&h);
+  }
+  if (a->json) cj_sb_printf(o, "]");
+}
+
 static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *plans, const cj_built *b, int n,
                       int built, double total_ms, cj_strbuf *o) {
   if (a->json) {
@@ -431,6 +467,7 @@ static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *pla
     }
     if (a->json) cj_sb_printf(o, "]");
   }
+  if (a->emit & EMIT_MNEMONICS) print_mnemonics(a, b, n, o);
   if (a->json) {
     if (built) cj_sb_printf(o, ",\"compile_ms\":%.3f", total_ms);
     cj_sb_printf(o, "}\n");

@@ -1,0 +1,99 @@
+/* Kernel specs (runtime/kspec.h): text rows give exactly the plan the
+ * initializers give for the same values written out here by hand (compared
+ * by canonical key), and every malformed field is refused naming it. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "runtime/kspec.h"
+
+static void assert_same_plan(const cj_kplan *a, const cj_kplan *b) {
+  cj_strbuf ka = {0}, kb = {0};
+  cj_kplan_key(a, &ka);
+  cj_kplan_key(b, &kb);
+  assert_non_null(ka.s);
+  assert_non_null(kb.s);
+  assert_string_equal(ka.s, kb.s);
+  assert_string_equal(a->name, b->name);
+  assert_ptr_equal(a->arch, b->arch);
+  cj_sb_free(&ka);
+  cj_sb_free(&kb);
+}
+
+static void test_layout_specs_match_init(void **state) {
+  (void)state;
+  const cj_arch *g942 = cj_arch_from_name("gfx942"), *g950 = cj_arch_from_name("gfx950");
+  cj_kplan s, d;
+  assert_int_equal(cj_kspec_plan("transpose", "gfx950", "fp8", "1,1024,3456000", "-", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_transpose_init(&d, g950, 1, 1, 1024, 3456000), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  assert_int_equal(cj_kspec_plan("transpose", "gfx942", "bf16", "2,24,1000", "", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_transpose_init(&d, g942, 2, 2, 24, 1000), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  assert_int_equal(cj_kspec_plan("wpack", "gfx942", "bf16", "128,3,27,8,216", "-", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_wpack_init(&d, g942, 2, 128, 3, 27, 8, 216), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+}
+
+static void test_conv_specs_match_init(void **state) {
+  (void)state;
+  const cj_arch *a = cj_arch_from_name("gfx950");
+  cj_conv_geom g;
+  memset(&g, 0, sizeof g);
+  g.n = 2; g.c = 64; g.d = 6; g.h = 18; g.w = 18; g.k = 192; g.t = 3; g.r = 3; g.s = 3;
+  for (int i = 0; i < 3; i++) g.dil[i] = 1;
+  g.stride[0] = 1; g.stride[1] = 2; g.stride[2] = 2;
+  g.pad_lo[0] = g.pad_hi[0] = 0;
+  g.pad_lo[1] = g.pad_hi[1] = g.pad_lo[2] = g.pad_hi[2] = 1;
+  assert_int_equal(cj_conv_geom_derive(&g), CONVJIT_OK);
+  cj_conv_opts o = {.tile_m = 64, .tile_n = 128, .wave_m = 1, .wave_n = 4, .stages = 3, .splitk = 4, .has_bias = 1};
+  cj_kplan s, d;
+  const char *opts = "pad=0,1,1 stride=1,2,2 tile=64x128 waves=1x4 stages=3 splitk=4 bias";
+  assert_int_equal(cj_kspec_plan("conv_bf16", "gfx950", "bf16", "2,64,6,18,18,192,3,3,3", opts, &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&d, a, &g, &o), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  /* The finalize of that split-K conv. */
+  cj_kplan f;
+  assert_int_equal(cj_kspec_plan("conv_finalize", "gfx950", "bf16", "2,64,6,18,18,192,3,3,3", opts, &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_finalize_init(&f, a, &d.u.conv), CONVJIT_OK);
+  assert_same_plan(&s, &f);
+  assert_int_equal(s.op, CJ_KOP_CONV_FINALIZE);
+}
+
+static void expect_bad(const char *op, const char *arch, const char *dtype, const char *shape, const char *opts,
+                       const char *needle) {
+  cj_kplan p;
+  assert_int_equal(cj_kspec_plan(op, arch, dtype, shape, opts, &p), CONVJIT_ERR_INVALID_ARG);
+  if (!strstr(cj_error_text(), needle)) fail_msg("error '%s' does not name '%s'", cj_error_text(), needle);
+}
+
+static void test_bad_fields_named(void **state) {
+  (void)state;
+  expect_bad("transpose", "gfx90a", "bf16", "1,2,3", "-", "arch = gfx90a");
+  expect_bad("transpose", "gfx950", "fp16", "1,2,3", "-", "dtype = fp16");
+  expect_bad("transpose", "gfx950", "bf16", "1,2", "-", "shape = 1,2");
+  expect_bad("transpose", "gfx950", "bf16", "1,x,3", "-", "shape = 1,x,3");
+  expect_bad("transpose", "gfx950", "bf16", "", "-", "shape is empty");
+  expect_bad("transpose", "gfx950", "bf16", "1,2,3", "bias", "opts = bias");
+  expect_bad("wpack", "gfx950", "bf16", "1,2,3,8,99999999999", "-", "shape row");
+  expect_bad("gemm", "gfx950", "bf16", "1,2,3", "-", "op = gemm");
+  expect_bad("conv_bf16", "gfx950", "fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = fp8");
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1", "-", "shape = 1,8,4,4,4,8,1,1");
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "pad=1,1", "opts pad = 1,1");
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=128", "opts tile = 128");
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "turbo", "'turbo' unknown");
+  expect_bad("conv_finalize", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "splitk=1", "splitk = 1");
+  /* The plan initializers' own checks come through unchanged. */
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,0,4,4,4,8,1,1,1", "-", "conv.c = 0");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_layout_specs_match_init),
+      cmocka_unit_test(test_conv_specs_match_init),
+      cmocka_unit_test(test_bad_fields_named),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,286 @@
+/* ISA coverage gate: the emulator must know every instruction LLVM 22
+ * emits for the kernels convjit ships (STYLE habit 1: an instruction the
+ * emulator lacks stops a run; this test finds it before a run does).
+ *
+ * Kernels: every row of tests/golden/resources.tsv (the canonical shipped
+ * kernels) plus the configurations below, chosen to reach each code path:
+ * transpose and weight-pack shape classes, every conv tile of the tile
+ * sweep, and each named conv flag (bias, split-K atomics + finalize,
+ * BIG_IN / BIG_OUT, temporal fast path, channel GEMM, vec4 store, strides,
+ * dilation, the 4-byte DMA), on both arches.
+ *
+ * Each kernel is built once, its own bytes [entry, entry + code_size) are
+ * disassembled (runtime/disasm.h, the disassembler the emulator uses) and
+ * every instruction goes through the emulator's decoder (emu_decode_text):
+ * a mnemonic missing from src/emu/isa_table.h, an operand or modifier the
+ * decoder does not parse, or bytes that do not decode all fail the test,
+ * listed once per mnemonic with how often it occurs and the kernels it
+ * came from. CONVJIT_ISA_HISTOGRAM=1 also prints each kernel's mnemonic
+ * histogram ('!' marks what the emulator cannot run). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "emu/emu_internal.h"
+#include "runtime/build.h"
+#include "runtime/disasm.h"
+#include "runtime/kspec.h"
+
+#define GOLDEN_PATH CJ_SOURCE_DIR "/tests/golden/resources.tsv"
+
+typedef struct spec {
+  char op[24], arch[16], dtype[8], shape[96], opts[160];
+  const char *why; /* NULL for golden rows */
+} spec;
+
+/* Configurations beyond the golden rows; each line names the path. Every
+ * one is built for both arches. */
+static const struct {
+  const char *op, *dtype, *shape, *opts, *why;
+} EXTRA[] = {
+    {"transpose", "bf16", "3,5,7", "-", "tiny, every tile partial, 2-byte accesses"},
+    {"transpose", "fp8", "1,3,1001", "-", "1-byte accesses, odd S"},
+    {"transpose", "fp8", "1,64,64", "-", "one full tile, 16-byte accesses"},
+    {"transpose", "bf16", "2,1024,1048576", "-", "big path with n > 1"},
+    {"wpack", "fp8", "32,20,9,32,384", "-", "fp8 pack, padded row tail"},
+    {"wpack", "bf16", "64,3,27,8,224", "-", "C=3 padded to 8, row tail"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 bias", "default tile, bias, need_t/h/w"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 bias", "split-K fp32 atomics"},
+    {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 bias", "finalize with bias"},
+    {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4", "finalize without bias"},
+    {"conv_bf16", "bf16", "1,32,5,9,9,64,3,3,3", "pad=1 big_in big_out", "BIG_IN rebase, BIG_OUT 64-bit stores"},
+    {"conv_bf16", "bf16", "1,64,8,16,16,128,3,1,1", "pad=1,0,0", "temporal fast path (T,1,1), vec4 store"},
+    {"conv_bf16", "bf16", "1,64,8,16,16,128,1,1,1", "-", "1x1x1 channel GEMM on NCDHW x"},
+    {"conv_bf16", "bf16", "1,64,8,16,16,128,1,1,1", "no_fast", "1x1x1 with fast paths off"},
+    {"conv_bf16", "bf16", "2,20,5,11,13,40,3,3,3", "pad=1 stride=2", "stride 2, C and K partial"},
+    {"conv_bf16", "bf16", "1,16,7,12,12,32,3,3,3", "pad=2 dil=2", "dilation 2"},
+    {"conv_bf16", "bf16", "1,64,4,12,12,64,3,3,3", "pad=1 dma=4", "4-byte DMA"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=128x256 waves=2x4 stages=2", "tile 128x256 (2 stages fit gfx942)"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x128 waves=2x4 stages=2", "tile 256x128 (2 stages fit gfx942)"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x256 waves=2x4 stages=2", "tile 256x256 w2x4"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x256 waves=4x4 stages=2", "tile 256x256 w4x4"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=128x128 waves=4x2", "tile 128x128 w4x2"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x128 waves=1x4", "tile 64x128"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x64 waves=2x2", "tile 64x64"},
+};
+
+typedef struct spec_list {
+  spec *v;
+  int n;
+} spec_list;
+
+static void add_spec(spec_list *l, const char *op, const char *arch, const char *dtype, const char *shape,
+                     const char *opts, const char *why) {
+  l->v = realloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
+  assert_non_null(l->v);
+  spec *s = &l->v[l->n++];
+  memset(s, 0, sizeof *s);
+  snprintf(s->op, sizeof s->op, "%s", op);
+  snprintf(s->arch, sizeof s->arch, "%s", arch);
+  snprintf(s->dtype, sizeof s->dtype, "%s", dtype);
+  snprintf(s->shape, sizeof s->shape, "%s", shape);
+  snprintf(s->opts, sizeof s->opts, "%s", opts);
+  s->why = why;
+}
+
+/* The key columns of the golden table's rows (format: test_golden.c). */
+static void add_golden_rows(spec_list *l) {
+  FILE *fp = fopen(GOLDEN_PATH, "r");
+  if (!fp) fail_msg("%s: cannot open", GOLDEN_PATH);
+  char line[1024];
+  int header = 0;
+  while (fgets(line, sizeof line, fp)) {
+    line[strcspn(line, "\r\n")] = 0;
+    if (line[0] == '#' || line[0] == 0) continue;
+    if (!header) {
+      header = 1;
+      continue;
+    }
+    char *f[5], *save = NULL, *p = line;
+    int n = 0;
+    for (char *t; n < 5 && (t = strtok_r(p, "\t", &save)); p = NULL) f[n++] = t;
+    if (n < 5) fail_msg("%s: row '%s' has fewer than 5 key columns", GOLDEN_PATH, line);
+    add_spec(l, f[0], f[1], f[2], f[3], f[4], NULL);
+  }
+  fclose(fp);
+}
+
+/* ---- what the emulator cannot run --------------------------------------- */
+
+typedef struct miss {
+  char mnemonic[48];
+  const char *reason; /* the decoder's static reason text */
+  char example[160];  /* one full instruction text */
+  unsigned count;     /* occurrences over all kernels */
+  unsigned nkernels;
+  char kernels[512];  /* the first few kernels (spec text) */
+} miss;
+
+typedef struct scan {
+  const spec *s;
+  miss *m;
+  int nm;
+  cj_mnem_hist *hist; /* this kernel's histogram, for '!' marks */
+  char (*bad_names)[48];
+  int nbad;
+} scan;
+
+static miss *miss_find(scan *c, const char *mn, const char *reason) {
+  for (int i = 0; i < c->nm; i++)
+    if (!strcmp(c->m[i].mnemonic, mn) && c->m[i].reason == reason) return &c->m[i];
+  c->m = realloc(c->m, (size_t)(c->nm + 1) * sizeof *c->m);
+  assert_non_null(c->m);
+  miss *m = &c->m[c->nm++];
+  memset(m, 0, sizeof *m);
+  snprintf(m->mnemonic, sizeof m->mnemonic, "%s", mn);
+  m->reason = reason;
+  return m;
+}
+
+static void spec_text(const spec *s, char *out, size_t cap) {
+  snprintf(out, cap, "%s %s %s %s %s", s->op, s->arch, s->dtype, s->shape, s->opts);
+}
+
+/* Per-kernel: has this mnemonic already been counted for this kernel? */
+static int kernel_seen(scan *c, const char *mn) {
+  for (int i = 0; i < c->nbad; i++)
+    if (!strcmp(c->bad_names[i], mn)) return 1;
+  c->bad_names = realloc(c->bad_names, (size_t)(c->nbad + 1) * sizeof *c->bad_names);
+  assert_non_null(c->bad_names);
+  snprintf(c->bad_names[c->nbad++], 48, "%s", mn);
+  return 0;
+}
+
+static int check_inst(void *user, const cj_inst_text *it) {
+  scan *c = user;
+  char mn[48];
+  const char *reason;
+  if (!it->text) {
+    snprintf(mn, sizeof mn, ".long 0x%02x%02x%02x%02x", it->bytes[3], it->bytes[2], it->bytes[1], it->bytes[0]);
+    reason = "bytes LLVM does not decode";
+  } else {
+    emu_inst in;
+    emu_decode_text(it->text, it->offset, it->bytes, it->size, &in);
+    if (!in.bad) return 0;
+    cj_mnemonic_of(it->text, mn, sizeof mn);
+    reason = in.bad;
+  }
+  miss *m = miss_find(c, mn, reason);
+  if (!m->example[0]) snprintf(m->example, sizeof m->example, "%s", it->text ? it->text : mn);
+  m->count++;
+  if (!kernel_seen(c, mn)) {
+    m->nkernels++;
+    if (m->nkernels <= 3) {
+      char st[512];
+      spec_text(c->s, st, sizeof st);
+      size_t len = strlen(m->kernels);
+      snprintf(m->kernels + len, sizeof m->kernels - len, "%s[%s]", len ? ", " : "", st);
+    }
+  }
+  return 0;
+}
+
+static int is_bad_name(const scan *c, const char *mn) {
+  for (int i = 0; i < c->nbad; i++)
+    if (!strcmp(c->bad_names[i], mn)) return 1;
+  return 0;
+}
+
+static void print_hist(const scan *c, const cj_kplan *p, const cj_mnem_hist *h) {
+  char st[512];
+  spec_text(c->s, st, sizeof st);
+  printf("kernel %s [%s]%s%s: %u instructions, %u mnemonics\n", p->name, st, c->s->why ? " -- " : "",
+         c->s->why ? c->s->why : "", h->total, h->n);
+  for (uint32_t i = 0; i < h->n; i++)
+    printf("  %6u %s%s\n", h->v[i].count, h->v[i].name, is_bad_name(c, h->v[i].name) ? "  !" : "");
+}
+
+static int reason_cmp(const void *a, const void *b) {
+  const miss *x = a, *y = b;
+  int r = strcmp(x->reason, y->reason);
+  return r ? r : strcmp(x->mnemonic, y->mnemonic);
+}
+
+static void test_shipped_kernels_decode(void **state) {
+  (void)state;
+  spec_list l = {0};
+  add_golden_rows(&l);
+  int ngolden = l.n;
+  static const char *const arches[] = {"gfx942", "gfx950"};
+  for (size_t i = 0; i < sizeof EXTRA / sizeof EXTRA[0]; i++)
+    for (int a = 0; a < 2; a++)
+      add_spec(&l, EXTRA[i].op, arches[a], EXTRA[i].dtype, EXTRA[i].shape, EXTRA[i].opts, EXTRA[i].why);
+  const char *hv = getenv("CONVJIT_ISA_HISTOGRAM");
+  int show = hv && *hv && strcmp(hv, "0") != 0;
+
+  scan c = {0};
+  int failed_builds = 0;
+  unsigned total = 0;
+  double t0 = cj_now_ms();
+  for (int i = 0; i < l.n; i++) {
+    const spec *s = &l.v[i];
+    char st[512];
+    spec_text(s, st, sizeof st);
+    cj_kplan p;
+    cj_built b = {0};
+    if (cj_kspec_plan(s->op, s->arch, s->dtype, s->shape, s->opts, &p) != CONVJIT_OK ||
+        cj_build_kernel(&p, 0, &b) != CONVJIT_OK) {
+      printf("isa coverage: [%s]: %s\n", st, cj_error_text());
+      failed_builds++;
+      continue;
+    }
+    c.s = s;
+    c.nbad = 0;
+    assert_int_equal(cj_disasm_kernel(b.co, b.info, check_inst, &c), CONVJIT_OK);
+    cj_mnem_hist h;
+    assert_int_equal(cj_mnem_hist_kernel(b.co, b.info, &h), CONVJIT_OK);
+    total += h.total;
+    if (show) print_hist(&c, &p, &h);
+    cj_mnem_hist_free(&h);
+    cj_built_free(&b);
+  }
+  printf("isa coverage: %d kernels (%d golden rows), %u instructions, built and scanned in %.0f ms\n", l.n,
+         ngolden, total, cj_now_ms() - t0);
+  if (c.nm) qsort(c.m, (size_t)c.nm, sizeof *c.m, reason_cmp);
+  for (int i = 0; i < c.nm; i++) {
+    const miss *m = &c.m[i];
+    printf("isa coverage: MISSING %-28s %s; %u times in %u kernels, e.g. \"%s\"; in %s%s\n", m->mnemonic,
+           m->reason, m->count, m->nkernels, m->example, m->kernels, m->nkernels > 3 ? ", ..." : "");
+  }
+  int nm = c.nm;
+  free(c.m);
+  free(c.bad_names);
+  free(l.v);
+  if (failed_builds) fail_msg("%d kernel configurations did not build (listed above)", failed_builds);
+  if (nm)
+    fail_msg("%d instructions of shipped kernels the emulator cannot run (listed above as MISSING): add them to "
+             "src/emu/isa_table.h (docs/emulator.md)",
+             nm);
+}
+
+/* The gate can fail: a mnemonic absent from the table and a malformed
+ * operand are both refused by the decoder the scan relies on, and a plain
+ * instruction every kernel ends with is accepted. */
+static void test_decoder_refuses_unknown(void **state) {
+  (void)state;
+  static const uint8_t endpgm[4] = {0x00, 0x00, 0x81, 0xbf}; /* llvm-mc -show-encoding */
+  emu_inst in;
+  emu_decode_text("s_endpgm", 0, endpgm, 4, &in);
+  assert_null(in.bad);
+  emu_decode_text("v_made_up_b32 v0, v1", 0, NULL, 8, &in);
+  assert_non_null(in.bad);
+  assert_null(emu_isa_lookup("v_made_up_b32"));
+  assert_non_null(emu_isa_lookup("s_endpgm"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_decoder_refuses_unknown),
+      cmocka_unit_test(test_shipped_kernels_decode),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
