@@ -157,3 +157,10 @@ convjit_status emu_x_buffer_atomic(emu_wave *w, const emu_inst *in) {
   emu_hz_issue(w, in, EMU_HZ_VM, ret ? vdata : NULL);
   return CONVJIT_OK;
 }
+
+/* buffer_inv / buffer_wbl2: the emulator has no caches (every access goes to
+ * the one copy of memory), so only the counter is kept. */
+convjit_status emu_x_cache_nop(emu_wave *w, const emu_inst *in) {
+  emu_hz_issue(w, in, EMU_HZ_VM, NULL);
+  return CONVJIT_OK;
+}

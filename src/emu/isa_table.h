@@ -358,6 +358,9 @@ X("buffer_store_short", BUFFER_STORE_SHORT, EMU_CLASS_VMEM, 0, emu_x_buffer)
 X("buffer_store_byte_d16_hi", BUFFER_STORE_BYTE_D16_HI, EMU_CLASS_VMEM, 0, emu_x_buffer)
 X("buffer_store_short_d16_hi", BUFFER_STORE_SHORT_D16_HI, EMU_CLASS_VMEM, 0, emu_x_buffer)
 X("buffer_atomic_add_f32", BUFFER_ATOMIC_ADD_F32, EMU_CLASS_VMEM, 0, emu_x_buffer_atomic)
+/* cache maintenance around agent-scope fences: no caches are modelled; they still occupy vmcnt */
+X("buffer_inv", BUFFER_INV, EMU_CLASS_VMEM, 0, emu_x_cache_nop)
+X("buffer_wbl2", BUFFER_WBL2, EMU_CLASS_VMEM, 0, emu_x_cache_nop)
 /* global / flat (exec_global.c) */
 X("global_load_dword", GLOBAL_LOAD_DWORD, EMU_CLASS_VMEM, 1, emu_x_global)
 X("global_load_dwordx2", GLOBAL_LOAD_DWORDX2, EMU_CLASS_VMEM, 1, emu_x_global)
