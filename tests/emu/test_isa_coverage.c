@@ -6,7 +6,7 @@
  * kernels) plus the configurations below, chosen to reach each code path:
  * transpose and weight-pack shape classes, every conv tile of the tile
  * sweep, and each named conv flag (bias, split-K atomics + finalize,
- * BIG_IN / BIG_OUT, temporal fast path, channel GEMM, vec4 store, strides,
+ * BIG_IN / BIG_OUT, temporal fast path, vec4 store, full tiles, strides,
  * dilation, the 4-byte DMA), on both arches.
  *
  * Each kernel is built once, its own bytes [entry, entry + code_size) are
@@ -34,39 +34,75 @@
 
 typedef struct spec {
   char op[24], arch[16], dtype[8], shape[96], opts[160];
-  const char *why; /* NULL for golden rows */
+  const char *flags; /* conv plan flags the config must have ("" = none checked) */
+  const char *why;   /* NULL for golden rows */
 } spec;
 
-/* Configurations beyond the golden rows; each line names the path. Every
- * one is built for both arches. */
+/* Configurations beyond the golden rows; each line names the path it is
+ * there for, and `flags` lists the conv plan flags that path needs (checked
+ * against the plan, so a config that drifts off its path fails here rather
+ * than silently covering less). Every one is built for both arches. */
 static const struct {
-  const char *op, *dtype, *shape, *opts, *why;
+  const char *op, *dtype, *shape, *opts, *flags, *why;
 } EXTRA[] = {
-    {"transpose", "bf16", "3,5,7", "-", "tiny, every tile partial, 2-byte accesses"},
-    {"transpose", "fp8", "1,3,1001", "-", "1-byte accesses, odd S"},
-    {"transpose", "fp8", "1,64,64", "-", "one full tile, 16-byte accesses"},
-    {"transpose", "bf16", "2,1024,1048576", "-", "big path with n > 1"},
-    {"wpack", "fp8", "32,20,9,32,384", "-", "fp8 pack, padded row tail"},
-    {"wpack", "bf16", "64,3,27,8,224", "-", "C=3 padded to 8, row tail"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 bias", "default tile, bias, need_t/h/w"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 bias", "split-K fp32 atomics"},
-    {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 bias", "finalize with bias"},
-    {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4", "finalize without bias"},
-    {"conv_bf16", "bf16", "1,32,5,9,9,64,3,3,3", "pad=1 big_in big_out", "BIG_IN rebase, BIG_OUT 64-bit stores"},
-    {"conv_bf16", "bf16", "1,64,8,16,16,128,3,1,1", "pad=1,0,0", "temporal fast path (T,1,1), vec4 store"},
-    {"conv_bf16", "bf16", "1,64,8,16,16,128,1,1,1", "-", "1x1x1 channel GEMM on NCDHW x"},
-    {"conv_bf16", "bf16", "1,64,8,16,16,128,1,1,1", "no_fast", "1x1x1 with fast paths off"},
-    {"conv_bf16", "bf16", "2,20,5,11,13,40,3,3,3", "pad=1 stride=2", "stride 2, C and K partial"},
-    {"conv_bf16", "bf16", "1,16,7,12,12,32,3,3,3", "pad=2 dil=2", "dilation 2"},
-    {"conv_bf16", "bf16", "1,64,4,12,12,64,3,3,3", "pad=1 dma=4", "4-byte DMA"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=128x256 waves=2x4 stages=2", "tile 128x256 (2 stages fit gfx942)"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x128 waves=2x4 stages=2", "tile 256x128 (2 stages fit gfx942)"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x256 waves=2x4 stages=2", "tile 256x256 w2x4"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x256 waves=4x4 stages=2", "tile 256x256 w4x4"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=128x128 waves=4x2", "tile 128x128 w4x2"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x128 waves=1x4", "tile 64x128"},
-    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x64 waves=2x2", "tile 64x64"},
+    {"transpose", "bf16", "3,5,7", "-", "", "tiny, every tile partial, 2-byte accesses"},
+    {"transpose", "fp8", "1,3,1001", "-", "", "1-byte accesses, odd S"},
+    {"transpose", "fp8", "1,64,64", "-", "", "one full tile, 16-byte accesses"},
+    {"transpose", "bf16", "2,1024,1048576", "-", "", "big path with n > 1"},
+    {"wpack", "fp8", "32,20,9,32,384", "-", "", "fp8 pack, padded row tail"},
+    {"wpack", "bf16", "64,3,27,8,224", "-", "", "C=3 padded to 8, row tail"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 bias", "bias need_t need_h need_w m_partial n_tail",
+     "default tile, bias, every bounds check"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 bias", "splitk bias", "split-K fp32 atomics"},
+    {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 bias", "", "finalize with bias"},
+    {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4", "", "finalize without bias"},
+    {"conv_bf16", "bf16", "1,32,5,9,9,64,3,3,3", "pad=1 big_in big_out", "big_in big_out",
+     "BIG_IN rebase, BIG_OUT 64-bit stores (forced on a small shape)"},
+    {"conv_bf16", "bf16", "1,64,8,16,16,128,3,1,1", "pad=1,0,0", "temporal_fast vec4_store need_t",
+     "temporal fast path (T,1,1), vec4 store"},
+    {"conv_bf16", "bf16", "1,64,8,16,16,128,1,1,1", "-", "temporal_fast vec4_store",
+     "1x1x1 (generic A loader until the channel-GEMM one exists)"},
+    {"conv_bf16", "bf16", "1,128,8,16,16,128,1,1,1", "no_fast", "k_full",
+     "fast paths off; every tile full, K a whole number of stage groups"},
+    {"conv_bf16", "bf16", "2,20,5,11,13,40,3,3,3", "pad=1 stride=2", "m_partial n_tail need_h",
+     "stride 2, C and K partial"},
+    {"conv_bf16", "bf16", "1,16,7,12,12,32,3,3,3", "pad=2 dil=2", "need_t need_h need_w", "dilation 2"},
+    {"conv_bf16", "bf16", "1,64,4,12,12,64,3,3,3", "pad=1 dma=4", "dma4", "4-byte DMA (gfx950's 16-byte default off)"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=128x256 waves=2x4 stages=2", "",
+     "tile 128x256 (2 stages fit gfx942)"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x128 waves=2x4 stages=2", "",
+     "tile 256x128 (2 stages fit gfx942)"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x256 waves=2x4 stages=2", "", "tile 256x256 w2x4"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=256x256 waves=4x4 stages=2", "", "tile 256x256 w4x4"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=128x128 waves=4x2", "", "tile 128x128 w4x2"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x128 waves=1x4", "", "tile 64x128"},
+    {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x64 waves=2x2", "", "tile 64x64"},
 };
+
+/* Each named flag of `flags` must hold in the conv plan. */
+static void check_flags(const cj_kplan *p, const char *flags, const char *what) {
+  if (!flags || !*flags) return;
+  assert_true(p->op == CJ_KOP_CONV_BF16);
+  const cj_conv_plan *c = &p->u.conv;
+  const struct { const char *name; int on; } f[] = {
+      {"bias", c->has_bias}, {"splitk", c->splitk > 1}, {"big_in", c->big_in}, {"big_out", c->big_out},
+      {"vec4_store", c->vec4_store}, {"temporal_fast", c->temporal_fast}, {"need_t", c->need_t},
+      {"need_h", c->need_h}, {"need_w", c->need_w}, {"m_partial", c->m_partial}, {"n_tail", c->n_tail},
+      {"k_full", !c->k_partial}, {"dma4", c->dma_bytes == 4}};
+  char buf[160];
+  snprintf(buf, sizeof buf, "%s", flags);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+    int known = 0;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+      if (!strcmp(f[i].name, t)) {
+        known = 1;
+        if (!f[i].on) fail_msg("[%s]: plan %s does not have %s: the config no longer covers its path", what,
+                               p->name, t);
+      }
+    if (!known) fail_msg("[%s]: unknown flag name %s", what, t);
+  }
+}
 
 typedef struct spec_list {
   spec *v;
@@ -74,7 +110,7 @@ typedef struct spec_list {
 } spec_list;
 
 static void add_spec(spec_list *l, const char *op, const char *arch, const char *dtype, const char *shape,
-                     const char *opts, const char *why) {
+                     const char *opts, const char *flags, const char *why) {
   l->v = realloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
   assert_non_null(l->v);
   spec *s = &l->v[l->n++];
@@ -84,6 +120,7 @@ static void add_spec(spec_list *l, const char *op, const char *arch, const char 
   snprintf(s->dtype, sizeof s->dtype, "%s", dtype);
   snprintf(s->shape, sizeof s->shape, "%s", shape);
   snprintf(s->opts, sizeof s->opts, "%s", opts);
+  s->flags = flags;
   s->why = why;
 }
 
@@ -104,7 +141,7 @@ static void add_golden_rows(spec_list *l) {
     int n = 0;
     for (char *t; n < 5 && (t = strtok_r(p, "\t", &save)); p = NULL) f[n++] = t;
     if (n < 5) fail_msg("%s: row '%s' has fewer than 5 key columns", GOLDEN_PATH, line);
-    add_spec(l, f[0], f[1], f[2], f[3], f[4], NULL);
+    add_spec(l, f[0], f[1], f[2], f[3], f[4], "", NULL);
   }
   fclose(fp);
 }
@@ -213,7 +250,8 @@ static void test_shipped_kernels_decode(void **state) {
   static const char *const arches[] = {"gfx942", "gfx950"};
   for (size_t i = 0; i < sizeof EXTRA / sizeof EXTRA[0]; i++)
     for (int a = 0; a < 2; a++)
-      add_spec(&l, EXTRA[i].op, arches[a], EXTRA[i].dtype, EXTRA[i].shape, EXTRA[i].opts, EXTRA[i].why);
+      add_spec(&l, EXTRA[i].op, arches[a], EXTRA[i].dtype, EXTRA[i].shape, EXTRA[i].opts, EXTRA[i].flags,
+               EXTRA[i].why);
   const char *hv = getenv("CONVJIT_ISA_HISTOGRAM");
   int show = hv && *hv && strcmp(hv, "0") != 0;
 
@@ -233,6 +271,7 @@ static void test_shipped_kernels_decode(void **state) {
       failed_builds++;
       continue;
     }
+    check_flags(&p, s->flags, st);
     c.s = s;
     c.nbad = 0;
     assert_int_equal(cj_disasm_kernel(b.co, b.info, check_inst, &c), CONVJIT_OK);
