@@ -1,0 +1,33 @@
+/* Test support for the bf16 conv kernels on the emulator (EMULATED, not
+ * hardware): host-side layouts written here independently of the kernels
+ * (NDHWC with channel stride Cp, KTRSC weight packing), the CPU reference
+ * conv as the oracle, and one call that builds, runs and compares a case. */
+#ifndef CJ_TESTS_EMU_SUPPORT_CONV_H
+#define CJ_TESTS_EMU_SUPPORT_CONV_H
+
+#include <stdint.h>
+#include "codegen/kplan.h"
+#include "emu/emu.h"
+
+typedef struct tc_conv {
+  const char *why;               /* the path it covers */
+  uint32_t n, c, d, h, w, k, t, r, s;
+  uint32_t stride[3], dil[3], pad_lo[3], pad_hi[3]; /* 0 means 1 for stride/dil */
+  int bias;
+  int real_values;               /* 0: values on a 1/8 grid (fp32 sums exact); 1: random reals */
+} tc_conv;
+
+typedef struct tc_result {
+  double worst_ratio;            /* max err / tolerance (<= 1 passes) */
+  size_t nbad, n;
+  emu_stats stats;               /* of the conv kernel launch */
+  int skipped;                   /* the emulator lacks an instruction (message printed) */
+} tc_result;
+
+/* Builds the conv (and finalize when split) for case tc on arch with
+ * options o (o->has_bias is taken from tc), runs it on the emulator and
+ * compares every output with the CPU reference. Fails the test on any
+ * error or tolerance violation. */
+void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res);
+
+#endif

@@ -1,0 +1,142 @@
+/* bf16 conv kernel on the emulator (EMULATED, not hardware) vs the CPU
+ * reference conv, both arches, hazard checker on. Tolerances: see
+ * support_conv.c (grid values make fp32 sums exact, so only the output's
+ * bf16 rounding remains: rtol 2^-8).
+ *
+ * Each case names the path it covers. Time budget: the emulator runs
+ * every MFMA lane by lane, so shapes are the REFERENCE.md test shapes at
+ * their given sizes, run on both arches only where the arches differ in
+ * the kernel (DMA width, MFMA shape: every case), with the variants
+ * (stages, split-K, WGM, tiles) split between the arches rather than
+ * repeated on both: the same plan logic, different instruction streams. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "support_conv.h"
+
+static const cj_arch *arch(int i) {
+  int n = 0;
+  return cj_arch_list(&n)[i];
+}
+
+static void run(int a, const tc_conv *tc, const cj_conv_opts *o) {
+  tc_result r;
+  tc_conv_run(arch(a), tc, o, &r);
+  if (!r.skipped)
+    printf("  %-6s %-58s ok (worst %.2f of tol, %.0f ms emu)\n", arch(a)->name, tc->why, r.worst_ratio,
+           r.stats.host_ms);
+  emu_stats_free(&r.stats);
+}
+
+#define P1 {1, 1, 1}
+/* REFERENCE.md bf16 3x3x3 shapes (N, C, T(D), H, W, K, stride, pad). */
+static const tc_conv REF3[] = {
+    {"1,32,8,16,16,64 s1 p0: no bounds checks, M partial", 1, 32, 8, 16, 16, 64, 3, 3, 3, {1, 1, 1}, {0}, {0}, {0}, 0, 0},
+    {"1,32,9,17,17,96 s1 p1: t/h/w checks, N tail (96 < 128)", 1, 32, 9, 17, 17, 96, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
+    {"2,64,6,18,18,192 s1 p1: n = 2 rows across samples, N tail", 2, 64, 6, 18, 18, 192, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
+    {"1,32,10,20,20,64 s2 p1: stride 2", 1, 32, 10, 20, 20, 64, 3, 3, 3, {2, 2, 2}, {0}, P1, P1, 0, 0},
+    {"1,16,6,16,20,16 s1 p1: K = 16 (one fragment column)", 1, 16, 6, 16, 20, 16, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
+    {"1,16,4,12,16,384 s1 p1: 3 N tiles", 1, 16, 4, 12, 16, 384, 3, 3, 3, P1, {0}, P1, P1, 0, 0},
+    {"1,3,4,12,12,32 s1 p1: C = 3 padded to 8, K partial", 1, 3, 4, 12, 12, 32, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
+    {"1,12,4,12,12,32 s1 p1: C = 12 padded to 16", 1, 12, 4, 12, 12, 32, 3, 3, 3, P1, {0}, P1, P1, 0, 0},
+    {"2,5,4,10,14,48 s1 p1: C = 5, n = 2, Do*Ho*Wo % 4 != 0 path", 2, 5, 4, 10, 14, 48, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
+    {"1,6,3,11,11,32 s1 p1: odd spatial, scalar stores", 1, 6, 3, 11, 11, 32, 3, 3, 3, P1, {0}, P1, P1, 0, 0},
+};
+
+static void test_reference_shapes_gfx942(void **s) {
+  (void)s;
+  for (size_t i = 0; i < sizeof REF3 / sizeof REF3[0]; i++) run(0, &REF3[i], NULL);
+}
+static void test_reference_shapes_gfx950(void **s) {
+  (void)s;
+  for (size_t i = 0; i < sizeof REF3 / sizeof REF3[0]; i++) run(1, &REF3[i], NULL);
+}
+
+/* Factorized filters, 1x1x1, dilation, asymmetric padding, 2D/1D, real values. */
+static const tc_conv VAR[] = {
+    {"(1,3,3) pad (0,1,1): H/W checks only", 1, 32, 4, 10, 12, 64, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0},
+    {"(3,1,1) pad (1,0,0) n=1: temporal fast path", 1, 32, 6, 8, 10, 64, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 1, 0},
+    {"(3,1,1) pad (1,0,0) n=2: generic decode", 2, 16, 5, 6, 6, 32, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 0, 0},
+    {"1x1x1 C=16", 1, 16, 4, 8, 8, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
+    {"1x1x1 C=64", 2, 64, 2, 6, 10, 64, 1, 1, 1, P1, {0}, {0}, {0}, 0, 0},
+    {"dilation 2, pad 2", 1, 16, 6, 10, 10, 32, 3, 3, 3, P1, {2, 2, 2}, {2, 2, 2}, {2, 2, 2}, 1, 0},
+    {"causal temporal pad (2 before, 0 after)", 1, 16, 6, 8, 8, 32, 3, 3, 3, P1, {0}, {2, 1, 1}, {0, 1, 1}, 1, 0},
+    {"2D (D = T = 1), 3x3 pad 1", 2, 16, 1, 12, 14, 32, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0},
+    {"1D (D = H = 1), 5 taps pad 2", 1, 32, 1, 1, 50, 48, 1, 1, 5, P1, {0}, {0, 0, 2}, {0, 0, 2}, 0, 0},
+    {"real values, mixed stride (1,2,2)", 1, 24, 4, 11, 9, 40, 3, 3, 3, {1, 2, 2}, {0}, P1, P1, 1, 1},
+};
+
+static void test_variants(void **s) {
+  (void)s;
+  for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) run((int)(i % 2), &VAR[i], NULL);
+  for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) run((int)((i + 1) % 2), &VAR[i], NULL);
+}
+
+/* Tiles, stages, split-K, WGM on one shape with partial M, N tail and
+ * padding, so every loop bound and mask is exercised. */
+static const tc_conv KNOB = {"knob shape 1,24,5,9,11,80 p1", 1, 24, 5, 9, 11, 80, 3, 3, 3, P1, {0}, P1, P1, 1, 0};
+
+static void test_tiles(void **s) {
+  (void)s;
+  static const uint32_t T[][4] = {{128, 128, 2, 4}, {128, 256, 2, 4}, {256, 128, 2, 4}, {256, 256, 2, 4},
+                                  {256, 256, 4, 4}, {128, 128, 4, 2}, {64, 128, 1, 4},  {64, 64, 2, 2}};
+  for (size_t i = 0; i < 8; i++) {
+    int a = (int)(i % 2);
+    cj_conv_opts o = {.tile_m = T[i][0], .tile_n = T[i][1], .wave_m = T[i][2], .wave_n = T[i][3]};
+    uint32_t lds = 4 * (T[i][0] + T[i][1]) * 64;
+    o.stages = lds <= arch(a)->lds_bytes ? 4 : 2; /* the deepest pipeline that fits, as selection does */
+    tc_conv tc = KNOB;
+    char why[96];
+    snprintf(why, sizeof why, "tile %ux%u waves %ux%u s%u", T[i][0], T[i][1], T[i][2], T[i][3], o.stages);
+    tc.why = why;
+    run(a, &tc, &o);
+  }
+}
+
+static void test_stages_splitk_wgm(void **s) {
+  (void)s;
+  for (uint32_t st = 2; st <= 4; st++) {
+    cj_conv_opts o = {.stages = st};
+    tc_conv tc = KNOB;
+    char why[64];
+    snprintf(why, sizeof why, "stages %u", st);
+    tc.why = why;
+    run((int)(st % 2), &tc, &o);
+  }
+  static const uint32_t SK[] = {2, 4};
+  for (int i = 0; i < 2; i++) {
+    cj_conv_opts o = {.splitk = SK[i]};
+    tc_conv tc = KNOB;
+    char why[64];
+    snprintf(why, sizeof why, "split-K %u (+ finalize, bias there)", SK[i]);
+    tc.why = why;
+    run(i, &tc, &o);
+    run(1 - i, &tc, &o);
+  }
+  static const uint32_t W[] = {1, 4, 8};
+  for (int i = 0; i < 3; i++) {
+    /* 64x64 tiles on the knob shape: 8 M tiles x 2 N tiles, so WGM 1/4/8
+     * give 16, 2 and 1 groups (4 and 8 end at the grid's edge). */
+    cj_conv_opts o = {.wgm = W[i], .tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2};
+    tc_conv tc = KNOB;
+    char why[64];
+    snprintf(why, sizeof why, "WGM %u on 8x2 tiles of 64x64", W[i]);
+    tc.why = why;
+    run(i % 2, &tc, &o);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_reference_shapes_gfx942),
+      cmocka_unit_test(test_reference_shapes_gfx950),
+      cmocka_unit_test(test_variants),
+      cmocka_unit_test(test_tiles),
+      cmocka_unit_test(test_stages_splitk_wgm),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
