@@ -67,24 +67,24 @@ static int split_tabs(char *s, char **f, int max) {
   }
 }
 
-static void copy_field(char *dst, size_t cap, const char *src, int line, const char *name) {
-  if (strlen(src) >= cap) fail_msg("%s:%d: %s '%s' longer than %zu", GOLDEN_PATH, line, name, src, cap - 1);
+static void copy_field(char *dst, size_t cap, const char *src, const char *where, int line, const char *name) {
+  if (strlen(src) >= cap) fail_msg("%s:%d: %s '%s' longer than %zu", where, line, name, src, cap - 1);
   strcpy(dst, src);
 }
 
-static int parse_row(char *text, int line, golden_row *r) {
+static int parse_row(char *text, const char *where, int line, golden_row *r) {
   char *f[32];
   int n = split_tabs(text, f, 32);
   if (n != 6 + G_NVAL) {
-    printf("%s:%d: %d fields, want %d (header: %s)\n", GOLDEN_PATH, line, n, 6 + G_NVAL, GOLDEN_HEADER);
+    printf("%s:%d: %d fields, want %d (header: %s)\n", where, line, n, 6 + G_NVAL, GOLDEN_HEADER);
     return -1;
   }
-  copy_field(r->op, sizeof r->op, f[0], line, "op");
-  copy_field(r->arch, sizeof r->arch, f[1], line, "arch");
-  copy_field(r->dtype, sizeof r->dtype, f[2], line, "dtype");
-  copy_field(r->shape, sizeof r->shape, f[3], line, "shape");
-  copy_field(r->opts, sizeof r->opts, f[4], line, "opts");
-  copy_field(r->kernel, sizeof r->kernel, f[5], line, "kernel");
+  copy_field(r->op, sizeof r->op, f[0], where, line, "op");
+  copy_field(r->arch, sizeof r->arch, f[1], where, line, "arch");
+  copy_field(r->dtype, sizeof r->dtype, f[2], where, line, "dtype");
+  copy_field(r->shape, sizeof r->shape, f[3], where, line, "shape");
+  copy_field(r->opts, sizeof r->opts, f[4], where, line, "opts");
+  copy_field(r->kernel, sizeof r->kernel, f[5], where, line, "kernel");
   for (int i = 0; i < G_NVAL; i++) {
     const char *s = f[6 + i];
     if (!strcmp(s, "?")) {
@@ -94,7 +94,7 @@ static int parse_row(char *text, int line, golden_row *r) {
     char *end;
     long long x = strtoll(s, &end, 10);
     if (end == s || *end || x < 0) {
-      printf("%s:%d: %s = '%s': not a count (or '?')\n", GOLDEN_PATH, line, VAL_NAMES[i], s);
+      printf("%s:%d: %s = '%s': not a count (or '?')\n", where, line, VAL_NAMES[i], s);
       return -1;
     }
     r->v[i] = x;
@@ -133,7 +133,7 @@ static int golden_read(const char *path, golden_file *g) {
     }
     g->rows = realloc(g->rows, (size_t)(g->nrows + 1) * sizeof *g->rows);
     assert_non_null(g->rows);
-    if (parse_row(buf, line, &g->rows[g->nrows]) != 0) bad = 1;
+    if (parse_row(buf, path, line, &g->rows[g->nrows]) != 0) bad = 1;
     else g->row_of_line[line - 1] = g->nrows++;
   }
   free(buf);
@@ -284,18 +284,18 @@ static void test_parse_row_rejects_malformed(void **state) {
   (void)state;
   golden_row r;
   char ok[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t19\t0\t23\t0\t0\t0\t8192\t612";
-  assert_int_equal(parse_row(ok, 1, &r), 0);
+  assert_int_equal(parse_row(ok, "(inline row)", 1, &r), 0);
   assert_int_equal(r.v[G_SGPR], 23);
   assert_int_equal(r.v[G_CODE], 612);
   char q[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t?\t0\t23\t0\t0\t0\t8192\t?";
-  assert_int_equal(parse_row(q, 2, &r), 0);
+  assert_int_equal(parse_row(q, "(inline row)", 2, &r), 0);
   assert_int_equal(r.v[G_VGPR], -1);
   char short_row[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t19";
-  assert_int_equal(parse_row(short_row, 3, &r), -1);
+  assert_int_equal(parse_row(short_row, "(inline row)", 3, &r), -1);
   char word[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\tmany\t0\t23\t0\t0\t0\t8192\t612";
-  assert_int_equal(parse_row(word, 4, &r), -1);
+  assert_int_equal(parse_row(word, "(inline row)", 4, &r), -1);
   char neg[] = "transpose\tgfx942\tbf16\t2,24,1000\t-\tk\t-3\t0\t23\t0\t0\t0\t8192\t612";
-  assert_int_equal(parse_row(neg, 5, &r), -1);
+  assert_int_equal(parse_row(neg, "(inline row)", 5, &r), -1);
 }
 
 int main(void) {
