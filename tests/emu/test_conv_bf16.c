@@ -130,6 +130,35 @@ static void test_stages_splitk_wgm(void **s) {
   }
 }
 
+/* The large-tensor code paths forced on small shapes, checked in full:
+ * BIG_IN's per-workgroup rebase (time plane for n == 1, sample + plane for
+ * n > 1, the temporal fast path against the same origin) and BIG_OUT's
+ * 64-bit addressed stores (scalar and vec4). The real sizes run in
+ * test_conv_bf16_big.c on sampled workgroups. */
+static void test_forced_big(void **s) {
+  (void)s;
+  cj_conv_opts bi = {.force_big_in = 1}, bo = {.force_big_out = 1}, both = {.force_big_in = 1, .force_big_out = 1};
+  tc_conv t1 = REF3[1];
+  t1.why = "BIG_IN n=1 3x3x3 p1 (time-plane rebase)";
+  run(0, &t1, &bi);
+  tc_conv t2 = REF3[8];
+  t2.why = "BIG_IN n=2 C=5 (sample + plane rebase, tiles straddle samples)";
+  run(1, &t2, &bi);
+  tc_conv t3 = VAR[1];
+  t3.why = "BIG_IN temporal fast path (3,1,1)";
+  run(0, &t3, &bi);
+  run(1, &t3, &bi);
+  tc_conv t4 = VAR[2];
+  t4.why = "BIG_IN n=2 (3,1,1) generic decode";
+  run(0, &t4, &bi);
+  tc_conv t5 = REF3[0];
+  t5.why = "BIG_OUT vec4 stores (n=1, Do*Ho*Wo % 4 == 0)";
+  run(1, &t5, &bo);
+  tc_conv t6 = REF3[9];
+  t6.why = "BIG_IN + BIG_OUT scalar stores (odd spatial)";
+  run(0, &t6, &both);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reference_shapes_gfx942),
@@ -137,6 +166,7 @@ int main(void) {
       cmocka_unit_test(test_variants),
       cmocka_unit_test(test_tiles),
       cmocka_unit_test(test_stages_splitk_wgm),
+      cmocka_unit_test(test_forced_big),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
