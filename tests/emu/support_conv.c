@@ -14,7 +14,7 @@
 #include "runtime/build.h"
 #include "util/numfmt.h"
 
-static uint32_t tc_rand(uint64_t *s) {
+uint32_t tc_rand(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(*s >> 33);
 }
@@ -27,13 +27,7 @@ static float tc_value(uint64_t *s, int real, int is_w) {
   return is_w ? (float)((int)(tc_rand(s) % 9) - 4) / 8.0f : (float)((int)(tc_rand(s) % 17) - 8) / 8.0f;
 }
 
-typedef struct tc_mod {
-  cj_built built;
-  emu_module *mod;
-  const emu_kernel *k;
-} tc_mod;
-
-static void tc_load(emu_ctx *ctx, const cj_kplan *p, tc_mod *m) {
+void tc_load(emu_ctx *ctx, const cj_kplan *p, tc_mod *m) {
   memset(m, 0, sizeof *m);
   if (cj_build_kernel(p, 0, &m->built) != CONVJIT_OK) fail_msg("build %s: %s", p->name, cj_error_text());
   if (emu_module_load(ctx, m->built.code_object.data, m->built.code_object.size, &m->mod) != CONVJIT_OK)
@@ -43,8 +37,8 @@ static void tc_load(emu_ctx *ctx, const cj_kplan *p, tc_mod *m) {
 
 /* Launch with args bound by name; returns 1 if the emulator lacks an
  * instruction (skip), fails on any other error. */
-static int tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *names, const uint64_t *vals, int nv,
-                     emu_stats *stats) {
+int tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *names, const uint64_t *vals, int nv,
+              const emu_launch_opts *lo, emu_stats *stats) {
   uint8_t ka[512] = {0};
   assert_true(m->built.info->kernarg_size <= sizeof ka);
   for (uint32_t i = 0; i < p->nargs; i++) {
@@ -57,7 +51,7 @@ static int tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *name
     if (!found) fail_msg("%s: no value for argument %s", p->name, p->args[i].name);
   }
   uint32_t grid[3] = {(uint32_t)p->grid[0], (uint32_t)p->grid[1], (uint32_t)p->grid[2]};
-  convjit_status st = emu_launch(m->k, grid, p->block, ka, m->built.info->kernarg_size, NULL, stats);
+  convjit_status st = emu_launch(m->k, grid, p->block, ka, m->built.info->kernarg_size, lo, stats);
   if (st == CONVJIT_OK) return 0;
   if (strstr(cj_error_text(), "not in the emulator's ISA table")) {
     printf("  skip %s on %s: %s\n", p->name, p->arch->name, cj_error_text());
@@ -67,8 +61,7 @@ static int tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *name
   return 1;
 }
 
-void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res) {
-  memset(res, 0, sizeof *res);
+void tc_geom(const tc_conv *tc, cj_conv_geom *gp) {
   cj_conv_geom g = {0};
   g.n = tc->n; g.c = tc->c; g.d = tc->d; g.h = tc->h; g.w = tc->w;
   g.k = tc->k; g.t = tc->t; g.r = tc->r; g.s = tc->s;
@@ -78,6 +71,13 @@ void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, 
     g.pad_lo[i] = tc->pad_lo[i];
     g.pad_hi[i] = tc->pad_hi[i];
   }
+  *gp = g;
+}
+
+void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res) {
+  memset(res, 0, sizeof *res);
+  cj_conv_geom g;
+  tc_geom(tc, &g);
   cj_conv_opts oo = o ? *o : (cj_conv_opts){0};
   oo.has_bias = tc->bias;
   cj_kplan p, pf;
@@ -144,8 +144,8 @@ void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, 
   }
   static const char *const names[5] = {"x", "w", "bias", "y", "ws"};
   uint64_t vals[5] = {dx, dw, db, dy, dws};
-  res->skipped = tc_launch(&p, &mc, names, vals, 5, &res->stats);
-  if (!res->skipped && split) res->skipped = tc_launch(&pf, &mf, names, vals, 5, NULL);
+  res->skipped = tc_launch(&p, &mc, names, vals, 5, NULL, &res->stats);
+  if (!res->skipped && split) res->skipped = tc_launch(&pf, &mf, names, vals, 5, NULL, NULL);
   if (!res->skipped) {
     assert_int_equal(emu_mem_d2h(m, yb, dy, ny * 2), CONVJIT_OK);
     for (size_t i = 0; i < ny; i++) got[i] = cj_bf16_to_f32(yb[i]);

@@ -30,4 +30,19 @@ typedef struct tc_result {
  * error or tolerance violation. */
 void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res);
 
+/* Pieces for tests that drive the kernels themselves (procedural tensors). */
+#include "runtime/build.h"
+typedef struct tc_mod {
+  cj_built built;
+  emu_module *mod;
+  const emu_kernel *k;
+} tc_mod;
+uint32_t tc_rand(uint64_t *s); /* LCG step */
+void tc_geom(const tc_conv *tc, cj_conv_geom *g);
+void tc_load(emu_ctx *ctx, const cj_kplan *p, tc_mod *m); /* build + load; fails the test on error */
+/* Launch with explicit args bound by name (names[i] -> vals[i]); 1 = the
+ * emulator lacks an instruction (printed; caller skips), 0 = ran. */
+int tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *names, const uint64_t *vals, int nv,
+              const emu_launch_opts *lo, emu_stats *stats);
+
 #endif
