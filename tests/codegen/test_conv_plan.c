@@ -1,0 +1,238 @@
+/* Conv plans (kplan_conv.c) and the im2col C model (im2col.c), pure C.
+ * Expected values are derived by hand in the comments or by brute force
+ * here, never read back from the code under test. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "codegen/im2col.h"
+#include "codegen/kplan.h"
+
+static const cj_arch *A942(void) { return cj_arch_from_name("gfx942"); }
+static const cj_arch *A950(void) { return cj_arch_from_name("gfx950"); }
+
+static cj_conv_geom geom(uint32_t n, uint32_t c, uint32_t d, uint32_t h, uint32_t w, uint32_t k, uint32_t t, uint32_t r,
+                         uint32_t s, uint32_t pad) {
+  cj_conv_geom g;
+  memset(&g, 0, sizeof g);
+  g.n = n; g.c = c; g.d = d; g.h = h; g.w = w; g.k = k; g.t = t; g.r = r; g.s = s;
+  for (int i = 0; i < 3; i++) {
+    g.stride[i] = g.dil[i] = 1;
+    g.pad_lo[i] = g.pad_hi[i] = pad;
+  }
+  return g;
+}
+
+static void expect_err(const cj_arch *a, cj_conv_geom g, const cj_conv_opts *o, convjit_status st, const char *needle) {
+  cj_kplan p;
+  assert_int_equal(cj_kplan_conv_init(&p, a, &g, o), st);
+  if (!strstr(cj_error_text(), needle)) fail_msg("error '%s' lacks '%s'", cj_error_text(), needle);
+}
+
+static void test_bad_shapes(void **s) {
+  (void)s;
+  cj_conv_geom g = geom(1, 0, 4, 4, 4, 8, 1, 1, 1, 0);
+  expect_err(A950(), g, NULL, CONVJIT_ERR_INVALID_ARG, "conv.c = 0");
+  g = geom(1, 8, 4, 4, 4, 8, 1, 1, 1, 0);
+  g.stride[1] = 0;
+  expect_err(A950(), g, NULL, CONVJIT_ERR_INVALID_ARG, "stride[h] = 0");
+  g = geom(1, 8, 2, 4, 4, 8, 3, 1, 1, 0); /* 3 taps on 2 frames, no padding */
+  expect_err(A950(), g, NULL, CONVJIT_ERR_INVALID_ARG, "output d extent");
+  g = geom(1, 8, 4, 4, 4, 8, 1, 1, 1, 0);
+  g.dil[2] = 0;
+  expect_err(A950(), g, NULL, CONVJIT_ERR_INVALID_ARG, "dil[w] = 0");
+}
+
+static void test_bad_tiles(void **s) {
+  (void)s;
+  cj_conv_geom g = geom(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
+  cj_conv_opts o = {.tile_m = 96, .tile_n = 128, .wave_m = 4, .wave_n = 2}; /* 96 % 64 */
+  expect_err(A950(), g, &o, CONVJIT_ERR_UNSUPPORTED, "wave_m*16 = 64");
+  o = (cj_conv_opts){.tile_m = 128, .tile_n = 128, .wave_m = 4, .wave_n = 8}; /* 32 waves = 2048 threads */
+  expect_err(A950(), g, &o, CONVJIT_ERR_UNSUPPORTED, "must be <= 1024");
+  o = (cj_conv_opts){.tile_m = 256, .tile_n = 256, .wave_m = 4, .wave_n = 4, .stages = 4}; /* 128 KiB > 64 KiB */
+  expect_err(A942(), g, &o, CONVJIT_ERR_UNSUPPORTED, "LDS");
+  o = (cj_conv_opts){.stages = 5};
+  expect_err(A950(), g, &o, CONVJIT_ERR_INVALID_ARG, "conv.stages = 5");
+  o = (cj_conv_opts){.dma_bytes = 16};
+  expect_err(A942(), g, &o, CONVJIT_ERR_UNSUPPORTED, "dma_bytes = 16");
+  /* 16x16 tile on 1 wave: 16 rows x 64 B = 1 KiB = 64 lanes x 16 B (ok), but
+   * 4 waves: 4 KiB per instruction > 1 KiB tile: not whole loads */
+  o = (cj_conv_opts){.tile_m = 64, .tile_n = 16, .wave_m = 4, .wave_n = 1};
+  expect_err(A950(), g, &o, CONVJIT_ERR_UNSUPPORTED, "whole");
+  o = (cj_conv_opts){.splitk = 1000}; /* K steps = 27*16/32 = 14 (crs 432) */
+  expect_err(A950(), g, &o, CONVJIT_ERR_INVALID_ARG, "K steps = 14");
+}
+
+/* Derived geometry and flags, by hand:
+ * D=9,H=17,W=17 3x3x3 pad 1 stride 1: out 9x17x17; C=32 -> Cp 32, crs = 27*32 = 864,
+ * npq = 2601 -> 21 M tiles of 128 (2688: partial), K=96 -> 1 N tile (tail). */
+static void test_derived(void **s) {
+  (void)s;
+  cj_kplan p;
+  cj_conv_geom g = geom(1, 32, 9, 17, 17, 96, 3, 3, 3, 1);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  const cj_conv_plan *c = &p.u.conv;
+  assert_int_equal(c->g.od, 9);
+  assert_int_equal(c->g.oh, 17);
+  assert_int_equal(c->g.ow, 17);
+  assert_int_equal(c->g.cp, 32);
+  assert_int_equal(c->g.crs, 864);
+  assert_int_equal(c->g.npq, 2601);
+  assert_int_equal(c->tiles_m, 21);
+  assert_int_equal(c->tiles_n, 1);
+  assert_int_equal(c->k_tiles, 27);
+  assert_int_equal(c->k_tiles_split, 28); /* rounded to whole groups of 4 stages */
+  assert_true(c->need_t && c->need_h && c->need_w && c->m_partial && c->n_tail && c->k_partial);
+  assert_false(c->vec4_store); /* 2601 % 4 != 0 */
+  assert_false(c->big_in || c->big_out || c->temporal_fast);
+  assert_int_equal(c->tile_m, 128);
+  assert_int_equal(c->threads, 512);
+  assert_int_equal(c->dma_bytes, 16);
+  assert_int_equal(c->mfma_k, 32);
+  assert_int_equal(p.lds_bytes, 4 * (128 + 128) * 64);
+  assert_int_equal(p.block[0], 512);
+  assert_int_equal(p.grid[0], 21);
+  assert_int_equal(p.grid[2], 1);
+  /* stride 2, dilation 2, asymmetric pad: D=10 T=3 dil 2 pad 2/0 stride 2:
+   * (10 + 2 - 4 - 1)/2 + 1 = 4; H=8 R=1: 8; W=7 S=2 dil 3 pad 0/1 stride 1: (7+1-3-1)+1 = 5 */
+  g = geom(1, 8, 10, 8, 7, 16, 3, 1, 2, 0);
+  g.stride[0] = 2; g.dil[0] = 2; g.pad_lo[0] = 2;
+  g.dil[2] = 3; g.pad_hi[2] = 1;
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, NULL), CONVJIT_OK);
+  c = &p.u.conv;
+  assert_int_equal(c->g.od, 4);
+  assert_int_equal(c->g.oh, 8);
+  assert_int_equal(c->g.ow, 5);
+  assert_true(c->need_t);  /* pad_lo 2 */
+  assert_false(c->need_h); /* R = 1, no pad */
+  assert_true(c->need_w);  /* ow 4 + tap 1*3 = 7 >= W */
+  assert_int_equal(c->dma_bytes, 4);
+  assert_int_equal(c->mfma_k, 16);
+  /* temporal fast path: (3,1,1) pad (1,0,0) n = 1; not with n = 2; vec4 when odhw % 4 == 0 */
+  g = geom(1, 16, 6, 8, 10, 32, 3, 1, 1, 0);
+  g.pad_lo[0] = g.pad_hi[0] = 1;
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_true(p.u.conv.temporal_fast && p.u.conv.vec4_store && p.u.conv.need_t);
+  assert_false(p.u.conv.need_h || p.u.conv.need_w);
+  g.n = 2;
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_false(p.u.conv.temporal_fast || p.u.conv.vec4_store);
+  /* split-K: args become x, w, ws and the finalize plan exists */
+  g.n = 1;
+  cj_conv_opts o = {.splitk = 2, .has_bias = 1};
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o), CONVJIT_OK);
+  assert_int_equal(p.nargs, 3);
+  assert_string_equal(p.args[2].name, "ws");
+  assert_int_equal(p.u.conv.ws_bytes, 1ull * 32 * 6 * 8 * 10 * 4);
+  assert_int_equal(p.grid[2], 2);
+  assert_false(p.u.conv.vec4_store);
+  cj_kplan f;
+  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &p.u.conv), CONVJIT_OK);
+  assert_int_equal(f.u.fin.total, 32 * 480);
+  assert_int_equal(f.u.fin.per_thread, 4);
+  assert_int_equal(f.nargs, 3); /* ws, bias, y */
+  o.splitk = 1;
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o), CONVJIT_OK);
+  assert_int_equal(p.nargs, 4); /* x, w, bias, y */
+  assert_string_equal(p.args[2].name, "bias");
+  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &p.u.conv), CONVJIT_ERR_INVALID_ARG);
+}
+
+/* BIG_IN: x bytes (N*D*H*W*Cp*2) beyond the 0xF0000000 sentinel.
+ * 0xF0000000 = 15 * 2^28 = 2 bytes x 1024 ch x 120 x 128 x 128 exactly: not
+ * big (the sentinel is then still outside the resource); one more frame is.
+ * A single 2D plane past 2 GiB cannot be rebased by time plane: refused. */
+static void test_big_thresholds(void **s) {
+  (void)s;
+  cj_kplan p;
+  cj_conv_geom g = geom(1, 1024, 120, 128, 128, 64, 1, 1, 1, 0);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(p.u.conv.x_bytes, 0xF0000000ull);
+  assert_false(p.u.conv.big_in);
+  g.d = 121;
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_true(p.u.conv.big_in);
+  g = geom(1, 1024, 1, 1921, 1024, 64, 1, 1, 1, 0); /* one 4 GB plane */
+  expect_err(A950(), g, NULL, CONVJIT_ERR_UNSUPPORTED, "BIG_IN");
+  /* BIG_OUT: y = N*K*odhw*2 >= 2^31: K=1024, 1024*1024 pixels -> exactly 2^31 */
+  g = geom(1, 8, 1, 1024, 1024, 1024, 1, 1, 1, 0);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_true(p.u.conv.big_out);
+  g.k = 1023;
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_false(p.u.conv.big_out);
+}
+
+static void test_key_and_print(void **s) {
+  (void)s;
+  cj_kplan a, b;
+  cj_conv_geom g = geom(1, 32, 8, 16, 16, 64, 3, 3, 3, 1);
+  assert_int_equal(cj_kplan_conv_init(&a, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&b, A950(), &g, NULL), CONVJIT_OK);
+  cj_strbuf ka = {0}, kb = {0}, pr = {0};
+  cj_kplan_key(&a, &ka);
+  cj_kplan_key(&b, &kb);
+  assert_string_equal(ka.s, kb.s);
+  assert_string_equal(a.name, b.name);
+  g.pad_hi[0] = 0; /* asymmetric padding changes the kernel */
+  assert_int_equal(cj_kplan_conv_init(&b, A950(), &g, NULL), CONVJIT_OK);
+  cj_sb_free(&kb);
+  cj_kplan_key(&b, &kb);
+  assert_string_not_equal(ka.s, kb.s);
+  assert_string_not_equal(a.name, b.name);
+  cj_kplan_print(&a, &pr);
+  assert_non_null(strstr(pr.s, "need_t"));
+  assert_non_null(strstr(pr.s, "big_in"));
+  assert_non_null(strstr(pr.s, "# "));
+  cj_sb_free(&ka);
+  cj_sb_free(&kb);
+  cj_sb_free(&pr);
+}
+
+/* The im2col C model against a brute-force enumeration of (output, tap,
+ * channel) in NCDHW terms, mapped to (m, k) by the GEMM-view definition. */
+static void check_im2col(cj_conv_geom g) {
+  assert_int_equal(cj_conv_geom_derive(&g), CONVJIT_OK);
+  uint64_t hits = 0;
+  for (uint64_t n = 0; n < g.n; n++)
+    for (uint64_t od = 0; od < g.od; od++)
+      for (uint64_t oh = 0; oh < g.oh; oh++)
+        for (uint64_t ow = 0; ow < g.ow; ow++)
+          for (uint64_t t = 0; t < g.t; t++)
+            for (uint64_t r = 0; r < g.r; r++)
+              for (uint64_t s = 0; s < g.s; s++)
+                for (uint64_t c = 0; c < g.cp; c++) {
+                  uint64_t m = ((n * g.od + od) * g.oh + oh) * g.ow + ow;
+                  uint64_t k = ((t * g.r + r) * g.s + s) * g.cp + c;
+                  int64_t id = (int64_t)(od * g.stride[0] + t * g.dil[0]) - g.pad_lo[0];
+                  int64_t ih = (int64_t)(oh * g.stride[1] + r * g.dil[1]) - g.pad_lo[1];
+                  int64_t iw = (int64_t)(ow * g.stride[2] + s * g.dil[2]) - g.pad_lo[2];
+                  int in = id >= 0 && id < g.d && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+                  int64_t want = in ? (int64_t)((((n * g.d + id) * g.h + ih) * g.w + iw) * g.cp + c) : -1;
+                  assert_int_equal(cj_im2col_ref(&g, m, k), want);
+                  hits += in;
+                }
+  assert_true(hits > 0);
+  assert_int_equal(cj_im2col_ref(&g, g.npq, 0), -1);
+  assert_int_equal(cj_im2col_ref(&g, 0, g.crs), -1);
+}
+
+static void test_im2col_model(void **s) {
+  (void)s;
+  check_im2col(geom(2, 5, 3, 4, 5, 1, 3, 3, 3, 1));
+  cj_conv_geom g = geom(1, 8, 7, 6, 9, 1, 2, 3, 2, 0);
+  g.stride[0] = 2; g.stride[2] = 3; g.dil[1] = 2; g.pad_lo[0] = 1; g.pad_hi[2] = 2; g.pad_lo[1] = 2;
+  check_im2col(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bad_shapes),   cmocka_unit_test(test_bad_tiles),    cmocka_unit_test(test_derived),
+      cmocka_unit_test(test_big_thresholds), cmocka_unit_test(test_key_and_print), cmocka_unit_test(test_im2col_model),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
