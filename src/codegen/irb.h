@@ -136,9 +136,11 @@ void cj_irb_lds_store(cj_irb *g, LLVMValueRef val, LLVMValueRef lds, LLVMValueRe
                       unsigned align);
 
 /* Synchronization and scheduling. */
-/* Raw llvm.amdgcn.s.barrier: a rendezvous only. The intrinsic does not
- * order memory for LLVM (it is IntrNoMem), so the caller's waits/fences
- * must make data visible. */
+/* Raw llvm.amdgcn.s.barrier: a rendezvous only. LLVM 22 does not move IR
+ * memory accesses across it, but it inserts NO s_waitcnt before it on
+ * gfx942/gfx950 (checked: ds_write; s_barrier; ds_read with no wait), so
+ * the caller must wait for its own LDS writes (lgkmcnt) / DMA (vmcnt)
+ * first, or use cj_irb_workgroup_sync. */
 void cj_irb_barrier(cj_irb *g);
 /* Work-group sync for LDS handoff: fence release (workgroup) + s_barrier +
  * fence acquire (workgroup). LDS writes before it are visible to every wave
