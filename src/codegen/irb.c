@@ -180,6 +180,10 @@ LLVMValueRef cj_irb_call(cj_irb *g, const char *name, LLVMTypeRef *over, unsigne
   return LLVMBuildCall2(g->b, ft, fn, args, nargs, "");
 }
 
+/* After a failed call the value may have the wrong type: hand builders a
+ * poison of the type they expect so later LLVMBuild* calls stay well-typed. */
+static LLVMValueRef cj_typed(LLVMValueRef v, LLVMTypeRef ty) { return LLVMTypeOf(v) == ty ? v : LLVMGetPoison(ty); }
+
 LLVMValueRef cj_irb_tid(cj_irb *g, unsigned dim) {
   static const char *const n[3] = {"llvm.amdgcn.workitem.id.x", "llvm.amdgcn.workitem.id.y",
                                    "llvm.amdgcn.workitem.id.z"};
@@ -202,7 +206,7 @@ LLVMValueRef cj_irb_readfirstlane(cj_irb *g, LLVMValueRef v) {
 LLVMValueRef cj_irb_rsrc(cj_irb *g, LLVMValueRef base, LLVMValueRef num_records) {
   LLVMTypeRef over[2] = {g->p8, g->p1};
   LLVMValueRef a[4] = {base, cj_c16(g, 0), num_records, cj_c32(g, g->arch->buffer_flags)};
-  return cj_irb_call(g, "llvm.amdgcn.make.buffer.rsrc", over, 2, a, 4);
+  return cj_typed(cj_irb_call(g, "llvm.amdgcn.make.buffer.rsrc", over, 2, a, 4), g->p8);
 }
 
 LLVMValueRef cj_irb_oob(cj_irb *g, LLVMValueRef valid, LLVMValueRef off, uint32_t oob) {
@@ -212,7 +216,7 @@ LLVMValueRef cj_irb_oob(cj_irb *g, LLVMValueRef valid, LLVMValueRef off, uint32_
 LLVMValueRef cj_irb_buf_load(cj_irb *g, LLVMTypeRef ty, LLVMValueRef rsrc, LLVMValueRef voff,
                              LLVMValueRef soff, uint32_t aux) {
   LLVMValueRef a[4] = {rsrc, voff, soff ? soff : cj_c32(g, 0), cj_c32(g, aux)};
-  return cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.load", &ty, 1, a, 4);
+  return cj_typed(cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.load", &ty, 1, a, 4), ty);
 }
 
 void cj_irb_buf_store(cj_irb *g, LLVMValueRef val, LLVMValueRef rsrc, LLVMValueRef voff,

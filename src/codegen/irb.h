@@ -9,8 +9,9 @@
  *    over (or disposes it on any error); it always disposes the builder.
  *  - Errors are sticky, like cj_strbuf's oom: a helper that is misused (e.g.
  *    a 16-byte DMA on an arch without it, which would make llc abort the
- *    process) records CJ_ERR once in g->st and returns a poison value of the
- *    right type, so builders need no per-call checks; cj_irb_end returns it.
+ *    process) records CJ_ERR once in g->st and returns a poison value (of
+ *    the expected type for the typed helpers), so builders need no per-call
+ *    checks; cj_irb_end returns the status and disposes the module.
  *  - Intrinsics are declared by name through LLVMLookupIntrinsicID, with the
  *    overload types given explicitly; nothing is declared by hand-written
  *    signatures, so a renamed intrinsic is an error, not a silent miscompile.
