@@ -227,11 +227,60 @@ static void test_wpack(void **st) {
   assert_non_null(strstr(kb, "op=weight_pack;"));
 }
 
+/* Random shapes (fixed seed, sizes spread over 1 .. 2^40): every call
+ * returns OK or an error status with text, never crashes; every OK plan
+ * satisfies the invariants the kernel relies on. */
+static uint64_t rng_next(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+static void test_transpose_random(void **st) {
+  (void)st;
+  uint64_t seed = 0x1234567u;
+  int ok = 0, bad = 0;
+  for (int i = 0; i < 20000; i++) {
+    uint64_t v[3];
+    for (int j = 0; j < 3; j++) v[j] = rng_next(&seed) >> (rng_next(&seed) % 64); /* log-uniform-ish, includes 0 */
+    uint32_t eb = (uint32_t)(rng_next(&seed) % 4);
+    cj_kplan p;
+    convjit_status r = cj_kplan_transpose_init(&p, A942, eb, v[0] % 100000, v[1], v[2]);
+    if (r != CONVJIT_OK) {
+      assert_true(r == CONVJIT_ERR_INVALID_ARG || r == CONVJIT_ERR_UNSUPPORTED);
+      assert_true(strlen(cj_error_text()) > 0);
+      bad++;
+      continue;
+    }
+    ok++;
+    const cj_transpose_plan *t = &p.u.tr;
+    uint64_t bytes = t->n * t->c * t->s * t->elem_bytes;
+    assert_true(t->elem_bytes == 1 || t->elem_bytes == 2);
+    assert_int_equal(t->big, bytes >= (UINT64_C(1) << 31));
+    assert_true((uint64_t)t->c_tiles * 64 >= t->c && (uint64_t)(t->c_tiles - 1) * 64 < t->c);
+    assert_true((uint64_t)t->s_tiles * 64 >= t->s && (uint64_t)(t->s_tiles - 1) * 64 < t->s);
+    assert_int_equal(p.grid[0], (uint64_t)t->c_tiles * t->s_tiles);
+    assert_true(p.grid[0] * p.block[0] <= UINT32_MAX);
+    assert_int_equal(p.grid[2], t->n);
+    assert_int_equal((t->s * t->elem_bytes) % t->load_bytes, 0);
+    assert_int_equal((t->c * t->elem_bytes) % t->store_bytes, 0);
+    assert_true(t->load_bytes >= t->elem_bytes && t->load_bytes <= 16);
+    assert_true(t->store_bytes >= t->elem_bytes && t->store_bytes <= 16);
+    assert_int_equal(p.lds_bytes, 64 * 64 * t->elem_bytes);
+    /* tile-local offsets stay below the 2^31 sentinel */
+    assert_true((64 * t->s + 64) * t->elem_bytes <= (UINT64_C(1) << 31));
+    assert_true((64 * t->c + 64) * t->elem_bytes <= (UINT64_C(1) << 31));
+    assert_true(strlen(p.name) > 0 && strlen(p.name) < sizeof p.name);
+  }
+  assert_true(ok > 100 && bad > 100); /* both outcomes exercised */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_transpose_big_fp8), cmocka_unit_test(test_transpose_small_and_odd),
       cmocka_unit_test(test_transpose_bad),     cmocka_unit_test(test_transpose_key),
       cmocka_unit_test(test_print),             cmocka_unit_test(test_wpack),
+      cmocka_unit_test(test_transpose_random),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
