@@ -37,7 +37,7 @@ static uint16_t f32_to_bf16(float f) { /* round to nearest even (finite inputs) 
   return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
 
-enum { N = 1, C = 16, D = 4, H = 8, W = 8, K = 16, T = 3, R = 3, S = 3, RUNS = 5 };
+enum { N = 1, C = 32, D = 4, H = 16, W = 16, K = 32, T = 3, R = 3, S = 3, RUNS = 5 };
 
 /* One output of the causal conv (pad: t 2/0, h 1/1, w 1/1), plain C. */
 static float conv_point(const uint16_t *x, const uint16_t *w, const float *b, int k, int d, int h, int ww) {
@@ -85,9 +85,10 @@ static int run_conv(convjit_context *ctx, convjit_plan *plan, void *stream) {
   for (size_t i = 0; i < ny; i += 7) {
     int ww = (int)(i % W), h = (int)(i / W % H), d = (int)(i / W / H % D), k = (int)(i / W / H / D);
     float want = conv_point(hx, hw, hb, k, d, h, ww), got = bf16_to_f32(hy[i]);
-    /* bf16 output: within 2^-7 relative (rounding) plus 1e-2 absolute for
-     * fp32 sums of up to 432 terms in another order */
-    float tol = 1e-2f + (want < 0 ? -want : want) / 128.0f;
+    /* Inputs are multiples of 1/8 and 1/16, so every partial sum is exact in
+     * fp32 whatever the order; only the bf16 output rounds (half an ulp =
+     * 2^-9 relative; 2^-7 leaves margin) plus a tiny floor near zero. */
+    float tol = 1e-3f + (want < 0 ? -want : want) / 128.0f;
     if (!(got - want <= tol && want - got <= tol)) bad++;
   }
   convjit_free(ctx, dx); convjit_free(ctx, dw); convjit_free(ctx, dwp);
