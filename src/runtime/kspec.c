@@ -7,8 +7,9 @@
 
 #define KSPEC_MAX_SHAPE 9
 
-/* "a,b,c" -> v[0..n); exactly want values unless want == 0 (any, <= max). */
-static convjit_status kspec_u64s(const char *field, const char *s, uint64_t *v, int max, int *n) {
+/* "a,b,c" -> v[0..n), at most max values. The list ends at NUL, or also at
+ * a space when it is an option's value inside the opts text. */
+static convjit_status kspec_u64s(const char *field, const char *s, uint64_t *v, int max, int *n, int in_opts) {
   *n = 0;
   const char *p = s;
   CJ_CHECK(s && *s, CONVJIT_ERR_INVALID_ARG, "spec %s is empty", field);
@@ -21,7 +22,7 @@ static convjit_status kspec_u64s(const char *field, const char *s, uint64_t *v, 
     unsigned long long x = strtoull(p, &end, 10);
     CJ_CHECK(errno == 0, CONVJIT_ERR_INVALID_ARG, "spec %s = %s: value out of range", field, s);
     v[(*n)++] = x;
-    if (*end == 0 || *end == ' ') return CONVJIT_OK;
+    if (*end == 0 || (in_opts && *end == ' ')) return CONVJIT_OK;
     CJ_CHECK(*end == ',', CONVJIT_ERR_INVALID_ARG, "spec %s = %s: unexpected '%c'", field, s, *end);
     p = end + 1;
   }
@@ -37,7 +38,7 @@ static convjit_status kspec_u32(const char *field, uint64_t v, uint32_t *out) {
 static convjit_status kspec_dims(const char *field, const char *s, uint32_t out[3]) {
   uint64_t v[3];
   int n = 0;
-  CJ_TRY(kspec_u64s(field, s, v, 3, &n));
+  CJ_TRY(kspec_u64s(field, s, v, 3, &n, 1));
   CJ_CHECK(n == 1 || n == 3, CONVJIT_ERR_INVALID_ARG, "spec %s = %s: one value or three (d,h,w)", field, s);
   for (int i = 0; i < 3; i++) CJ_TRY(kspec_u32(field, v[n == 1 ? 0 : i], &out[i]));
   return CONVJIT_OK;
@@ -45,14 +46,19 @@ static convjit_status kspec_dims(const char *field, const char *s, uint32_t out[
 
 /* "AxB" -> two values. */
 static convjit_status kspec_pair(const char *field, const char *s, uint32_t *a, uint32_t *b) {
+  CJ_CHECK(*s >= '0' && *s <= '9', CONVJIT_ERR_INVALID_ARG, "spec %s = %.*s: expected AxB", field,
+           (int)strcspn(s, " "), s);
   char *end;
   errno = 0;
   unsigned long long x = strtoull(s, &end, 10);
-  CJ_CHECK(errno == 0 && end != s && *end == 'x', CONVJIT_ERR_INVALID_ARG, "spec %s = %s: expected AxB", field, s);
+  CJ_CHECK(errno == 0 && end != s && *end == 'x', CONVJIT_ERR_INVALID_ARG, "spec %s = %.*s: expected AxB", field,
+           (int)strcspn(s, " "), s);
   const char *q = end + 1;
+  CJ_CHECK(*q >= '0' && *q <= '9', CONVJIT_ERR_INVALID_ARG, "spec %s = %.*s: expected AxB", field,
+           (int)strcspn(s, " "), s);
   unsigned long long y = strtoull(q, &end, 10);
   CJ_CHECK(errno == 0 && end != q && (*end == 0 || *end == ' '), CONVJIT_ERR_INVALID_ARG,
-           "spec %s = %s: expected AxB", field, s);
+           "spec %s = %.*s: expected AxB", field, (int)strcspn(s, " "), s);
   CJ_TRY(kspec_u32(field, x, a));
   CJ_TRY(kspec_u32(field, y, b));
   return CONVJIT_OK;
@@ -61,7 +67,7 @@ static convjit_status kspec_pair(const char *field, const char *s, uint32_t *a, 
 static convjit_status kspec_one(const char *field, const char *s, uint32_t *out) {
   uint64_t v;
   int n = 0;
-  CJ_TRY(kspec_u64s(field, s, &v, 1, &n));
+  CJ_TRY(kspec_u64s(field, s, &v, 1, &n, 1));
   return kspec_u32(field, v, out);
 }
 
@@ -136,7 +142,7 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
   CJ_CHECK(eb != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16 or fp8", dtype);
   uint64_t v[KSPEC_MAX_SHAPE];
   int n = 0;
-  CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n));
+  CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n, 0));
   int layout = !strcmp(op, "transpose") || !strcmp(op, "wpack");
   CJ_CHECK(!layout || !opts || !*opts || !strcmp(opts, "-"), CONVJIT_ERR_INVALID_ARG,
            "spec opts = %s: op %s takes no options", opts, op);

@@ -76,6 +76,8 @@ static void test_bad_fields_named(void **state) {
   expect_bad("transpose", "gfx950", "bf16", "1,2", "-", "shape = 1,2");
   expect_bad("transpose", "gfx950", "bf16", "1,x,3", "-", "shape = 1,x,3");
   expect_bad("transpose", "gfx950", "bf16", "", "-", "shape is empty");
+  expect_bad("transpose", "gfx950", "bf16", "1,2,3 4", "-", "shape = 1,2,3 4");
+  expect_bad("transpose", "gfx950", "bf16", "1,2,-3", "-", "shape = 1,2,-3");
   expect_bad("transpose", "gfx950", "bf16", "1,2,3", "bias", "opts = bias");
   expect_bad("wpack", "gfx950", "bf16", "1,2,3,8,99999999999", "-", "shape row");
   expect_bad("gemm", "gfx950", "bf16", "1,2,3", "-", "op = gemm");
@@ -83,6 +85,9 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1", "-", "shape = 1,8,4,4,4,8,1,1");
   expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "pad=1,1", "opts pad = 1,1");
   expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=128", "opts tile = 128");
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=-1x64", "opts tile = -1x64");
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=64x 64", "opts tile = 64x");
+  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "stages=2,3", "opts stages = 2,3");
   expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "turbo", "'turbo' unknown");
   expect_bad("conv_finalize", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "splitk=1", "splitk = 1");
   /* The plan initializers' own checks come through unchanged. */
