@@ -38,8 +38,8 @@ static void cj_plan_xy_args(cj_kplan *p, const char *in, const char *out) {
   p->args[1] = (cj_karg_desc){.name = out, .is_ptr = 1, .size = 8};
 }
 
-convjit_status cj_kplan_transpose_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint64_t n,
-                                       uint64_t c, uint64_t s) {
+static convjit_status cj_transpose_fill(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint32_t cvt,
+                                        uint64_t n, uint64_t c, uint64_t s) {
   CJ_CHECK(p != NULL, CONVJIT_ERR_INVALID_ARG, "transpose plan: plan = NULL");
   CJ_CHECK(arch != NULL, CONVJIT_ERR_INVALID_ARG, "transpose plan: arch = NULL");
   CJ_CHECK(elem_bytes == 1 || elem_bytes == 2, CONVJIT_ERR_INVALID_ARG,
@@ -69,18 +69,21 @@ convjit_status cj_kplan_transpose_init(cj_kplan *p, const cj_arch *arch, uint32_
    * 0x80000000 out-of-range sentinel. */
   CJ_CHECK((T * s + T) * elem_bytes <= CJ_2G, CONVJIT_ERR_UNSUPPORTED,
            "transpose plan: s = %" PRIu64 ": a 64-row tile of x spans more than 2 GiB", s);
-  CJ_CHECK((T * c + T) * elem_bytes <= CJ_2G, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK((T * c + T) * (cvt ? 1 : elem_bytes) <= CJ_2G, CONVJIT_ERR_UNSUPPORTED,
            "transpose plan: c = %" PRIu64 ": a 64-row tile of y spans more than 2 GiB", c);
 
   cj_plan_header(p, CJ_KOP_TRANSPOSE, arch);
   cj_transpose_plan *t = &p->u.tr;
   t->elem_bytes = elem_bytes;
+  t->out_bytes = cvt ? 1 : elem_bytes;
+  t->cvt = cvt;
+  t->sat_max = cvt ? (arch->fp8 == CJ_FP8_E4M3FNUZ ? 240 : 448) : 0;
   t->n = n;
   t->c = c;
   t->s = s;
   t->tile = CJ_TR_TILE;
   t->load_bytes = cj_access_bytes(s * elem_bytes);
-  t->store_bytes = cj_access_bytes(c * elem_bytes);
+  t->store_bytes = cj_access_bytes(c * t->out_bytes);
   t->big = bytes >= CJ_2G;
   t->lds_pitch = CJ_TR_TILE * elem_bytes;
   t->c_tiles = (uint32_t)ct;
@@ -90,14 +93,22 @@ convjit_status cj_kplan_transpose_init(cj_kplan *p, const cj_arch *arch, uint32_
   p->grid[2] = n;
   p->lds_bytes = CJ_TR_TILE * CJ_TR_TILE * elem_bytes;
   cj_plan_xy_args(p, "x", "y");
-  int len = snprintf(p->name, sizeof p->name, "cj_transpose_e%u_n%" PRIu64 "_c%" PRIu64 "_s%" PRIu64,
-                     elem_bytes, n, c, s);
+  const char *kind = cvt ? "cj_transpose_bf16fp8" : (elem_bytes == 2 ? "cj_transpose_e2" : "cj_transpose_e1");
+  int len = snprintf(p->name, sizeof p->name, "%s_n%" PRIu64 "_c%" PRIu64 "_s%" PRIu64, kind, n, c, s);
   if (len < 0 || (size_t)len >= sizeof p->name) {
     uint64_t dims[3] = {n, c, s};
-    snprintf(p->name, sizeof p->name, "cj_transpose_e%u_h%016" PRIx64, elem_bytes,
-             cj_hash64(dims, sizeof dims, 0));
+    snprintf(p->name, sizeof p->name, "%s_h%016" PRIx64, kind, cj_hash64(dims, sizeof dims, 0));
   }
   return CONVJIT_OK;
+}
+
+convjit_status cj_kplan_transpose_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint64_t n, uint64_t c,
+                                       uint64_t s) {
+  return cj_transpose_fill(p, arch, elem_bytes, 0, n, c, s);
+}
+
+convjit_status cj_kplan_transpose_cvt_init(cj_kplan *p, const cj_arch *arch, uint64_t n, uint64_t c, uint64_t s) {
+  return cj_transpose_fill(p, arch, 2, 1, n, c, s);
 }
 
 convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint32_t k,
@@ -145,6 +156,9 @@ void cj_kplan_layout_key(const cj_kplan *p, cj_strbuf *key) {
   if (p->op == CJ_KOP_TRANSPOSE) {
     const cj_transpose_plan *t = &p->u.tr;
     cj_kplan_key_u64(key, "eb", t->elem_bytes);
+    cj_kplan_key_u64(key, "ob", t->out_bytes);
+    cj_kplan_key_u64(key, "cvt", t->cvt);
+    cj_kplan_key_u64(key, "sat", t->sat_max);
     cj_kplan_key_u64(key, "n", t->n);
     cj_kplan_key_u64(key, "c", t->c);
     cj_kplan_key_u64(key, "s", t->s);
@@ -170,7 +184,12 @@ void cj_kplan_layout_key(const cj_kplan *p, cj_strbuf *key) {
 void cj_kplan_layout_print(const cj_kplan *p, cj_strbuf *out) {
   if (p->op == CJ_KOP_TRANSPOSE) {
     const cj_transpose_plan *t = &p->u.tr;
-    cj_kplan_print_u64(out, "elem_bytes", t->elem_bytes, t->elem_bytes == 2 ? "bf16" : "fp8");
+    cj_kplan_print_u64(out, "elem_bytes", t->elem_bytes, t->elem_bytes == 2 ? "x is bf16" : "x is fp8");
+    cj_kplan_print_u64(out, "out_bytes", t->out_bytes, t->out_bytes == 2 ? "y is bf16" : "y is fp8");
+    cj_kplan_print_u64(out, "cvt", t->cvt,
+                       t->cvt ? "bf16 -> fp8 (arch format) in the store phase, RNE after clamping to sat_max"
+                              : "bytes moved unchanged");
+    if (t->cvt) cj_kplan_print_u64(out, "sat_max", t->sat_max, "largest finite fp8 of the arch (no hardware saturation)");
     cj_kplan_print_u64(out, "n", t->n, "samples (grid.z)");
     cj_kplan_print_u64(out, "c", t->c, "channels: rows of x, columns of y");
     cj_kplan_print_u64(out, "s", t->s, "D*H*W: columns of x, rows of y");
@@ -180,7 +199,7 @@ void cj_kplan_layout_print(const cj_kplan *p, cj_strbuf *out) {
     cj_kplan_print_u64(out, "load_bytes", t->load_bytes,
                        "widest aligned access dividing an x row (s*eb): lanes never straddle a row");
     cj_kplan_print_u64(out, "store_bytes", t->store_bytes,
-                       "widest aligned access dividing a y row (c*eb): lanes never straddle a row");
+                       "widest aligned access dividing a y row (c*out_bytes): lanes never straddle a row");
     cj_kplan_print_u64(out, "big", t->big,
                        t->big ? "tensor >= 2^31 bytes: per-block 64-bit rebase, tile-local 32-bit offsets"
                               : "tensor < 2^31 bytes: one resource, 32-bit offsets from the start");

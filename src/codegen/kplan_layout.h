@@ -25,17 +25,23 @@
 #define CJ_TR_THREADS 256  /* 4 waves: 16 KiB tile moves in 1-16 passes */
 
 typedef struct cj_transpose_plan {
-  uint32_t elem_bytes; /* 2 = bf16, 1 = fp8 */
+  uint32_t elem_bytes; /* of x (and of the LDS tile): 2 = bf16, 1 = fp8 */
+  uint32_t out_bytes;  /* of y: elem_bytes, or 1 when cvt */
+  /* 1: bf16 x -> fp8 y in the arch's format (gfx942 E4M3FNUZ, gfx950 OCP
+   * E4M3FN), RNE, finite values clamped to +-sat_max first because
+   * v_cvt_pk_fp8_f32 does not saturate (ISA.md §2); NaN stays NaN. */
+  uint32_t cvt;
+  uint32_t sat_max;    /* 240 / 448 when cvt, else 0 */
   uint64_t n, c, s;    /* per sample [C][S] -> [S][C] */
   uint32_t tile;       /* CJ_TR_TILE */
   uint32_t c_tiles, s_tiles; /* ceil(c/tile), ceil(s/tile): grid.x = their product */
   /* Widest power-of-two access (bytes, <= 16) dividing a row of x (S*eb) /
-   * of y (C*eb): an aligned access then never straddles a row end, so a lane
+   * of y (C*out_bytes): an aligned access then never straddles a row end, so a lane
    * is wholly in or out of range and 16 B vectors are used whenever C, S
    * allow (1 B / 2 B element accesses at worst: any C, S is correct). */
   uint32_t load_bytes;
   uint32_t store_bytes;
-  /* 1 when the tensor has >= 2^31 bytes (hence possibly elements): 32-bit
+  /* 1 when x (the larger side) has >= 2^31 bytes (so possibly elements): 32-bit
    * buffer offsets from the tensor start would overflow, so each block
    * rebases its x and y resources at its tile origin (64-bit, uniform) and
    * every lane offset is tile-local (< 64 rows * row bytes < 2^31). */
@@ -60,6 +66,10 @@ struct cj_kplan; /* kplan.h includes this header before defining it */
  * launch grid or a tile's span exceeds what the kernel can address. */
 convjit_status cj_kplan_transpose_init(struct cj_kplan *p, const cj_arch *arch,
                                        uint32_t elem_bytes, uint64_t n, uint64_t c, uint64_t s);
+/* The same transpose reading bf16 and writing fp8 (cvt = 1): the pre-pass
+ * for callers that hold bf16 activations and run an fp8 conv. */
+convjit_status cj_kplan_transpose_cvt_init(struct cj_kplan *p, const cj_arch *arch, uint64_t n, uint64_t c,
+                                           uint64_t s);
 /* Fills p for packing a K x C x TRS weight into K rows of row_elems. */
 convjit_status cj_kplan_wpack_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
                                    uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,

@@ -8,6 +8,9 @@
  *   LDS tile[c0 .. c0+k][s]  --ds_read per element, packed in VGPRs-->
  *   y[n][s0+r][c0 ..]        --buffer_store (store_bytes/lane, along c)
  *
+ * cvt plans (bf16 x -> fp8 y) keep the bf16 tile in LDS and convert in the
+ * store phase (cj_cvt_fp8), so y's stores are fp8-wide.
+ *
  * Masking: a lane outside the tensor gets the offset CJ_OOB (past every
  * resource's num_records), so the hardware range check returns 0 / drops the
  * store: no divergent branches. The plan picks access widths that divide the
@@ -83,6 +86,40 @@ static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef 
   return LLVMBuildBitCast(g->b, v, cj_irb_mem_type(g, bytes), "");
 }
 
+/* n bf16 values (i16) -> n fp8 bytes in the arch's format, packed in a
+ * cj_irb_mem_type(n). v_cvt_pk_fp8_f32 rounds to nearest even but does not
+ * saturate (ISA.md §2), so finite values are clamped to +-sat first; a NaN
+ * is passed through (minnum/maxnum would turn it into a number). */
+static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t sat) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef f[16], w[4];
+  LLVMTypeRef ft = g->f32;
+  for (uint32_t j = 0; j < 16; j++) {
+    if (j >= n) { f[j] = cj_cf32(g, 0.0f); continue; }
+    /* bf16 is the high half of an f32 */
+    LLVMValueRef x = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildZExt(b, e[j], g->i32, ""), cj_c32(g, 16), ""), ft, "");
+    LLVMValueRef lo = cj_irb_call(g, "llvm.minnum", &ft, 1, (LLVMValueRef[]){x, cj_cf32(g, (float)sat)}, 2);
+    LLVMValueRef cl = cj_irb_call(g, "llvm.maxnum", &ft, 1, (LLVMValueRef[]){lo, cj_cf32(g, -(float)sat)}, 2);
+    f[j] = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, cl, "");
+  }
+  uint32_t nw = (n + 3) / 4;
+  for (uint32_t i = 0; i < nw; i++) {
+    LLVMValueRef a0[4] = {f[4 * i], f[4 * i + 1], cj_c32(g, 0), cj_c1(g, 0)};
+    LLVMValueRef lo = cj_irb_call(g, "llvm.amdgcn.cvt.pk.fp8.f32", NULL, 0, a0, 4);
+    if (n - 4 * i > 2) {
+      LLVMValueRef a1[4] = {f[4 * i + 2], f[4 * i + 3], lo, cj_c1(g, 1)};
+      lo = cj_irb_call(g, "llvm.amdgcn.cvt.pk.fp8.f32", NULL, 0, a1, 4);
+    }
+    w[i] = lo;
+  }
+  if (n == 1) return LLVMBuildTrunc(b, w[0], g->i8, "");
+  if (n == 2) return LLVMBuildTrunc(b, w[0], g->i16, "");
+  if (n == 4) return w[0];
+  LLVMValueRef v = LLVMGetPoison(cj_irb_mem_type(g, n));
+  for (uint32_t i = 0; i < nw; i++) v = LLVMBuildInsertElement(b, v, w[i], cj_c32(g, i), "");
+  return v;
+}
+
 /* One global side of the tile (x on load, y on store): a row-major [rows][cols]
  * view with rows of row_elems elements, lanes along cols, `width` bytes per
  * lane, lpr = 64/ve lanes per tile row, rpp rows per pass. */
@@ -90,20 +127,21 @@ typedef struct cj_tr_side {
   LLVMValueRef rsrc, origin; /* buffer resource, i32 byte offset of the tile origin in it */
   LLVMValueRef col, row0;    /* this lane's first column (elements) and row in pass 0 */
   LLVMValueRef col_ok, row_lim;
-  uint32_t row_elems, width, ve, rpp, passes;
+  uint32_t eb, row_elems, width, ve, rpp, passes; /* eb: element bytes of this tensor */
 } cj_tr_side;
 
 static void cj_tr_side_init(cj_tr_ctx *k, cj_tr_side *sd, LLVMValueRef tid, LLVMValueRef base, LLVMValueRef origin,
-                            uint64_t row_elems, uint32_t width, LLVMValueRef col_lim, LLVMValueRef row_lim,
-                            uint32_t nthr) {
+                            uint32_t eb, uint64_t row_elems, uint32_t width, LLVMValueRef col_lim,
+                            LLVMValueRef row_lim, uint32_t nthr) {
   cj_irb *g = k->g;
   LLVMBuilderRef b = g->b;
   const cj_transpose_plan *t = k->t;
-  const uint64_t total = t->n * t->c * t->s * t->elem_bytes;
-  sd->rsrc = cj_tr_rsrc(g, base, origin, total, t->big, &sd->origin);
+  const uint64_t total = t->n * t->c * t->s * eb;
+  sd->rsrc = cj_tr_rsrc(g, base, LLVMBuildMul(b, origin, cj_c64(g, eb), ""), total, t->big, &sd->origin);
+  sd->eb = eb;
   sd->row_elems = (uint32_t)row_elems;
   sd->width = width;
-  sd->ve = width / t->elem_bytes;
+  sd->ve = width / eb;
   const uint32_t lpr = t->tile / sd->ve;
   sd->rpp = nthr / lpr;
   sd->passes = t->tile / sd->rpp;
@@ -122,7 +160,7 @@ static LLVMValueRef cj_tr_side_off(cj_tr_ctx *k, const cj_tr_side *sd, LLVMValue
   LLVMBuilderRef b = g->b;
   LLVMValueRef ok = LLVMBuildAnd(b, sd->col_ok, LLVMBuildICmp(b, LLVMIntULT, row, sd->row_lim, ""), "");
   LLVMValueRef e = LLVMBuildAdd(b, LLVMBuildMul(b, row, cj_c32(g, sd->row_elems), ""), sd->col, "");
-  LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, e, cj_c32(g, k->t->elem_bytes), ""), sd->origin, "");
+  LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, e, cj_c32(g, sd->eb), ""), sd->origin, "");
   return cj_irb_oob(g, ok, off, CJ_OOB);
 }
 
@@ -142,20 +180,18 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef s_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->s), s0, "s.lim");
   LLVMValueRef c_lim = LLVMBuildSub(b, cj_c32(g, (uint32_t)t->c), c0, "c.lim");
 
-  /* Tile origins in bytes (i64, uniform): x[n][c0][s0], y[n][s0][c0]. */
+  /* Tile origins in elements (i64, uniform): x[n][c0][s0], y[n][s0][c0]. */
   LLVMValueRef n64 = LLVMBuildZExt(b, nn, g->i64, ""), s064 = LLVMBuildZExt(b, s0, g->i64, ""),
                c064 = LLVMBuildZExt(b, c0, g->i64, "");
-  LLVMValueRef C = cj_c64(g, t->c), S = cj_c64(g, t->s), EB = cj_c64(g, eb);
+  LLVMValueRef C = cj_c64(g, t->c), S = cj_c64(g, t->s);
   LLVMValueRef ox = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n64, C, ""), c064, ""), S, ""),
                                  s064, "");
   LLVMValueRef oy = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n64, S, ""), s064, ""), C, ""),
                                  c064, "");
-  ox = LLVMBuildMul(b, ox, EB, "ox.bytes");
-  oy = LLVMBuildMul(b, oy, EB, "oy.bytes");
   /* x: rows c (limit c_lim), columns s; y: rows s (limit s_lim), columns c. */
   cj_tr_side xs, ys;
-  cj_tr_side_init(&k, &xs, tid, cj_irb_arg(g, 0), ox, t->s, t->load_bytes, s_lim, c_lim, nthr);
-  cj_tr_side_init(&k, &ys, tid, cj_irb_arg(g, 1), oy, t->c, t->store_bytes, c_lim, s_lim, nthr);
+  cj_tr_side_init(&k, &xs, tid, cj_irb_arg(g, 0), ox, eb, t->s, t->load_bytes, s_lim, c_lim, nthr);
+  cj_tr_side_init(&k, &ys, tid, cj_irb_arg(g, 1), oy, t->out_bytes, t->c, t->store_bytes, c_lim, s_lim, nthr);
   LLVMTypeRef et = eb == 2 ? g->i16 : g->i8;
 
   /* Load: x row c0+r, columns s0+col.. -> LDS tile[r][col..]. */
@@ -171,7 +207,7 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef e[16];
     for (uint32_t j = 0; j < ys.ve; j++)
       e[j] = cj_irb_lds_load(g, et, k.lds, cj_tr_lds_addr(&k, LLVMBuildAdd(b, ys.col, cj_c32(g, j), ""), r), eb);
-    LLVMValueRef v = cj_pack(g, e, ys.ve, et, ys.width);
+    LLVMValueRef v = t->cvt ? cj_cvt_fp8(g, e, ys.ve, t->sat_max) : cj_pack(g, e, ys.ve, et, ys.width);
     cj_irb_buf_store(g, v, ys.rsrc, cj_tr_side_off(&k, &ys, r), NULL, 0);
   }
   LLVMBuildRetVoid(b);

@@ -14,6 +14,11 @@
 /* x[n][c][s] -> y[n][s][c] (NCDHW -> NDHWC with s = D*H*W). */
 void cj_ref_transpose(const void *x, void *y, size_t elem_bytes, uint64_t n, uint64_t c, uint64_t s);
 
+/* x[n][c][s] bf16 -> y[n][s][c] fp8 of format fmt (a cj_nf_fp8 from
+ * util/numfmt.h): RNE, overflow and inf saturate to +-max finite, NaN stays
+ * NaN (cj_f32_to_fp8_rne with saturate = 1). */
+void cj_ref_transpose_bf16_fp8(const uint16_t *x, uint8_t *y, int fmt, uint64_t n, uint64_t c, uint64_t s);
+
 /* w[k][c][trs] -> wp[k][row_elems] with wp[k][tap*c_pad + ci] = w[k][ci][tap]
  * for ci < c, and zero for ci in [c, c_pad) and for the row tail
  * [trs*c_pad, row_elems). Requires c_pad >= c, row_elems >= trs*c_pad. */

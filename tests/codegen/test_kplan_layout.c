@@ -178,6 +178,39 @@ static void test_transpose_key(void **st) {
   assert_non_null(strstr(kb, "op=77;"));
 }
 
+static void test_transpose_cvt(void **st) {
+  (void)st;
+  cj_kplan p, q;
+  /* bf16 -> fp8: x is 7 GB (BIG), y 3.5 GB; 16-byte loads (8 bf16) and stores (16 fp8). */
+  assert_int_equal(cj_kplan_transpose_cvt_init(&p, A942, 1, 1024, 3456000), CONVJIT_OK);
+  assert_int_equal(p.u.tr.elem_bytes, 2);
+  assert_int_equal(p.u.tr.out_bytes, 1);
+  assert_int_equal(p.u.tr.cvt, 1);
+  assert_int_equal(p.u.tr.sat_max, 240); /* E4M3FNUZ max */
+  assert_int_equal(p.u.tr.big, 1);
+  assert_int_equal(p.u.tr.load_bytes, 16);
+  assert_int_equal(p.u.tr.store_bytes, 16);
+  assert_int_equal(p.lds_bytes, 8192); /* the tile holds bf16 */
+  assert_int_equal(cj_kplan_transpose_cvt_init(&q, A950, 1, 1024, 3456000), CONVJIT_OK);
+  assert_int_equal(q.u.tr.sat_max, 448); /* OCP E4M3FN max */
+  /* y rows of 24 fp8 bytes: 8-byte stores; x rows of 2000 bytes: 16-byte loads */
+  assert_int_equal(cj_kplan_transpose_cvt_init(&q, A950, 2, 24, 1000), CONVJIT_OK);
+  assert_int_equal(q.u.tr.store_bytes, 8);
+  assert_int_equal(q.u.tr.load_bytes, 16);
+  /* BIG is decided by x (bf16): 2^30 elements = 2 GiB of x, 1 GiB of y */
+  assert_int_equal(cj_kplan_transpose_cvt_init(&q, A950, 1, 1024, 1u << 20), CONVJIT_OK);
+  assert_int_equal(q.u.tr.big, 1);
+  /* keys differ from the plain bf16 transpose of the same shape */
+  char ka[512], kb[512];
+  assert_int_equal(cj_kplan_transpose_init(&q, A942, 2, 1, 1024, 3456000), CONVJIT_OK);
+  key_of(&p, ka, sizeof ka);
+  key_of(&q, kb, sizeof kb);
+  assert_string_not_equal(ka, kb);
+  assert_string_not_equal(p.name, q.name);
+  EXPECT_BAD(cj_kplan_transpose_cvt_init(&p, A950, 1, 0, 8), CONVJIT_ERR_INVALID_ARG, "c = 0");
+  EXPECT_BAD(cj_kplan_transpose_cvt_init(&p, NULL, 1, 8, 8), CONVJIT_ERR_INVALID_ARG, "arch");
+}
+
 static void test_print(void **st) {
   (void)st;
   cj_kplan p;
@@ -280,7 +313,7 @@ int main(void) {
       cmocka_unit_test(test_transpose_big_fp8), cmocka_unit_test(test_transpose_small_and_odd),
       cmocka_unit_test(test_transpose_bad),     cmocka_unit_test(test_transpose_key),
       cmocka_unit_test(test_print),             cmocka_unit_test(test_wpack),
-      cmocka_unit_test(test_transpose_random),
+      cmocka_unit_test(test_transpose_random),  cmocka_unit_test(test_transpose_cvt),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -148,6 +148,27 @@ static void test_transpose_compiles(void **state) {
     }
 }
 
+static void test_transpose_cvt_compiles(void **state) {
+  (void)state;
+  static const uint64_t sh[][3] = {{1, 1024, 3456000}, {2, 24, 1000}, {1, 3, 1001}, {1, 64, 64}};
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  for (int a = 0; a < na; a++)
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+      cj_kplan p;
+      cj_built b = {0};
+      assert_int_equal(cj_kplan_transpose_cvt_init(&p, arches[a], sh[i][0], sh[i][1], sh[i][2]), CONVJIT_OK);
+      build_one(&p, &b);
+      const char *as = (const char *)b.asm_text.data;
+      assert_non_null(strstr(as, "v_cvt_pk_fp8_f32"));
+      assert_non_null(strstr(as, "ds_read_u16")); /* the tile holds bf16 */
+      if (p.u.tr.store_bytes == 16) assert_non_null(strstr(as, "buffer_store_dwordx4"));
+      cj_log(CJ_LOG_INFO, "%s %s: vgpr %u sgpr %u lds %u", arches[a]->name, p.name, b.info->vgpr_count,
+             b.info->sgpr_count, b.info->group_segment_size);
+      cj_built_free(&b);
+    }
+}
+
 static void test_wpack_compiles(void **state) {
   (void)state;
   int na = 0;
@@ -210,7 +231,8 @@ static void test_bad_plans(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_verify_modules),  cmocka_unit_test(test_datalayout_matches_target),
-      cmocka_unit_test(test_transpose_compiles), cmocka_unit_test(test_wpack_compiles),
+      cmocka_unit_test(test_transpose_compiles), cmocka_unit_test(test_transpose_cvt_compiles),
+      cmocka_unit_test(test_wpack_compiles),
       cmocka_unit_test(test_determinism),     cmocka_unit_test(test_bad_plans),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,7 @@
 #include "emu/memory.h"
 #include "ref/ref.h"
 #include "runtime/build.h"
+#include "util/numfmt.h"
 
 typedef struct loaded {
   cj_built built;
@@ -120,6 +121,38 @@ static void test_transpose_dense(void **state) {
       free(want);
     }
   if (skipped == 2 * (int)(sizeof sh / sizeof sh[0])) skip();
+}
+
+/* bf16 -> fp8 transposes on random bf16 bit patterns (NaN, inf, denormals,
+ * values past the fp8 range included) against cj_ref_transpose_bf16_fp8 in
+ * the arch's format: the clamp + RNE must match exactly. */
+static void test_transpose_cvt_dense(void **state) {
+  (void)state;
+  static const uint64_t sh[][3] = {{1, 64, 64}, {2, 24, 1000}, {1, 3, 1001}, {2, 100, 130}};
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  uint64_t seed = 0x9E3779B97F4A7C15u;
+  for (int a = 0; a < na; a++)
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+      cj_kplan p;
+      assert_int_equal(cj_kplan_transpose_cvt_init(&p, arches[a], sh[i][0], sh[i][1], sh[i][2]), CONVJIT_OK);
+      size_t elems = sh[i][0] * sh[i][1] * sh[i][2];
+      uint16_t *x = malloc(elems * 2);
+      uint8_t *want = malloc(elems);
+      assert_true(x && want);
+      for (size_t e = 0; e < elems; e++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        x[e] = (uint16_t)(seed >> 20);
+        if (e % 5 == 0) x[e] = (uint16_t)(0x3C00 + (seed >> 50)); /* many values inside the fp8 range too */
+      }
+      int fmt = arches[a]->fp8 == CJ_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
+      cj_ref_transpose_bf16_fp8(x, want, fmt, sh[i][0], sh[i][1], sh[i][2]);
+      run_dense(&p, (const uint8_t *)x, elems * 2, want, elems);
+      free(x);
+      free(want);
+    }
 }
 
 static void test_wpack_dense(void **state) {
@@ -216,6 +249,7 @@ static void test_transpose_big(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_transpose_dense),
+      cmocka_unit_test(test_transpose_cvt_dense),
       cmocka_unit_test(test_wpack_dense),
       cmocka_unit_test(test_transpose_big),
   };

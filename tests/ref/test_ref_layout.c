@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "ref/ref.h"
+#include "util/numfmt.h"
 
 static void test_transpose_bytes(void **st) {
   (void)st;
@@ -64,11 +65,27 @@ static void test_weight_pack_u16_nopad(void **st) {
   assert_memory_equal(wp, want, sizeof want);
 }
 
+static void test_transpose_bf16_fp8(void **st) {
+  (void)st;
+  /* n=1, c=2, s=4 bf16: c0 = {1.0, 448, -2.0, 1000}, c1 = {NaN, +0, -0, 0.30078125 (bf16 of 0.3)} */
+  const uint16_t x[8] = {0x3F80, 0x43E0, 0xC000, 0x447A, 0x7FC0, 0x0000, 0x8000, 0x3E9A};
+  /* y[s][c]. E4M3FN (bias 7): 1.0 = 0 0111 000; 448 = max 0 1111 110; -2 = 1 1000 000;
+   * 1000 saturates to 448; NaN = 0x7F; -0 kept; 0.30078125 = 1.203125*2^-2 -> RNE 1.25*2^-2 = 0 0101 010. */
+  const uint8_t want_fn[8] = {0x38, 0x7F, 0x7E, 0x00, 0xC0, 0x80, 0x7E, 0x2A};
+  /* E4M3FNUZ (bias 8, max 240 = 0 1111 111, NaN 0x80, no -0). */
+  const uint8_t want_fnuz[8] = {0x40, 0x80, 0x7F, 0x00, 0xC8, 0x00, 0x7F, 0x32};
+  uint8_t y[8];
+  cj_ref_transpose_bf16_fp8(x, y, CJ_NF_E4M3FN, 1, 2, 4);
+  assert_memory_equal(y, want_fn, 8);
+  cj_ref_transpose_bf16_fp8(x, y, CJ_NF_E4M3FNUZ, 1, 2, 4);
+  assert_memory_equal(y, want_fnuz, 8);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_transpose_bytes),     cmocka_unit_test(test_transpose_u16),
       cmocka_unit_test(test_transpose_degenerate), cmocka_unit_test(test_weight_pack),
-      cmocka_unit_test(test_weight_pack_u16_nopad),
+      cmocka_unit_test(test_weight_pack_u16_nopad), cmocka_unit_test(test_transpose_bf16_fp8),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
