@@ -240,6 +240,8 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
                  op == EMU_OP_V_XAD_U32 || op == EMU_OP_V_ADD3_U32 || op == EMU_OP_V_MAD_U32_U16 ||
                  op == EMU_OP_V_MAD_U32_U24 || op == EMU_OP_V_MAD_I32_I24 || (op >= EMU_OP_V_MIN3_U32 && op <= EMU_OP_V_MED3_U32)))
     return emu_fail(w, in, "missing source operand");
+  if ((in->op_sel & 8) && in->enc == EMU_ENC_E64)
+    return emu_fail(w, in, "op_sel destination high half is not modelled");
   uint64_t mask = 0;
   if (op == EMU_OP_V_CNDMASK_B32) mask = emu_sread64(w, &in->o[3]);
   for (int l = 0; l < 64; l++) {
@@ -282,7 +284,13 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_ASHRREV_I32: x = (uint32_t)((int32_t)b >> (a & 31)); break;
     case EMU_OP_V_LSHLREV_B16: x = (uint32_t)(uint16_t)(b << (a & 15)); break;
     case EMU_OP_V_LSHRREV_B16: x = (uint32_t)((b & 0xffff) >> (a & 15)); break;
+    /* 16-bit ops: gfx9 writes zeros to bits [31:16] (SDWA aside) */
     case EMU_OP_V_ADD_U16: x = (a + b) & 0xffff; break;
+    case EMU_OP_V_SUB_U16: x = (a - b) & 0xffff; break;
+    case EMU_OP_V_SUBREV_U16: x = (b - a) & 0xffff; break;
+    case EMU_OP_V_MUL_LO_U16: x = (a * b) & 0xffff; break;
+    case EMU_OP_V_MIN_U16: x = (a & 0xffff) < (b & 0xffff) ? a & 0xffff : b & 0xffff; break;
+    case EMU_OP_V_MAX_U16: x = (a & 0xffff) > (b & 0xffff) ? a & 0xffff : b & 0xffff; break;
     case EMU_OP_V_MIN_U32: x = a < b ? a : b; break;
     case EMU_OP_V_MAX_U32: x = a > b ? a : b; break;
     case EMU_OP_V_MIN_I32: x = (int32_t)a < (int32_t)b ? a : b; break;

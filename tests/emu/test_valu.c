@@ -42,7 +42,9 @@ static void t_int_ops(void **st) {
                     "  v_mul_hi_u32 v16, v0, -1\n"             /* (l*(2^32-1))>>32 = l-1 (l>0) */
                     "  v_sub_u32 v17, 10, v0\n"
                     "  v_mov_b32 v54, 0xff\n  v_mov_b32 v55, 0x5500\n  v_bfi_b32 v18, v54, v0, v55\n"      /* (0xff & l) | (~0xff & 0x5500) */
-                    "  v_max_i32 v19, v17, 0\n");
+                    "  v_max_i32 v19, v17, 0\n"
+                    "  v_mul_lo_u16 v20, 43, v53\n"           /* low 16 bits of 43 * 0xff00; high half 0 */
+                    "  v_sub_u16 v21, v0, 3\n");
   for (int l = 0; l < 64; l++) {
     uint32_t u = (uint32_t)l;
     assert_int_equal(w->v[1][l], u * u);
@@ -60,6 +62,8 @@ static void t_int_ops(void **st) {
     assert_int_equal(w->v[17][l], 10 - u);
     assert_int_equal(w->v[18][l], (u & 0xff) | 0x5500);
     assert_int_equal(w->v[19][l], l <= 10 ? 10 - u : 0);
+    assert_int_equal(w->v[20][l], (43u * 0xff00u) & 0xffffu);
+    assert_int_equal(w->v[21][l], (u - 3) & 0xffffu);
   }
   tb_run_free(&r);
 }
