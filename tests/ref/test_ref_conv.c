@@ -124,7 +124,7 @@ static void test_random_full_vs_naive_vs_point(void **s) {
     uint64_t out[3];
     do { /* draw until valid (filter span fits the padded input) */
       sh = cj_ref_conv_shape_make(1 + rand_r(&seed) % 2, 1 + rand_r(&seed) % 4, 1 + rand_r(&seed) % 5,
-                                  1 + rand_r(&seed) % 6, 1 + rand_r(&seed) % 7, 1 + rand_r(&seed) % 3,
+                                  1 + rand_r(&seed) % 6, 1 + rand_r(&seed) % 7, 1 + rand_r(&seed) % 19, /* K > 8: several K blocks */
                                   1 + rand_r(&seed) % 3, 1 + rand_r(&seed) % 3, 1 + rand_r(&seed) % 3);
       for (int i = 0; i < 3; i++) {
         sh.stride[i] = 1 + rand_r(&seed) % 3;
@@ -135,13 +135,13 @@ static void test_random_full_vs_naive_vs_point(void **s) {
     } while (cj_ref_conv_out_dims(&sh, out) != CONVJIT_OK);
     size_t xn = sh.n * sh.c * sh.d * sh.h * sh.w, wn = sh.k * sh.c * sh.t * sh.r * sh.s;
     size_t yn = sh.n * sh.k * out[0] * out[1] * out[2];
-    float *x = malloc(xn * 4), *w = malloc(wn * 4), *y = malloc(yn * 4), bias[3];
+    float *x = malloc(xn * 4), *w = malloc(wn * 4), *y = malloc(yn * 4), bias[19];
     assert_non_null(x);
     assert_non_null(w);
     assert_non_null(y);
     for (size_t i = 0; i < xn; i++) x[i] = (float)(rand_r(&seed) % 2001) / 1000.0f - 1.0f;
     for (size_t i = 0; i < wn; i++) w[i] = (float)(rand_r(&seed) % 2001) / 1000.0f - 1.0f;
-    for (int i = 0; i < 3; i++) bias[i] = (float)(rand_r(&seed) % 100) / 10.0f;
+    for (int i = 0; i < 19; i++) bias[i] = (float)(rand_r(&seed) % 100) / 10.0f;
     const float *bp = (it % 2) ? bias : NULL;
     assert_int_equal(cj_ref_conv_fwd(&sh, x, w, bp, y), CONVJIT_OK);
     arr_user xu = {&sh, x}, wu = {&sh, w};
@@ -163,6 +163,35 @@ static void test_random_full_vs_naive_vs_point(void **s) {
     free(w);
     free(y);
   }
+}
+
+/* A plane of 2^22 outputs leaves room for only 2 of the 8 accumulator
+ * planes cj_ref_conv_fwd blocks K by (64 MiB budget): K = 5 runs blocks of
+ * 2, 2, 1. Sampled outputs must equal the per-point version exactly. */
+static void test_large_plane_k_blocks(void **s) {
+  (void)s;
+  cj_ref_conv_shape sh = cj_ref_conv_shape_make(1, 2, 1, 1024, 4096, 5, 1, 1, 3);
+  sh.pad_lo[2] = sh.pad_hi[2] = 1;
+  size_t xn = 2 * 1024 * 4096, yn = 5 * 1024 * 4096;
+  float *x = malloc(xn * 4), *y = malloc(yn * 4), w[30], bias[5] = {1, 2, 3, 4, 5};
+  assert_non_null(x);
+  assert_non_null(y);
+  for (size_t i = 0; i < xn; i++) x[i] = (float)((i * 2654435761u) % 1000) / 250.0f - 2.0f;
+  for (int i = 0; i < 30; i++) w[i] = (float)(i % 7) - 3.0f;
+  assert_int_equal(cj_ref_conv_fwd(&sh, x, w, bias, y), CONVJIT_OK);
+  arr_user xu = {&sh, x}, wu = {&sh, w};
+  unsigned seed = 5;
+  for (int i = 0; i < 2000; i++) {
+    uint64_t k = (uint64_t)(rand_r(&seed) % 5), oh = (uint64_t)(rand_r(&seed) % 1024);
+    uint64_t ow = (uint64_t)(i < 10 ? (i % 2 ? 4095 : 0) : rand_r(&seed) % 4096); /* include both edges */
+    float pt;
+    assert_int_equal(cj_ref_conv_point(&sh, x_arr, &xu, w_arr, &wu, bias, 0, k, 0, oh, ow, &pt), CONVJIT_OK);
+    float full = y[(k * 1024 + oh) * 4096 + ow];
+    if (full != pt) fail_msg("k %llu oh %llu ow %llu: full %.9g point %.9g", (unsigned long long)k,
+                             (unsigned long long)oh, (unsigned long long)ow, full, pt);
+  }
+  free(x);
+  free(y);
 }
 
 /* ---- a tensor past 2^31 elements, sampled ---------------------------------- */
@@ -280,6 +309,7 @@ int main(void) {
     cmocka_unit_test(test_causal_temporal_padding),
     cmocka_unit_test(test_2d_padding),
     cmocka_unit_test(test_random_full_vs_naive_vs_point),
+    cmocka_unit_test(test_large_plane_k_blocks),
     cmocka_unit_test(test_big_shape_sampled),
     cmocka_unit_test(test_validation),
     cmocka_unit_test(test_compare),
