@@ -42,9 +42,13 @@ static void gather_bf16(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn 
     int lane0, reg, sub;
     loc(0, k, &lane0, &reg, &sub);
     for (int row = 0; row < 16; row++) {
-      /* bf16 -> f32 is a 16-bit shift */
-      o->a[row * K + k] = cj_bf16_to_f32((uint16_t)(a[reg][lane0 + row] >> (16 * sub)));
-      o->bt[k * 16 + row] = cj_bf16_to_f32((uint16_t)(b[reg][lane0 + row] >> (16 * sub)));
+      /* bf16 -> f32 is a 16-bit shift (cj_bf16_to_f32, inlined here) */
+      uint32_t ua = (a[reg][lane0 + row] >> (16 * sub)) << 16, ub = (b[reg][lane0 + row] >> (16 * sub)) << 16;
+      float fa, fb;
+      memcpy(&fa, &ua, 4);
+      memcpy(&fb, &ub, 4);
+      o->a[row * K + k] = fa;
+      o->bt[k * 16 + row] = fb;
     }
   }
 }
@@ -76,22 +80,26 @@ static void gather_f8(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn lo
 MFMA_CLONES
 static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
   emu_lanereg res[4];
-  for (int i = 0; i < 16; i++) {
-    double acc[16] = {0};
-    const double *ai = &o->a[i * K];
+  for (int i = 0; i < 16; i += 2) { /* two rows share each B row load */
+    double acc0[16] = {0}, acc1[16] = {0};
+    const double *a0 = &o->a[i * K], *a1 = &o->a[(i + 1) * K];
     for (int k = 0; k < K; k++) {
-      double av = ai[k];
+      double av0 = a0[k], av1 = a1[k];
       const double *bk = &o->bt[k * 16];
-      for (int j = 0; j < 16; j++) acc[j] += av * bk[j];
+      for (int j = 0; j < 16; j++) {
+        acc0[j] += av0 * bk[j];
+        acc1[j] += av1 * bk[j];
+      }
     }
     /* C/D[i][j]: reg i%4, lane 16*(i/4)+j */
-    for (int j = 0; j < 16; j++) {
-      int reg = i % 4, lane = 16 * (i / 4) + j;
-      float cf;
-      memcpy(&cf, &c[reg][lane], 4);
-      float r = (float)((double)cf + acc[j]);
-      memcpy(&res[reg][lane], &r, 4);
-    }
+    for (int r = 0; r < 2; r++)
+      for (int j = 0; j < 16; j++) {
+        int row = i + r, reg = row % 4, lane = 16 * (row / 4) + j;
+        float cf;
+        memcpy(&cf, &c[reg][lane], 4);
+        float v = (float)((double)cf + (r ? acc1[j] : acc0[j]));
+        memcpy(&res[reg][lane], &v, 4);
+      }
   }
   memcpy(d, res, sizeof res);
 }
