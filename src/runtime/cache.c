@@ -139,11 +139,15 @@ static void db_recover(cj_cache *c, int rc) {
   db_open_once(c->path, &c->db);
 }
 
-/* 1 and *blob filled on a verified hit; 0 on a miss (bad rows are deleted). */
+/* 1 and *blob filled on a verified hit; 0 on a miss (bad rows are deleted);
+ * -1 when the disk level is off. */
 static int db_get(cj_cache *c, const char *key, cj_blob *blob) {
   int hit = 0, rc;
   pthread_mutex_lock(&c->db_mu);
-  if (!c->db) goto out;
+  if (!c->db) {
+    hit = -1;
+    goto out;
+  }
   sqlite3_stmt *st = NULL;
   rc = sqlite3_prepare_v2(c->db, "SELECT size, hash, blob FROM kernels WHERE key = ?1", -1, &st, NULL);
   if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
@@ -156,8 +160,8 @@ static int db_get(cj_cache *c, const char *key, cj_blob *blob) {
     if (b && n > 0 && (sqlite3_int64)n == size && cj_hash64(b, (size_t)n, 0) == hash) {
       hit = cj_blob_set(blob, b, (size_t)n) == CONVJIT_OK;
     } else {
-      cj_log(CJ_LOG_ERROR, "cache: entry failed verification (size %lld, stored %d bytes): deleted, rebuilding",
-             (long long)size, n);
+      cj_log(CJ_LOG_ERROR, "cache: entry %.120s failed verification (size %lld, %d bytes stored): deleted, rebuilding",
+             key, (long long)size, n);
       sqlite3_finalize(st);
       st = NULL;
       sqlite3_stmt *del = NULL;
@@ -265,9 +269,12 @@ const char *cj_cache_disk_path(const cj_cache *c) { return c->path; }
 
 /* Code object from disk or from the build pipeline, checked, loaded. Runs
  * without the map lock; only this thread touches e until it is published. */
-static convjit_status entry_fill(cj_cache *c, const cj_kplan *p, cj_entry *e, cj_cache_src *src) {
+static convjit_status entry_fill(cj_cache *c, const cj_kplan *p, cj_entry *e, cj_cache_src *src,
+                                 int *disk_miss) {
   cj_blob blob = {0};
-  int from_disk = db_get(c, e->key, &blob);
+  int got = db_get(c, e->key, &blob), from_disk = got == 1;
+  *disk_miss = got == 0;
+  if (got == 0) cj_log(CJ_LOG_INFO, "disk cache miss: %s", p->name);
   convjit_status st = CONVJIT_OK;
   double ms = 0;
   if (!from_disk) {
@@ -373,15 +380,14 @@ convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **ou
 build:
   pthread_mutex_unlock(&c->mu);
   cj_sb_free(&key);
-  st = entry_fill(c, p, e, &src);
+  int disk_miss = 0;
+  st = entry_fill(c, p, e, &src, &disk_miss);
   pthread_mutex_lock(&c->mu);
   if (st == CONVJIT_OK) {
     e->state = ENT_READY;
     if (src == CJ_SRC_DISK) c->stats.disk_hits++;
-    else {
-      c->stats.compiled++;
-      if (c->db) c->stats.disk_misses++;
-    }
+    else c->stats.compiled++;
+    c->stats.disk_misses += (uint64_t)disk_miss;
   } else {
     e->state = ENT_FAILED;
     e->err = st;

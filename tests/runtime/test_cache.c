@@ -93,6 +93,7 @@ static void test_miss_hit_disk(void **st) {
   cj_cache_get_stats(c, &s);
   assert_int_equal(s.compiled, 1);
   assert_int_equal(s.memory_hits, 1);
+  assert_int_equal(s.disk_misses, 1); /* looked on disk once, before compiling */
   assert_int_equal(fake_device_state(dev)->loads, 1);
   close_cache(c, dev);
 
