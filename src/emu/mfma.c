@@ -8,6 +8,7 @@
  * D = C + sum into the C/D layout. */
 #include "emu/mfma.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MFMA_KMAX 128
@@ -98,6 +99,9 @@ static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_laner
         float cf;
         memcpy(&cf, &c[reg][lane], 4);
         float v = (float)((double)cf + (r ? acc1[j] : acc0[j]));
+        /* one NaN pattern, whichever operand's payload the host FPU (or a
+         * fused multiply-add in another build) would have propagated */
+        if (v != v) v = NAN;
         memcpy(&res[reg][lane], &v, 4);
       }
   }

@@ -22,7 +22,9 @@
  *   bit-exact CDNA4 model is public, so this is "the exact dot product,
  *   rounded once"; tests and users compare against it with tolerances.
  *   Denormal inputs are kept (f8f6f4 ignores MODE denorm control; bf16/fp8
- *   values here are never f32-denormal anyway). NaN/inf propagate per IEEE.
+ *   values here are never f32-denormal anyway). NaN/inf propagate per IEEE;
+ *   every NaN result is the canonical quiet NaN 0x7FC00000 (payloads would
+ *   otherwise depend on the host FPU and the compiler's use of FMA).
  * - All 64 lanes are computed; EXEC handling is the caller's (ISA.md: f8f6f4
  *   ignores EXEC).
  * - Deterministic and thread-safe: no global state besides numfmt's tables.

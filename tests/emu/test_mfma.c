@@ -283,10 +283,22 @@ static void test_fnuz_vs_ocp_and_nan(void **s) {
   emu_mfma_f32_16x16x32_fp8_fp8(a, b, c, d, 1);
   unpack_d(d, D);
   for (int j = 0; j < 16; j++) assert_true(isnan(D[5][j]));
+  for (int lane = 16; lane < 32; lane++) assert_int_equal(d[1][lane], 0x7FC00000u); /* row 5: reg 1, lanes 16..31 */
   assert_false(isnan(D[4][0]));
   emu_mfma_f32_16x16x32_fp8_fp8(a, b, c, d, 0);
   unpack_d(d, D);
   assert_true(D[5][3] == 4.0f);
+  /* a negative bf16 NaN with a payload still gives the canonical NaN */
+  memset(A, 0, sizeof A);
+  memset(Bj, 0, sizeof Bj);
+  A[2][3] = 0xFFC5;
+  Bj[7][3] = 0x3F80;
+  pack(KIND_BF16_K16, A, a);
+  pack(KIND_BF16_K16, Bj, b);
+  emu_mfma_f32_16x16x16_bf16(a, b, c, d);
+  assert_int_equal(d[2][7], 0x7FC00000u); /* D[2][7]: reg 2, lane 7 */
+  assert_int_equal(d[2][8], 0x7FC00000u); /* NaN * 0 is NaN too */
+  assert_int_equal(d[3][7], 0u);
 }
 
 static void test_f8f6f4_unsupported(void **s) {
