@@ -1,22 +1,16 @@
-/* Layout kernels run on the emulator (EMULATED, not hardware) against the
- * CPU references cj_ref_transpose / cj_ref_weight_pack: byte-exact, since
- * the kernels only move bytes (no tolerance). Hazard checker on.
+/* Layout paths on the emulator (EMULATED, not hardware) beyond the plain
+ * transposes of test_layout_emu.c: bf16 -> fp8 transposes, weight packs, and
+ * the BIG path for bf16, several samples, partial tiles and c < 64. Compared
+ * byte for byte with the CPU references (cj_ref_*): the kernels only move or
+ * convert bytes, so there is no tolerance. Hazard checker on.
  *
- * Paths covered (plan fields in parentheses):
- *   1,64,64 fp8        one full tile, 16-byte both sides
- *   2,24,1000 bf16     partial s tile, c < 64, 2 samples (16/16)
- *   2,24,1000 fp8      8-byte accesses (8/8)
- *   1,3,1001 fp8       element path (1/1), mostly masked lanes
- *   3,5,7 bf16         element path (2/2), 3 samples
- *   2,128,320 bf16     full c tiles, partial s tile, 2 load passes
- *   1,100,130 fp8      partial tiles on both edges (4/4 bytes)
- *   BIG (>= 2^31 bytes): per-block rebase; a procedural x (bytes are a hash of
- *   the offset) and a sink y that keeps only the checked tiles, run on a
- *   subset of work-groups that includes the last tile.
- *   weight pack bf16 (C 3 -> 8, tail 216 -> 224) and fp8 (C 20 -> 32, 288 -> 384)
- *
- * gfx950 kernels contain v_bitop3_b32; while the emulator's ISA table lacks
- * an instruction the gfx950 cases are skipped with the emulator's message. */
+ *   cvt 1,64,64 / 2,24,1000 / 1,3,1001 / 2,100,130   bf16 -> arch fp8 on random bit patterns
+ *   wpack bf16 (C 3 -> 8, tail 216 -> 224), fp8 (C 20 -> 32, 288 -> 384)
+ *   BIG (>= 2^31 bytes, per-block rebase): 1,1024,3456000 bf16 (7 GB),
+ *       3,1000,1000003 bf16 (partial tiles, 3 samples), 2,40,30000000 fp8
+ *       (c < 64, 8-byte stores), on a procedural x (bytes = hash of the
+ *       offset) and a sink y keeping the checked tiles; four work-groups
+ *       each, including the last tile. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -97,30 +91,6 @@ static int run_dense(const cj_kplan *p, const uint8_t *in, size_t in_bytes, cons
 
 static void fill_pattern(uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(i * 131 + (i >> 8) * 7 + 1); /* no long zero runs */
-}
-
-static void test_transpose_dense(void **state) {
-  (void)state;
-  static const struct { uint32_t eb; uint64_t n, c, s; } sh[] = {
-      {1, 1, 64, 64}, {2, 2, 24, 1000}, {1, 2, 24, 1000}, {1, 1, 3, 1001},
-      {2, 3, 5, 7},   {2, 2, 128, 320}, {1, 1, 100, 130},
-  };
-  int na = 0, skipped = 0;
-  const cj_arch *const *arches = cj_arch_list(&na);
-  for (int a = 0; a < na; a++)
-    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
-      cj_kplan p;
-      assert_int_equal(cj_kplan_transpose_init(&p, arches[a], sh[i].eb, sh[i].n, sh[i].c, sh[i].s), CONVJIT_OK);
-      size_t bytes = sh[i].n * sh[i].c * sh[i].s * sh[i].eb;
-      uint8_t *x = malloc(bytes), *want = malloc(bytes);
-      assert_true(x && want);
-      fill_pattern(x, bytes);
-      cj_ref_transpose(x, want, sh[i].eb, sh[i].n, sh[i].c, sh[i].s);
-      skipped += run_dense(&p, x, bytes, want, bytes);
-      free(x);
-      free(want);
-    }
-  if (skipped == 2 * (int)(sizeof sh / sizeof sh[0])) skip();
 }
 
 /* bf16 -> fp8 transposes on random bf16 bit patterns (NaN, inf, denormals,
@@ -239,7 +209,7 @@ static void test_transpose_big(void **state) {
   int na = 0;
   const cj_arch *const *arches = cj_arch_list(&na);
   for (int a = 0; a < na; a++) {
-    run_big(arches[a], 1, 1, 1024, 3456000);   /* the acceptance shape, fp8 (3.5 GB) */
+    /* (1,1024,3456000 fp8, the acceptance shape, is in test_layout_emu.c) */
     run_big(arches[a], 2, 1, 1024, 3456000);   /* bf16 (7 GB) */
     run_big(arches[a], 2, 3, 1000, 1000003);   /* partial tiles, 3 samples, 2-byte path */
     run_big(arches[a], 1, 2, 40, 30000000);    /* c < 64, 8-byte stores */
@@ -248,7 +218,6 @@ static void test_transpose_big(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_transpose_dense),
       cmocka_unit_test(test_transpose_cvt_dense),
       cmocka_unit_test(test_wpack_dense),
       cmocka_unit_test(test_transpose_big),
