@@ -29,27 +29,33 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
     emu_hz_op *op = NULL;
     if (mo->store) op = emu_hz_issue(w, in, EMU_HZ_LGKM, NULL);
     else if (in->o[0].count < 2 * per) return emu_fail(w, in, "ds_read2 into %u registers", in->o[0].count);
-    for (unsigned l = 0; l < 64; l++) {
-      if (!((w->exec >> l) & 1)) continue;
-      uint32_t base = emu_vread(w, vaddr, 0, l);
+    const uint32_t *arow = emu_vreg(w, vaddr, 0);
+    if (!arow) return emu_fail(w, in, "ds_*2: address is not a vector register");
+    uint32_t *rows[8] = {NULL};
+    for (unsigned k = 0; k < 2; k++)
+      for (unsigned r = 0; r < per; r++) {
+        rows[k * per + r] = mo->store ? emu_vreg(w, &in->o[1 + k], r) : emu_vreg(w, &in->o[0], k * per + r);
+        if (!rows[k * per + r]) return emu_fail(w, in, "ds_*2: data is not a vector register");
+      }
+    const int kind = mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ;
+    for (uint64_t e = w->exec; e; e &= e - 1) {
+      unsigned l = (unsigned)__builtin_ctzll(e);
+      uint32_t base = arow[l];
       uint32_t val[4];
       for (unsigned k = 0; k < 2; k++) {
         uint64_t a = (uint64_t)base + (k ? in->offset1 : in->offset0) * scale;
         CJ_TRY(lds_check(w, in, a, mo->bytes, l));
-        CJ_TRY(emu_hz_lds(w, in, (uint32_t)a, mo->bytes, mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ, 0));
+        CJ_TRY(emu_hz_lds(w, in, (uint32_t)a, mo->bytes, kind, 0));
+        uint8_t *p = w->wg->lds + a;
         if (mo->store) {
-          for (unsigned r = 0; r < per; r++) val[r] = emu_vread(w, &in->o[1 + k], r, l);
-          memcpy(w->wg->lds + a, val, mo->bytes);
+          for (unsigned r = 0; r < per; r++) memcpy(p + 4 * r, &rows[k * per + r][l], 4);
           emu_hz_op_lds(op, (uint32_t)a, mo->bytes);
         } else {
-          memcpy(val + k * per, w->wg->lds + a, mo->bytes);
+          memcpy(val + k * per, p, mo->bytes); /* both halves read before any register is written */
         }
       }
       if (!mo->store)
-        for (unsigned r = 0; r < 2 * per; r++) {
-          uint32_t *row = emu_vreg(w, &in->o[0], r);
-          if (row) row[l] = val[r];
-        }
+        for (unsigned r = 0; r < 2 * per; r++) rows[r][l] = val[r];
     }
     if (!mo->store) emu_hz_issue(w, in, EMU_HZ_LGKM, &in->o[0]);
     return CONVJIT_OK;
@@ -61,21 +67,37 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
   if (!mo->d16 && mo->bytes >= 4 && data->count < mo->bytes / 4u)
     return emu_fail(w, in, "ds access of %u bytes with a %u-register data operand", mo->bytes, data->count);
   emu_hz_op *op = mo->store ? emu_hz_issue(w, in, EMU_HZ_LGKM, NULL) : NULL;
-  uint32_t off = (uint16_t)in->offset;
-  for (unsigned l = 0; l < 64; l++) {
-    if (!((w->exec >> l) & 1)) continue;
-    uint64_t a = (uint64_t)emu_vread(w, vaddr, 0, l) + off;
+  const uint32_t off = (uint16_t)in->offset;
+  const uint32_t *arow = emu_vreg(w, vaddr, 0);
+  if (!arow) return emu_fail(w, in, "ds: address is not a vector register");
+  /* whole dwords (b32..b128): straight register rows <-> LDS */
+  unsigned ndw = (!mo->d16 && mo->bytes >= 4) ? mo->bytes / 4u : 0;
+  uint32_t *rows[4] = {NULL, NULL, NULL, NULL};
+  for (unsigned k = 0; k < ndw; k++) rows[k] = emu_vreg(w, data, k);
+  const int hz = w->hazard && w->hz;
+  const int kind = mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ;
+  for (uint64_t e = w->exec; e; e &= e - 1) {
+    unsigned l = (unsigned)__builtin_ctzll(e);
+    uint64_t a = (uint64_t)arow[l] + off;
     CJ_TRY(lds_check(w, in, a, mo->bytes, l));
-    CJ_TRY(emu_hz_lds(w, in, (uint32_t)a, mo->bytes, mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ, 0));
-    uint8_t b[16] = {0};
-    if (mo->store) {
-      emu_mem_get_lane(w, data, mo, l, b);
-      memcpy(w->wg->lds + a, b, mo->bytes);
-      emu_hz_op_lds(op, (uint32_t)a, mo->bytes);
+    if (hz) CJ_TRY(emu_hz_lds(w, in, (uint32_t)a, mo->bytes, kind, 0));
+    uint8_t *p = w->wg->lds + a;
+    if (ndw && rows[ndw - 1]) {
+      if (mo->store)
+        for (unsigned k = 0; k < ndw; k++) memcpy(p + 4 * k, &rows[k][l], 4);
+      else
+        for (unsigned k = 0; k < ndw; k++) memcpy(&rows[k][l], p + 4 * k, 4);
     } else {
-      memcpy(b, w->wg->lds + a, mo->bytes);
-      emu_mem_put_lane(w, data, mo, l, b);
+      uint8_t b[16] = {0};
+      if (mo->store) {
+        emu_mem_get_lane(w, data, mo, l, b);
+        memcpy(p, b, mo->bytes);
+      } else {
+        memcpy(b, p, mo->bytes);
+        emu_mem_put_lane(w, data, mo, l, b);
+      }
     }
+    if (op) emu_hz_op_lds(op, (uint32_t)a, mo->bytes);
   }
   if (!mo->store) emu_hz_issue(w, in, EMU_HZ_LGKM, data);
   return CONVJIT_OK;

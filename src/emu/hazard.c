@@ -2,9 +2,9 @@
  * The rules are in hazard.h; the data:
  *   per wave   up to 63 vm and 15 lgkm operations in flight (issue order),
  *              each register's pending producer (operation id, 0 = none);
- *   per group  a shadow byte for every LDS byte: the barrier epoch and wave
+ *   per group  shadow state for every LDS byte: the barrier epoch and wave
  *              of its last write, the epoch and wave mask of its readers,
- *              and how many DMA writes to it are in flight.
+ *              and how many DMA writes to it are in flight (12 bytes).
  * Epochs are stored +1 so that 0 means "never". */
 #include "emu/hazard.h"
 
@@ -44,17 +44,16 @@ typedef struct hz_wave {
   uint32_t vpend[256], apend[256], spend[128]; /* producer id per register */
 } hz_wave;
 
-typedef struct hz_byte {
-  uint32_t wep, rep;  /* epoch+1 of the last write / of the readers */
-  uint16_t rmask;     /* waves that read in epoch rep-1 */
-  uint8_t wwave;      /* wave of the last write */
-  uint8_t pend;       /* DMA writes in flight */
-} hz_byte;
-
+/* LDS shadow, one entry per byte, as separate arrays so the per-access loops
+ * stay simple enough for the compiler to vectorize. */
 typedef struct hz_wg {
   uint32_t epoch;
   uint32_t size;
-  hz_byte *b;
+  uint32_t *wep, *rep; /* epoch+1 of the last write / of the readers (0 = never) */
+  uint16_t *rmask;     /* waves that read in epoch rep-1 */
+  uint8_t *wwave;      /* wave of the last write */
+  uint8_t *pend;       /* DMA writes in flight */
+  uint32_t npend;      /* bytes with pend != 0 (0: skip that check) */
 } hz_wg;
 
 static hz_wave *HW(const emu_wave *w) { return (hz_wave *)w->hz; }
@@ -73,11 +72,16 @@ convjit_status emu_hazard_wg_begin(emu_wg *g) {
   CJ_ALLOC_CHECK(h);
   h->size = g->lds_size;
   if (h->size) {
-    h->b = calloc(h->size, sizeof *h->b);
-    if (!h->b) {
-      free(h);
-      CJ_ALLOC_CHECK(NULL);
-    }
+    h->wep = calloc(h->size, sizeof *h->wep);
+    h->rep = calloc(h->size, sizeof *h->rep);
+    h->rmask = calloc(h->size, sizeof *h->rmask);
+    h->wwave = calloc(h->size, 1);
+    h->pend = calloc(h->size, 1);
+  }
+  g->hz = h;
+  if (h->size && (!h->wep || !h->rep || !h->rmask || !h->wwave || !h->pend)) {
+    emu_hazard_wg_end(g);
+    CJ_ALLOC_CHECK(NULL);
   }
   g->hz = h;
   for (uint32_t i = 0; i < g->nwaves; i++) {
@@ -101,7 +105,13 @@ void emu_hazard_wg_end(emu_wg *g) {
     g->waves[i].hz_npending = 0;
   }
   hz_wg *h = g->hz;
-  if (h) free(h->b);
+  if (h) {
+    free(h->wep);
+    free(h->rep);
+    free(h->rmask);
+    free(h->wwave);
+    free(h->pend);
+  }
   free(h);
   g->hz = NULL;
 }
@@ -124,41 +134,66 @@ static const emu_hz_op *dma_covering(const emu_wave *w, uint32_t a) {
   return NULL;
 }
 
-convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
-  if (!w->hazard || !w->hz) return CONVJIT_OK;
+/* The slow path: find the first offending byte and say what it is. */
+static convjit_status lds_report(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
   hz_wg *h = HG(w);
   uint32_t ep = h->epoch + 1;
   uint16_t me = (uint16_t)(1u << (w->id & 15));
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t a = addr + i;
-    if (a >= h->size) break; /* bounds are exec_mem's check */
-    hz_byte *b = &h->b[a];
-    if (b->pend && !dma) {
+  for (uint32_t a = addr; a < addr + n && a < h->size; a++) {
+    if (h->pend[a] && !dma) {
       const emu_hz_op *op = dma_covering(w, a);
       return emu_fail(w, in,
                       "LDS byte 0x%x is still being written by `%s` (wave %u, offset 0x%x): no s_waitcnt vmcnt "
                       "retired that buffer-to-LDS load before this access",
                       a, op ? text_at(w, op->pc) : "buffer_load ... lds", op ? op->w->id : 0u, op ? op->pc : 0u);
     }
-    if (b->wep == ep && b->wwave != (w->id & 0xff))
+    if (h->wep[a] == ep && h->wwave[a] != (w->id & 0xff))
       return emu_fail(w, in,
                       "LDS race: wave %u %s LDS byte 0x%x written by wave %u in the same barrier epoch %u "
                       "(no s_barrier between)",
-                      w->id, kind == EMU_HZ_LDS_READ ? "reads" : "writes", a, b->wwave, h->epoch);
-    if (kind == EMU_HZ_LDS_WRITE) {
-      if (b->rep == ep && (b->rmask & ~me))
-        return emu_fail(w, in,
-                        "LDS race: wave %u writes LDS byte 0x%x read by another wave (mask 0x%x) in the same "
-                        "barrier epoch %u (no s_barrier between)",
-                        w->id, a, (unsigned)(b->rmask & ~me), h->epoch);
-      b->wep = ep;
-      b->wwave = (uint8_t)w->id;
-    } else {
-      if (b->rep != ep) {
-        b->rep = ep;
-        b->rmask = 0;
-      }
-      b->rmask |= me;
+                      w->id, kind == EMU_HZ_LDS_READ ? "reads" : "writes", a, h->wwave[a], h->epoch);
+    if (kind == EMU_HZ_LDS_WRITE && h->rep[a] == ep && (h->rmask[a] & ~me))
+      return emu_fail(w, in,
+                      "LDS race: wave %u writes LDS byte 0x%x read by another wave (mask 0x%x) in the same "
+                      "barrier epoch %u (no s_barrier between)",
+                      w->id, a, (unsigned)(h->rmask[a] & ~me), h->epoch);
+  }
+  return emu_fail(w, in, "internal: LDS hazard without a cause");
+}
+
+/* Hot (every LDS byte of every access): let GCC vectorize the byte loops. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
+  if (!w->hazard || !w->hz) return CONVJIT_OK;
+  hz_wg *h = HG(w);
+  if (addr >= h->size) return CONVJIT_OK; /* bounds are exec_mem's check */
+  if (n > h->size - addr) n = h->size - addr;
+  const uint32_t ep = h->epoch + 1;
+  const uint8_t wid = (uint8_t)w->id;
+  const uint16_t me = (uint16_t)(1u << (w->id & 15));
+  uint32_t *wep = h->wep + addr, *rep = h->rep + addr;
+  uint16_t *rmask = h->rmask + addr;
+  uint8_t *wwave = h->wwave + addr;
+  /* check: branch-free accumulation, then one test */
+  unsigned bad = 0;
+  if (h->npend && !dma)
+    for (uint32_t i = 0; i < n; i++) bad |= h->pend[addr + i];
+  for (uint32_t i = 0; i < n; i++) bad |= (wep[i] == ep) & (wwave[i] != wid);
+  if (kind == EMU_HZ_LDS_WRITE)
+    for (uint32_t i = 0; i < n; i++) bad |= (rep[i] == ep) & ((rmask[i] & ~me) != 0);
+  if (bad) return lds_report(w, in, addr, n, kind, dma);
+  /* stamp */
+  if (kind == EMU_HZ_LDS_WRITE) {
+    for (uint32_t i = 0; i < n; i++) {
+      wep[i] = ep;
+      wwave[i] = wid;
+    }
+  } else {
+    for (uint32_t i = 0; i < n; i++) {
+      rmask[i] = (uint16_t)((rep[i] == ep ? rmask[i] : 0) | me);
+      rep[i] = ep;
     }
   }
   return CONVJIT_OK;
@@ -183,19 +218,15 @@ static convjit_status complete(emu_wave *w, const emu_inst *in, emu_hz_op *op) {
     if (w->hz_npending) w->hz_npending--;
   }
   for (uint32_t k = 0; k < op->nlds; k++) {
-    for (uint32_t i = 0; i < op->lds_n[k]; i++) {
-      uint32_t a = op->lds_addr[k] + i;
-      if (a >= h->size) continue;
-      if (op->dma && h->b[a].pend) h->b[a].pend--;
-    }
+    if (op->dma)
+      for (uint32_t i = 0; i < op->lds_n[k]; i++) {
+        uint32_t a = op->lds_addr[k] + i;
+        if (a < h->size && h->pend[a] && --h->pend[a] == 0) h->npend--;
+      }
+    if (op->epoch == h->epoch) continue;
     /* Retired in a later epoch than issued: the data became visible to
      * other waves only now, so it races with their accesses of this epoch. */
-    if (op->epoch != h->epoch && st == CONVJIT_OK) {
-      int dma = op->dma;
-      op->dma = 0; /* already un-pended above */
-      st = emu_hz_lds(w, in, op->lds_addr[k], op->lds_n[k], EMU_HZ_LDS_WRITE, 1);
-      op->dma = (uint8_t)dma;
-    }
+    if (st == CONVJIT_OK) st = emu_hz_lds(w, in, op->lds_addr[k], op->lds_n[k], EMU_HZ_LDS_WRITE, 1);
   }
   op->id = 0;
   return st;
@@ -298,7 +329,7 @@ void emu_hz_op_lds(emu_hz_op *op, uint32_t addr, uint32_t n) {
     hz_wg *h = HG(op->w);
     op->dma = 1;
     for (uint32_t i = 0; i < n; i++)
-      if (addr + i < h->size && h->b[addr + i].pend < 255) h->b[addr + i].pend++;
+      if (addr + i < h->size && h->pend[addr + i] < 255 && h->pend[addr + i]++ == 0) h->npend++;
   }
 }
 
