@@ -94,12 +94,14 @@ static inline void row_axpy(double *a, const double *x, double w, int64_t n) {
   for (; q < n; q++) a[q] += w * x[q];
 }
 
-/* The compute of cj_ref_conv_fwd (arguments already checked): for each n
- * and block of KB output channels, taps in (c, t, r, s) order, each input
- * row gathered once into xs and added into the KB accumulator planes. */
+/* The compute of cj_ref_conv_fwd_mag (arguments already checked): for each
+ * n and block of KB output channels, taps in (c, t, r, s) order, each input
+ * row gathered once into xs (and |x| into xa) and added into the KB
+ * accumulator planes (planes KB.. hold the magnitudes when mag is set). */
 REF_CLONES
 static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
-                            const float *wt, const float *bias, float *y, double *acc, double *xs) {
+                            const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
+  double *xa = xs + out[2];
   const uint64_t plane = out[0] * out[1] * out[2];
   const int64_t D = (int64_t)sh->d, H = (int64_t)sh->h, W = (int64_t)sh->w;
   const int64_t Do = (int64_t)out[0], Ho = (int64_t)out[1], Wo = (int64_t)out[2];
@@ -110,7 +112,7 @@ static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], 
   for (uint64_t n = 0; n < sh->n; n++)
     for (int64_t k0 = 0; k0 < (int64_t)sh->k; k0 += KB) {
       const int64_t nk = (int64_t)sh->k - k0 < KB ? (int64_t)sh->k - k0 : KB;
-      for (uint64_t i = 0; i < plane * (uint64_t)nk; i++) acc[i] = 0.0;
+      for (uint64_t i = 0; i < plane * (uint64_t)(mag ? 2 * KB : nk); i++) acc[i] = 0.0;
       for (uint64_t c = 0; c < sh->c; c++) {
         const float *xc = x + (n * sh->c + c) * (uint64_t)(D * H * W);
         for (int64_t t = 0; t < (int64_t)sh->t; t++) {
@@ -132,10 +134,13 @@ static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], 
                   int64_t ih = oh * st[1] - pl[1] + r * dl[1];
                   int64_t xbase = (id * H + ih) * W - pl[2] + s * dl[2]; /* x index of ow = 0 */
                   for (int64_t ow = w0; ow < w1; ow++) xs[ow - w0] = (double)xc[xbase + ow * st[2]];
+                  if (mag)
+                    for (int64_t q = 0; q < w1 - w0; q++) xa[q] = fabs(xs[q]);
                   /* each output still sums its taps in (c, t, r, s) order */
                   for (int64_t kk = 0; kk < nk; kk++) {
-                    row_axpy(acc + (uint64_t)kk * plane + (uint64_t)((od * Ho + oh) * Wo + w0), xs, wv[kk],
-                             w1 - w0);
+                    uint64_t at = (uint64_t)((od * Ho + oh) * Wo + w0);
+                    row_axpy(acc + (uint64_t)kk * plane + at, xs, wv[kk], w1 - w0);
+                    if (mag) row_axpy(acc + (uint64_t)(KB + kk) * plane + at, xa, fabs(wv[kk]), w1 - w0);
                   }
                 }
               }
@@ -149,12 +154,22 @@ static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], 
         float *yp = y + (n * sh->k + k) * plane;
         const double *ap = acc + (uint64_t)kk * plane;
         for (uint64_t i = 0; i < plane; i++) yp[i] = (float)(bias ? ap[i] + b : ap[i]);
+        if (mag) {
+          float *mp = mag + (n * sh->k + k) * plane;
+          const double *mq = acc + (uint64_t)(KB + kk) * plane;
+          for (uint64_t i = 0; i < plane; i++) mp[i] = (float)(bias ? mq[i] + fabs(b) : mq[i]);
+        }
       }
     }
 }
 
 convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, const float *wt,
                                const float *bias, float *y) {
+  return cj_ref_conv_fwd_mag(sh, x, wt, bias, y, NULL);
+}
+
+convjit_status cj_ref_conv_fwd_mag(const cj_ref_conv_shape *sh, const float *x, const float *wt,
+                                   const float *bias, float *y, float *mag) {
   uint64_t out[3];
   CJ_TRY(cj_ref_conv_out_dims(sh, out));
   CJ_CHECK(x && wt && y, CONVJIT_ERR_INVALID_ARG, "ref conv: %s is NULL", !x ? "x" : !wt ? "weight" : "y");
@@ -166,17 +181,17 @@ convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, cons
   CJ_CHECK(ok, CONVJIT_ERR_OUT_OF_MEMORY, "ref conv: tensor sizes overflow 64 bits (use cj_ref_conv_point)");
   /* KB output channels share each gathered input row; their KB double
    * planes stay within ~64 MiB whatever the plane size. */
-  uint64_t kb_max = ((uint64_t)64 << 20) / (plane * sizeof(double));
+  uint64_t kb_max = ((uint64_t)64 << 20) / (plane * sizeof(double) * (mag ? 2 : 1));
   const int64_t KB = kb_max >= 8 ? 8 : kb_max >= 1 ? (int64_t)kb_max : 1;
-  double *acc = malloc((size_t)(plane * (uint64_t)KB) * sizeof(double));
-  double *xs = malloc((size_t)out[2] * sizeof(double));
+  double *acc = malloc((size_t)(plane * (uint64_t)KB * (mag ? 2 : 1)) * sizeof(double));
+  double *xs = malloc((size_t)out[2] * 2 * sizeof(double));
   if (!acc || !xs) {
     free(acc);
     free(xs);
     CJ_ALLOC_CHECK(NULL);
   }
 
-  conv_fwd_blocks(sh, out, KB, x, wt, bias, y, acc, xs);
+  conv_fwd_blocks(sh, out, KB, x, wt, bias, y, mag, acc, xs);
   free(xs);
   free(acc);
   return CONVJIT_OK;

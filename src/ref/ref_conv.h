@@ -44,6 +44,11 @@ convjit_status cj_ref_conv_out_dims(const cj_ref_conv_shape *sh, uint64_t out[3]
 convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, const float *wt,
                                const float *bias, float *y);
 
+/* The same, and mag[i] = sum |x*w| (+ |bias|) of every output: the scale
+ * for cj_ref_compare's tolerance, in one pass (mag may be NULL). */
+convjit_status cj_ref_conv_fwd_mag(const cj_ref_conv_shape *sh, const float *x, const float *wt,
+                                   const float *bias, float *y, float *mag);
+
 /* Element accessors for the sampled version: callers may compute x from its
  * indices (procedural tensors past 2^31 elements, never allocated). */
 typedef float (*cj_ref_x_at_fn)(void *user, uint64_t n, uint64_t c, uint64_t d, uint64_t h, uint64_t w);

@@ -141,9 +141,21 @@ static void test_random_full_vs_naive_vs_point(void **s) {
     assert_non_null(y);
     for (size_t i = 0; i < xn; i++) x[i] = (float)(rand_r(&seed) % 2001) / 1000.0f - 1.0f;
     for (size_t i = 0; i < wn; i++) w[i] = (float)(rand_r(&seed) % 2001) / 1000.0f - 1.0f;
-    for (int i = 0; i < 19; i++) bias[i] = (float)(rand_r(&seed) % 100) / 10.0f;
+    for (int i = 0; i < 19; i++) bias[i] = (float)(rand_r(&seed) % 100) / 10.0f - 5.0f;
     const float *bp = (it % 2) ? bias : NULL;
     assert_int_equal(cj_ref_conv_fwd(&sh, x, w, bp, y), CONVJIT_OK);
+    /* the one-pass magnitude equals the conv of |x|, |w|, |bias|, bit for bit */
+    float *y2 = malloc(yn * 4), *mag = malloc(yn * 4), *ax = malloc(xn * 4), *aw = malloc(wn * 4), *mag2 = malloc(yn * 4);
+    float abias[19];
+    assert_true(y2 && mag && ax && aw && mag2);
+    for (size_t q = 0; q < xn; q++) ax[q] = fabsf(x[q]);
+    for (size_t q = 0; q < wn; q++) aw[q] = fabsf(w[q]);
+    for (int q = 0; q < 19; q++) abias[q] = fabsf(bias[q]);
+    assert_int_equal(cj_ref_conv_fwd_mag(&sh, x, w, bp, y2, mag), CONVJIT_OK);
+    assert_int_equal(cj_ref_conv_fwd(&sh, ax, aw, bp ? abias : NULL, mag2), CONVJIT_OK);
+    assert_memory_equal(y2, y, yn * 4);
+    assert_memory_equal(mag, mag2, yn * 4);
+    free(y2), free(mag), free(ax), free(aw), free(mag2);
     arr_user xu = {&sh, x}, wu = {&sh, w};
     size_t i = 0;
     for (uint64_t n = 0; n < sh.n; n++)
@@ -167,7 +179,8 @@ static void test_random_full_vs_naive_vs_point(void **s) {
 
 /* A plane of 2^22 outputs leaves room for only 2 of the 8 accumulator
  * planes cj_ref_conv_fwd blocks K by (64 MiB budget): K = 5 runs blocks of
- * 2, 2, 1. Sampled outputs must equal the per-point version exactly. */
+ * 2, 2, 1 (and of 1 with magnitudes). Sampled outputs must equal the
+ * per-point version exactly. */
 static void test_large_plane_k_blocks(void **s) {
   (void)s;
   cj_ref_conv_shape sh = cj_ref_conv_shape_make(1, 2, 1, 1024, 4096, 5, 1, 1, 3);
@@ -190,6 +203,14 @@ static void test_large_plane_k_blocks(void **s) {
     if (full != pt) fail_msg("k %llu oh %llu ow %llu: full %.9g point %.9g", (unsigned long long)k,
                              (unsigned long long)oh, (unsigned long long)ow, full, pt);
   }
+  /* with magnitudes too, one K channel per block fits the budget: same y */
+  float *y2 = malloc(yn * 4), *mag = malloc(yn * 4);
+  assert_true(y2 && mag);
+  assert_int_equal(cj_ref_conv_fwd_mag(&sh, x, w, bias, y2, mag), CONVJIT_OK);
+  assert_memory_equal(y2, y, yn * 4);
+  assert_true(mag[(2 * 1024 + 7) * 4096 + 0] >= fabsf(y[(2 * 1024 + 7) * 4096 + 0]));
+  free(y2);
+  free(mag);
   free(x);
   free(y);
 }
