@@ -150,12 +150,12 @@ static convjit_status lds_report(emu_wave *w, const emu_inst *in, uint32_t addr,
     if (h->wep[a] == ep && h->wwave[a] != (w->id & 0xff))
       return emu_fail(w, in,
                       "LDS race: wave %u %s LDS byte 0x%x written by wave %u in the same barrier epoch %u "
-                      "(no s_barrier between)",
+                      "(no s_barrier between, or the write was not retired by an s_waitcnt before the barrier)",
                       w->id, kind == EMU_HZ_LDS_READ ? "reads" : "writes", a, h->wwave[a], h->epoch);
     if (kind == EMU_HZ_LDS_WRITE && h->rep[a] == ep && (h->rmask[a] & ~me))
       return emu_fail(w, in,
                       "LDS race: wave %u writes LDS byte 0x%x read by another wave (mask 0x%x) in the same "
-                      "barrier epoch %u (no s_barrier between)",
+                      "barrier epoch %u (no s_barrier between, or the write was not retired by an s_waitcnt before the barrier)",
                       w->id, a, (unsigned)(h->rmask[a] & ~me), h->epoch);
   }
   return emu_fail(w, in, "internal: LDS hazard without a cause");

@@ -9,7 +9,11 @@
  *     with the barrier passes;
  *   - an LDS write still pending at a barrier races with the other wave's
  *     read after it;
- *   - with the checker off, the kernel without its wait runs.
+ *   - with the checker off, the kernel without its wait runs;
+ *   - convjit's own transpose kernel (built by the project pipeline): with
+ *     all waits it passes and matches the CPU transpose; with any one of its
+ *     s_waitcnt instructions patched into s_nop in the code-object bytes, the
+ *     checker stops it with a hazard error.
  * The kernels are inline asm so LLVM cannot insert the waits itself. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +24,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "codegen/arch.h"
+#include "codegen/kplan.h"
+#include "ref/ref.h"
+#include "runtime/build.h"
 #include "support_mem.h"
 
 /* One wave; operands: $0 $1 outputs (i32 VGPRs), $2 voffset = 4*tid, $3 V# over
@@ -246,10 +254,108 @@ static void cross_wave_race(void **state) {
   }
 }
 
+
+/* ---- a real convjit kernel with one s_waitcnt removed ----------------------- */
+
+static void mixbytes(uint8_t *x, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    x[i] = (uint8_t)(h >> 56);
+  }
+}
+
+/* Runs the code object on an (n, c, s) bf16 transpose; 0 = matched the reference. */
+static convjit_status run_transpose(const char *arch, const cj_blob *co, const char *kname, const cj_kplan *p,
+                                    int *match) {
+  emu_ctx *ctx;
+  emu_options o = {sizeof o, 1, 1};
+  assert_int_equal(emu_ctx_create(arch, &o, &ctx), CONVJIT_OK);
+  emu_module *mod;
+  assert_int_equal(emu_module_load(ctx, co->data, co->size, &mod), CONVJIT_OK);
+  const emu_kernel *k;
+  assert_int_equal(emu_kernel_get(mod, kname, &k), CONVJIT_OK);
+  const uint64_t n = 2, c = 24, sp = 1000, bytes = n * c * sp * 2;
+  uint8_t *x = malloc(bytes), *y = malloc(bytes), *ref = malloc(bytes);
+  mixbytes(x, bytes);
+  emu_mem *m = emu_ctx_mem(ctx);
+  uint64_t dx, dy;
+  assert_int_equal(emu_mem_alloc(m, bytes, &dx), CONVJIT_OK);
+  assert_int_equal(emu_mem_alloc(m, bytes, &dy), CONVJIT_OK);
+  assert_int_equal(emu_mem_h2d(m, dx, x, bytes), CONVJIT_OK);
+  uint64_t args[2] = {dx, dy};
+  uint32_t grid[3] = {(uint32_t)p->grid[0], (uint32_t)p->grid[1], (uint32_t)p->grid[2]};
+  convjit_status st = emu_launch(k, grid, p->block, args, sizeof args, NULL, NULL);
+  if (st == CONVJIT_OK) {
+    assert_int_equal(emu_mem_d2h(m, y, dy, bytes), CONVJIT_OK);
+    cj_ref_transpose(x, ref, 2, n, c, sp);
+    *match = memcmp(y, ref, bytes) == 0;
+  }
+  free(x);
+  free(y);
+  free(ref);
+  emu_module_unload(mod);
+  emu_ctx_destroy(ctx);
+  return st;
+}
+
+static void real_kernel_waitcnt_removed(void **state) {
+  (void)state;
+  for (int ai = 0; ai < 2; ai++) {
+    const char *arch = ai ? "gfx950" : "gfx942";
+    cj_kplan p;
+    assert_int_equal(cj_kplan_transpose_init(&p, cj_arch_from_name(arch), 2, 2, 24, 1000), CONVJIT_OK);
+    cj_built b;
+    assert_int_equal(cj_build_kernel(&p, 0, &b), CONVJIT_OK);
+    int match = 0;
+    assert_int_equal(run_transpose(arch, &b.code_object, p.name, &p, &match), CONVJIT_OK);
+    assert_true(match);
+    /* locate .text inside the ELF bytes, then every s_waitcnt (SOPP op 12: 0xBF8C....) */
+    const cj_blob *text = &b.co->text;
+    uint8_t *elf = b.code_object.data;
+    uint8_t *t0 = memmem(elf, b.code_object.size, text->data, text->size);
+    assert_non_null(t0);
+    int waits = 0, caught = 0;
+    for (size_t off = 0; off + 4 <= text->size; off += 4) {
+      uint32_t wd;
+      memcpy(&wd, t0 + off, 4);
+      if ((wd & 0xFFFF0000u) != 0xBF8C0000u) continue;
+      /* 4-byte aligned words only approximate the instruction stream (a
+       * literal could look like this); the emulator's decode of the patched
+       * object decides: a word that was not an instruction changes nothing. */
+      const uint32_t nop = 0xBF800000u; /* s_nop 0 */
+      memcpy(t0 + off, &nop, 4);
+      convjit_status st = run_transpose(arch, &b.code_object, p.name, &p, &match);
+      memcpy(t0 + off, &wd, 4);
+      waits++;
+      if (st == CONVJIT_OK) {
+        fprintf(stderr, "%s: s_waitcnt 0x%04x at .text+0x%zx removed: not caught (result %s)\n", arch, wd & 0xffff,
+                off, match ? "still correct" : "WRONG");
+        continue;
+      }
+      const char *e = cj_error_text();
+      assert_int_equal(st, CONVJIT_ERR_EMULATION);
+      if (!strstr(e, "missing wait") && !strstr(e, "LDS race") && !strstr(e, "still being written")) {
+        fprintf(stderr, "unexpected error: %s\n", e);
+        fail();
+      }
+      caught++;
+      const char *why = strstr(e, "': ");
+      fprintf(stderr, "%s: s_waitcnt 0x%04x at .text+0x%zx removed: %.150s\n", arch, wd & 0xffff, off, why ? why + 3 : e);
+    }
+    fprintf(stderr, "%s transpose: %d s_waitcnt removed one at a time, %d caught\n", arch, waits, caught);
+    assert_true(waits >= 3);
+    assert_int_equal(caught, waits);
+    cj_built_free(&b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(vmcnt_missing_wait), cmocka_unit_test(vmcnt_in_order),  cmocka_unit_test(overwrite_pending),
       cmocka_unit_test(lgkm_ds_and_smem),   cmocka_unit_test(dma_pending_lds), cmocka_unit_test(cross_wave_race),
+      cmocka_unit_test(real_kernel_waitcnt_removed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
