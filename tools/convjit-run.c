@@ -31,6 +31,7 @@ typedef struct run_args {
   int64_t stride[3], dil[3], pad_lo[3], pad_hi[3];
   int have_stride, have_dil, have_pad;
   int bias, check, json, no_disk, op_given;
+  int quiet_unsupported; /* an optional job: UNSUPPORTED is reported by the caller */
   uint64_t seed;
   cj_select_opts forced;
 } run_args;
@@ -168,7 +169,8 @@ static void fill_random(void *dst, float *vals, size_t n, int eb, cj_nf_fp8 fmt,
   do {                                                                                        \
     convjit_status s_ = (call);                                                               \
     if (s_ != CONVJIT_OK) {                                                                   \
-      fprintf(stderr, "convjit-run: %s: %s\n", convjit_status_string(s_), convjit_last_error()); \
+      if (s_ != CONVJIT_ERR_UNSUPPORTED || !a->quiet_unsupported)                            \
+        fprintf(stderr, "convjit-run: %s: %s\n", convjit_status_string(s_), convjit_last_error()); \
       rc = s_;                                                                                \
       goto done;                                                                              \
     }                                                                                         \
@@ -216,25 +218,32 @@ static void print_text(const run_args *a, const convjit_context_info *ci, const 
   (void)a;
 }
 
-static void print_json(const run_args *a, const convjit_context_info *ci, const convjit_plan *plan,
-                       const run_result *r) {
-  printf("{\"op\":\"%s\",\"device\":\"%s\",\"arch\":\"%s\",\"dtype\":\"%s\",\"shape\":[", a->op, ci->device,
-         ci->arch, a->dtype);
-  for (int i = 0; i < a->nshape; i++) printf("%s%lld", i ? "," : "", (long long)a->shape[i]);
-  printf("],\"checked\":%s,\"pass\":%s,\"max_abs_err\":%.6g,\"max_rel_err\":%.6g,", r->checked ? "true" : "false",
-         r->checked ? (r->pass ? "true" : "false") : "null", r->max_abs, r->max_rel);
-  printf("\"compile_ms\":%.3f,\"plan_ms\":%.3f,\"cache_hits\":%d,\"time_ms\":%.6f,\"time_kind\":\"%s\",",
-         r->compile_ms, r->plan_ms, r->cache_hits, r->kernel_ms, ci->emulated ? "emulated" : "device");
-  printf("\"kernels\":[");
+/* One job as a JSON object (obj) and its kernels as JSON array items (kern). */
+static void json_job(const run_args *a, const convjit_context_info *ci, const convjit_plan *plan,
+                     const run_result *r, cj_strbuf *obj, cj_strbuf *kern) {
+  cj_sb_printf(obj, "{\"op\":\"%s\",\"device\":\"%s\",\"arch\":\"%s\",\"dtype\":\"%s\",\"shape\":[", a->op, ci->device,
+               ci->arch, a->dtype);
+  for (int i = 0; i < a->nshape; i++) cj_sb_printf(obj, "%s%lld", i ? "," : "", (long long)a->shape[i]);
+  cj_sb_printf(obj, "],\"checked\":%s,\"pass\":%s,\"max_abs_err\":%.6g,\"max_rel_err\":%.6g,",
+               r->checked ? "true" : "false", r->checked ? (r->pass ? "true" : "false") : "null", r->max_abs,
+               r->max_rel);
+  cj_sb_printf(obj, "\"compile_ms\":%.3f,\"plan_ms\":%.3f,\"cache_hits\":%d,\"time_ms\":%.6f,\"time_kind\":\"%s\",",
+               r->compile_ms, r->plan_ms, r->cache_hits, r->kernel_ms, ci->emulated ? "emulated" : "device");
+  size_t k0 = kern->len;
   for (int i = 0; i < r->nkernels; i++) {
     convjit_kernel_info ki = {.struct_size = sizeof ki};
     if (convjit_plan_kernel_info(plan, i, &ki) != CONVJIT_OK) continue;
-    printf("%s{\"name\":\"%s\",\"stage\":\"%s\",\"vgpr\":%u,\"agpr\":%u,\"sgpr\":%u,\"lds_bytes\":%u,"
-           "\"scratch_bytes\":%u,\"vgpr_spills\":%u,\"sgpr_spills\":%u,\"cache\":\"%s\",\"compile_ms\":%.3f}",
-           i ? "," : "", ki.name, ki.stage, ki.vgpr, ki.agpr, ki.sgpr, ki.lds_bytes, ki.scratch_bytes,
-           ki.vgpr_spills, ki.sgpr_spills, src_name(ki.source), ki.compile_ms);
+    cj_sb_printf(kern,
+                 "%s{\"name\":\"%s\",\"stage\":\"%s\",\"vgpr\":%u,\"agpr\":%u,\"sgpr\":%u,\"lds_bytes\":%u,"
+                 "\"scratch_bytes\":%u,\"vgpr_spills\":%u,\"sgpr_spills\":%u,\"cache\":\"%s\",\"compile_ms\":%.3f}",
+                 kern->len ? "," : "", ki.name, ki.stage, ki.vgpr, ki.agpr, ki.sgpr, ki.lds_bytes, ki.scratch_bytes,
+                 ki.vgpr_spills, ki.sgpr_spills, src_name(ki.source), ki.compile_ms);
   }
-  printf("]%s%s%s}\n", r->note[0] ? ",\"note\":\"" : "", r->note, r->note[0] ? "\"" : "");
+  const char *mine = kern->s ? kern->s + k0 : "";
+  if (*mine == ',') mine++;
+  cj_sb_printf(obj, "\"kernels\":[%s]", mine);
+  if (r->note[0]) cj_sb_printf(obj, ",\"note\":\"%s\"", r->note);
+  cj_sb_printf(obj, "}");
 }
 
 /* ---- the two ops --------------------------------------------------------------- */
@@ -500,31 +509,94 @@ int main(int argc, char **argv) {
   }
   convjit_context_info ci = {.struct_size = sizeof ci};
   convjit_context_get_info(ctx, &ci);
-  run_result r;
-  memset(&r, 0, sizeof r);
-  convjit_plan *plan = NULL;
-  int rc;
+  /* Jobs: the one asked for; with no shape and no --op, the default conv
+   * in bf16 and then in fp8 (skipped while no fp8 kernel exists), or the
+   * transpose while no conv kernel exists. */
+  enum { MAXJOB = 2 };
+  run_args ja[MAXJOB];
+  run_result jr[MAXJOB];
+  convjit_plan *jp[MAXJOB] = {NULL, NULL};
+  int njobs = 0, rc = 0;
+  char skipped[300] = "";
+  memset(jr, 0, sizeof jr);
+  ja[0] = a;
   if (!strcmp(a.op, "conv")) {
-    rc = run_conv(ctx, ci.arch, &a, &plan, &r);
+    rc = run_conv(ctx, ci.arch, &ja[0], &jp[0], &jr[0]);
     if (rc == CONVJIT_ERR_UNSUPPORTED && defaulted && !a.op_given) {
       /* no conv kernel yet: the default job is the layer's activation transpose */
       if (!a.json) printf("conv: %s; running the default transpose job instead\n", convjit_last_error());
-      convjit_plan_destroy(plan);
-      plan = NULL;
-      memset(&r, 0, sizeof r);
-      default_transpose(&a);
-      rc = run_transpose(ctx, &a, &plan, &r);
+      convjit_plan_destroy(jp[0]);
+      jp[0] = NULL;
+      memset(&jr[0], 0, sizeof jr[0]);
+      default_transpose(&ja[0]);
+      rc = run_transpose(ctx, &ja[0], &jp[0], &jr[0]);
+    } else if (rc == 0 && defaulted && !a.op_given && !strcmp(a.dtype, "bf16")) {
+      ja[1] = a;
+      ja[1].dtype = "fp8";
+      ja[1].quiet_unsupported = 1;
+      int rc2 = run_conv(ctx, ci.arch, &ja[1], &jp[1], &jr[1]);
+      if (rc2 == CONVJIT_ERR_UNSUPPORTED) {
+        snprintf(skipped, sizeof skipped, "fp8 conv: %s", convjit_last_error());
+        convjit_plan_destroy(jp[1]);
+        jp[1] = NULL;
+      } else {
+        rc = rc2;
+        njobs = 1; /* counted below */
+      }
     }
   } else {
-    rc = run_transpose(ctx, &a, &plan, &r);
+    rc = run_transpose(ctx, &ja[0], &jp[0], &jr[0]);
   }
-  if (rc == 0 && plan) {
-    if (a.json) print_json(&a, &ci, plan, &r);
-    else print_text(&a, &ci, plan, &r);
+  njobs += 1;
+  int all_pass = 1, any_checked = 0;
+  for (int i = 0; i < njobs; i++) {
+    any_checked |= jr[i].checked;
+    if (jr[i].checked && !jr[i].pass) all_pass = 0;
   }
-  convjit_plan_destroy(plan);
+  if (rc == 0) {
+    if (a.json) {
+      cj_strbuf obj = {0}, kern = {0}, objs = {0};
+      for (int i = 0; i < njobs; i++) {
+        obj.len = 0;
+        json_job(&ja[i], &ci, jp[i], &jr[i], &obj, &kern);
+        cj_sb_printf(&objs, "%s%s", i ? "," : "", obj.s ? obj.s : "");
+      }
+      if (njobs == 1) {
+        /* one job: its object, plus why the fp8 half was skipped */
+        if (skipped[0] && objs.len) {
+          objs.s[--objs.len] = 0; /* drop the closing brace */
+          cj_sb_printf(&objs, ",\"skipped\":\"%s\"}", skipped);
+        }
+        printf("%s\n", objs.s ? objs.s : "{}");
+      } else {
+        double mabs = 0, mrel = 0, cms = 0;
+        int hits = 0;
+        for (int i = 0; i < njobs; i++) {
+          mabs = jr[i].max_abs > mabs ? jr[i].max_abs : mabs;
+          mrel = jr[i].max_rel > mrel ? jr[i].max_rel : mrel;
+          cms += jr[i].compile_ms;
+          hits += jr[i].cache_hits;
+        }
+        printf("{\"checked\":%s,\"pass\":%s,\"max_abs_err\":%.6g,\"max_rel_err\":%.6g,\"compile_ms\":%.3f,"
+               "\"cache_hits\":%d,\"kernels\":[%s],\"jobs\":[%s]}\n",
+               any_checked ? "true" : "false", any_checked ? (all_pass ? "true" : "false") : "null", mabs, mrel, cms,
+               hits, kern.s ? kern.s : "", objs.s ? objs.s : "");
+      }
+      cj_sb_free(&obj);
+      cj_sb_free(&kern);
+      cj_sb_free(&objs);
+    } else {
+      for (int i = 0; i < njobs; i++) {
+        if (njobs > 1) printf("== job %d: %s %s ==\n", i + 1, ja[i].op, ja[i].dtype);
+        print_text(&ja[i], &ci, jp[i], &jr[i]);
+      }
+      if (skipped[0]) printf("skipped: %s\n", skipped);
+      if (njobs > 1 && any_checked) printf("overall: %s\n", all_pass ? "PASS" : "FAIL");
+    }
+  }
+  for (int i = 0; i < MAXJOB; i++) convjit_plan_destroy(jp[i]);
   convjit_context_destroy(ctx);
   if (rc == -2) return 2; /* usage */
   if (rc) return 3;       /* a convjit error (printed) */
-  return r.checked && !r.pass ? 1 : 0;
+  return any_checked && !all_pass ? 1 : 0;
 }
