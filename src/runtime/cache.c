@@ -1,5 +1,8 @@
 /* Kernel cache: memory map + SQLite disk level. Contract in cache.h. */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -41,11 +44,54 @@ struct cj_cache {
 
 /* ---- keys ---------------------------------------------------------------- */
 
+/* The GNU build-id of the binary holding this code (libconvjit.so, or a
+ * tool linked statically): kernel generators change between builds of one
+ * version, so a code object is only reused by the build that made it.
+ * "none" if the linker wrote no build-id. */
+static char g_build_id[48] = "none";
+static pthread_once_t g_build_id_once = PTHREAD_ONCE_INIT;
+
+static int build_id_cb(struct dl_phdr_info *info, size_t size, void *user) {
+  (void)size;
+  uintptr_t self = (uintptr_t)user;
+  int mine = 0;
+  for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    mine = ph->p_type == PT_LOAD && self >= lo && self < lo + ph->p_memsz;
+  }
+  if (!mine) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const uint8_t *n = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = n + ph->p_memsz;
+    while (n + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *h = (const ElfW(Nhdr) *)n;
+      const uint8_t *name = n + sizeof *h, *desc = name + ((h->n_namesz + 3) & ~3u);
+      if (desc + h->n_descsz > end) break;
+      if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+        size_t m = h->n_descsz < 20 ? h->n_descsz : 20;
+        for (size_t k = 0; k < m; k++) snprintf(g_build_id + 2 * k, 3, "%02x", desc[k]);
+        return 1;
+      }
+      n = desc + ((h->n_descsz + 3) & ~3u);
+    }
+  }
+  return 1;
+}
+
+static void build_id_init(void) { dl_iterate_phdr(build_id_cb, (void *)(uintptr_t)&build_id_init); }
+
+const char *cj_cache_build_id(void) {
+  pthread_once(&g_build_id_once, build_id_init);
+  return g_build_id;
+}
+
 convjit_status cj_cache_key(const cj_kplan *p, cj_strbuf *key) {
   CJ_CHECK(p && p->arch, CONVJIT_ERR_INTERNAL, "cache key of a plan without arch");
   cj_kplan_key(p, key);
-  cj_sb_printf(key, "|arch=%s%s%s|llvm=%s|convjit=%s", p->arch->name, p->arch->features[0] ? ":" : "",
-               p->arch->features, CJ_LLVM_VERSION, CJ_VERSION_STRING);
+  cj_sb_printf(key, "|arch=%s%s%s|llvm=%s|convjit=%s|build=%s", p->arch->name, p->arch->features[0] ? ":" : "",
+               p->arch->features, CJ_LLVM_VERSION, CJ_VERSION_STRING, cj_cache_build_id());
   CJ_CHECK(!key->oom && key->s, CONVJIT_ERR_OUT_OF_MEMORY, "out of memory building a cache key");
   return CONVJIT_OK;
 }

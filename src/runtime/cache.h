@@ -13,8 +13,9 @@
  *           is logged; none is an error for the caller.
  *
  * Full key = cj_kplan_key + arch name and features + LLVM version
- * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING): a code object is
- * never reused across compilers or convjit releases.
+ * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING) + the GNU
+ * build-id of the binary holding convjit: a code object is never reused
+ * across compilers, releases, or rebuilds with changed kernel generators.
  *
  * The resource policy (cj_check_resources) is applied to every kernel
  * before it is stored or loaded: a spilling kernel is CONVJIT_ERR_RESOURCE.
@@ -63,6 +64,8 @@ convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **ou
 void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
 /* The SQLite file in use, or "" when the disk level is off. */
 const char *cj_cache_disk_path(const cj_cache *c);
+/* The build-id text used in keys (40 hex digits, or "none"). */
+const char *cj_cache_build_id(void);
 /* Full key of a plan (for tests and tools); caller frees with cj_sb_free. */
 convjit_status cj_cache_key(const cj_kplan *p, cj_strbuf *key);
 

@@ -298,6 +298,24 @@ static void test_key(void **st) {
   assert_non_null(strstr(k.s, "arch=gfx942"));
   assert_non_null(strstr(k.s, "llvm=" CJ_LLVM_VERSION));
   assert_non_null(strstr(k.s, "convjit=" CJ_VERSION_STRING));
+  /* the build-id of this test binary, as readelf -n would print it */
+  const char *id = cj_cache_build_id();
+  assert_true(strlen(id) == 40 || !strcmp(id, "none"));
+  char want[64];
+  snprintf(want, sizeof want, "build=%s", id);
+  assert_non_null(strstr(k.s, want));
+  /* independently: the note as llvm-readelf reads it from the executable */
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "%s/llvm-readelf -n /proc/%d/exe", CJ_LLVM_BINDIR, (int)getpid());
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  char line[256], found[64] = "none";
+  while (fgets(line, sizeof line, f)) {
+    char *b = strstr(line, "Build ID: ");
+    if (b) sscanf(b + 10, "%63s", found);
+  }
+  pclose(f);
+  assert_string_equal(id, found);
   cj_sb_free(&k);
 }
 
