@@ -127,7 +127,8 @@ static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], 
               if (w1 <= w0) continue;
               double wv[8];
               int64_t tap = (t * (int64_t)sh->r + r) * (int64_t)sh->s + s;
-              for (int64_t kk = 0; kk < nk; kk++) wv[kk] = wt[((uint64_t)(k0 + kk) * sh->c + c) * (uint64_t)taps + (uint64_t)tap];
+              for (int64_t kk = 0; kk < nk; kk++)
+                wv[kk] = wt[((uint64_t)(k0 + kk) * sh->c + c) * (uint64_t)taps + (uint64_t)tap];
               for (int64_t od = d0; od < d1; od++) {
                 int64_t id = od * st[0] - pl[0] + t * dl[0];
                 for (int64_t oh = h0; oh < h1; oh++) {

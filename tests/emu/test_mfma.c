@@ -9,9 +9,10 @@
  * are observable only through summation order (ISA.md section 1); what these
  * tests pin down is the row/column placement and the A-B pairing.
  * Covers: each MFMA kind on random inputs with C accumulation, one-hot
- * placement of every A and B element, d aliasing or overlapping c or a, fp8 subnormals and max values, mixed E4M3/E5M2,
- * FNUZ vs OCP interpretation of the same bytes, NaN propagation and the
- * unsupported f8f6f4 formats. */
+ * placement of every A and B element, d aliasing or overlapping c or a,
+ * fp8 subnormals and max values, mixed E4M3/E5M2, FNUZ vs OCP reading of
+ * the same bytes, NaN propagation (canonical NaN) and the unsupported
+ * f8f6f4 formats. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

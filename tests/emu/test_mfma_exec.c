@@ -5,8 +5,9 @@
  * MFMAs and stores D. The path covered is the emulator's operand routing in
  * exec_valu.c: VGPR and AGPR sources (LLVM puts C/D in AGPRs; inline asm
  * forces A/B into AGPRs), an inline-constant 0 accumulator, chained
- * accumulation, an f8f6f4 under a partial EXEC (all lanes computed), cbsz/blgp format selection, and the per-arch reading of the
- * same fp8 opcode (gfx942 FNUZ, gfx950 OCP).
+ * accumulation, an f8f6f4 under a partial EXEC (all lanes computed),
+ * cbsz/blgp format selection, and the per-arch reading of the same fp8
+ * opcode (gfx942 FNUZ, gfx950 OCP).
  *
  * Expected D: a naive double matmul of the logical matrices, decoded by
  * numfmt (tolerance below), and bit equality with a direct call of
