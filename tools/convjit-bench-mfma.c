@@ -2,13 +2,16 @@
  *
  * Prints, for each MFMA the emulator models, the multiply-adds per second
  * one host core achieves in src/emu/mfma.c (issue 3 asks >= 2e8 for the fp8
- * 16x16x128). This measures the emulator, not a GPU.
+ * 16x16x128). This measures the emulator, not a GPU. The rate is per second
+ * of this thread's CPU time (a loaded machine steals wall time, not work);
+ * the wall-clock rate is printed beside it.
  *
  *   convjit-bench-mfma [--seconds S] [--json]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "emu/mfma.h"
 #include "util/cj.h"
@@ -24,6 +27,12 @@ static const struct {
   [BENCH_FP8_K32] = {"v_mfma_f32_16x16x32_fp8_fp8 (gfx942 fnuz)", 32, 2},
   [BENCH_F8F6F4_K128] = {"v_mfma_f32_16x16x128_f8f6f4 fp8 (gfx950)", 128, 8},
 };
+
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void run_one(int kind, emu_lanereg *a, emu_lanereg *b, emu_lanereg *acc) {
   switch (kind) {
@@ -73,29 +82,35 @@ int main(int argc, char **argv) {
   }
   static emu_lanereg a[8], b[8], acc[4];
   unsigned seed = 1;
-  double rate[BENCH_N];
+  double rate[BENCH_N], wall_rate[BENCH_N];
   for (int kind = 0; kind < BENCH_N; kind++) {
     fill(kind, a, kinds[kind].nregs, &seed);
     fill(kind, b, kinds[kind].nregs, &seed);
     memset(acc, 0, sizeof acc);
     long iters = 0;
-    double t0 = cj_now_ms(), t;
+    double t0 = cj_now_ms(), c0 = thread_cpu_s(), t;
     do {
       for (int r = 0; r < 64; r++) run_one(kind, a, b, acc);
       iters += 64;
       t = cj_now_ms();
     } while (t - t0 < seconds * 1000.0);
-    rate[kind] = (double)iters * 256.0 * kinds[kind].k / ((t - t0) / 1000.0);
+    double macs = (double)iters * 256.0 * kinds[kind].k, cpu = thread_cpu_s() - c0;
+    rate[kind] = macs / (cpu > 0 ? cpu : 1e-9);
+    wall_rate[kind] = macs / ((t - t0) / 1000.0);
   }
   if (json) {
-    printf("{\"label\": \"emulator MFMA throughput (host CPU)\", \"threads\": 1, \"macs_per_second\": {");
+    printf("{\"label\": \"emulator MFMA throughput (host CPU)\", \"threads\": 1, \"macs_per_cpu_second\": {");
     for (int kind = 0; kind < BENCH_N; kind++)
       printf("%s\"%s\": %.4g", kind ? ", " : "", kinds[kind].name, rate[kind]);
+    printf("}, \"macs_per_wall_second\": {");
+    for (int kind = 0; kind < BENCH_N; kind++)
+      printf("%s\"%s\": %.4g", kind ? ", " : "", kinds[kind].name, wall_rate[kind]);
     printf("}}\n");
   } else {
-    printf("emulator MFMA throughput (host CPU), one thread, multiply-adds per second per core\n");
+    printf("emulator MFMA throughput (host CPU), one thread: multiply-adds per CPU second of one core"
+           " (per wall second)\n");
     for (int kind = 0; kind < BENCH_N; kind++)
-      printf("  %-44s %10.3g MAC/s\n", kinds[kind].name, rate[kind]);
+      printf("  %-44s %10.3g MAC/s  (%.3g)\n", kinds[kind].name, rate[kind], wall_rate[kind]);
   }
   return 0;
 }
