@@ -3,9 +3,9 @@
  * launch hooks that make no-return f32 atomics deterministic.
  *
  * Atomics: a no-return f32 add (no glc/sc0) is appended to its workgroup's
- * log in program order; when the launch ends, the logs are applied in
- * workgroup linear-id order, so the float sums are bit-identical for any
- * host thread count. Consequence: a kernel cannot observe its own no-return
+ * log in program order; the logs are applied in workgroup linear-id order
+ * (each as soon as all smaller ids are done, the rest at the end of the
+ * launch), so the float sums are bit-identical for any host thread count. Consequence: a kernel cannot observe its own no-return
  * atomics with a later load in the same launch (none of convjit's kernels
  * do; split-K finalizes in a separate kernel). An atomic with return is
  * applied at once under a lock; its returned values then depend on the
@@ -165,10 +165,19 @@ convjit_status emu_x_smem(emu_wave *w, const emu_inst *in) {
 
 typedef struct atom_rec { uint64_t addr; float v; } atom_rec;
 typedef struct wg_log { uint64_t linear; atom_rec *r; size_t n, cap; } wg_log;
+/* Finished workgroups wait in `done` (sorted by linear id, empty logs too)
+ * until every smaller linear id has finished: the prefix 0, 1, 2, ... is
+ * applied as soon as it is complete, so a full launch holds only the logs of
+ * workgroups in flight. A launch that skips ids (workgroup subset) stalls the
+ * prefix at the first skipped id and applies the rest, sorted, at the end.
+ * Either way the adds land in linear-id order for any thread count. */
 typedef struct launch_mem {
   pthread_mutex_t lock;
-  wg_log *logs;   /* finished workgroups that logged something */
+  emu_run *L;
+  uint64_t cursor;    /* every id below it has been applied */
+  wg_log *done;       /* finished, not yet applied, sorted by linear id */
   size_t n, cap;
+  convjit_status st;  /* first failure while applying */
 } launch_mem;
 
 convjit_status emu_mem_log_atomic(emu_wave *w, const emu_inst *in, uint64_t addr, float v, int lane) {
@@ -200,6 +209,7 @@ convjit_status emu_mem_launch_begin(emu_run *L) {
   launch_mem *lm = calloc(1, sizeof *lm);
   CJ_ALLOC_CHECK(lm);
   pthread_mutex_init(&lm->lock, NULL);
+  lm->L = L;
   L->mem = lm;
   return CONVJIT_OK;
 }
@@ -212,13 +222,34 @@ convjit_status emu_mem_wg_begin(emu_wg *g) {
   return CONVJIT_OK;
 }
 
+static convjit_status apply_log(launch_mem *lm, const wg_log *lg) {
+  emu_mem *m = lm->L->ctx->mem;
+  emu_access_ctx c = {lm->L->k && lm->L->k->info ? lm->L->k->info->name : "?", 0, "logged atomic add", -1};
+  for (size_t k = 0; k < lg->n; k++) CJ_TRY(emu_mem_atomic_add_f32(m, lg->r[k].addr, lg->r[k].v, NULL, &c));
+  return CONVJIT_OK;
+}
+
+/* Caller holds the lock: applies the complete prefix (or everything). */
+static void apply_ready(launch_mem *lm, int all) {
+  size_t k = 0;
+  while (k < lm->n && (all || lm->done[k].linear == lm->cursor)) {
+    if (lm->st == CONVJIT_OK) lm->st = apply_log(lm, &lm->done[k]);
+    free(lm->done[k].r);
+    lm->cursor = lm->done[k].linear + 1;
+    k++;
+  }
+  if (k) {
+    memmove(lm->done, lm->done + k, (lm->n - k) * sizeof *lm->done);
+    lm->n -= k;
+  }
+}
+
 convjit_status emu_mem_wg_end(emu_wg *g, convjit_status st) {
   wg_log *lg = g->mem;
   g->mem = NULL;
-  if (!lg) return CONVJIT_OK;
   launch_mem *lm = g->L ? g->L->mem : NULL;
-  if (st != CONVJIT_OK || !lm || lg->n == 0) {
-    free(lg->r);
+  if (!lm || !lg || st != CONVJIT_OK) {
+    if (lg) free(lg->r);
     free(lg);
     return CONVJIT_OK;
   }
@@ -226,44 +257,43 @@ convjit_status emu_mem_wg_end(emu_wg *g, convjit_status st) {
   pthread_mutex_lock(&lm->lock);
   if (lm->n == lm->cap) {
     size_t nc = lm->cap ? lm->cap * 2 : 64;
-    wg_log *nl = realloc(lm->logs, nc * sizeof *nl);
+    wg_log *nl = realloc(lm->done, nc * sizeof *nl);
     if (nl) {
-      lm->logs = nl;
+      lm->done = nl;
       lm->cap = nc;
     }
   }
-  if (lm->n < lm->cap) lm->logs[lm->n++] = *lg;
-  else {
-    free(lg->r);
+  if (lm->n < lm->cap) {
+    size_t pos = lm->n; /* insert sorted by linear id (usually near the end) */
+    while (pos > 0 && lm->done[pos - 1].linear > lg->linear) pos--;
+    memmove(lm->done + pos + 1, lm->done + pos, (lm->n - pos) * sizeof *lm->done);
+    lm->done[pos] = *lg;
+    lm->n++;
+    lg->r = NULL;
+    apply_ready(lm, 0);
+    rs = lm->st;
+  } else {
     rs = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory for the atomic log");
   }
   pthread_mutex_unlock(&lm->lock);
+  free(lg->r);
   free(lg);
   return rs;
-}
-
-static int cmp_log(const void *a, const void *b) {
-  const wg_log *x = a, *y = b;
-  return x->linear < y->linear ? -1 : x->linear > y->linear;
 }
 
 convjit_status emu_mem_launch_end(emu_run *L, convjit_status st) {
   launch_mem *lm = L->mem;
   L->mem = NULL;
   if (!lm) return CONVJIT_OK;
-  convjit_status rs = CONVJIT_OK;
-  if (st == CONVJIT_OK && lm->n) {
-    qsort(lm->logs, lm->n, sizeof *lm->logs, cmp_log);
-    emu_mem *m = L->ctx->mem;
-    for (size_t i = 0; i < lm->n && rs == CONVJIT_OK; i++)
-      for (size_t k = 0; k < lm->logs[i].n && rs == CONVJIT_OK; k++) {
-        emu_access_ctx c = {L->k && L->k->info ? L->k->info->name : "?", 0, "logged atomic add", -1};
-        rs = emu_mem_atomic_add_f32(m, lm->logs[i].r[k].addr, lm->logs[i].r[k].v, NULL, &c);
-      }
+  if (st == CONVJIT_OK) {
+    pthread_mutex_lock(&lm->lock);
+    apply_ready(lm, 1);
+    pthread_mutex_unlock(&lm->lock);
   }
-  for (size_t i = 0; i < lm->n; i++) free(lm->logs[i].r);
-  free(lm->logs);
+  convjit_status rs = lm->st;
+  for (size_t i = 0; i < lm->n; i++) free(lm->done[i].r);
+  free(lm->done);
   pthread_mutex_destroy(&lm->lock);
   free(lm);
-  return rs;
+  return st == CONVJIT_OK ? rs : CONVJIT_OK;
 }

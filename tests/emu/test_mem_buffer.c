@@ -466,6 +466,28 @@ static void atomic_add_deterministic(void **state) {
     tmem_close(&t);
   }
   assert_memory_equal(bits[0], bits[1], sizeof bits[0]);
+  /* a workgroup subset given out of order (4, 0, 2), 2 threads: applied in id order 0, 2, 4 */
+  float want2[2] = {0.0f, 0.0f};
+  for (int g = 0; g <= 4; g += 2)
+    for (int l = 0; l < 64; l++) want2[l & 1] += val[g * 64 + l];
+  tmem t;
+  assert_int_equal(tmem_open(&t, "gfx942", atomic_ir), CONVJIT_OK);
+  emu_ctx_set_threads(t.ctx, 2);
+  uint64_t acc = tmem_buf(&t, NULL, 64), vd = tmem_buf(&t, val, sizeof val);
+  uint64_t args[3] = {acc, vd, 0};
+  const uint64_t list[3] = {4, 0, 2};
+  emu_launch_opts lo;
+  memset(&lo, 0, sizeof lo);
+  lo.size = sizeof lo;
+  lo.wg_list = list;
+  lo.wg_list_len = 3;
+  lo.hazard = -1;
+  uint32_t grid[3] = {NWG, 1, 1}, block[3] = {64, 1, 1};
+  assert_int_equal(emu_launch(t.k, grid, block, args, sizeof args, &lo, NULL), CONVJIT_OK);
+  float got[2];
+  assert_int_equal(emu_mem_d2h(t.mem, got, acc, sizeof got), CONVJIT_OK);
+  assert_true(got[0] == want2[0] && got[1] == want2[1]);
+  tmem_close(&t);
 }
 
 int main(void) {
