@@ -203,6 +203,13 @@ static uint32_t perm_byte(uint64_t in, uint32_t sel) {
   return (uint32_t)(in >> (8 * sel)) & 0xff;
 }
 
+static uint32_t brev32(uint32_t x) {
+  x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+  x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+  x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+  return __builtin_bswap32(x);
+}
+
 static uint32_t med3u(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t mx = a > b ? a : b, mn = a < b ? a : b;
   return c > mx ? mx : c < mn ? mn : c;
@@ -244,13 +251,46 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     return emu_fail(w, in, "op_sel destination high half is not modelled");
   uint64_t mask = 0;
   if (op == EMU_OP_V_CNDMASK_B32) mask = emu_sread64(w, &in->o[3]);
+  /* Fast paths: the common ops with the switch outside the lane loop. */
+  if (ns < 2) memset(s1, 0, sizeof s1);
+  if (ns < 3) memset(s2, 0, sizeof s2);
+#define LANES(expr)                                              \
+  do {                                                           \
+    for (int l = 0; l < 64; l++) {                               \
+      uint32_t a = s0[l], b = s1[l], c = s2[l];                  \
+      (void)a; (void)b; (void)c;                                 \
+      r[l] = (expr);                                             \
+    }                                                            \
+    goto done;                                                   \
+  } while (0)
+  switch (op) {
+  case EMU_OP_V_MOV_B32: case EMU_OP_V_ACCVGPR_READ_B32: case EMU_OP_V_ACCVGPR_WRITE_B32:
+  case EMU_OP_V_ACCVGPR_MOV_B32: LANES(a);
+  case EMU_OP_V_ADD_U32: if (!in->clamp) LANES(a + b); break;
+  case EMU_OP_V_SUB_U32: if (!in->clamp) LANES(a - b); break;
+  case EMU_OP_V_AND_B32: LANES(a & b);
+  case EMU_OP_V_OR_B32: LANES(a | b);
+  case EMU_OP_V_XOR_B32: LANES(a ^ b);
+  case EMU_OP_V_LSHLREV_B32: LANES(b << (a & 31));
+  case EMU_OP_V_LSHRREV_B32: LANES(b >> (a & 31));
+  case EMU_OP_V_MUL_LO_U32: LANES(a * b);
+  case EMU_OP_V_MUL_U32_U24: LANES((a & 0xffffff) * (b & 0xffffff));
+  case EMU_OP_V_LSHL_ADD_U32: LANES((a << (b & 31)) + c);
+  case EMU_OP_V_LSHL_OR_B32: LANES((a << (b & 31)) | c);
+  case EMU_OP_V_AND_OR_B32: LANES((a & b) | c);
+  case EMU_OP_V_OR3_B32: LANES(a | b | c);
+  case EMU_OP_V_ADD3_U32: LANES(a + b + c);
+  case EMU_OP_V_CNDMASK_B32: LANES(((mask >> l) & 1) ? b : a);
+  default: break;
+  }
+#undef LANES
   for (int l = 0; l < 64; l++) {
     uint32_t a = s0[l], b = ns >= 2 ? s1[l] : 0, c = ns >= 3 ? s2[l] : 0, x;
     switch (op) {
     case EMU_OP_V_MOV_B32: case EMU_OP_V_ACCVGPR_READ_B32: case EMU_OP_V_ACCVGPR_WRITE_B32:
     case EMU_OP_V_ACCVGPR_MOV_B32: x = a; break;
     case EMU_OP_V_NOT_B32: x = ~a; break;
-    case EMU_OP_V_BFREV_B32: x = 0; for (int i = 0; i < 32; i++) x |= ((a >> i) & 1u) << (31 - i); break;
+    case EMU_OP_V_BFREV_B32: x = brev32(a); break;
     case EMU_OP_V_FFBH_U32: x = a ? (uint32_t)__builtin_clz(a) : 0xffffffffu; break;
     case EMU_OP_V_FFBL_B32: x = a ? (uint32_t)__builtin_ctz(a) : 0xffffffffu; break;
     /* clamp on unsigned add/sub saturates at 0xffffffff / 0 */
@@ -316,7 +356,8 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
       /* each result bit = table bit at index (s0 << 2 | s1 << 1 | s2) */
       uint32_t tt = (uint32_t)in->simm;
       x = 0;
-      for (int i = 0; i < 32; i++) x |= ((tt >> (((a >> i) & 1) << 2 | ((b >> i) & 1) << 1 | ((c >> i) & 1))) & 1u) << i;
+      for (unsigned m = 0; m < 8; m++) /* OR of the minterms the table selects */
+        if ((tt >> m) & 1) x |= ((m & 4) ? a : ~a) & ((m & 2) ? b : ~b) & ((m & 1) ? c : ~c);
       if (op == EMU_OP_V_BITOP3_B16) x &= 0xffff;
       break;
     }
@@ -342,6 +383,7 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     }
     r[l] = x;
   }
+done:
   store_dst(w, in, r, wmask);
   return CONVJIT_OK;
 }
