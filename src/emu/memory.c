@@ -37,6 +37,12 @@ struct emu_mem {
   uint64_t host_bytes;
 };
 
+/* Generations are unique across all address spaces of the process, so a
+ * thread's cached hit can never be mistaken for one in a new emu_mem that
+ * happens to reuse a destroyed one's address. */
+static _Atomic uint64_t g_generation = 1;
+static uint64_t next_generation(void) { return atomic_fetch_add(&g_generation, 1) + 1; }
+
 static _Thread_local struct {
   const emu_mem *m;
   uint64_t gen;
@@ -301,7 +307,7 @@ convjit_status emu_mem_create(emu_mem **out) {
     CJ_ALLOC_CHECK(NULL);
   }
   atomic_init(&m->snap, s);
-  atomic_init(&m->gen, 1);
+  atomic_init(&m->gen, next_generation());
   m->next_base = EMU_MEM_BASE;
   *out = m;
   return CONVJIT_OK;
@@ -342,7 +348,7 @@ static convjit_status publish_insert(emu_mem *m, emu_range *r) {
   s->n = old->n + 1;
   s->r = arr;
   atomic_store_explicit(&m->snap, s, memory_order_release);
-  atomic_fetch_add_explicit(&m->gen, 1, memory_order_acq_rel);
+  atomic_store_explicit(&m->gen, next_generation(), memory_order_release);
   retire(m, old, 1);
   return CONVJIT_OK;
 }
@@ -494,7 +500,7 @@ convjit_status emu_mem_free(emu_mem *m, uint64_t addr) {
   s->n = old->n - 1;
   s->r = arr;
   atomic_store_explicit(&m->snap, s, memory_order_release);
-  atomic_fetch_add_explicit(&m->gen, 1, memory_order_acq_rel);
+  atomic_store_explicit(&m->gen, next_generation(), memory_order_release);
   retire(m, old, 1);
   if (r->kind == EMU_RANGE_PLAIN) m->host_bytes -= r->size;
   for (uint32_t k = 0; k < r->nwin; k++) m->host_bytes -= r->win[k].size;

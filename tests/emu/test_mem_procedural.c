@@ -243,12 +243,32 @@ static void concurrent_lookups(void **state) {
   emu_mem_destroy(m);
 }
 
+/* A new address space reuses the same device addresses (and maybe the same
+ * heap address for its struct): a thread's cached lookup from the old one
+ * must not be taken for the new one. */
+static void recreate_after_destroy(void **state) {
+  (void)state;
+  for (int i = 0; i < 20; i++) {
+    emu_mem *m;
+    assert_int_equal(emu_mem_create(&m), CONVJIT_OK);
+    uint64_t a;
+    assert_int_equal(emu_mem_alloc(m, 64 + (uint64_t)(i % 3) * 4096, &a), CONVJIT_OK);
+    assert_int_equal(a, EMU_MEM_BASE); /* same address every time */
+    uint32_t v = 0x1000u + (uint32_t)i, got = 0;
+    assert_int_equal(emu_mem_write(m, a + 8, &v, 4, &ctx0), CONVJIT_OK);
+    assert_int_equal(emu_mem_read(m, a + 8, &got, 4, &ctx0), CONVJIT_OK);
+    assert_int_equal(got, v);
+    emu_mem_destroy(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(plain_roundtrip_and_errors),
       cmocka_unit_test(procedural_range),
       cmocka_unit_test(sink_range),
       cmocka_unit_test(concurrent_lookups),
+      cmocka_unit_test(recreate_after_destroy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
