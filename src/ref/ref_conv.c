@@ -178,11 +178,11 @@ convjit_status cj_ref_conv_fwd_mag(const cj_ref_conv_shape *sh, const float *x, 
   uint64_t xe = sh->n, ye = sh->n;
   int ok = mul_ok(&plane, out[1]) && mul_ok(&plane, out[2]) && mul_ok(&xe, sh->c) && mul_ok(&xe, sh->d) &&
            mul_ok(&xe, sh->h) && mul_ok(&xe, sh->w) && mul_ok(&ye, sh->k) && mul_ok(&ye, plane) &&
-           plane <= SIZE_MAX / sizeof(double);
+           plane <= SIZE_MAX / (2 * sizeof(double));
   CJ_CHECK(ok, CONVJIT_ERR_OUT_OF_MEMORY, "ref conv: tensor sizes overflow 64 bits (use cj_ref_conv_point)");
   /* KB output channels share each gathered input row; their KB double
    * planes stay within ~64 MiB whatever the plane size. */
-  uint64_t kb_max = ((uint64_t)64 << 20) / (plane * sizeof(double) * (mag ? 2 : 1));
+  uint64_t kb_max = ((uint64_t)64 << 20) / sizeof(double) / (mag ? 2 : 1) / plane;
   const int64_t KB = kb_max >= 8 ? 8 : kb_max >= 1 ? (int64_t)kb_max : 1;
   double *acc = malloc((size_t)(plane * (uint64_t)KB * (mag ? 2 : 1)) * sizeof(double));
   double *xs = malloc((size_t)out[2] * 2 * sizeof(double));
