@@ -148,10 +148,27 @@ static void t_exec(void **st) {
   tb_run_free(&r);
 }
 
+/* s_getpc_b64 gives the address of the next instruction; s_setpc_b64 jumps
+ * there + 16, over the 4-byte s_mov at +12. */
+static void t_getpc_setpc(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx942",
+                    "  s_getpc_b64 s[10:11]\n"
+                    "  s_add_u32 s10, s10, 16\n"
+                    "  s_addc_u32 s11, s11, 0\n"
+                    "  s_setpc_b64 s[10:11]\n"
+                    "  s_mov_b32 s12, 1\n"
+                    "  s_mov_b32 s13, 2\n");
+  assert_int_equal(w->s[12], 0);
+  assert_int_equal(w->s[13], 2);
+  tb_run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_carry_chain), cmocka_unit_test(t_bits_and_shifts), cmocka_unit_test(t_sopk),
-      cmocka_unit_test(t_branches),    cmocka_unit_test(t_exec),
+      cmocka_unit_test(t_branches),    cmocka_unit_test(t_exec),            cmocka_unit_test(t_getpc_setpc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
