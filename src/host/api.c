@@ -465,7 +465,8 @@ CONVJIT_API convjit_status convjit_malloc(convjit_context *ctx, size_t bytes, vo
 }
 
 CONVJIT_API convjit_status convjit_free(convjit_context *ctx, void *dptr) {
-  cj_error_clear();
+  /* A cleanup call: it keeps the text of the failure the caller is
+   * cleaning up after (like every *_destroy). */
   CTX_CHECK(ctx);
   if (dptr) ctx->dev->ops->mem_free(ctx->dev, dptr);
   return CONVJIT_OK;
