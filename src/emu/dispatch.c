@@ -267,7 +267,10 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   w->id = idx;
   w->wg = g;
   w->state = EMU_WAVE_RUNNING;
-  w->pc = k->entry;
+  /* Firmware that preloads kernargs skips the 256-byte compatibility
+   * prologue LLVM puts first (AMDGPUUsage, "Preloaded Kernel Arguments");
+   * starting there checks the preloaded SGPRs themselves. */
+  w->pc = (k->kernarg_preload & 0x7f) ? k->entry + 256 : k->entry;
   w->hazard = L->hazard;
   w->hz_npending = 0;
   w->hz = NULL;

@@ -210,6 +210,31 @@ static void t_barrier_lds_exchange(void **st) {
   }
 }
 
+/* Kernarg preload (inreg arguments, gfx950): the descriptor asks for 4
+ * preloaded SGPRs after dispatch/queue/kernarg/dispatch-id pointers; the
+ * code starts with LLVM's compatibility s_load + s_branch, which reloads the
+ * same values from the kernarg segment. */
+static const char *k_preload_ir =
+    "target triple = \"amdgcn-amd-amdhsa\"\n"
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @k(ptr addrspace(1) inreg %out, i32 inreg %v, i32 inreg %u) {\n"
+    "  %t = call i32 @llvm.amdgcn.workitem.id.x()\n  %x = mul i32 %v, %t\n  %y = add i32 %x, %u\n"
+    "  %p = getelementptr i32, ptr addrspace(1) %out, i32 %t\n  store i32 %y, ptr addrspace(1) %p\n  ret void\n}\n";
+
+static void t_kernarg_preload(void **st) {
+  (void)st;
+  tmem t;
+  OK(tmem_open(&t, "gfx950", k_preload_ir));
+  assert_int_equal(t.k->kernarg_preload & 0x7f, 4);
+  uint64_t d = tmem_buf(&t, NULL, 64 * 4);
+  struct { uint64_t out; uint32_t v, u; } args = {d, 7, 1000};
+  OK(tmem_run(&t, 1, 64, &args, sizeof args));
+  uint32_t out[64];
+  OK(emu_mem_d2h(t.mem, out, d, sizeof out));
+  for (uint32_t i = 0; i < 64; i++) assert_int_equal(out[i], 7 * i + 1000);
+  tmem_close(&t);
+}
+
 static void t_bad_args(void **st) {
   (void)st;
   tmem t;
@@ -247,7 +272,7 @@ static void t_bad_args(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_initial_state), cmocka_unit_test(t_ids_and_hidden_args), cmocka_unit_test(t_subsets),
-      cmocka_unit_test(t_barrier_lds_exchange), cmocka_unit_test(t_bad_args),
+      cmocka_unit_test(t_barrier_lds_exchange), cmocka_unit_test(t_kernarg_preload), cmocka_unit_test(t_bad_args),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
