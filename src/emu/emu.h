@@ -16,8 +16,10 @@
  *    variable CONVJIT_EMU_THREADS, else all cores). Results are identical for
  *    any thread count (atomics: see emu/memory.h).
  *  - Failures return CONVJIT_ERR_EMULATION (kernel misbehaved: bad access,
- *    hazard, unknown instruction) or INVALID_ARG (bad call), with error text
- *    naming the kernel, the byte offset in .text and the instruction text.
+ *    hazard, unknown instruction) with error text naming the kernel, the
+ *    byte offset in .text and from the entry, the workgroup, the wave and
+ *    the instruction text; INVALID_ARG for a bad call (the field and value
+ *    named); UNSUPPORTED for kernels outside the model (scratch, wave32).
  *  - Times reported here are EMULATED (a simple cycle model, docs/emulator.md),
  *    never measured on a GPU.
  */

@@ -101,7 +101,7 @@ struct emu_inst {
   uint16_t op;          /* EMU_OP_* (isa_table.h) */
   uint8_t cls;          /* emu_class */
   uint8_t enc;          /* EMU_ENC_* */
-  uint8_t size;         /* bytes: 4, 8, 12 (SDWA/DPP + literal? no: 8) or 16 */
+  uint8_t size;         /* encoded bytes incl. literal: 4, 8, 12 or 16 */
   uint8_t nops;         /* operands in o[] in text order */
   uint8_t ndst;         /* the first ndst operands are destinations */
   uint8_t clamp;        /* "clamp" */
@@ -124,7 +124,8 @@ struct emu_inst {
   /* s_waitcnt fields: the count each counter must reach (absent = max) */
   uint8_t vmcnt, expcnt, lgkmcnt;
   /* SOPP/SOPK immediates and branch target */
-  int32_t simm;         /* s_nop n, s_setprio n, simm16 of SOPK, s_sleep... */
+  int32_t simm;         /* SOPP simm16 (s_nop, s_setprio, ...), sign-extended SOPK
+                         * simm16, or the v_bitop3 truth table */
   uint32_t target;      /* branches: target .text byte offset */
   uint32_t pc;          /* this instruction's .text byte offset */
   emu_handler fn;       /* NULL when bad != NULL */
