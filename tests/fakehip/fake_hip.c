@@ -1,0 +1,113 @@
+/* A stand-in for libamdhip64 with one fake gfx942 device, so the HIP
+ * backend (src/runtime/device_hip.c) runs end to end on a machine without
+ * a GPU: it is dlopened through CONVJIT_HIP_LIBRARY. Memory is host malloc;
+ * kernels never run; every launch is recorded (fakehip_launches) so tests
+ * can check grid, block, stream and the kernarg bytes convjit packed.
+ * The device properties follow the ROCm 5.x hipDeviceProp_t layout
+ * (gcnArchName at byte 396) to exercise the backend's content scan. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define API __attribute__((visibility("default")))
+
+typedef struct fakehip_launch {
+  char name[128];
+  unsigned grid[3], block[3], shared;
+  void *stream;
+  void **kernel_params;
+  size_t kernarg_size;
+  uint8_t kernargs[512];
+  int extra_ok; /* extra[] was {BUFFER_POINTER, p, BUFFER_SIZE, &n, END} */
+} fakehip_launch;
+
+static fakehip_launch g_launch[64];
+static int g_nlaunch, g_nmemset, g_nload;
+static size_t g_last_memset_bytes;
+
+API int fakehip_launch_count(void) { return g_nlaunch; }
+API const fakehip_launch *fakehip_get_launch(int i) { return i >= 0 && i < g_nlaunch ? &g_launch[i] : NULL; }
+API int fakehip_memset_count(void) { return g_nmemset; }
+API size_t fakehip_last_memset_bytes(void) { return g_last_memset_bytes; }
+API int fakehip_module_loads(void) { return g_nload; }
+API void fakehip_reset(void) { g_nlaunch = g_nmemset = 0; }
+
+API int hipInit(unsigned f) { (void)f; return 0; }
+API const char *hipGetErrorString(int e) { return e ? "fake hip error" : "hipSuccess"; }
+API int hipGetDeviceCount(int *n) { *n = 1; return 0; }
+API int hipGetDevice(int *d) { *d = 0; return 0; }
+API int hipSetDevice(int d) { return d == 0 ? 0 : 101; }
+API int hipDeviceGetAttribute(int *v, int attr, int dev) {
+  (void)dev;
+  *v = attr == 63 ? 304 : 0;
+  return 0;
+}
+API int hipGetDeviceProperties(void *p, int dev) {
+  (void)dev;
+  memset(p, 0, 792);
+  strcpy((char *)p, "AMD Instinct MI300X (fake)");
+  strcpy((char *)p + 396, "gfx942:sramecc+:xnack-");
+  return 0;
+}
+API int hipModuleLoadData(void **m, const void *image) {
+  const uint8_t *b = image;
+  if (!b || b[0] != 0x7f || b[1] != 'E' || b[2] != 'L' || b[3] != 'F') return 200; /* not an ELF */
+  *m = (void *)image; /* the module is its image; names are looked up lazily */
+  g_nload++;
+  return 0;
+}
+API int hipModuleUnload(void *m) { (void)m; return 0; }
+API int hipModuleGetFunction(void **f, void *m, const char *name) {
+  (void)m;
+  char *s = malloc(strlen(name) + 1); /* leaked on purpose: lives as long as the module */
+  if (!s) return 2;
+  strcpy(s, name);
+  *f = s;
+  return 0;
+}
+API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+  if (g_nlaunch == 64) return 1;
+  fakehip_launch *l = &g_launch[g_nlaunch++];
+  memset(l, 0, sizeof *l);
+  strncpy(l->name, (const char *)f, sizeof l->name - 1);
+  l->grid[0] = gx; l->grid[1] = gy; l->grid[2] = gz;
+  l->block[0] = bx; l->block[1] = by; l->block[2] = bz;
+  l->shared = shared;
+  l->stream = stream;
+  l->kernel_params = params;
+  if (extra && extra[0] == (void *)0x01 && extra[2] == (void *)0x02 && extra[4] == (void *)0x03) {
+    l->extra_ok = 1;
+    l->kernarg_size = *(size_t *)extra[3];
+    memcpy(l->kernargs, extra[1], l->kernarg_size < 512 ? l->kernarg_size : 512);
+  }
+  return 0;
+}
+API int hipMalloc(void **p, size_t n) { *p = malloc(n); return *p ? 0 : 2; }
+API int hipFree(void *p) { free(p); return 0; }
+API int hipMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream) {
+  (void)stream;
+  if (kind != 1 && kind != 2) return 1;
+  memcpy(d, s, n);
+  return 0;
+}
+API int hipMemsetAsync(void *d, int v, size_t n, void *stream) {
+  (void)stream;
+  memset(d, v, n);
+  g_nmemset++;
+  g_last_memset_bytes = n;
+  return 0;
+}
+API int hipStreamSynchronize(void *s) { (void)s; return 0; }
+API int hipEventCreate(void **e) { *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }
+API int hipEventDestroy(void *e) { free(e); return 0; }
+API int hipEventRecord(void *e, void *s) {
+  (void)s;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  *(double *)e = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  return 0;
+}
+API int hipEventSynchronize(void *e) { (void)e; return 0; }
+API int hipEventElapsedTime(float *ms, void *a, void *b) { *ms = (float)(*(double *)b - *(double *)a); return 0; }
