@@ -6,7 +6,7 @@ set(CJ_DUMP $<TARGET_FILE:convjit-dump>)
 # (PASS_REGULAR_EXPRESSION would ignore the exit status, so bash checks both.)
 set(CJ_DUMP_OK "\"lds_bytes\":[1-9][0-9]*,\"scratch_bytes\":0,\"vgpr_spills\":0,\"sgpr_spills\":0")
 foreach(cfg "gfx950;fp8;1,1024,3456000" "gfx942;bf16;1,1024,3456000" "gfx942;bf16;2,24,1000"
-            "gfx950;fp8;2,24,1000")
+            "gfx950;fp8;2,24,1000" "gfx942;bf16-fp8;1,1024,3456000" "gfx950;bf16-fp8;2,24,1000")
   list(GET cfg 0 arch)
   list(GET cfg 1 dt)
   list(GET cfg 2 shape)
@@ -15,6 +15,11 @@ foreach(cfg "gfx950;fp8;1,1024,3456000" "gfx942;bf16;1,1024,3456000" "gfx942;bf1
                    ${CJ_DUMP} ${arch} ${dt} ${shape} ${CJ_DUMP_OK})
   set_tests_properties(tools/dump_check_${arch}_${dt}_${shape} PROPERTIES LABELS tools)
 endforeach()
+# bf16 -> fp8 transpose: the conversion is in the ISA (packed fp8 convert).
+add_test(NAME tools/dump_asm_bf16_fp8_converts
+         COMMAND bash -c "set -o pipefail; \"$0\" --arch gfx942 --op transpose --dtype bf16-fp8 --shape 2,24,1000 --emit asm | grep -Ec '^\\s+v_cvt_pk_fp8_f32' >/dev/null"
+                 ${CJ_DUMP})
+set_tests_properties(tools/dump_asm_bf16_fp8_converts PROPERTIES LABELS tools)
 add_test(NAME tools/dump_asm_has_lds
          COMMAND bash -c "set -o pipefail; \"$0\" --arch gfx950 --op transpose --dtype fp8 --shape 2,24,1000 --emit asm | grep -Ec '^\\s+ds_(read|write)' >/dev/null"
                  ${CJ_DUMP})

@@ -85,19 +85,16 @@ static convjit_status parse_u64_list(const char *opt, const char *s, uint64_t *o
 
 /* ---- op: transpose -------------------------------------------------------- */
 
-static convjit_status dtype_bytes(const dump_args *a, uint32_t *eb) {
-  CJ_CHECK(a->dtype != NULL, CONVJIT_ERR_INVALID_ARG, "--dtype is required for --op %s", a->op_name);
-  if (strcmp(a->dtype, "bf16") == 0) *eb = 2;
-  else if (strcmp(a->dtype, "fp8") == 0) *eb = 1;
-  else return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s: must be bf16 or fp8", a->dtype);
-  return CONVJIT_OK;
-}
-
+/* bf16, fp8, or bf16-fp8: bf16 in, saturated fp8 out (the fp8 conv's
+ * pre-pass). */
 static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
-  uint32_t eb = 0;
-  CJ_TRY(dtype_bytes(a, &eb));
+  CJ_CHECK(a->dtype != NULL, CONVJIT_ERR_INVALID_ARG, "--dtype is required for --op %s", a->op_name);
   CJ_CHECK(max >= 1, CONVJIT_ERR_INTERNAL, "no room for plans");
-  CJ_TRY(cj_kplan_transpose_init(&out[0], a->arch, eb, a->shape[0], a->shape[1], a->shape[2]));
+  const uint64_t *v = a->shape;
+  if (strcmp(a->dtype, "bf16-fp8") == 0) CJ_TRY(cj_kplan_transpose_cvt_init(out, a->arch, v[0], v[1], v[2]));
+  else if (strcmp(a->dtype, "bf16") == 0) CJ_TRY(cj_kplan_transpose_init(out, a->arch, 2, v[0], v[1], v[2]));
+  else if (strcmp(a->dtype, "fp8") == 0) CJ_TRY(cj_kplan_transpose_init(out, a->arch, 1, v[0], v[1], v[2]));
+  else return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s: must be bf16, fp8 or bf16-fp8", a->dtype);
   *n = 1;
   return CONVJIT_OK;
 }
@@ -206,7 +203,7 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
 }
 
 static const dump_op dump_ops[] = {
-  {"transpose", "N,C,S", 3, "bf16|fp8", NULL, 0, NULL, transpose_plans},
+  {"transpose", "N,C,S", 3, "bf16|fp8|bf16-fp8", NULL, 0, NULL, transpose_plans},
   {"conv", "N,C,D,H,W,K,T,R,S", 9, "bf16", conv_opt_defs, sizeof(conv_opts), conv_set_opt, conv_plans},
 };
 #define DUMP_NOPS ((int)(sizeof dump_ops / sizeof dump_ops[0]))

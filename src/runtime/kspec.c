@@ -138,8 +138,12 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
   CJ_CHECK(op && arch && dtype && shape && out, CONVJIT_ERR_INVALID_ARG, "cj_kspec_plan: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
-  uint32_t eb = !strcmp(dtype, "bf16") ? 2 : !strcmp(dtype, "fp8") ? 1 : 0;
-  CJ_CHECK(eb != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16 or fp8", dtype);
+  /* bf16-fp8: the transpose that also converts (bf16 in, saturated fp8 out). */
+  int cvt = !strcmp(dtype, "bf16-fp8");
+  uint32_t eb = !strcmp(dtype, "bf16") || cvt ? 2 : !strcmp(dtype, "fp8") ? 1 : 0;
+  CJ_CHECK(eb != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8 or bf16-fp8", dtype);
+  CJ_CHECK(!cvt || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
+           "spec dtype = %s: only op transpose converts (op is %s)", dtype, op);
   uint64_t v[KSPEC_MAX_SHAPE];
   int n = 0;
   CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n, 0));
@@ -148,7 +152,8 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
            "spec opts = %s: op %s takes no options", opts, op);
   if (!strcmp(op, "transpose")) {
     CJ_CHECK(n == 3, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op transpose takes N,C,S", shape);
-    return cj_kplan_transpose_init(out, a, eb, v[0], v[1], v[2]);
+    return cvt ? cj_kplan_transpose_cvt_init(out, a, v[0], v[1], v[2])
+               : cj_kplan_transpose_init(out, a, eb, v[0], v[1], v[2]);
   }
   if (!strcmp(op, "wpack")) {
     CJ_CHECK(n == 5, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op wpack takes K,C,TRS,CPAD,ROW", shape);

@@ -9,7 +9,8 @@
  *          conv_finalize  shape as conv_bf16; the split-K finalize of that
  *                         conv (needs splitk >= 2)
  *   arch   gfx942 | gfx950
- *   dtype  bf16 | fp8 (layout ops); bf16 (conv ops)
+ *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
+ *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16 (conv ops)
  *   shape  unsigned decimals separated by commas
  *   opts   "-" (none) or space-separated options of the conv ops:
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)

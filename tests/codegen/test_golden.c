@@ -34,7 +34,7 @@ static const char *const VAL_NAMES[G_NVAL] = {"vgpr", "agpr", "sgpr", "vgpr_spil
                                               "scratch", "lds", "code_bytes"};
 
 typedef struct golden_row {
-  char op[24], arch[16], dtype[8], shape[96], opts[160], kernel[128];
+  char op[24], arch[16], dtype[16], shape[96], opts[160], kernel[128];
   int64_t v[G_NVAL]; /* -1: '?' (no golden value yet) */
 } golden_row;
 

@@ -32,6 +32,10 @@ static void test_layout_specs_match_init(void **state) {
   assert_int_equal(cj_kspec_plan("transpose", "gfx942", "bf16", "2,24,1000", "", &s), CONVJIT_OK);
   assert_int_equal(cj_kplan_transpose_init(&d, g942, 2, 2, 24, 1000), CONVJIT_OK);
   assert_same_plan(&s, &d);
+  assert_int_equal(cj_kspec_plan("transpose", "gfx942", "bf16-fp8", "2,24,1000", "-", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_transpose_cvt_init(&d, g942, 2, 24, 1000), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  assert_int_equal(s.u.tr.cvt, 1);
   assert_int_equal(cj_kspec_plan("wpack", "gfx942", "bf16", "128,3,27,8,216", "-", &s), CONVJIT_OK);
   assert_int_equal(cj_kplan_wpack_init(&d, g942, 2, 128, 3, 27, 8, 216), CONVJIT_OK);
   assert_same_plan(&s, &d);
@@ -81,6 +85,8 @@ static void test_bad_fields_named(void **state) {
   expect_bad("transpose", "gfx950", "bf16", "1,2,3", "bias", "opts = bias");
   expect_bad("wpack", "gfx950", "bf16", "1,2,3,8,99999999999", "-", "shape row");
   expect_bad("gemm", "gfx950", "bf16", "1,2,3", "-", "op = gemm");
+  expect_bad("wpack", "gfx950", "bf16-fp8", "128,3,27,8,216", "-", "dtype = bf16-fp8");
+  expect_bad("conv_bf16", "gfx950", "bf16-fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = bf16-fp8");
   expect_bad("conv_bf16", "gfx950", "fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = fp8");
   expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1", "-", "shape = 1,8,4,4,4,8,1,1");
   expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "pad=1,1", "opts pad = 1,1");

@@ -33,7 +33,7 @@
 #define GOLDEN_PATH CJ_SOURCE_DIR "/tests/golden/resources.tsv"
 
 typedef struct spec {
-  char op[24], arch[16], dtype[8], shape[96], opts[160];
+  char op[24], arch[16], dtype[16], shape[96], opts[160];
   const char *flags; /* conv plan flags the config must have ("" = none checked) */
   const char *why;   /* NULL for golden rows */
 } spec;
@@ -49,6 +49,7 @@ static const struct {
     {"transpose", "fp8", "1,3,1001", "-", "", "1-byte accesses, odd S"},
     {"transpose", "fp8", "1,64,64", "-", "", "one full tile, 16-byte accesses"},
     {"transpose", "bf16", "2,1024,1048576", "-", "", "big path with n > 1"},
+    {"transpose", "bf16-fp8", "3,5,7", "-", "", "bf16 -> fp8 with 1-byte stores, every tile partial"},
     {"wpack", "fp8", "32,20,9,32,384", "-", "", "fp8 pack, padded row tail"},
     {"wpack", "bf16", "64,3,27,8,224", "-", "", "C=3 padded to 8, row tail"},
     {"conv_bf16", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 bias", "bias need_t need_h need_w m_partial n_tail",
