@@ -38,12 +38,14 @@
 
 /* How one thread's DMA instructions of one operand (A or B) map onto the
  * [kq][row][16 B] stage: instruction i loads tile row row[i % period] at
- * K column kt*32 + kq[i]*8 + kthr. */
+ * K column kt*32 + kq[i]*8 + kthr + kin (kthr: the thread's kq chunk, a
+ * multiple of 8; kin: its lane's place inside the 16-byte chunk). */
 typedef struct cj_cv_map {
   uint32_t rows, ndma, period, nrow;
   uint32_t kq[CJ_CONV_MAX_DMA];
   LLVMValueRef row[CJ_CONV_MAX_DMA]; /* tile-local row of each distinct slot */
-  LLVMValueRef kthr;                 /* the thread's K offset inside a kq chunk and column */
+  LLVMValueRef kthr;                 /* the thread's chunk offset (multiple of 8, often 0) */
+  LLVMValueRef kin;                  /* the lane's element offset inside its 16-byte chunk */
 } cj_cv_map;
 
 typedef struct cj_cv {
@@ -80,16 +82,18 @@ static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma
     mp->nrow = mp->period < ndma ? mp->period : ndma;
     for (uint32_t j = 0; j < mp->nrow; j++) mp->row[j] = LLVMBuildAdd(b, rt, cj_c32(g, j * rpi), "");
     for (uint32_t i = 0; i < ndma; i++) mp->kq[i] = i / mp->period;
-    mp->kthr = kin;
+    mp->kthr = cj_c32(g, 0);
+    mp->kin = kin;
   } else {
     mp->period = mp->nrow = 1;
     mp->row[0] = LLVMBuildURem(b, rt, cj_c32(g, rows), "");
     for (uint32_t i = 0; i < ndma; i++) mp->kq[i] = i * (rpi / rows);
-    mp->kthr = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildUDiv(b, rt, cj_c32(g, rows), ""), cj_c32(g, 8), ""), kin, "");
+    mp->kthr = LLVMBuildMul(b, LLVMBuildUDiv(b, rt, cj_c32(g, rows), ""), cj_c32(g, 8), "");
+    mp->kin = kin;
   }
 }
 
-/* K column (elements) of instruction i at K step kt. */
+/* Start (elements) of the 16-byte K chunk instruction i loads at K step kt. */
 static LLVMValueRef cj_cv_k(cj_cv *v, const cj_cv_map *mp, LLVMValueRef kt, uint32_t i) {
   LLVMValueRef base = LLVMBuildMul(v->b, kt, cj_c32(v->g, v->c->tile_k), "");
   return LLVMBuildAdd(v->b, LLVMBuildAdd(v->b, base, cj_c32(v->g, mp->kq[i] * 8), ""), mp->kthr, "k");
@@ -106,7 +110,7 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
   for (uint32_t i = 0; i < c->a_dma; i++) {
     uint32_t q = v->ma.kq[i];
     if (!have[q]) { /* one tap decode per distinct K column */
-      cj_im2col_col_init(g, &v->ic, cj_cv_k(v, &v->ma, kt, i), v->k_end, &col[q]);
+      cj_im2col_col_init(g, &v->ic, cj_cv_k(v, &v->ma, kt, i), v->ma.kin, v->k_end, &col[q]);
       have[q] = 1;
     }
     LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i % v->ma.period], &col[q], CJ_CONV_OOB);
@@ -116,6 +120,7 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
   for (uint32_t i = 0; i < c->b_dma; i++) {
     LLVMValueRef k = cj_cv_k(v, &v->mb, kt, i);
     LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, k, v->k_end, "");
+    k = LLVMBuildAdd(b, k, v->mb.kin, "");
     uint32_t r = i % v->mb.period;
     if (v->bok[r]) ok = LLVMBuildAnd(b, ok, v->bok[r], "");
     LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, 2), ""), "");

@@ -85,7 +85,8 @@ void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2co
   }
 }
 
-void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValueRef k_end, cj_im2col_col *col) {
+void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValueRef k_in, LLVMValueRef k_end,
+                        cj_im2col_col *col) {
   LLVMBuilderRef b = g->b;
   const cj_conv_geom *G = ic->g;
   LLVMValueRef tap = LLVMBuildUDiv(b, k, cj_c32(g, G->cp), "tap");
@@ -101,6 +102,7 @@ void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValu
       b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, col->dt, cj_c32(g, G->h), ""), col->dh, ""),
                       cj_c32(g, G->w), ""),
       col->dw, "");
+  if (k_in) c = LLVMBuildAdd(b, c, k_in, "");
   col->off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, pix, cj_c32(g, G->cp), ""), c, ""),
                           cj_c32(g, ic->eb), "a.col");
   col->valid = LLVMBuildICmp(b, LLVMIntULT, k, k_end, "k.in");

@@ -60,7 +60,13 @@ void cj_im2col_init(cj_irb *g, cj_im2col *ic, const cj_conv_plan *c, uint32_t eb
  * and return the origin's i64 byte offset from the start of x. */
 LLVMValueRef cj_im2col_rebase(cj_irb *g, cj_im2col *ic, LLVMValueRef m0);
 void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2col_row *row);
-void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValueRef k_end, cj_im2col_col *col);
+/* Column k + k_in, where k is the start of an aligned vector chunk (a
+ * multiple of the channel vector, so the chunk is inside one tap; k_end is
+ * a multiple of it too) and k_in (may be NULL) the lane's offset inside the
+ * chunk. Only k is decoded, so when k is wave-uniform the tap arithmetic
+ * runs on the scalar unit. */
+void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValueRef k_in, LLVMValueRef k_end,
+                        cj_im2col_col *col);
 /* valid ? row.base + col.off : oob */
 LLVMValueRef cj_im2col_voffset(cj_irb *g, const cj_im2col *ic, const cj_im2col_row *row,
                                const cj_im2col_col *col, uint32_t oob);

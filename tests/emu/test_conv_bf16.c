@@ -159,6 +159,49 @@ static void test_forced_big(void **s) {
   run(0, &t6, &both);
 }
 
+/* Dynamic instruction mix of one K step of the main loop, per wave, for
+ * the default tile (128x128, waves 2x4, 4 stages): the difference of two
+ * runs whose K loops differ by one loop trip (4 K steps), everything else
+ * equal. Expected counts follow from the design: per K step a wave issues
+ * a_dma + b_dma DMAs, (mi_m + mi_n) * (32 / mfma_k) operand reads (gfx942's
+ * two 8-byte K slices of a row may share one ds_read2st64_b64),
+ * mi_m * mi_n * (32 / mfma_k) MFMAs and one barrier. */
+static void test_loop_mix(void **s) {
+  (void)s;
+  for (int a = 0; a < 2; a++) {
+    tc_conv t1 = {"mix C=128", 1, 128, 1, 16, 16, 128, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 0, 0};
+    tc_conv t2 = t1;
+    t2.c = 256;
+    t2.why = "mix C=256";
+    tc_result r1, r2;
+    tc_conv_run(arch(a), &t1, NULL, &r1);
+    tc_conv_run(arch(a), &t2, NULL, &r2);
+    if (r1.skipped || r2.skipped) continue;
+    cj_kplan p;
+    cj_conv_geom g;
+    tc_geom(&t1, &g);
+    assert_int_equal(cj_kplan_conv_init(&p, arch(a), &g, NULL), CONVJIT_OK);
+    const cj_conv_plan *c = &p.u.conv;
+    double steps = 4.0 * (double)r1.stats.waves; /* one loop trip = 4 K steps, in every wave */
+    assert_int_equal(r1.stats.waves, r2.stats.waves);
+    printf("  %s per K step per wave (EMULATED counts):", arch(a)->name);
+    double per[EMU_CLASS_COUNT];
+    for (int k = 0; k < EMU_CLASS_COUNT; k++) {
+      per[k] = (double)(r2.stats.count[k] - r1.stats.count[k]) / steps;
+      printf(" %s %.2f", emu_class_name((emu_class)k), per[k]);
+    }
+    printf("\n");
+    uint32_t kk = 32 / c->mfma_k;
+    assert_true(per[EMU_CLASS_MFMA] == (double)(c->mi_m * c->mi_n * kk));
+    assert_true(per[EMU_CLASS_VMEM] == (double)(c->a_dma + c->b_dma));
+    /* gfx942's two K slices of a row may pair into one ds_read2st64_b64 */
+    assert_true(per[EMU_CLASS_LDS] >= (double)(c->mi_m + c->mi_n) && per[EMU_CLASS_LDS] <= (double)((c->mi_m + c->mi_n) * kk));
+    assert_true(per[EMU_CLASS_BARRIER] == 1.0);
+    emu_stats_free(&r1.stats);
+    emu_stats_free(&r2.stats);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reference_shapes_gfx942),
@@ -167,6 +210,7 @@ int main(void) {
       cmocka_unit_test(test_tiles),
       cmocka_unit_test(test_stages_splitk_wgm),
       cmocka_unit_test(test_forced_big),
+      cmocka_unit_test(test_loop_mix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
