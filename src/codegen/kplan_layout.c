@@ -129,7 +129,8 @@ convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t el
   uint64_t out_bytes = (uint64_t)k * row_elems * elem_bytes;
   uint64_t in_bytes = (uint64_t)k * c * trs * elem_bytes;
   CJ_CHECK(out_bytes < CJ_2G, CONVJIT_ERR_UNSUPPORTED,
-           "weight-pack plan: k*row_elems = %" PRIu64 " elements: packed weight of 2 GiB or more", out_bytes / elem_bytes);
+           "weight-pack plan: k*row_elems = %" PRIu64 " elements: packed weight of 2 GiB or more",
+           out_bytes / elem_bytes);
   CJ_CHECK(in_bytes < CJ_2G, CONVJIT_ERR_UNSUPPORTED,
            "weight-pack plan: k*c*trs = %" PRIu64 " elements: weight of 2 GiB or more", in_bytes / elem_bytes);
 
@@ -152,67 +153,51 @@ convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t el
   return CONVJIT_OK;
 }
 
-void cj_kplan_layout_key(const cj_kplan *p, cj_strbuf *key) {
+/* One list of the specialization fields serves both the key (every field
+ * that changes the code) and the printout (with each field's reason). */
+static void cj_layout_field(cj_strbuf *sb, int key, const char *name, uint64_t v, const char *reason) {
+  if (key) cj_kplan_key_u64(sb, name, v);
+  else cj_kplan_print_u64(sb, name, v, reason);
+}
+
+static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
   if (p->op == CJ_KOP_TRANSPOSE) {
     const cj_transpose_plan *t = &p->u.tr;
-    cj_kplan_key_u64(key, "eb", t->elem_bytes);
-    cj_kplan_key_u64(key, "ob", t->out_bytes);
-    cj_kplan_key_u64(key, "cvt", t->cvt);
-    cj_kplan_key_u64(key, "sat", t->sat_max);
-    cj_kplan_key_u64(key, "n", t->n);
-    cj_kplan_key_u64(key, "c", t->c);
-    cj_kplan_key_u64(key, "s", t->s);
-    cj_kplan_key_u64(key, "tile", t->tile);
-    cj_kplan_key_u64(key, "ct", t->c_tiles);
-    cj_kplan_key_u64(key, "st", t->s_tiles);
-    cj_kplan_key_u64(key, "ld", t->load_bytes);
-    cj_kplan_key_u64(key, "st", t->store_bytes);
-    cj_kplan_key_u64(key, "big", t->big);
-    cj_kplan_key_u64(key, "pitch", t->lds_pitch);
+    cj_layout_field(out, key, "elem_bytes", t->elem_bytes, t->elem_bytes == 2 ? "x is bf16" : "x is fp8");
+    cj_layout_field(out, key, "out_bytes", t->out_bytes, t->out_bytes == 2 ? "y is bf16" : "y is fp8");
+    cj_layout_field(out, key, "cvt", t->cvt,
+                    t->cvt ? "bf16 -> fp8 (arch format) in the store phase, RNE after clamping to sat_max"
+                           : "bytes moved unchanged");
+    if (t->cvt)
+      cj_layout_field(out, key, "sat_max", t->sat_max, "largest finite fp8 of the arch (no hardware saturation)");
+    cj_layout_field(out, key, "n", t->n, "samples (grid.z)");
+    cj_layout_field(out, key, "c", t->c, "channels: rows of x, columns of y");
+    cj_layout_field(out, key, "s", t->s, "D*H*W: columns of x, rows of y");
+    cj_layout_field(out, key, "tile", t->tile, "tile edge (c and s) through LDS");
+    cj_layout_field(out, key, "c_tiles", t->c_tiles,
+                    "grid.x = c_tiles * s_tiles, c tiles fastest: y rows fill whole lines");
+    cj_layout_field(out, key, "s_tiles", t->s_tiles, "tiles along s");
+    cj_layout_field(out, key, "load_bytes", t->load_bytes,
+                    "widest aligned access dividing an x row (s*eb): lanes never straddle a row");
+    cj_layout_field(out, key, "store_bytes", t->store_bytes,
+                    "widest aligned access dividing a y row (c*out_bytes): lanes never straddle a row");
+    cj_layout_field(out, key, "big", t->big,
+                    t->big ? "tensor >= 2^31 bytes: per-block 64-bit rebase, tile-local 32-bit offsets"
+                           : "tensor < 2^31 bytes: one resource, 32-bit offsets from the start");
+    cj_layout_field(out, key, "lds_pitch", t->lds_pitch,
+                    "row bytes, unpadded: 16-byte-chunk XOR swizzle avoids bank conflicts");
   } else if (p->op == CJ_KOP_WEIGHT_PACK) {
     const cj_wpack_plan *w = &p->u.wp;
-    cj_kplan_key_u64(key, "eb", w->elem_bytes);
-    cj_kplan_key_u64(key, "k", w->k);
-    cj_kplan_key_u64(key, "c", w->c);
-    cj_kplan_key_u64(key, "trs", w->trs);
-    cj_kplan_key_u64(key, "c_pad", w->c_pad);
-    cj_kplan_key_u64(key, "row", w->row_elems);
-    cj_kplan_key_u64(key, "pt", w->per_thread);
+    cj_layout_field(out, key, "elem_bytes", w->elem_bytes, w->elem_bytes == 2 ? "bf16" : "fp8");
+    cj_layout_field(out, key, "k", w->k, "output channels: rows");
+    cj_layout_field(out, key, "c", w->c, "input channels");
+    cj_layout_field(out, key, "trs", w->trs, "filter taps T*R*S");
+    cj_layout_field(out, key, "c_pad", w->c_pad, "C zero-padded to the conv's vector width");
+    cj_layout_field(out, key, "row_elems", w->row_elems, "packed row length; tail past trs*c_pad is zero");
+    cj_layout_field(out, key, "per_thread", w->per_thread, "output elements per thread (runs once per weight)");
   }
 }
 
-void cj_kplan_layout_print(const cj_kplan *p, cj_strbuf *out) {
-  if (p->op == CJ_KOP_TRANSPOSE) {
-    const cj_transpose_plan *t = &p->u.tr;
-    cj_kplan_print_u64(out, "elem_bytes", t->elem_bytes, t->elem_bytes == 2 ? "x is bf16" : "x is fp8");
-    cj_kplan_print_u64(out, "out_bytes", t->out_bytes, t->out_bytes == 2 ? "y is bf16" : "y is fp8");
-    cj_kplan_print_u64(out, "cvt", t->cvt,
-                       t->cvt ? "bf16 -> fp8 (arch format) in the store phase, RNE after clamping to sat_max"
-                              : "bytes moved unchanged");
-    if (t->cvt) cj_kplan_print_u64(out, "sat_max", t->sat_max, "largest finite fp8 of the arch (no hardware saturation)");
-    cj_kplan_print_u64(out, "n", t->n, "samples (grid.z)");
-    cj_kplan_print_u64(out, "c", t->c, "channels: rows of x, columns of y");
-    cj_kplan_print_u64(out, "s", t->s, "D*H*W: columns of x, rows of y");
-    cj_kplan_print_u64(out, "tile", t->tile, "tile edge (c and s) through LDS");
-    cj_kplan_print_u64(out, "c_tiles", t->c_tiles, "grid.x = c_tiles * s_tiles, c tiles fastest: y rows fill whole lines");
-    cj_kplan_print_u64(out, "s_tiles", t->s_tiles, "tiles along s");
-    cj_kplan_print_u64(out, "load_bytes", t->load_bytes,
-                       "widest aligned access dividing an x row (s*eb): lanes never straddle a row");
-    cj_kplan_print_u64(out, "store_bytes", t->store_bytes,
-                       "widest aligned access dividing a y row (c*out_bytes): lanes never straddle a row");
-    cj_kplan_print_u64(out, "big", t->big,
-                       t->big ? "tensor >= 2^31 bytes: per-block 64-bit rebase, tile-local 32-bit offsets"
-                              : "tensor < 2^31 bytes: one resource, 32-bit offsets from the start");
-    cj_kplan_print_u64(out, "lds_pitch", t->lds_pitch,
-                       "row bytes, unpadded: 16-byte-chunk XOR swizzle avoids bank conflicts");
-  } else if (p->op == CJ_KOP_WEIGHT_PACK) {
-    const cj_wpack_plan *w = &p->u.wp;
-    cj_kplan_print_u64(out, "elem_bytes", w->elem_bytes, w->elem_bytes == 2 ? "bf16" : "fp8");
-    cj_kplan_print_u64(out, "k", w->k, "output channels: rows");
-    cj_kplan_print_u64(out, "c", w->c, "input channels");
-    cj_kplan_print_u64(out, "trs", w->trs, "filter taps T*R*S");
-    cj_kplan_print_u64(out, "c_pad", w->c_pad, "C zero-padded to the conv's vector width");
-    cj_kplan_print_u64(out, "row_elems", w->row_elems, "packed row length; tail past trs*c_pad is zero");
-    cj_kplan_print_u64(out, "per_thread", w->per_thread, "output elements per thread (runs once per weight)");
-  }
-}
+void cj_kplan_layout_key(const cj_kplan *p, cj_strbuf *key) { cj_layout_fields(p, key, 1); }
+
+void cj_kplan_layout_print(const cj_kplan *p, cj_strbuf *out) { cj_layout_fields(p, out, 0); }
