@@ -140,6 +140,54 @@ static void test_second_process(void **st) {
   rm_dir();
 }
 
+/* Four processes fill one fresh database at the same time (WAL + busy
+ * timeout): none fails, and afterwards every kernel is on disk. */
+static void test_concurrent_processes(void **st) {
+  (void)st;
+  fresh_dir("conc");
+  fflush(NULL);
+  pid_t pid[4];
+  for (int i = 0; i < 4; i++) {
+    pid[i] = fork();
+    assert_true(pid[i] >= 0);
+    if (pid[i] == 0) {
+      cj_device *d = fake_device_create("gfx942");
+      cj_cache_opts o = {g_dir, 0};
+      cj_cache *c = NULL;
+      if (!d || cj_cache_create(d, &o, &c) != CONVJIT_OK || !cj_cache_disk_path(c)[0]) _exit(2);
+      for (int k = 0; k < 2; k++) { /* kernel (i + k) % 4: each one wanted by two processes */
+        cj_kplan p;
+        memset(&p, 0, sizeof p);
+        if (cj_kplan_transpose_init(&p, cj_arch_from_name("gfx942"), 2, 2, 8 * (uint64_t)(1 + (i + k) % 4), 300))
+          _exit(3);
+        const cj_loaded *ld;
+        if (cj_cache_get(c, &p, &ld, NULL) != CONVJIT_OK) _exit(4);
+      }
+      cj_cache_destroy(c);
+      cj_device_destroy(d);
+      _exit(0);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    int status = 0;
+    assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  cj_device *dev;
+  cj_cache *c = open_cache(&dev, 1);
+  for (int k = 0; k < 4; k++) {
+    cj_kplan p;
+    memset(&p, 0, sizeof p);
+    assert_int_equal(cj_kplan_transpose_init(&p, cj_arch_from_name("gfx942"), 2, 2, 8 * (uint64_t)(1 + k), 300),
+                     CONVJIT_OK);
+    assert_int_equal(get(c, &p), CJ_SRC_DISK);
+  }
+  assert_int_equal(count_corrupt_files(), 0);
+  close_cache(c, dev);
+  rm_dir();
+}
+
 /* A stored entry whose bytes changed fails verification: it is rebuilt. */
 static void test_bad_entry_rebuilt(void **st) {
   (void)st;
@@ -324,6 +372,7 @@ int main(void) {
       cmocka_unit_test(test_key),
       cmocka_unit_test(test_miss_hit_disk),
       cmocka_unit_test(test_second_process),
+      cmocka_unit_test(test_concurrent_processes),
       cmocka_unit_test(test_bad_entry_rebuilt),
       cmocka_unit_test(test_garbage_db),
       cmocka_unit_test(test_truncated_db),
