@@ -131,6 +131,8 @@ static void global_loads(void **state) {
     assert_int_equal(grun_go(&r, arch, "i32", "global_load_short_d16_hi $0, $2, $4", vin), CONVJIT_OK);
     for (uint32_t l = 0; l < 64; l++)
       assert_int_equal(r.out[l][0], (SENT & 0xffff) | ((uint32_t)srcb(5 * l + 1) | (uint32_t)srcb(5 * l + 2) << 8) << 16);
+    assert_int_equal(grun_go(&r, arch, "i32", "global_load_ubyte $0, $2, $4 offset:-1", vin), CONVJIT_OK);
+    for (uint32_t l = 0; l < 64; l++) assert_int_equal(r.out[l][0], srcb(5 * l));
     /* flat */
     for (uint32_t l = 0; l < 64; l++) vin[l] = 8 * l;
     assert_int_equal(grun_go(&r, arch, "<2 x i32>", "flat_load_dwordx2 $0, $3 offset:8", vin), CONVJIT_OK);
@@ -345,10 +347,55 @@ static void global_atomics(void **state) {
   }
 }
 
+/* A load straight into an AGPR (gfx90a+): the value lands in the AGPR, and
+ * reading it (v_accvgpr_read) before the wait is a hazard naming a<n>. */
+static const char *agpr_fmt =
+    "target triple = \"amdgcn-amd-amdhsa\"\n"
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @k(ptr addrspace(1) %%src, ptr addrspace(1) %%dst) {\n"
+    "  %%tid = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %%off = shl i32 %%tid, 2\n"
+    "  %%pi = ptrtoint ptr addrspace(1) %%src to i64\n"
+    "  %%xs = call { i32, i32 } asm sideeffect \"global_load_dword $1, $2, $3 offset:4\\0A%s\\0Av_accvgpr_read_b32 $0, $1\", \"=v,=&a,v,s,~{memory}\"(i32 %%off, i64 %%pi)\n"
+    "  %%x = extractvalue { i32, i32 } %%xs, 0\n"
+    "  %%dp = getelementptr i32, ptr addrspace(1) %%dst, i32 %%tid\n"
+    "  store i32 %%x, ptr addrspace(1) %%dp\n"
+    "  ret void\n"
+    "}\n";
+
+static void agpr_destination(void **state) {
+  (void)state;
+  for (int wait = 1; wait >= 0; wait--) {
+    char ir[2048];
+    snprintf(ir, sizeof ir, agpr_fmt, wait ? "s_waitcnt vmcnt(0)" : "s_nop 0");
+    tmem t;
+    convjit_status st = tmem_open(&t, wait ? "gfx942" : "gfx950", ir);
+    if (st != CONVJIT_OK) fprintf(stderr, "%s\n%s\n", cj_error_text(), ir);
+    assert_int_equal(st, CONVJIT_OK);
+    uint32_t src[80];
+    for (uint32_t i = 0; i < 80; i++) src[i] = srcw(i);
+    uint64_t args[2] = {tmem_buf(&t, src, sizeof src), tmem_buf(&t, NULL, 256)};
+    st = tmem_run(&t, 1, 64, args, sizeof args);
+    if (wait) {
+      if (st != CONVJIT_OK) fprintf(stderr, "%s\n", cj_error_text());
+      assert_int_equal(st, CONVJIT_OK);
+      uint32_t got[64];
+      assert_int_equal(emu_mem_d2h(t.mem, got, args[1], sizeof got), CONVJIT_OK);
+      for (uint32_t l = 0; l < 64; l++) assert_int_equal(got[l], srcw(l + 1));
+    } else {
+      assert_int_equal(st, CONVJIT_ERR_EMULATION);
+      assert_non_null(strstr(cj_error_text(), "reads a"));
+      assert_non_null(strstr(cj_error_text(), "v_accvgpr_read_b32"));
+    }
+    tmem_close(&t);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(global_loads),       cmocka_unit_test(global_stores),   cmocka_unit_test(outside_every_allocation),
       cmocka_unit_test(scalar_loads),       cmocka_unit_test(procedural_to_sink), cmocka_unit_test(global_atomics),
+      cmocka_unit_test(agpr_destination),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
