@@ -99,7 +99,7 @@ typedef struct convjit_context_options {
   int header_version;       /* CONVJIT_VERSION_NUMBER as compiled by the caller */
   convjit_device_kind device;
   int device_index;         /* HIP device ordinal; -1 = the current device */
-  const char *arch;         /* "gfx942" / "gfx950"; NULL = the device's (emu: required) */
+  const char *arch;         /* "gfx942" / "gfx950"; NULL = the device's (emulator: gfx950) */
   const char *cache_dir;    /* NULL = $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
   int disable_disk_cache;   /* 1 = memory cache only (also CONVJIT_DISABLE_CACHE=1) */
   convjit_log_level log_level; /* process-wide; FROM_ENV leaves it alone */
@@ -119,10 +119,13 @@ static inline convjit_context_options convjit_context_options_default(void) {
   return o;
 }
 
-/* opts may be NULL (defaults). Errors: INVALID_ARG (bad field), VERSION
- * (header major differs from the library's, or struct_size unknown),
- * DEVICE (no HIP library / no device: the loader's or HIP's text),
- * IO (cache directory unusable). *ctx is NULL on failure. */
+/* opts may be NULL (defaults). Errors: INVALID_ARG (bad field, or arch
+ * differs from the device's), VERSION (header major differs from the
+ * library's, or struct_size unknown), DEVICE (no HIP library / no device:
+ * the loader's or HIP's text), UNSUPPORTED (the device is not gfx942/950).
+ * The disk cache never fails creation: an unusable directory or a damaged
+ * database is logged and the disk level rebuilt or turned off.
+ * *ctx is NULL on failure. */
 CONVJIT_API convjit_status convjit_context_create(const convjit_context_options *opts, convjit_context **ctx);
 /* Frees every plan-independent resource; plans must be destroyed first.
  * NULL-safe. */
