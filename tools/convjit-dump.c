@@ -19,6 +19,7 @@
 #include "codegen/kplan.h"
 #include "runtime/build.h"
 #include "runtime/disasm.h"
+#include "runtime/kspec.h"
 #include "host/select.h"
 
 #define DUMP_MAX_KERNELS 8
@@ -64,23 +65,11 @@ typedef struct dump_op {
 
 /* ---- helpers for op parsers ---------------------------------------------- */
 
-/* "a,b,c" -> out[0..n): unsigned decimal integers. */
+/* "a,b,c" -> out[0..n) for option --opt (the spec parser's number lists). */
 static convjit_status parse_u64_list(const char *opt, const char *s, uint64_t *out, int max, int *n) {
-  *n = 0;
-  const char *p = s;
-  for (;;) {
-    CJ_CHECK(*n < max, CONVJIT_ERR_INVALID_ARG, "--%s %s: more than %d values", opt, s, max);
-    char *end;
-    errno = 0;
-    CJ_CHECK(*p >= '0' && *p <= '9', CONVJIT_ERR_INVALID_ARG, "--%s %s: expected unsigned integers separated by commas",
-             opt, s);
-    unsigned long long v = strtoull(p, &end, 10);
-    CJ_CHECK(errno == 0, CONVJIT_ERR_INVALID_ARG, "--%s %s: value out of range", opt, s);
-    out[(*n)++] = v;
-    if (*end == 0) return CONVJIT_OK;
-    CJ_CHECK(*end == ',', CONVJIT_ERR_INVALID_ARG, "--%s %s: unexpected '%c'", opt, s, *end);
-    p = end + 1;
-  }
+  char what[72];
+  snprintf(what, sizeof what, "--%s", opt);
+  return cj_parse_u64_list(what, s, out, max, n);
 }
 
 /* ---- op: transpose -------------------------------------------------------- */

@@ -8,24 +8,34 @@
 #define KSPEC_MAX_SHAPE 9
 
 /* "a,b,c" -> v[0..n), at most max values. The list ends at NUL, or also at
- * a space when it is an option's value inside the opts text. */
-static convjit_status kspec_u64s(const char *field, const char *s, uint64_t *v, int max, int *n, int in_opts) {
+ * a space when it is an option's value inside the opts text. Errors name
+ * prefix+field ("spec shape", "--shape"). */
+static convjit_status kspec_list(const char *prefix, const char *field, const char *s, uint64_t *v, int max, int *n,
+                                 int in_opts) {
   *n = 0;
   const char *p = s;
-  CJ_CHECK(s && *s, CONVJIT_ERR_INVALID_ARG, "spec %s is empty", field);
+  CJ_CHECK(s && *s, CONVJIT_ERR_INVALID_ARG, "%s%s is empty", prefix, field);
   for (;;) {
-    CJ_CHECK(*n < max, CONVJIT_ERR_INVALID_ARG, "spec %s = %s: more than %d values", field, s, max);
-    CJ_CHECK(*p >= '0' && *p <= '9', CONVJIT_ERR_INVALID_ARG, "spec %s = %s: expected unsigned integers and commas",
-             field, s);
+    CJ_CHECK(*n < max, CONVJIT_ERR_INVALID_ARG, "%s%s = %s: more than %d values", prefix, field, s, max);
+    CJ_CHECK(*p >= '0' && *p <= '9', CONVJIT_ERR_INVALID_ARG, "%s%s = %s: expected unsigned integers and commas",
+             prefix, field, s);
     char *end;
     errno = 0;
     unsigned long long x = strtoull(p, &end, 10);
-    CJ_CHECK(errno == 0, CONVJIT_ERR_INVALID_ARG, "spec %s = %s: value out of range", field, s);
+    CJ_CHECK(errno == 0, CONVJIT_ERR_INVALID_ARG, "%s%s = %s: value out of range", prefix, field, s);
     v[(*n)++] = x;
     if (*end == 0 || (in_opts && *end == ' ')) return CONVJIT_OK;
-    CJ_CHECK(*end == ',', CONVJIT_ERR_INVALID_ARG, "spec %s = %s: unexpected '%c'", field, s, *end);
+    CJ_CHECK(*end == ',', CONVJIT_ERR_INVALID_ARG, "%s%s = %s: unexpected '%c'", prefix, field, s, *end);
     p = end + 1;
   }
+}
+
+static convjit_status kspec_u64s(const char *field, const char *s, uint64_t *v, int max, int *n, int in_opts) {
+  return kspec_list("spec ", field, s, v, max, n, in_opts);
+}
+
+convjit_status cj_parse_u64_list(const char *what, const char *s, uint64_t *v, int max, int *n) {
+  return kspec_list("", what, s, v, max, n, 0);
 }
 
 static convjit_status kspec_u32(const char *field, uint64_t v, uint32_t *out) {

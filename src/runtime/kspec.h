@@ -29,5 +29,9 @@
 
 convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype, const char *shape,
                              const char *opts, cj_kplan *out);
+/* The spec's number lists, for tools parsing their own options: "a,b,c" ->
+ * v[0..*n), at most max unsigned decimals; INVALID_ARG naming `what` and
+ * the text ("--shape = 1,x: expected unsigned integers and commas"). */
+convjit_status cj_parse_u64_list(const char *what, const char *s, uint64_t *v, int max, int *n);
 
 #endif

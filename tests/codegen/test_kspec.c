@@ -100,10 +100,29 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv_bf16", "gfx950", "bf16", "1,0,4,4,4,8,1,1,1", "-", "conv.c = 0");
 }
 
+/* The number-list parser tools share with the specs. */
+static void test_parse_u64_list(void **state) {
+  (void)state;
+  uint64_t v[4];
+  int n = 0;
+  assert_int_equal(cj_parse_u64_list("--shape", "3,0,18446744073709551615", v, 4, &n), CONVJIT_OK);
+  assert_int_equal(n, 3);
+  assert_true(v[0] == 3 && v[1] == 0 && v[2] == UINT64_MAX);
+  assert_int_equal(cj_parse_u64_list("--shape", "1,,2", v, 4, &n), CONVJIT_ERR_INVALID_ARG);
+  assert_non_null(strstr(cj_error_text(), "--shape = 1,,2"));
+  assert_int_equal(cj_parse_u64_list("--pad", "1,2,3,4,5", v, 4, &n), CONVJIT_ERR_INVALID_ARG);
+  assert_non_null(strstr(cj_error_text(), "more than 4 values"));
+  assert_int_equal(cj_parse_u64_list("--pad", "18446744073709551616", v, 4, &n), CONVJIT_ERR_INVALID_ARG);
+  assert_non_null(strstr(cj_error_text(), "out of range"));
+  assert_int_equal(cj_parse_u64_list("--pad", "", v, 4, &n), CONVJIT_ERR_INVALID_ARG);
+  assert_non_null(strstr(cj_error_text(), "--pad is empty"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layout_specs_match_init),
       cmocka_unit_test(test_conv_specs_match_init),
+      cmocka_unit_test(test_parse_u64_list),
       cmocka_unit_test(test_bad_fields_named),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
