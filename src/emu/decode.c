@@ -409,6 +409,32 @@ static void llvm_init(void) {
   LLVMInitializeAMDGPUDisassembler();
 }
 
+/* LLVM 22's disassembler crashes (printing an operand whose field holds
+ * 255, the literal code, where no literal can follow) on: a VOP3 compare or
+ * v_readlane with SGPR destination 255, a gfx942 VOP3 source of 255, and a
+ * MUBUF/MTBUF soffset of 255 (found by test_decode's random-bytes test and
+ * a fork-per-instruction fuzzer). No compiler emits these; such words are
+ * reported as undecodable without asking LLVM. */
+static int llvm_would_crash(int arch, const uint8_t *p, uint32_t left) {
+  uint32_t w0, w1;
+  memcpy(&w0, p, 4);
+  /* MUBUF / MTBUF with soffset = 255 (literal) */
+  if (((w0 >> 26) == 0x38 || (w0 >> 26) == 0x3a) && left >= 8) {
+    memcpy(&w1, p + 4, 4);
+    if ((w1 >> 24) == 0xff) return 1;
+  }
+  if ((w0 >> 26) != 0x34) return 0; /* not VOP3/VOP3P */
+  uint32_t op = (w0 >> 16) & 0x3ff;
+  if ((w0 & 0xff) == 0xff && (op < 0x100 || op == 0x289)) return 1;
+  /* gfx942 has no VOP3 literals: a source field of 255 (literal) also
+   * crashes the printer there */
+  if (arch == EMU_ARCH_GFX942 && left >= 8) {
+    memcpy(&w1, p + 4, 4);
+    if ((w1 & 0x1ff) == 0xff || ((w1 >> 9) & 0x1ff) == 0xff || ((w1 >> 18) & 0x1ff) == 0xff) return 1;
+  }
+  return 0;
+}
+
 convjit_status emu_decode_module(emu_module *m) {
   const cj_codeobj *co = m->co;
   pthread_once(&g_llvm_once, llvm_init);
@@ -434,7 +460,9 @@ convjit_status emu_decode_module(emu_module *m) {
   char buf[256];
   while (pc + 4 <= size) {
     buf[0] = 0;
-    size_t len = LLVMDisasmInstruction(dc, (uint8_t *)(text + pc), size - pc, co->text_vaddr + pc, buf, sizeof buf);
+    size_t len = 0;
+    if (!llvm_would_crash(m->arch, text + pc, size - pc))
+      len = LLVMDisasmInstruction(dc, (uint8_t *)(text + pc), size - pc, co->text_vaddr + pc, buf, sizeof buf);
     emu_inst *in = &m->insts[n];
     if (len == 0 || len > size - pc) {
       uint32_t w;

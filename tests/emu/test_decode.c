@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/kplan.h"
@@ -219,6 +220,46 @@ static void t_coverage_of_convjit_kernels(void **st) {
   }
 }
 
+/* Robustness: random words through the disassembler and the text parser
+ * never crash; whatever decodes either parses into a table row or is bad
+ * with a reason. */
+static void t_random_bytes(void **st) {
+  (void)st;
+  const int archs[2] = {EMU_ARCH_GFX942, EMU_ARCH_GFX950};
+  enum { NW = 16384 };
+  uint32_t *words = malloc(NW * 4);
+  assert_non_null(words);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < NW; i++) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    words[i] = (uint32_t)x;
+    if (i % 3 == 0) words[i] = (words[i] & 0x03ffffffu) | 0xd0000000u; /* bias toward VOP3/VOP3P/MFMA space */
+    if (i % 5 == 0) words[i] = (words[i] & 0x00ffffffu) | 0xbe000000u; /* SOP1/SOPK/SOPP space */
+  }
+  for (int a = 0; a < 2; a++) {
+    cj_codeobj co;
+    memset(&co, 0, sizeof co);
+    co.text.data = (uint8_t *)words;
+    co.text.size = NW * 4;
+    co.text_vaddr = 0x1000;
+    emu_module m;
+    memset(&m, 0, sizeof m);
+    m.co = &co;
+    m.arch = archs[a];
+    OK(emu_decode_module(&m));
+    uint32_t good = 0, bad = 0;
+    for (uint32_t i = 0; i < m.ninsts; i++) {
+      const emu_inst *in = &m.insts[i];
+      assert_non_null(in->text);
+      assert_true(in->size >= 4 && in->size <= 16);
+      if (in->bad) { assert_null(in->fn); bad++; } else { assert_non_null(in->fn); good++; }
+    }
+    assert_true(good > 100 && bad > 100);
+    emu_decode_free(&m);
+  }
+  free(words);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_table),
@@ -226,6 +267,7 @@ int main(void) {
       cmocka_unit_test(t_parse_mem_and_sopp),
       cmocka_unit_test(t_unknown_only_when_reached),
       cmocka_unit_test(t_coverage_of_convjit_kernels),
+      cmocka_unit_test(t_random_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
