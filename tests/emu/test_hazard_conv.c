@@ -1,0 +1,140 @@
+/* The hazard checker against convjit's bf16 conv kernel (DMA pipeline,
+ * MFMA, split-K atomics): every s_waitcnt of the kernel is patched into
+ * s_nop 0 in the code-object bytes, one at a time, and the patched kernel is
+ * run on a small shape. Each removal must either be caught by the checker
+ * (a hazard error) or leave the output bit-identical to the unpatched run
+ * (a wait the kernel did not need for this shape). A removal that changes
+ * nothing the checker sees but changes the output would be a checker miss.
+ * The unpatched kernel passes the checker. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "codegen/arch.h"
+#include "codegen/kplan.h"
+#include "emu/emu.h"
+#include "emu/memory.h"
+#include "runtime/build.h"
+
+typedef struct conv_case {
+  cj_kplan p;
+  cj_built b;
+  size_t ny;
+} conv_case;
+
+static uint64_t lcg(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return *s >> 33;
+}
+
+/* Runs the (possibly patched) code object; fills y (bf16 output bytes). */
+static convjit_status run_conv(const char *arch, conv_case *cc, uint8_t *y) {
+  const cj_conv_plan *c = &cc->p.u.conv;
+  emu_ctx *ctx;
+  emu_options o = {sizeof o, 1, 1};
+  assert_int_equal(emu_ctx_create(arch, &o, &ctx), CONVJIT_OK);
+  emu_module *mod;
+  assert_int_equal(emu_module_load(ctx, cc->b.code_object.data, cc->b.code_object.size, &mod), CONVJIT_OK);
+  const emu_kernel *k;
+  assert_int_equal(emu_kernel_get(mod, cc->p.name, &k), CONVJIT_OK);
+  emu_mem *m = emu_ctx_mem(ctx);
+  uint64_t dx, dw, dy, db = 0, dws = 0;
+  assert_int_equal(emu_mem_alloc(m, c->x_bytes, &dx), CONVJIT_OK);
+  assert_int_equal(emu_mem_alloc(m, c->w_bytes, &dw), CONVJIT_OK);
+  assert_int_equal(emu_mem_alloc(m, cc->ny * 2, &dy), CONVJIT_OK);
+  if (c->ws_bytes) assert_int_equal(emu_mem_alloc(m, c->ws_bytes, &dws), CONVJIT_OK);
+  /* bf16 values on a small grid (no NaN/Inf): sign, exponent 120..127, any mantissa */
+  uint64_t seed = 99;
+  uint16_t *h = malloc(c->x_bytes > c->w_bytes ? c->x_bytes : c->w_bytes);
+  for (size_t i = 0; i < c->x_bytes / 2; i++) h[i] = (uint16_t)((lcg(&seed) & 0x807f) | (120 + lcg(&seed) % 8) << 7);
+  assert_int_equal(emu_mem_h2d(m, dx, h, c->x_bytes), CONVJIT_OK);
+  for (size_t i = 0; i < c->w_bytes / 2; i++) h[i] = (uint16_t)((lcg(&seed) & 0x807f) | (120 + lcg(&seed) % 8) << 7);
+  assert_int_equal(emu_mem_h2d(m, dw, h, c->w_bytes), CONVJIT_OK);
+  free(h);
+  assert_int_equal(emu_mem_memset(m, dy, 0xEE, cc->ny * 2), CONVJIT_OK);
+  uint8_t ka[512] = {0};
+  for (uint32_t i = 0; i < cc->p.nargs; i++) {
+    uint64_t v = 0;
+    if (!strcmp(cc->p.args[i].name, "x")) v = dx;
+    else if (!strcmp(cc->p.args[i].name, "w")) v = dw;
+    else if (!strcmp(cc->p.args[i].name, "y")) v = dy;
+    else if (!strcmp(cc->p.args[i].name, "bias")) v = db;
+    else if (!strcmp(cc->p.args[i].name, "ws")) v = dws;
+    else fail_msg("argument %s", cc->p.args[i].name);
+    memcpy(ka + 8 * i, &v, 8);
+  }
+  uint32_t grid[3] = {(uint32_t)cc->p.grid[0], (uint32_t)cc->p.grid[1], (uint32_t)cc->p.grid[2]};
+  convjit_status st = emu_launch(k, grid, cc->p.block, ka, cc->b.info->kernarg_size, NULL, NULL);
+  if (st == CONVJIT_OK) assert_int_equal(emu_mem_d2h(m, y, dy, cc->ny * 2), CONVJIT_OK);
+  emu_module_unload(mod);
+  emu_ctx_destroy(ctx);
+  return st;
+}
+
+static void conv_waits_removed(const char *arch_name) {
+  const cj_arch *arch = cj_arch_from_name(arch_name);
+  cj_conv_geom g;
+  memset(&g, 0, sizeof g);
+  g.n = 1; g.c = 16; g.d = 2; g.h = 6; g.w = 6; g.k = 32; g.t = 3; g.r = 3; g.s = 3;
+  for (int i = 0; i < 3; i++) g.stride[i] = g.dil[i] = 1, g.pad_lo[i] = g.pad_hi[i] = 1;
+  cj_conv_opts o;
+  memset(&o, 0, sizeof o);
+  conv_case cc;
+  assert_int_equal(cj_kplan_conv_init(&cc.p, arch, &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_build_kernel(&cc.p, 0, &cc.b), CONVJIT_OK);
+  const cj_conv_geom *G = &cc.p.u.conv.g;
+  cc.ny = (size_t)G->n * G->k * G->odhw;
+  uint8_t *ref = malloc(cc.ny * 2), *y = malloc(cc.ny * 2);
+  convjit_status st0 = run_conv(arch_name, &cc, ref);
+  if (st0 != CONVJIT_OK) fail_msg("unpatched %s: %s", arch_name, cj_error_text());
+  const cj_blob *text = &cc.b.co->text;
+  uint8_t *t0 = memmem(cc.b.code_object.data, cc.b.code_object.size, text->data, text->size);
+  assert_non_null(t0);
+  int waits = 0, caught = 0, harmless = 0, missed = 0;
+  for (size_t off = 0; off + 4 <= text->size; off += 4) {
+    uint32_t wd;
+    memcpy(&wd, t0 + off, 4);
+    if ((wd & 0xFFFF0000u) != 0xBF8C0000u) continue;
+    const uint32_t nop = 0xBF800000u;
+    memcpy(t0 + off, &nop, 4);
+    convjit_status st = run_conv(arch_name, &cc, y);
+    memcpy(t0 + off, &wd, 4);
+    waits++;
+    if (st != CONVJIT_OK) {
+      const char *e = cj_error_text();
+      assert_int_equal(st, CONVJIT_ERR_EMULATION);
+      if (!strstr(e, "missing wait") && !strstr(e, "LDS race") && !strstr(e, "still being written"))
+        fail_msg("unexpected error: %s", e);
+      caught++;
+    } else if (!memcmp(y, ref, cc.ny * 2)) {
+      harmless++;
+      printf("  %s: s_waitcnt 0x%04x at .text+0x%zx removed: not caught, output unchanged\n", arch_name, wd & 0xffff,
+             off);
+    } else {
+      missed++;
+      printf("  %s: s_waitcnt 0x%04x at .text+0x%zx removed: NOT caught and the output CHANGED\n", arch_name,
+             wd & 0xffff, off);
+    }
+  }
+  printf("%s conv %s: %d s_waitcnt removed one at a time: %d caught, %d harmless, %d missed\n", arch_name,
+         cc.p.name, waits, caught, harmless, missed);
+  assert_true(waits > 0);
+  assert_int_equal(missed, 0);
+  assert_true(caught > 0);
+  free(ref);
+  free(y);
+  cj_built_free(&cc.b);
+}
+
+static void conv_gfx942(void **s) { (void)s; conv_waits_removed("gfx942"); }
+static void conv_gfx950(void **s) { (void)s; conv_waits_removed("gfx950"); }
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(conv_gfx942), cmocka_unit_test(conv_gfx950)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
