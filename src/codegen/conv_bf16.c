@@ -175,6 +175,12 @@ static void cj_cv_compute(cj_cv *v, uint32_t st) {
         LLVMValueRef args[6] = {a[i], bb[j], v->acc[i * c->mi_n + j], cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
         v->acc[i * c->mi_n + j] = cj_irb_call(g, mfma, NULL, 0, args, 6);
       }
+    /* 1024-thread tiles have 128 VGPRs: read one K slice's operands at a
+     * time (no ds_read2 pairing across slices) so they are not all live. */
+    if (c->threads >= 1024 && kk + 1 < c->tile_k / c->mfma_k) {
+      LLVMValueRef zero = cj_c32(g, 0);
+      cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+    }
   }
 }
 
@@ -402,6 +408,10 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
     for (uint32_t i = 0; i < c->mi_m; i++) {
       LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i * 16), "row");
       cj_cv_store(v, v->acc[i * c->mi_n + j], row0, col, bias, yr, yptr);
+      /* One fragment's index math at a time: interleaving them all keeps
+       * every fragment's addresses live beside the accumulators. */
+      LLVMValueRef zero = cj_c32(g, 0);
+      cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
     }
   }
   LLVMBuildRetVoid(b);

@@ -134,10 +134,37 @@ static void test_compile_time_flat(void **state) {
   assert_true(ms_b < 3.0 * ms_s + 200.0); /* +200 ms: scheduling noise on a shared 2-core machine */
 }
 
+/* The heaviest tiles (256x256 on 2x4 and 4x4 waves) on an n = 2 shape
+ * with padding, bias and split-K: the n division and the atomic epilogue
+ * add registers the four big n = 1 shapes do not need. */
+static void test_heavy_tiles_n2_splitk(void **state) {
+  (void)state;
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  big_shape sh = {"2,64,6,18,18 -> 192 3x3x3 pad 1", 2, 64, 6, 18, 18, 192, 3, 3, 3, {1, 1, 1}};
+  cj_conv_geom g;
+  geom_of(&sh, &g);
+  for (int a = 0; a < na; a++)
+    for (int t = 3; t <= 4; t++)
+      for (uint32_t sk = 1; sk <= 2; sk++) {
+        cj_kplan p;
+        convjit_status st = CONVJIT_ERR_UNSUPPORTED;
+        for (uint32_t stages = 4; stages >= 2 && st != CONVJIT_OK; stages--) {
+          cj_conv_opts o = {.tile_m = TILES[t][0], .tile_n = TILES[t][1], .wave_m = TILES[t][2],
+                            .wave_n = TILES[t][3], .stages = stages, .splitk = sk, .has_bias = 1};
+          if ((uint64_t)stages * (TILES[t][0] + TILES[t][1]) * 64 <= arches[a]->lds_bytes)
+            st = cj_kplan_conv_init(&p, arches[a], &g, &o);
+        }
+        assert_int_equal(st, CONVJIT_OK);
+        build_check(&p);
+      }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big_shape_flags),
       cmocka_unit_test(test_compile_time_flat),
+      cmocka_unit_test(test_heavy_tiles_n2_splitk),
       cmocka_unit_test(test_all_tiles_spill_free),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
