@@ -34,8 +34,7 @@ static convjit_status cj_build_in(const cj_kplan *p, unsigned flags, LLVMContext
   convjit_status st = CONVJIT_OK;
   if (flags & CJ_BUILD_KEEP_IR) {
     char *s = LLVMPrintModuleToString(m);
-    st = s ? cj_blob_set(&out->ir, s, strlen(s) + 1) : CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "printing IR");
-    if (s) out->ir.size--; /* text blobs: NUL present, not counted */
+    st = s ? cj_blob_set(&out->ir, s, strlen(s)) : CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "printing IR");
     LLVMDisposeMessage(s);
   }
   cj_compile_out co = {0};

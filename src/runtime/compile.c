@@ -58,19 +58,6 @@ static void cj_diag_handler(LLVMDiagnosticInfoRef di, void *ctx) {
   LLVMDisposeMessage(msg);
 }
 
-/* Copies n bytes into a blob with a NUL after them (not counted in size), so
- * text blobs are C strings and binary blobs are harmlessly terminated. */
-static convjit_status cj_blob_copy(cj_blob *b, const char *p, size_t n) {
-  uint8_t *t = malloc(n + 1);
-  CJ_ALLOC_CHECK(t);
-  if (n) memcpy(t, p, n);
-  t[n] = 0;
-  cj_blob_free(b);
-  b->data = t;
-  b->size = n;
-  return CONVJIT_OK;
-}
-
 static convjit_status cj_emit(LLVMTargetMachineRef tm, LLVMModuleRef m, LLVMCodeGenFileType ft,
                               cj_blob *out, cj_diag *diag) {
   char *err = NULL;
@@ -87,7 +74,7 @@ static convjit_status cj_emit(LLVMTargetMachineRef tm, LLVMModuleRef m, LLVMCode
     return CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM backend error while emitting %s: %s", what,
                   diag->errors.s ? diag->errors.s : "?");
   }
-  convjit_status st = cj_blob_copy(out, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+  convjit_status st = cj_blob_set(out, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
   LLVMDisposeMemoryBuffer(mb);
   return st;
 }
@@ -111,7 +98,7 @@ static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm,
   if (want_opt_ir) {
     char *s = LLVMPrintModuleToString(m);
     CJ_ALLOC_CHECK(s);
-    convjit_status st = cj_blob_copy(&out->opt_ir, s, strlen(s));
+    convjit_status st = cj_blob_set(&out->opt_ir, s, strlen(s));
     LLVMDisposeMessage(s);
     CJ_TRY(st);
   }

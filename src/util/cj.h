@@ -46,6 +46,7 @@ typedef struct cj_blob {
   size_t size;
 } cj_blob;
 void cj_blob_free(cj_blob *b); /* frees data, zeroes the struct; NULL-safe */
+/* Copies size bytes and a NUL after them (not counted in size). */
 convjit_status cj_blob_set(cj_blob *b, const void *data, size_t size);
 
 /* strbuf.c — growable text (IR dumps, JSON, keys). */

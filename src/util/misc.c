@@ -13,9 +13,10 @@ void cj_blob_free(cj_blob *b) {
 }
 
 convjit_status cj_blob_set(cj_blob *b, const void *data, size_t size) {
-  uint8_t *p = malloc(size ? size : 1);
+  uint8_t *p = malloc(size + 1);
   CJ_ALLOC_CHECK(p);
   if (size) memcpy(p, data, size);
+  p[size] = 0; /* text blobs are C strings; binary ones harmlessly terminated */
   free(b->data);
   b->data = p;
   b->size = size;
