@@ -410,7 +410,8 @@ static void llvm_init(void) {
 }
 
 /* LLVM 22's disassembler crashes (printing an operand whose field holds
- * 255, the literal code, where no literal can follow) on: a VOP3 compare or
+ * 255, the literal code, where no literal can follow, or an SDWA select of
+ * 7) on: an SDWA select field of 7, a VOP3 compare or
  * v_readlane with SGPR destination 255, a gfx942 VOP3 source of 255, and a
  * MUBUF/MTBUF soffset of 255 (found by test_decode's random-bytes test and
  * a fork-per-instruction fuzzer). No compiler emits these; such words are
@@ -422,6 +423,15 @@ static int llvm_would_crash(int arch, const uint8_t *p, uint32_t left) {
   if (((w0 >> 26) == 0x38 || (w0 >> 26) == 0x3a) && left >= 8) {
     memcpy(&w1, p + 4, 4);
     if ((w1 >> 24) == 0xff) return 1;
+  }
+  /* VOP1/VOP2/VOPC SDWA (src0 = 249) with a select field of 7 (invalid) */
+  if ((w0 >> 31) == 0 || (w0 >> 25) == 0x3e || (w0 >> 25) == 0x3f) {
+    if ((w0 & 0x1ff) == 0xf9 && left >= 8) {
+      memcpy(&w1, p + 4, 4);
+      int vopc = (w0 >> 25) == 0x3e;
+      if (((w1 >> 16) & 7) == 7 || ((w1 >> 24) & 7) == 7 || (!vopc && ((w1 >> 8) & 7) == 7)) return 1;
+    }
+    return 0;
   }
   if ((w0 >> 26) != 0x34) return 0; /* not VOP3/VOP3P */
   uint32_t op = (w0 >> 16) & 0x3ff;
