@@ -1,11 +1,12 @@
 /* The hazard checker against convjit's bf16 conv kernel (DMA pipeline,
- * MFMA, split-K atomics): every s_waitcnt of the kernel is patched into
+ * MFMA, LDS double buffering): every s_waitcnt of the kernel is patched into
  * s_nop 0 in the code-object bytes, one at a time, and the patched kernel is
- * run on a small shape. Each removal must either be caught by the checker
- * (a hazard error) or leave the output bit-identical to the unpatched run
- * (a wait the kernel did not need for this shape). A removal that changes
- * nothing the checker sees but changes the output would be a checker miss.
- * The unpatched kernel passes the checker. */
+ * run on a small shape with the checker on. The unpatched kernel passes; a
+ * removal must be reported as a hazard (never any other error). The emulator
+ * completes every access at issue, so a removal the checker cannot see
+ * changes no output: such waits are listed (measured: one per arch, the
+ * vmcnt(0) before the epilogue's first buffer_store, which guards no later
+ * register or LDS read of the launch) and at least 80% must be caught. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,10 +93,20 @@ static void conv_waits_removed(const char *arch_name) {
   uint8_t *ref = malloc(cc.ny * 2), *y = malloc(cc.ny * 2);
   convjit_status st0 = run_conv(arch_name, &cc, ref);
   if (st0 != CONVJIT_OK) fail_msg("unpatched %s: %s", arch_name, cj_error_text());
+  const char *dump = getenv("CJ_TEST_DUMP_DIR"); /* for a look with llvm-objdump */
+  if (dump) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.co", dump, cc.p.name);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+      fwrite(cc.b.code_object.data, 1, cc.b.code_object.size, f);
+      fclose(f);
+    }
+  }
   const cj_blob *text = &cc.b.co->text;
   uint8_t *t0 = memmem(cc.b.code_object.data, cc.b.code_object.size, text->data, text->size);
   assert_non_null(t0);
-  int waits = 0, caught = 0, harmless = 0, missed = 0;
+  int waits = 0, caught = 0, uncaught = 0;
   for (size_t off = 0; off + 4 <= text->size; off += 4) {
     uint32_t wd;
     memcpy(&wd, t0 + off, 4);
@@ -111,21 +122,17 @@ static void conv_waits_removed(const char *arch_name) {
       if (!strstr(e, "missing wait") && !strstr(e, "LDS race") && !strstr(e, "still being written"))
         fail_msg("unexpected error: %s", e);
       caught++;
-    } else if (!memcmp(y, ref, cc.ny * 2)) {
-      harmless++;
-      printf("  %s: s_waitcnt 0x%04x at .text+0x%zx removed: not caught, output unchanged\n", arch_name, wd & 0xffff,
-             off);
     } else {
-      missed++;
-      printf("  %s: s_waitcnt 0x%04x at .text+0x%zx removed: NOT caught and the output CHANGED\n", arch_name,
+      uncaught++;
+      assert_memory_equal(y, ref, cc.ny * 2); /* completes at issue: a missing wait cannot change results */
+      printf("  %s: s_waitcnt 0x%04x at .text+0x%zx removed: not caught (no consumer in this launch)\n", arch_name,
              wd & 0xffff, off);
     }
   }
-  printf("%s conv %s: %d s_waitcnt removed one at a time: %d caught, %d harmless, %d missed\n", arch_name,
-         cc.p.name, waits, caught, harmless, missed);
-  assert_true(waits > 0);
-  assert_int_equal(missed, 0);
-  assert_true(caught > 0);
+  printf("%s conv %s: %d s_waitcnt removed one at a time: %d caught, %d not caught\n", arch_name, cc.p.name, waits,
+         caught, uncaught);
+  assert_true(waits >= 8);
+  assert_true(caught * 10 >= waits * 8);
   free(ref);
   free(y);
   cj_built_free(&cc.b);
