@@ -118,29 +118,24 @@ static convjit_status conv_u32(const char *opt, const char *v, uint32_t *out) {
   return CONVJIT_OK;
 }
 
+/* --opt with c1 or c2 values (form names them for the error). */
+static convjit_status conv_list(const char *opt, const char *v, uint64_t *out, int *n, int c1, int c2,
+                                const char *form) {
+  CJ_TRY(parse_u64_list(opt, v, out, c2, n));
+  CJ_CHECK(*n == c1 || *n == c2, CONVJIT_ERR_INVALID_ARG, "--%s %s: takes %s", opt, v, form);
+  return CONVJIT_OK;
+}
+
 static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v) {
   conv_opts *o = a->op_opts;
   if (!strcmp(name, "bias")) { o->bias = 1; return CONVJIT_OK; }
-  if (!strcmp(name, "stride")) {
-    CJ_TRY(parse_u64_list(name, v, o->stride, 3, &o->nstride));
-    CJ_CHECK(o->nstride == 3, CONVJIT_ERR_INVALID_ARG, "--stride %s: takes 3 values", v);
-    return CONVJIT_OK;
-  }
-  if (!strcmp(name, "dilation")) {
-    CJ_TRY(parse_u64_list(name, v, o->dil, 3, &o->ndil));
-    CJ_CHECK(o->ndil == 3, CONVJIT_ERR_INVALID_ARG, "--dilation %s: takes 3 values", v);
-    return CONVJIT_OK;
-  }
-  if (!strcmp(name, "pad")) {
-    CJ_TRY(parse_u64_list(name, v, o->pad, 6, &o->npad));
-    CJ_CHECK(o->npad == 3 || o->npad == 6, CONVJIT_ERR_INVALID_ARG, "--pad %s: takes 3 or 6 values", v);
-    return CONVJIT_OK;
-  }
+  if (!strcmp(name, "stride")) return conv_list(name, v, o->stride, &o->nstride, 3, 3, "3 values");
+  if (!strcmp(name, "dilation")) return conv_list(name, v, o->dil, &o->ndil, 3, 3, "3 values");
+  if (!strcmp(name, "pad")) return conv_list(name, v, o->pad, &o->npad, 3, 6, "3 or 6 values");
   if (!strcmp(name, "tile")) {
     uint64_t t[4];
     int n = 0;
-    CJ_TRY(parse_u64_list(name, v, t, 4, &n));
-    CJ_CHECK(n == 4, CONVJIT_ERR_INVALID_ARG, "--tile %s: takes TILE_M,TILE_N,WAVE_M,WAVE_N", v);
+    CJ_TRY(conv_list(name, v, t, &n, 4, 4, "TILE_M,TILE_N,WAVE_M,WAVE_N"));
     for (int i = 0; i < 4; i++)
       CJ_CHECK(t[i] >= 1 && t[i] <= 1024, CONVJIT_ERR_INVALID_ARG, "--tile %s: values must be 1..1024", v);
     o->sel.tile_m = (uint32_t)t[0];
