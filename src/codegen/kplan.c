@@ -32,6 +32,18 @@ static void cj_kplan_op(const cj_kplan *p, cj_strbuf *sb, const char *fmt_known,
   else cj_sb_printf(sb, fmt_unknown, (int)p->op);
 }
 
+/* The family's own fields: its key part or its printout. */
+static void cj_kplan_family(const cj_kplan *p, cj_strbuf *sb, int key) {
+  switch (p->op) {
+  case CJ_KOP_TRANSPOSE:
+  case CJ_KOP_WEIGHT_PACK: (key ? cj_kplan_layout_key : cj_kplan_layout_print)(p, sb); break;
+  case CJ_KOP_CONV_BF16:
+  case CJ_KOP_CONV_FINALIZE: (key ? cj_kplan_conv_key : cj_kplan_conv_print)(p, sb); break;
+  /* conv families add their cases here */
+  default: break;
+  }
+}
+
 void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {
   if (!p) { cj_sb_printf(key, "null;"); return; }
   cj_kplan_op(p, key, "op=%s;", "op=%d;");
@@ -44,14 +56,7 @@ void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {
     cj_sb_printf(key, "%s%s:%c%u", i ? "," : "", p->args[i].name ? p->args[i].name : "?",
                  p->args[i].is_ptr ? 'p' : 'v', p->args[i].size);
   cj_sb_printf(key, ";");
-  switch (p->op) {
-  case CJ_KOP_TRANSPOSE:
-  case CJ_KOP_WEIGHT_PACK: cj_kplan_layout_key(p, key); break;
-  case CJ_KOP_CONV_BF16:
-  case CJ_KOP_CONV_FINALIZE: cj_kplan_conv_key(p, key); break;
-  /* conv families add their cases here */
-  default: break;
-  }
+  cj_kplan_family(p, key, 1);
 }
 
 void cj_kplan_print(const cj_kplan *p, cj_strbuf *out) {
@@ -66,12 +71,5 @@ void cj_kplan_print(const cj_kplan *p, cj_strbuf *out) {
   for (uint32_t i = 0; i < p->nargs && i < CJ_KPLAN_MAX_ARGS; i++)
     cj_sb_printf(out, "  arg[%u]         = %s (%s, %u bytes)\n", i, p->args[i].name ? p->args[i].name : "?",
                  p->args[i].is_ptr ? "global pointer" : "value", p->args[i].size);
-  switch (p->op) {
-  case CJ_KOP_TRANSPOSE:
-  case CJ_KOP_WEIGHT_PACK: cj_kplan_layout_print(p, out); break;
-  case CJ_KOP_CONV_BF16:
-  case CJ_KOP_CONV_FINALIZE: cj_kplan_conv_print(p, out); break;
-  /* conv families add their cases here */
-  default: break;
-  }
+  cj_kplan_family(p, out, 0);
 }
