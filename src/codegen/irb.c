@@ -15,15 +15,8 @@ convjit_status cj_irb_begin(cj_irb *g, LLVMContextRef ctx, const char *name, con
   CJ_CHECK(arch != NULL, CONVJIT_ERR_INVALID_ARG, "cj_irb_begin: arch is NULL");
   g->ctx = ctx;
   g->arch = arch;
-  g->mod = LLVMModuleCreateWithNameInContext(name ? name : "convjit", ctx);
+  g->mod = LLVMModuleCreateWithNameInContext(name ? name : "convjit", ctx); /* LLVM aborts on OOM, never NULL */
   g->b = LLVMCreateBuilderInContext(ctx);
-  if (!g->mod || !g->b) {
-    if (g->mod) LLVMDisposeModule(g->mod);
-    if (g->b) LLVMDisposeBuilder(g->b);
-    g->mod = NULL;
-    g->b = NULL;
-    return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "cj_irb_begin: LLVM could not create a module");
-  }
   LLVMSetTarget(g->mod, "amdgcn-amd-amdhsa");
   LLVMSetDataLayout(g->mod, CJ_AMDGPU_DATALAYOUT);
   g->vd = LLVMVoidTypeInContext(ctx);
@@ -36,7 +29,6 @@ convjit_status cj_irb_begin(cj_irb *g, LLVMContextRef ctx, const char *name, con
   g->bf16 = LLVMBFloatTypeInContext(ctx);
   g->v2i32 = LLVMVectorType(g->i32, 2);
   g->v4i32 = LLVMVectorType(g->i32, 4);
-  g->p0 = LLVMPointerTypeInContext(ctx, CJ_AS_FLAT);
   g->p1 = LLVMPointerTypeInContext(ctx, CJ_AS_GLOBAL);
   g->p3 = LLVMPointerTypeInContext(ctx, CJ_AS_LDS);
   g->p8 = LLVMPointerTypeInContext(ctx, CJ_AS_RSRC);
@@ -127,16 +119,10 @@ LLVMValueRef cj_irb_arg(cj_irb *g, unsigned i) { return LLVMGetParam(g->fn, i); 
 /* ---- constants and types --------------------------------------------------- */
 
 LLVMValueRef cj_c1(cj_irb *g, int v) { return LLVMConstInt(g->i1, v != 0, 0); }
-LLVMValueRef cj_c8(cj_irb *g, uint32_t v) { return LLVMConstInt(g->i8, v, 0); }
 LLVMValueRef cj_c16(cj_irb *g, uint32_t v) { return LLVMConstInt(g->i16, v, 0); }
 LLVMValueRef cj_c32(cj_irb *g, uint32_t v) { return LLVMConstInt(g->i32, v, 0); }
 LLVMValueRef cj_c64(cj_irb *g, uint64_t v) { return LLVMConstInt(g->i64, v, 0); }
 LLVMValueRef cj_cf32(cj_irb *g, float v) { return LLVMConstReal(g->f32, v); }
-
-LLVMTypeRef cj_irb_vec(cj_irb *g, LLVMTypeRef elem, unsigned n) {
-  (void)g;
-  return n == 1 ? elem : LLVMVectorType(elem, n);
-}
 
 LLVMTypeRef cj_irb_mem_type(cj_irb *g, uint32_t bytes) {
   switch (bytes) {
@@ -154,8 +140,8 @@ LLVMTypeRef cj_irb_mem_type(cj_irb *g, uint32_t bytes) {
 
 /* ---- intrinsics ------------------------------------------------------------ */
 
-LLVMValueRef cj_irb_intrinsic(cj_irb *g, const char *name, LLVMTypeRef *over, unsigned nover,
-                              LLVMTypeRef *fn_type) {
+static LLVMValueRef cj_irb_intrinsic(cj_irb *g, const char *name, LLVMTypeRef *over, unsigned nover,
+                                     LLVMTypeRef *fn_type) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   if (id == 0) {
     cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "LLVM %s has no intrinsic %s", CJ_LLVM_VERSION, name));
@@ -336,7 +322,6 @@ void cj_irb_loop_begin(cj_irb *g, cj_irb_loop *l, LLVMValueRef start, LLVMValueR
   l->body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "body");
   l->exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "exit");
   l->step = step;
-  l->end = end;
   LLVMBuildBr(g->b, l->header);
   LLVMPositionBuilderAtEnd(g->b, l->header);
   l->iv = LLVMBuildPhi(g->b, g->i32, "iv");

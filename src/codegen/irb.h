@@ -52,7 +52,7 @@ typedef struct cj_irb {
   uint32_t lds_bytes;  /* static LDS declared so far */
   /* Common types. */
   LLVMTypeRef vd, i1, i8, i16, i32, i64, f32, bf16, v2i32, v4i32;
-  LLVMTypeRef p0, p1, p3, p8; /* ptr in address space 0 / 1 / 3 / 8 */
+  LLVMTypeRef p1, p3, p8; /* ptr in address space 1 / 3 / 8 */
 } cj_irb;
 
 /* Module + builder for arch, module named `name`. */
@@ -74,22 +74,17 @@ LLVMValueRef cj_irb_arg(cj_irb *g, unsigned i);
 
 /* Constants. */
 LLVMValueRef cj_c1(cj_irb *g, int v);
-LLVMValueRef cj_c8(cj_irb *g, uint32_t v);
 LLVMValueRef cj_c16(cj_irb *g, uint32_t v);
 LLVMValueRef cj_c32(cj_irb *g, uint32_t v);
 LLVMValueRef cj_c64(cj_irb *g, uint64_t v);
 LLVMValueRef cj_cf32(cj_irb *g, float v);
-/* <n x ty> or ty (n == 1): convenience for vector types. */
-LLVMTypeRef cj_irb_vec(cj_irb *g, LLVMTypeRef elem, unsigned n);
 /* An integer or <k x i32> type of exactly `bytes` bytes (1, 2, 4, 8, 12, 16):
  * the natural type for a `bytes`-wide memory access. */
 LLVMTypeRef cj_irb_mem_type(cj_irb *g, uint32_t bytes);
 
-/* Intrinsics by name ("llvm.amdgcn.s.barrier"); `over` are the overload
- * types in LLVM's order (e.g. the return type of raw.ptr.buffer.load).
- * cj_irb_call returns the call (void calls too). */
-LLVMValueRef cj_irb_intrinsic(cj_irb *g, const char *name, LLVMTypeRef *over, unsigned nover,
-                              LLVMTypeRef *fn_type);
+/* Intrinsic call by name ("llvm.amdgcn.s.barrier"); `over` are the
+ * overload types in LLVM's order (e.g. the return type of
+ * raw.ptr.buffer.load). Returns the call (void calls too). */
 LLVMValueRef cj_irb_call(cj_irb *g, const char *name, LLVMTypeRef *over, unsigned nover,
                          LLVMValueRef *args, unsigned nargs);
 
@@ -163,7 +158,7 @@ uint32_t cj_waitcnt_lgkmcnt(uint32_t n); /* wait until lgkmcnt <= n only */
  * body may create blocks; loop_end branches from wherever the builder is. */
 typedef struct cj_irb_loop {
   LLVMBasicBlockRef pre, header, body, exit;
-  LLVMValueRef iv, step, end;
+  LLVMValueRef iv, step;
 } cj_irb_loop;
 void cj_irb_loop_begin(cj_irb *g, cj_irb_loop *l, LLVMValueRef start, LLVMValueRef end,
                        LLVMValueRef step, const char *name);
