@@ -98,9 +98,10 @@ static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t 
     if (j >= n) { f[j] = cj_cf32(g, 0.0f); continue; }
     /* bf16 is the high half of an f32 */
     LLVMValueRef x = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildZExt(b, e[j], g->i32, ""), cj_c32(g, 16), ""), ft, "");
-    LLVMValueRef lo = cj_irb_call(g, "llvm.minnum", &ft, 1, (LLVMValueRef[]){x, cj_cf32(g, (float)sat)}, 2);
-    LLVMValueRef cl = cj_irb_call(g, "llvm.maxnum", &ft, 1, (LLVMValueRef[]){lo, cj_cf32(g, -(float)sat)}, 2);
-    f[j] = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, cl, "");
+    /* ordered compares are false for NaN, which passes through unclamped */
+    LLVMValueRef hi = cj_cf32(g, (float)sat), lo = cj_cf32(g, -(float)sat);
+    x = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, hi, ""), hi, x, "");
+    f[j] = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, lo, ""), lo, x, "");
   }
   uint32_t nw = (n + 3) / 4;
   for (uint32_t i = 0; i < nw; i++) {
