@@ -74,6 +74,14 @@ static void build_one(const cj_kplan *p, cj_built *b) {
   check_built(p, b);
 }
 
+/* Builds p (checked as above) and expects `needle` in its assembly. */
+static void build_expect_asm(const cj_kplan *p, const char *needle) {
+  cj_built b = {0};
+  build_one(p, &b);
+  if (!strstr((const char *)b.asm_text.data, needle)) fail_msg("%s: no %s in the assembly", p->name, needle);
+  cj_built_free(&b);
+}
+
 static void test_verify_modules(void **state) {
   (void)state;
   int na = 0;
@@ -175,17 +183,12 @@ static void test_wpack_compiles(void **state) {
   const cj_arch *const *arches = cj_arch_list(&na);
   for (int a = 0; a < na; a++) {
     cj_kplan p;
-    cj_built b = {0};
     /* bf16 3x3x3, C=3 padded to 8, rows of 224 */
     assert_int_equal(cj_kplan_wpack_init(&p, arches[a], 2, 64, 3, 27, 8, 224), CONVJIT_OK);
-    build_one(&p, &b);
-    assert_non_null(strstr((const char *)b.asm_text.data, "buffer_store_short"));
-    cj_built_free(&b);
+    build_expect_asm(&p, "buffer_store_short");
     /* fp8 1x3x3, C=20 padded to 32, rows of 384 (K tiles of 128) */
     assert_int_equal(cj_kplan_wpack_init(&p, arches[a], 1, 32, 20, 9, 32, 384), CONVJIT_OK);
-    build_one(&p, &b);
-    assert_non_null(strstr((const char *)b.asm_text.data, "buffer_store_byte"));
-    cj_built_free(&b);
+    build_expect_asm(&p, "buffer_store_byte");
   }
 }
 
