@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "codegen/kplan.h"
+#include "util/numfmt.h"
 
 #define CJ_2G (UINT64_C(1) << 31)
 #define CJ_GRID_YZ_MAX 65535u /* HIP's gridDim.y/z limit (blocks) */
@@ -77,7 +78,7 @@ static convjit_status cj_transpose_fill(cj_kplan *p, const cj_arch *arch, uint32
   t->elem_bytes = elem_bytes;
   t->out_bytes = cvt ? 1 : elem_bytes;
   t->cvt = cvt;
-  t->sat_max = cvt ? (arch->fp8 == CJ_FP8_E4M3FNUZ ? 240 : 448) : 0;
+  t->sat_max = cvt ? (uint32_t)cj_fp8_max(arch->fp8 == CJ_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN) : 0;
   t->n = n;
   t->c = c;
   t->s = s;
