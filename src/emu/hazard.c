@@ -54,6 +54,7 @@ typedef struct hz_wg {
   uint8_t *wwave;      /* wave of the last write */
   uint8_t *pend;       /* DMA writes in flight */
   uint32_t npend;      /* bytes with pend != 0 (0: skip that check) */
+  uint16_t *pendblk;   /* per 64-byte block: bytes with pend != 0 */
 } hz_wg;
 
 static hz_wave *HW(const emu_wave *w) { return (hz_wave *)w->hz; }
@@ -77,9 +78,10 @@ convjit_status emu_hazard_wg_begin(emu_wg *g) {
     h->rmask = calloc(h->size, sizeof *h->rmask);
     h->wwave = calloc(h->size, 1);
     h->pend = calloc(h->size, 1);
+    h->pendblk = calloc(h->size / 64 + 1, sizeof *h->pendblk);
   }
   g->hz = h;
-  if (h->size && (!h->wep || !h->rep || !h->rmask || !h->wwave || !h->pend)) {
+  if (h->size && (!h->wep || !h->rep || !h->rmask || !h->wwave || !h->pend || !h->pendblk)) {
     emu_hazard_wg_end(g);
     CJ_ALLOC_CHECK(NULL);
   }
@@ -111,6 +113,7 @@ void emu_hazard_wg_end(emu_wg *g) {
     free(h->rmask);
     free(h->wwave);
     free(h->pend);
+    free(h->pendblk);
   }
   free(h);
   g->hz = NULL;
@@ -178,8 +181,10 @@ convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32
   uint8_t *wwave = h->wwave + addr;
   /* check: branch-free accumulation, then one test */
   unsigned bad = 0;
-  if (h->npend && !dma)
-    for (uint32_t i = 0; i < n; i++) bad |= h->pend[addr + i];
+  if (h->npend && !dma) /* DMA targets are usually other pipeline stages: test blocks first */
+    for (uint32_t b = addr / 64; b <= (addr + n - 1) / 64; b++)
+      if (h->pendblk[b])
+        for (uint32_t i = 0; i < n; i++) bad |= h->pend[addr + i];
   for (uint32_t i = 0; i < n; i++) bad |= (wep[i] == ep) & (wwave[i] != wid);
   if (kind == EMU_HZ_LDS_WRITE)
     for (uint32_t i = 0; i < n; i++) bad |= (rep[i] == ep) & ((rmask[i] & ~me) != 0);
@@ -221,7 +226,7 @@ static convjit_status complete(emu_wave *w, const emu_inst *in, emu_hz_op *op) {
     if (op->dma)
       for (uint32_t i = 0; i < op->lds_n[k]; i++) {
         uint32_t a = op->lds_addr[k] + i;
-        if (a < h->size && h->pend[a] && --h->pend[a] == 0) h->npend--;
+        if (a < h->size && h->pend[a] && --h->pend[a] == 0) h->npend--, h->pendblk[a / 64]--;
       }
     if (op->epoch == h->epoch) continue;
     /* Retired in a later epoch than issued: the data became visible to
@@ -329,7 +334,8 @@ void emu_hz_op_lds(emu_hz_op *op, uint32_t addr, uint32_t n) {
     hz_wg *h = HG(op->w);
     op->dma = 1;
     for (uint32_t i = 0; i < n; i++)
-      if (addr + i < h->size && h->pend[addr + i] < 255 && h->pend[addr + i]++ == 0) h->npend++;
+      if (addr + i < h->size && h->pend[addr + i] < 255 && h->pend[addr + i]++ == 0)
+        h->npend++, h->pendblk[(addr + i) / 64]++;
   }
 }
 
