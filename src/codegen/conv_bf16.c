@@ -63,6 +63,9 @@ typedef struct cj_cv {
   LLVMValueRef kt0, k_end;             /* first K step, end of the split (elements) */
   LLVMValueRef m0, n0;
   LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
+  /* channel GEMM (1x1x1 on NCDHW x): per A instruction, the byte offset of
+   * x[n][0][p] for its position chunk, that chunk's validity, its k row */
+  LLVMValueRef cg_base[CJ_CONV_MAX_DMA], cg_ok[CJ_CONV_MAX_DMA], cg_krow[CJ_CONV_MAX_DMA];
   LLVMValueRef acc[CJ_CONV_MAX_FRAG];
   LLVMTypeRef opty, accty;             /* MFMA operand and accumulator types */
 } cj_cv;
@@ -107,7 +110,16 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
   LLVMValueRef wave_off = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
   cj_im2col_col col[4];
   int have[4] = {0, 0, 0, 0};
-  for (uint32_t i = 0; i < c->a_dma; i++) {
+  for (uint32_t i = 0; c->channel_gemm && i < c->a_dma; i++) {
+    LLVMValueRef ch = LLVMBuildAdd(b, LLVMBuildMul(b, kt, cj_c32(g, c->tile_k), ""), v->cg_krow[i], "ch");
+    LLVMValueRef ok = LLVMBuildAnd(b, v->cg_ok[i], LLVMBuildICmp(b, LLVMIntULT, ch, cj_c32(g, c->g.c), ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, ch, v->k_end, ""), "");
+    LLVMValueRef off = LLVMBuildAdd(b, v->cg_base[i], LLVMBuildMul(b, ch, cj_c32(g, (uint32_t)c->g.odhw * 2), ""), "");
+    LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
+    cj_irb_buf_load_lds(g, v->xr, cj_irb_lds_ptr(g, v->lds_a[st], lo), c->dma_bytes,
+                        cj_irb_oob(g, ok, off, CJ_CONV_OOB), NULL, 0, 0);
+  }
+  for (uint32_t i = 0; !c->channel_gemm && i < c->a_dma; i++) {
     uint32_t q = v->ma.kq[i];
     if (!have[q]) { /* one tap decode per distinct K column */
       cj_im2col_col_init(g, &v->ic, cj_cv_k(v, &v->ma, kt, i), v->ma.kin, v->k_end, &col[q]);
@@ -161,6 +173,30 @@ static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0,
   return ld;
 }
 
+/* Channel GEMM: the A stage is [k = 32][TILE_M positions] (DMA chunks run
+ * along positions), so a lane's mfma_k/4 consecutive k of its row are
+ * TILE_M*2 bytes apart: one 2-byte ds_read each, packed into the operand.
+ * lane_off = opaque(stage 0 + ((l/16)*per*TILE_M + wm*MI_M*16 + l%16)*2). */
+static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0, LLVMValueRef lane_off,
+                                         uint32_t blk, uint32_t kk) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  uint32_t per = c->mfma_k / 4;
+  LLVMValueRef rel = LLVMBuildSub(b, lane_off, LLVMBuildPtrToInt(b, lds0, g->i32, ""), "");
+  LLVMValueRef base = cj_irb_lds_ptr(g, lds, rel);
+  LLVMTypeRef vt = LLVMVectorType(g->i16, per);
+  LLVMValueRef vec = LLVMGetPoison(vt);
+  for (uint32_t e = 0; e < per; e++) {
+    uint32_t k = kk * c->mfma_k + e;
+    LLVMValueRef p = cj_irb_lds_ptr(g, base, cj_c32(g, (k * c->tile_m + blk * 16) * 2));
+    LLVMValueRef ld = LLVMBuildLoad2(b, g->i16, p, "");
+    LLVMSetAlignment(ld, 2);
+    vec = LLVMBuildInsertElement(b, vec, ld, cj_c32(g, e), "");
+  }
+  return LLVMBuildBitCast(b, vec, v->opty, "");
+}
+
 static void cj_cv_compute(cj_cv *v, uint32_t st) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
@@ -168,7 +204,9 @@ static void cj_cv_compute(cj_cv *v, uint32_t st) {
                                                                   : "llvm.amdgcn.mfma.f32.16x16x16bf16.1k";
   for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
     LLVMValueRef a[CJ_CONV_MAX_FRAG], bb[CJ_CONV_MAX_FRAG];
-    for (uint32_t i = 0; i < c->mi_m; i++) a[i] = cj_cv_operand(v, v->lds_a[st], v->lds_a[0], v->opa, c->tile_m, i, kk);
+    for (uint32_t i = 0; i < c->mi_m; i++)
+      a[i] = c->channel_gemm ? cj_cv_operand_kmajor(v, v->lds_a[st], v->lds_a[0], v->opa, i, kk)
+                             : cj_cv_operand(v, v->lds_a[st], v->lds_a[0], v->opa, c->tile_m, i, kk);
     for (uint32_t j = 0; j < c->mi_n; j++) bb[j] = cj_cv_operand(v, v->lds_b[st], v->lds_b[0], v->opb, c->tile_n, j, kk);
     for (uint32_t i = 0; i < c->mi_m; i++)
       for (uint32_t j = 0; j < c->mi_n; j++) {
@@ -279,7 +317,7 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
   const cj_conv_plan *c = &p->u.conv;
   const cj_conv_geom *G = &c->g;
   if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
-      c->stages > 4 || c->channel_gemm)
+      c->stages > 4)
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
   cj_cv vv = {0}, *v = &vv;
   v->g = g;
@@ -341,14 +379,37 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
   /* ---- per-thread DMA rows, hoisted out of the K loop ---- */
   cj_cv_map_init(v, &v->ma, c->tile_m, c->a_dma);
   cj_cv_map_init(v, &v->mb, c->tile_n, c->b_dma);
-  for (uint32_t j = 0; j < v->ma.nrow; j++)
+  if (c->channel_gemm) {
+    /* chunk q = i*threads + tid of the [k][TILE_M] stage: k row q / cpr,
+     * positions m0 + (q % cpr)*vec .. +vec-1 (one sample: Do*Ho*Wo % vec == 0) */
+    uint32_t vec = c->dma_bytes / 2, cpr = c->tile_m / vec;
+    for (uint32_t i = 0; i < c->a_dma; i++) {
+      LLVMValueRef q = LLVMBuildAdd(b, v->tid, cj_c32(g, i * c->threads), "");
+      v->cg_krow[i] = LLVMBuildUDiv(b, q, cj_c32(g, cpr), "");
+      LLVMValueRef m = LLVMBuildAdd(
+          b, v->m0, LLVMBuildMul(b, LLVMBuildURem(b, q, cj_c32(g, cpr), ""), cj_c32(g, vec), ""), "");
+      LLVMValueRef n = G->n == 1 ? cj_c32(g, 0) : LLVMBuildUDiv(b, m, cj_c32(g, (uint32_t)G->odhw), "");
+      LLVMValueRef pp = LLVMBuildSub(b, m, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->odhw), ""), "");
+      LLVMValueRef e = LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)(G->c * G->odhw)), ""), pp, "");
+      v->cg_base[i] = LLVMBuildMul(b, e, cj_c32(g, 2), "cg.base");
+      v->cg_ok[i] = LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), "");
+    }
+  }
+  for (uint32_t j = 0; !c->channel_gemm && j < v->ma.nrow; j++)
     cj_im2col_row_init(g, &v->ic, LLVMBuildAdd(b, v->m0, v->ma.row[j], ""), &v->arow[j]);
   for (uint32_t j = 0; j < v->mb.nrow; j++) {
     LLVMValueRef n = LLVMBuildAdd(b, v->n0, v->mb.row[j], "");
     v->brow[j] = LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->crs * 2), "b.row");
     v->bok[j] = c->n_tail ? LLVMBuildICmp(b, LLVMIntULT, n, cj_c32(g, G->k), "") : NULL;
   }
-  v->opa = cj_cv_lane_off(v, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""));
+  if (c->channel_gemm) {
+    LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""),
+                                    LLVMBuildURem(b, v->lane, cj_c32(g, 16), ""), "");
+    LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, c->mfma_k / 4), "");
+    v->opa = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, k0, cj_c32(g, c->tile_m), ""), row, ""), cj_c32(g, 2), "");
+  } else {
+    v->opa = cj_cv_lane_off(v, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""));
+  }
   v->opb = cj_cv_lane_off(v, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""));
   v->opa = cj_irb_opaque(g, LLVMBuildAdd(b, v->opa, LLVMBuildPtrToInt(b, v->lds_a[0], g->i32, ""), ""));
   v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));

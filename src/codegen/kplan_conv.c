@@ -179,8 +179,16 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   int fast = !o->no_fast_paths;
   c->temporal_fast = fast && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 && g->stride[1] == 1 &&
                      g->stride[2] == 1 && !c->need_h && !c->need_w;
-  c->channel_gemm = 0; /* the NCDHW channel-GEMM A loader is not built yet: 1x1x1 takes the generic path */
-  c->x_bytes = (uint64_t)g->n * g->dhw * g->cp * 2;
+  /* 1x1x1, stride 1, no padding: A[m][c] = x[n][c][p] read from the
+   * caller's NCDHW x (no transpose). A DMA chunk runs along positions, so
+   * it must not straddle a sample (Do*Ho*Wo % chunk elements == 0), and
+   * every x offset must be below the OOB sentinel (no rebase on this path). */
+  int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
+               !c->need_h && !c->need_w;
+  uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * 2;
+  c->channel_gemm = fast && is_1x1 && g->odhw % (c->dma_bytes / 2) == 0 && ncdhw_bytes <= CJ_CONV_OOB &&
+                    !o->force_big_in;
+  c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->cp * 2;
   c->w_bytes = (uint64_t)g->k * g->crs * 2;
   c->y_bytes = (uint64_t)g->n * g->k * g->odhw * 2;
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
@@ -323,14 +331,15 @@ void cj_kplan_conv_print(const cj_kplan *p, cj_strbuf *out) {
                      "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs");
   cj_kplan_print_u64(out, "temporal_fast", (uint64_t)c->temporal_fast,
                      "(T,1,1), stride 1, no H/W pad, n == 1: A row = m + tap plane, one division");
-  cj_kplan_print_u64(out, "channel_gemm", (uint64_t)c->channel_gemm, "1x1x1 on NCDHW x, no transpose");
+  cj_kplan_print_u64(out, "channel_gemm", (uint64_t)c->channel_gemm,
+                     "1x1x1 stride 1 no pad: A read from NCDHW x, no transpose");
   cj_kplan_print_u64(out, "need_t", (uint64_t)c->need_t, "some tap leaves [0, D): bounds check in time");
   cj_kplan_print_u64(out, "need_h", (uint64_t)c->need_h, "some tap leaves [0, H)");
   cj_kplan_print_u64(out, "need_w", (uint64_t)c->need_w, "some tap leaves [0, W)");
   cj_kplan_print_u64(out, "m_partial", (uint64_t)c->m_partial, "last M tile has rows >= N*Do*Ho*Wo: masked");
   cj_kplan_print_u64(out, "n_tail", (uint64_t)c->n_tail, "last N tile has channels >= K: zero B rows, masked");
   cj_kplan_print_u64(out, "k_partial", (uint64_t)c->k_partial, "K steps past gemm_k load zeros (OOB routing)");
-  cj_kplan_print_u64(out, "x_bytes", c->x_bytes, "NDHWC x with channel stride Cp");
+  cj_kplan_print_u64(out, "x_bytes", c->x_bytes, "NDHWC(Cp) x, or NCDHW x on the channel-GEMM path");
   cj_kplan_print_u64(out, "w_bytes", c->w_bytes, "packed KTRSC weight");
   cj_kplan_print_u64(out, "y_bytes", c->y_bytes, "NCDHW bf16 output");
   if (c->ws_bytes) cj_kplan_print_u64(out, "ws_bytes", c->ws_bytes, "fp32 split-K workspace (zeroed first)");

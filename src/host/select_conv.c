@@ -4,7 +4,8 @@
  *   fwd:  x NCDHW -> NDHWC(Cp) into the workspace (layout transpose when
  *         C % 8 == 0, else the pack kernel used as a channel-padding
  *         transpose: per sample [C][DHW] -> [DHW][Cp] is its [K][C][TRS] ->
- *         [K][TRS][c_pad] with K = N, TRS = DHW)
+ *         [K][TRS][c_pad] with K = N, TRS = DHW); none on the 1x1x1
+ *         channel-GEMM path, which reads x as given
  *         [zero the fp32 split-K workspace]
  *         conv (implicit GEMM)
  *         [split-K finalize: bias + bf16 + NCDHW]
@@ -130,8 +131,11 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int
   out->packed_weight_bytes = c->w_bytes;
 
   /* ---- fwd ---- */
-  uint64_t x_off = 0, ws_off = cj_align(c->x_bytes, CJ_WS_ALIGN);
-  if (g.c == g.cp) {
+  /* The channel-GEMM path reads the caller's NCDHW x: no layout step. */
+  uint64_t x_off = 0, ws_off = c->channel_gemm ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
+  if (c->channel_gemm) {
+    /* nothing: conv binds X below */
+  } else if (g.c == g.cp) {
     CJ_TRY(cj_kplan_transpose_init(&kp, arch, 2, g.n, g.c, g.dhw));
   } else {
     CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
@@ -139,17 +143,19 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int
              "addresses at most 2^32 elements per sample", g.c, g.dhw);
     CJ_TRY(cj_kplan_wpack_init(&kp, arch, 2, g.n, g.c, (uint32_t)g.dhw, g.cp, (uint32_t)(g.dhw * g.cp)));
   }
-  st = cj_seq_add_kernel(&out->fwd, &kp);
-  CJ_CHECK(st && kp.nargs == 2, CONVJIT_ERR_INTERNAL, "conv: activation layout step");
-  st->bind[0].kind = CJ_BIND_X;
-  st->bind[1] = (cj_bind){CJ_BIND_WORKSPACE, x_off};
+  if (!c->channel_gemm) {
+    st = cj_seq_add_kernel(&out->fwd, &kp);
+    CJ_CHECK(st && kp.nargs == 2, CONVJIT_ERR_INTERNAL, "conv: activation layout step");
+    st->bind[0].kind = CJ_BIND_X;
+    st->bind[1] = (cj_bind){CJ_BIND_WORKSPACE, x_off};
+  }
   if (c->splitk > 1) CJ_TRY(cj_seq_add_memset(&out->fwd, (cj_bind){CJ_BIND_WORKSPACE, ws_off}, c->ws_bytes));
 
   st = cj_seq_add_kernel(&out->fwd, &conv);
   CJ_CHECK(st, CONVJIT_ERR_INTERNAL, "conv: launch sequence full");
   for (uint32_t i = 0; i < conv.nargs; i++) {
     const char *n = conv.args[i].name;
-    if (!strcmp(n, "x")) st->bind[i] = (cj_bind){CJ_BIND_WORKSPACE, x_off};
+    if (!strcmp(n, "x")) st->bind[i] = c->channel_gemm ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off};
     else if (!strcmp(n, "w")) st->bind[i].kind = CJ_BIND_W_PACKED;
     else if (!strcmp(n, "bias")) st->bind[i].kind = CJ_BIND_BIAS;
     else if (!strcmp(n, "y")) st->bind[i].kind = CJ_BIND_Y;
@@ -168,9 +174,10 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int
     }
     out->workspace_bytes = ws_off + c->ws_bytes;
   } else {
-    out->workspace_bytes = c->x_bytes;
+    out->workspace_bytes = c->channel_gemm ? 0 : c->x_bytes;
   }
-  snprintf(out->summary, sizeof out->summary, "%s + conv bf16 %ux%ux%u w%ux%u s%u%s%s", g.c == g.cp ? "transpose" : "pad-transpose",
+  snprintf(out->summary, sizeof out->summary, "%s + conv bf16 %ux%ux%u w%ux%u s%u%s%s",
+           c->channel_gemm ? "no transpose (channel GEMM)" : g.c == g.cp ? "transpose" : "pad-transpose",
            c->tile_m, c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
            c->splitk > 1 ? " + finalize" : "");
   return CONVJIT_OK;

@@ -30,6 +30,7 @@ static const big_shape SHAPES[] = {
     {"1024->1024 [120,160,90] 1x3x3 pad (0,1,1): 3.5 GB input, H/W checks", 1, 1024, 120, 160, 90, 1024, 1, 3, 3, {0, 1, 1}},
     {"512->512 [240,320,180] 1x3x3 no pad: BIG_IN + BIG_OUT (14 GB out)", 1, 512, 240, 320, 180, 512, 1, 3, 3, {0, 0, 0}},
     {"1024->1024 [240,160,90] 3x1x1 pad (1,0,0): BIG_IN temporal fast path", 1, 1024, 240, 160, 90, 1024, 3, 1, 1, {1, 0, 0}},
+    {"1024->1024 [120,160,90] 1x1x1: channel GEMM on NCDHW x (k-major A stage)", 1, 1024, 120, 160, 90, 1024, 1, 1, 1, {0, 0, 0}},
 };
 
 static const uint32_t TILES[][4] = {{128, 128, 2, 4}, {128, 256, 2, 4}, {256, 128, 2, 4}, {256, 256, 2, 4},
@@ -115,6 +116,10 @@ static void test_big_shape_flags(void **state) {
   assert_int_equal(plan_fit(&p, a, &g, TILES[0]), CONVJIT_OK);
   assert_true(p.u.conv.temporal_fast);
   assert_true(p.u.conv.big_in);
+  geom_of(&SHAPES[4], &g); /* 1x1x1: NCDHW x = 1024*120*160*90*2 = 3.5e9 <= 0xF0000000 bytes */
+  assert_int_equal(plan_fit(&p, a, &g, TILES[0]), CONVJIT_OK);
+  assert_true(p.u.conv.channel_gemm);
+  assert_false(p.u.conv.big_in);
 }
 
 /* Compile time is flat in C*T*R*S: the 27-tap C=2048 kernel (K loop of

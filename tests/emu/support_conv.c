@@ -99,11 +99,14 @@ void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, 
   for (size_t i = 0; i < nx; i++) ax[i] = fabsf(x[i] = tc_value(&seed, tc->real_values, 0));
   for (size_t i = 0; i < nw; i++) aw[i] = fabsf(w[i] = tc_value(&seed, tc->real_values, 1));
   for (uint32_t i = 0; i < G->k; i++) bias[i] = (float)((int)(tc_rand(&seed) % 33) - 16) / 8.0f;
-  /* NDHWC with channel stride Cp; KTRSC with C padded to Cp (pad zero). */
+  /* NDHWC with channel stride Cp (the channel-GEMM path reads the NCDHW
+   * tensor as given); KTRSC with C padded to Cp (pad zero). */
   for (uint64_t n = 0; n < G->n; n++)
     for (uint64_t ch = 0; ch < G->c; ch++)
-      for (uint64_t sp = 0; sp < G->dhw; sp++)
-        xb[(n * G->dhw + sp) * G->cp + ch] = cj_f32_to_bf16_rne(x[(n * G->c + ch) * G->dhw + sp]);
+      for (uint64_t sp = 0; sp < G->dhw; sp++) {
+        size_t src = (n * G->c + ch) * G->dhw + sp;
+        xb[c->channel_gemm ? src : (n * G->dhw + sp) * G->cp + ch] = cj_f32_to_bf16_rne(x[src]);
+      }
   for (uint64_t k = 0; k < G->k; k++)
     for (uint64_t ch = 0; ch < G->c; ch++)
       for (uint64_t tap = 0; tap < G->taps; tap++)

@@ -61,8 +61,10 @@ static const tc_conv VAR[] = {
     {"(1,3,3) pad (0,1,1): H/W checks only", 1, 32, 4, 10, 12, 64, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0},
     {"(3,1,1) pad (1,0,0) n=1: temporal fast path", 1, 32, 6, 8, 10, 64, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 1, 0},
     {"(3,1,1) pad (1,0,0) n=2: generic decode", 2, 16, 5, 6, 6, 32, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 0, 0},
-    {"1x1x1 C=16", 1, 16, 4, 8, 8, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
-    {"1x1x1 C=64", 2, 64, 2, 6, 10, 64, 1, 1, 1, P1, {0}, {0}, {0}, 0, 0},
+    {"1x1x1 C=16 channel GEMM", 1, 16, 4, 8, 8, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
+    {"1x1x1 C=64 channel GEMM, n=2", 2, 64, 2, 6, 10, 64, 1, 1, 1, P1, {0}, {0}, {0}, 0, 0},
+    {"1x1x1 C=5 channel GEMM: channels 5..7 masked", 1, 5, 2, 4, 8, 24, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
+    {"1x1x1 odd spatial (3*5*7): generic path", 1, 16, 3, 5, 7, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
     {"dilation 2, pad 2", 1, 16, 6, 10, 10, 32, 3, 3, 3, P1, {2, 2, 2}, {2, 2, 2}, {2, 2, 2}, 1, 0},
     {"causal temporal pad (2 before, 0 after)", 1, 16, 6, 8, 8, 32, 3, 3, 3, P1, {0}, {2, 1, 1}, {0, 1, 1}, 1, 0},
     {"2D (D = T = 1), 3x3 pad 1", 2, 16, 1, 12, 14, 32, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0},
@@ -161,44 +163,55 @@ static void test_forced_big(void **s) {
 
 /* Dynamic instruction mix of one K step of the main loop, per wave, for
  * the default tile (128x128, waves 2x4, 4 stages): the difference of two
- * runs whose K loops differ by one loop trip (4 K steps), everything else
- * equal. Expected counts follow from the design: per K step a wave issues
- * a_dma + b_dma DMAs, (mi_m + mi_n) * (32 / mfma_k) operand reads (gfx942's
- * two 8-byte K slices of a row may share one ds_read2st64_b64),
- * mi_m * mi_n * (32 / mfma_k) MFMAs and one barrier. */
+ * runs whose K loops differ by whole loop trips (C 32 vs 64 on a (1,3,3)
+ * pad (0,1,1) filter: 12 vs 20 K steps), everything else equal. Expected
+ * counts follow from the design: per K step a wave issues a_dma + b_dma
+ * DMAs, (mi_m + mi_n) * (32 / mfma_k) operand reads (gfx942's two 8-byte K
+ * slices of a row may share one ds_read2(st64)_b64), mi_m * mi_n *
+ * (32 / mfma_k) MFMAs and one barrier. The 1x1x1 channel-GEMM loop is
+ * printed too (its A operands are 2-byte reads of a k-major stage). */
+static void loop_mix(int a, tc_conv t1, tc_conv t2, int check_lds) {
+  tc_result r1, r2;
+  tc_conv_run(arch(a), &t1, NULL, &r1);
+  tc_conv_run(arch(a), &t2, NULL, &r2);
+  cj_kplan p1, p2;
+  cj_conv_geom g;
+  tc_geom(&t1, &g);
+  assert_int_equal(cj_kplan_conv_init(&p1, arch(a), &g, NULL), CONVJIT_OK);
+  tc_geom(&t2, &g);
+  assert_int_equal(cj_kplan_conv_init(&p2, arch(a), &g, NULL), CONVJIT_OK);
+  const cj_conv_plan *c = &p1.u.conv;
+  assert_int_equal(r1.stats.waves, r2.stats.waves);
+  double steps = (double)(p2.u.conv.k_tiles_split - c->k_tiles_split) * (double)r1.stats.waves;
+  printf("  %s %s, per K step per wave (EMULATED counts):", arch(a)->name, t1.why);
+  double per[EMU_CLASS_COUNT];
+  for (int k = 0; k < EMU_CLASS_COUNT; k++) {
+    per[k] = (double)(r2.stats.count[k] - r1.stats.count[k]) / steps;
+    printf(" %s %.2f", emu_class_name((emu_class)k), per[k]);
+  }
+  printf("\n");
+  uint32_t kk = 32 / c->mfma_k;
+  assert_true(per[EMU_CLASS_MFMA] == (double)(c->mi_m * c->mi_n * kk));
+  assert_true(per[EMU_CLASS_VMEM] == (double)(c->a_dma + c->b_dma));
+  if (check_lds)
+    assert_true(per[EMU_CLASS_LDS] >= (double)(c->mi_m + c->mi_n) &&
+                per[EMU_CLASS_LDS] <= (double)((c->mi_m + c->mi_n) * kk));
+  assert_true(per[EMU_CLASS_BARRIER] == 1.0);
+  emu_stats_free(&r1.stats);
+  emu_stats_free(&r2.stats);
+}
+
 static void test_loop_mix(void **s) {
   (void)s;
+  tc_conv g1 = {"generic (1,3,3)", 1, 32, 2, 16, 16, 128, 1, 3, 3, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}, 0, 0};
+  tc_conv g2 = g1;
+  g2.c = 64;
+  tc_conv c1 = {"channel GEMM 1x1x1", 1, 128, 1, 16, 16, 128, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 0, 0};
+  tc_conv c2 = c1;
+  c2.c = 256;
   for (int a = 0; a < 2; a++) {
-    tc_conv t1 = {"mix C=128", 1, 128, 1, 16, 16, 128, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 0, 0};
-    tc_conv t2 = t1;
-    t2.c = 256;
-    t2.why = "mix C=256";
-    tc_result r1, r2;
-    tc_conv_run(arch(a), &t1, NULL, &r1);
-    tc_conv_run(arch(a), &t2, NULL, &r2);
-    if (r1.skipped || r2.skipped) continue;
-    cj_kplan p;
-    cj_conv_geom g;
-    tc_geom(&t1, &g);
-    assert_int_equal(cj_kplan_conv_init(&p, arch(a), &g, NULL), CONVJIT_OK);
-    const cj_conv_plan *c = &p.u.conv;
-    double steps = 4.0 * (double)r1.stats.waves; /* one loop trip = 4 K steps, in every wave */
-    assert_int_equal(r1.stats.waves, r2.stats.waves);
-    printf("  %s per K step per wave (EMULATED counts):", arch(a)->name);
-    double per[EMU_CLASS_COUNT];
-    for (int k = 0; k < EMU_CLASS_COUNT; k++) {
-      per[k] = (double)(r2.stats.count[k] - r1.stats.count[k]) / steps;
-      printf(" %s %.2f", emu_class_name((emu_class)k), per[k]);
-    }
-    printf("\n");
-    uint32_t kk = 32 / c->mfma_k;
-    assert_true(per[EMU_CLASS_MFMA] == (double)(c->mi_m * c->mi_n * kk));
-    assert_true(per[EMU_CLASS_VMEM] == (double)(c->a_dma + c->b_dma));
-    /* gfx942's two K slices of a row may pair into one ds_read2st64_b64 */
-    assert_true(per[EMU_CLASS_LDS] >= (double)(c->mi_m + c->mi_n) && per[EMU_CLASS_LDS] <= (double)((c->mi_m + c->mi_n) * kk));
-    assert_true(per[EMU_CLASS_BARRIER] == 1.0);
-    emu_stats_free(&r1.stats);
-    emu_stats_free(&r2.stats);
+    loop_mix(a, g1, g2, 1);
+    loop_mix(a, c1, c2, 0);
   }
 }
 

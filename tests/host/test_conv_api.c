@@ -169,11 +169,22 @@ static void test_rank2_rank1(void **st) {
   run_api("gfx942", &e, "1D 1,8,40 -> 16, 5 taps stride 2 pad 2/0", 3);
 }
 
+/* 1x1x1 stride 1: the channel GEMM reads x as given (no transpose, no
+ * workspace unless split). */
+static void test_channel_gemm(void **st) {
+  (void)st;
+  convjit_conv_desc d = desc3(2, 40, 4, 8, 8, 72, 1, 1, 1, 0);
+  d.has_bias = 1;
+  run_api("gfx950", &d, "1x1x1 2,40,4,8,8 -> 72 (channel GEMM)", 2);
+  run_api("gfx942", &d, "1x1x1 2,40,4,8,8 -> 72 (channel GEMM)", 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_acceptance_shape),
       cmocka_unit_test(test_small_c),
       cmocka_unit_test(test_rank2_rank1),
+      cmocka_unit_test(test_channel_gemm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
