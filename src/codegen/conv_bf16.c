@@ -22,6 +22,11 @@
  * Every stage of A and B is its own LDS global, so LLVM's waitcnt pass can
  * tell a ds_read of one stage from DMAs still landing in another.
  *
+ * Channel GEMM (1x1x1, stride 1, no padding): the A stage is k-major,
+ * [32 k][TILE_M positions], filled straight from the caller's NCDHW x
+ * (positions are contiguous there); each operand is then mfma_k/4 2-byte
+ * reads. No im2col, no transpose.
+ *
  * MFMA operands (ISA.md §1): 16x16x32 bf16 (gfx950) lane l holds row l%16,
  * k = 8*(l/16) .. +7 (one ds_read_b128); 16x16x16 bf16 (gfx942) holds
  * k = 4*(l/16) .. +3 of each 16-wide half (ds_read_b64, two MFMAs per K
