@@ -1,0 +1,142 @@
+/* Conv selection (src/host/select_conv.c): launch sequences and heuristics,
+ * no compile, no device. Expected choices follow REFERENCE.md's rules:
+ * default tile (128,128,2,4); 256x256 on 4x4 waves for big shapes when 4
+ * stages fit (gfx950); split-K only when the tile grid is below 3/4 of the
+ * CUs, never when it fills them; WGM 8; forced options win. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "host/select.h"
+
+static cj_conv_problem prob(int64_t n, int64_t c, int64_t d, int64_t h, int64_t w, int64_t k, int64_t t, int64_t r,
+                            int64_t s, int64_t pad) {
+  cj_conv_problem p;
+  memset(&p, 0, sizeof p);
+  p.n = n; p.c = c; p.d = d; p.h = h; p.w = w; p.k = k; p.t = t; p.r = r; p.s = s;
+  for (int i = 0; i < 3; i++) {
+    p.stride[i] = p.dil[i] = 1;
+    p.pad_lo[i] = p.pad_hi[i] = pad;
+  }
+  p.groups = 1;
+  p.x_dtype = p.w_dtype = p.y_dtype = CONVJIT_DTYPE_BF16;
+  p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
+  p.x_scale = p.w_scale = 1.0f;
+  p.spatial_rank = 3;
+  return p;
+}
+
+static const cj_step *conv_step(const cj_seq *q) {
+  for (uint32_t i = 0; i < q->fwd.nsteps; i++)
+    if (q->fwd.step[i].kind == CJ_STEP_KERNEL && q->fwd.step[i].plan.op == CJ_KOP_CONV_BF16) return &q->fwd.step[i];
+  fail_msg("no conv step");
+  return NULL;
+}
+
+static cj_seq seq;
+
+/* 2048 ch [60,80,45] 3x3x3: M = 216000 -> 844 x 8 tiles of 256: fills 256
+ * CUs -> 256x256 4x4 on gfx950, no split; gfx942 (64 KiB LDS) keeps 128x128. */
+static void test_big_shape_tiles(void **st) {
+  (void)st;
+  cj_conv_problem p = prob(1, 2048, 60, 80, 45, 2048, 3, 3, 3, 1);
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  const cj_conv_plan *c = &conv_step(&seq)->plan.u.conv;
+  assert_int_equal(c->tile_m, 256);
+  assert_int_equal(c->tile_n, 256);
+  assert_int_equal(c->wave_m, 4);
+  assert_int_equal(c->wave_n, 4);
+  assert_int_equal(c->stages, 4);
+  assert_int_equal(c->splitk, 1);
+  assert_int_equal(c->wgm, 8);
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx942"), 304, NULL, &seq), CONVJIT_OK);
+  c = &conv_step(&seq)->plan.u.conv;
+  assert_int_equal(c->tile_m, 128);
+  assert_int_equal(c->stages, 4);
+  assert_int_equal(c->splitk, 1);
+  /* sequence: pack = weight pack; fwd = transpose, conv (C % 8 == 0, no split) */
+  assert_int_equal(seq.pack.nsteps, 1);
+  assert_int_equal(seq.pack.step[0].plan.op, CJ_KOP_WEIGHT_PACK);
+  assert_int_equal(seq.fwd.nsteps, 2);
+  assert_int_equal(seq.fwd.step[0].plan.op, CJ_KOP_TRANSPOSE);
+  assert_int_equal(seq.workspace_bytes, 2048ull * 60 * 80 * 45 * 2);
+  assert_int_equal(seq.packed_weight_bytes, 2048ull * 27 * 2048 * 2);
+}
+
+/* Split-K: 2,64,6,18,18 -> 192: 31 x 2 = 62 tiles of 128, < 3/4 of 256 CUs;
+ * factor min(256/62 = 4, K steps 54 / 8 = 6, 16) = 4; zeroing + finalize in
+ * the sequence. With 62 tiles and 64 CUs (62 >= 48) no split. */
+static void test_splitk_rule(void **st) {
+  (void)st;
+  cj_conv_problem p = prob(2, 64, 6, 18, 18, 192, 3, 3, 3, 1);
+  p.has_bias = 1;
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  const cj_step *cs = conv_step(&seq);
+  assert_int_equal(cs->plan.u.conv.splitk, 4);
+  assert_int_equal(seq.fwd.nsteps, 4); /* transpose, memset, conv, finalize */
+  assert_int_equal(seq.fwd.step[1].kind, CJ_STEP_MEMSET);
+  assert_int_equal(seq.fwd.step[1].memset_bytes, 2ull * 192 * 6 * 18 * 18 * 4);
+  assert_int_equal(seq.fwd.step[3].plan.op, CJ_KOP_CONV_FINALIZE);
+  /* conv args x, w, ws: x from workspace 0, ws past x (256-aligned) */
+  assert_int_equal(cs->bind[0].kind, CJ_BIND_WORKSPACE);
+  assert_int_equal(cs->bind[0].value, 0);
+  assert_int_equal(cs->bind[1].kind, CJ_BIND_W_PACKED);
+  assert_int_equal(cs->bind[2].kind, CJ_BIND_WORKSPACE);
+  assert_int_equal(cs->bind[2].value % 256, 0);
+  assert_true(cs->bind[2].value >= 2ull * 64 * 6 * 18 * 18 * 2);
+  assert_int_equal(seq.fwd.step[1].dst.value, cs->bind[2].value);
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 64, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(conv_step(&seq)->plan.u.conv.splitk, 1);
+  /* forced values win */
+  cj_select_opts o = {.tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2, .pipe_stages = 3, .split_k = 2, .wgm = 4};
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx942"), 304, &o, &seq), CONVJIT_OK);
+  const cj_conv_plan *c = &conv_step(&seq)->plan.u.conv;
+  assert_int_equal(c->tile_m, 64);
+  assert_int_equal(c->stages, 3);
+  assert_int_equal(c->splitk, 2);
+  assert_int_equal(c->wgm, 4);
+}
+
+/* C = 3: channel-padding transpose (the pack kernel, K = N, TRS = D*H*W);
+ * 1x1x1 stride 1: no layout step at all, conv reads X. */
+static void test_layout_steps(void **st) {
+  (void)st;
+  cj_conv_problem p = prob(1, 3, 4, 12, 12, 32, 3, 3, 3, 1);
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(seq.fwd.step[0].plan.op, CJ_KOP_WEIGHT_PACK);
+  assert_int_equal(seq.fwd.step[0].plan.u.wp.c_pad, 8);
+  p = prob(1, 64, 4, 16, 16, 64, 1, 1, 1, 0);
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  const cj_step *cs = conv_step(&seq);
+  assert_true(cs->plan.u.conv.channel_gemm);
+  assert_int_equal(cs->bind[0].kind, CJ_BIND_X);
+  assert_int_equal(seq.fwd.step[0].plan.op, CJ_KOP_CONV_BF16);
+}
+
+static void test_rejects(void **st) {
+  (void)st;
+  cj_conv_problem p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
+  p.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
+  p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
+  p.groups = 2;
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(cj_error_text(), "groups"));
+  p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
+  cj_select_opts o = {.tile_m = 256, .tile_n = 256, .wave_m = 4, .wave_n = 4, .pipe_stages = 4};
+  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx942"), 304, &o, &seq), CONVJIT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(cj_error_text(), "LDS"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_big_shape_tiles),
+      cmocka_unit_test(test_splitk_rule),
+      cmocka_unit_test(test_layout_steps),
+      cmocka_unit_test(test_rejects),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
