@@ -88,18 +88,17 @@ static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef 
 
 /* n bf16 values (i16) -> n fp8 bytes in the arch's format, packed in a
  * cj_irb_mem_type(n). v_cvt_pk_fp8_f32 rounds to nearest even but does not
- * saturate (ISA.md §2), so finite values are clamped to +-sat first; a NaN
- * is passed through (minnum/maxnum would turn it into a number). */
+ * saturate (ISA.md §2), so values are clamped to +-sat first. The clamp's
+ * ordered compares are false for NaN, which passes through unclamped. */
 static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t sat) {
   LLVMBuilderRef b = g->b;
   LLVMValueRef f[16], w[4];
-  LLVMTypeRef ft = g->f32;
+  LLVMValueRef hi = cj_cf32(g, (float)sat), lo = cj_cf32(g, -(float)sat);
   for (uint32_t j = 0; j < 16; j++) {
     if (j >= n) { f[j] = cj_cf32(g, 0.0f); continue; }
     /* bf16 is the high half of an f32 */
-    LLVMValueRef x = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildZExt(b, e[j], g->i32, ""), cj_c32(g, 16), ""), ft, "");
-    /* ordered compares are false for NaN, which passes through unclamped */
-    LLVMValueRef hi = cj_cf32(g, (float)sat), lo = cj_cf32(g, -(float)sat);
+    LLVMValueRef x = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildZExt(b, e[j], g->i32, ""), cj_c32(g, 16), ""),
+                                      g->f32, "");
     x = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, hi, ""), hi, x, "");
     f[j] = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, lo, ""), lo, x, "");
   }
