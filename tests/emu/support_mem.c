@@ -66,6 +66,18 @@ convjit_status tmem_run(tmem *t, uint32_t groups, uint32_t threads, const void *
   return emu_launch(t->k, grid, block, args, argsz, NULL, NULL);
 }
 
+void tmem_splat(const char *T, uint32_t v, char *out, size_t n) {
+  int s = (int)v;
+  if (!strcmp(T, "i32")) {
+    snprintf(out, n, "%d", s);
+    return;
+  }
+  int cnt = atoi(T + 1), k = snprintf(out, n, "<");
+  for (int i = 0; i < cnt && k > 0 && (size_t)k < n; i++)
+    k += snprintf(out + k, n - (size_t)k, "%si32 %d", i ? ", " : "", s);
+  if (k > 0 && (size_t)k < n) snprintf(out + k, n - (size_t)k, ">");
+}
+
 void tmem_dump_asm(const char *arch, const char *ir) {
   char path[] = "/tmp/tmem_XXXXXX.ll";
   int fd = mkstemps(path, 3);

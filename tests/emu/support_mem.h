@@ -26,6 +26,8 @@ void tmem_close(tmem *t);
 uint64_t tmem_buf(tmem *t, const void *src, size_t n);
 /* Launch with `args` as the explicit kernarg bytes; grid in workgroups. */
 convjit_status tmem_run(tmem *t, uint32_t groups, uint32_t threads, const void *args, size_t argsz);
+/* IR constant of type T ("i32" or "<N x i32>") with every element = v. */
+void tmem_splat(const char *T, uint32_t v, char *out, size_t n);
 /* Disassembly of the kernel, for diagnosing a failing test. */
 void tmem_dump_asm(const char *arch, const char *ir);
 

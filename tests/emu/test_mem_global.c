@@ -56,13 +56,7 @@ static char *gkernel(const char *T, const char *body) {
       "  ret void\n"
       "}\n";
   char init[256];
-  int s = (int)SENT;
-  if (!strcmp(T, "i32")) snprintf(init, sizeof init, "%d", s);
-  else {
-    int n = T[1] - '0', k = snprintf(init, sizeof init, "<");
-    for (int i = 0; i < n; i++) k += snprintf(init + k, sizeof init - (size_t)k, "%si32 %d", i ? ", " : "", s);
-    snprintf(init + k, sizeof init - (size_t)k, ">");
-  }
+  tmem_splat(T, SENT, init, sizeof init);
   char *b = malloc(8192);
   snprintf(b, 8192, fmt, T, T, body, T, T, init, T, T);
   return b;

@@ -89,16 +89,12 @@ static char *lkernel(int mode, const char *T, const char *body) {
       "  ret void\n"
       "}\n";
   char init[256], shuf[128];
-  int s = (int)SENT;
   int n = strcmp(T, "i32") ? T[1] - '0' : 1;
+  tmem_splat(T, SENT, init, sizeof init);
   if (n == 1) {
-    snprintf(init, sizeof init, "%d", s);
     snprintf(shuf, sizeof shuf, "<1 x i32> zeroinitializer");
   } else {
-    int k = snprintf(init, sizeof init, "<");
-    for (int i = 0; i < n; i++) k += snprintf(init + k, sizeof init - (size_t)k, "%si32 %d", i ? ", " : "", s);
-    snprintf(init + k, sizeof init - (size_t)k, ">");
-    k = snprintf(shuf, sizeof shuf, "<%d x i32> <", n);
+    int k = snprintf(shuf, sizeof shuf, "<%d x i32> <", n);
     for (int i = 0; i < n; i++) k += snprintf(shuf + k, sizeof shuf - (size_t)k, "%si32 %d", i ? ", " : "", i);
     snprintf(shuf + k, sizeof shuf - (size_t)k, ">");
   }
