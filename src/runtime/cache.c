@@ -163,9 +163,22 @@ static void db_move_aside(const char *path, const char *why) {
   cj_log(CJ_LOG_ERROR, "cache: %s is damaged (%s): moved aside to %s and rebuilt", path, why, dst);
 }
 
+static int db_is_busy(int rc) {
+  rc &= 0xff;
+  return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
 static sqlite3 *db_open(const char *path) {
   sqlite3 *db = NULL;
   int rc = db_open_once(path, &db);
+  /* Processes opening a new database together race to create it and to
+   * switch it to WAL; SQLite reports some of those races as BUSY without
+   * calling the busy handler. Retry for up to ~5 s before giving up. */
+  for (int tries = 0; db_is_busy(rc) && tries < 100; tries++) {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    rc = db_open_once(path, &db);
+  }
   if (rc == SQLITE_OK) return db;
   if (!db_is_corrupt(rc)) {
     cj_log(CJ_LOG_ERROR, "cache: cannot open %s (%s): disk cache off", path, sqlite3_errstr(rc));
