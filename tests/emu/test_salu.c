@@ -122,6 +122,10 @@ static void t_branches(void **st) {
   /* dynamic: SALU 2 + 10*3 + 1 + 1 = 34; branch 10 + s_branch + s_cbranch_vccz + s_endpgm = 13 */
   assert_int_equal(r.stats.count[EMU_CLASS_SALU] + r.stats.count[EMU_CLASS_BRANCH], 47);
   assert_int_equal(r.stats.count[EMU_CLASS_BRANCH], 10 + 1 + 1 + 1);
+  /* cycle model (stats.c): 1 cycle per scalar/branch instruction; one wave,
+   * so the kernel time is the wave's 47 cycles at gfx942's 2.1 GHz */
+  assert_int_equal(r.stats.max_wave_cycles, 47);
+  assert_true(r.stats.emulated_ms > 47 / 2.1e6 * 0.999 && r.stats.emulated_ms < 47 / 2.1e6 * 1.001); /* float rounding only */
   tb_run_free(&r);
 }
 
