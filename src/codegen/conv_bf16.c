@@ -244,6 +244,22 @@ static void cj_cv_tile_ids(cj_cv *v, LLVMValueRef pid, LLVMValueRef *tm, LLVMVal
   *tm = LLVMBuildAdd(b, first, LLVMBuildSub(b, in, LLVMBuildMul(b, *tn, gsz, ""), ""), "tm");
 }
 
+/* NCDHW element index of output (row m, channel col), in type ty (i32, or
+ * i64 for BIG_OUT): (n*K + col)*Do*Ho*Wo + p with m = n*Do*Ho*Wo + p. */
+static LLVMValueRef cj_cv_y_elem(cj_cv *v, LLVMValueRef m, LLVMValueRef col, LLVMTypeRef ty) {
+  LLVMBuilderRef b = v->b;
+  const cj_conv_geom *G = &v->c->g;
+  LLVMValueRef odhw = LLVMConstInt(ty, G->odhw, 0);
+  if (ty != v->g->i32) {
+    m = LLVMBuildZExt(b, m, ty, "");
+    col = LLVMBuildZExt(b, col, ty, "");
+  }
+  LLVMValueRef n = G->n == 1 ? LLVMConstInt(ty, 0, 0) : LLVMBuildUDiv(b, m, odhw, "");
+  LLVMValueRef p = LLVMBuildSub(b, m, LLVMBuildMul(b, n, odhw, ""), "");
+  LLVMValueRef nk = LLVMBuildAdd(b, LLVMBuildMul(b, n, LLVMConstInt(ty, G->k, 0), ""), col, "");
+  return LLVMBuildAdd(b, LLVMBuildMul(b, nk, odhw, ""), p, "y.elem");
+}
+
 /* The epilogue of one accumulator fragment. */
 static void cj_cv_store(cj_cv *v, LLVMValueRef acc, LLVMValueRef row0, LLVMValueRef col, LLVMValueRef bias,
                         LLVMValueRef yr, LLVMValueRef yptr) {
@@ -256,12 +272,7 @@ static void cj_cv_store(cj_cv *v, LLVMValueRef acc, LLVMValueRef row0, LLVMValue
     /* fp32 partial sums; the finalize kernel adds the bias and converts. */
     for (uint32_t r = 0; r < 4; r++) {
       LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
-      LLVMValueRef n = LLVMBuildUDiv(b, m, cj_c32(g, (uint32_t)G->odhw), "");
-      LLVMValueRef p = LLVMBuildSub(b, m, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->odhw), ""), "");
-      LLVMValueRef e = LLVMBuildAdd(
-          b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c32(g, G->k), ""), col, ""),
-                          cj_c32(g, (uint32_t)G->odhw), ""),
-          p, "");
+      LLVMValueRef e = cj_cv_y_elem(v, m, col, g->i32);
       LLVMValueRef ok = LLVMBuildAnd(b, col_ok, LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), ""), "");
       LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 4), ""), CJ_CONV_OOB);
       LLVMValueRef val = LLVMBuildExtractElement(b, acc, cj_c32(g, r), "");
@@ -287,25 +298,13 @@ static void cj_cv_store(cj_cv *v, LLVMValueRef acc, LLVMValueRef row0, LLVMValue
     LLVMValueRef val = c->vec4_store ? LLVMBuildBitCast(b, hi, g->v2i32, "")
                                      : LLVMBuildExtractElement(b, hi, cj_c32(g, r), "");
     if (!c->big_out) {
-      LLVMValueRef n = G->n == 1 ? cj_c32(g, 0) : LLVMBuildUDiv(b, m, cj_c32(g, (uint32_t)G->odhw), "");
-      LLVMValueRef p = LLVMBuildSub(b, m, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->odhw), ""), "");
-      LLVMValueRef e = LLVMBuildAdd(
-          b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c32(g, G->k), ""), col, ""),
-                          cj_c32(g, (uint32_t)G->odhw), ""),
-          p, "");
+      LLVMValueRef e = cj_cv_y_elem(v, m, col, g->i32);
       LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 2), ""), CJ_CONV_OOB);
       cj_irb_buf_store(g, val, yr, voff, NULL, 0);
       continue;
     }
     /* BIG_OUT: the element index needs 64 bits; masked lanes branch around. */
-    LLVMValueRef m64 = LLVMBuildZExt(b, m, g->i64, "");
-    LLVMValueRef n = G->n == 1 ? cj_c64(g, 0) : LLVMBuildUDiv(b, m64, cj_c64(g, G->odhw), "");
-    LLVMValueRef p = LLVMBuildSub(b, m64, LLVMBuildMul(b, n, cj_c64(g, G->odhw), ""), "");
-    LLVMValueRef e = LLVMBuildAdd(
-        b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c64(g, G->k), ""), LLVMBuildZExt(b, col, g->i64, ""), ""),
-                        cj_c64(g, G->odhw), ""),
-        p, "");
-    LLVMValueRef off = LLVMBuildMul(b, e, cj_c64(g, 2), "");
+    LLVMValueRef off = LLVMBuildMul(b, cj_cv_y_elem(v, m, col, g->i64), cj_c64(g, 2), "");
     LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st");
     LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.next");
     LLVMBuildCondBr(b, ok, st, nx);
