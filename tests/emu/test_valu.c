@@ -240,6 +240,30 @@ static void t_valu64(void **st) {
   tb_run_free(&r);
 }
 
+/* Packed f32 (VOP3P): op_sel picks the half each source gives the low
+ * result, op_sel_hi the half for the high result; neg_lo/neg_hi negate. */
+static void t_packed_f32(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx950",
+                    "  v_cvt_f32_u32 v2, v0\n  v_mov_b32 v3, 2.0\n"      /* a = (l, 2) */
+                    "  v_mov_b32 v4, 4.0\n  v_mov_b32 v5, 0.5\n"        /* b = (4, 0.5) */
+                    "  v_mov_b32 v6, 1.0\n  v_mov_b32 v7, -1.0\n"       /* c = (1, -1) */
+                    "  v_pk_fma_f32 v[10:11], v[2:3], v[4:5], v[6:7]\n"   /* (4l+1, 0) */
+                    "  v_pk_mul_f32 v[12:13], v[2:3], v[4:5] op_sel:[1,0] op_sel_hi:[0,1]\n" /* (2*4, l*0.5) */
+                    "  v_pk_add_f32 v[14:15], v[2:3], v[4:5] neg_lo:[1,0] neg_hi:[0,1]\n");  /* (4-l, 1.5) */
+  for (int l = 0; l < 64; l++) {
+    float x = (float)l;
+    assert_int_equal(w->v[10][l], fbits(4.0f * x + 1.0f));
+    assert_int_equal(w->v[11][l], fbits(0.0f));
+    assert_int_equal(w->v[12][l], fbits(8.0f));
+    assert_int_equal(w->v[13][l], fbits(0.5f * x));
+    assert_int_equal(w->v[14][l], fbits(4.0f - x));
+    assert_int_equal(w->v[15][l], fbits(1.5f));
+  }
+  tb_run_free(&r);
+}
+
 /* LLVM's own expansions: 32-bit udiv/urem (v_rcp_iflag_f32, mul_hi, carry
  * fix-ups) and f32 -> bf16 (software RNE on gfx942, v_cvt_pk_bf16_f32 on
  * gfx950), checked against C on random inputs. */
@@ -299,7 +323,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_int_ops),       cmocka_unit_test(t_exec_and_carry), cmocka_unit_test(t_lanes_and_agpr),
       cmocka_unit_test(t_f32_modifiers), cmocka_unit_test(t_sdwa_dpp_cmpx),  cmocka_unit_test(t_conversions),
-      cmocka_unit_test(t_valu64),        cmocka_unit_test(t_llvm_div_bf16),
+      cmocka_unit_test(t_valu64),        cmocka_unit_test(t_packed_f32),      cmocka_unit_test(t_llvm_div_bf16),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
