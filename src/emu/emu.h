@@ -110,7 +110,8 @@ typedef struct emu_launch_opts {
   uint32_t size;          /* sizeof(emu_launch_opts) */
   emu_wg_filter filter;   /* subset of workgroups (NULL = all) */
   void *filter_user;
-  const uint64_t *wg_list;/* alternative: linear workgroup ids x + gx*(y + gy*z) */
+  const uint64_t *wg_list;/* alternative: linear workgroup ids x + gx*(y + gy*z);
+                           * when given, filter is not consulted */
   size_t wg_list_len;     /* 0 = not used */
   int per_wave_stats;     /* fill emu_stats.per_wave */
   int hazard;             /* -1 = the context's setting, 0 off, 1 on */
