@@ -2,10 +2,10 @@
  * The rules are in hazard.h; the data:
  *   per wave   up to 63 vm and 15 lgkm operations in flight (issue order),
  *              each register's pending producer (operation id, 0 = none);
- *   per group  shadow state for every LDS byte: the barrier epoch and wave
- *              of its last write, the epoch and wave mask of its readers,
- *              and how many DMA writes to it are in flight (12 bytes).
- * Epochs are stored +1 so that 0 means "never". */
+ *   per group  a 64-bit shadow record for every LDS byte: the barrier epoch
+ *              and wave of its last write, the epoch and wave mask of its
+ *              readers, and how many DMA writes to it are in flight.
+ * Epoch tags are stored +1 so that 0 means "never". */
 #include "emu/hazard.h"
 
 #include <inttypes.h>
@@ -44,18 +44,32 @@ typedef struct hz_wave {
   uint32_t vpend[256], apend[256], spend[128]; /* producer id per register */
 } hz_wave;
 
-/* LDS shadow, one entry per byte, as separate arrays so the per-access loops
- * stay simple enough for the compiler to vectorize. */
+/* LDS shadow: one 64-bit record per LDS byte, so an access touches one or
+ * two cache lines of shadow:
+ *   [15:0]  epoch tag of the last write (0 = none)
+ *   [31:16] epoch tag of the readers
+ *   [47:32] mask of the waves that read in that epoch
+ *   [55:48] wave of the last write
+ *   [63:56] DMA writes in flight
+ * Epoch tags are 16-bit: (epoch % 65535) + 1. Only equality with the current
+ * epoch matters, so when the tag wraps every stamp is cleared (at a barrier,
+ * where every older stamp is already stale): exact, with no aliasing. */
+#define R_WEP(r) ((uint32_t)((r) & 0xffff))
+#define R_REP(r) ((uint32_t)(((r) >> 16) & 0xffff))
+#define R_RMASK(r) ((uint32_t)(((r) >> 32) & 0xffff))
+#define R_WWAVE(r) ((uint32_t)(((r) >> 48) & 0xff))
+#define R_PEND(r) ((uint32_t)((r) >> 56))
+#define R_PEND1 (1ull << 56)
+
 typedef struct hz_wg {
   uint32_t epoch;
   uint32_t size;
-  uint32_t *wep, *rep; /* epoch+1 of the last write / of the readers (0 = never) */
-  uint16_t *rmask;     /* waves that read in epoch rep-1 */
-  uint8_t *wwave;      /* wave of the last write */
-  uint8_t *pend;       /* DMA writes in flight */
-  uint32_t npend;      /* bytes with pend != 0 (0: skip that check) */
-  uint16_t *pendblk;   /* per 64-byte block: bytes with pend != 0 */
+  uint64_t *rec;       /* [size] */
+  uint32_t npend;      /* bytes with pending DMA (0: skip that check) */
+  uint16_t *pendblk;   /* per 64-byte block: bytes with pending DMA */
 } hz_wg;
+
+static uint32_t ep_tag(uint32_t epoch) { return epoch % 65535u + 1u; }
 
 static hz_wave *HW(const emu_wave *w) { return (hz_wave *)w->hz; }
 static hz_wg *HG(const emu_wave *w) { return (hz_wg *)w->wg->hz; }
@@ -73,15 +87,11 @@ convjit_status emu_hazard_wg_begin(emu_wg *g) {
   CJ_ALLOC_CHECK(h);
   h->size = g->lds_size;
   if (h->size) {
-    h->wep = calloc(h->size, sizeof *h->wep);
-    h->rep = calloc(h->size, sizeof *h->rep);
-    h->rmask = calloc(h->size, sizeof *h->rmask);
-    h->wwave = calloc(h->size, 1);
-    h->pend = calloc(h->size, 1);
+    h->rec = calloc(h->size, sizeof *h->rec);
     h->pendblk = calloc(h->size / 64 + 1, sizeof *h->pendblk);
   }
   g->hz = h;
-  if (h->size && (!h->wep || !h->rep || !h->rmask || !h->wwave || !h->pend || !h->pendblk)) {
+  if (h->size && (!h->rec || !h->pendblk)) {
     emu_hazard_wg_end(g);
     CJ_ALLOC_CHECK(NULL);
   }
@@ -108,11 +118,7 @@ void emu_hazard_wg_end(emu_wg *g) {
   }
   hz_wg *h = g->hz;
   if (h) {
-    free(h->wep);
-    free(h->rep);
-    free(h->rmask);
-    free(h->wwave);
-    free(h->pend);
+    free(h->rec);
     free(h->pendblk);
   }
   free(h);
@@ -140,65 +146,60 @@ static const emu_hz_op *dma_covering(const emu_wave *w, uint32_t a) {
 /* The slow path: find the first offending byte and say what it is. */
 static convjit_status lds_report(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
   hz_wg *h = HG(w);
-  uint32_t ep = h->epoch + 1;
-  uint16_t me = (uint16_t)(1u << (w->id & 15));
+  uint32_t ep = ep_tag(h->epoch);
+  uint32_t me = 1u << (w->id & 15);
   for (uint32_t a = addr; a < addr + n && a < h->size; a++) {
-    if (h->pend[a] && !dma) {
+    uint64_t r = h->rec[a];
+    if (R_PEND(r) && !dma) {
       const emu_hz_op *op = dma_covering(w, a);
       return emu_fail(w, in,
                       "LDS byte 0x%x is still being written by `%s` (wave %u, offset 0x%x): no s_waitcnt vmcnt "
                       "retired that buffer-to-LDS load before this access",
                       a, op ? text_at(w, op->pc) : "buffer_load ... lds", op ? op->w->id : 0u, op ? op->pc : 0u);
     }
-    if (h->wep[a] == ep && h->wwave[a] != (w->id & 0xff))
+    if (R_WEP(r) == ep && R_WWAVE(r) != (w->id & 0xff))
       return emu_fail(w, in,
                       "LDS race: wave %u %s LDS byte 0x%x written by wave %u in the same barrier epoch %u "
                       "(no s_barrier between, or the write was not retired by an s_waitcnt before the barrier)",
-                      w->id, kind == EMU_HZ_LDS_READ ? "reads" : "writes", a, h->wwave[a], h->epoch);
-    if (kind == EMU_HZ_LDS_WRITE && h->rep[a] == ep && (h->rmask[a] & ~me))
+                      w->id, kind == EMU_HZ_LDS_READ ? "reads" : "writes", a, R_WWAVE(r), h->epoch);
+    if (kind == EMU_HZ_LDS_WRITE && R_REP(r) == ep && (R_RMASK(r) & ~me))
       return emu_fail(w, in,
                       "LDS race: wave %u writes LDS byte 0x%x read by another wave (mask 0x%x) in the same "
                       "barrier epoch %u (no s_barrier between, or the write was not retired by an s_waitcnt before the barrier)",
-                      w->id, a, (unsigned)(h->rmask[a] & ~me), h->epoch);
+                      w->id, a, R_RMASK(r) & ~me, h->epoch);
   }
   return emu_fail(w, in, "internal: LDS hazard without a cause");
 }
 
-/* Hot (every LDS byte of every access): let GCC vectorize the byte loops. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O3")))
-#endif
 convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
   if (!w->hazard || !w->hz) return CONVJIT_OK;
   hz_wg *h = HG(w);
   if (addr >= h->size) return CONVJIT_OK; /* bounds are exec_mem's check */
   if (n > h->size - addr) n = h->size - addr;
-  const uint32_t ep = h->epoch + 1;
-  const uint8_t wid = (uint8_t)w->id;
-  const uint16_t me = (uint16_t)(1u << (w->id & 15));
-  uint32_t *wep = h->wep + addr, *rep = h->rep + addr;
-  uint16_t *rmask = h->rmask + addr;
-  uint8_t *wwave = h->wwave + addr;
+  const uint64_t ep = ep_tag(h->epoch), wid = w->id & 0xff, me = 1u << (w->id & 15);
+  uint64_t *rec = h->rec + addr;
   /* check: branch-free accumulation, then one test */
-  unsigned bad = 0;
+  uint64_t bad = 0;
   if (h->npend && !dma) /* DMA targets are usually other pipeline stages: test blocks first */
     for (uint32_t b = addr / 64; b <= (addr + n - 1) / 64; b++)
       if (h->pendblk[b])
-        for (uint32_t i = 0; i < n; i++) bad |= h->pend[addr + i];
-  for (uint32_t i = 0; i < n; i++) bad |= (wep[i] == ep) & (wwave[i] != wid);
-  if (kind == EMU_HZ_LDS_WRITE)
-    for (uint32_t i = 0; i < n; i++) bad |= (rep[i] == ep) & ((rmask[i] & ~me) != 0);
-  if (bad) return lds_report(w, in, addr, n, kind, dma);
-  /* stamp */
+        for (uint32_t i = 0; i < n; i++) bad |= rec[i] >> 56;
   if (kind == EMU_HZ_LDS_WRITE) {
     for (uint32_t i = 0; i < n; i++) {
-      wep[i] = ep;
-      wwave[i] = wid;
+      uint64_t r = rec[i];
+      bad |= (uint64_t)((R_WEP(r) == ep) & (R_WWAVE(r) != wid)) | (uint64_t)((R_REP(r) == ep) & ((R_RMASK(r) & ~me) != 0));
     }
+    if (bad) return lds_report(w, in, addr, n, kind, dma);
+    for (uint32_t i = 0; i < n; i++) rec[i] = (rec[i] & ~(0xffffull | 0xffull << 48)) | ep | wid << 48;
   } else {
     for (uint32_t i = 0; i < n; i++) {
-      rmask[i] = (uint16_t)((rep[i] == ep ? rmask[i] : 0) | me);
-      rep[i] = ep;
+      uint64_t r = rec[i];
+      bad |= (uint64_t)((R_WEP(r) == ep) & (R_WWAVE(r) != wid));
+    }
+    if (bad) return lds_report(w, in, addr, n, kind, dma);
+    for (uint32_t i = 0; i < n; i++) {
+      uint64_t r = rec[i], rm = (R_REP(r) == ep ? R_RMASK(r) : 0) | me;
+      rec[i] = (r & ~(0xffffffffull << 16)) | ep << 16 | rm << 32;
     }
   }
   return CONVJIT_OK;
@@ -226,7 +227,7 @@ static convjit_status complete(emu_wave *w, const emu_inst *in, emu_hz_op *op) {
     if (op->dma)
       for (uint32_t i = 0; i < op->lds_n[k]; i++) {
         uint32_t a = op->lds_addr[k] + i;
-        if (a < h->size && h->pend[a] && --h->pend[a] == 0) h->npend--, h->pendblk[a / 64]--;
+        if (a < h->size && R_PEND(h->rec[a]) && R_PEND(h->rec[a] -= R_PEND1) == 0) h->npend--, h->pendblk[a / 64]--;
       }
     if (op->epoch == h->epoch) continue;
     /* Retired in a later epoch than issued: the data became visible to
@@ -334,8 +335,10 @@ void emu_hz_op_lds(emu_hz_op *op, uint32_t addr, uint32_t n) {
     hz_wg *h = HG(op->w);
     op->dma = 1;
     for (uint32_t i = 0; i < n; i++)
-      if (addr + i < h->size && h->pend[addr + i] < 255 && h->pend[addr + i]++ == 0)
-        h->npend++, h->pendblk[(addr + i) / 64]++;
+      if (addr + i < h->size && R_PEND(h->rec[addr + i]) < 255) {
+        if (R_PEND(h->rec[addr + i]) == 0) h->npend++, h->pendblk[(addr + i) / 64]++;
+        h->rec[addr + i] += R_PEND1;
+      }
   }
 }
 
@@ -351,7 +354,11 @@ convjit_status emu_hazard_waitcnt(emu_wave *w, const emu_inst *in) {
 
 convjit_status emu_hazard_barrier(emu_wg *g) {
   hz_wg *h = g->hz;
-  if (h) h->epoch++;
+  if (h) {
+    h->epoch++;
+    if (h->epoch % 65535u == 0) /* the 16-bit tag wraps: clear the (stale) stamps, keep DMA counts */
+      for (uint32_t i = 0; i < h->size; i++) h->rec[i] &= 0xffull << 56;
+  }
   return CONVJIT_OK;
 }
 
