@@ -255,6 +255,71 @@ static void cross_wave_race(void **state) {
 }
 
 
+
+/* Past 65535 barriers the checker's 16-bit epoch tags wrap (the stamps are
+ * cleared): a correct exchange loop over 70000 iterations (140000 barriers)
+ * passes, and a race placed after the loop is still caught. */
+static const char *wrap_fmt =
+    "target triple = \"amdgcn-amd-amdhsa\"\n"
+    "@lds = internal addrspace(3) global [128 x i32] poison, align 16\n"
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "declare void @llvm.amdgcn.s.barrier()\n"
+    "define amdgpu_kernel void @k(ptr addrspace(1) %%dst, i32 %%n) {\n"
+    "entry:\n"
+    "  %%tid = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %%lp = getelementptr i32, ptr addrspace(3) @lds, i32 %%tid\n"
+    "  %%o = xor i32 %%tid, 64\n"
+    "  %%lq = getelementptr i32, ptr addrspace(3) @lds, i32 %%o\n"
+    "  br label %%loop\n"
+    "loop:\n"
+    "  %%i = phi i32 [ 0, %%entry ], [ %%in, %%loop ]\n"
+    "  %%acc = phi i32 [ 0, %%entry ], [ %%acc2, %%loop ]\n"
+    "  store i32 %%i, ptr addrspace(3) %%lp\n"
+    "  fence syncscope(\"workgroup\") release\n"
+    "  call void @llvm.amdgcn.s.barrier()\n"
+    "  fence syncscope(\"workgroup\") acquire\n"
+    "  %%v = load i32, ptr addrspace(3) %%lq\n"
+    "  %%acc2 = add i32 %%acc, %%v\n"
+    "  fence syncscope(\"workgroup\") release\n"
+    "  call void @llvm.amdgcn.s.barrier()\n"
+    "  fence syncscope(\"workgroup\") acquire\n"
+    "  %%in = add i32 %%i, 1\n"
+    "  %%c = icmp ult i32 %%in, %%n\n"
+    "  br i1 %%c, label %%loop, label %%done\n"
+    "done:\n"
+    "%s"
+    "  %%dp = getelementptr i32, ptr addrspace(1) %%dst, i32 %%tid\n"
+    "  store i32 %%acc2, ptr addrspace(1) %%dp\n"
+    "  ret void\n"
+    "}\n";
+
+static void epoch_tag_wrap(void **state) {
+  (void)state;
+  const uint32_t n = 70000;
+  for (int race = 0; race < 2; race++) {
+    char ir[4096];
+    /* the race: each wave writes the other's slot and reads its own, no barrier */
+    snprintf(ir, sizeof ir, wrap_fmt,
+             race ? "  store volatile i32 7, ptr addrspace(3) %lq\n  %own = load volatile i32, ptr addrspace(3) %lp\n" : "");
+    tmem t;
+    assert_int_equal(tmem_open(&t, "gfx942", ir), CONVJIT_OK);
+    struct { uint64_t dst; uint32_t n, pad; } a = {tmem_buf(&t, NULL, 512), n, 0};
+    convjit_status st = tmem_run(&t, 1, 128, &a, sizeof a);
+    if (!race) {
+      if (st != CONVJIT_OK) fprintf(stderr, "%s\n", cj_error_text());
+      assert_int_equal(st, CONVJIT_OK);
+      uint32_t got[128];
+      assert_int_equal(emu_mem_d2h(t.mem, got, a.dst, sizeof got), CONVJIT_OK);
+      uint32_t want = (uint32_t)((uint64_t)n * (n - 1) / 2); /* sum of 0..n-1, mod 2^32 */
+      for (int l = 0; l < 128; l++) assert_int_equal(got[l], want);
+    } else {
+      const char *need[] = {"LDS race", NULL};
+      expect_error(st, need);
+    }
+    tmem_close(&t);
+  }
+}
+
 /* ---- a real convjit kernel with one s_waitcnt removed ----------------------- */
 
 static void mixbytes(uint8_t *x, size_t n) {
@@ -355,7 +420,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(vmcnt_missing_wait), cmocka_unit_test(vmcnt_in_order),  cmocka_unit_test(overwrite_pending),
       cmocka_unit_test(lgkm_ds_and_smem),   cmocka_unit_test(dma_pending_lds), cmocka_unit_test(cross_wave_race),
-      cmocka_unit_test(real_kernel_waitcnt_removed),
+      cmocka_unit_test(real_kernel_waitcnt_removed), cmocka_unit_test(epoch_tag_wrap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
