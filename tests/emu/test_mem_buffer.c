@@ -408,9 +408,10 @@ static void lds_dma_dword(void **state) {
   lds_dma("gfx950", "buffer_load_dword $1, $2, $3 offen lds", 4, 0);
 }
 
-static void lds_dma_dwordx4_gfx950(void **state) {
+static void lds_dma_dwordx4_gfx950(void **state) { /* and dwordx3 */
   (void)state;
   lds_dma("gfx950", "buffer_load_dwordx4 $1, $2, $3 offen offset:16 lds", 16, 16);
+  lds_dma("gfx950", "buffer_load_dwordx3 $1, $2, $3 offen offset:4 lds", 12, 4); /* lane stride 12 */
 }
 
 /* ---- f32 atomics ------------------------------------------------------------- */
