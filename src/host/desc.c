@@ -86,13 +86,9 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
     out[j] = (padded - span) / d->stride[i] + 1;
   }
   CJ_CHECK(d->groups >= 1, CONVJIT_ERR_INVALID_ARG, "desc.groups = %lld: must be >= 1", (long long)d->groups);
-  if (d->groups > 1) {
-    CJ_CHECK(d->c % d->groups == 0 && d->k % d->groups == 0, CONVJIT_ERR_INVALID_ARG,
-             "desc.groups = %lld: must divide c = %lld and k = %lld", (long long)d->groups, (long long)d->c,
-             (long long)d->k);
-    return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.groups = %lld: grouped convolution has no kernel yet (groups = 1 only)",
-                  (long long)d->groups);
-  }
+  CJ_CHECK(d->c % d->groups == 0 && d->k % d->groups == 0, CONVJIT_ERR_INVALID_ARG,
+           "desc.groups = %lld: must divide c = %lld and k = %lld", (long long)d->groups, (long long)d->c,
+           (long long)d->k);
   CJ_TRY(cj_check_dtype(d->x_dtype, "x_dtype"));
   CJ_TRY(cj_check_dtype(d->w_dtype, "w_dtype"));
   CJ_TRY(cj_check_dtype(d->y_dtype, "y_dtype"));
@@ -112,6 +108,8 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
   CJ_TRY(cj_mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
   CJ_TRY(cj_mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
   /* Valid from here on; what follows is "no kernel for it (yet)". */
+  CJ_CHECK(d->groups == 1, CONVJIT_ERR_UNSUPPORTED,
+           "desc.groups = %lld: grouped convolution has no kernel yet (groups = 1 only)", (long long)d->groups);
   CJ_CHECK(d->x_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
            "desc.x_layout = NDHWC: reserved; only NCDHW inputs are supported now");
   CJ_CHECK(d->y_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,

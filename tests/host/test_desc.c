@@ -55,6 +55,7 @@ M(m_phi, d->pad_hi[2] = -4)
 M(m_g0, d->groups = 0)
 M(m_gbad, d->groups = 3)
 M(m_g2, d->groups = 2)
+M(m_g2_badlayout, d->groups = 2; d->x_layout = (convjit_layout)7)
 M(m_xdt, d->x_dtype = (convjit_dtype)0)
 M(m_wdt, d->w_dtype = (convjit_dtype)9)
 M(m_ydt, d->y_dtype = (convjit_dtype)-1)
@@ -104,6 +105,8 @@ static const bad_case cases[] = {
     {"groups 0", m_g0, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 0"},
     {"groups not dividing", m_gbad, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 3"},
     {"groups 2", m_g2, CONVJIT_ERR_UNSUPPORTED, "desc.groups", "= 2"},
+    /* "no kernel" must not hide a field that is wrong (found by test_api_fuzz) */
+    {"groups 2 + bad layout", m_g2_badlayout, CONVJIT_ERR_INVALID_ARG, "desc.x_layout", "= 7"},
     {"x dtype 0", m_xdt, CONVJIT_ERR_INVALID_ARG, "desc.x_dtype", "= 0"},
     {"w dtype 9", m_wdt, CONVJIT_ERR_INVALID_ARG, "desc.w_dtype", "= 9"},
     {"y dtype -1", m_ydt, CONVJIT_ERR_INVALID_ARG, "desc.y_dtype", "= -1"},
