@@ -104,8 +104,10 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
            "conv.dma_bytes = %u: must be 4 or 16", c->dma_bytes);
   CJ_CHECK(cj_arch_dma_ok(arch, c->dma_bytes), CONVJIT_ERR_UNSUPPORTED,
            "conv.dma_bytes = %u: %s has no %u-byte buffer-to-LDS load", c->dma_bytes, arch->name, c->dma_bytes);
-  CJ_CHECK(c->wave_m >= 1 && c->wave_n >= 1, CONVJIT_ERR_INVALID_ARG, "conv.wave = %ux%u: must be >= 1",
-           c->wave_m, c->wave_n);
+  CJ_CHECK(c->wave_m >= 1 && c->wave_n >= 1 && c->wave_m <= 16 && c->wave_n <= 16, CONVJIT_ERR_INVALID_ARG,
+           "conv.wave = %ux%u: must be 1..16 each", c->wave_m, c->wave_n);
+  CJ_CHECK(c->tile_m >= 16 && c->tile_m <= 512 && c->tile_n >= 16 && c->tile_n <= 512, CONVJIT_ERR_INVALID_ARG,
+           "conv.tile = %ux%u: each must be 16..512", c->tile_m, c->tile_n);
   c->threads = c->wave_m * c->wave_n * arch->wave_size;
   CJ_CHECK(c->wave_m * c->wave_n <= 16 && c->threads <= arch->max_block_threads, CONVJIT_ERR_UNSUPPORTED,
            "conv.wave = %ux%u: %u threads, must be <= %u", c->wave_m, c->wave_n, c->wave_m * c->wave_n * 64,

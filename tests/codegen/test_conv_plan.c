@@ -229,10 +229,59 @@ static void test_im2col_model(void **s) {
   check_im2col(g);
 }
 
+static uint32_t lcg(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(*s >> 33);
+}
+
+/* Random shapes and options: every call returns a status (no crash), and
+ * an accepted plan keeps the invariants the kernel builder relies on. */
+static void test_random_plans(void **st) {
+  (void)st;
+  uint64_t s = 42;
+  int ok = 0;
+  for (int it = 0; it < 20000; it++) {
+    cj_conv_geom g = geom(1 + lcg(&s) % 3, 1 + lcg(&s) % 300, 1 + lcg(&s) % 20, 1 + lcg(&s) % 40, 1 + lcg(&s) % 40,
+                          1 + lcg(&s) % 600, 1 + lcg(&s) % 4, 1 + lcg(&s) % 4, 1 + lcg(&s) % 6, 0);
+    for (int i = 0; i < 3; i++) {
+      g.stride[i] = lcg(&s) % 16 ? 1 + lcg(&s) % 3 : 0; /* 0 now and then: an error */
+      g.dil[i] = lcg(&s) % 16 ? 1 + lcg(&s) % 2 : 0;
+      g.pad_lo[i] = lcg(&s) % 3;
+      g.pad_hi[i] = lcg(&s) % 3;
+    }
+    static const uint32_t tiles[] = {0, 16, 32, 48, 64, 96, 128, 256, 512, 1024, 100000};
+    cj_conv_opts o = {.tile_m = tiles[lcg(&s) % 11], .tile_n = tiles[lcg(&s) % 11], .wave_m = lcg(&s) % 6,
+                      .wave_n = lcg(&s) % 6, .stages = lcg(&s) % 6, .splitk = lcg(&s) % 9, .wgm = lcg(&s) % 10,
+                      .dma_bytes = (lcg(&s) % 3) * 4, .has_bias = (int)(lcg(&s) % 2),
+                      .force_big_in = (int)(lcg(&s) % 4 == 0), .force_big_out = (int)(lcg(&s) % 4 == 0)};
+    const cj_arch *a = lcg(&s) % 2 ? A942() : A950();
+    cj_kplan p;
+    if (cj_kplan_conv_init(&p, a, &g, &o) != CONVJIT_OK) {
+      assert_true(strlen(cj_error_text()) > 0);
+      continue;
+    }
+    ok++;
+    const cj_conv_plan *c = &p.u.conv;
+    assert_true(p.lds_bytes <= a->lds_bytes);
+    assert_true(c->threads <= 1024 && c->threads % 64 == 0);
+    assert_int_equal((uint64_t)c->a_dma * c->threads * c->dma_bytes, (uint64_t)c->tile_m * 64);
+    assert_int_equal((uint64_t)c->b_dma * c->threads * c->dma_bytes, (uint64_t)c->tile_n * 64);
+    assert_true(c->k_tiles_split % c->stages == 0);
+    assert_true((uint64_t)c->k_tiles_split * c->splitk * 32 >= c->g.crs);
+    assert_true(c->tiles_m * c->tile_m >= c->g.npq && (c->tiles_m - 1) * c->tile_m < c->g.npq);
+    if (c->splitk > 1) {
+      cj_kplan f;
+      assert_int_equal(cj_kplan_finalize_init(&f, a, c), CONVJIT_OK);
+    }
+  }
+  assert_true(ok > 100); /* the generator reaches accepted plans too */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_shapes),   cmocka_unit_test(test_bad_tiles),    cmocka_unit_test(test_derived),
       cmocka_unit_test(test_big_thresholds), cmocka_unit_test(test_key_and_print), cmocka_unit_test(test_im2col_model),
+      cmocka_unit_test(test_random_plans),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
