@@ -74,13 +74,18 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
   unsigned ndw = (!mo->d16 && mo->bytes >= 4) ? mo->bytes / 4u : 0;
   uint32_t *rows[4] = {NULL, NULL, NULL, NULL};
   for (unsigned k = 0; k < ndw; k++) rows[k] = emu_vreg(w, data, k);
-  const int hz = w->hazard && w->hz;
-  const int kind = mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ;
+  /* addresses and bounds first, then the hazard check of all lanes at once */
+  uint32_t la[64];
   for (uint64_t e = w->exec; e; e &= e - 1) {
     unsigned l = (unsigned)__builtin_ctzll(e);
     uint64_t a = (uint64_t)arow[l] + off;
     CJ_TRY(lds_check(w, in, a, mo->bytes, l));
-    if (hz) CJ_TRY(emu_hz_lds(w, in, (uint32_t)a, mo->bytes, kind, 0));
+    la[l] = (uint32_t)a;
+  }
+  CJ_TRY(emu_hz_lds_lanes(w, in, la, w->exec, mo->bytes, mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ));
+  for (uint64_t e = w->exec; e; e &= e - 1) {
+    unsigned l = (unsigned)__builtin_ctzll(e);
+    uint32_t a = la[l];
     uint8_t *p = w->wg->lds + a;
     if (ndw && rows[ndw - 1]) {
       if (mo->store)
@@ -97,7 +102,7 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
         emu_mem_put_lane(w, data, mo, l, b);
       }
     }
-    if (op) emu_hz_op_lds(op, (uint32_t)a, mo->bytes);
+    if (op) emu_hz_op_lds(op, a, mo->bytes);
   }
   if (!mo->store) emu_hz_issue(w, in, EMU_HZ_LGKM, data);
   return CONVJIT_OK;

@@ -171,9 +171,9 @@ static convjit_status lds_report(emu_wave *w, const emu_inst *in, uint32_t addr,
   return emu_fail(w, in, "internal: LDS hazard without a cause");
 }
 
-convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
-  if (!w->hazard || !w->hz) return CONVJIT_OK;
-  hz_wg *h = HG(w);
+/* One access: the hot path (every LDS byte of every access). */
+static inline convjit_status lds_one(emu_wave *w, hz_wg *h, const emu_inst *in, uint32_t addr, uint32_t n, int kind,
+                                     int dma) {
   if (addr >= h->size) return CONVJIT_OK; /* bounds are exec_mem's check */
   if (n > h->size - addr) n = h->size - addr;
   const uint64_t ep = ep_tag(h->epoch), wid = w->id & 0xff, me = 1u << (w->id & 15);
@@ -202,6 +202,19 @@ convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32
       rec[i] = (r & ~(0xffffffffull << 16)) | ep << 16 | rm << 32;
     }
   }
+  return CONVJIT_OK;
+}
+
+convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
+  if (!w->hazard || !w->hz) return CONVJIT_OK;
+  return lds_one(w, HG(w), in, addr, n, kind, dma);
+}
+
+convjit_status emu_hz_lds_lanes(emu_wave *w, const emu_inst *in, const uint32_t addr[64], uint64_t lanes, uint32_t n,
+                                int kind) {
+  if (!w->hazard || !w->hz) return CONVJIT_OK;
+  hz_wg *h = HG(w);
+  for (uint64_t e = lanes; e; e &= e - 1) CJ_TRY(lds_one(w, h, in, addr[__builtin_ctzll(e)], n, kind, 0));
   return CONVJIT_OK;
 }
 

@@ -52,5 +52,8 @@ void emu_hz_op_lds(emu_hz_op *op, uint32_t addr, uint32_t n);
 /* Race and DMA-pending check of one LDS access by wave w, then stamping.
  * dma: the access is the LDS side of buffer_load ... lds. */
 convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma);
+/* The same for every lane in `lanes`, lane l at addr[l] (not a DMA). */
+convjit_status emu_hz_lds_lanes(emu_wave *w, const emu_inst *in, const uint32_t addr[64], uint64_t lanes, uint32_t n,
+                                int kind);
 
 #endif
