@@ -215,6 +215,54 @@ static void test_loop_mix(void **s) {
   }
 }
 
+/* Random small convs with random legal options (tile, stages, split-K, WGM,
+ * forced BIG paths) on alternating arches: each must match the reference.
+ * The seed is fixed, so a failure reproduces; 16 cases keep it ~10 s. */
+static uint32_t lcg(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(*s >> 33);
+}
+
+static void test_random_cases(void **st) {
+  (void)st;
+  uint64_t s = 2026;
+  static const uint32_t T[][4] = {{128, 128, 2, 4}, {64, 64, 2, 2}, {64, 128, 1, 4}, {128, 128, 4, 2},
+                                  {256, 128, 2, 4}, {128, 256, 2, 4}, {256, 256, 4, 4}, {32, 32, 2, 2}};
+  int done = 0;
+  for (int it = 0; done < 16 && it < 200; it++) {
+    tc_conv tc;
+    memset(&tc, 0, sizeof tc);
+    tc.n = 1 + lcg(&s) % 2; tc.c = 1 + lcg(&s) % 40; tc.k = 1 + lcg(&s) % 70;
+    tc.d = 1 + lcg(&s) % 5; tc.h = 1 + lcg(&s) % 9; tc.w = 1 + lcg(&s) % 11;
+    tc.t = 1 + lcg(&s) % 3; tc.r = 1 + lcg(&s) % 3; tc.s = 1 + lcg(&s) % 3;
+    for (int i = 0; i < 3; i++) {
+      tc.stride[i] = 1 + lcg(&s) % 2;
+      tc.dil[i] = 1 + lcg(&s) % 2;
+      tc.pad_lo[i] = lcg(&s) % 3;
+      tc.pad_hi[i] = lcg(&s) % 2;
+    }
+    tc.bias = (int)(lcg(&s) % 2);
+    tc.real_values = (int)(lcg(&s) % 3 == 0);
+    int a = done % 2;
+    const uint32_t *t = T[lcg(&s) % 8];
+    cj_conv_opts o = {.tile_m = t[0], .tile_n = t[1], .wave_m = t[2], .wave_n = t[3], .stages = 2 + lcg(&s) % 3,
+                      .splitk = 1 + lcg(&s) % 3, .wgm = 1 + lcg(&s) % 8, .force_big_in = (int)(lcg(&s) % 5 == 0),
+                      .force_big_out = (int)(lcg(&s) % 5 == 0), .has_bias = tc.bias};
+    cj_conv_geom g;
+    tc_geom(&tc, &g);
+    cj_kplan p;
+    if (cj_kplan_conv_init(&p, arch(a), &g, &o) != CONVJIT_OK) continue; /* illegal combination: skip */
+    char why[160];
+    snprintf(why, sizeof why, "rand %u,%u,%u,%u,%u->%u %ux%ux%u t%ux%u s%u sk%u%s%s", tc.n, tc.c, tc.d, tc.h, tc.w,
+             tc.k, tc.t, tc.r, tc.s, t[0], t[1], o.stages, p.u.conv.splitk, p.u.conv.big_in ? " BI" : "",
+             p.u.conv.big_out ? " BO" : "");
+    tc.why = why;
+    run(a, &tc, &o);
+    done++;
+  }
+  assert_int_equal(done, 16);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reference_shapes_gfx942),
@@ -224,6 +272,7 @@ int main(void) {
       cmocka_unit_test(test_stages_splitk_wgm),
       cmocka_unit_test(test_forced_big),
       cmocka_unit_test(test_loop_mix),
+      cmocka_unit_test(test_random_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
