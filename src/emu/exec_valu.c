@@ -396,6 +396,7 @@ static uint64_t rd64(const emu_wave *w, const emu_operand *o, int l) {
 }
 
 convjit_status emu_x_valu64(emu_wave *w, const emu_inst *in) {
+  if (in->enc == EMU_ENC_DPP || in->enc == EMU_ENC_SDWA) return emu_fail(w, in, "DPP/SDWA form of a 64-bit op is not modelled");
   uint32_t lo[64], hi[64];
   uint64_t carry = 0;
   const emu_operand *d = &in->o[0];
@@ -551,6 +552,7 @@ convjit_status emu_x_vf32(emu_wave *w, const emu_inst *in) {
 /* v_pk_*_f32: two f32 lanes in a register pair; op_sel picks the half each
  * source feeds to the low result, op_sel_hi to the high result. */
 convjit_status emu_x_vpk_f32(emu_wave *w, const emu_inst *in) {
+  if (in->enc == EMU_ENC_DPP || in->enc == EMU_ENC_SDWA) return emu_fail(w, in, "DPP/SDWA form of a packed op is not modelled");
   unsigned ns = in->nops - 1, nsrc = in->op == EMU_OP_V_PK_FMA_F32 ? 3 : 2;
   if (in->nops < 1 || ns < nsrc) return emu_fail(w, in, "missing operands");
   uint32_t lo[64], hi[64];
@@ -594,6 +596,7 @@ static int fclass(float x, uint32_t m) {
 }
 
 convjit_status emu_x_vcmp(emu_wave *w, const emu_inst *in) {
+  if (in->enc == EMU_ENC_DPP) return emu_fail(w, in, "DPP form of a compare is not modelled");
   uint32_t a[64], b[64];
   uint64_t res = 0;
   uint16_t op = in->op;
@@ -658,6 +661,7 @@ convjit_status emu_x_vcmp(emu_wave *w, const emu_inst *in) {
 
 /* ---- lane ops ---------------------------------------------------------------------------- */
 convjit_status emu_x_vlane(emu_wave *w, const emu_inst *in) {
+  if (in->enc == EMU_ENC_DPP || in->enc == EMU_ENC_SDWA) return emu_fail(w, in, "DPP/SDWA form of a lane op is not modelled");
   if (in->nops < 2) return emu_fail(w, in, "missing operands");
   switch (in->op) {
   case EMU_OP_V_READFIRSTLANE_B32: {

@@ -43,6 +43,7 @@ static uint32_t f2i(float x) {
 }
 
 convjit_status emu_x_vcvt(emu_wave *w, const emu_inst *in) {
+  if (in->enc == EMU_ENC_DPP) return emu_fail(w, in, "DPP form of a conversion is not modelled");
   if (in->nops < 2) return emu_fail(w, in, "missing operands");
   const emu_operand *d = &in->o[0], *s = &in->o[1];
   uint32_t *dr = emu_vreg(w, d, 0);
