@@ -11,7 +11,7 @@
  *     per-byte range checks;
  *   - stores clipped per element;
  *   - buffer_load ... lds: LDS address = M0 + inst_offset + lane*size, OOB
- *     lanes write zeros, masked lanes nothing (dword both archs, dwordx4 gfx950);
+ *     lanes write zeros, masked lanes nothing (dword both archs, dwordx3/x4 gfx950);
  *   - buffer_atomic_add_f32 without return: workgroup-ordered, identical for
  *     1 and 2 host threads; with return: the old values;
  *   - an in-range access past the allocation is an error naming the address.
