@@ -92,7 +92,10 @@ convjit_status cj_cache_key(const cj_kplan *p, cj_strbuf *key) {
   cj_kplan_key(p, key);
   cj_sb_printf(key, "|arch=%s%s%s|llvm=%s|convjit=%s|build=%s", p->arch->name, p->arch->features[0] ? ":" : "",
                p->arch->features, CJ_LLVM_VERSION, CJ_VERSION_STRING, cj_cache_build_id());
-  CJ_CHECK(!key->oom && key->s, CONVJIT_ERR_OUT_OF_MEMORY, "out of memory building a cache key");
+  if (key->oom || !key->s) {
+    cj_sb_free(key); /* a part may have been allocated before the failing grow */
+    return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory building a cache key");
+  }
   return CONVJIT_OK;
 }
 
