@@ -57,13 +57,34 @@ API int hipModuleLoadData(void **m, const void *image) {
   g_nload++;
   return 0;
 }
-API int hipModuleUnload(void *m) { (void)m; return 0; }
+/* A function handle is its kernel name; like HIP's, it lives until its
+ * module is unloaded. */
+typedef struct fake_fn {
+  struct fake_fn *next;
+  void *module;
+  char name[];
+} fake_fn;
+static fake_fn *g_fns;
+API int hipModuleUnload(void *m) {
+  for (fake_fn **pp = &g_fns; *pp;) {
+    fake_fn *f = *pp;
+    if (f->module == m) {
+      *pp = f->next;
+      free(f);
+    } else {
+      pp = &f->next;
+    }
+  }
+  return 0;
+}
 API int hipModuleGetFunction(void **f, void *m, const char *name) {
-  (void)m;
-  char *s = malloc(strlen(name) + 1); /* leaked on purpose: lives as long as the module */
-  if (!s) return 2;
-  strcpy(s, name);
-  *f = s;
+  fake_fn *fn = malloc(sizeof *fn + strlen(name) + 1);
+  if (!fn) return 2;
+  strcpy(fn->name, name);
+  fn->module = m;
+  fn->next = g_fns;
+  g_fns = fn;
+  *f = fn->name;
   return 0;
 }
 API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
