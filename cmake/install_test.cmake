@@ -2,8 +2,13 @@
 # prefix, then build examples/ against it twice — with find_package(convjit)
 # and with pkg-config — and run both builds on the emulator.
 # Inputs: -DBIN=<build dir> -DSRC=<source dir> -DWORK=<scratch dir>
+# [-DSANITIZE=ON: the library is ASan-built, so the consumers must be too]
 file(REMOVE_RECURSE ${WORK})
 set(PREFIX ${WORK}/prefix)
+set(san_flags "")
+if(SANITIZE)
+  set(san_flags -fsanitize=address,undefined)
+endif()
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -27,7 +32,8 @@ get_filename_component(pcdir ${pc} DIRECTORY)
 get_filename_component(libdir ${pcdir} DIRECTORY)
 
 # 1. find_package
-run(${CMAKE_COMMAND} -S ${SRC}/examples -B ${WORK}/ex-cmake -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} -S ${SRC}/examples -B ${WORK}/ex-cmake -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Release
+    "-DCMAKE_C_FLAGS=${san_flags}")
 run(${CMAKE_COMMAND} --build ${WORK}/ex-cmake)
 run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${WORK}/ex-cmake/convjit-embed emu gfx942)
 
@@ -38,6 +44,6 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config --cflags --libs convjit failed")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run(cc -std=c11 -Wall -Wextra -Werror ${SRC}/examples/embed.c -o ${WORK}/embed-pc ${flags})
+run(cc -std=c11 -Wall -Wextra -Werror ${san_flags} ${SRC}/examples/embed.c -o ${WORK}/embed-pc ${flags})
 run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${WORK}/embed-pc emu gfx950)
 file(REMOVE_RECURSE ${WORK})
