@@ -4,13 +4,14 @@
  *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--no-disk-cache] [--seed N]
- *               [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W]
+ *               [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W] [--stats]
  *
  * With no arguments: a scaled-down video-VAE layer (causal 3x3x3 conv, bf16),
  * checked; until a conv kernel exists, the layer's activation transpose.
  * Prints the plan, each kernel's resources and cache source, compile ms, the
  * kernel time (EMULATED on the emulator: a cycle model, not a measurement),
- * max abs/rel error and PASS/FAIL. Exit: 0 pass (or ran, without --check),
+ * max abs/rel error and PASS/FAIL; with --stats (emulator only) each
+ * kernel's EMULATED dynamic instruction counts by class. Exit: 0 pass (or ran, without --check),
  * 1 check failed, 2 bad arguments, 3 convjit error.
  * (Internally the run_* functions return 0, -2 for usage, or a convjit status.)
  */
@@ -30,7 +31,7 @@ typedef struct run_args {
   int nshape;
   int64_t stride[3], dil[3], pad_lo[3], pad_hi[3];
   int have_stride, have_dil, have_pad;
-  int bias, check, json, no_disk, op_given;
+  int bias, check, json, no_disk, op_given, stats;
   int quiet_unsupported; /* an optional job: UNSUPPORTED is reported by the caller */
   uint64_t seed;
   cj_select_opts forced;
@@ -42,6 +43,8 @@ typedef struct run_result {
   double plan_ms, compile_ms, kernel_ms;
   int cache_hits, nkernels;
   char note[200];
+  convjit_emu_stats st[8]; /* --stats: the recorded launches (pack, then fwd) */
+  size_t nst;
 } run_result;
 
 static void usage(FILE *f) {
@@ -49,11 +52,12 @@ static void usage(FILE *f) {
           "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--no-disk-cache] [--seed N]\n"
-          "                   [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W]\n"
+          "                   [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W] [--stats]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
           "  --device  auto (default): HIP if a device is present, else the emulator\n"
+          "  --stats   emulator only: dynamic instruction counts by class per kernel\n"
           "  no arguments: a scaled-down video-VAE layer, checked\n");
 }
 
@@ -118,6 +122,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(o, "--bias")) a->bias = 1;
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
+    else if (!strcmp(o, "--stats")) a->stats = 1;
     else if (!strcmp(o, "--no-disk-cache")) a->no_disk = 1;
     else if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
     else { fprintf(stderr, "convjit-run: unknown option %s\n", o); return -1; }
@@ -182,6 +187,80 @@ static const char *src_name(convjit_cache_source s) {
   return s == CONVJIT_CACHE_DISK ? "disk" : s == CONVJIT_CACHE_MEMORY ? "memory" : "compiled";
 }
 
+/* ---- --stats: EMULATED dynamic instruction counts per launched kernel ---------- */
+
+static convjit_status stats_begin(convjit_context *ctx, const run_args *a) {
+  return a->stats ? convjit_emu_record_launches(ctx, 1) : CONVJIT_OK;
+}
+
+static convjit_status stats_end(convjit_context *ctx, const run_args *a, run_result *r) {
+  if (!a->stats) return CONVJIT_OK;
+  size_t n = 0, max = sizeof r->st / sizeof r->st[0];
+  for (size_t i = 0; i < max; i++) r->st[i].struct_size = sizeof r->st[i];
+  convjit_status st = convjit_emu_recorded_stats(ctx, r->st, max, &n);
+  convjit_status st2 = convjit_emu_record_launches(ctx, 0);
+  r->nst = n < max ? n : max;
+  return st != CONVJIT_OK ? st : st2;
+}
+
+/* The reported classes; "other" = SMEM + branch (s_load, s_branch, s_cbranch, s_endpgm). */
+enum { NCLS = 8 };
+static const char *const k_cls[NCLS] = {"salu", "valu", "vmem", "lds", "mfma", "waitcnt", "barrier", "other"};
+static void cls_of(const convjit_emu_counts *c, uint64_t v[NCLS]) {
+  uint64_t x[NCLS] = {c->salu, c->valu, c->vmem, c->lds, c->mfma, c->waitcnt, c->barrier, c->smem + c->branch};
+  memcpy(v, x, sizeof x);
+}
+static void cls_sum(const convjit_emu_stats *e, uint64_t v[NCLS]) {
+  convjit_emu_counts c = {e->salu, e->valu, e->vmem, e->lds, e->mfma, e->waitcnt, e->barrier, e->smem, e->branch,
+                          e->total};
+  cls_of(&c, v);
+}
+
+static void print_stats(const convjit_emu_stats *e) {
+  uint64_t sum[NCLS], mn[NCLS], mx[NCLS];
+  cls_sum(e, sum);
+  cls_of(&e->wave_min, mn);
+  cls_of(&e->wave_max, mx);
+  double w = e->waves ? (double)e->waves : 1.0;
+  printf("emulated instruction counts, kernel %s: %llu workgroups, %llu waves (other = SMEM + branch)\n", e->kernel,
+         (unsigned long long)e->workgroups, (unsigned long long)e->waves);
+  printf("  %-8s %12s %12s %10s %10s\n", "class", "all waves", "per wave", "min", "max");
+  for (int i = 0; i < NCLS; i++)
+    printf("  %-8s %12llu %12.1f %10llu %10llu\n", k_cls[i], (unsigned long long)sum[i], (double)sum[i] / w,
+           (unsigned long long)mn[i], (unsigned long long)mx[i]);
+  printf("  %-8s %12llu %12.1f %10llu %10llu\n", "total", (unsigned long long)e->total, (double)e->total / w,
+         (unsigned long long)e->wave_min.total, (unsigned long long)e->wave_max.total);
+}
+
+static void json_counts(cj_strbuf *sb, const char *key, const uint64_t v[NCLS], uint64_t total, double div) {
+  cj_sb_printf(sb, "\"%s\":{", key);
+  for (int i = 0; i < NCLS; i++) cj_sb_printf(sb, "\"%s\":%.10g,", k_cls[i], (double)v[i] / div);
+  cj_sb_printf(sb, "\"total\":%.10g}", (double)total / div);
+}
+
+static void json_stats(cj_strbuf *sb, const convjit_emu_stats *e) {
+  uint64_t sum[NCLS], mn[NCLS], mx[NCLS];
+  cls_sum(e, sum);
+  cls_of(&e->wave_min, mn);
+  cls_of(&e->wave_max, mx);
+  cj_sb_printf(sb, ",\"stats\":{\"kind\":\"emulated\",\"workgroups\":%llu,\"waves\":%llu,",
+               (unsigned long long)e->workgroups, (unsigned long long)e->waves);
+  json_counts(sb, "all_waves", sum, e->total, 1.0);
+  cj_sb_printf(sb, ",");
+  json_counts(sb, "per_wave_avg", sum, e->total, e->waves ? (double)e->waves : 1.0);
+  cj_sb_printf(sb, ",");
+  json_counts(sb, "per_wave_min", mn, e->wave_min.total, 1.0);
+  cj_sb_printf(sb, ",");
+  json_counts(sb, "per_wave_max", mx, e->wave_max.total, 1.0);
+  cj_sb_printf(sb, "}");
+}
+
+static const convjit_emu_stats *stats_for(const run_result *r, const char *kernel) {
+  for (size_t i = 0; i < r->nst; i++)
+    if (!strcmp(r->st[i].kernel, kernel)) return &r->st[i];
+  return NULL;
+}
+
 static void collect_kernels(const convjit_plan *plan, run_result *r) {
   convjit_plan_kernel_count(plan, &r->nkernels);
   for (int i = 0; i < r->nkernels; i++) {
@@ -212,6 +291,7 @@ static void print_text(const run_args *a, const convjit_context_info *ci, const 
   printf("compile_ms: %.1f (plan create %.1f ms), cache hits: %d of %d kernels\n", r->compile_ms, r->plan_ms,
          r->cache_hits, r->nkernels);
   printf("%s time: %.4f ms\n", ci->emulated ? "EMULATED kernel" : "device kernel", r->kernel_ms);
+  for (size_t i = 0; i < r->nst; i++) print_stats(&r->st[i]);
   if (r->note[0]) printf("note: %s\n", r->note);
   if (r->checked)
     printf("max abs err %.3g, max rel err %.3g: %s\n", r->max_abs, r->max_rel, r->pass ? "PASS" : "FAIL");
@@ -238,6 +318,12 @@ static void json_job(const run_args *a, const convjit_context_info *ci, const co
                  "\"scratch_bytes\":%u,\"vgpr_spills\":%u,\"sgpr_spills\":%u,\"cache\":\"%s\",\"compile_ms\":%.3f}",
                  kern->len ? "," : "", ki.name, ki.stage, ki.vgpr, ki.agpr, ki.sgpr, ki.lds_bytes, ki.scratch_bytes,
                  ki.vgpr_spills, ki.sgpr_spills, src_name(ki.source), ki.compile_ms);
+    const convjit_emu_stats *es = stats_for(r, ki.name);
+    if (es) {
+      kern->len--; /* reopen the object */
+      json_stats(kern, es);
+      cj_sb_printf(kern, "}");
+    }
   }
   const char *mine = kern->s ? kern->s + k0 : "";
   if (*mine == ',') mine++;
@@ -276,10 +362,12 @@ static int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan *
   TRY(convjit_memset(ctx, dy, 0xA5, bytes, NULL)); /* stale bytes must not pass the check */
   TRY(convjit_event_create(ctx, &e0));
   TRY(convjit_event_create(ctx, &e1));
+  TRY(stats_begin(ctx, a));
   TRY(convjit_event_record(e0, NULL));
   TRY(convjit_transpose(*plan_out, dx, dy, NULL));
   TRY(convjit_event_record(e1, NULL));
   TRY(convjit_synchronize(ctx, NULL));
+  TRY(stats_end(ctx, a, r));
   float ms = 0;
   TRY(convjit_event_elapsed_ms(e0, e1, &ms));
   r->kernel_ms = ms;
@@ -395,6 +483,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   TRY(convjit_memcpy_h2d(ctx, dx, hx, nx * ebx, NULL));
   TRY(convjit_memcpy_h2d(ctx, dw, hw, nw * ebx, NULL));
   TRY(convjit_memset(ctx, dy, 0xA5, ny * eby, NULL));
+  TRY(stats_begin(ctx, a)); /* the pack kernel too: every kernel of the plan */
   if (pw) TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
   else TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL)); /* no pack step: the raw weight is used */
   TRY(convjit_event_create(ctx, &e0));
@@ -403,6 +492,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   TRY(convjit_conv_fwd(*plan_out, dx, dwp, p->has_bias ? db : NULL, dy, dws, ws, NULL));
   TRY(convjit_event_record(e1, NULL));
   TRY(convjit_synchronize(ctx, NULL));
+  TRY(stats_end(ctx, a, r));
   float ms = 0;
   TRY(convjit_event_elapsed_ms(e0, e1, &ms));
   r->kernel_ms = ms;
@@ -509,6 +599,11 @@ int main(int argc, char **argv) {
   }
   convjit_context_info ci = {.struct_size = sizeof ci};
   convjit_context_get_info(ctx, &ci);
+  if (a.stats && !ci.emulated) {
+    fprintf(stderr, "convjit-run: --stats: instruction counts exist only on the emulator (--device emu)\n");
+    convjit_context_destroy(ctx);
+    return 2;
+  }
   /* Jobs: the one asked for; with no shape and no --op, the default conv
    * in bf16 and then in fp8 (skipped while no fp8 kernel exists), or the
    * transpose while no conv kernel exists. */

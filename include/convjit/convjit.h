@@ -311,15 +311,28 @@ CONVJIT_API convjit_status convjit_emu_alloc_sink(convjit_context *ctx, uint64_t
  * x + gx*(y + gy*z)); count 0 = all again. The list is copied. */
 CONVJIT_API convjit_status convjit_emu_set_workgroups(convjit_context *ctx, const uint64_t *ids, size_t count);
 
+typedef struct convjit_emu_counts {
+  uint64_t salu, valu, vmem, lds, mfma, waitcnt, barrier, smem, branch, total;
+} convjit_emu_counts;
 typedef struct convjit_emu_stats {
   size_t struct_size;        /* set by the caller */
   uint64_t salu, valu, vmem, lds, mfma, waitcnt, barrier, smem, branch, total; /* dynamic instructions, all waves */
   uint64_t workgroups, waves;
   double emulated_ms;        /* EMULATED time (cycle model), not a measurement */
   double host_ms;            /* how long the emulator took on the host */
+  convjit_emu_counts wave_min, wave_max; /* per wave: smallest / largest count over the waves */
+  char kernel[128];          /* the launched kernel's name */
 } convjit_emu_stats;
 /* Statistics of the last kernel launch on this context. */
 CONVJIT_API convjit_status convjit_emu_last_launch_stats(convjit_context *ctx, convjit_emu_stats *stats);
+/* on != 0: clear the record and keep the statistics of every following
+ * kernel launch on this context; on = 0: stop (the record stays readable). */
+CONVJIT_API convjit_status convjit_emu_record_launches(convjit_context *ctx, int on);
+/* The recorded launches in launch order: *count = how many were recorded;
+ * the first min(max, *count) are written to stats[] (each element's
+ * struct_size set by the caller). stats may be NULL when max is 0. */
+CONVJIT_API convjit_status convjit_emu_recorded_stats(convjit_context *ctx, convjit_emu_stats *stats, size_t max,
+                                                      size_t *count);
 
 #ifdef __cplusplus
 }

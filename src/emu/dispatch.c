@@ -527,6 +527,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   size_t npw = 0;
   for (int i = 0; i < nth; i++) {
     emu_stats *s = &wks[i].stats;
+    emu_stats_merge_extremes(&acc, s); /* before acc.waves counts s's waves */
     for (int cl = 0; cl < EMU_CLASS_COUNT; cl++) acc.count[cl] += s->count[cl];
     acc.total += s->total; acc.workgroups += s->workgroups; acc.waves += s->waves;
     acc.mfma_macs += s->mfma_macs;

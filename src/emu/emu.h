@@ -88,6 +88,10 @@ typedef struct emu_wave_stats {
 typedef struct emu_stats {
   uint64_t count[EMU_CLASS_COUNT]; /* dynamic instructions by class, all waves */
   uint64_t total;
+  /* per wave: the smallest and largest count of each class (and total)
+   * over the launch's waves; 0 when no wave ran */
+  uint64_t wave_min[EMU_CLASS_COUNT], wave_max[EMU_CLASS_COUNT];
+  uint64_t wave_min_total, wave_max_total;
   uint64_t workgroups, waves;      /* executed (after the subset filter) */
   uint64_t mfma_macs;              /* multiply-adds done by MFMA (all lanes) */
   uint64_t max_wave_cycles;        /* slowest wave, emulated cycles */

@@ -309,6 +309,9 @@ convjit_status emu_decode_text(const char *text, uint32_t pc, const uint8_t *byt
 /* ---- stats.c ---------------------------------------------------------------- */
 uint32_t emu_inst_cycles(const emu_inst *in); /* cycle model of one instruction */
 void emu_stats_add_wave(emu_stats *s, const emu_wave *w); /* counts, cycles, macs, waves */
+/* Per-wave min/max of a worker's partial statistics into the launch total; call
+ * before adding part->waves to acc->waves. */
+void emu_stats_merge_extremes(emu_stats *acc, const emu_stats *part);
 /* Emulated kernel time from the summed and the slowest wave's cycles. */
 double emu_stats_finish_ms(const emu_ctx *c, uint64_t sum_wave_cycles, uint64_t max_wave_cycles);
 

@@ -32,18 +32,38 @@ uint32_t emu_inst_cycles(const emu_inst *in) {
   return in && in->cls < EMU_CLASS_COUNT ? k_class_cycles[in->cls] : 0;
 }
 
+/* Folds one wave's (or one partial launch's) per-wave extremes into s;
+ * `first` when s has no wave yet (its zeros are not minima). */
+static void fold_extremes(emu_stats *s, int first, const uint64_t *mn, const uint64_t *mx, uint64_t mn_total,
+                          uint64_t mx_total) {
+  for (int c = 0; c < EMU_CLASS_COUNT; c++) {
+    if (first || mn[c] < s->wave_min[c]) s->wave_min[c] = mn[c];
+    if (first || mx[c] > s->wave_max[c]) s->wave_max[c] = mx[c];
+  }
+  if (first || mn_total < s->wave_min_total) s->wave_min_total = mn_total;
+  if (first || mx_total > s->wave_max_total) s->wave_max_total = mx_total;
+}
+
 void emu_stats_add_wave(emu_stats *s, const emu_wave *w) {
   uint64_t cyc = w->cycles; /* MFMA cycles accumulated at execution */
+  uint64_t tot = 0;
   for (int c = 0; c < EMU_CLASS_COUNT; c++) {
     s->count[c] += w->count[c];
     s->total += w->count[c];
+    tot += w->count[c];
     cyc += w->count[c] * k_class_cycles[c];
   }
+  fold_extremes(s, s->waves == 0, w->count, w->count, tot, tot);
   s->waves++;
   s->mfma_macs += w->mfma_macs;
   s->sum_wave_cycles += cyc;
   if (cyc > s->max_wave_cycles) s->max_wave_cycles = cyc;
   ((emu_wave *)w)->cycles = cyc; /* per-wave record reads the full figure */
+}
+
+void emu_stats_merge_extremes(emu_stats *acc, const emu_stats *part) {
+  if (part->waves == 0) return;
+  fold_extremes(acc, acc->waves == 0, part->wave_min, part->wave_max, part->wave_min_total, part->wave_max_total);
 }
 
 double emu_stats_finish_ms(const emu_ctx *c, uint64_t sum_wave_cycles, uint64_t max_wave_cycles) {

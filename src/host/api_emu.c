@@ -1,6 +1,7 @@
 /* The experimental, emulator-only part of the public API: thin forwards to
  * the emu device's extras (runtime/device_emu.h). On any other backend each
  * entry point is CONVJIT_ERR_UNSUPPORTED. Times are EMULATED. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "host/plan.h"
@@ -70,29 +71,70 @@ CONVJIT_API convjit_status convjit_emu_set_workgroups(convjit_context *ctx, cons
   return CONVJIT_OK;
 }
 
-CONVJIT_API convjit_status convjit_emu_last_launch_stats(convjit_context *ctx, convjit_emu_stats *out) {
-  cj_error_clear();
-  CJ_TRY(need_emu(ctx, "convjit_emu_last_launch_stats"));
-  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "stats = NULL");
+static void counts_of(const uint64_t *c, uint64_t total, convjit_emu_counts *o) {
+  o->salu = c[EMU_CLASS_SALU];
+  o->valu = c[EMU_CLASS_VALU];
+  o->vmem = c[EMU_CLASS_VMEM];
+  o->lds = c[EMU_CLASS_LDS];
+  o->mfma = c[EMU_CLASS_MFMA];
+  o->waitcnt = c[EMU_CLASS_WAITCNT];
+  o->barrier = c[EMU_CLASS_BARRIER];
+  o->smem = c[EMU_CLASS_SMEM];
+  o->branch = c[EMU_CLASS_BRANCH];
+  o->total = total;
+}
+
+static convjit_status export_stats(const emu_stats *s, const char *kernel, convjit_emu_stats *out) {
   CJ_CHECK(out->struct_size == sizeof *out, CONVJIT_ERR_VERSION, "stats.struct_size = %zu: expected %zu",
            out->struct_size, sizeof *out);
-  const emu_stats *s = cj_device_emu_last_stats(ctx->dev);
-  CJ_CHECK(s, CONVJIT_ERR_INTERNAL, "emulator device without statistics");
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
-  out->salu = s->count[EMU_CLASS_SALU];
-  out->valu = s->count[EMU_CLASS_VALU];
-  out->vmem = s->count[EMU_CLASS_VMEM];
-  out->lds = s->count[EMU_CLASS_LDS];
-  out->mfma = s->count[EMU_CLASS_MFMA];
-  out->waitcnt = s->count[EMU_CLASS_WAITCNT];
-  out->barrier = s->count[EMU_CLASS_BARRIER];
-  out->smem = s->count[EMU_CLASS_SMEM];
-  out->branch = s->count[EMU_CLASS_BRANCH];
-  out->total = s->total;
+  convjit_emu_counts all;
+  counts_of(s->count, s->total, &all);
+  out->salu = all.salu;
+  out->valu = all.valu;
+  out->vmem = all.vmem;
+  out->lds = all.lds;
+  out->mfma = all.mfma;
+  out->waitcnt = all.waitcnt;
+  out->barrier = all.barrier;
+  out->smem = all.smem;
+  out->branch = all.branch;
+  out->total = all.total;
+  counts_of(s->wave_min, s->wave_min_total, &out->wave_min);
+  counts_of(s->wave_max, s->wave_max_total, &out->wave_max);
   out->workgroups = s->workgroups;
   out->waves = s->waves;
   out->emulated_ms = s->emulated_ms;
   out->host_ms = s->host_ms;
+  snprintf(out->kernel, sizeof out->kernel, "%s", kernel ? kernel : "");
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_emu_last_launch_stats(convjit_context *ctx, convjit_emu_stats *out) {
+  cj_error_clear();
+  CJ_TRY(need_emu(ctx, "convjit_emu_last_launch_stats"));
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "stats = NULL");
+  const emu_stats *s = cj_device_emu_last_stats(ctx->dev);
+  CJ_CHECK(s, CONVJIT_ERR_INTERNAL, "emulator device without statistics");
+  return export_stats(s, cj_device_emu_last_kernel(ctx->dev), out);
+}
+
+CONVJIT_API convjit_status convjit_emu_record_launches(convjit_context *ctx, int on) {
+  cj_error_clear();
+  CJ_TRY(need_emu(ctx, "convjit_emu_record_launches"));
+  return cj_device_emu_record_launches(ctx->dev, on);
+}
+
+CONVJIT_API convjit_status convjit_emu_recorded_stats(convjit_context *ctx, convjit_emu_stats *stats, size_t max,
+                                                      size_t *count) {
+  cj_error_clear();
+  CJ_TRY(need_emu(ctx, "convjit_emu_recorded_stats"));
+  CJ_CHECK(count, CONVJIT_ERR_INVALID_ARG, "count = NULL");
+  CJ_CHECK(max == 0 || stats, CONVJIT_ERR_INVALID_ARG, "stats = NULL with max = %zu", max);
+  size_t n = 0;
+  const cj_emu_launch_record *r = cj_device_emu_launch_records(ctx->dev, &n);
+  *count = n;
+  for (size_t i = 0; i < n && i < max; i++) CJ_TRY(export_stats(&r[i].stats, r[i].kernel, &stats[i]));
   return CONVJIT_OK;
 }

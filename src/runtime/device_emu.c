@@ -15,8 +15,12 @@ typedef struct emu_dev {
   emu_ctx *ctx;
   double now_ms;          /* emulated clock */
   emu_stats last;
+  char last_kernel[128];
   int have_opts;
   emu_launch_opts opts;
+  int recording;
+  cj_emu_launch_record *rec;
+  size_t nrec, caprec;
 } emu_dev;
 
 typedef struct emu_event { double t; } emu_event;
@@ -28,6 +32,7 @@ static void e_destroy(cj_device *d) {
   emu_dev *e = dev_of(d);
   if (e) {
     emu_stats_free(&e->last);
+    free(e->rec);
     emu_ctx_destroy(e->ctx);
     free(e);
   }
@@ -60,6 +65,21 @@ static convjit_status e_launch(cj_device *d, void *kern, const uint32_t grid[3],
   emu_stats_free(&e->last);
   e->last = st;
   e->now_ms += st.emulated_ms;
+  snprintf(e->last_kernel, sizeof e->last_kernel, "%s", emu_kernel_info(kern)->name);
+  if (e->recording) {
+    if (e->nrec == e->caprec) {
+      size_t cap = e->caprec ? 2 * e->caprec : 8;
+      cj_emu_launch_record *r = realloc(e->rec, cap * sizeof *r);
+      CJ_ALLOC_CHECK(r);
+      e->rec = r;
+      e->caprec = cap;
+    }
+    cj_emu_launch_record *r = &e->rec[e->nrec++];
+    memcpy(r->kernel, e->last_kernel, sizeof r->kernel);
+    r->stats = st;
+    r->stats.per_wave = NULL; /* owned by e->last */
+    r->stats.nper_wave = 0;
+  }
   return CONVJIT_OK;
 }
 
@@ -148,6 +168,25 @@ convjit_status cj_device_emu_set_launch_opts(cj_device *d, const emu_launch_opts
 const emu_stats *cj_device_emu_last_stats(cj_device *d) {
   emu_dev *e = dev_of(d);
   return e ? &e->last : NULL;
+}
+
+const char *cj_device_emu_last_kernel(cj_device *d) {
+  emu_dev *e = dev_of(d);
+  return e ? e->last_kernel : NULL;
+}
+
+convjit_status cj_device_emu_record_launches(cj_device *d, int on) {
+  emu_dev *e = dev_of(d);
+  CJ_CHECK(e, CONVJIT_ERR_INVALID_ARG, "cj_device_emu_record_launches: not an emulator device");
+  if (on) e->nrec = 0;
+  e->recording = on != 0;
+  return CONVJIT_OK;
+}
+
+const cj_emu_launch_record *cj_device_emu_launch_records(cj_device *d, size_t *n) {
+  emu_dev *e = dev_of(d);
+  if (n) *n = e ? e->nrec : 0;
+  return e ? e->rec : NULL;
 }
 
 convjit_status cj_device_emu_alloc_procedural(cj_device *d, uint64_t size, emu_fill_fn fill, void *user,

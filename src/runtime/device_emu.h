@@ -18,6 +18,16 @@ emu_ctx *cj_device_emu_ctx(cj_device *d);
 convjit_status cj_device_emu_set_launch_opts(cj_device *d, const emu_launch_opts *o);
 /* Statistics of the last successful launch (zeroed before the first). */
 const emu_stats *cj_device_emu_last_stats(cj_device *d);
+const char *cj_device_emu_last_kernel(cj_device *d); /* "" before the first launch */
+/* Launch recording: on != 0 clears the record and keeps the statistics of
+ * every following successful launch (without per-wave records) in order;
+ * on = 0 stops (the record stays readable until the next start). */
+typedef struct cj_emu_launch_record {
+  char kernel[128];
+  emu_stats stats; /* stats.per_wave is always NULL */
+} cj_emu_launch_record;
+convjit_status cj_device_emu_record_launches(cj_device *d, int on);
+const cj_emu_launch_record *cj_device_emu_launch_records(cj_device *d, size_t *n);
 convjit_status cj_device_emu_alloc_procedural(cj_device *d, uint64_t size, emu_fill_fn fill, void *user,
                                               void **dptr);
 convjit_status cj_device_emu_alloc_sink(cj_device *d, uint64_t size, const uint64_t *off, const uint64_t *len,
