@@ -4,7 +4,8 @@
  * extents including 0, negative, 2^31 boundaries, huge and overflow-prone
  * products, random enum values, NULL pointers, struct_size variants) and
  * random context options go through validation, output extents, plan
- * creation and the plan queries on an emulator context. Every call must
+ * creation, the plan queries and launches with bad arguments on an
+ * emulator context. Every call must
  * return OK or an error status whose convjit_last_error() text names one of
  * the fields the descriptor really gets wrong.
  *
@@ -270,6 +271,41 @@ static uint64_t compiled_so_far(void) {
   return info.kernels_compiled;
 }
 
+/* Launches with at least one bad argument (so nothing runs): INVALID_ARG
+ * naming one of the bad ones. Fake pointers are never dereferenced. */
+static void bad_launches(const convjit_plan *p, int is_conv, int has_bias, size_t ws) {
+  void *a = (void *)(uintptr_t)0x1000, *b = (void *)(uintptr_t)0x2000;
+  for (int t = 0; t < 8; t++) {
+    const char *names[6];
+    int nb = 0;
+    convjit_status st;
+    if (is_conv) {
+      int bx = chance(30), by = chance(30), bw = chance(30), bb = chance(30), bs = ws && chance(30),
+          bn = ws && chance(30);
+      if (!(bx | by | bw | bb | bs | bn)) bx = 1;
+      if (bx) names[nb++] = "x = NULL";
+      if (by) names[nb++] = "y = NULL";
+      if (bw) names[nb++] = "w_packed = NULL";
+      if (bb) names[nb++] = "bias";
+      if (bs) names[nb++] = "workspace_bytes";
+      if (bn) names[nb++] = "workspace = NULL";
+      st = convjit_conv_fwd(p, bx ? NULL : a, bw ? NULL : a, (bb ? !has_bias : has_bias) ? a : NULL, by ? NULL : b,
+                            bn ? NULL : a, bs ? ws - 1 - (size_t)below((int64_t)ws) : ws, NULL);
+    } else {
+      int bx = chance(40), by = chance(40), same = !bx && !by;
+      if (bx) names[nb++] = "x = NULL";
+      if (by) names[nb++] = "y = NULL";
+      if (same) names[nb++] = "out of place";
+      st = convjit_transpose(p, bx ? NULL : a, by ? NULL : same ? a : b, NULL);
+    }
+    const char *e = convjit_last_error();
+    if (st != CONVJIT_ERR_INVALID_ARG) fail_msg("iteration %d: bad launch returned %d (%s)", g_iter, st, e);
+    int found = 0;
+    for (int i = 0; i < nb; i++) found |= strstr(e, names[i]) != NULL;
+    if (!found) fail_msg("iteration %d: bad launch text \"%s\" names none of the %d bad arguments", g_iter, e, nb);
+  }
+}
+
 /* The queries of a created plan, with random bad arguments; then destroy. */
 static void poke_plan(convjit_plan *p, int is_conv) {
   size_t bytes = 12345;
@@ -298,6 +334,9 @@ static void poke_plan(convjit_plan *p, int is_conv) {
       assert_true(ki.block[0] >= 1 && ki.grid[0] >= 1);
     }
   }
+  size_t ws = 0;
+  assert_int_equal(convjit_plan_workspace_size(p, &ws), CONVJIT_OK);
+  bad_launches(p, is_conv, is_conv && g_conv && g_conv->has_bias, ws);
   size_t needed = 0;
   assert_int_equal(convjit_plan_describe(p, NULL, 0, &needed), CONVJIT_OK);
   assert_true(needed > 1);
