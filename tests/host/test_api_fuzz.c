@@ -65,6 +65,11 @@ static int64_t wild_extent(void) {
   default: return 1 + below(8);
   }
 }
+/* Pads: the same classes, shifted so that 0 is among the small ones. */
+static int64_t wild_pad(void) {
+  int64_t e = wild_extent();
+  return e >= 1 && e <= 8 ? e - 1 : e;
+}
 static int wild_enum(void) {
   switch (below(6)) {
   case 0: return -1 - (int)below(5);
@@ -410,7 +415,7 @@ static convjit_conv_desc random_conv(void) {
     d.n = wild_extent(); d.c = wild_extent(); d.k = wild_extent();
     for (int i = 0; i < 3; i++) {
       d.in[i] = wild_extent(); d.filter[i] = wild_extent(); d.stride[i] = wild_extent();
-      d.dilation[i] = wild_extent(); d.pad_lo[i] = wild_extent() - 1; d.pad_hi[i] = wild_extent() - 1;
+      d.dilation[i] = wild_extent(); d.pad_lo[i] = wild_pad(); d.pad_hi[i] = wild_pad();
     }
     d.groups = chance(50) ? wild_extent() : 1;
     d.x_dtype = (convjit_dtype)wild_enum(); d.w_dtype = (convjit_dtype)wild_enum();
