@@ -7,3 +7,9 @@ if(TARGET convjit-mix)
   set_tests_properties(host/mix_default_tile PROPERTIES LABELS host
                        ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
 endif()
+if(TARGET convjit-run)
+  add_test(NAME host/run_stats
+           COMMAND ${CMAKE_COMMAND} -DRUN=$<TARGET_FILE:convjit-run> -P ${PROJECT_SOURCE_DIR}/tests/tools/run_stats_check.cmake)
+  set_tests_properties(host/run_stats PROPERTIES LABELS host
+                       ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+endif()

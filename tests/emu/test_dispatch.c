@@ -129,6 +129,18 @@ static void t_ids_and_hidden_args(void **st) {
   assert_true(vmem == s.count[EMU_CLASS_VMEM] && vmem >= 15);
   assert_int_equal(s.per_wave[14].wg[0], 4);
   assert_int_equal(s.per_wave[14].wg[1], 2);
+  /* per-wave extremes (merged across host threads) equal those of the
+   * per-wave records; the one wave that stores the hidden values runs more
+   * VMEM than the others, so min < max */
+  uint64_t mn = UINT64_MAX, mx = 0, tmn = UINT64_MAX, tmx = 0;
+  for (size_t i = 0; i < s.nper_wave; i++) {
+    uint64_t v = s.per_wave[i].count[EMU_CLASS_VMEM], t = s.per_wave[i].total;
+    mn = v < mn ? v : mn; mx = v > mx ? v : mx;
+    tmn = t < tmn ? t : tmn; tmx = t > tmx ? t : tmx;
+  }
+  assert_true(s.wave_min[EMU_CLASS_VMEM] == mn && s.wave_max[EMU_CLASS_VMEM] == mx);
+  assert_true(s.wave_min_total == tmn && s.wave_max_total == tmx);
+  assert_true(mn < mx);
   assert_true(s.emulated_ms > 0.0);
   emu_stats_free(&s);
   tmem_close(&r.t);
