@@ -93,7 +93,7 @@ convjit_status emu_x_buffer(emu_wave *w, const emu_inst *in) {
   const emu_operand *vdata = &in->o[0], *vaddr = &in->o[first], *rsrc = &in->o[first + 1], *so = &in->o[first + 2];
   if ((in->mflags & (EMU_M_OFFEN | EMU_M_IDXEN)) && vaddr->kind != EMU_OPK_VGPR)
     return emu_fail(w, in, "buffer access: offen/idxen without a VGPR address");
-  vsharp v;
+  vsharp v = {0}; /* set by read_vsharp; zeroed for -O3's maybe-uninitialized */
   CJ_TRY(read_vsharp(w, in, rsrc, &v));
   uint32_t soff = emu_sread(w, so, 0);
   if (lds) return buffer_lds(w, in, mo, &v, vaddr, soff);
@@ -129,7 +129,7 @@ convjit_status emu_x_buffer(emu_wave *w, const emu_inst *in) {
 convjit_status emu_x_buffer_atomic(emu_wave *w, const emu_inst *in) {
   if (in->nops < 4) return emu_fail(w, in, "buffer atomic: unexpected operands");
   const emu_operand *vdata = &in->o[0], *vaddr = &in->o[1];
-  vsharp v;
+  vsharp v = {0}; /* set by read_vsharp; zeroed for -O3's maybe-uninitialized */
   CJ_TRY(read_vsharp(w, in, &in->o[2], &v));
   uint32_t soff = emu_sread(w, &in->o[3], 0);
   int ret = (in->mflags & (EMU_M_GLC | EMU_M_SC0)) != 0;
