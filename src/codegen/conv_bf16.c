@@ -68,6 +68,7 @@ typedef struct cj_cv {
   LLVMValueRef kt0, k_end;             /* first K step, end of the split (elements) */
   LLVMValueRef m0, n0;
   LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
+  LLVMValueRef wave_off;               /* wave*64*dma_bytes: the DMAs' M0 base (pinned per stage in the loop) */
   /* channel GEMM (1x1x1 on NCDHW x): per A instruction, the byte offset of
    * x[n][0][p] for its position chunk, that chunk's validity, its k row */
   LLVMValueRef cg_base[CJ_CONV_MAX_DMA], cg_ok[CJ_CONV_MAX_DMA], cg_krow[CJ_CONV_MAX_DMA];
@@ -112,7 +113,7 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
-  LLVMValueRef wave_off = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
+  LLVMValueRef wave_off = v->wave_off;
   cj_im2col_col col[4];
   int have[4] = {0, 0, 0, 0};
   for (uint32_t i = 0; c->channel_gemm && i < c->a_dma; i++) {
@@ -419,6 +420,9 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
   v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
   for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
 
+  LLVMValueRef wave_off0 = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
+  v->wave_off = wave_off0;
+
   /* ---- prologue ---- */
   for (uint32_t s = 0; s + 1 < c->stages; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s);
 
@@ -441,6 +445,13 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
     cj_irb_waitcnt(g, cj_waitcnt_vmcnt((c->stages - 2) * L));
     cj_irb_barrier(g);
+    /* M0 bases from a copy pinned here: LLVM would otherwise hoist one
+     * SGPR per (stage, DMA instruction) out of the loop and spill SGPRs
+     * (measured: 26 -> 11 spilling configs over 256 small-shape builds). */
+    /* not where VGPRs are the tight budget (1024 threads, 32-fragment
+     * waves): the pinned copy constrains scheduling and they spill VGPRs */
+    if (c->threads <= 512 && c->mi_m * c->mi_n < 32)
+      v->wave_off = cj_irb_opaque_sgpr(g, wave_off0);
     cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, c->stages - 1), ""), (s + c->stages - 1) % c->stages);
     /* Keep each stage's ds_reads with its own MFMAs: hoisting the next
      * stage's operands above them doubles the operand registers. */

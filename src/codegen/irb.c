@@ -347,3 +347,10 @@ LLVMValueRef cj_irb_opaque(cj_irb *g, LLVMValueRef v) {
   LLVMValueRef asm_ = LLVMGetInlineAsm(ft, "", 0, "=v,0", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(g->b, ft, asm_, &v, 1, "opaque");
 }
+
+LLVMValueRef cj_irb_opaque_sgpr(cj_irb *g, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  LLVMTypeRef ft = LLVMFunctionType(t, &t, 1, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(ft, "", 0, "=s,0", 4, 1, 0, LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(g->b, ft, asm_, &v, 1, "opaque.s");
+}

@@ -170,5 +170,10 @@ void cj_irb_loop_end(cj_irb *g, cj_irb_loop *l);
  * base+constant into one constant per access, materializing a VGPR per
  * distinct address; an opaque base + small constants keeps one VGPR. */
 LLVMValueRef cj_irb_opaque(cj_irb *g, LLVMValueRef v);
+/* The same for a wave-uniform i32 in an SGPR, pinned where it is built (a
+ * side effect, so LICM keeps it in the loop): values derived from it are
+ * recomputed there instead of each holding an SGPR across the loop (M0
+ * bases of a pipelined loop's DMAs: one per stage and instruction). */
+LLVMValueRef cj_irb_opaque_sgpr(cj_irb *g, LLVMValueRef v);
 
 #endif

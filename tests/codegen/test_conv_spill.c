@@ -165,11 +165,39 @@ static void test_heavy_tiles_n2_splitk(void **state) {
       }
 }
 
+/* The default tile (what the selection picks below big shapes) on the
+ * REFERENCE.md test shapes, with and without split-K, on both arches:
+ * small shapes carry every mask (need_t/h/w, partial M, N tail) at once. */
+static void test_default_tile_reference_shapes(void **state) {
+  (void)state;
+  static const big_shape REF[] = {
+      {"1,32,8,16,16 -> 64 p0", 1, 32, 8, 16, 16, 64, 3, 3, 3, {0, 0, 0}},
+      {"1,32,9,17,17 -> 96 p1", 1, 32, 9, 17, 17, 96, 3, 3, 3, {1, 1, 1}},
+      {"2,64,6,18,18 -> 192 p1", 2, 64, 6, 18, 18, 192, 3, 3, 3, {1, 1, 1}},
+      {"1,16,4,12,16 -> 384 p1", 1, 16, 4, 12, 16, 384, 3, 3, 3, {1, 1, 1}},
+      {"1,3,4,12,12 -> 32 p1", 1, 3, 4, 12, 12, 32, 3, 3, 3, {1, 1, 1}},
+      {"2,5,4,10,14 -> 48 p1", 2, 5, 4, 10, 14, 48, 3, 3, 3, {1, 1, 1}},
+  };
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  for (size_t i = 0; i < sizeof REF / sizeof REF[0]; i++)
+    for (int a = 0; a < na; a++)
+      for (uint32_t sk = 1; sk <= 2; sk++) {
+        cj_conv_geom g;
+        geom_of(&REF[i], &g);
+        cj_conv_opts o = {.splitk = sk, .has_bias = 1};
+        cj_kplan p;
+        assert_int_equal(cj_kplan_conv_init(&p, arches[a], &g, &o), CONVJIT_OK);
+        build_check(&p);
+      }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big_shape_flags),
       cmocka_unit_test(test_compile_time_flat),
       cmocka_unit_test(test_heavy_tiles_n2_splitk),
+      cmocka_unit_test(test_default_tile_reference_shapes),
       cmocka_unit_test(test_all_tiles_spill_free),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
