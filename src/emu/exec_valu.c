@@ -401,10 +401,13 @@ convjit_status emu_x_valu64(emu_wave *w, const emu_inst *in) {
   uint64_t carry = 0;
   const emu_operand *d = &in->o[0];
   unsigned first = in->ndst;
-  if (in->nops < first + 2) return emu_fail(w, in, "missing operands");
+  /* v_mov_b64 is the only one-source row (VOP1); every other takes two or more */
+  unsigned nsrc = in->op == EMU_OP_V_MOV_B64 ? 1u : 2u;
+  if (in->nops < first + nsrc) return emu_fail(w, in, "missing operands");
   for (int l = 0; l < 64; l++) {
-    uint64_t a = rd64(w, &in->o[first], l), b = rd64(w, &in->o[first + 1], l), r;
+    uint64_t a = rd64(w, &in->o[first], l), b = nsrc > 1 ? rd64(w, &in->o[first + 1], l) : 0, r;
     switch (in->op) {
+    case EMU_OP_V_MOV_B64: r = a; break;
     case EMU_OP_V_PK_MOV_B32: {
       uint32_t x = (in->op_sel & 1) ? (uint32_t)(a >> 32) : (uint32_t)a;
       uint32_t y = (in->op_sel & 2) ? (uint32_t)(b >> 32) : (uint32_t)b;

@@ -203,6 +203,7 @@ X("v_bcnt_u32_b32", V_BCNT_U32_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_mbcnt_lo_u32_b32", V_MBCNT_LO_U32_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_mbcnt_hi_u32_b32", V_MBCNT_HI_U32_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_cndmask_b32", V_CNDMASK_B32, EMU_CLASS_VALU, 1, emu_x_valu)
+X("v_mov_b64", V_MOV_B64, EMU_CLASS_VALU, 1, emu_x_valu64) /* LLVM copies 64-bit SGPR pairs / constants with it */
 X("v_pk_mov_b32", V_PK_MOV_B32, EMU_CLASS_VALU, 1, emu_x_valu64)
 X("v_lshlrev_b64", V_LSHLREV_B64, EMU_CLASS_VALU, 1, emu_x_valu64)
 X("v_lshrrev_b64", V_LSHRREV_B64, EMU_CLASS_VALU, 1, emu_x_valu64)

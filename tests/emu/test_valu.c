@@ -221,9 +221,24 @@ static void t_valu64(void **st) {
                     "  s_mov_b32 s44, 0x80000001\n  v_mov_b32 v40, -1\n  v_mov_b32 v41, 0\n"
                     "  v_mad_u64_u32 v[38:39], s[42:43], v0, s44, v[40:41]\n"
                     "  v_pk_mov_b32 v[44:45], v[36:37], v[36:37] op_sel:[1,0]\n"
-                    "  v_lshl_add_u64 v[46:47], v[36:37], 2, v[36:37]\n");
+                    "  v_lshl_add_u64 v[46:47], v[36:37], 2, v[36:37]\n"
+                    /* v_mov_b64 (LLVM copies 64-bit SGPR pairs with it): SGPR pair, VGPR pair,
+                     * inline -2 (sign-extended to 64 bits), and under EXEC = lanes 0..15 */
+                    "  s_mov_b32 s50, 0x12345678\n  s_mov_b32 s51, 0x9abcdef0\n"
+                    "  v_mov_b64 v[48:49], s[50:51]\n  v_mov_b64 v[52:53], v[36:37]\n"
+                    "  v_mov_b64 v[54:55], -2\n  v_mov_b32 v56, 7\n  v_mov_b32 v57, 9\n"
+                    "  s_mov_b32 exec_lo, 0xffff\n  s_mov_b32 exec_hi, 0\n"
+                    "  v_mov_b64 v[56:57], v[36:37]\n");
   for (int l = 0; l < 64; l++) {
     uint64_t a = 0xf0000001ull | (uint64_t)l << 32;
+    assert_int_equal(w->v[48][l], 0x12345678u);
+    assert_int_equal(w->v[49][l], 0x9abcdef0u);
+    assert_int_equal(w->v[52][l], 0xf0000001u);
+    assert_int_equal(w->v[53][l], (uint32_t)l);
+    assert_int_equal(w->v[54][l], 0xfffffffeu);
+    assert_int_equal(w->v[55][l], 0xffffffffu);
+    assert_int_equal(w->v[56][l], l < 16 ? 0xf0000001u : 7u);
+    assert_int_equal(w->v[57][l], l < 16 ? (uint32_t)l : 9u);
     uint64_t sh = a << 4;
     assert_int_equal(w->v[34][l], (uint32_t)sh);
     assert_int_equal(w->v[35][l], (uint32_t)(sh >> 32));
