@@ -14,11 +14,19 @@
  * Device facts. hipDeviceProp_t changed layout across ROCm versions (6.x
  * renamed the entry point to hipGetDevicePropertiesR0600), so this file
  * never reads a field at a fixed offset: the CU count comes from
- * hipDeviceGetAttribute(hipDeviceAttributeMultiprocessorCount = 63, the value
- * in ROCm 5.x and 6.x headers; a result outside 1..4096 falls back to the
- * arch default with a log line), and the arch is found by scanning a
- * generously sized, zeroed property buffer for the gcnArchName text
- * ("gfx942:sramecc+:xnack-"), keeping the part before the first ':'.
+ * hipDeviceGetAttribute(hipDeviceAttributeMultiprocessorCount), and the arch
+ * is found by scanning a generously sized, zeroed property buffer for the
+ * gcnArchName text ("gfx942:sramecc+:xnack-"), keeping the part before the
+ * first ':'.
+ *
+ * The enum value of hipDeviceAttributeMultiprocessorCount is not the same
+ * in every ROCm: ROCm 5.0 re-sorted hipDeviceAttribute_t (CUDA-compatible
+ * attributes by name, from 0), making it 63, as it still is in the HIP
+ * headers of ROCm 5.0 through 6.2 and in the current rocm-systems tree
+ * (ROCm 7); ROCm 4.x headers have 14. The value is picked by
+ * hipRuntimeGetVersion (HIP_VERSION = major*10^7 + minor*10^5 + patch):
+ * below 5.0 -> 14, else (or when the call is missing/fails) -> 63. A
+ * result outside 1..4096 falls back to the arch default with a log line.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -29,7 +37,9 @@
 
 typedef int hip_err;
 #define HIP_OK 0
-#define HIP_ATTR_MULTIPROCESSOR_COUNT 63
+#define HIP_ATTR_MP_COUNT_ROCM5 63 /* hipDeviceAttributeMultiprocessorCount, ROCm >= 5.0 */
+#define HIP_ATTR_MP_COUNT_ROCM4 14 /* the same attribute in ROCm 4.x headers */
+#define HIP_VERSION_5_0 50000000   /* HIP_VERSION of ROCm 5.0.0 */
 #define HIP_MEMCPY_H2D 1
 #define HIP_MEMCPY_D2H 2
 
@@ -38,6 +48,7 @@ typedef struct hip_api {
   hip_err (*Init)(unsigned);
   hip_err (*GetDeviceCount)(int *);
   hip_err (*GetDevice)(int *);
+  hip_err (*RuntimeGetVersion)(int *); /* optional: picks the attribute enum */
   hip_err (*SetDevice)(int);
   hip_err (*DeviceGetAttribute)(int *, int, int);
   hip_err (*GetDeviceProperties)(void *, int);
@@ -221,6 +232,7 @@ static convjit_status hip_resolve(hip_api *h) {
   SYM(GetDevice, "hipGetDevice");
   SYM(SetDevice, "hipSetDevice");
   SYM(DeviceGetAttribute, "hipDeviceGetAttribute");
+  h->RuntimeGetVersion = (hip_err(*)(int *))dlsym(h->lib, "hipRuntimeGetVersion");
   /* ROCm 6 exports the new-layout entry under a versioned name. */
   h->GetDeviceProperties = (hip_err(*)(void *, int))dlsym(h->lib, "hipGetDevicePropertiesR0600");
   if (!h->GetDeviceProperties) SYM(GetDeviceProperties, "hipGetDeviceProperties");
@@ -254,6 +266,24 @@ static void hip_find_arch(const uint8_t *buf, size_t n, char *arch, size_t cap) 
     arch[len] = 0;
     return;
   }
+}
+
+/* The CU count through the attribute enum of the loaded runtime's ROCm
+ * (see the file header); the arch default when HIP gives nothing usable. */
+static int hip_cu_count(hip_api *h, const char *arch) {
+  int rtv = 0, attr = HIP_ATTR_MP_COUNT_ROCM5, cus = 0;
+  if (h->RuntimeGetVersion && h->RuntimeGetVersion(&rtv) == HIP_OK && rtv > 0 && rtv < HIP_VERSION_5_0)
+    attr = HIP_ATTR_MP_COUNT_ROCM4;
+  if (h->DeviceGetAttribute(&cus, attr, h->device) != HIP_OK || cus < 1 || cus > 4096) {
+    const cj_arch *a = cj_arch_from_name(arch);
+    cj_log(CJ_LOG_INFO,
+           "HIP: no usable CU count from hipDeviceGetAttribute(attribute %d, runtime version %d) (%d); using the "
+           "arch default",
+           attr, rtv, cus);
+    return a ? (int)a->cu_count_default : 0;
+  }
+  cj_log(CJ_LOG_DEBUG, "HIP: runtime version %d, multiprocessor-count attribute %d: %d CUs", rtv, attr, cus);
+  return cus;
 }
 
 convjit_status cj_device_hip_create(int device_index, cj_device **out) {
@@ -299,14 +329,8 @@ convjit_status cj_device_hip_create(int device_index, cj_device **out) {
   uint8_t *props = calloc(1, psz);
   if (props && h->GetDeviceProperties(props, h->device) == HIP_OK) hip_find_arch(props, psz, d->arch, sizeof d->arch);
   free(props);
-  int cus = 0;
-  if (h->DeviceGetAttribute(&cus, HIP_ATTR_MULTIPROCESSOR_COUNT, h->device) != HIP_OK || cus < 1 || cus > 4096) {
-    const cj_arch *a = cj_arch_from_name(d->arch);
-    cj_log(CJ_LOG_INFO, "HIP: no usable CU count from hipDeviceGetAttribute (%d); using the arch default", cus);
-    cus = a ? (int)a->cu_count_default : 0;
-  }
-  d->cu_count = cus;
-  cj_log(CJ_LOG_INFO, "HIP device %d: %s, %d CUs", h->device, d->arch[0] ? d->arch : "(arch unknown)", cus);
+  d->cu_count = hip_cu_count(h, d->arch);
+  cj_log(CJ_LOG_INFO, "HIP device %d: %s, %d CUs", h->device, d->arch[0] ? d->arch : "(arch unknown)", d->cu_count);
   *out = d;
   return CONVJIT_OK;
 fail:

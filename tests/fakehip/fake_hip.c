@@ -38,9 +38,23 @@ API const char *hipGetErrorString(int e) { return e ? "fake hip error" : "hipSuc
 API int hipGetDeviceCount(int *n) { *n = 1; return 0; }
 API int hipGetDevice(int *d) { *d = 0; return 0; }
 API int hipSetDevice(int d) { return d == 0 ? 0 : 101; }
+/* HIP_VERSION of the runtime this fake plays: $FAKEHIP_RUNTIME_VERSION,
+ * default 6.2.0. hipDeviceAttributeMultiprocessorCount is 63 from ROCm 5.0
+ * on and 14 in ROCm 4.x; as a 4.x runtime the fake reports 228 CUs (an
+ * MI300A-sized gfx942) so a test can tell the answer from the arch default
+ * (304) the backend falls back to when it asks with the wrong enum value. */
+static int fake_runtime_version(void) {
+  const char *e = getenv("FAKEHIP_RUNTIME_VERSION");
+  return e && *e ? atoi(e) : 60200000;
+}
+API int hipRuntimeGetVersion(int *v) {
+  *v = fake_runtime_version();
+  return 0;
+}
 API int hipDeviceGetAttribute(int *v, int attr, int dev) {
   (void)dev;
-  *v = attr == 63 ? 304 : 0;
+  int rocm4 = fake_runtime_version() < 50000000;
+  *v = attr == (rocm4 ? 14 : 63) ? (rocm4 ? 228 : 304) : 0;
   return 0;
 }
 API int hipGetDeviceProperties(void *p, int dev) {

@@ -102,6 +102,27 @@ static void test_device_facts(void **st) {
   convjit_context_destroy(c);
 }
 
+/* hipDeviceAttributeMultiprocessorCount is 14 in ROCm 4.x and 63 since
+ * 5.0: the backend picks it by hipRuntimeGetVersion. The fake answers only
+ * the value of the version it plays (228 CUs as 4.5, 304 as 6.2); a wrong
+ * pick would read 0 and fall back to gfx942's default of 304. */
+static void test_cu_count_attribute_by_version(void **st) {
+  (void)st;
+  setenv("FAKEHIP_RUNTIME_VERSION", "40500000", 1); /* ROCm 4.5.0 */
+  convjit_context *c = hip_ctx(CONVJIT_DEVICE_HIP);
+  convjit_context_info ci = {.struct_size = sizeof ci};
+  OK(convjit_context_get_info(c, &ci));
+  assert_int_equal(ci.cu_count, 228);
+  convjit_context_destroy(c);
+  setenv("FAKEHIP_RUNTIME_VERSION", "70000000", 1); /* ROCm 7.0.0: still 63 */
+  c = hip_ctx(CONVJIT_DEVICE_HIP);
+  ci.struct_size = sizeof ci;
+  OK(convjit_context_get_info(c, &ci));
+  assert_int_equal(ci.cu_count, 304);
+  convjit_context_destroy(c);
+  unsetenv("FAKEHIP_RUNTIME_VERSION");
+}
+
 static void test_transpose_launch(void **st) {
   (void)st;
   convjit_context *c = hip_ctx(CONVJIT_DEVICE_HIP);
@@ -207,6 +228,7 @@ static void test_conv_launch(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_device_facts),
+      cmocka_unit_test(test_cu_count_attribute_by_version),
       cmocka_unit_test(test_transpose_launch),
       cmocka_unit_test(test_conv_launch),
   };
