@@ -19,13 +19,8 @@
 typedef struct emu_snap {
   uint32_t n;
   emu_range **r; /* sorted by base */
+  struct emu_snap *retired_next; /* retire list link (intrusive: retiring never allocates) */
 } emu_snap;
-
-typedef struct emu_retired {
-  struct emu_retired *next;
-  void *p; /* an emu_snap (with its array) or an emu_range */
-  int is_snap;
-} emu_retired;
 
 struct emu_mem {
   pthread_mutex_t lock;      /* registration, free, retire list */
@@ -33,7 +28,8 @@ struct emu_mem {
   _Atomic(emu_snap *) snap;
   _Atomic uint64_t gen;      /* bumped at every publish */
   uint64_t next_base;        /* bump allocator; bases are never reused */
-  emu_retired *retired;
+  emu_snap *retired_snaps;   /* replaced snapshots, freed at destroy */
+  emu_range *retired_ranges; /* freed ranges' records, freed at destroy */
   uint64_t host_bytes;
 };
 
@@ -51,15 +47,17 @@ static _Thread_local struct {
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static void retire(emu_mem *m, void *p, int is_snap) {
-  emu_retired *e = malloc(sizeof *e);
-  if (!e) { /* cannot retire safely: leak rather than risk a reader */
-    return;
-  }
-  e->p = p;
-  e->is_snap = is_snap;
-  e->next = m->retired;
-  m->retired = e;
+/* Retired bookkeeping stays alive until destroy (a reader may still hold
+ * it); the list links live inside the records so retiring cannot fail. */
+static void retire_snap(emu_mem *m, emu_snap *s) {
+  if (!s) return;
+  s->retired_next = m->retired_snaps;
+  m->retired_snaps = s;
+}
+
+static void retire_range(emu_mem *m, emu_range *r) {
+  r->retired_next = m->retired_ranges;
+  m->retired_ranges = r;
 }
 
 static void free_range(emu_range *r) {
@@ -321,11 +319,13 @@ void emu_mem_destroy(emu_mem *m) {
     free(s->r[i]);
   }
   free_snap(s);
-  for (emu_retired *e = m->retired, *n; e; e = n) {
-    n = e->next;
-    if (e->is_snap) free_snap(e->p);
-    else free(e->p); /* range record; its bytes were freed at emu_mem_free */
-    free(e);
+  for (emu_snap *e = m->retired_snaps, *n; e; e = n) {
+    n = e->retired_next;
+    free_snap(e);
+  }
+  for (emu_range *e = m->retired_ranges, *n; e; e = n) {
+    n = e->retired_next;
+    free(e); /* the record only: its bytes were freed at emu_mem_free */
   }
   pthread_mutex_destroy(&m->lock);
   pthread_mutex_destroy(&m->atomic_lock);
@@ -349,7 +349,7 @@ static convjit_status publish_insert(emu_mem *m, emu_range *r) {
   s->r = arr;
   atomic_store_explicit(&m->snap, s, memory_order_release);
   atomic_store_explicit(&m->gen, next_generation(), memory_order_release);
-  retire(m, old, 1);
+  retire_snap(m, old);
   return CONVJIT_OK;
 }
 
@@ -501,11 +501,11 @@ convjit_status emu_mem_free(emu_mem *m, uint64_t addr) {
   s->r = arr;
   atomic_store_explicit(&m->snap, s, memory_order_release);
   atomic_store_explicit(&m->gen, next_generation(), memory_order_release);
-  retire(m, old, 1);
+  retire_snap(m, old);
   if (r->kind == EMU_RANGE_PLAIN) m->host_bytes -= r->size;
   for (uint32_t k = 0; k < r->nwin; k++) m->host_bytes -= r->win[k].size;
   free_range(r);
-  retire(m, r, 0);
+  retire_range(m, r);
   pthread_mutex_unlock(&m->lock);
   return CONVJIT_OK;
 }

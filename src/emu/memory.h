@@ -63,6 +63,7 @@ typedef struct emu_range {
   void *user;                /* procedural */
   emu_sink_window *win;      /* sink: sorted by off, non-overlapping */
   uint32_t nwin;
+  struct emu_range *retired_next; /* memory.c's retire list (after free) */
 } emu_range;
 
 convjit_status emu_mem_create(emu_mem **out);

@@ -38,15 +38,6 @@ void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); 
 void *__wrap_calloc(size_t a, size_t b) { return should_fail() ? NULL : __real_calloc(a, b); }
 void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
 
-/* Under ASan: src/emu/memory.c deliberately leaks a retired snapshot or
- * range record when the retire-list node cannot be allocated (a reader may
- * still hold it), which only injected failures reach; every other leak is
- * still reported. */
-const char *__lsan_default_suppressions(void);
-__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void) {
-  return "leak:src/emu/memory.c\n";
-}
-
 static char g_dir[256];
 static char g_err[1024]; /* error text at the failing call */
 /* One pass of the public path; returns the first failing status. */
