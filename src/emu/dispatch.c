@@ -409,15 +409,23 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-static int default_threads(const emu_ctx *c) {
-  if (c->threads > 0) return c->threads;
+/* Host threads for a launch: the context's setting, else CONVJIT_EMU_THREADS
+ * (an integer in 1..1024; anything else is refused, not silently ignored),
+ * else all online cores. */
+static convjit_status default_threads(const emu_ctx *c, int *out) {
+  if (c->threads > 0) { *out = c->threads; return CONVJIT_OK; }
   const char *e = getenv("CONVJIT_EMU_THREADS");
   if (e && *e) {
-    int n = atoi(e);
-    if (n > 0 && n <= 1024) return n;
+    char *end;
+    long n = strtol(e, &end, 10);
+    CJ_CHECK(!*end && n > 0 && n <= 1024, CONVJIT_ERR_INVALID_ARG,
+             "emu_launch: CONVJIT_EMU_THREADS = '%.32s': must be an integer in 1..1024", e);
+    *out = (int)n;
+    return CONVJIT_OK;
   }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
+  *out = n > 0 ? (int)n : 1;
+  return CONVJIT_OK;
 }
 
 static int cmp_pw(const void *a, const void *b) {
@@ -464,6 +472,8 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
                "emu_launch: opts.wg_list[%zu] = %llu: must be < %llu workgroups", i,
                (unsigned long long)o->wg_list[i], (unsigned long long)total);
   emu_ctx *c = k->mod->ctx;
+  int nth = 1;
+  CJ_TRY(default_threads(c, &nth));
   emu_run L;
   memset(&L, 0, sizeof L);
   L.ctx = c; L.k = k; L.arch = k->mod->arch;
@@ -492,7 +502,6 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   pthread_mutex_init(&S.mu, NULL);
   S.opts = o;
   S.nwork = (o && o->wg_list_len) ? o->wg_list_len : total;
-  int nth = default_threads(c);
   if ((uint64_t)nth > S.nwork) nth = (int)S.nwork;
   if (nth < 1) nth = 1;
   uint32_t nwaves = (uint32_t)((nthreads + 63) / 64);

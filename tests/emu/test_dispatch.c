@@ -267,6 +267,20 @@ static void t_bad_args(void **st) {
   uint64_t wild[2] = {0x1234, 0x1234};
   assert_int_equal(emu_launch(t.k, g1, block, wild, sizeof wild, NULL, NULL), CONVJIT_ERR_EMULATION);
   assert_non_null(strstr(cj_error_text(), "k"));
+  /* CONVJIT_EMU_THREADS: a value outside 1..1024 or not a number stops the
+   * launch before it runs; a good one is taken (the wild store then fails) */
+  const char *bad_threads[] = {"abc", "0", "2x", "-3", "5000"};
+  emu_ctx_set_threads(t.ctx, 0); /* tmem_open pins 1 thread; 0 = consult the variable */
+  for (size_t i = 0; i < sizeof bad_threads / sizeof bad_threads[0]; i++) {
+    setenv("CONVJIT_EMU_THREADS", bad_threads[i], 1);
+    assert_int_equal(emu_launch(t.k, g1, block, wild, sizeof wild, NULL, NULL), CONVJIT_ERR_INVALID_ARG);
+    assert_non_null(strstr(cj_error_text(), "CONVJIT_EMU_THREADS"));
+    assert_non_null(strstr(cj_error_text(), bad_threads[i]));
+  }
+  setenv("CONVJIT_EMU_THREADS", "1", 1);
+  assert_int_equal(emu_launch(t.k, g1, block, wild, sizeof wild, NULL, NULL), CONVJIT_ERR_EMULATION);
+  unsetenv("CONVJIT_EMU_THREADS");
+  emu_ctx_set_threads(t.ctx, 1);
   emu_ctx *c = NULL;
   assert_int_equal(emu_ctx_create("gfx90a", NULL, &c), CONVJIT_ERR_INVALID_ARG);
   assert_null(c);
