@@ -3,7 +3,8 @@
  * Do*Ho*Wo % 4 == 0: the 4 elements then share one output channel, so one
  * 16-byte load, one bias load and one 8-byte store. The workspace is < 2^31
  * bytes (the plan refuses larger splits), so i32 offsets suffice; lanes
- * past the end get an offset past num_records (zeros / dropped stores). */
+ * past the end get the conv's OOB offset CJ_CONV_OOB, past num_records
+ * (zeros / dropped stores). */
 #include "codegen/codegen.h"
 #include "codegen/irb.h"
 #include "codegen/kplan_conv.h"
@@ -26,7 +27,7 @@ convjit_status cj_conv_finalize_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef e = LLVMBuildMul(b, gid, cj_c32(g, f->per_thread), "e");
   LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, e, cj_c32(g, (uint32_t)f->total), "");
   LLVMTypeRef vt = f->per_thread == 4 ? LLVMVectorType(g->f32, 4) : g->f32;
-  LLVMValueRef val = cj_irb_buf_load(g, vt, wsr, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 4), ""), 0xF0000000u),
+  LLVMValueRef val = cj_irb_buf_load(g, vt, wsr, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 4), ""), CJ_CONV_OOB),
                                      NULL, 0);
   if (bp) {
     LLVMValueRef br = cj_irb_rsrc(g, bp, cj_c64(g, (uint64_t)f->k * 4));
@@ -42,7 +43,7 @@ convjit_status cj_conv_finalize_build(cj_irb *g, const cj_kplan *p) {
   LLVMTypeRef ht = f->per_thread == 4 ? LLVMVectorType(g->bf16, 4) : g->bf16;
   LLVMValueRef h = LLVMBuildFPTrunc(b, val, ht, "");
   h = LLVMBuildBitCast(b, h, f->per_thread == 4 ? g->v2i32 : g->i16, "");
-  cj_irb_buf_store(g, h, yr, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 2), ""), 0xF0000000u), NULL, 0);
+  cj_irb_buf_store(g, h, yr, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 2), ""), CJ_CONV_OOB), NULL, 0);
   LLVMBuildRetVoid(b);
   return g->st;
 }
