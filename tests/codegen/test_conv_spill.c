@@ -122,6 +122,54 @@ static void test_big_shape_flags(void **state) {
   assert_false(p.u.conv.big_in);
 }
 
+/* 1 if the ISA text has a conditional branch back to a label defined
+ * before it: the K loop is a real loop, not unrolled C*T*R*S times. */
+static int has_backward_branch(const char *asm_text) {
+  for (const char *br = strstr(asm_text, "s_cbranch_"); br; br = strstr(br + 1, "s_cbranch_")) {
+    const char *lab = strstr(br, ".LBB");
+    const char *eol = strchr(br, '\n');
+    if (!lab || (eol && lab > eol)) continue;
+    char name[32] = {0};
+    size_t n = strcspn(lab, " \t\n");
+    if (n >= sizeof name - 1) continue;
+    memcpy(name, lab, n);
+    name[n] = ':';
+    const char *def = strstr(asm_text, name);
+    if (def && def < br) return 1;
+  }
+  return 0;
+}
+
+/* Code size is flat in C*T*R*S and the K loop branches back: the 1728-step
+ * C=2048 3x3x3 kernel and the 28-step C=32 3x3x3 one, same tile, both arches. */
+static void test_code_size_flat(void **state) {
+  (void)state;
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  big_shape small = {"", 1, 32, 8, 16, 16, 128, 3, 3, 3, {1, 1, 1}};
+  for (int a = 0; a < na; a++) {
+    size_t bytes[2];
+    for (int i = 0; i < 2; i++) {
+      cj_conv_geom g;
+      geom_of(i ? &SHAPES[0] : &small, &g);
+      cj_kplan p;
+      assert_int_equal(plan_fit(&p, arches[a], &g, TILES[0]), CONVJIT_OK);
+      cj_built b = {0};
+      if (cj_build_kernel(&p, CJ_BUILD_KEEP_ASM, &b) != CONVJIT_OK) fail_msg("%s: %s", p.name, cj_error_text());
+      assert_non_null(b.asm_text.data);
+      if (!has_backward_branch((const char *)b.asm_text.data))
+        fail_msg("%s on %s: no backward branch in the ISA (K loop unrolled?)", p.name, arches[a]->name);
+      bytes[i] = b.code_object.size;
+      cj_built_free(&b);
+    }
+    printf("  %s code object: C32 3x3x3 (28 K steps) %zu B, C2048 3x3x3 (1728 K steps) %zu B\n", arches[a]->name,
+           bytes[0], bytes[1]);
+    /* 62x more K steps; flags (m_partial, need_*) differ a little between
+     * the shapes, so allow 1.5x rather than equality */
+    assert_true(bytes[1] * 2 <= bytes[0] * 3);
+  }
+}
+
 /* Compile time is flat in C*T*R*S: the 27-tap C=2048 kernel (K loop of
  * 1728 steps) may not take more than 3x the 1-tap C=16 one (1 step). */
 static void test_compile_time_flat(void **state) {
@@ -196,6 +244,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big_shape_flags),
       cmocka_unit_test(test_compile_time_flat),
+      cmocka_unit_test(test_code_size_flat),
       cmocka_unit_test(test_heavy_tiles_n2_splitk),
       cmocka_unit_test(test_default_tile_reference_shapes),
       cmocka_unit_test(test_all_tiles_spill_free),
