@@ -1,6 +1,7 @@
 /* The experimental, emulator-only part of the public API: thin forwards to
  * the emu device's extras (runtime/device_emu.h). On any other backend each
  * entry point is CONVJIT_ERR_UNSUPPORTED. Times are EMULATED. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,8 @@ CONVJIT_API convjit_status convjit_emu_set_workgroups(convjit_context *ctx, cons
     ctx->emu_nwg = 0;
     return CONVJIT_OK;
   }
+  CJ_CHECK(count <= SIZE_MAX / sizeof(uint64_t), CONVJIT_ERR_INVALID_ARG, "count = %zu: the id list would not fit in memory",
+           count);
   uint64_t *copy = malloc(count * sizeof *copy);
   CJ_ALLOC_CHECK(copy);
   memcpy(copy, ids, count * sizeof *copy);
