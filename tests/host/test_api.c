@@ -416,6 +416,8 @@ static void test_emu_extras(void **st) {
   OK(convjit_emu_last_launch_stats(c, &es));
   assert_int_equal(es.workgroups, 8);
   EXPECT(convjit_emu_set_workgroups(c, NULL, 3), CONVJIT_ERR_INVALID_ARG, "ids = NULL");
+  /* count * 8 bytes would wrap size_t: refused before any copy */
+  EXPECT(convjit_emu_set_workgroups(c, &id, SIZE_MAX / 4), CONVJIT_ERR_INVALID_ARG, "count = ");
   EXPECT(convjit_emu_alloc_procedural(c, 16, NULL, NULL, &x), CONVJIT_ERR_INVALID_ARG, "fill = NULL");
   uint64_t off = 8, len = 16;
   EXPECT(convjit_emu_alloc_sink(c, 16, &off, &len, 1, &x), CONVJIT_ERR_INVALID_ARG, "window 0");
