@@ -23,7 +23,7 @@ typedef struct fakehip_launch {
 } fakehip_launch;
 
 static fakehip_launch g_launch[64];
-static int g_nlaunch, g_nmemset, g_nload;
+static int g_nlaunch, g_nmemset, g_nload, g_nmalloc, g_nsync;
 static size_t g_last_memset_bytes;
 
 API int fakehip_launch_count(void) { return g_nlaunch; }
@@ -31,6 +31,8 @@ API const fakehip_launch *fakehip_get_launch(int i) { return i >= 0 && i < g_nla
 API int fakehip_memset_count(void) { return g_nmemset; }
 API size_t fakehip_last_memset_bytes(void) { return g_last_memset_bytes; }
 API int fakehip_module_loads(void) { return g_nload; }
+API int fakehip_malloc_count(void) { return g_nmalloc; }
+API int fakehip_sync_count(void) { return g_nsync; } /* stream + event synchronizations */
 API void fakehip_reset(void) { g_nlaunch = g_nmemset = 0; }
 
 API int hipInit(unsigned f) { (void)f; return 0; }
@@ -119,7 +121,7 @@ API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, un
   }
   return 0;
 }
-API int hipMalloc(void **p, size_t n) { *p = malloc(n); return *p ? 0 : 2; }
+API int hipMalloc(void **p, size_t n) { g_nmalloc++; *p = malloc(n); return *p ? 0 : 2; }
 API int hipFree(void *p) { free(p); return 0; }
 API int hipMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream) {
   (void)stream;
@@ -134,7 +136,7 @@ API int hipMemsetAsync(void *d, int v, size_t n, void *stream) {
   g_last_memset_bytes = n;
   return 0;
 }
-API int hipStreamSynchronize(void *s) { (void)s; return 0; }
+API int hipStreamSynchronize(void *s) { (void)s; g_nsync++; return 0; }
 API int hipEventCreate(void **e) { *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }
 API int hipEventDestroy(void *e) { free(e); return 0; }
 API int hipEventRecord(void *e, void *s) {
@@ -144,5 +146,5 @@ API int hipEventRecord(void *e, void *s) {
   *(double *)e = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
   return 0;
 }
-API int hipEventSynchronize(void *e) { (void)e; return 0; }
+API int hipEventSynchronize(void *e) { (void)e; g_nsync++; return 0; }
 API int hipEventElapsedTime(float *ms, void *a, void *b) { *ms = (float)(*(double *)b - *(double *)a); return 0; }

@@ -33,6 +33,7 @@ static int (*launch_count)(void);
 static const fakehip_launch *(*get_launch)(int);
 static int (*memset_count)(void);
 static void (*reset)(void);
+static int (*module_loads)(void), (*malloc_count)(void), (*sync_count)(void);
 static char g_dir[256];
 
 static int setup(void **st) {
@@ -44,8 +45,11 @@ static int setup(void **st) {
   get_launch = (const fakehip_launch *(*)(int))dlsym(g_lib, "fakehip_get_launch");
   memset_count = (int (*)(void))dlsym(g_lib, "fakehip_memset_count");
   reset = (void (*)(void))dlsym(g_lib, "fakehip_reset");
+  module_loads = (int (*)(void))dlsym(g_lib, "fakehip_module_loads");
+  malloc_count = (int (*)(void))dlsym(g_lib, "fakehip_malloc_count");
+  sync_count = (int (*)(void))dlsym(g_lib, "fakehip_sync_count");
   snprintf(g_dir, sizeof g_dir, "%s/test-hipfake-%d", CJ_BINARY_DIR, (int)getpid());
-  return launch_count && get_launch && memset_count && reset ? 0 : -1;
+  return launch_count && get_launch && memset_count && reset && module_loads && malloc_count && sync_count ? 0 : -1;
 }
 
 static int teardown(void **st) {
@@ -219,6 +223,13 @@ static void test_conv_launch(void **st) {
     assert_true(found_ptr >= 2); /* every kernel reads one buffer and writes another */
   }
   assert_int_equal(get_launch(launch_count() - 1)->extra_ok, 1);
+  /* The forward only enqueues: repeated calls load no module, allocate no
+   * device memory and never wait on the stream (graph-capture safe). */
+  int loads0 = module_loads(), mallocs0 = malloc_count(), syncs0 = sync_count();
+  for (int r = 0; r < 3; r++) OK(convjit_conv_fwd(p, x, wp, b, y, wsp, ws, NULL));
+  assert_int_equal(module_loads(), loads0);
+  assert_int_equal(malloc_count(), mallocs0);
+  assert_int_equal(sync_count(), syncs0);
   convjit_free(c, x); convjit_free(c, w); convjit_free(c, wp);
   convjit_free(c, b); convjit_free(c, y); convjit_free(c, wsp);
   convjit_plan_destroy(p);
