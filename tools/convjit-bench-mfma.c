@@ -6,14 +6,27 @@
  * of this thread's CPU time (a loaded machine steals wall time, not work);
  * the wall-clock rate is printed beside it.
  *
+ * A second figure runs the gfx950 f8f6f4 MFMA end to end: a kernel looping
+ * over one MFMA (LLVM-compiled, decoded, dispatched, operands routed from
+ * registers) launched on the emulator with one host thread and the hazard
+ * checker off; MFMA multiply-adds of the launch per CPU second of the
+ * process (the rest of the loop, ~4 scalar instructions per MFMA, included).
+ *
  *   convjit-bench-mfma [--seconds S] [--json]
  */
+#include <llvm-c/Core.h>
+#include <llvm-c/IRReader.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "codegen/arch.h"
+#include "emu/emu.h"
+#include "emu/memory.h"
 #include "emu/mfma.h"
+#include "runtime/compile.h"
+#include "runtime/link.h"
 #include "util/cj.h"
 
 enum { BENCH_BF16_K16, BENCH_BF16_K32, BENCH_FP8_K32, BENCH_F8F6F4_K128, BENCH_N };
@@ -63,6 +76,97 @@ static void fill(int kind, emu_lanereg *r, int nregs, unsigned *seed) {
     }
 }
 
+static double process_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One wave; A and B are fp8 codes with a small exponent field made from the
+ * lane id, the accumulator chains through %n MFMAs; D is stored. */
+static const char k_loop_ir[] =
+    "declare <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4(<8 x i32>, <8 x i32>, <4 x float>, i32, i32,"
+    " i32, i32, i32, i32)\n"
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define amdgpu_kernel void @mfma_loop(ptr addrspace(1) %d, i32 %n) #0 {\n"
+    "entry:\n"
+    "  %id = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %h = mul i32 %id, 2654435761\n"
+    "  %m = and i32 %h, 2677055391\n" /* 0x9F9F9F9F */
+    "  %x = or i32 %m, 538976288\n"   /* 0x20202020 */
+    "  %y = xor i32 %x, 1078001732\n" /* 0x40414244: other codes for B, same classes */
+    "  %a1 = insertelement <8 x i32> poison, i32 %x, i64 0\n"
+    "  %va = shufflevector <8 x i32> %a1, <8 x i32> poison, <8 x i32> zeroinitializer\n"
+    "  %b1 = insertelement <8 x i32> poison, i32 %y, i64 0\n"
+    "  %vb = shufflevector <8 x i32> %b1, <8 x i32> poison, <8 x i32> zeroinitializer\n"
+    "  br label %loop\n"
+    "loop:\n"
+    "  %i = phi i32 [0, %entry], [%i1, %loop]\n"
+    "  %acc = phi <4 x float> [zeroinitializer, %entry], [%r, %loop]\n"
+    "  %r = call <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4(<8 x i32> %va, <8 x i32> %vb,"
+    " <4 x float> %acc, i32 0, i32 0, i32 0, i32 0, i32 0, i32 0)\n"
+    "  %i1 = add i32 %i, 1\n"
+    "  %c = icmp ult i32 %i1, %n\n"
+    "  br i1 %c, label %loop, label %exit\n"
+    "exit:\n"
+    "  %p = getelementptr <4 x float>, ptr addrspace(1) %d, i32 %id\n"
+    "  store <4 x float> %r, ptr addrspace(1) %p\n"
+    "  ret void\n}\n"
+    "attributes #0 = { \"amdgpu-flat-work-group-size\"=\"64,64\" }\n";
+
+/* The loop kernel on a one-thread, hazard-off gfx950 emulator; *rate =
+ * MFMA multiply-adds per CPU second of the process. */
+static convjit_status end_to_end(double seconds, double *rate, uint64_t *instr_per_mfma) {
+  cj_llvm_init();
+  LLVMContextRef lc = LLVMContextCreate();
+  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(k_loop_ir, strlen(k_loop_ir), "bench.ll");
+  LLVMModuleRef mod = NULL;
+  char *msg = NULL;
+  if (LLVMParseIRInContext(lc, mb, &mod, &msg)) {
+    convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "bench IR does not parse: %s", msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    LLVMContextDispose(lc);
+    return st;
+  }
+  cj_compile_out out;
+  convjit_status st = cj_compile_module(mod, cj_arch_from_name("gfx950"), 0, 0, &out);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(lc);
+  CJ_TRY(st);
+  cj_blob co = {0};
+  st = cj_link_code_object(&out.object, &co);
+  cj_compile_out_free(&out);
+  CJ_TRY(st);
+  emu_options o = {sizeof o, 0, 1};
+  emu_ctx *c = NULL;
+  emu_module *m = NULL;
+  const emu_kernel *k = NULL;
+  uint64_t d = 0;
+  if ((st = emu_ctx_create("gfx950", &o, &c)) != CONVJIT_OK) goto done;
+  if ((st = emu_module_load(c, co.data, co.size, &m)) != CONVJIT_OK) goto done;
+  if ((st = emu_kernel_get(m, "mfma_loop", &k)) != CONVJIT_OK) goto done;
+  if ((st = emu_mem_alloc(emu_ctx_mem(c), 64 * 16, &d)) != CONVJIT_OK) goto done;
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {64, 1, 1}, n = 4096;
+  struct { uint64_t d; uint32_t n, pad; } args = {d, n, 0};
+  uint64_t macs = 0, instr = 0;
+  double c0 = process_cpu_s(), t0 = cj_now_ms();
+  do {
+    emu_stats s;
+    memset(&s, 0, sizeof s);
+    if ((st = emu_launch(k, grid, block, &args, sizeof args, NULL, &s)) != CONVJIT_OK) goto done;
+    macs += s.mfma_macs;
+    instr += s.total;
+    emu_stats_free(&s);
+  } while (cj_now_ms() - t0 < seconds * 1000.0);
+  double cpu = process_cpu_s() - c0;
+  *rate = (double)macs / (cpu > 0 ? cpu : 1e-9);
+  *instr_per_mfma = macs ? instr / (macs / (16 * 16 * 128)) : 0;
+done:
+  emu_ctx_destroy(c);
+  cj_blob_free(&co);
+  return st;
+}
+
 int main(int argc, char **argv) {
   double seconds = 0.5;
   int json = 0;
@@ -98,6 +202,12 @@ int main(int argc, char **argv) {
     rate[kind] = macs / (cpu > 0 ? cpu : 1e-9);
     wall_rate[kind] = macs / ((t - t0) / 1000.0);
   }
+  double e2e = 0;
+  uint64_t ipm = 0;
+  if (end_to_end(seconds, &e2e, &ipm) != CONVJIT_OK) {
+    fprintf(stderr, "convjit-bench-mfma: end-to-end launch failed: %s\n", convjit_last_error());
+    return 1;
+  }
   if (json) {
     printf("{\"label\": \"emulator MFMA throughput (host CPU)\", \"threads\": 1, \"macs_per_cpu_second\": {");
     for (int kind = 0; kind < BENCH_N; kind++)
@@ -105,12 +215,16 @@ int main(int argc, char **argv) {
     printf("}, \"macs_per_wall_second\": {");
     for (int kind = 0; kind < BENCH_N; kind++)
       printf("%s\"%s\": %.4g", kind ? ", " : "", kinds[kind].name, wall_rate[kind]);
-    printf("}}\n");
+    printf("}, \"end_to_end_f8f6f4_macs_per_cpu_second\": %.4g, \"end_to_end_instructions_per_mfma\": %llu}\n",
+           e2e, (unsigned long long)ipm);
   } else {
     printf("emulator MFMA throughput (host CPU), one thread: multiply-adds per CPU second of one core"
            " (per wall second)\n");
     for (int kind = 0; kind < BENCH_N; kind++)
       printf("  %-44s %10.3g MAC/s  (%.3g)\n", kinds[kind].name, rate[kind], wall_rate[kind]);
+    printf("end to end through emu_launch (gfx950 f8f6f4 fp8 loop kernel, %llu wave instructions per MFMA,"
+           " hazard checker off):\n  %-44s %10.3g MAC/s per CPU second\n",
+           (unsigned long long)ipm, "v_mfma_f32_16x16x128_f8f6f4 fp8 (gfx950)", e2e);
   }
   return 0;
 }
