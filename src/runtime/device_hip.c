@@ -7,6 +7,13 @@
  * missing path to check the error). No library, a missing symbol, or no
  * device is CONVJIT_ERR_DEVICE with the loader's or HIP's own text.
  *
+ * HIP's current device is per host thread and belongs to the framework:
+ * the backend never leaves it changed. Calls that bind to the current
+ * device (module load, hipMalloc, event creation) switch to the context's
+ * device for the call and switch back, so a plan created on a thread whose
+ * current device is another GPU still loads its kernels on the context's.
+ * Launches bind through the caller's stream and are left alone.
+ *
  * Only the module API is used (hipModuleLoadData / GetFunction /
  * LaunchKernel with a kernarg buffer via HIP_LAUNCH_PARAM_BUFFER_*), so
  * kernels are launched exactly as their code-object metadata lays them out.
@@ -85,6 +92,22 @@ static const char *hip_text(hip_api *h, hip_err e) {
 
 static hip_api *H(cj_device *d) { return (hip_api *)d->impl; }
 
+/* Makes the context's device current on this thread; *prev gets the one to
+ * restore (-1: nothing to restore). */
+static convjit_status hip_enter(hip_api *h, int *prev) {
+  *prev = -1;
+  int cur = -1;
+  HIP_CALL(h, h->GetDevice(&cur), "hipGetDevice");
+  if (cur == h->device) return CONVJIT_OK;
+  HIP_CALL(h, h->SetDevice(h->device), "hipSetDevice");
+  *prev = cur;
+  return CONVJIT_OK;
+}
+
+static void hip_leave(hip_api *h, int prev) {
+  if (prev >= 0) h->SetDevice(prev);
+}
+
 static void hip_destroy(cj_device *d) {
   hip_api *h = H(d);
   /* The library stays loaded: the framework may share it, and HIP's own
@@ -95,7 +118,12 @@ static void hip_destroy(cj_device *d) {
 
 static convjit_status hip_module_load(cj_device *d, const void *co, size_t size, void **mod) {
   (void)size;
-  HIP_CALL(H(d), H(d)->ModuleLoadData(mod, co), "hipModuleLoadData");
+  hip_api *h = H(d);
+  int prev;
+  CJ_TRY(hip_enter(h, &prev));
+  hip_err e = h->ModuleLoadData(mod, co);
+  hip_leave(h, prev);
+  if (e != HIP_OK) return CJ_ERR(CONVJIT_ERR_DEVICE, "HIP hipModuleLoadData failed: %s (error %d)", hip_text(h, e), e);
   return CONVJIT_OK;
 }
 
@@ -126,7 +154,12 @@ static convjit_status hip_launch(cj_device *d, void *kern, const uint32_t grid[3
 static convjit_status hip_mem_alloc(cj_device *d, size_t bytes, void **p) {
   *p = NULL;
   if (!bytes) return CONVJIT_OK;
-  HIP_CALL(H(d), H(d)->Malloc(p, bytes), "hipMalloc");
+  hip_api *h = H(d);
+  int prev;
+  CJ_TRY(hip_enter(h, &prev));
+  hip_err e = h->Malloc(p, bytes);
+  hip_leave(h, prev);
+  if (e != HIP_OK) return CJ_ERR(CONVJIT_ERR_DEVICE, "HIP hipMalloc(%zu) failed: %s (error %d)", bytes, hip_text(h, e), e);
   return CONVJIT_OK;
 }
 
@@ -150,7 +183,12 @@ static convjit_status hip_memset(cj_device *d, void *dst, int v, size_t n, void 
 }
 
 static convjit_status hip_event_create(cj_device *d, void **ev) {
-  HIP_CALL(H(d), H(d)->EventCreate(ev), "hipEventCreate");
+  hip_api *h = H(d);
+  int prev;
+  CJ_TRY(hip_enter(h, &prev));
+  hip_err e = h->EventCreate(ev);
+  hip_leave(h, prev);
+  if (e != HIP_OK) return CJ_ERR(CONVJIT_ERR_DEVICE, "HIP hipEventCreate failed: %s (error %d)", hip_text(h, e), e);
   return CONVJIT_OK;
 }
 
@@ -307,11 +345,7 @@ convjit_status cj_device_hip_create(int device_index, cj_device **out) {
       st = CJ_ERR(CONVJIT_ERR_DEVICE, "options.device_index = %d: only %d HIP device(s)", device_index, count);
       goto fail;
     }
-    if ((e = h->SetDevice(device_index)) != HIP_OK) {
-      st = CJ_ERR(CONVJIT_ERR_DEVICE, "HIP hipSetDevice(%d) failed: %s", device_index, hip_text(h, e));
-      goto fail;
-    }
-    h->device = device_index;
+    h->device = device_index; /* made current only around device-bound calls (see the file header) */
   } else if ((e = h->GetDevice(&h->device)) != HIP_OK) {
     st = CJ_ERR(CONVJIT_ERR_DEVICE, "HIP hipGetDevice failed: %s", hip_text(h, e));
     goto fail;

@@ -37,9 +37,22 @@ API void fakehip_reset(void) { g_nlaunch = g_nmemset = 0; }
 
 API int hipInit(unsigned f) { (void)f; return 0; }
 API const char *hipGetErrorString(int e) { return e ? "fake hip error" : "hipSuccess"; }
-API int hipGetDeviceCount(int *n) { *n = 1; return 0; }
-API int hipGetDevice(int *d) { *d = 0; return 0; }
-API int hipSetDevice(int d) { return d == 0 ? 0 : 101; }
+/* $FAKEHIP_DEVICE_COUNT devices (default 1), all the same gfx942; the
+ * current device is per host thread, as in HIP. */
+static _Thread_local int g_cur;
+static int g_load_device = -1;
+static int fake_device_count(void) {
+  const char *e = getenv("FAKEHIP_DEVICE_COUNT");
+  return e && *e ? atoi(e) : 1;
+}
+API int fakehip_last_load_device(void) { return g_load_device; }
+API int hipGetDeviceCount(int *n) { *n = fake_device_count(); return 0; }
+API int hipGetDevice(int *d) { *d = g_cur; return 0; }
+API int hipSetDevice(int d) {
+  if (d < 0 || d >= fake_device_count()) return 101; /* hipErrorInvalidDevice */
+  g_cur = d;
+  return 0;
+}
 /* HIP_VERSION of the runtime this fake plays: $FAKEHIP_RUNTIME_VERSION,
  * default 6.2.0. hipDeviceAttributeMultiprocessorCount is 63 from ROCm 5.0
  * on and 14 in ROCm 4.x; as a 4.x runtime the fake reports 228 CUs (an
@@ -71,6 +84,7 @@ API int hipModuleLoadData(void **m, const void *image) {
   if (!b || b[0] != 0x7f || b[1] != 'E' || b[2] != 'L' || b[3] != 'F') return 200; /* not an ELF */
   *m = (void *)image; /* the module is its image; names are looked up lazily */
   g_nload++;
+  g_load_device = g_cur; /* HIP loads a module on the calling thread's current device */
   return 0;
 }
 /* A function handle is its kernel name; like HIP's, it lives until its

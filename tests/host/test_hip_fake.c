@@ -127,6 +127,42 @@ static void test_cu_count_attribute_by_version(void **st) {
   unsetenv("FAKEHIP_RUNTIME_VERSION");
 }
 
+/* HIP's current device is the framework's: a context on device 1 created
+ * and used from a thread whose current device is 0 loads its kernels on
+ * device 1 and leaves the thread on device 0. */
+static void test_device_index_keeps_current(void **st) {
+  (void)st;
+  int (*get_dev)(int *) = (int (*)(int *))dlsym(g_lib, "hipGetDevice");
+  int (*load_dev)(void) = (int (*)(void))dlsym(g_lib, "fakehip_last_load_device");
+  assert_non_null(get_dev);
+  assert_non_null(load_dev);
+  setenv("FAKEHIP_DEVICE_COUNT", "2", 1);
+  convjit_context_options o = convjit_context_options_default();
+  o.device = CONVJIT_DEVICE_HIP;
+  o.device_index = 1;
+  o.cache_dir = g_dir;
+  convjit_context *c = NULL;
+  OK(convjit_context_create(&o, &c));
+  int cur = -1;
+  assert_int_equal(get_dev(&cur), 0);
+  assert_int_equal(cur, 0);
+  convjit_transpose_desc d = {sizeof d, 1, 16, 64, CONVJIT_DTYPE_BF16};
+  convjit_plan *p = NULL;
+  OK(convjit_plan_create_transpose(c, &d, &p));
+  assert_int_equal(load_dev(), 1);
+  void *x = NULL;
+  OK(convjit_malloc(c, 64, &x));
+  assert_int_equal(get_dev(&cur), 0);
+  assert_int_equal(cur, 0);
+  OK(convjit_free(c, x));
+  convjit_plan_destroy(p);
+  convjit_context_destroy(c);
+  o.device_index = 2; /* past the count */
+  assert_int_equal(convjit_context_create(&o, &c), CONVJIT_ERR_DEVICE);
+  assert_non_null(strstr(convjit_last_error(), "options.device_index = 2"));
+  unsetenv("FAKEHIP_DEVICE_COUNT");
+}
+
 static void test_transpose_launch(void **st) {
   (void)st;
   convjit_context *c = hip_ctx(CONVJIT_DEVICE_HIP);
@@ -240,6 +276,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_device_facts),
       cmocka_unit_test(test_cu_count_attribute_by_version),
+      cmocka_unit_test(test_device_index_keeps_current),
       cmocka_unit_test(test_transpose_launch),
       cmocka_unit_test(test_conv_launch),
   };
