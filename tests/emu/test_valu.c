@@ -212,6 +212,35 @@ static void t_conversions(void **st) {
   tb_run_free(&r);
 }
 
+/* fp8 conversion edges through the instructions, per arch (values by hand
+ * from the formats' fields): the largest ties, which round to the even
+ * mantissa 110b, and the smallest subnormal, both ways.
+ *   gfx950 E4M3FN (bias 7):   464 = 448 + 16 is halfway to 480 -> 0x7E = 448;
+ *                             2^-9 = 0.001b x 2^-6 -> 0x01
+ *   gfx942 E4M3FNUZ (bias 8): 232 = 224 + 8 is halfway to 240 -> 0x7E = 224;
+ *                             2^-10 = 0.001b x 2^-7 -> 0x01 */
+static void fp8_edges(const char *arch, uint32_t tie_bits, uint32_t sub_bits, float tie_want, float sub_want) {
+  char body[512];
+  snprintf(body, sizeof body,
+           "  s_mov_b32 s40, 0x%08x\n  s_mov_b32 s41, 0x%08x\n  v_mov_b32 v60, s41\n  v_mov_b32 v61, 0\n"
+           "  v_cvt_pk_fp8_f32 v61, s40, v60\n"
+           "  v_cvt_f32_fp8_sdwa v62, v61 src0_sel:BYTE_0\n  v_cvt_f32_fp8_sdwa v63, v61 src0_sel:BYTE_1\n",
+           tie_bits, sub_bits);
+  tb_run r;
+  emu_wave *w = run(&r, arch, body);
+  for (int l = 0; l < 64; l += 21) {
+    assert_int_equal(w->v[61][l], 0x0000017Eu);
+    assert_int_equal(w->v[62][l], fbits(tie_want));
+    assert_int_equal(w->v[63][l], fbits(sub_want));
+  }
+  tb_run_free(&r);
+}
+static void t_fp8_edges(void **st) {
+  (void)st;
+  fp8_edges("gfx950", 0x43e80000u /* 464 */, 0x3b000000u /* 2^-9 */, 448.0f, 0x1p-9f);
+  fp8_edges("gfx942", 0x43680000u /* 232 */, 0x3a800000u /* 2^-10 */, 224.0f, 0x1p-10f);
+}
+
 static void t_valu64(void **st) {
   (void)st;
   tb_run r;
@@ -338,7 +367,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_int_ops),       cmocka_unit_test(t_exec_and_carry), cmocka_unit_test(t_lanes_and_agpr),
       cmocka_unit_test(t_f32_modifiers), cmocka_unit_test(t_sdwa_dpp_cmpx),  cmocka_unit_test(t_conversions),
-      cmocka_unit_test(t_valu64),        cmocka_unit_test(t_packed_f32),      cmocka_unit_test(t_llvm_div_bf16),
+      cmocka_unit_test(t_fp8_edges),     cmocka_unit_test(t_valu64),        cmocka_unit_test(t_packed_f32),      cmocka_unit_test(t_llvm_div_bf16),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
