@@ -107,7 +107,10 @@ int main(int argc, char **argv) {
     cv_plan_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_conv(ctx, &cd, &p2));
                          convjit_plan_destroy(p2));
     TIME_US(1000, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
+    g_launches = g_memsets = 0;
     cv_enq_us = TIME_US(iters, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
+    /* every forward step (kernels and memsets) reached the backend on every call */
+    ok = ok && g_launches + g_memsets == (uint64_t)iters * cp->nfwd;
   }
   ctx->dev->ops = saved;
   convjit_plan_destroy(tp);
