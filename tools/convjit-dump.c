@@ -20,6 +20,7 @@
 #include "runtime/build.h"
 #include "runtime/disasm.h"
 #include "runtime/kspec.h"
+#include "emu/emu_internal.h"
 #include "host/select.h"
 
 #define DUMP_MAX_KERNELS 8
@@ -373,9 +374,10 @@ static const struct { unsigned stage; const char *json, *title; } stages[] = {
 };
 
 /* Per kernel, the disassembled instructions of its own code counted by
- * mnemonic (encoding suffix kept), most frequent first: what the emulator
- * must implement (tests/emu/test_isa_coverage.c) and a quick look at the
- * instruction mix. */
+ * mnemonic (encoding suffix kept), most frequent first, each checked against
+ * the emulator's ISA table (the same table the decoder and
+ * tests/emu/test_isa_coverage.c use): a quick look at the instruction mix
+ * and at what the emulator could not run. */
 static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"mnemonics\":[");
   else cj_sb_printf(o, "; ==== mnemonics (%s) ====\n", a->arch->name);
@@ -393,11 +395,17 @@ static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_str
       cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"instructions\":%u,\"code_bytes\":%llu,\"undecoded\":%u,\"counts\":{",
                    k ? "," : "", b[k].info->name, h.total, (unsigned long long)b[k].info->code_size, h.undecoded);
       for (uint32_t i = 0; i < h.n; i++) cj_sb_printf(o, "%s\"%s\":%u", i ? "," : "", h.v[i].name, h.v[i].count);
-      cj_sb_printf(o, "}}");
+      cj_sb_printf(o, "},\"not_emulated\":[");
+      for (uint32_t i = 0, m = 0; i < h.n; i++)
+        if (!emu_isa_lookup_mnemonic(h.v[i].name, NULL)) cj_sb_printf(o, "%s\"%s\"", m++ ? "," : "", h.v[i].name);
+      cj_sb_printf(o, "]}");
     } else {
       cj_sb_printf(o, "; kernel %s: %u instructions in %llu bytes, %u mnemonics%s\n", b[k].info->name, h.total,
                    (unsigned long long)b[k].info->code_size, h.n, h.undecoded ? ", some bytes undecodable" : "");
-      for (uint32_t i = 0; i < h.n; i++) cj_sb_printf(o, "%7u %s\n", h.v[i].count, h.v[i].name);
+      /* '!' marks what the emulator's ISA table (src/emu/isa_table.h) lacks. */
+      for (uint32_t i = 0; i < h.n; i++)
+        cj_sb_printf(o, "%7u %s%s\n", h.v[i].count, h.v[i].name,
+                     emu_isa_lookup_mnemonic(h.v[i].name, NULL) ? "" : "  ! not in the emulator's table");
       if (h.undecoded) cj_sb_printf(o, "%7u (undecodable words)\n", h.undecoded);
     }
     cj_mnem_hist_free(&h);

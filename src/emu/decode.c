@@ -308,6 +308,31 @@ static char g_badbuf_unused;
 /* Sets in->bad to a static reason; returns the status of "ok" either way. */
 #define BAD(msg) do { in->bad = (msg); in->fn = NULL; return CONVJIT_OK; } while (0)
 
+static const struct { const char *suf; uint8_t enc; } emu_enc_sufs[] = {
+    {"_e32", EMU_ENC_E32}, {"_e64", EMU_ENC_E64}, {"_sdwa", EMU_ENC_SDWA}, {"_dpp", EMU_ENC_DPP}};
+
+/* Length of the encoding suffix (_e32/_e64/_sdwa/_dpp) ending mn, or 0. */
+static size_t emu_enc_suffix_len(const char *mn) {
+  size_t ml = strlen(mn);
+  for (size_t i = 0; i < sizeof emu_enc_sufs / sizeof emu_enc_sufs[0]; i++) {
+    size_t sl = strlen(emu_enc_sufs[i].suf);
+    if (ml > sl && !strcmp(mn + ml - sl, emu_enc_sufs[i].suf)) return sl;
+  }
+  return 0;
+}
+
+const emu_isa_row *emu_isa_lookup_mnemonic(const char *mn, uint8_t *enc) {
+  char base[64];
+  size_t ml = strlen(mn), sl = emu_enc_suffix_len(mn);
+  if (ml >= sizeof base) return NULL;
+  memcpy(base, mn, ml - sl);
+  base[ml - sl] = 0;
+  if (enc && sl)
+    for (size_t i = 0; i < sizeof emu_enc_sufs / sizeof emu_enc_sufs[0]; i++)
+      if (!strcmp(mn + ml - sl, emu_enc_sufs[i].suf)) *enc = emu_enc_sufs[i].enc;
+  return emu_isa_lookup(base);
+}
+
 convjit_status emu_decode_text(const char *text, uint32_t pc, const uint8_t *bytes, uint32_t size,
                                emu_inst *in) {
   (void)g_badbuf_unused;
@@ -331,14 +356,9 @@ convjit_status emu_decode_text(const char *text, uint32_t pc, const uint8_t *byt
   size_t ml = strcspn(line, " ");
   if (ml == 0 || ml >= sizeof mn) BAD("empty or overlong mnemonic");
   memcpy(mn, line, ml); mn[ml] = 0;
-  static const struct { const char *suf; uint8_t enc; } sufs[] = {
-      {"_e32", EMU_ENC_E32}, {"_e64", EMU_ENC_E64}, {"_sdwa", EMU_ENC_SDWA}, {"_dpp", EMU_ENC_DPP}};
-  for (size_t i = 0; i < 4; i++) {
-    size_t sl = strlen(sufs[i].suf);
-    if (ml > sl && !strcmp(mn + ml - sl, sufs[i].suf)) { mn[ml - sl] = 0; in->enc = sufs[i].enc; break; }
-  }
-  const emu_isa_row *row = emu_isa_lookup(mn);
+  const emu_isa_row *row = emu_isa_lookup_mnemonic(mn, &in->enc);
   if (!row) BAD("instruction not in the emulator's ISA table");
+  mn[ml - emu_enc_suffix_len(mn)] = 0;
   in->op = row->op; in->cls = row->cls; in->ndst = row->ndst; in->fn = row->fn;
   if (!strncmp(mn, "v_pk_", 5) || in->cls == EMU_CLASS_MFMA) in->op_sel_hi = 0x7; /* VOP3P default */
 

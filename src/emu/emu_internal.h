@@ -154,6 +154,10 @@ typedef struct emu_isa_row {
   emu_handler fn;
 } emu_isa_row;
 const emu_isa_row *emu_isa_lookup(const char *name); /* decode.c; NULL if absent */
+/* The row of a mnemonic as the disassembler prints it (encoding suffix
+ * _e32/_e64/_sdwa/_dpp allowed; *enc gets the encoding when non-NULL and a
+ * suffix is present). Shared with convjit-dump --emit mnemonics. */
+const emu_isa_row *emu_isa_lookup_mnemonic(const char *mn, uint8_t *enc);
 const emu_isa_row *emu_isa_rows(int *count);
 
 /* ---- module / kernel ----------------------------------------------------- */
