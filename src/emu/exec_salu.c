@@ -105,6 +105,9 @@ convjit_status emu_x_sop1(emu_wave *w, const emu_inst *in) {
   switch (in->op) {
   case EMU_OP_S_NOT_B32: r = ~a; w->scc = r != 0; break;
   case EMU_OP_S_BREV_B32: r = 0; for (int i = 0; i < 32; i++) r |= ((a >> i) & 1u) << (31 - i); break;
+  /* D.u[S0.u[4:0]] = 1 / 0: read-modify-write of the destination, SCC kept */
+  case EMU_OP_S_BITSET1_B32: r = emu_sread(w, d, 0) | (1u << (a & 31)); break;
+  case EMU_OP_S_BITSET0_B32: r = emu_sread(w, d, 0) & ~(1u << (a & 31)); break;
   case EMU_OP_S_FF1_I32_B32: r = a ? (uint32_t)__builtin_ctz(a) : 0xffffffffu; break;
   case EMU_OP_S_FLBIT_I32_B32: r = a ? (uint32_t)__builtin_clz(a) : 0xffffffffu; break;
   case EMU_OP_S_BCNT1_I32_B32: r = pop32(a); w->scc = r != 0; break;

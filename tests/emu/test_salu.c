@@ -86,6 +86,23 @@ static void t_bits_and_shifts(void **st) {
   tb_run_free(&r);
 }
 
+/* s_bitset1/0: set or clear bit (S0 & 31) of the destination, keeping the
+ * rest (read-modify-write) and SCC; LLVM emits s_bitset1 in split-K convs. */
+static void t_bitset(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx950",
+                    "  s_mov_b32 s10, 0x100\n  s_bitset1_b32 s10, 7\n"      /* 0x100 | 0x80 = 0x180 */
+                    "  s_mov_b32 s11, 0\n  s_bitset1_b32 s11, 39\n"        /* 39 & 31 = 7: 0x80 */
+                    "  s_mov_b32 s12, -1\n  s_bitset0_b32 s12, 31\n"       /* 0x7fffffff */
+                    "  s_cmp_eq_u32 0, 0\n  s_bitset0_b32 s13, 0\n  s_cselect_b32 s14, 1, 0\n"); /* SCC kept: 1 */
+  assert_int_equal(w->s[10], 0x180);
+  assert_int_equal(w->s[11], 0x80);
+  assert_int_equal(w->s[12], 0x7fffffffu);
+  assert_int_equal(w->s[14], 1);
+  tb_run_free(&r);
+}
+
 /* SOPK immediates: s_movk sign-extends, unsigned s_cmpk zero-extends. */
 static void t_sopk(void **st) {
   (void)st;
@@ -171,7 +188,8 @@ static void t_getpc_setpc(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_carry_chain), cmocka_unit_test(t_bits_and_shifts), cmocka_unit_test(t_sopk),
+      cmocka_unit_test(t_carry_chain), cmocka_unit_test(t_bits_and_shifts), cmocka_unit_test(t_bitset),
+      cmocka_unit_test(t_sopk),
       cmocka_unit_test(t_branches),    cmocka_unit_test(t_exec),            cmocka_unit_test(t_getpc_setpc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
