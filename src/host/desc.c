@@ -19,6 +19,16 @@ convjit_status cj_check_struct_size(size_t struct_size, size_t v1, size_t ours, 
 
 /* ---- descriptor validation ----------------------------------------------- */
 
+const char *cj_dtype_name(convjit_dtype t) {
+  switch (t) {
+  case CONVJIT_DTYPE_BF16: return "bf16";
+  case CONVJIT_DTYPE_FP8_E4M3FN: return "fp8_e4m3fn";
+  case CONVJIT_DTYPE_FP8_E4M3FNUZ: return "fp8_e4m3fnuz";
+  case CONVJIT_DTYPE_F32: return "f32";
+  }
+  return "?";
+}
+
 convjit_status cj_check_dtype(convjit_dtype t, const char *field) {
   CJ_CHECK(t >= CONVJIT_DTYPE_BF16 && t <= CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
            "desc.%s = %d: unknown dtype (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3, f32 4)", field, (int)t);
@@ -117,10 +127,10 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
   CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
            "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
   CJ_CHECK(d->w_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
-           "desc.w_dtype = %d: must equal desc.x_dtype = %d (mixed input dtypes have no kernel)", (int)d->w_dtype,
-           (int)d->x_dtype);
-  CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d: fp8 outputs have no kernel (bf16 or f32)",
-           (int)d->y_dtype);
+           "desc.w_dtype = %d (%s): must equal desc.x_dtype = %d (%s) (mixed input dtypes have no kernel)",
+           (int)d->w_dtype, cj_dtype_name(d->w_dtype), (int)d->x_dtype, cj_dtype_name(d->x_dtype));
+  CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d (%s): fp8 outputs have no kernel (bf16 or f32)",
+           (int)d->y_dtype, cj_dtype_name(d->y_dtype));
 
   p->n = d->n; p->c = d->c; p->k = d->k;
   p->d = in[0]; p->h = in[1]; p->w = in[2];

@@ -108,6 +108,9 @@ convjit_status cj_seq_add_memset(cj_step_list *l, cj_bind dst, uint64_t bytes);
 convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtype dtype,
                                    const cj_arch *arch, cj_seq *out);
 
+/* desc.c: a dtype's name for messages ("bf16", "fp8_e4m3fn", ...; "?" if unknown). */
+const char *cj_dtype_name(convjit_dtype t);
+
 /* select_conv.c (the conv work): the conv launch sequence for a validated
  * problem on arch with cu_count compute units. CONVJIT_ERR_UNSUPPORTED with
  * the reason for a valid problem no kernel handles; never a wrong answer. */

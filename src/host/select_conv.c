@@ -111,8 +111,9 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
   memset(out, 0, sizeof *out);
   CJ_CHECK(p->x_dtype == CONVJIT_DTYPE_BF16 && p->w_dtype == CONVJIT_DTYPE_BF16 && p->y_dtype == CONVJIT_DTYPE_BF16,
-           CONVJIT_ERR_UNSUPPORTED, "desc dtypes x=%d w=%d y=%d: only bf16 -> bf16 convs are built so far",
-           (int)p->x_dtype, (int)p->w_dtype, (int)p->y_dtype);
+           CONVJIT_ERR_UNSUPPORTED, "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): only bf16 -> bf16 convs are built so far",
+           (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
+           (int)p->y_dtype, cj_dtype_name(p->y_dtype));
   CJ_CHECK(p->groups == 1 || p->groups == 0, CONVJIT_ERR_UNSUPPORTED, "desc.groups = %" PRId64 ": must be 1",
            p->groups);
   cj_conv_geom g;
