@@ -39,3 +39,12 @@ add_test(NAME tools/dump_mnemonics
          COMMAND bash -c "set -o pipefail; out=$(\"$0\" --arch gfx942 --op transpose --dtype bf16 --shape 2,24,1000 --emit mnemonics) && echo \"$out\" && echo \"$out\" | grep -Eq '^ +[0-9]+ s_endpgm$' && echo \"$out\" | grep -Eq '^ +[0-9]+ ds_read' && echo \"$out\" | awk '/^; kernel/ {want=$4} /^ +[0-9]+ / {sum+=$1} END {exit !(want > 0 && sum == want)}'"
                  ${CJ_DUMP})
 set_tests_properties(tools/dump_mnemonics PROPERTIES LABELS tools)
+# --check on a kernel that really spills: the 256x256 (2x4 waves) tile forced
+# onto a tiny-K shape on gfx942 runs out of SGPRs (selection never picks it).
+# The test needs both halves: the resources say it spills (so the fixture is
+# still a spilling kernel), and --check then exits 1 naming the spill. If a
+# codegen change makes this config spill-free, pick another that spills.
+add_test(NAME tools/dump_check_fails_on_spills
+         COMMAND bash -c "\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256,256,2,4 --emit resources --json | grep -Eq '\"sgpr_spills\":[1-9]' || { echo 'fixture no longer spills'; exit 1; }; err=$(\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256,256,2,4 --emit resources --check 2>&1 >/dev/null); rc=$?; echo \"$err\"; test $rc -eq 1 && echo \"$err\" | grep -q 'spill_count'"
+                 ${CJ_DUMP})
+set_tests_properties(tools/dump_check_fails_on_spills PROPERTIES LABELS tools)
