@@ -10,3 +10,11 @@ if(TARGET convjit-run)
                    "-DARGS=--device;emu;--json" -P ${PROJECT_SOURCE_DIR}/cmake/run_test.cmake)
   set_tests_properties(host/run_transpose_bf16 host/run_default PROPERTIES LABELS host)
 endif()
+# convjit-bench-api runs (a smoke run: numbers are printed, never asserted):
+# every call of the timed loops reached the backend (launches_ok) and the
+# conv plan is the 4-kernel default layer it documents.
+add_test(NAME host/bench_api_smoke
+         COMMAND bash -c "out=$(\"$0\" --iters 1000 --json) && echo \"$out\" && echo \"$out\" | grep -q '\"launches_ok\":true' && echo \"$out\" | grep -q '\"conv_kernels\":4'"
+                 $<TARGET_FILE:convjit-bench-api>)
+set_tests_properties(host/bench_api_smoke PROPERTIES LABELS host
+  ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache-bench")
