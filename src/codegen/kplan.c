@@ -4,6 +4,7 @@
  * dispatched on p->op. Keys are text, field by field: never a memcmp of a
  * struct with padding. */
 #include <inttypes.h>
+#include <stdio.h>
 #include "codegen/kplan.h"
 
 const char *cj_kop_name(cj_kop op) {
@@ -57,6 +58,18 @@ void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {
                  p->args[i].is_ptr ? 'p' : 'v', p->args[i].size);
   cj_sb_printf(key, ";");
   cj_kplan_family(p, key, 1);
+}
+
+convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix) {
+  cj_strbuf key = {0};
+  p->name[0] = 0;
+  cj_kplan_key(p, &key);
+  int oom = key.oom;
+  uint64_t h = oom ? 0 : cj_hash64(key.s, key.len, 0);
+  cj_sb_free(&key);
+  CJ_CHECK(!oom, CONVJIT_ERR_OUT_OF_MEMORY, "%s plan key: out of memory", prefix);
+  snprintf(p->name, sizeof p->name, "%s_%016" PRIx64, prefix, h);
+  return CONVJIT_OK;
 }
 
 void cj_kplan_print(const cj_kplan *p, cj_strbuf *out) {

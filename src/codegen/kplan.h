@@ -60,6 +60,9 @@ typedef struct cj_kplan {
 void cj_kplan_key(const cj_kplan *p, cj_strbuf *key);
 /* Human-readable plan, one field per line, with each flag's reason. */
 void cj_kplan_print(const cj_kplan *p, cj_strbuf *out);
+/* Names the kernel "<prefix>_<16 hex digits of the key's hash>", the key
+ * being written while p->name is still empty: one symbol per distinct plan. */
+convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix);
 /* For the per-kind key/print parts (kplan_<family>.c), so every kind writes
  * the same syntax: key "field=value;", print "  field = value  # reason". */
 void cj_kplan_key_u64(cj_strbuf *key, const char *field, uint64_t v);

@@ -225,13 +225,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
     if (c->has_bias) p->args[p->nargs++] = bias;
     p->args[p->nargs++] = y;
   }
-  /* The name is derived from the key (written with an empty name). */
-  cj_strbuf key = {0};
-  cj_kplan_key(p, &key);
-  CJ_CHECK(!key.oom, CONVJIT_ERR_OUT_OF_MEMORY, "conv plan key: out of memory");
-  snprintf(p->name, sizeof p->name, "cj_conv_bf16_%016" PRIx64, cj_hash64(key.s, key.len, 0));
-  cj_sb_free(&key);
-  return CONVJIT_OK;
+  return cj_kplan_name_from_key(p, "cj_conv_bf16");
 }
 
 convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c) {
@@ -257,12 +251,7 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   p->args[p->nargs++] = ws;
   if (f->has_bias) p->args[p->nargs++] = bias;
   p->args[p->nargs++] = y;
-  cj_strbuf key = {0};
-  cj_kplan_key(p, &key);
-  CJ_CHECK(!key.oom, CONVJIT_ERR_OUT_OF_MEMORY, "finalize plan key: out of memory");
-  snprintf(p->name, sizeof p->name, "cj_conv_finalize_%016" PRIx64, cj_hash64(key.s, key.len, 0));
-  cj_sb_free(&key);
-  return CONVJIT_OK;
+  return cj_kplan_name_from_key(p, "cj_conv_finalize");
 }
 
 /* ---- key and printout ---- */
