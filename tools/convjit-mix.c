@@ -160,7 +160,7 @@ static int run_one(convjit_context *ctx, const mix_args *a, int k, const cj_sele
   TRY(cj_plan_create_conv_opts(ctx, &d, forced, &plan));
   const cj_kplan *kp = NULL;
   for (uint32_t i = 0; i < plan->seq.fwd.nsteps; i++)
-    if (plan->seq.fwd.step[i].kind == CJ_STEP_KERNEL && plan->seq.fwd.step[i].plan.op == CJ_KOP_CONV_BF16)
+    if (plan->seq.fwd.step[i].kind == CJ_STEP_KERNEL && plan->seq.fwd.step[i].plan.op == CJ_KOP_CONV)
       kp = &plan->seq.fwd.step[i].plan;
   if (!kp) { fprintf(stderr, "convjit-mix: the plan has no bf16 conv kernel\n"); rc = CONVJIT_ERR_INTERNAL; goto done; }
   r->cp = kp->u.conv;

@@ -78,3 +78,23 @@ int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes) {
   if (bytes == 12 || bytes == 16) return arch->has_dma_dwordx4;
   return 0;
 }
+
+/* Layouts and operand types from ISA.md §1 (AMD's matrix instruction
+ * calculator for CDNA3, Triton/CK for CDNA4); intrinsic names and operand
+ * IR types checked with llc-22 (docs/isa-notes.md). */
+static const cj_mfma_row cj_mfma_rows[] = {
+    {CJ_MFMA_BF16_16x16x16, "v_mfma_f32_16x16x16_bf16", "llvm.amdgcn.mfma.f32.16x16x16bf16.1k", CONVJIT_DTYPE_BF16,
+     2, 16, 16, 16, 4, 1, CJ_OPND_I16, 4, 0, 0},
+    {CJ_MFMA_BF16_16x16x32, "v_mfma_f32_16x16x32_bf16", "llvm.amdgcn.mfma.f32.16x16x32.bf16", CONVJIT_DTYPE_BF16, 2,
+     16, 16, 32, 8, 1, CJ_OPND_BF16, 8, 0, 0},
+    {CJ_MFMA_FP8_16x16x32, "v_mfma_f32_16x16x32_fp8_fp8", "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8",
+     CONVJIT_DTYPE_FP8_E4M3FNUZ, 1, 16, 16, 32, 8, 1, CJ_OPND_I64, 1, 0, 0},
+    {CJ_MFMA_F8F6F4_16x16x128, "v_mfma_f32_16x16x128_f8f6f4", "llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4",
+     CONVJIT_DTYPE_FP8_E4M3FN, 1, 16, 16, 128, 16, 2, CJ_OPND_I32, 8, 0, 0},
+};
+
+const cj_mfma_row *cj_mfma_row_of(cj_mfma_kind kind) {
+  for (size_t i = 0; i < sizeof cj_mfma_rows / sizeof cj_mfma_rows[0]; i++)
+    if (cj_mfma_rows[i].kind == kind) return &cj_mfma_rows[i];
+  return NULL;
+}

@@ -51,4 +51,34 @@ const cj_arch *const *cj_arch_list(int *count);
  * process on an illegal width, so builders must ask before emitting one. */
 int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes);
 
+/* ---- MFMA rows: one per instruction a conv family may use -------------
+ * Operand layout (ISA.md §1; B as A with the output channel as the row):
+ * lane l holds row l%16 and, for each run r < k_runs, the k_per_lane
+ * consecutive k starting at r*4*k_per_lane + (l/16)*k_per_lane, so
+ * k = k_runs * 4 * k_per_lane. The result holds column l%16, rows
+ * 4*(l/16) .. +3. */
+typedef enum {
+  CJ_OPND_I16 = 1,  /* <n x i16> (bf16 bits) */
+  CJ_OPND_BF16 = 2, /* <n x bfloat> */
+  CJ_OPND_I64 = 3,  /* i64 (8 fp8 bytes) */
+  CJ_OPND_I32 = 4   /* <n x i32> (4 fp8 bytes each) */
+} cj_opnd_kind;
+
+typedef struct cj_mfma_row {
+  cj_mfma_kind kind;
+  const char *mnemonic;    /* as the disassembler prints it */
+  const char *intrinsic;   /* LLVM 22 intrinsic name */
+  int in_dtype;            /* convjit_dtype of A and B elements */
+  uint32_t elem_bytes;     /* of A and B */
+  uint32_t m, n, k;        /* 16 x 16 x k */
+  uint32_t k_per_lane;     /* consecutive k per lane per run */
+  uint32_t k_runs;         /* runs of k_per_lane per operand */
+  cj_opnd_kind opnd;       /* IR operand element ... */
+  uint32_t opnd_lanes;     /* ... and count (1: a scalar) */
+  uint32_t cbsz, blgp;     /* f8f6f4 A/B format codes (0 = E4M3); 0 on the others */
+} cj_mfma_row;
+
+/* The row of an MFMA kind; NULL if unknown. */
+const cj_mfma_row *cj_mfma_row_of(cj_mfma_kind kind);
+
 #endif

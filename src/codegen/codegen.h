@@ -9,11 +9,13 @@
 
 convjit_status cj_codegen_build(const cj_kplan *p, LLVMContextRef ctx, LLVMModuleRef *out);
 
-/* Family builders, internal to src/codegen: cj_codegen_build has begun the
- * module (irb.h) and dispatches on p->op; each adds its one kernel. */
+/* The op table's builders (kops.h), internal to src/codegen: cj_codegen_build
+ * has begun the module (irb.h); each adds its one kernel and returns the
+ * builder's status. */
 struct cj_irb;
-convjit_status cj_layout_build(struct cj_irb *g, const cj_kplan *p); /* layout.c */
-convjit_status cj_conv_bf16_build(struct cj_irb *g, const cj_kplan *p); /* conv_bf16.c */
-convjit_status cj_conv_finalize_build(struct cj_irb *g, const cj_kplan *p); /* conv_finalize.c */
+#define CJ_KOP_BUILDER(id, name, key, print, build, spec, prefix) \
+  convjit_status build(struct cj_irb *g, const cj_kplan *p);
+CJ_KOP_TABLE(CJ_KOP_BUILDER)
+#undef CJ_KOP_BUILDER
 
 #endif

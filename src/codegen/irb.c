@@ -116,6 +116,14 @@ LLVMValueRef cj_irb_kernel(cj_irb *g, const cj_kplan *p, uint32_t waves_per_eu) 
 
 LLVMValueRef cj_irb_arg(cj_irb *g, unsigned i) { return LLVMGetParam(g->fn, i); }
 
+LLVMValueRef cj_irb_arg_role(cj_irb *g, const cj_kplan *p, cj_arg_role role) {
+  int i = g->fn ? cj_kplan_arg_index(p, role) : -1;
+  if (i >= 0) return LLVMGetParam(g->fn, (unsigned)i);
+  const char *rn = cj_arg_role_name(role);
+  cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "plan %s has no %s argument", p->name, rn ? rn : "?"));
+  return LLVMGetPoison(g->p1); /* keeps building well-formed IR; cj_irb_end returns the status */
+}
+
 /* ---- constants and types --------------------------------------------------- */
 
 LLVMValueRef cj_c1(cj_irb *g, int v) { return LLVMConstInt(g->i1, v != 0, 0); }
@@ -123,6 +131,11 @@ LLVMValueRef cj_c16(cj_irb *g, uint32_t v) { return LLVMConstInt(g->i16, v, 0); 
 LLVMValueRef cj_c32(cj_irb *g, uint32_t v) { return LLVMConstInt(g->i32, v, 0); }
 LLVMValueRef cj_c64(cj_irb *g, uint64_t v) { return LLVMConstInt(g->i64, v, 0); }
 LLVMValueRef cj_cf32(cj_irb *g, float v) { return LLVMConstReal(g->f32, v); }
+
+LLVMTypeRef cj_irb_operand_type(cj_irb *g, cj_opnd_kind kind, uint32_t lanes) {
+  LLVMTypeRef e = kind == CJ_OPND_I16 ? g->i16 : kind == CJ_OPND_BF16 ? g->bf16 : kind == CJ_OPND_I64 ? g->i64 : g->i32;
+  return lanes > 1 ? LLVMVectorType(e, lanes) : e;
+}
 
 LLVMTypeRef cj_irb_mem_type(cj_irb *g, uint32_t bytes) {
   switch (bytes) {

@@ -70,7 +70,10 @@ convjit_status cj_irb_fail(cj_irb *g, convjit_status st);
  * if waves_per_eu > 0, "amdgpu-waves-per-eu"="<waves_per_eu>". Builder is
  * left at the end of the entry block. */
 LLVMValueRef cj_irb_kernel(cj_irb *g, const cj_kplan *p, uint32_t waves_per_eu);
-LLVMValueRef cj_irb_arg(cj_irb *g, unsigned i);
+LLVMValueRef cj_irb_arg(cj_irb *g, unsigned i); /* by position: hand-made test kernels */
+/* The kernel parameter of the plan's argument with that role (a failed
+ * build, INTERNAL, if the plan has none). */
+LLVMValueRef cj_irb_arg_role(cj_irb *g, const cj_kplan *p, cj_arg_role role);
 
 /* Constants. */
 LLVMValueRef cj_c1(cj_irb *g, int v);
@@ -81,6 +84,8 @@ LLVMValueRef cj_cf32(cj_irb *g, float v);
 /* An integer or <k x i32> type of exactly `bytes` bytes (1, 2, 4, 8, 12, 16):
  * the natural type for a `bytes`-wide memory access. */
 LLVMTypeRef cj_irb_mem_type(cj_irb *g, uint32_t bytes);
+/* An MFMA row's operand type: <lanes x kind>, or the scalar when lanes == 1. */
+LLVMTypeRef cj_irb_operand_type(cj_irb *g, cj_opnd_kind kind, uint32_t lanes);
 
 /* Intrinsic call by name ("llvm.amdgcn.s.barrier"); `over` are the
  * overload types in LLVM's order (e.g. the return type of

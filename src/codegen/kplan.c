@@ -1,21 +1,65 @@
 /* Plan key and printout (contract in kplan.h). The common header (launch
- * shape, LDS, arguments) is written here; each family writes its own
- * specialization fields through its hook (kplan_layout.c, kplan_conv.c),
- * dispatched on p->op. Keys are text, field by field: never a memcmp of a
- * struct with padding. */
+ * shape, LDS, arguments) is written here; each op writes its own fields
+ * through its hooks in the op table (kops.h). Keys are text, field by
+ * field: never a memcmp of a struct with padding. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include "codegen/kplan.h"
 
+/* The op table's name, prefix and hook columns, by op. */
+typedef struct cj_kop_row {
+  const char *name, *prefix;
+  void (*key)(const cj_kplan *, cj_strbuf *);
+  void (*print)(const cj_kplan *, cj_strbuf *);
+} cj_kop_row;
+
+static const cj_kop_row cj_kop_rows[CJ_KOP_COUNT] = {
+#define CJ_KOP_ROW(id, nm, key, print, build, spec, prefix) [CJ_KOP_##id] = {nm, prefix, key, print},
+    CJ_KOP_TABLE(CJ_KOP_ROW)
+#undef CJ_KOP_ROW
+};
+
+static const cj_kop_row *cj_kop_row_of(cj_kop op) {
+  return op > CJ_KOP_NONE && op < CJ_KOP_COUNT ? &cj_kop_rows[op] : NULL;
+}
+
 const char *cj_kop_name(cj_kop op) {
-  switch (op) {
-  case CJ_KOP_TRANSPOSE: return "transpose";
-  case CJ_KOP_WEIGHT_PACK: return "weight_pack";
-  case CJ_KOP_CONV_BF16: return "conv_bf16";
-  case CJ_KOP_CONV_FINALIZE: return "conv_finalize";
-  case CJ_KOP_CONV_FP8: return "conv_fp8";
-  }
-  return NULL;
+  const cj_kop_row *r = cj_kop_row_of(op);
+  return r ? r->name : NULL;
+}
+
+const char *cj_kop_prefix(cj_kop op) {
+  const cj_kop_row *r = cj_kop_row_of(op);
+  return r ? r->prefix : NULL;
+}
+
+cj_kop cj_kop_from_name(const char *name) {
+  for (int op = CJ_KOP_NONE + 1; name && op < CJ_KOP_COUNT; op++)
+    if (!strcmp(cj_kop_rows[op].name, name)) return (cj_kop)op;
+  return CJ_KOP_NONE;
+}
+
+static const char *const cj_role_names[CJ_ARG_ROLE_COUNT] = {
+#define CJ_ROLE_NAME(id, nm) [CJ_ARG_##id] = nm,
+    CJ_ARG_ROLE_TABLE(CJ_ROLE_NAME)
+#undef CJ_ROLE_NAME
+};
+
+const char *cj_arg_role_name(cj_arg_role r) {
+  return r > CJ_ARG_NONE && r < CJ_ARG_ROLE_COUNT ? cj_role_names[r] : NULL;
+}
+
+void cj_kplan_add_arg(cj_kplan *p, cj_arg_role role, const char *name) {
+  if (p->nargs >= CJ_KPLAN_MAX_ARGS) return; /* plans add at most a handful; cj_irb_kernel checks nargs */
+  p->args[p->nargs++] = (cj_karg_desc){.role = role, .name = name ? name : cj_arg_role_name(role), .is_ptr = 1,
+                                       .size = 8};
+}
+
+int cj_kplan_arg_index(const cj_kplan *p, cj_arg_role role) {
+  for (uint32_t i = 0; i < p->nargs && i < CJ_KPLAN_MAX_ARGS; i++)
+    if (p->args[i].role == role) return (int)i;
+  return -1;
 }
 
 void cj_kplan_key_u64(cj_strbuf *key, const char *field, uint64_t v) {
@@ -33,16 +77,10 @@ static void cj_kplan_op(const cj_kplan *p, cj_strbuf *sb, const char *fmt_known,
   else cj_sb_printf(sb, fmt_unknown, (int)p->op);
 }
 
-/* The family's own fields: its key part or its printout. */
+/* The op's own fields: its key part or its printout. */
 static void cj_kplan_family(const cj_kplan *p, cj_strbuf *sb, int key) {
-  switch (p->op) {
-  case CJ_KOP_TRANSPOSE:
-  case CJ_KOP_WEIGHT_PACK: (key ? cj_kplan_layout_key : cj_kplan_layout_print)(p, sb); break;
-  case CJ_KOP_CONV_BF16:
-  case CJ_KOP_CONV_FINALIZE: (key ? cj_kplan_conv_key : cj_kplan_conv_print)(p, sb); break;
-  /* conv families add their cases here */
-  default: break;
-  }
+  const cj_kop_row *r = cj_kop_row_of(p->op);
+  if (r) (key ? r->key : r->print)(p, sb);
 }
 
 void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {

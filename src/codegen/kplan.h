@@ -20,23 +20,48 @@
 #include "codegen/arch.h"
 #include "util/cj.h"
 
+#include "codegen/kops.h"
+
 typedef enum cj_kop {
-  CJ_KOP_TRANSPOSE = 1,      /* NCDHW -> NDHWC (bf16 or fp8 bytes), layout.c */
-  CJ_KOP_WEIGHT_PACK = 2,    /* KCTRS -> KTRSC, C zero-padded, layout.c */
-  CJ_KOP_CONV_BF16 = 3,      /* implicit-GEMM conv, conv_bf16.c */
-  CJ_KOP_CONV_FINALIZE = 4,  /* split-K fp32 workspace -> bias + convert + layout */
-  CJ_KOP_CONV_FP8 = 5        /* fp8 8-wave family (next issue) */
+  CJ_KOP_NONE = 0,
+#define CJ_KOP_ENUM(id, name, key, print, build, spec, prefix) CJ_KOP_##id,
+  CJ_KOP_TABLE(CJ_KOP_ENUM)
+#undef CJ_KOP_ENUM
+  CJ_KOP_COUNT
 } cj_kop;
+
+/* What a kernel argument is, so builders fetch arguments and the host binds
+ * them by meaning, never by position or name. R(ID, default name). */
+#define CJ_ARG_ROLE_TABLE(R)                                                          \
+  R(SRC, "src")             /* a layout kernel's input (x, or the raw weight) */      \
+  R(DST, "dst")             /* a layout kernel's output */                            \
+  R(X, "x")                 /* conv input activations */                              \
+  R(W, "w")                 /* conv weight, packed */                                 \
+  R(BIAS, "bias")           /* fp32 per output channel */                             \
+  R(Y, "y")                 /* conv output */                                         \
+  R(WORKSPACE, "ws")        /* fp32 split-K partial sums */                           \
+  R(RESIDUAL, "residual")   /* a tensor shaped like y, added in the epilogue (next) */ \
+  R(SCALE, "scale")         /* fp32 per-channel scales (next) */
+typedef enum cj_arg_role {
+  CJ_ARG_NONE = 0,
+#define CJ_ARG_ENUM(id, name) CJ_ARG_##id,
+  CJ_ARG_ROLE_TABLE(CJ_ARG_ENUM)
+#undef CJ_ARG_ENUM
+  CJ_ARG_ROLE_COUNT
+} cj_arg_role;
+const char *cj_arg_role_name(cj_arg_role r); /* "x", ...; NULL if unknown */
 
 #define CJ_KPLAN_MAX_ARGS 16
 typedef struct cj_karg_desc {
-  const char *name; /* for dumps and error text */
+  cj_arg_role role; /* what it is (builders and binders look it up by role) */
+  const char *name; /* for dumps, error text and the kernel's parameter name */
   uint8_t is_ptr;   /* 1: global pointer (8 bytes), 0: by value */
   uint8_t size;     /* bytes: 4 or 8 */
 } cj_karg_desc;
 
 #include "codegen/kplan_layout.h"
 #include "codegen/kplan_conv.h"
+#include "codegen/kplan_finalize.h"
 
 typedef struct cj_kplan {
   cj_kop op;
@@ -67,7 +92,20 @@ convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix);
  * the same syntax: key "field=value;", print "  field = value  # reason". */
 void cj_kplan_key_u64(cj_strbuf *key, const char *field, uint64_t v);
 void cj_kplan_print_u64(cj_strbuf *out, const char *field, uint64_t v, const char *reason);
-const char *cj_kop_name(cj_kop op); /* "transpose", ...; NULL if unknown */
+const char *cj_kop_name(cj_kop op);         /* "transpose", ...; NULL if unknown */
+cj_kop cj_kop_from_name(const char *name);  /* CJ_KOP_NONE if unknown */
+const char *cj_kop_prefix(cj_kop op);       /* kernel symbol prefix; NULL if unknown */
+/* Appends a pointer argument with its role (name NULL: the role's name). */
+void cj_kplan_add_arg(cj_kplan *p, cj_arg_role role, const char *name);
+/* Index of the argument with that role in p->args, or -1 if it has none. */
+int cj_kplan_arg_index(const cj_kplan *p, cj_arg_role role);
+
+/* The op table's hooks (kops.h), each in its op's plan file. */
+#define CJ_KOP_HOOKS(id, name, key, print, build, spec, prefix) \
+  void key(const cj_kplan *p, cj_strbuf *sb);                   \
+  void print(const cj_kplan *p, cj_strbuf *sb);
+CJ_KOP_TABLE(CJ_KOP_HOOKS)
+#undef CJ_KOP_HOOKS
 
 /* An argument value for launching a plan's kernel: fill in args[] order. */
 typedef union cj_karg {

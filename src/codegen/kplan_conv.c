@@ -1,6 +1,6 @@
-/* Conv plans: shape + arch + forced options -> every compile-time constant
- * of the bf16 implicit-GEMM conv kernel and its split-K finalize, with the
- * legality checks (contract in kplan_conv.h). Pure C, no LLVM. */
+/* Conv plans: shape + dtype + arch + forced options -> every compile-time
+ * constant of the implicit-GEMM conv kernel, with the legality checks
+ * (contract in kplan_conv.h). Pure C, no LLVM. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,8 +9,7 @@
 static uint64_t cj_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static uint64_t cj_round_up(uint64_t a, uint64_t b) { return cj_ceil_div(a, b) * b; }
 
-/* Output extent of one dim; 0 when the filter does not fit. */
-static uint64_t cj_out_extent(uint64_t in, uint64_t f, uint64_t st, uint64_t dil, uint64_t lo, uint64_t hi) {
+uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t st, uint64_t dil, uint64_t lo, uint64_t hi) {
   uint64_t span = dil * (f - 1) + 1;
   if (in + lo + hi < span) return 0;
   return (in + lo + hi - span) / st + 1;
@@ -24,6 +23,9 @@ static int cj_needs_check(uint64_t in, uint64_t out, uint64_t f, uint64_t st, ui
 
 convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   CJ_CHECK(g, CONVJIT_ERR_INVALID_ARG, "conv geometry is NULL");
+  g->elem_bytes = cj_dtype_bytes((convjit_dtype)g->dtype);
+  CJ_CHECK(g->elem_bytes == 1 || g->elem_bytes == 2, CONVJIT_ERR_INVALID_ARG,
+           "conv.dtype = %u (%s): must be bf16 or an fp8 type", g->dtype, cj_dtype_name((convjit_dtype)g->dtype));
   const struct { const char *name; uint32_t v; } pos[] = {
       {"n", g->n}, {"c", g->c}, {"d", g->d}, {"h", g->h}, {"w", g->w}, {"k", g->k},
       {"t", g->t}, {"r", g->r}, {"s", g->s}};
@@ -37,7 +39,7 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
     CJ_CHECK(g->dil[i] > 0, CONVJIT_ERR_INVALID_ARG, "conv.dil[%c] = 0: must be > 0", dim[i]);
     CJ_CHECK(g->pad_lo[i] < (1u << 20) && g->pad_hi[i] < (1u << 20), CONVJIT_ERR_INVALID_ARG,
              "conv.pad[%c] = %u/%u: must be < 2^20", dim[i], g->pad_lo[i], g->pad_hi[i]);
-    out[i] = cj_out_extent(in[i], f[i], g->stride[i], g->dil[i], g->pad_lo[i], g->pad_hi[i]);
+    out[i] = cj_conv_out_extent(in[i], f[i], g->stride[i], g->dil[i], g->pad_lo[i], g->pad_hi[i]);
     CJ_CHECK(out[i] > 0, CONVJIT_ERR_INVALID_ARG,
              "conv output %c extent <= 0: input %u, filter %u, dilation %u, padding %u+%u", dim[i], in[i], f[i],
              g->dil[i], g->pad_lo[i], g->pad_hi[i]);
@@ -45,7 +47,7 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   g->od = (uint32_t)out[0];
   g->oh = (uint32_t)out[1];
   g->ow = (uint32_t)out[2];
-  g->cp = (uint32_t)cj_round_up(g->c, CJ_CONV_CVEC);
+  g->cp = (uint32_t)cj_round_up(g->c, CJ_CONV_CHUNK_BYTES / g->elem_bytes);
   uint64_t taps = (uint64_t)g->t * g->r * g->s;
   g->crs = taps * g->cp;
   /* The K column index and per-row offsets are i32 in the kernel. */
@@ -69,7 +71,7 @@ static uint64_t cj_big_in_span(const cj_conv_geom *g, uint32_t tile_m) {
   uint64_t out_planes = (tile_m - 1) / plane_out + 2;
   uint64_t in_planes = 2 * (out_planes * g->stride[0] + (uint64_t)(g->t - 1) * g->dil[0] + g->pad_lo[0] +
                             g->pad_hi[0] + 1);
-  return in_planes * g->h * g->w * g->cp * 2;
+  return in_planes * g->h * g->w * g->cp * g->elem_bytes;
 }
 
 convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin,
@@ -78,7 +80,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   cj_conv_opts def = {0};
   if (!o) o = &def;
   memset(p, 0, sizeof *p);
-  p->op = CJ_KOP_CONV_BF16;
+  p->op = CJ_KOP_CONV;
   p->arch = arch;
   cj_conv_plan *c = &p->u.conv;
   c->g = *gin;
@@ -89,12 +91,25 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->tile_n = o->tile_n ? o->tile_n : 128;
   c->wave_m = o->wave_m ? o->wave_m : 2;
   c->wave_n = o->wave_n ? o->wave_n : 4;
-  c->tile_k = CJ_CONV_TILE_K;
+  c->sched = CJ_CONV_SCHED_MULTISTAGE;
   c->stages = o->stages ? o->stages : 4;
   c->splitk = o->splitk ? o->splitk : 1;
   c->wgm = o->wgm ? o->wgm : 8;
   c->has_bias = o->has_bias != 0;
-  c->mfma_k = arch->mfma_bf16_k;
+  /* ---- dtype row: element size, chunk, MFMA ---- */
+  c->elem_bytes = g->elem_bytes;
+  c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
+  CJ_CHECK(g->dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
+           "conv.dtype = %s: the implicit-GEMM family has no K-loop schedule for it yet (bf16 only)",
+           cj_dtype_name((convjit_dtype)g->dtype));
+  c->mfma = arch->mfma_bf16;
+  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
+  CJ_CHECK(mf && mf->elem_bytes == c->elem_bytes, CONVJIT_ERR_INTERNAL, "conv: %s has no MFMA row for %s",
+           arch->name, cj_dtype_name((convjit_dtype)g->dtype));
+  c->mfma_k = mf->k;
+  /* 64 bytes of K per row and stage (one [kq][row] stage is 4 chunks deep),
+   * and whole MFMAs. */
+  c->tile_k = (uint32_t)cj_round_up(CJ_CONV_STAGE_ROW_BYTES / c->elem_bytes, c->mfma_k);
   if (o->dma_bytes) c->dma_bytes = o->dma_bytes;
   else c->dma_bytes = cj_arch_dma_ok(arch, 16) ? 16 : 4;
 
@@ -128,7 +143,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_CHECK(c->tile_k % c->mfma_k == 0, CONVJIT_ERR_INTERNAL, "tile_k %% mfma_k");
   /* Each DMA instruction moves threads*dma_bytes; a tile must be whole
    * instructions for every thread (one M0 per wave, no partial waves). */
-  uint32_t row_bytes = c->tile_k * 2, step = c->threads * c->dma_bytes;
+  uint32_t row_bytes = c->tile_k * c->elem_bytes, step = c->threads * c->dma_bytes;
   CJ_CHECK((c->tile_m * row_bytes) % step == 0, CONVJIT_ERR_UNSUPPORTED,
            "conv.tile_m = %u: the A tile (%u bytes) is not whole %u-byte DMA loads for %u threads", c->tile_m,
            c->tile_m * row_bytes, c->dma_bytes, c->threads);
@@ -187,12 +202,18 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
    * every x offset must be below the OOB sentinel (no rebase on this path). */
   int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
                !c->need_h && !c->need_w;
-  uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * 2;
-  c->channel_gemm = fast && is_1x1 && g->odhw % (c->dma_bytes / 2) == 0 && ncdhw_bytes <= CJ_CONV_OOB &&
+  uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
+  c->channel_gemm = fast && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 && ncdhw_bytes <= CJ_CONV_OOB &&
                     !o->force_big_in;
-  c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->cp * 2;
-  c->w_bytes = (uint64_t)g->k * g->crs * 2;
-  c->y_bytes = (uint64_t)g->n * g->k * g->odhw * 2;
+  c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->cp * c->elem_bytes;
+  c->w_bytes = (uint64_t)g->k * g->crs * c->elem_bytes;
+  /* ---- epilogue: fp32 atomics into the workspace when split (the
+   * finalize then runs the same ops), else (+bias) and bf16 ---- */
+  if (c->splitk == 1) {
+    if (c->has_bias) CJ_TRY(cj_epi_push(&c->epi, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
+    CJ_TRY(cj_epi_push(&c->epi, CJ_EPI_CONVERT, 0, CONVJIT_DTYPE_BF16));
+  }
+  c->y_bytes = (uint64_t)g->n * g->k * g->odhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
            "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
   c->big_in = c->x_bytes > CJ_CONV_OOB || o->force_big_in;
@@ -216,122 +237,65 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   p->grid[0] = c->tiles_m * c->tiles_n;
   p->grid[1] = 1;
   p->grid[2] = c->splitk;
-  const cj_karg_desc x = {"x", 1, 8}, w = {"w", 1, 8}, bias = {"bias", 1, 8}, y = {"y", 1, 8}, ws = {"ws", 1, 8};
-  p->args[p->nargs++] = x;
-  p->args[p->nargs++] = w;
+  /* The argument order, written once: builders and binders go by role. */
+  cj_kplan_add_arg(p, CJ_ARG_X, NULL);
+  cj_kplan_add_arg(p, CJ_ARG_W, NULL);
   if (c->splitk > 1) {
-    p->args[p->nargs++] = ws;
+    cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
   } else {
-    if (c->has_bias) p->args[p->nargs++] = bias;
-    p->args[p->nargs++] = y;
+    if (c->has_bias) cj_kplan_add_arg(p, CJ_ARG_BIAS, NULL);
+    cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
   }
-  return cj_kplan_name_from_key(p, "cj_conv_bf16");
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV), cj_dtype_name((convjit_dtype)g->dtype));
+  return cj_kplan_name_from_key(p, prefix);
 }
 
-convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c) {
-  CJ_CHECK(p && arch && c, CONVJIT_ERR_INVALID_ARG, "finalize plan: NULL argument");
-  CJ_CHECK(c->splitk > 1 && c->ws_bytes > 0, CONVJIT_ERR_INVALID_ARG,
-           "finalize plan: conv plan has no split-K workspace (splitk = %u)", c->splitk);
-  memset(p, 0, sizeof *p);
-  p->op = CJ_KOP_CONV_FINALIZE;
-  p->arch = arch;
-  cj_finalize_plan *f = &p->u.fin;
-  f->total = (uint64_t)c->g.n * c->g.k * c->g.odhw;
-  f->odhw = c->g.odhw;
-  f->k = c->g.k;
-  f->has_bias = c->has_bias;
-  /* 4 elements per thread share one k when Do*Ho*Wo % 4 == 0: one 16-byte
-   * fp32 load, one bias load, one 8-byte store. */
-  f->per_thread = c->g.odhw % 4 == 0 ? 4 : 1;
-  p->block[0] = 256;
-  p->block[1] = p->block[2] = 1;
-  p->grid[0] = cj_ceil_div(cj_ceil_div(f->total, f->per_thread), 256);
-  p->grid[1] = p->grid[2] = 1;
-  const cj_karg_desc ws = {"ws", 1, 8}, bias = {"bias", 1, 8}, y = {"y", 1, 8};
-  p->args[p->nargs++] = ws;
-  if (f->has_bias) p->args[p->nargs++] = bias;
-  p->args[p->nargs++] = y;
-  return cj_kplan_name_from_key(p, "cj_conv_finalize");
+/* ---- key and printout: expanded from the field tables ---- */
+
+void cj_conv_geom_key(cj_strbuf *key, const char *field, cj_conv_geom g) {
+  (void)field; /* the geometry's fields are keyed by their own names */
+#define CJ_GEOM_KEY_F(type, name, in_key, reason) \
+  if (in_key) cj_kplan_key_u64(key, #name, g.name);
+#define CJ_GEOM_KEY_A(type, name, count, in_key, reason)                \
+  for (int i_ = 0; in_key && i_ < count; i_++) {                        \
+    char f_[32];                                                        \
+    snprintf(f_, sizeof f_, "%s[%d]", #name, i_);                       \
+    cj_kplan_key_u64(key, f_, g.name[i_]);                              \
+  }
+  CJ_CONV_GEOM_FIELDS(CJ_GEOM_KEY_F, CJ_GEOM_KEY_A)
+#undef CJ_GEOM_KEY_F
+#undef CJ_GEOM_KEY_A
 }
 
-/* ---- key and printout ---- */
-
-#define CJ_CONV_GEOM_FIELDS(X)                                                                    \
-  X(n) X(c) X(d) X(h) X(w) X(k) X(t) X(r) X(s) X(stride[0]) X(stride[1]) X(stride[2]) X(dil[0])   \
-  X(dil[1]) X(dil[2]) X(pad_lo[0]) X(pad_lo[1]) X(pad_lo[2]) X(pad_hi[0]) X(pad_hi[1]) X(pad_hi[2])
+void cj_conv_geom_print(cj_strbuf *out, const char *field, cj_conv_geom g, const char *reason) {
+  cj_sb_printf(out, "  %-14s = %s N%u C%u D%u H%u W%u -> K%u, filter %ux%ux%u  # %s\n", field,
+               cj_dtype_name((convjit_dtype)g.dtype), g.n, g.c, g.d, g.h, g.w, g.k, g.t, g.r, g.s, reason);
+  cj_sb_printf(out, "  %-14s = stride %u,%u,%u dil %u,%u,%u pad %u/%u,%u/%u,%u/%u\n", "conv", g.stride[0],
+               g.stride[1], g.stride[2], g.dil[0], g.dil[1], g.dil[2], g.pad_lo[0], g.pad_hi[0], g.pad_lo[1],
+               g.pad_hi[1], g.pad_lo[2], g.pad_hi[2]);
+#define CJ_GEOM_PRINT_F(type, name, in_key, reason) \
+  if (!in_key) cj_kplan_print_u64(out, #name, g.name, reason);
+#define CJ_GEOM_PRINT_A(type, name, count, in_key, reason)
+  CJ_CONV_GEOM_FIELDS(CJ_GEOM_PRINT_F, CJ_GEOM_PRINT_A)
+#undef CJ_GEOM_PRINT_F
+#undef CJ_GEOM_PRINT_A
+}
 
 void cj_kplan_conv_key(const cj_kplan *p, cj_strbuf *key) {
-  if (p->op == CJ_KOP_CONV_FINALIZE) {
-    const cj_finalize_plan *f = &p->u.fin;
-    cj_kplan_key_u64(key, "total", f->total);
-    cj_kplan_key_u64(key, "odhw", f->odhw);
-    cj_kplan_key_u64(key, "k", f->k);
-    cj_kplan_key_u64(key, "per_thread", f->per_thread);
-    cj_kplan_key_u64(key, "bias", (uint64_t)f->has_bias);
-    return;
-  }
   const cj_conv_plan *c = &p->u.conv;
-#define CJ_KEY_G(f) cj_kplan_key_u64(key, #f, c->g.f);
-  CJ_CONV_GEOM_FIELDS(CJ_KEY_G)
-#undef CJ_KEY_G
-#define CJ_KEY_C(f) cj_kplan_key_u64(key, #f, (uint64_t)c->f);
-  CJ_KEY_C(tile_m) CJ_KEY_C(tile_n) CJ_KEY_C(tile_k) CJ_KEY_C(wave_m) CJ_KEY_C(wave_n) CJ_KEY_C(mfma_k)
-  CJ_KEY_C(stages) CJ_KEY_C(dma_bytes) CJ_KEY_C(k_tiles_split) CJ_KEY_C(splitk) CJ_KEY_C(wgm)
-  CJ_KEY_C(has_bias) CJ_KEY_C(big_in) CJ_KEY_C(big_out) CJ_KEY_C(vec4_store) CJ_KEY_C(temporal_fast)
-  CJ_KEY_C(channel_gemm) CJ_KEY_C(need_t) CJ_KEY_C(need_h) CJ_KEY_C(need_w) CJ_KEY_C(m_partial)
-  CJ_KEY_C(n_tail) CJ_KEY_C(k_partial)
-#undef CJ_KEY_C
+#define CJ_CONV_KEY(type, name, in_key, reason) \
+  if (in_key) CJ_FIELD_KEY(key, #name, c->name);
+  CJ_CONV_PLAN_FIELDS(CJ_CONV_KEY)
+#undef CJ_CONV_KEY
 }
 
 void cj_kplan_conv_print(const cj_kplan *p, cj_strbuf *out) {
-  if (p->op == CJ_KOP_CONV_FINALIZE) {
-    const cj_finalize_plan *f = &p->u.fin;
-    cj_kplan_print_u64(out, "total", f->total, "N*K*Do*Ho*Wo fp32 partial sums to finish");
-    cj_kplan_print_u64(out, "k", f->k, "output channels (bias index)");
-    cj_kplan_print_u64(out, "per_thread", f->per_thread, "4 when Do*Ho*Wo % 4 == 0 (vector load/store)");
-    cj_kplan_print_u64(out, "bias", (uint64_t)f->has_bias, "fp32 bias added before the bf16 rounding");
-    return;
-  }
   const cj_conv_plan *c = &p->u.conv;
-  const cj_conv_geom *g = &c->g;
-  cj_sb_printf(out, "  %-14s = N%u C%u D%u H%u W%u -> K%u, filter %ux%ux%u\n", "shape", g->n, g->c, g->d, g->h,
-               g->w, g->k, g->t, g->r, g->s);
-  cj_sb_printf(out, "  %-14s = stride %u,%u,%u dil %u,%u,%u pad %u/%u,%u/%u,%u/%u\n", "conv", g->stride[0],
-               g->stride[1], g->stride[2], g->dil[0], g->dil[1], g->dil[2], g->pad_lo[0], g->pad_hi[0], g->pad_lo[1],
-               g->pad_hi[1], g->pad_lo[2], g->pad_hi[2]);
-  cj_sb_printf(out, "  %-14s = %u x %u x %u\n", "out", g->od, g->oh, g->ow);
-  cj_kplan_print_u64(out, "gemm_m", g->npq, "N*Do*Ho*Wo output positions");
-  cj_kplan_print_u64(out, "gemm_k", g->crs, "T*R*S*Cp, c fastest (KTRSC)");
-  cj_kplan_print_u64(out, "cp", g->cp, "C padded to 8: a DMA chunk never straddles a tap");
-  cj_sb_printf(out, "  %-14s = %u x %u x %u, waves %u x %u (%u threads)\n", "tile", c->tile_m, c->tile_n, c->tile_k,
-               c->wave_m, c->wave_n, c->threads);
-  cj_sb_printf(out, "  %-14s = %u x %u  # 16x16x%u MFMA accumulators per wave (flat grid)\n", "fragments",
-               c->mi_m, c->mi_n, c->mfma_k);
-  cj_kplan_print_u64(out, "stages", c->stages, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)");
-  cj_kplan_print_u64(out, "dma_bytes", c->dma_bytes, "per lane of buffer_load...lds (16 only on gfx950)");
-  cj_sb_printf(out, "  %-14s = %u + %u  # DMA loads per thread per K step (A + B)\n", "dma_per_step", c->a_dma,
-               c->b_dma);
-  cj_kplan_print_u64(out, "k_steps", c->k_tiles, "ceil(gemm_k / 32)");
-  cj_kplan_print_u64(out, "k_steps_split", c->k_tiles_split, "per split, rounded to whole pipeline groups");
-  cj_kplan_print_u64(out, "splitk", c->splitk, "grid z splits the K loop; fp32 atomics + finalize when > 1");
-  cj_kplan_print_u64(out, "wgm", c->wgm, "WGM M-tiles visited across all N-tiles: keeps weight tiles in L2");
-  cj_kplan_print_u64(out, "bias", (uint64_t)c->has_bias, "fp32 bias in the epilogue (finalize when split)");
-  cj_kplan_print_u64(out, "big_in", (uint64_t)c->big_in, "x past the OOB sentinel: rebase x per workgroup");
-  cj_kplan_print_u64(out, "big_out", (uint64_t)c->big_out, "y >= 2^31 bytes: 64-bit addressed stores");
-  cj_kplan_print_u64(out, "vec4_store", (uint64_t)c->vec4_store,
-                     "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs");
-  cj_kplan_print_u64(out, "temporal_fast", (uint64_t)c->temporal_fast,
-                     "(T,1,1), stride 1, no H/W pad, n == 1: A row = m + tap plane, one division");
-  cj_kplan_print_u64(out, "channel_gemm", (uint64_t)c->channel_gemm,
-                     "1x1x1 stride 1 no pad: A read from NCDHW x, no transpose");
-  cj_kplan_print_u64(out, "need_t", (uint64_t)c->need_t, "some tap leaves [0, D): bounds check in time");
-  cj_kplan_print_u64(out, "need_h", (uint64_t)c->need_h, "some tap leaves [0, H)");
-  cj_kplan_print_u64(out, "need_w", (uint64_t)c->need_w, "some tap leaves [0, W)");
-  cj_kplan_print_u64(out, "m_partial", (uint64_t)c->m_partial, "last M tile has rows >= N*Do*Ho*Wo: masked");
-  cj_kplan_print_u64(out, "n_tail", (uint64_t)c->n_tail, "last N tile has channels >= K: zero B rows, masked");
-  cj_kplan_print_u64(out, "k_partial", (uint64_t)c->k_partial, "K steps past gemm_k load zeros (OOB routing)");
-  cj_kplan_print_u64(out, "x_bytes", c->x_bytes, "NDHWC(Cp) x, or NCDHW x on the channel-GEMM path");
-  cj_kplan_print_u64(out, "w_bytes", c->w_bytes, "packed KTRSC weight");
-  cj_kplan_print_u64(out, "y_bytes", c->y_bytes, "NCDHW bf16 output");
-  if (c->ws_bytes) cj_kplan_print_u64(out, "ws_bytes", c->ws_bytes, "fp32 split-K workspace (zeroed first)");
+  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
+  cj_sb_printf(out, "  %-14s = %s (16x16x%u, %u k per lane)\n", "mfma_row", mf ? mf->mnemonic : "?", c->mfma_k,
+               mf ? mf->k_per_lane * mf->k_runs : 0);
+#define CJ_CONV_PRINT(type, name, in_key, reason) CJ_FIELD_PRINT(out, #name, c->name, reason);
+  CJ_CONV_PLAN_FIELDS(CJ_CONV_PRINT)
+#undef CJ_CONV_PRINT
 }

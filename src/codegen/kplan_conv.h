@@ -1,18 +1,20 @@
-/* Plan fields of the bf16 implicit-GEMM conv family and its split-K
- * finalize. Included by kplan.h only; plans in kplan_conv.c, kernels in
- * conv_bf16.c and conv_finalize.c, the im2col address in im2col.c.
+/* Plan fields of the implicit-GEMM conv family (bf16 now; fp8 is a dtype
+ * row and a K-loop schedule of the same plan). Included by kplan.h only;
+ * plans in kplan_conv.c, the kernel in conv_igemm.c, the im2col address in
+ * im2col.c, the epilogue in epilogue.c; the split-K finalize has its own
+ * plan (kplan_finalize.h).
  *
  * GEMM view (REFERENCE.md): M = N*Do*Ho*Wo output positions, N_gemm = K
  * output channels, K_gemm = T*R*S*Cp taps x channels with c fastest (KTRSC).
- * Cp = C rounded up to 8, so a DMA chunk (8 bf16 on gfx950, 2 on gfx942)
- * never straddles a tap. Inputs the conv kernel reads:
- *   x  NDHWC with channel stride Cp (pad channels zero), bf16 — made by the
+ * Cp = C rounded up to a 16-byte chunk (8 bf16, 16 fp8), so a DMA (16 bytes
+ * on gfx950, 4 on gfx942) never straddles a tap. Inputs the conv kernel reads:
+ *   x  NDHWC with channel stride Cp (pad channels zero) — made by the
  *      layout transpose (C == Cp) or the pad-transpose (C < Cp); the 1x1x1
  *      channel-GEMM path reads the caller's NCDHW x directly instead.
- *   w  K rows of crs = T*R*S*Cp bf16 (KTRSC, pad channels zero).
+ *   w  K rows of crs = T*R*S*Cp elements (KTRSC, pad channels zero).
  *   bias K fp32 (optional).
- * Output: y NCDHW bf16, or (split-K) an fp32 workspace in the same NCDHW
- * order that the finalize kernel turns into y (+bias).
+ * Output: y NCDHW in the epilogue's type, or (split-K) an fp32 workspace in
+ * the same NCDHW order that the finalize kernel turns into y (+bias).
  *
  * The plan is filled before any IR exists; every flag has a reason printed
  * next to it (cj_kplan_print). Tile/stages/split-K/WGM come from the caller
@@ -23,32 +25,69 @@
 
 #include <stdint.h>
 #include "codegen/arch.h"
+#include "codegen/kplan_epi.h"
+#include "codegen/kplan_fields.h"
 #include "util/cj.h"
 
-#define CJ_CONV_TILE_K 32          /* K_gemm per pipeline stage (one 64-byte LDS row) */
-#define CJ_CONV_CVEC 8             /* channel padding: 8 bf16 = one 16-byte DMA */
 /* Byte offset for masked lanes: past every num_records the kernel builds
  * (non-BIG x and w are <= this, rebased BIG_IN resources are 2 GiB), so
  * the per-element range check zero-fills LDS. 0x7FFFFF80 was inside a
  * 2 GiB resource in the original and read live data (REFERENCE.md). */
 #define CJ_CONV_OOB 0xF0000000u
 #define CJ_CONV_BIG_IN_RECORDS 0x80000000ull /* rebased x resource: 2 GiB */
+#define CJ_CONV_CHUNK_BYTES 16 /* one im2col chunk: the widest DMA; Cp pads C to whole chunks */
+#define CJ_CONV_STAGE_ROW_BYTES 64 /* K bytes of one tile row per pipeline stage: 4 chunks */
+
+/* Field tables. F(type, name, in_key, reason) is a scalar field,
+ * A(type, name, count, in_key, reason) an array; each table generates the
+ * struct members, the cache key (fields with in_key = 1) and the printout
+ * (every field with its reason). A field not in the key must be a function
+ * of keyed fields and the arch: tests/codegen/test_conv_plan.c changes
+ * every keyed field in turn and asserts the key changes. */
 
 /* The conv problem in codegen terms (3D; 1D/2D are normalized by the
- * caller). Arrays are (depth/time, height, width). Derived fields are
- * filled by cj_conv_geom_derive. */
+ * caller). Arrays are (depth/time, height, width). Derived fields (in_key 0)
+ * are filled by cj_conv_geom_derive. */
+#define CJ_CONV_GEOM_FIELDS(F, A)                                                               \
+  F(uint32_t, dtype, 1, "convjit_dtype of x and w (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3)")      \
+  F(uint32_t, n, 1, "batch")                                                                     \
+  F(uint32_t, c, 1, "input channels")                                                            \
+  F(uint32_t, d, 1, "input depth (time)")                                                        \
+  F(uint32_t, h, 1, "input height")                                                              \
+  F(uint32_t, w, 1, "input width")                                                               \
+  F(uint32_t, k, 1, "output channels")                                                           \
+  F(uint32_t, t, 1, "filter depth")                                                              \
+  F(uint32_t, r, 1, "filter height")                                                             \
+  F(uint32_t, s, 1, "filter width")                                                              \
+  A(uint32_t, stride, 3, 1, "stride (d, h, w)")                                                  \
+  A(uint32_t, dil, 3, 1, "dilation (d, h, w)")                                                   \
+  A(uint32_t, pad_lo, 3, 1, "padding before (d, h, w)")                                          \
+  A(uint32_t, pad_hi, 3, 1, "padding after (d, h, w)")                                           \
+  F(uint32_t, elem_bytes, 0, "bytes per x/w element")                                            \
+  F(uint32_t, od, 0, "output depth")                                                             \
+  F(uint32_t, oh, 0, "output height")                                                            \
+  F(uint32_t, ow, 0, "output width")                                                             \
+  F(uint32_t, cp, 0, "C padded to whole 16-byte chunks: a DMA chunk never straddles a tap")      \
+  F(uint32_t, taps, 0, "T*R*S")                                                                  \
+  F(uint64_t, dhw, 0, "D*H*W")                                                                   \
+  F(uint64_t, odhw, 0, "Do*Ho*Wo")                                                               \
+  F(uint64_t, npq, 0, "GEMM M = N*Do*Ho*Wo output positions")                                    \
+  F(uint64_t, crs, 0, "GEMM K = T*R*S*Cp, c fastest (KTRSC)")
+
 typedef struct cj_conv_geom {
-  uint32_t n, c, d, h, w;          /* input NCDHW */
-  uint32_t k, t, r, s;             /* filter KCTRS */
-  uint32_t stride[3], dil[3], pad_lo[3], pad_hi[3];
-  /* derived */
-  uint32_t od, oh, ow;             /* output extents */
-  uint32_t cp;                     /* C rounded up to CJ_CONV_CVEC */
-  uint32_t taps;                   /* T*R*S */
-  uint64_t dhw, odhw;              /* D*H*W, Do*Ho*Wo */
-  uint64_t npq;                    /* GEMM M */
-  uint64_t crs;                    /* GEMM K = taps*cp */
+  CJ_CONV_GEOM_FIELDS(CJ_FIELD_MEMBER, CJ_FIELD_ARRAY_MEMBER)
 } cj_conv_geom;
+
+/* The geometry as one keyed field of the plan: every input field, then
+ * (printout only) the derived ones. */
+void cj_conv_geom_key(cj_strbuf *key, const char *field, cj_conv_geom g);
+void cj_conv_geom_print(cj_strbuf *out, const char *field, cj_conv_geom g, const char *reason);
+
+/* K-loop schedules of the family (conv_igemm.c's strategy table). */
+typedef enum cj_conv_sched {
+  CJ_CONV_SCHED_MULTISTAGE = 1, /* S-stage LDS ring, DMA S-1 steps ahead, one barrier per step (bf16) */
+  CJ_CONV_SCHED_COUNT
+} cj_conv_sched;
 
 /* Forced choices; 0 = default. Tile defaults to (128,128,2,4), stages 4,
  * split-K 1, WGM 8, DMA the widest legal. Test hooks force the large-tensor
@@ -64,61 +103,72 @@ typedef struct cj_conv_opts {
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
 } cj_conv_opts;
 
-typedef struct cj_conv_plan {
-  cj_conv_geom g;
-  /* tile */
-  uint32_t tile_m, tile_n, tile_k;     /* workgroup tile; tile_k = CJ_CONV_TILE_K */
-  uint32_t wave_m, wave_n, threads;    /* wave grid, threads = waves*64 */
-  uint32_t mi_m, mi_n;                 /* 16x16 MFMA fragments per wave (flat accumulator grid) */
-  uint32_t mfma_k;                     /* K of one MFMA: 32 (gfx950) / 16 (gfx942) */
-  uint32_t stages;                     /* LDS pipeline depth (PIPE_STAGES) */
-  uint32_t dma_bytes;                  /* bytes per lane of one buffer_load...lds */
-  uint32_t a_dma, b_dma;               /* DMA instructions per thread per K step (A, B) */
-  uint32_t lds_a_stage, lds_b_stage;   /* bytes of one stage of A / B */
-  uint64_t tiles_m, tiles_n;           /* grid of output tiles */
-  uint32_t k_tiles;                    /* ceil(crs / tile_k) */
-  uint32_t k_tiles_split;              /* K steps per split, a multiple of stages */
-  /* named specialization flags (reasons in kplan_conv.c's print) */
-  uint32_t splitk;                     /* K loop split over grid z, fp32 atomics */
-  uint32_t wgm;                        /* grouped-M workgroup order width */
-  int has_bias;
-  int big_in;                          /* x bytes > CJ_CONV_OOB: per-workgroup rebase */
-  int big_out;                         /* y bytes >= 2^31: 64-bit addressed stores */
-  int vec4_store;                      /* n == 1, no split-K, Do*Ho*Wo % 4 == 0 */
-  int temporal_fast;                   /* (T,1,1), stride 1, no H/W padding, n == 1 */
-  int channel_gemm;                    /* 1x1x1 stride 1 no pad: NCDHW x, no transpose */
-  int need_t, need_h, need_w;          /* some tap leaves the input in that dim */
-  int m_partial;                       /* npq % tile_m != 0 */
-  int n_tail;                          /* k % tile_n != 0 */
-  int k_partial;                       /* crs % (tile_k * stages * splitk granularity) != 0 */
-  uint64_t x_bytes, w_bytes, y_bytes;  /* tensors the kernel reads / writes */
-  uint64_t ws_bytes;                   /* split-K fp32 workspace (0 if none) */
-} cj_conv_plan;
+/* The conv kernel's plan: X(type, name, in_key, reason). */
+#define CJ_CONV_PLAN_FIELDS(X)                                                                              \
+  X(cj_conv_geom, g, 1, "the problem")                                                                      \
+  /* dtype row */                                                                                           \
+  X(uint32_t, elem_bytes, 1, "bytes per x/w element: 2 bf16, 1 fp8")                                        \
+  X(uint32_t, chunk_elems, 0, "elements per 16-byte chunk (the LDS k-quad and the channel padding)")        \
+  X(uint32_t, mfma, 1, "MFMA row (arch.h cj_mfma_kind): the arch's best for the dtype")                     \
+  X(uint32_t, mfma_k, 0, "K of one MFMA")                                                                   \
+  /* tile */                                                                                                \
+  X(uint32_t, tile_m, 1, "workgroup tile rows (output positions)")                                          \
+  X(uint32_t, tile_n, 1, "workgroup tile columns (output channels)")                                        \
+  X(uint32_t, tile_k, 1, "K per pipeline stage: 64 bytes of each row (a multiple of the MFMA's K)")         \
+  X(uint32_t, wave_m, 1, "wave grid rows")                                                                  \
+  X(uint32_t, wave_n, 1, "wave grid columns")                                                               \
+  X(uint32_t, threads, 0, "waves * 64")                                                                     \
+  X(uint32_t, mi_m, 0, "16x16 accumulator fragments per wave along M (flat grid)")                          \
+  X(uint32_t, mi_n, 0, "16x16 accumulator fragments per wave along N")                                      \
+  X(uint32_t, sched, 1, "K-loop schedule (cj_conv_sched): 1 = multistage LDS ring")                         \
+  X(uint32_t, stages, 1, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)")                      \
+  X(uint32_t, dma_bytes, 1, "per lane of buffer_load...lds (16 only on gfx950)")                            \
+  X(uint32_t, a_dma, 0, "A DMA loads per thread per K step")                                                \
+  X(uint32_t, b_dma, 0, "B DMA loads per thread per K step")                                                \
+  X(uint32_t, lds_a_stage, 0, "bytes of one A stage")                                                       \
+  X(uint32_t, lds_b_stage, 0, "bytes of one B stage")                                                       \
+  X(uint64_t, tiles_m, 0, "output tiles along M")                                                           \
+  X(uint64_t, tiles_n, 0, "output tiles along N")                                                           \
+  X(uint32_t, k_tiles, 0, "K steps: ceil(gemm_k / tile_k)")                                                 \
+  X(uint32_t, k_tiles_split, 1, "K steps per split, rounded to whole pipeline groups")                      \
+  /* named specialization flags */                                                                          \
+  X(uint32_t, splitk, 1, "grid z splits the K loop; fp32 atomics + finalize when > 1")                      \
+  X(uint32_t, wgm, 1, "WGM M-tiles visited across all N-tiles: keeps weight tiles in L2")                   \
+  X(int, has_bias, 1, "fp32 bias (in the epilogue, or the finalize's when split)")                         \
+  X(int, big_in, 1, "x past the OOB sentinel: rebase x per workgroup")                                      \
+  X(int, big_out, 1, "y >= 2^31 bytes: 64-bit addressed stores")                                            \
+  X(int, vec4_store, 1, "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs")            \
+  X(int, temporal_fast, 1, "(T,1,1), stride 1, no H/W pad, n == 1: A row = m + tap plane, one division")    \
+  X(int, channel_gemm, 1, "1x1x1 stride 1 no pad: A read from NCDHW x, no transpose")                       \
+  X(int, need_t, 1, "some tap leaves [0, D): bounds check in time")                                         \
+  X(int, need_h, 1, "some tap leaves [0, H)")                                                               \
+  X(int, need_w, 1, "some tap leaves [0, W)")                                                               \
+  X(int, m_partial, 1, "last M tile has rows >= N*Do*Ho*Wo: masked")                                        \
+  X(int, n_tail, 1, "last N tile has channels >= K: zero B rows, masked")                                   \
+  X(int, k_partial, 1, "K steps past gemm_k load zeros (OOB routing)")                                      \
+  X(cj_epilogue, epi, 1, "on each accumulator fragment before the store (kplan_epi.h)")                     \
+  X(uint64_t, x_bytes, 0, "NDHWC(Cp) x, or NCDHW x on the channel-GEMM path")                               \
+  X(uint64_t, w_bytes, 0, "packed KTRSC weight")                                                            \
+  X(uint64_t, y_bytes, 0, "NCDHW output (the epilogue's element type)")                                     \
+  X(uint64_t, ws_bytes, 0, "fp32 split-K workspace (0 if none; zeroed first)")
 
-/* Split-K finalize: y[i] = bf16(ws[i] + bias[k(i)]), NCDHW, elementwise. */
-typedef struct cj_finalize_plan {
-  uint64_t total;      /* N*K*Do*Ho*Wo elements */
-  uint64_t odhw;       /* Do*Ho*Wo: k(i) = (i / odhw) % k */
-  uint32_t k;
-  uint32_t per_thread; /* elements per thread (4: one 16-byte fp32 load) */
-  int has_bias;
-  int big;             /* ws bytes >= 2^31: 64-bit addressing */
-} cj_finalize_plan;
+typedef struct cj_conv_plan {
+  CJ_CONV_PLAN_FIELDS(CJ_FIELD_MEMBER)
+} cj_conv_plan;
 
 struct cj_kplan;
 
+/* Output extent of one dim (the one formula: desc.c uses it too); 0 when the
+ * dilated filter does not fit the padded input. */
+uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t dil, uint64_t pad_lo,
+                            uint64_t pad_hi);
 /* Validates the shape fields ("conv.c = 0: must be > 0") and fills the
  * derived ones. */
 convjit_status cj_conv_geom_derive(cj_conv_geom *g);
-/* Fills p for the conv kernel. INVALID_ARG for a bad shape or option,
- * UNSUPPORTED (with the reason) for an illegal tile on this arch. */
+/* Fills p for the conv kernel from the input fields of g (derived here).
+ * INVALID_ARG for a bad shape or option, UNSUPPORTED (with the reason) for
+ * an illegal tile on this arch or a dtype it has no MFMA for. */
 convjit_status cj_kplan_conv_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g,
                                   const cj_conv_opts *o);
-/* Fills p for the split-K finalize of conv plan c. */
-convjit_status cj_kplan_finalize_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c);
-
-/* Per-kind parts of cj_kplan_key / cj_kplan_print (called by kplan.c). */
-void cj_kplan_conv_key(const struct cj_kplan *p, cj_strbuf *key);
-void cj_kplan_conv_print(const struct cj_kplan *p, cj_strbuf *out);
 
 #endif

@@ -34,9 +34,9 @@ static void cj_plan_header(cj_kplan *p, cj_kop op, const cj_arch *arch) {
 }
 
 static void cj_plan_xy_args(cj_kplan *p, const char *in, const char *out) {
-  p->nargs = 2;
-  p->args[0] = (cj_karg_desc){.name = in, .is_ptr = 1, .size = 8};
-  p->args[1] = (cj_karg_desc){.name = out, .is_ptr = 1, .size = 8};
+  p->nargs = 0;
+  cj_kplan_add_arg(p, CJ_ARG_SRC, in);
+  cj_kplan_add_arg(p, CJ_ARG_DST, out);
 }
 
 static convjit_status cj_transpose_fill(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint32_t cvt,
@@ -199,6 +199,7 @@ static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
   }
 }
 
-void cj_kplan_layout_key(const cj_kplan *p, cj_strbuf *key) { cj_layout_fields(p, key, 1); }
-
-void cj_kplan_layout_print(const cj_kplan *p, cj_strbuf *out) { cj_layout_fields(p, out, 0); }
+void cj_kplan_transpose_key(const cj_kplan *p, cj_strbuf *key) { cj_layout_fields(p, key, 1); }
+void cj_kplan_transpose_print(const cj_kplan *p, cj_strbuf *out) { cj_layout_fields(p, out, 0); }
+void cj_kplan_wpack_key(const cj_kplan *p, cj_strbuf *key) { cj_layout_fields(p, key, 1); }
+void cj_kplan_wpack_print(const cj_kplan *p, cj_strbuf *out) { cj_layout_fields(p, out, 0); }

@@ -75,8 +75,4 @@ convjit_status cj_kplan_wpack_init(struct cj_kplan *p, const cj_arch *arch, uint
                                    uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,
                                    uint32_t row_elems);
 
-/* Per-kind parts of cj_kplan_key / cj_kplan_print (called by kplan.c). */
-void cj_kplan_layout_key(const struct cj_kplan *p, cj_strbuf *key);
-void cj_kplan_layout_print(const struct cj_kplan *p, cj_strbuf *out);
-
 #endif

@@ -164,7 +164,7 @@ static LLVMValueRef cj_tr_side_off(cj_tr_ctx *k, const cj_tr_side *sd, LLVMValue
   return cj_irb_oob(g, ok, off, CJ_OOB);
 }
 
-static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
+convjit_status cj_transpose_build(cj_irb *g, const cj_kplan *p) {
   const cj_transpose_plan *t = &p->u.tr;
   cj_tr_ctx k = {g, t, NULL};
   LLVMBuilderRef b = g->b;
@@ -190,8 +190,8 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
                                  c064, "");
   /* x: rows c (limit c_lim), columns s; y: rows s (limit s_lim), columns c. */
   cj_tr_side xs, ys;
-  cj_tr_side_init(&k, &xs, tid, cj_irb_arg(g, 0), ox, eb, t->s, t->load_bytes, s_lim, c_lim, nthr);
-  cj_tr_side_init(&k, &ys, tid, cj_irb_arg(g, 1), oy, t->out_bytes, t->c, t->store_bytes, c_lim, s_lim, nthr);
+  cj_tr_side_init(&k, &xs, tid, cj_irb_arg_role(g, p, CJ_ARG_SRC), ox, eb, t->s, t->load_bytes, s_lim, c_lim, nthr);
+  cj_tr_side_init(&k, &ys, tid, cj_irb_arg_role(g, p, CJ_ARG_DST), oy, t->out_bytes, t->c, t->store_bytes, c_lim, s_lim, nthr);
   LLVMTypeRef et = eb == 2 ? g->i16 : g->i8;
 
   /* Load: x row c0+r, columns s0+col.. -> LDS tile[r][col..]. */
@@ -215,7 +215,7 @@ static convjit_status cj_build_transpose(cj_irb *g, const cj_kplan *p) {
 }
 
 /* Weight pack: one thread per packed element o = k*row + (tap*c_pad + c). */
-static convjit_status cj_build_wpack(cj_irb *g, const cj_kplan *p) {
+convjit_status cj_wpack_build(cj_irb *g, const cj_kplan *p) {
   const cj_wpack_plan *w = &p->u.wp;
   LLVMBuilderRef b = g->b;
   const uint32_t eb = w->elem_bytes;
@@ -235,8 +235,8 @@ static convjit_status cj_build_wpack(cj_irb *g, const cj_kplan *p) {
       b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kk, cj_c32(g, w->c), ""), c, ""), cj_c32(g, w->trs), ""), tap,
       "");
   in = LLVMBuildMul(b, in, cj_c32(g, eb), "");
-  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg(g, 0), cj_c64(g, (uint64_t)w->k * w->c * w->trs * eb));
-  LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg(g, 1), cj_c64(g, (uint64_t)total * eb));
+  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_SRC), cj_c64(g, (uint64_t)w->k * w->c * w->trs * eb));
+  LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DST), cj_c64(g, (uint64_t)total * eb));
   LLVMTypeRef et = cj_irb_mem_type(g, eb);
   /* Padding channels and the row tail read out of range: the hardware gives 0. */
   LLVMValueRef v = cj_irb_buf_load(g, et, wr, cj_irb_oob(g, in_ok, in, CJ_OOB), NULL, 0);
@@ -246,10 +246,3 @@ static convjit_status cj_build_wpack(cj_irb *g, const cj_kplan *p) {
   return g->st;
 }
 
-convjit_status cj_layout_build(cj_irb *g, const cj_kplan *p) {
-  switch (p->op) {
-  case CJ_KOP_TRANSPOSE: return cj_build_transpose(g, p);
-  case CJ_KOP_WEIGHT_PACK: return cj_build_wpack(g, p);
-  default: return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "cj_layout_build: op %d is not a layout op", (int)p->op));
-  }
-}

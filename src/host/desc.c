@@ -19,16 +19,6 @@ convjit_status cj_check_struct_size(size_t struct_size, size_t v1, size_t ours, 
 
 /* ---- descriptor validation ----------------------------------------------- */
 
-const char *cj_dtype_name(convjit_dtype t) {
-  switch (t) {
-  case CONVJIT_DTYPE_BF16: return "bf16";
-  case CONVJIT_DTYPE_FP8_E4M3FN: return "fp8_e4m3fn";
-  case CONVJIT_DTYPE_FP8_E4M3FNUZ: return "fp8_e4m3fnuz";
-  case CONVJIT_DTYPE_F32: return "f32";
-  }
-  return "?";
-}
-
 convjit_status cj_check_dtype(convjit_dtype t, const char *field) {
   CJ_CHECK(t >= CONVJIT_DTYPE_BF16 && t <= CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
            "desc.%s = %d: unknown dtype (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3, f32 4)", field, (int)t);

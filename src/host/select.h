@@ -9,7 +9,8 @@
  * Two step lists per sequence:
  *   pack  run once per weight by convjit_weight_pack (w raw -> w packed)
  *   fwd   run by convjit_conv_fwd / convjit_transpose on every call
- * Binds are listed in the plan's args[] order: bind[i] feeds plan.args[i].
+ * Binds are listed in the plan's args[] order: bind[i] feeds plan.args[i],
+ * filled by role (cj_seq_add_bound), never by position or name.
  *
  * Ownership: cj_select_conv lives in select_conv.c (the conv work owns it);
  * cj_select_transpose lives in select.c (the runtime work owns it).
@@ -100,6 +101,15 @@ typedef struct cj_select_opts {
 /* Appends a kernel step to a list; returns a pointer to it (NULL if full:
  * the caller reports CONVJIT_ERR_INTERNAL). Binds start as CJ_BIND_NONE. */
 cj_step *cj_seq_add_kernel(cj_step_list *l, const cj_kplan *plan);
+/* How the arguments of one role are bound in a launch sequence. */
+typedef struct cj_role_bind {
+  cj_arg_role role;
+  cj_bind bind;
+} cj_role_bind;
+/* Appends a kernel step whose bind[i] is the bind of plan->args[i]'s role in
+ * binds[]: the argument order lives in the plan only. INTERNAL naming the
+ * argument when a role has no bind, or when the list is full. */
+convjit_status cj_seq_add_bound(cj_step_list *l, const cj_kplan *plan, const cj_role_bind *binds, uint32_t nbinds);
 /* Appends a memset-to-zero step. */
 convjit_status cj_seq_add_memset(cj_step_list *l, cj_bind dst, uint64_t bytes);
 
@@ -108,8 +118,6 @@ convjit_status cj_seq_add_memset(cj_step_list *l, cj_bind dst, uint64_t bytes);
 convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtype dtype,
                                    const cj_arch *arch, cj_seq *out);
 
-/* desc.c: a dtype's name for messages ("bf16", "fp8_e4m3fn", ...; "?" if unknown). */
-const char *cj_dtype_name(convjit_dtype t);
 
 /* select_conv.c (the conv work): the conv launch sequence for a validated
  * problem on arch with cu_count compute units. CONVJIT_ERR_UNSUPPORTED with

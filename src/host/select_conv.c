@@ -1,8 +1,8 @@
 /* Conv selection (contract in select.h): a validated bf16 problem -> the
  * launch sequence
- *   pack: weight KCTRS -> KTRSC, C zero-padded to 8 (once per weight)
+ *   pack: weight KCTRS -> KTRSC, C zero-padded to a 16-byte chunk (once per weight)
  *   fwd:  x NCDHW -> NDHWC(Cp) into the workspace (layout transpose when
- *         C % 8 == 0, else the pack kernel used as a channel-padding
+ *         C == Cp, else the pack kernel used as a channel-padding
  *         transpose: per sample [C][DHW] -> [DHW][Cp] is its [K][C][TRS] ->
  *         [K][TRS][c_pad] with K = N, TRS = DHW); none on the 1x1x1
  *         channel-GEMM path, which reads x as given
@@ -33,6 +33,7 @@ static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint
 
 static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geom *g) {
   memset(g, 0, sizeof *g);
+  g->dtype = (uint32_t)p->x_dtype;
   CJ_TRY(cj_u32_field("n", p->n, 1, &g->n));
   CJ_TRY(cj_u32_field("c", p->c, 1, &g->c));
   CJ_TRY(cj_u32_field("k", p->k, 1, &g->k));
@@ -94,7 +95,8 @@ static convjit_status cj_choose(const cj_conv_geom *g, const cj_arch *arch, int 
     /* Split only an under-filled grid, and keep >= 2 pipeline groups of K
      * steps per split so the prologue is amortized. */
     uint64_t tiles = ((g->npq + tm - 1) / tm) * ((g->k + tn - 1) / tn);
-    uint64_t ksteps = (g->crs + CJ_CONV_TILE_K - 1) / CJ_CONV_TILE_K;
+    uint64_t tile_k = CJ_CONV_STAGE_ROW_BYTES / g->elem_bytes;
+    uint64_t ksteps = (g->crs + tile_k - 1) / tile_k;
     co.splitk = 1;
     if (4 * tiles < 3 * cus) {
       uint64_t want = cus / tiles, cap = ksteps / (2ull * co.stages);
@@ -123,63 +125,50 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int
   const cj_conv_plan *c = &conv.u.conv;
 
   /* ---- pack: w KCTRS -> KTRSC(Cp) ---- */
+  uint32_t eb = g.elem_bytes;
   cj_kplan kp;
-  CJ_TRY(cj_kplan_wpack_init(&kp, arch, 2, g.k, g.c, g.taps, g.cp, (uint32_t)g.crs));
-  cj_step *st = cj_seq_add_kernel(&out->pack, &kp);
-  CJ_CHECK(st && kp.nargs == 2, CONVJIT_ERR_INTERNAL, "conv: weight pack step");
-  st->bind[0].kind = CJ_BIND_W_RAW;
-  st->bind[1].kind = CJ_BIND_W_PACKED;
+  CJ_TRY(cj_kplan_wpack_init(&kp, arch, eb, g.k, g.c, g.taps, g.cp, (uint32_t)g.crs));
+  const cj_role_bind pack_binds[] = {{CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}};
+  CJ_TRY(cj_seq_add_bound(&out->pack, &kp, pack_binds, 2));
   out->packed_weight_bytes = c->w_bytes;
 
   /* ---- fwd ---- */
   /* The channel-GEMM path reads the caller's NCDHW x: no layout step. */
   uint64_t x_off = 0, ws_off = c->channel_gemm ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
-  if (c->channel_gemm) {
-    /* nothing: conv binds X below */
-  } else if (g.c == g.cp) {
-    CJ_TRY(cj_kplan_transpose_init(&kp, arch, 2, g.n, g.c, g.dhw));
-  } else {
-    CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
-             "conv with C = %u (not a multiple of 8) and D*H*W = %" PRIu64 ": the channel-padding transpose "
-             "addresses at most 2^32 elements per sample", g.c, g.dhw);
-    CJ_TRY(cj_kplan_wpack_init(&kp, arch, 2, g.n, g.c, (uint32_t)g.dhw, g.cp, (uint32_t)(g.dhw * g.cp)));
-  }
   if (!c->channel_gemm) {
-    st = cj_seq_add_kernel(&out->fwd, &kp);
-    CJ_CHECK(st && kp.nargs == 2, CONVJIT_ERR_INTERNAL, "conv: activation layout step");
-    st->bind[0].kind = CJ_BIND_X;
-    st->bind[1] = (cj_bind){CJ_BIND_WORKSPACE, x_off};
+    if (g.c == g.cp) {
+      CJ_TRY(cj_kplan_transpose_init(&kp, arch, eb, g.n, g.c, g.dhw));
+    } else {
+      CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+               "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
+               "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, g.dhw);
+      CJ_TRY(cj_kplan_wpack_init(&kp, arch, eb, g.n, g.c, (uint32_t)g.dhw, g.cp, (uint32_t)(g.dhw * g.cp)));
+    }
+    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}}};
+    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, layout_binds, 2));
   }
   if (c->splitk > 1) CJ_TRY(cj_seq_add_memset(&out->fwd, (cj_bind){CJ_BIND_WORKSPACE, ws_off}, c->ws_bytes));
 
-  st = cj_seq_add_kernel(&out->fwd, &conv);
-  CJ_CHECK(st, CONVJIT_ERR_INTERNAL, "conv: launch sequence full");
-  for (uint32_t i = 0; i < conv.nargs; i++) {
-    const char *n = conv.args[i].name;
-    if (!strcmp(n, "x")) st->bind[i] = c->channel_gemm ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off};
-    else if (!strcmp(n, "w")) st->bind[i].kind = CJ_BIND_W_PACKED;
-    else if (!strcmp(n, "bias")) st->bind[i].kind = CJ_BIND_BIAS;
-    else if (!strcmp(n, "y")) st->bind[i].kind = CJ_BIND_Y;
-    else if (!strcmp(n, "ws")) st->bind[i] = (cj_bind){CJ_BIND_WORKSPACE, ws_off};
-    else return CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan argument %s has no binding", n);
-  }
+  /* Every role a conv-family kernel may take, bound once for all of them. */
+  const cj_role_bind conv_binds[] = {
+      {CJ_ARG_X, c->channel_gemm ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off}},
+      {CJ_ARG_W, {CJ_BIND_W_PACKED, 0}},
+      {CJ_ARG_BIAS, {CJ_BIND_BIAS, 0}},
+      {CJ_ARG_Y, {CJ_BIND_Y, 0}},
+      {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, ws_off}},
+  };
+  const uint32_t nconv_binds = sizeof conv_binds / sizeof conv_binds[0];
+  CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, conv_binds, nconv_binds));
   if (c->splitk > 1) {
     CJ_TRY(cj_kplan_finalize_init(&kp, arch, c));
-    st = cj_seq_add_kernel(&out->fwd, &kp);
-    CJ_CHECK(st, CONVJIT_ERR_INTERNAL, "conv: launch sequence full");
-    for (uint32_t i = 0; i < kp.nargs; i++) {
-      const char *n = kp.args[i].name;
-      if (!strcmp(n, "ws")) st->bind[i] = (cj_bind){CJ_BIND_WORKSPACE, ws_off};
-      else if (!strcmp(n, "bias")) st->bind[i].kind = CJ_BIND_BIAS;
-      else st->bind[i].kind = CJ_BIND_Y;
-    }
+    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, conv_binds, nconv_binds));
     out->workspace_bytes = ws_off + c->ws_bytes;
   } else {
     out->workspace_bytes = c->channel_gemm ? 0 : c->x_bytes;
   }
-  snprintf(out->summary, sizeof out->summary, "%s + conv bf16 %ux%ux%u w%ux%u s%u%s%s",
+  snprintf(out->summary, sizeof out->summary, "%s + conv %s %ux%ux%u w%ux%u s%u%s%s",
            c->channel_gemm ? "no transpose (channel GEMM)" : g.c == g.cp ? "transpose" : "pad-transpose",
-           c->tile_m, c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
+           cj_dtype_name((convjit_dtype)g.dtype), c->tile_m, c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
            c->splitk > 1 ? " + finalize" : "");
   return CONVJIT_OK;
 }

@@ -122,20 +122,63 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
   return CONVJIT_OK;
 }
 
-static convjit_status kspec_conv(const cj_arch *a, const uint64_t *v, const char *opts, int finalize,
-                                 cj_kplan *out) {
+/* dtype text -> element bytes: bf16 2, fp8 1, bf16-fp8 (bf16 in, fp8 out) 2. */
+static uint32_t kspec_elem_bytes(const char *dtype) {
+  return !strcmp(dtype, "bf16") || !strcmp(dtype, "bf16-fp8") ? 2 : !strcmp(dtype, "fp8") ? 1 : 0;
+}
+
+static convjit_status kspec_no_opts(const char *op, const char *opts) {
+  CJ_CHECK(!opts || !*opts || !strcmp(opts, "-"), CONVJIT_ERR_INVALID_ARG, "spec opts = %s: op %s takes no options",
+           opts, op);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_kspec_transpose(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                                  const char *opts, cj_kplan *out) {
+  CJ_TRY(kspec_no_opts("transpose", opts));
+  CJ_CHECK(n == 3, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op transpose takes N,C,S", shape);
+  /* bf16-fp8: the transpose that also converts (bf16 in, saturated fp8 out). */
+  if (!strcmp(dtype, "bf16-fp8")) return cj_kplan_transpose_cvt_init(out, a, v[0], v[1], v[2]);
+  return cj_kplan_transpose_init(out, a, kspec_elem_bytes(dtype), v[0], v[1], v[2]);
+}
+
+convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                              const char *opts, cj_kplan *out) {
+  CJ_TRY(kspec_no_opts("weight_pack", opts));
+  CJ_CHECK(n == 5, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op weight_pack takes K,C,TRS,CPAD,ROW", shape);
+  uint32_t u[5];
+  static const char *const names[5] = {"shape k", "shape c", "shape trs", "shape cpad", "shape row"};
+  for (int i = 0; i < 5; i++) CJ_TRY(kspec_u32(names[i], v[i], &u[i]));
+  return cj_kplan_wpack_init(out, a, kspec_elem_bytes(dtype), u[0], u[1], u[2], u[3], u[4]);
+}
+
+/* A conv spec -> the conv plan (both conv ops start here). */
+static convjit_status kspec_conv_plan(const char *op, const cj_arch *a, const char *dtype, const char *shape,
+                                      const uint64_t *v, int n, const char *opts, cj_kplan *out) {
+  CJ_CHECK(!strcmp(dtype, "bf16"), CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: op %s is bf16 only", dtype, op);
+  CJ_CHECK(n == KSPEC_MAX_SHAPE, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op %s takes N,C,D,H,W,K,T,R,S",
+           shape, op);
   cj_conv_geom g;
   cj_conv_opts o;
   memset(&g, 0, sizeof g);
   memset(&o, 0, sizeof o);
+  g.dtype = CONVJIT_DTYPE_BF16;
   static const char *const names[KSPEC_MAX_SHAPE] = {"shape n", "shape c", "shape d", "shape h", "shape w",
                                                      "shape k", "shape t", "shape r", "shape s"};
   uint32_t *dst[KSPEC_MAX_SHAPE] = {&g.n, &g.c, &g.d, &g.h, &g.w, &g.k, &g.t, &g.r, &g.s};
   for (int i = 0; i < KSPEC_MAX_SHAPE; i++) CJ_TRY(kspec_u32(names[i], v[i], dst[i]));
   CJ_TRY(kspec_conv_opts(opts, &g, &o));
-  CJ_TRY(cj_conv_geom_derive(&g));
-  CJ_TRY(cj_kplan_conv_init(out, a, &g, &o));
-  if (!finalize) return CONVJIT_OK;
+  return cj_kplan_conv_init(out, a, &g, &o);
+}
+
+convjit_status cj_kspec_conv(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                             const char *opts, cj_kplan *out) {
+  return kspec_conv_plan("conv", a, dtype, shape, v, n, opts, out);
+}
+
+convjit_status cj_kspec_finalize(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                                 const char *opts, cj_kplan *out) {
+  CJ_TRY(kspec_conv_plan("conv_finalize", a, dtype, shape, v, n, opts, out));
   CJ_CHECK(out->u.conv.splitk > 1, CONVJIT_ERR_INVALID_ARG,
            "spec op conv_finalize: the conv has splitk = %u, a finalize exists only for splitk >= 2",
            out->u.conv.splitk);
@@ -143,41 +186,34 @@ static convjit_status kspec_conv(const cj_arch *a, const uint64_t *v, const char
   return cj_kplan_finalize_init(out, a, &c);
 }
 
+typedef convjit_status (*kspec_fn)(const cj_arch *, const char *, const char *, const uint64_t *, int, const char *,
+                                   cj_kplan *);
+static const kspec_fn kspec_fns[CJ_KOP_COUNT] = {
+#define KSPEC_ROW(id, name, key, print, build, spec, prefix) [CJ_KOP_##id] = spec,
+    CJ_KOP_TABLE(KSPEC_ROW)
+#undef KSPEC_ROW
+};
+
 convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype, const char *shape,
                              const char *opts, cj_kplan *out) {
   CJ_CHECK(op && arch && dtype && shape && out, CONVJIT_ERR_INVALID_ARG, "cj_kspec_plan: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
-  /* bf16-fp8: the transpose that also converts (bf16 in, saturated fp8 out). */
-  int cvt = !strcmp(dtype, "bf16-fp8");
-  uint32_t eb = !strcmp(dtype, "bf16") || cvt ? 2 : !strcmp(dtype, "fp8") ? 1 : 0;
-  CJ_CHECK(eb != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8 or bf16-fp8", dtype);
-  CJ_CHECK(!cvt || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
+  CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8 or bf16-fp8",
+           dtype);
+  CJ_CHECK(!strcmp(dtype, "bf16-fp8") == 0 || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
            "spec dtype = %s: only op transpose converts (op is %s)", dtype, op);
+  cj_kop k = cj_kop_from_name(op);
+  if (k == CJ_KOP_NONE) {
+    cj_strbuf names = {0};
+    for (int i = CJ_KOP_NONE + 1; i < CJ_KOP_COUNT; i++) cj_sb_printf(&names, "%s%s", i > 1 ? ", " : "", cj_kop_name(i));
+    convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "spec op = %s: must be one of %s", op,
+                               names.s ? names.s : "(out of memory)");
+    cj_sb_free(&names);
+    return st;
+  }
   uint64_t v[KSPEC_MAX_SHAPE];
   int n = 0;
   CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n, 0));
-  int layout = !strcmp(op, "transpose") || !strcmp(op, "wpack");
-  CJ_CHECK(!layout || !opts || !*opts || !strcmp(opts, "-"), CONVJIT_ERR_INVALID_ARG,
-           "spec opts = %s: op %s takes no options", opts, op);
-  if (!strcmp(op, "transpose")) {
-    CJ_CHECK(n == 3, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op transpose takes N,C,S", shape);
-    return cvt ? cj_kplan_transpose_cvt_init(out, a, v[0], v[1], v[2])
-               : cj_kplan_transpose_init(out, a, eb, v[0], v[1], v[2]);
-  }
-  if (!strcmp(op, "wpack")) {
-    CJ_CHECK(n == 5, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op wpack takes K,C,TRS,CPAD,ROW", shape);
-    uint32_t u[5];
-    static const char *const names[5] = {"shape k", "shape c", "shape trs", "shape cpad", "shape row"};
-    for (int i = 0; i < 5; i++) CJ_TRY(kspec_u32(names[i], v[i], &u[i]));
-    return cj_kplan_wpack_init(out, a, eb, u[0], u[1], u[2], u[3], u[4]);
-  }
-  int fin = !strcmp(op, "conv_finalize");
-  if (fin || !strcmp(op, "conv_bf16")) {
-    CJ_CHECK(eb == 2, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: op %s is bf16 only", dtype, op);
-    CJ_CHECK(n == KSPEC_MAX_SHAPE, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op %s takes N,C,D,H,W,K,T,R,S",
-             shape, op);
-    return kspec_conv(a, v, opts, fin, out);
-  }
-  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "spec op = %s: must be transpose, wpack, conv_bf16 or conv_finalize", op);
+  return kspec_fns[k](a, dtype, shape, v, n, opts, out);
 }

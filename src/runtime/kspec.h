@@ -2,15 +2,17 @@
  * kernels (tests/golden/resources.tsv, the emulator's ISA coverage list,
  * tools) share one way of turning a row into a plan.
  *
- *   op     transpose      shape N,C,S             (layout.c)
- *          wpack          shape K,C,TRS,CPAD,ROW  (layout.c; also the
+ *   op     a name from the op table (kops.h):
+ *          transpose      shape N,C,S             (layout.c)
+ *          weight_pack    shape K,C,TRS,CPAD,ROW  (layout.c; also the
  *                                                  conv's pad-transpose)
- *          conv_bf16      shape N,C,D,H,W,K,T,R,S (conv_bf16.c)
- *          conv_finalize  shape as conv_bf16; the split-K finalize of that
+ *          conv           shape N,C,D,H,W,K,T,R,S (conv_igemm.c)
+ *          conv_finalize  shape as conv; the split-K finalize of that
  *                         conv (needs splitk >= 2)
  *   arch   gfx942 | gfx950
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
- *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16 (conv ops)
+ *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16 (conv ops:
+ *          fp8 convs get their schedule in a later issue)
  *   shape  unsigned decimals separated by commas
  *   opts   "-" (none) or space-separated options of the conv ops:
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)
@@ -26,6 +28,13 @@
 
 #include "codegen/kplan.h"
 #include "util/cj.h"
+
+/* The op table's spec column (kops.h): a parsed shape -> plan. */
+#define CJ_KSPEC_HOOK(id, name, key, print, build, spec, prefix)                                          \
+  convjit_status spec(const cj_arch *a, const char *dtype, const char *shape_text, const uint64_t *shape,     \
+                      int nshape, const char *opts, cj_kplan *out);
+CJ_KOP_TABLE(CJ_KSPEC_HOOK)
+#undef CJ_KSPEC_HOOK
 
 convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype, const char *shape,
                              const char *opts, cj_kplan *out);

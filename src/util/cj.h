@@ -16,6 +16,11 @@
 
 #define CJ_VERSION_STRING "0.1.0"
 
+/* misc.c — element types: name for messages ("bf16", "fp8_e4m3fn", ...; "?"
+ * if unknown) and bytes per element (0 if unknown). */
+const char *cj_dtype_name(convjit_dtype t);
+uint32_t cj_dtype_bytes(convjit_dtype t);
+
 /* err.c */
 convjit_status cj_error_at(const char *file, int line, convjit_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -18,6 +18,7 @@ static cj_conv_geom geom(uint32_t n, uint32_t c, uint32_t d, uint32_t h, uint32_
                          uint32_t s, uint32_t pad) {
   cj_conv_geom g;
   memset(&g, 0, sizeof g);
+  g.dtype = CONVJIT_DTYPE_BF16;
   g.n = n; g.c = c; g.d = d; g.h = h; g.w = w; g.k = k; g.t = t; g.r = r; g.s = s;
   for (int i = 0; i < 3; i++) {
     g.stride[i] = g.dil[i] = 1;

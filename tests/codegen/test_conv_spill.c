@@ -38,6 +38,7 @@ static const uint32_t TILES[][4] = {{128, 128, 2, 4}, {128, 256, 2, 4}, {256, 12
 
 static void geom_of(const big_shape *b, cj_conv_geom *g) {
   memset(g, 0, sizeof *g);
+  g->dtype = CONVJIT_DTYPE_BF16;
   g->n = b->n; g->c = b->c; g->d = b->d; g->h = b->h; g->w = b->w;
   g->k = b->k; g->t = b->t; g->r = b->r; g->s = b->s;
   for (int i = 0; i < 3; i++) {

@@ -32,9 +32,9 @@ static cj_kplan test_plan(const cj_arch *a) {
   p.block[1] = p.block[2] = 1;
   p.grid[0] = p.grid[1] = p.grid[2] = 1;
   p.nargs = 3;
-  p.args[0] = (cj_karg_desc){"x", 1, 8};
-  p.args[1] = (cj_karg_desc){"y", 1, 8};
-  p.args[2] = (cj_karg_desc){"count", 0, 4};
+  p.args[0] = (cj_karg_desc){.name = "x", .is_ptr = 1, .size = 8};
+  p.args[1] = (cj_karg_desc){.name = "y", .is_ptr = 1, .size = 8};
+  p.args[2] = (cj_karg_desc){.name = "count", .is_ptr = 0, .size = 4};
   return p;
 }
 

@@ -36,7 +36,7 @@ static void test_layout_specs_match_init(void **state) {
   assert_int_equal(cj_kplan_transpose_cvt_init(&d, g942, 2, 24, 1000), CONVJIT_OK);
   assert_same_plan(&s, &d);
   assert_int_equal(s.u.tr.cvt, 1);
-  assert_int_equal(cj_kspec_plan("wpack", "gfx942", "bf16", "128,3,27,8,216", "-", &s), CONVJIT_OK);
+  assert_int_equal(cj_kspec_plan("weight_pack", "gfx942", "bf16", "128,3,27,8,216", "-", &s), CONVJIT_OK);
   assert_int_equal(cj_kplan_wpack_init(&d, g942, 2, 128, 3, 27, 8, 216), CONVJIT_OK);
   assert_same_plan(&s, &d);
 }
@@ -46,6 +46,7 @@ static void test_conv_specs_match_init(void **state) {
   const cj_arch *a = cj_arch_from_name("gfx950");
   cj_conv_geom g;
   memset(&g, 0, sizeof g);
+  g.dtype = CONVJIT_DTYPE_BF16;
   g.n = 2; g.c = 64; g.d = 6; g.h = 18; g.w = 18; g.k = 192; g.t = 3; g.r = 3; g.s = 3;
   for (int i = 0; i < 3; i++) g.dil[i] = 1;
   g.stride[0] = 1; g.stride[1] = 2; g.stride[2] = 2;
@@ -55,7 +56,7 @@ static void test_conv_specs_match_init(void **state) {
   cj_conv_opts o = {.tile_m = 64, .tile_n = 128, .wave_m = 1, .wave_n = 4, .stages = 3, .splitk = 4, .has_bias = 1};
   cj_kplan s, d;
   const char *opts = "pad=0,1,1 stride=1,2,2 tile=64x128 waves=1x4 stages=3 splitk=4 bias";
-  assert_int_equal(cj_kspec_plan("conv_bf16", "gfx950", "bf16", "2,64,6,18,18,192,3,3,3", opts, &s), CONVJIT_OK);
+  assert_int_equal(cj_kspec_plan("conv", "gfx950", "bf16", "2,64,6,18,18,192,3,3,3", opts, &s), CONVJIT_OK);
   assert_int_equal(cj_kplan_conv_init(&d, a, &g, &o), CONVJIT_OK);
   assert_same_plan(&s, &d);
   /* The finalize of that split-K conv. */
@@ -83,21 +84,21 @@ static void test_bad_fields_named(void **state) {
   expect_bad("transpose", "gfx950", "bf16", "1,2,3 4", "-", "shape = 1,2,3 4");
   expect_bad("transpose", "gfx950", "bf16", "1,2,-3", "-", "shape = 1,2,-3");
   expect_bad("transpose", "gfx950", "bf16", "1,2,3", "bias", "opts = bias");
-  expect_bad("wpack", "gfx950", "bf16", "1,2,3,8,99999999999", "-", "shape row");
+  expect_bad("weight_pack", "gfx950", "bf16", "1,2,3,8,99999999999", "-", "shape row");
   expect_bad("gemm", "gfx950", "bf16", "1,2,3", "-", "op = gemm");
-  expect_bad("wpack", "gfx950", "bf16-fp8", "128,3,27,8,216", "-", "dtype = bf16-fp8");
-  expect_bad("conv_bf16", "gfx950", "bf16-fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = bf16-fp8");
-  expect_bad("conv_bf16", "gfx950", "fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = fp8");
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1", "-", "shape = 1,8,4,4,4,8,1,1");
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "pad=1,1", "opts pad = 1,1");
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=128", "opts tile = 128");
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=-1x64", "opts tile = -1x64");
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=64x 64", "opts tile = 64x");
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "stages=2,3", "opts stages = 2,3");
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "turbo", "'turbo' unknown");
+  expect_bad("weight_pack", "gfx950", "bf16-fp8", "128,3,27,8,216", "-", "dtype = bf16-fp8");
+  expect_bad("conv", "gfx950", "bf16-fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = bf16-fp8");
+  expect_bad("conv", "gfx950", "fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = fp8");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1", "-", "shape = 1,8,4,4,4,8,1,1");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "pad=1,1", "opts pad = 1,1");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=128", "opts tile = 128");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=-1x64", "opts tile = -1x64");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=64x 64", "opts tile = 64x");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "stages=2,3", "opts stages = 2,3");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "turbo", "'turbo' unknown");
   expect_bad("conv_finalize", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "splitk=1", "splitk = 1");
   /* The plan initializers' own checks come through unchanged. */
-  expect_bad("conv_bf16", "gfx950", "bf16", "1,0,4,4,4,8,1,1,1", "-", "conv.c = 0");
+  expect_bad("conv", "gfx950", "bf16", "1,0,4,4,4,8,1,1,1", "-", "conv.c = 0");
 }
 
 /* The number-list parser tools share with the specs. */

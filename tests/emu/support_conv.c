@@ -61,6 +61,7 @@ int tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *names, cons
 
 void tc_geom(const tc_conv *tc, cj_conv_geom *gp) {
   cj_conv_geom g = {0};
+  g.dtype = CONVJIT_DTYPE_BF16;
   g.n = tc->n; g.c = tc->c; g.d = tc->d; g.h = tc->h; g.w = tc->w;
   g.k = tc->k; g.t = tc->t; g.r = tc->r; g.s = tc->s;
   for (int i = 0; i < 3; i++) {

@@ -203,6 +203,7 @@ static void t_coverage_of_convjit_kernels(void **st) {
     check_all_known(&p);
     cj_conv_geom g;
     memset(&g, 0, sizeof g);
+    g.dtype = CONVJIT_DTYPE_BF16;
     g.n = 1; g.c = 64; g.d = 4; g.h = 16; g.w = 16; g.k = 128; g.t = 3; g.r = 3; g.s = 3;
     for (int i = 0; i < 3; i++) { g.stride[i] = 1; g.dil[i] = 1; g.pad_lo[i] = 1; g.pad_hi[i] = 1; }
     OK(cj_conv_geom_derive(&g));

@@ -81,6 +81,7 @@ static void conv_waits_removed(const char *arch_name) {
   const cj_arch *arch = cj_arch_from_name(arch_name);
   cj_conv_geom g;
   memset(&g, 0, sizeof g);
+  g.dtype = CONVJIT_DTYPE_BF16;
   g.n = 1; g.c = 16; g.d = 2; g.h = 6; g.w = 6; g.k = 32; g.t = 3; g.r = 3; g.s = 3;
   for (int i = 0; i < 3; i++) g.stride[i] = g.dil[i] = 1, g.pad_lo[i] = g.pad_hi[i] = 1;
   cj_conv_opts o;

@@ -1,4 +1,6 @@
-/* bf16 implicit-GEMM conv kernel (plan in kplan_conv.h, address in im2col.h).
+/* The implicit-GEMM conv kernel (plan in kplan_conv.h, address in
+ * im2col.h, epilogue ops in epilogue.h). One builder over dtype rows: element
+ * size, chunk and MFMA come from the plan, never from constants here.
  *
  *   workgroup (tm, tn) from the WGM-grouped linear id; grid z = K split
  *   prologue: DMA K steps 0 .. S-2 into LDS stages 0 .. S-2
@@ -11,7 +13,8 @@
  *             buffer atomics into the split-K workspace
  *
  * LDS tile layout: one stage of A (B) holds TILE_M (TILE_N) rows x 32 k as
- * [kq = k/8][row][8 k] (16 bytes per row and kq). A DMA instruction writes
+ * [kq = k/chunk][row][chunk k] (16 bytes per row and kq; chunk = 16 / element
+ * bytes). A DMA instruction writes
  * 64 lanes x dma_bytes contiguously at M0 (wave-uniform) + lane*dma_bytes
  * (ISA.md §4), so chunk q = i*threads + tid of instruction i lands at byte
  * q*dma_bytes = ((kq*rows + row)*16 + sub*dma_bytes): M0 = stage + (i*threads
@@ -35,6 +38,7 @@
  */
 #include <stdio.h>
 #include "codegen/codegen.h"
+#include "codegen/epilogue.h"
 #include "codegen/im2col.h"
 #include "codegen/irb.h"
 
@@ -43,19 +47,21 @@
 
 /* How one thread's DMA instructions of one operand (A or B) map onto the
  * [kq][row][16 B] stage: instruction i loads tile row row[i % period] at
- * K column kt*32 + kq[i]*8 + kthr + kin (kthr: the thread's kq chunk, a
- * multiple of 8; kin: its lane's place inside the 16-byte chunk). */
+ * K column kt*tile_k + kq[i]*chunk + kthr + kin (kthr: the thread's kq
+ * chunk, a multiple of chunk; kin: its lane's place inside the chunk). */
 typedef struct cj_cv_map {
   uint32_t rows, ndma, period, nrow;
   uint32_t kq[CJ_CONV_MAX_DMA];
   LLVMValueRef row[CJ_CONV_MAX_DMA]; /* tile-local row of each distinct slot */
-  LLVMValueRef kthr;                 /* the thread's chunk offset (multiple of 8, often 0) */
+  LLVMValueRef kthr;                 /* the thread's chunk offset (multiple of chunk, often 0) */
   LLVMValueRef kin;                  /* the lane's element offset inside its 16-byte chunk */
 } cj_cv_map;
 
 typedef struct cj_cv {
   cj_irb *g;
+  const cj_kplan *p;
   const cj_conv_plan *c;
+  const cj_mfma_row *mf;               /* the plan's MFMA row */
   LLVMBuilderRef b;
   LLVMValueRef tid, wave, lane, wm, wn;
   LLVMValueRef lds_a[4], lds_b[4];
@@ -83,7 +89,7 @@ static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma
   uint32_t spc = 16 / c->dma_bytes, rpi = c->threads / spc; /* lanes per 16 B chunk, rows per instruction */
   LLVMValueRef sub = LLVMBuildURem(b, v->tid, cj_c32(g, spc), "");
   LLVMValueRef rt = LLVMBuildUDiv(b, v->tid, cj_c32(g, spc), "");
-  LLVMValueRef kin = LLVMBuildMul(b, sub, cj_c32(g, c->dma_bytes / 2), "");
+  LLVMValueRef kin = LLVMBuildMul(b, sub, cj_c32(g, c->dma_bytes / c->elem_bytes), "");
   mp->rows = rows;
   mp->ndma = ndma;
   if (rpi <= rows) {
@@ -97,7 +103,7 @@ static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma
     mp->period = mp->nrow = 1;
     mp->row[0] = LLVMBuildURem(b, rt, cj_c32(g, rows), "");
     for (uint32_t i = 0; i < ndma; i++) mp->kq[i] = i * (rpi / rows);
-    mp->kthr = LLVMBuildMul(b, LLVMBuildUDiv(b, rt, cj_c32(g, rows), ""), cj_c32(g, 8), "");
+    mp->kthr = LLVMBuildMul(b, LLVMBuildUDiv(b, rt, cj_c32(g, rows), ""), cj_c32(g, c->chunk_elems), "");
     mp->kin = kin;
   }
 }
@@ -105,7 +111,8 @@ static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma
 /* Start (elements) of the 16-byte K chunk instruction i loads at K step kt. */
 static LLVMValueRef cj_cv_k(cj_cv *v, const cj_cv_map *mp, LLVMValueRef kt, uint32_t i) {
   LLVMValueRef base = LLVMBuildMul(v->b, kt, cj_c32(v->g, v->c->tile_k), "");
-  return LLVMBuildAdd(v->b, LLVMBuildAdd(v->b, base, cj_c32(v->g, mp->kq[i] * 8), ""), mp->kthr, "k");
+  return LLVMBuildAdd(v->b, LLVMBuildAdd(v->b, base, cj_c32(v->g, mp->kq[i] * v->c->chunk_elems), ""), mp->kthr,
+                      "k");
 }
 
 /* Issue the DMAs of K step kt into LDS stage st. */
@@ -120,7 +127,8 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
     LLVMValueRef ch = LLVMBuildAdd(b, LLVMBuildMul(b, kt, cj_c32(g, c->tile_k), ""), v->cg_krow[i], "ch");
     LLVMValueRef ok = LLVMBuildAnd(b, v->cg_ok[i], LLVMBuildICmp(b, LLVMIntULT, ch, cj_c32(g, c->g.c), ""), "");
     ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, ch, v->k_end, ""), "");
-    LLVMValueRef off = LLVMBuildAdd(b, v->cg_base[i], LLVMBuildMul(b, ch, cj_c32(g, (uint32_t)c->g.odhw * 2), ""), "");
+    LLVMValueRef off =
+        LLVMBuildAdd(b, v->cg_base[i], LLVMBuildMul(b, ch, cj_c32(g, (uint32_t)c->g.odhw * c->elem_bytes), ""), "");
     LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
     cj_irb_buf_load_lds(g, v->xr, cj_irb_lds_ptr(g, v->lds_a[st], lo), c->dma_bytes,
                         cj_irb_oob(g, ok, off, CJ_CONV_OOB), NULL, 0, 0);
@@ -141,7 +149,7 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
     k = LLVMBuildAdd(b, k, v->mb.kin, "");
     uint32_t r = i % v->mb.period;
     if (v->bok[r]) ok = LLVMBuildAnd(b, ok, v->bok[r], "");
-    LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, 2), ""), "");
+    LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, c->elem_bytes), ""), "");
     LLVMValueRef voff = cj_irb_oob(g, ok, off, CJ_CONV_OOB);
     LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
     cj_irb_buf_load_lds(g, v->wr, cj_irb_lds_ptr(g, v->lds_b[st], lo), c->dma_bytes, voff, NULL, 0, 0);
@@ -150,19 +158,20 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
 
 /* Per-lane byte offset of the MFMA operands inside a [kq][row][16 B] stage
  * of `rows` rows, for fragment block 0 and K slice 0: lane l reads row
- * wbase + l%16 at k0 = (l/16)*mfma_k/4, i.e. kq = k0/8 and byte (k0%8)*2.
- * Block b and slice kk add the constant b*256 + kk*(mfma_k/8)*rows*16, which
- * the ds_read offset field absorbs (one address VGPR per operand). */
+ * wbase + l%16 at k0 = (l/16)*k_per_lane (the MFMA row's layout), i.e.
+ * kq = k0/chunk and byte (k0%chunk)*elem_bytes. Block b and slice kk add the
+ * constant b*256 + kk*(mfma_k/chunk)*rows*16, which the ds_read offset field
+ * absorbs (one address VGPR per operand). */
 static LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
-  uint32_t per = v->c->mfma_k / 4; /* k per lane per MFMA: 8 (gfx950) or 4 (gfx942) */
+  uint32_t per = v->mf->k_per_lane, ch = v->c->chunk_elems;
   LLVMValueRef row = LLVMBuildAdd(b, wbase, LLVMBuildURem(b, v->lane, cj_c32(g, 16), ""), "");
   LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, per), "");
-  LLVMValueRef kq = LLVMBuildUDiv(b, k0, cj_c32(g, 8), "");
+  LLVMValueRef kq = LLVMBuildUDiv(b, k0, cj_c32(g, ch), "");
   return LLVMBuildAdd(
       b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kq, cj_c32(g, rows), ""), row, ""), cj_c32(g, 16), ""),
-      LLVMBuildMul(b, LLVMBuildURem(b, k0, cj_c32(g, 8), ""), cj_c32(g, 2), ""), "op.lane");
+      LLVMBuildMul(b, LLVMBuildURem(b, k0, cj_c32(g, ch), ""), cj_c32(g, v->c->elem_bytes), ""), "op.lane");
 }
 
 /* lane_off is opaque(lane offset + address of stage 0): the address of
@@ -173,31 +182,33 @@ static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0,
   const cj_conv_plan *c = v->c;
   LLVMValueRef rel = LLVMBuildSub(v->b, lane_off, LLVMBuildPtrToInt(v->b, lds0, g->i32, ""), "");
   LLVMValueRef p = cj_irb_lds_ptr(g, lds, rel);
-  p = cj_irb_lds_ptr(g, p, cj_c32(g, blk * 256 + kk * (c->mfma_k / 8) * rows * 16));
+  p = cj_irb_lds_ptr(g, p, cj_c32(g, blk * 256 + kk * (c->mfma_k / c->chunk_elems) * rows * 16));
   LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, p, "");
-  LLVMSetAlignment(ld, c->mfma_k / 2);
+  LLVMSetAlignment(ld, v->mf->k_per_lane * c->elem_bytes);
   return ld;
 }
 
-/* Channel GEMM: the A stage is [k = 32][TILE_M positions] (DMA chunks run
- * along positions), so a lane's mfma_k/4 consecutive k of its row are
- * TILE_M*2 bytes apart: one 2-byte ds_read each, packed into the operand.
- * lane_off = opaque(stage 0 + ((l/16)*per*TILE_M + wm*MI_M*16 + l%16)*2). */
+/* Channel GEMM: the A stage is [k = tile_k][TILE_M positions] (DMA chunks
+ * run along positions), so a lane's k_per_lane consecutive k of its row are
+ * TILE_M elements apart: one element-wide ds_read each, packed into the
+ * operand. lane_off = opaque(stage 0 + ((l/16)*per*TILE_M + wm*MI_M*16 +
+ * l%16)*elem_bytes). */
 static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0, LLVMValueRef lane_off,
                                          uint32_t blk, uint32_t kk) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
-  uint32_t per = c->mfma_k / 4;
+  uint32_t per = v->mf->k_per_lane, eb = c->elem_bytes;
   LLVMValueRef rel = LLVMBuildSub(b, lane_off, LLVMBuildPtrToInt(b, lds0, g->i32, ""), "");
   LLVMValueRef base = cj_irb_lds_ptr(g, lds, rel);
-  LLVMTypeRef vt = LLVMVectorType(g->i16, per);
+  LLVMTypeRef et = LLVMIntTypeInContext(g->ctx, eb * 8);
+  LLVMTypeRef vt = LLVMVectorType(et, per);
   LLVMValueRef vec = LLVMGetPoison(vt);
   for (uint32_t e = 0; e < per; e++) {
     uint32_t k = kk * c->mfma_k + e;
-    LLVMValueRef p = cj_irb_lds_ptr(g, base, cj_c32(g, (k * c->tile_m + blk * 16) * 2));
-    LLVMValueRef ld = LLVMBuildLoad2(b, g->i16, p, "");
-    LLVMSetAlignment(ld, 2);
+    LLVMValueRef p = cj_irb_lds_ptr(g, base, cj_c32(g, (k * c->tile_m + blk * 16) * eb));
+    LLVMValueRef ld = LLVMBuildLoad2(b, et, p, "");
+    LLVMSetAlignment(ld, eb);
     vec = LLVMBuildInsertElement(b, vec, ld, cj_c32(g, e), "");
   }
   return LLVMBuildBitCast(b, vec, v->opty, "");
@@ -206,8 +217,7 @@ static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRe
 static void cj_cv_compute(cj_cv *v, uint32_t st) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
-  const char *mfma = g->arch->mfma_bf16 == CJ_MFMA_BF16_16x16x32 ? "llvm.amdgcn.mfma.f32.16x16x32.bf16"
-                                                                  : "llvm.amdgcn.mfma.f32.16x16x16bf16.1k";
+  const char *mfma = v->mf->intrinsic;
   for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
     LLVMValueRef a[CJ_CONV_MAX_FRAG], bb[CJ_CONV_MAX_FRAG];
     for (uint32_t i = 0; i < c->mi_m; i++)
@@ -261,99 +271,82 @@ static LLVMValueRef cj_cv_y_elem(cj_cv *v, LLVMValueRef m, LLVMValueRef col, LLV
   return LLVMBuildAdd(b, LLVMBuildMul(b, nk, odhw, ""), p, "y.elem");
 }
 
-/* The epilogue of one accumulator fragment. */
-static void cj_cv_store(cj_cv *v, LLVMValueRef acc, LLVMValueRef row0, LLVMValueRef col, LLVMValueRef bias,
-                        LLVMValueRef yr, LLVMValueRef yptr) {
+/* Stores one accumulator fragment's 4 values (rows row0 .. +3 of channel
+ * col), already through the epilogue ops: fp32 atomics into the split-K
+ * workspace, or the output's element bits (one 8-byte vec4 store when 4
+ * rows are 4 consecutive outputs; 64-bit addressed when BIG_OUT). */
+static void cj_cv_store(cj_cv *v, LLVMValueRef val4, LLVMValueRef row0, LLVMValueRef col, LLVMValueRef yr,
+                        LLVMValueRef yptr) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   const cj_conv_geom *G = &c->g;
   LLVMValueRef col_ok = LLVMBuildICmp(b, LLVMIntULT, col, cj_c32(g, G->k), "");
   if (c->splitk > 1) {
-    /* fp32 partial sums; the finalize kernel adds the bias and converts. */
+    /* fp32 partial sums; the finalize kernel runs the epilogue ops. */
     for (uint32_t r = 0; r < 4; r++) {
       LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
       LLVMValueRef e = cj_cv_y_elem(v, m, col, g->i32);
       LLVMValueRef ok = LLVMBuildAnd(b, col_ok, LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), ""), "");
       LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 4), ""), CJ_CONV_OOB);
-      LLVMValueRef val = LLVMBuildExtractElement(b, acc, cj_c32(g, r), "");
+      LLVMValueRef val = LLVMBuildExtractElement(b, val4, cj_c32(g, r), "");
       LLVMTypeRef f32 = g->f32;
       LLVMValueRef a[5] = {val, yr, voff, cj_c32(g, 0), cj_c32(g, 0)};
       cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.atomic.fadd", &f32, 1, a, 5);
     }
     return;
   }
-  if (bias) {
-    LLVMValueRef bv = LLVMBuildInsertElement(b, LLVMGetPoison(v->accty), bias, cj_c32(g, 0), "");
-    LLVMValueRef zero4[4] = {cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
-    bv = LLVMBuildShuffleVector(b, bv, LLVMGetPoison(v->accty), LLVMConstVector(zero4, 4), "");
-    acc = LLVMBuildFAdd(b, acc, bv, "");
-  }
-  /* fptrunc rounds to nearest even, as the reference does. */
-  LLVMValueRef h = LLVMBuildFPTrunc(b, acc, LLVMVectorType(g->bf16, 4), "");
-  LLVMValueRef hi = LLVMBuildBitCast(b, h, LLVMVectorType(g->i16, 4), "");
+  uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
   uint32_t nst = c->vec4_store ? 1 : 4;
   for (uint32_t r = 0; r < nst; r++) {
     LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
     LLVMValueRef ok = LLVMBuildAnd(b, col_ok, LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), ""), "");
-    LLVMValueRef val = c->vec4_store ? LLVMBuildBitCast(b, hi, g->v2i32, "")
-                                     : LLVMBuildExtractElement(b, hi, cj_c32(g, r), "");
+    /* vec4: the 4 values as one 4*yb-byte store (yb == 2: <2 x i32>) */
+    LLVMTypeRef vt = yb == 1 ? g->i32 : LLVMVectorType(g->i32, yb);
+    LLVMValueRef val = c->vec4_store ? LLVMBuildBitCast(b, val4, vt, "")
+                                     : LLVMBuildExtractElement(b, val4, cj_c32(g, r), "");
     if (!c->big_out) {
       LLVMValueRef e = cj_cv_y_elem(v, m, col, g->i32);
-      LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 2), ""), CJ_CONV_OOB);
+      LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, yb), ""), CJ_CONV_OOB);
       cj_irb_buf_store(g, val, yr, voff, NULL, 0);
       continue;
     }
     /* BIG_OUT: the element index needs 64 bits; masked lanes branch around. */
-    LLVMValueRef off = LLVMBuildMul(b, cj_cv_y_elem(v, m, col, g->i64), cj_c64(g, 2), "");
+    LLVMValueRef off = LLVMBuildMul(b, cj_cv_y_elem(v, m, col, g->i64), cj_c64(g, yb), "");
     LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st");
     LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.next");
     LLVMBuildCondBr(b, ok, st, nx);
     LLVMPositionBuilderAtEnd(b, st);
     LLVMValueRef ptr = LLVMBuildGEP2(b, g->i8, yptr, &off, 1, "");
     LLVMValueRef sti = LLVMBuildStore(b, val, ptr);
-    LLVMSetAlignment(sti, c->vec4_store ? 8 : 2);
+    LLVMSetAlignment(sti, c->vec4_store ? 4 * yb : yb);
     LLVMBuildBr(b, nx);
     LLVMPositionBuilderAtEnd(b, nx);
   }
 }
 
-convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
-  const cj_conv_plan *c = &p->u.conv;
-  const cj_conv_geom *G = &c->g;
-  if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
-      c->stages > 4)
-    return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
-  cj_cv vv = {0}, *v = &vv;
-  v->g = g;
-  v->c = c;
-  v->b = g->b;
-  LLVMBuilderRef b = g->b;
-  cj_irb_kernel(g, p, 0);
-  if (g->st) return g->st;
-  unsigned ai = 0;
-  LLVMValueRef xptr = cj_irb_arg(g, ai++), wptr = cj_irb_arg(g, ai++);
-  LLVMValueRef bptr = NULL, yptr;
-  if (c->splitk > 1) {
-    yptr = cj_irb_arg(g, ai++);
-  } else {
-    if (c->has_bias) bptr = cj_irb_arg(g, ai++);
-    yptr = cj_irb_arg(g, ai++);
-  }
-  v->opty = g->arch->mfma_bf16 == CJ_MFMA_BF16_16x16x32 ? LLVMVectorType(g->bf16, 8) : LLVMVectorType(g->i16, 4);
-  v->accty = LLVMVectorType(g->f32, 4);
-  for (uint32_t s = 0; s < c->stages; s++) {
+/* ---- the kernel, in its parts ---------------------------------------------- */
+
+/* LDS: one global per stage of A and of B, so LLVM's waitcnt pass can tell a
+ * ds_read of one stage from DMAs still landing in another. */
+static void cj_cv_lds(cj_cv *v) {
+  for (uint32_t s = 0; s < v->c->stages; s++) {
     char n[16];
     snprintf(n, sizeof n, "lds_a%u", s);
-    v->lds_a[s] = cj_irb_lds(g, n, c->lds_a_stage, 16);
+    v->lds_a[s] = cj_irb_lds(v->g, n, v->c->lds_a_stage, 16);
   }
-  for (uint32_t s = 0; s < c->stages; s++) {
+  for (uint32_t s = 0; s < v->c->stages; s++) {
     char n[16];
     snprintf(n, sizeof n, "lds_b%u", s);
-    v->lds_b[s] = cj_irb_lds(g, n, c->lds_b_stage, 16);
+    v->lds_b[s] = cj_irb_lds(v->g, n, v->c->lds_b_stage, 16);
   }
+}
 
-  /* ---- ids ---- */
+/* Thread, wave and tile ids; the split's K range. */
+static void cj_cv_ids(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
   v->tid = cj_irb_tid(g, 0);
   v->wave = cj_irb_readfirstlane(g, LLVMBuildLShr(b, v->tid, cj_c32(g, 6), ""));
   v->lane = LLVMBuildAnd(b, v->tid, cj_c32(g, 63), "lane");
@@ -367,27 +360,38 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
   v->kt0 = LLVMBuildMul(b, kz, cj_c32(g, c->k_tiles_split), "kt0");
   LLVMValueRef kend = LLVMBuildMul(b, LLVMBuildAdd(b, v->kt0, cj_c32(g, c->k_tiles_split), ""),
                                    cj_c32(g, c->tile_k), "");
-  LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, kend, cj_c32(g, (uint32_t)G->crs), "");
-  v->k_end = LLVMBuildSelect(b, over, cj_c32(g, (uint32_t)G->crs), kend, "k.end");
+  LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, kend, cj_c32(g, (uint32_t)c->g.crs), "");
+  v->k_end = LLVMBuildSelect(b, over, cj_c32(g, (uint32_t)c->g.crs), kend, "k.end");
+}
 
-  /* ---- resources ---- */
-  cj_im2col_init(g, &v->ic, c, 2);
+/* Buffer resources of x (rebased per workgroup when BIG_IN) and w. */
+static void cj_cv_resources(cj_cv *v, LLVMValueRef xptr, LLVMValueRef wptr) {
+  cj_irb *g = v->g;
+  const cj_conv_plan *c = v->c;
+  cj_im2col_init(g, &v->ic, c, c->elem_bytes);
   if (c->big_in) {
     LLVMValueRef origin = cj_im2col_rebase(g, &v->ic, v->m0);
-    LLVMValueRef xb = LLVMBuildGEP2(b, g->i8, xptr, &origin, 1, "x.rebased");
+    LLVMValueRef xb = LLVMBuildGEP2(v->b, g->i8, xptr, &origin, 1, "x.rebased");
     v->xr = cj_irb_rsrc(g, xb, cj_c64(g, CJ_CONV_BIG_IN_RECORDS));
   } else {
     v->xr = cj_irb_rsrc(g, xptr, cj_c64(g, c->x_bytes));
   }
   v->wr = cj_irb_rsrc(g, wptr, cj_c64(g, c->w_bytes));
+}
 
-  /* ---- per-thread DMA rows, hoisted out of the K loop ---- */
+/* Per-thread DMA rows (im2col row decompositions, weight rows) and MFMA
+ * operand lane offsets, hoisted out of the K loop. */
+static void cj_cv_dma_rows(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  const cj_conv_geom *G = &c->g;
   cj_cv_map_init(v, &v->ma, c->tile_m, c->a_dma);
   cj_cv_map_init(v, &v->mb, c->tile_n, c->b_dma);
   if (c->channel_gemm) {
     /* chunk q = i*threads + tid of the [k][TILE_M] stage: k row q / cpr,
      * positions m0 + (q % cpr)*vec .. +vec-1 (one sample: Do*Ho*Wo % vec == 0) */
-    uint32_t vec = c->dma_bytes / 2, cpr = c->tile_m / vec;
+    uint32_t vec = c->dma_bytes / c->elem_bytes, cpr = c->tile_m / vec;
     for (uint32_t i = 0; i < c->a_dma; i++) {
       LLVMValueRef q = LLVMBuildAdd(b, v->tid, cj_c32(g, i * c->threads), "");
       v->cg_krow[i] = LLVMBuildUDiv(b, q, cj_c32(g, cpr), "");
@@ -396,7 +400,7 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
       LLVMValueRef n = G->n == 1 ? cj_c32(g, 0) : LLVMBuildUDiv(b, m, cj_c32(g, (uint32_t)G->odhw), "");
       LLVMValueRef pp = LLVMBuildSub(b, m, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->odhw), ""), "");
       LLVMValueRef e = LLVMBuildAdd(b, LLVMBuildMul(b, n, cj_c32(g, (uint32_t)(G->c * G->odhw)), ""), pp, "");
-      v->cg_base[i] = LLVMBuildMul(b, e, cj_c32(g, 2), "cg.base");
+      v->cg_base[i] = LLVMBuildMul(b, e, cj_c32(g, c->elem_bytes), "cg.base");
       v->cg_ok[i] = LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), "");
     }
   }
@@ -404,22 +408,31 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
     cj_im2col_row_init(g, &v->ic, LLVMBuildAdd(b, v->m0, v->ma.row[j], ""), &v->arow[j]);
   for (uint32_t j = 0; j < v->mb.nrow; j++) {
     LLVMValueRef n = LLVMBuildAdd(b, v->n0, v->mb.row[j], "");
-    v->brow[j] = LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->crs * 2), "b.row");
+    v->brow[j] = LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->crs * c->elem_bytes), "b.row");
     v->bok[j] = c->n_tail ? LLVMBuildICmp(b, LLVMIntULT, n, cj_c32(g, G->k), "") : NULL;
   }
   if (c->channel_gemm) {
     LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""),
                                     LLVMBuildURem(b, v->lane, cj_c32(g, 16), ""), "");
-    LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, c->mfma_k / 4), "");
-    v->opa = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, k0, cj_c32(g, c->tile_m), ""), row, ""), cj_c32(g, 2), "");
+    LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, v->mf->k_per_lane), "");
+    v->opa = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, k0, cj_c32(g, c->tile_m), ""), row, ""),
+                          cj_c32(g, c->elem_bytes), "");
   } else {
     v->opa = cj_cv_lane_off(v, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""));
   }
   v->opb = cj_cv_lane_off(v, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""));
   v->opa = cj_irb_opaque(g, LLVMBuildAdd(b, v->opa, LLVMBuildPtrToInt(b, v->lds_a[0], g->i32, ""), ""));
   v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
-  for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
+}
 
+/* K-loop schedule "multistage" (the bf16 family's): a prologue fills
+ * stages 0 .. S-2, then each step waits for its own stage, issues the DMA
+ * S-1 steps ahead into the stage just read out, and runs its MFMAs. The
+ * accumulators are loop-carried phis; v->acc holds them afterwards. */
+static void cj_cv_kloop_multistage(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
   LLVMValueRef wave_off0 = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
   v->wave_off = wave_off0;
 
@@ -465,12 +478,29 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
   for (uint32_t f = 0; f < nacc; f++) v->acc[f] = phis[f];
   /* The last S-1 DMAs (zeros past the split) still land in LDS. */
   cj_irb_waitcnt(g, cj_waitcnt_vmcnt(0));
+}
 
-  /* ---- epilogue ---- */
-  LLVMValueRef yr = NULL;
-  if (c->splitk > 1) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->ws_bytes));
-  else if (!c->big_out) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->y_bytes));
-  LLVMValueRef br = bptr ? cj_irb_rsrc(g, bptr, cj_c64(g, (uint64_t)G->k * 4)) : NULL;
+/* The plan's K-loop schedules (kplan_conv.h CJ_CONV_SCHED_*): each fills
+ * v->acc from the shared DMA map, im2col rows and operand offsets. */
+typedef void (*cj_cv_schedule)(cj_cv *v);
+static const cj_cv_schedule cj_cv_schedules[CJ_CONV_SCHED_COUNT] = {
+    [CJ_CONV_SCHED_MULTISTAGE] = cj_cv_kloop_multistage,
+};
+
+/* Every accumulator fragment through the epilogue ops to its store. */
+static void cj_cv_epilogue(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef yr = NULL, yptr = NULL;
+  if (c->splitk > 1) {
+    yr = cj_irb_rsrc(g, cj_irb_arg_role(g, v->p, CJ_ARG_WORKSPACE), cj_c64(g, c->ws_bytes));
+  } else {
+    yptr = cj_irb_arg_role(g, v->p, CJ_ARG_Y);
+    if (!c->big_out) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->y_bytes));
+  }
+  cj_epi_rsrc er;
+  cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k, &er);
   LLVMValueRef l16 = LLVMBuildURem(b, v->lane, cj_c32(g, 16), "");
   LLVMValueRef g4 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, 4), "");
   LLVMValueRef rbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->m0, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""), ""),
@@ -479,17 +509,47 @@ convjit_status cj_conv_bf16_build(cj_irb *g, const cj_kplan *p) {
                                     l16, "");
   for (uint32_t j = 0; j < c->mi_n; j++) {
     LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j * 16), "col");
-    /* Channels >= K read 0 through the range check. */
-    LLVMValueRef bias = br ? cj_irb_buf_load(g, g->f32, br, LLVMBuildMul(b, col, cj_c32(g, 4), ""), NULL, 0) : NULL;
+    /* One channel per fragment column; channels >= K read 0 through the
+     * range check. */
+    LLVMValueRef chan[CJ_EPI_MAX_OPS];
+    cj_epi_load_channel(g, &c->epi, &er, col, chan);
     for (uint32_t i = 0; i < c->mi_m; i++) {
       LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i * 16), "row");
-      cj_cv_store(v, v->acc[i * c->mi_n + j], row0, col, bias, yr, yptr);
+      LLVMValueRef val = cj_epi_apply(g, &c->epi, v->acc[i * c->mi_n + j], chan);
+      cj_cv_store(v, val, row0, col, yr, yptr);
       /* One fragment's index math at a time: interleaving them all keeps
        * every fragment's addresses live beside the accumulators. */
       LLVMValueRef zero = cj_c32(g, 0);
       cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
     }
   }
-  LLVMBuildRetVoid(b);
+}
+
+convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
+  const cj_conv_plan *c = &p->u.conv;
+  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
+  if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
+      c->stages > 4 || !mf || mf->k_runs != 1 || c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT ||
+      !cj_cv_schedules[c->sched])
+    return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
+  cj_cv vv = {0}, *v = &vv;
+  v->g = g;
+  v->p = p;
+  v->c = c;
+  v->mf = mf;
+  v->b = g->b;
+  cj_irb_kernel(g, p, 0);
+  if (g->st) return g->st;
+  LLVMValueRef xptr = cj_irb_arg_role(g, p, CJ_ARG_X), wptr = cj_irb_arg_role(g, p, CJ_ARG_W);
+  v->opty = cj_irb_operand_type(g, mf->opnd, mf->opnd_lanes);
+  v->accty = LLVMVectorType(g->f32, 4);
+  cj_cv_lds(v);
+  cj_cv_ids(v);
+  cj_cv_resources(v, xptr, wptr);
+  cj_cv_dma_rows(v);
+  for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
+  cj_cv_schedules[c->sched](v);
+  cj_cv_epilogue(v);
+  LLVMBuildRetVoid(g->b);
   return g->st;
 }

@@ -1,0 +1,23 @@
+/* Plan field tables: how a table row becomes a struct member, a key part
+ * and a printed line. A plan's fields are listed once, as
+ *   X(type, name, in_key, "reason")          (scalars and sub-structs)
+ *   A(type, name, count, in_key, "reason")   (arrays, where a table has them)
+ * and the struct, cj_kplan_key and cj_kplan_print all expand that list, so
+ * a field cannot be in the struct but missing from the key. Keys are text
+ * "name=value;" (never a memcmp of a padded struct). Field types are
+ * integers, or a type with its own key/print pair below. */
+#ifndef CJ_CODEGEN_KPLAN_FIELDS_H
+#define CJ_CODEGEN_KPLAN_FIELDS_H
+
+#define CJ_FIELD_MEMBER(type, name, in_key, reason) type name;
+#define CJ_FIELD_ARRAY_MEMBER(type, name, count, in_key, reason) type name[count];
+
+/* Expanded in the plan files, where every field type is complete. */
+#define CJ_FIELD_KEY(sb, field, v)                                                                         \
+  _Generic((v), cj_epilogue: cj_epi_key, cj_conv_geom: cj_conv_geom_key, default: cj_kplan_key_u64)(sb, field, \
+                                                                                                      v)
+#define CJ_FIELD_PRINT(sb, field, v, reason)                                                                 \
+  _Generic((v), cj_epilogue: cj_epi_print, cj_conv_geom: cj_conv_geom_print, default: cj_kplan_print_u64)(   \
+      sb, field, v, reason)
+
+#endif

@@ -1,0 +1,49 @@
+/* The split-K finalize plan (contract in kplan_finalize.h). Pure C. */
+#include <string.h>
+#include "codegen/kplan.h"
+
+static uint64_t cj_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c) {
+  CJ_CHECK(p && arch && c, CONVJIT_ERR_INVALID_ARG, "finalize plan: NULL argument");
+  CJ_CHECK(c->splitk > 1 && c->ws_bytes > 0, CONVJIT_ERR_INVALID_ARG,
+           "finalize plan: conv plan has no split-K workspace (splitk = %u)", c->splitk);
+  memset(p, 0, sizeof *p);
+  p->op = CJ_KOP_CONV_FINALIZE;
+  p->arch = arch;
+  cj_finalize_plan *f = &p->u.fin;
+  f->total = (uint64_t)c->g.n * c->g.k * c->g.odhw;
+  f->odhw = c->g.odhw;
+  f->k = c->g.k;
+  f->has_bias = c->has_bias;
+  /* The conv stored raw fp32 sums; the epilogue it would have run runs here. */
+  if (f->has_bias) CJ_TRY(cj_epi_push(&f->epi, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
+  CJ_TRY(cj_epi_push(&f->epi, CJ_EPI_CONVERT, 0, CONVJIT_DTYPE_BF16));
+  f->y_elem_bytes = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&f->epi));
+  /* 4 elements per thread share one k when Do*Ho*Wo % 4 == 0: one 16-byte
+   * fp32 load, one bias load, one 8-byte store. */
+  f->per_thread = c->g.odhw % 4 == 0 ? 4 : 1;
+  p->block[0] = 256;
+  p->block[1] = p->block[2] = 1;
+  p->grid[0] = cj_ceil_div(cj_ceil_div(f->total, f->per_thread), 256);
+  p->grid[1] = p->grid[2] = 1;
+  cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
+  if (f->has_bias) cj_kplan_add_arg(p, CJ_ARG_BIAS, NULL);
+  cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
+  return cj_kplan_name_from_key(p, cj_kop_prefix(CJ_KOP_CONV_FINALIZE));
+}
+
+void cj_kplan_finalize_key(const cj_kplan *p, cj_strbuf *key) {
+  const cj_finalize_plan *f = &p->u.fin;
+#define CJ_FIN_KEY(type, name, in_key, reason) \
+  if (in_key) CJ_FIELD_KEY(key, #name, f->name);
+  CJ_FINALIZE_PLAN_FIELDS(CJ_FIN_KEY)
+#undef CJ_FIN_KEY
+}
+
+void cj_kplan_finalize_print(const cj_kplan *p, cj_strbuf *out) {
+  const cj_finalize_plan *f = &p->u.fin;
+#define CJ_FIN_PRINT(type, name, in_key, reason) CJ_FIELD_PRINT(out, #name, f->name, reason);
+  CJ_FINALIZE_PLAN_FIELDS(CJ_FIN_PRINT)
+#undef CJ_FIN_PRINT
+}
