@@ -83,7 +83,8 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
     dl[j] = d->dilation[i];
     plo[j] = d->pad_lo[i];
     phi[j] = d->pad_hi[i];
-    out[j] = (padded - span) / d->stride[i] + 1;
+    out[j] = (int64_t)cj_conv_out_extent((uint64_t)d->in[i], (uint64_t)d->filter[i], (uint64_t)d->stride[i],
+                                         (uint64_t)d->dilation[i], (uint64_t)d->pad_lo[i], (uint64_t)d->pad_hi[i]);
   }
   CJ_CHECK(d->groups >= 1, CONVJIT_ERR_INVALID_ARG, "desc.groups = %lld: must be >= 1", (long long)d->groups);
   CJ_CHECK(d->c % d->groups == 0 && d->k % d->groups == 0, CONVJIT_ERR_INVALID_ARG,

@@ -194,6 +194,86 @@ static void test_key_and_print(void **s) {
   cj_sb_free(&pr);
 }
 
+/* Every field a plan table marks in_key must change the key (and so the
+ * kernel name and the cache entry) when it changes: each keyed field is
+ * bumped in turn on a copy of a real plan. A field added to a table is
+ * covered here without editing this test. */
+static void bump_u32(uint32_t *v) { *v += 1; }
+static void bump_u64(uint64_t *v) { *v += 1; }
+static void bump_int(int *v) { *v ^= 1; }
+static void bump_epi(cj_epilogue *e) { (void)cj_epi_push(e, CJ_EPI_SCALE, CJ_ARG_SCALE, 0); }
+static void bump_geom(cj_conv_geom *g) { g->k += 1; }
+#define BUMP(p)                                                                                          \
+  _Generic((p), uint32_t *: bump_u32, uint64_t *: bump_u64, int *: bump_int, cj_epilogue *: bump_epi,    \
+           cj_conv_geom *: bump_geom)(p)
+
+static int key_differs(const cj_kplan *a, const cj_kplan *b) {
+  cj_strbuf ka = {0}, kb = {0};
+  cj_kplan_key(a, &ka);
+  cj_kplan_key(b, &kb);
+  assert_false(ka.oom || kb.oom);
+  int d = strcmp(ka.s, kb.s) != 0;
+  cj_sb_free(&ka);
+  cj_sb_free(&kb);
+  return d;
+}
+
+static void test_every_keyed_field_in_key(void **s) {
+  (void)s;
+  cj_kplan a;
+  cj_conv_geom g = geom(2, 64, 6, 18, 18, 192, 3, 3, 3, 1);
+  cj_conv_opts o = {.splitk = 4, .has_bias = 1};
+  assert_int_equal(cj_kplan_conv_init(&a, A950(), &g, &o), CONVJIT_OK);
+  int nkeyed = 0, nplain = 0;
+#define CONV_FIELD(type, name, in_key, reason)                                    \
+  if (in_key) {                                                                   \
+    cj_kplan b = a;                                                               \
+    BUMP(&b.u.conv.name);                                                         \
+    if (!key_differs(&a, &b)) fail_msg("conv plan field %s is not in the key", #name); \
+    nkeyed++;                                                                     \
+  } else {                                                                        \
+    nplain++;                                                                     \
+  }
+  CJ_CONV_PLAN_FIELDS(CONV_FIELD)
+#undef CONV_FIELD
+#define GEOM_F(type, name, in_key, reason)                                        \
+  if (in_key) {                                                                   \
+    cj_kplan b = a;                                                               \
+    BUMP(&b.u.conv.g.name);                                                       \
+    if (!key_differs(&a, &b)) fail_msg("conv geometry field %s is not in the key", #name); \
+    nkeyed++;                                                                     \
+  }
+#define GEOM_A(type, name, count, in_key, reason)                                 \
+  for (int i = 0; in_key && i < count; i++) {                                     \
+    cj_kplan b = a;                                                               \
+    BUMP(&b.u.conv.g.name[i]);                                                    \
+    if (!key_differs(&a, &b)) fail_msg("conv geometry field %s[%d] is not in the key", #name, i); \
+    nkeyed++;                                                                     \
+  }
+  CJ_CONV_GEOM_FIELDS(GEOM_F, GEOM_A)
+#undef GEOM_F
+#undef GEOM_A
+  cj_kplan f;
+  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &a.u.conv), CONVJIT_OK);
+#define FIN_FIELD(type, name, in_key, reason)                                     \
+  if (in_key) {                                                                   \
+    cj_kplan b = f;                                                               \
+    BUMP(&b.u.fin.name);                                                          \
+    if (!key_differs(&f, &b)) fail_msg("finalize plan field %s is not in the key", #name); \
+    nkeyed++;                                                                     \
+  }
+  CJ_FINALIZE_PLAN_FIELDS(FIN_FIELD)
+#undef FIN_FIELD
+  /* The tables are not empty, and derived (unkeyed) fields exist: if a
+   * macro expanded to nothing, this catches it. */
+  assert_true(nkeyed >= 40);
+  assert_true(nplain >= 10);
+  /* The argument list is part of the header key: a role change shows. */
+  cj_kplan b = a;
+  b.args[0].name = "other";
+  assert_true(key_differs(&a, &b));
+}
+
 /* The im2col C model against a brute-force enumeration of (output, tap,
  * channel) in NCDHW terms, mapped to (m, k) by the GEMM-view definition. */
 static void check_im2col(cj_conv_geom g) {
@@ -282,7 +362,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_shapes),   cmocka_unit_test(test_bad_tiles),    cmocka_unit_test(test_derived),
       cmocka_unit_test(test_big_thresholds), cmocka_unit_test(test_key_and_print), cmocka_unit_test(test_im2col_model),
-      cmocka_unit_test(test_random_plans),
+      cmocka_unit_test(test_random_plans), cmocka_unit_test(test_every_keyed_field_in_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
