@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/kplan.h"
+#include "codegen/kplan_knobs.h"
 #include "runtime/build.h"
 #include "runtime/disasm.h"
 #include "runtime/kspec.h"
@@ -57,6 +58,7 @@ typedef struct dump_op {
   int nshape;                            /* values --shape must have */
   const char *dtypes;                    /* for the usage text */
   const dump_opt_def *opts;              /* NULL-terminated, or NULL */
+  int conv_knobs;                        /* 1: also takes --<knob> for every conv knob (kplan_knobs.h) */
   size_t opts_size;
   /* Stores one op option; a bad value is CONVJIT_ERR_INVALID_ARG with text. */
   convjit_status (*set_opt)(dump_args *a, const char *name, const char *value);
@@ -94,30 +96,15 @@ static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max
 typedef struct conv_opts {
   uint64_t stride[3], pad[6], dil[3];
   int nstride, npad, ndil;
-  int bias;
-  cj_select_opts sel;
+  cj_conv_opts sel; /* the knobs (--tile, --stages, ..., --bias): kplan_knobs.h */
 } conv_opts;
 
 static const dump_opt_def conv_opt_defs[] = {
   {"stride", 1, "sd,sh,sw (default 1,1,1)"},
   {"pad", 1, "pd,ph,pw (both sides) or lo_d,lo_h,lo_w,hi_d,hi_h,hi_w (default 0)"},
   {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
-  {"bias", 0, "fp32 bias"},
-  {"tile", 1, "TILE_M,TILE_N,WAVE_M,WAVE_N (default: heuristics)"},
-  {"stages", 1, "pipeline stages 2..4"},
-  {"splitk", 1, "K split factor (1 = never split)"},
-  {"wgm", 1, "grouped-M width"},
   {NULL, 0, NULL},
 };
-
-static convjit_status conv_u32(const char *opt, const char *v, uint32_t *out) {
-  uint64_t x[1];
-  int n = 0;
-  CJ_TRY(parse_u64_list(opt, v, x, 1, &n));
-  CJ_CHECK(x[0] >= 1 && x[0] <= 65536, CONVJIT_ERR_INVALID_ARG, "--%s %s: must be 1..65536", opt, v);
-  *out = (uint32_t)x[0];
-  return CONVJIT_OK;
-}
 
 /* --opt with c1 or c2 values (form names them for the error). */
 static convjit_status conv_list(const char *opt, const char *v, uint64_t *out, int *n, int c1, int c2,
@@ -129,26 +116,14 @@ static convjit_status conv_list(const char *opt, const char *v, uint64_t *out, i
 
 static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v) {
   conv_opts *o = a->op_opts;
-  if (!strcmp(name, "bias")) { o->bias = 1; return CONVJIT_OK; }
   if (!strcmp(name, "stride")) return conv_list(name, v, o->stride, &o->nstride, 3, 3, "3 values");
   if (!strcmp(name, "dilation")) return conv_list(name, v, o->dil, &o->ndil, 3, 3, "3 values");
   if (!strcmp(name, "pad")) return conv_list(name, v, o->pad, &o->npad, 3, 6, "3 or 6 values");
-  if (!strcmp(name, "tile")) {
-    uint64_t t[4];
-    int n = 0;
-    CJ_TRY(conv_list(name, v, t, &n, 4, 4, "TILE_M,TILE_N,WAVE_M,WAVE_N"));
-    for (int i = 0; i < 4; i++)
-      CJ_CHECK(t[i] >= 1 && t[i] <= 1024, CONVJIT_ERR_INVALID_ARG, "--tile %s: values must be 1..1024", v);
-    o->sel.tile_m = (uint32_t)t[0];
-    o->sel.tile_n = (uint32_t)t[1];
-    o->sel.wave_m = (uint32_t)t[2];
-    o->sel.wave_n = (uint32_t)t[3];
-    return CONVJIT_OK;
-  }
-  if (!strcmp(name, "stages")) return conv_u32(name, v, &o->sel.pipe_stages);
-  if (!strcmp(name, "splitk")) return conv_u32(name, v, &o->sel.split_k);
-  if (!strcmp(name, "wgm")) return conv_u32(name, v, &o->sel.wgm);
-  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--%s: not a conv option", name);
+  const cj_knob *k = cj_conv_knob_find(name, strlen(name));
+  CJ_CHECK(k != NULL, CONVJIT_ERR_INVALID_ARG, "--%s: not a conv option", name);
+  char what[72];
+  snprintf(what, sizeof what, "--%s", name);
+  return cj_conv_knob_set(&o->sel, k, v, v ? strlen(v) : 0, what);
 }
 
 static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
@@ -169,12 +144,13 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
   p.groups = 1;
   p.x_dtype = p.w_dtype = p.y_dtype = CONVJIT_DTYPE_BF16;
   p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
-  p.has_bias = o->bias;
+  p.has_bias = o->sel.has_bias;
   p.x_scale = p.w_scale = 1.0f;
   p.spatial_rank = 3;
   cj_seq *seq = calloc(1, sizeof *seq);
   CJ_ALLOC_CHECK(seq);
-  convjit_status st = cj_select_conv(&p, a->arch, (int)a->arch->cu_count_default, &o->sel, seq);
+  const cj_target t = {a->arch, a->arch->cu_count_default};
+  convjit_status st = cj_select_conv(&p, &t, &o->sel, seq);
   *n = 0;
   const cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
   for (int l = 0; st == CONVJIT_OK && l < 2; l++)
@@ -188,8 +164,8 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
 }
 
 static const dump_op dump_ops[] = {
-  {"transpose", "N,C,S", 3, "bf16|fp8|bf16-fp8", NULL, 0, NULL, transpose_plans},
-  {"conv", "N,C,D,H,W,K,T,R,S", 9, "bf16", conv_opt_defs, sizeof(conv_opts), conv_set_opt, conv_plans},
+  {"transpose", "N,C,S", 3, "bf16|fp8|bf16-fp8", NULL, 0, 0, NULL, transpose_plans},
+  {"conv", "N,C,D,H,W,K,T,R,S", 9, "bf16", conv_opt_defs, 1, sizeof(conv_opts), conv_set_opt, conv_plans},
 };
 #define DUMP_NOPS ((int)(sizeof dump_ops / sizeof dump_ops[0]))
 
@@ -210,6 +186,12 @@ static void usage(FILE *f) {
     fprintf(f, "  --op %-10s --dtype %s --shape %s\n", o->name, o->dtypes, o->shape_help);
     for (const dump_opt_def *d = o->opts; d && d->name; d++)
       fprintf(f, "      --%s%s  %s\n", d->name, d->has_value ? " V" : "", d->help);
+    if (o->conv_knobs) {
+      cj_strbuf kh = {0};
+      cj_conv_knobs_help(&kh, "    --", " ");
+      fputs(kh.s ? kh.s : "", f);
+      cj_sb_free(&kh);
+    }
   }
 }
 
@@ -310,9 +292,10 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
     const dump_opt_def *d = NULL;
     for (const dump_opt_def *o = op ? op->opts : NULL; o && o->name; o++)
       if (strlen(o->name) == len && strncmp(o->name, s, len) == 0) d = o;
-    CJ_CHECK(d != NULL, CONVJIT_ERR_INVALID_ARG, "unknown option --%.*s%s%s", (int)len, s,
+    const cj_knob *kn = op && op->conv_knobs ? cj_conv_knob_find(s, len) : NULL;
+    CJ_CHECK(d != NULL || kn != NULL, CONVJIT_ERR_INVALID_ARG, "unknown option --%.*s%s%s", (int)len, s,
              op ? " for --op " : "", op ? op->name : "");
-    CJ_TRY(take_opt(argc, argv, &i, d->has_value, name, sizeof name, &v));
+    CJ_TRY(take_opt(argc, argv, &i, d ? d->has_value : kn->kind != CJ_KNOB_FLAG, name, sizeof name, &v));
     CJ_TRY(op->set_opt(a, name, v));
   }
   if (*help) return CONVJIT_OK;

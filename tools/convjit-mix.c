@@ -2,7 +2,7 @@
  * kernel's main loop, per wave per K step, by differencing.
  *
  *   convjit-mix [--arch gfx942|gfx950|both] [--shape N,C,D,H,W,K,T,R,S [--pad P,P,P]]...
- *               [--tile M,N,WM,WN] [--stages S] [--split-k K] [--json]
+ *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--json]
  *
  * Runs the same conv at 2 or 3 reduction lengths on the emulator, with the
  * tile, stages, split-K, WGM and DMA width equal, so the conv kernels
@@ -31,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convjit/convjit.h"
+#include "codegen/kplan_knobs.h"
 #include "host/plan.h"
+#include "runtime/kspec.h"
 
 enum { NCLS = 8 };
 static const char *const k_cls[NCLS] = {"salu", "valu", "vmem", "lds", "mfma", "waitcnt", "barrier", "other"};
@@ -41,7 +43,7 @@ typedef struct mix_args {
   const char *arch;
   int nsh;
   int64_t shape[MAXSH][9], pad[MAXSH][3];
-  cj_select_opts forced;
+  cj_conv_opts forced;
   int json;
 } mix_args;
 
@@ -53,22 +55,19 @@ typedef struct mix_run {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: convjit-mix [--arch gfx942|gfx950|both] [--shape N,C,D,H,W,K,T,R,S [--pad P,P,P]]...\n"
-             "                   [--tile M,N,WM,WN] [--stages S] [--split-k K] [--json]\n"
+             "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--json]\n"
              "  EMULATED per-wave instruction mix of one K step of the conv main loop, from 2 or 3\n"
              "  runs that differ only in the reduction length (default: 1,128,4,8,8,128,T,3,3 with\n"
              "  T = 3, 5, 7, pad T/2,1,1); --pad follows the --shape it applies to (default 1,1,1)\n");
 }
 
+/* The spec parser's number lists (one parser for every tool). */
 static int parse_list(const char *s, int64_t *v, int want) {
+  uint64_t u[9];
   int n = 0;
-  char *end;
-  while (*s && n < want) {
-    v[n++] = strtoll(s, &end, 10);
-    if (end == s) return -1;
-    s = end;
-    if (*s == ',') s++;
-  }
-  return *s ? -1 : n;
+  if (want > 9 || cj_parse_u64_list("list", s, u, want, &n) != CONVJIT_OK) return -1;
+  for (int i = 0; i < n; i++) v[i] = (int64_t)u[i];
+  return n;
 }
 
 static int parse_args(int argc, char **argv, mix_args *a) {
@@ -76,14 +75,13 @@ static int parse_args(int argc, char **argv, mix_args *a) {
   memset(a, 0, sizeof *a);
   a->arch = "both";
   a->forced.tile_m = 128; a->forced.tile_n = 128; a->forced.wave_m = 2; a->forced.wave_n = 4;
-  a->forced.split_k = 1;
+  a->forced.splitk = 1;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(o, "--json")) { a->json = 1; continue; }
     if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
     if (!v) { fprintf(stderr, "convjit-mix: %s needs a value\n", o); return -1; }
     i++;
-    int64_t t[4];
     if (!strcmp(o, "--arch")) a->arch = v;
     else if (!strcmp(o, "--shape")) {
       if (a->nsh == MAXSH) { fprintf(stderr, "convjit-mix: at most %d shapes\n", MAXSH); return -1; }
@@ -94,12 +92,13 @@ static int parse_args(int argc, char **argv, mix_args *a) {
       if (!a->nsh) { fprintf(stderr, "convjit-mix: --pad follows a --shape\n"); return -1; }
       if (parse_list(v, a->pad[a->nsh - 1], 3) != 3) goto bad;
     }
-    else if (!strcmp(o, "--tile")) {
-      if (parse_list(v, t, 4) != 4) goto bad;
-      a->forced.tile_m = (uint32_t)t[0]; a->forced.tile_n = (uint32_t)t[1];
-      a->forced.wave_m = (uint32_t)t[2]; a->forced.wave_n = (uint32_t)t[3];
-    } else if (!strcmp(o, "--stages")) { if (parse_list(v, t, 1) != 1) goto bad; a->forced.pipe_stages = (uint32_t)t[0]; }
-    else if (!strcmp(o, "--split-k")) { if (parse_list(v, t, 1) != 1) goto bad; a->forced.split_k = (uint32_t)t[0]; }
+    else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
+             cj_conv_knob_find(o + 2, strlen(o + 2))->tunable) { /* the conv knobs (kplan_knobs.h) */
+      if (cj_conv_knob_set(&a->forced, cj_conv_knob_find(o + 2, strlen(o + 2)), v, strlen(v), o) != CONVJIT_OK) {
+        fprintf(stderr, "convjit-mix: %s\n", cj_error_text());
+        return -1;
+      }
+    }
     else { fprintf(stderr, "convjit-mix: unknown option %s\n", o); return -1; }
     continue;
   bad:
@@ -140,7 +139,7 @@ static void cls_of(const convjit_emu_counts *c, uint64_t v[NCLS]) {
 
 /* One conv on the emulator (shape k of a); fills r from the plan and the
  * recorded statistics of its conv kernel. */
-static int run_one(convjit_context *ctx, const mix_args *a, int k, const cj_select_opts *forced, mix_run *r) {
+static int run_one(convjit_context *ctx, const mix_args *a, int k, const cj_conv_opts *forced, mix_run *r) {
   int rc = 0;
   convjit_plan *plan = NULL;
   void *buf[5] = {NULL, NULL, NULL, NULL, NULL}; /* x, w packed, bias, y, workspace */
@@ -231,10 +230,10 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
   mix_run r[MAXSH];
   double avg[MAXSH][NCLS], per[NCLS], part[2][NCLS];
   TRY(convjit_context_create(&o, &ctx));
-  cj_select_opts f = a->forced;
+  cj_conv_opts f = a->forced;
   for (int k = 0; k < n; k++) {
     if ((rc = run_one(ctx, a, k, &f, &r[k]))) goto done;
-    f.pipe_stages = r[0].cp.stages; /* the later runs keep the first's choices */
+    f.stages = r[0].cp.stages; /* the later runs keep the first's choices */
     f.wgm = r[0].cp.wgm;
     if (!same_config(&r[0].cp, &r[k].cp)) {
       fprintf(stderr, "convjit-mix: %s: shape %d's plan differs from shape 1's in more than the K loop length\n",

@@ -4,7 +4,7 @@
  *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--no-disk-cache] [--seed N]
- *               [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W] [--stats]
+ *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--stats]
  *
  * With no arguments: a scaled-down video-VAE layer (causal 3x3x3 conv, bf16),
  * checked; until a conv kernel exists, the layer's activation transpose.
@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convjit/convjit.h"
+#include "codegen/kplan_knobs.h"
 #include "host/plan.h"
+#include "runtime/kspec.h"
 #include "ref/ref.h"
 #include "ref/ref_conv.h"
 #include "util/numfmt.h"
@@ -34,7 +36,7 @@ typedef struct run_args {
   int bias, check, json, no_disk, op_given, stats;
   int quiet_unsupported; /* an optional job: UNSUPPORTED is reported by the caller */
   uint64_t seed;
-  cj_select_opts forced;
+  cj_conv_opts forced;
 } run_args;
 
 typedef struct run_result {
@@ -52,7 +54,7 @@ static void usage(FILE *f) {
           "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--no-disk-cache] [--seed N]\n"
-          "                   [--tile M,N,WM,WN] [--stages S] [--split-k K] [--wgm W] [--stats]\n"
+          "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--dma B] [--stats]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
@@ -61,17 +63,18 @@ static void usage(FILE *f) {
           "  no arguments: a scaled-down video-VAE layer, checked\n");
 }
 
+/* The spec parser's number lists (one parser for every tool): count, or -1
+ * with the reason on stderr. */
 static int parse_list(const char *s, int64_t *v, int max) {
+  uint64_t u[9];
   int n = 0;
-  char *end;
-  while (*s) {
-    if (n == max) return -1;
-    long long x = strtoll(s, &end, 10);
-    if (end == s) return -1;
-    v[n++] = x;
-    s = end;
-    if (*s == ',') s++;
-    else if (*s) return -1;
+  if (max > 9 || cj_parse_u64_list("list", s, u, max, &n) != CONVJIT_OK) {
+    fprintf(stderr, "convjit-run: %s\n", cj_error_text());
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (u[i] > INT64_MAX) return -1;
+    v[i] = (int64_t)u[i];
   }
   return n;
 }
@@ -109,15 +112,16 @@ static int parse_args(int argc, char **argv, run_args *a) {
       memcpy(a->pad_lo, p, sizeof(int64_t) * (size_t)(n <= 3 ? n : n / 2));
       if (n <= 3) memcpy(a->pad_hi, p, sizeof(int64_t) * (size_t)n);
       else memcpy(a->pad_hi, p + n / 2, sizeof(int64_t) * (size_t)(n / 2));
-    } else if (!strcmp(o, "--tile")) {
-      NEEDV();
-      int64_t t[4];
-      if (parse_list(v, t, 4) != 4) { fprintf(stderr, "convjit-run: --tile %s: need M,N,WM,WN\n", v); return -1; }
-      a->forced.tile_m = (uint32_t)t[0]; a->forced.tile_n = (uint32_t)t[1];
-      a->forced.wave_m = (uint32_t)t[2]; a->forced.wave_n = (uint32_t)t[3];
-    } else if (!strcmp(o, "--stages")) { NEEDV(); a->forced.pipe_stages = (uint32_t)atoi(v); }
-    else if (!strcmp(o, "--split-k")) { NEEDV(); a->forced.split_k = (uint32_t)atoi(v); }
-    else if (!strcmp(o, "--wgm")) { NEEDV(); a->forced.wgm = (uint32_t)atoi(v); }
+    } else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
+               strcmp(o, "--bias")) { /* the conv knobs (kplan_knobs.h); --bias is the problem's */
+      const cj_knob *k = cj_conv_knob_find(o + 2, strlen(o + 2));
+      if (k->kind != CJ_KNOB_FLAG) NEEDV();
+      const char *kv = k->kind == CJ_KNOB_FLAG ? NULL : v;
+      if (cj_conv_knob_set(&a->forced, k, kv, kv ? strlen(kv) : 0, o) != CONVJIT_OK) {
+        fprintf(stderr, "convjit-run: %s\n", cj_error_text());
+        return -1;
+      }
+    }
     else if (!strcmp(o, "--seed")) { NEEDV(); a->seed = strtoull(v, NULL, 10); }
     else if (!strcmp(o, "--bias")) a->bias = 1;
     else if (!strcmp(o, "--check")) a->check = 1;

@@ -209,7 +209,48 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
   return cj_plan_create_conv_opts(ctx, desc, NULL, out);
 }
 
-convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_select_opts *o,
+/* Plan creation walks the selection's candidates (select.h): an illegal one
+ * (UNSUPPORTED from its plan init) or one whose kernel fails the resource
+ * gate (RESOURCE: spills, scratch, LDS) is logged and the next is tried, so
+ * a valid shape only fails when no candidate fits — with UNSUPPORTED and
+ * the reasons, as the header promises. Other errors end the walk. */
+static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts *forced, convjit_plan *p) {
+  cj_conv_geom g;
+  CJ_TRY(cj_conv_problem_geom(&p->prob, &g));
+  const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
+  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  uint32_t n = cj_conv_candidates(&t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
+  char why[512] = "";
+  size_t used = 0;
+  int resource = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const cj_conv_opts *o = &list[i];
+    convjit_status st = cj_select_conv_with(&p->prob, &t, o, &p->seq);
+    if (st == CONVJIT_OK) st = plan_finish(ctx, p);
+    if (st == CONVJIT_OK) {
+      if (i > 0) cj_log(CJ_LOG_INFO, "plan: candidate %u of %u taken (%s)", i + 1, n, why);
+      return CONVJIT_OK;
+    }
+    if (st != CONVJIT_ERR_UNSUPPORTED && st != CONVJIT_ERR_RESOURCE) return st;
+    resource |= st == CONVJIT_ERR_RESOURCE;
+    cj_log(st == CONVJIT_ERR_RESOURCE ? CJ_LOG_INFO : CJ_LOG_DEBUG,
+           "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", i + 1, o->tile_m, o->tile_n,
+           o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
+    if (used + 1 < sizeof why) {
+      int w = snprintf(why + used, sizeof why - used, "%s%ux%u s%u k%u: %s", used ? "; " : "", o->tile_m, o->tile_n,
+                       o->stages, o->splitk, cj_error_text());
+      if (w > 0) used += (size_t)w < sizeof why - used ? (size_t)w : sizeof why - used - 1;
+    }
+    memset(p->pack, 0, sizeof p->pack);
+    memset(p->fwd, 0, sizeof p->fwd);
+    p->npack = p->nfwd = 0;
+    p->fwd_uses_w_packed = 0;
+  }
+  return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", n,
+                resource ? "fits (resource gate or legality)" : "is legal", why);
+}
+
+convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                         convjit_plan **out) {
   cj_error_clear();
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
@@ -220,12 +261,7 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
   p->ctx = ctx;
   p->op = CJ_PLAN_CONV;
   convjit_status st = cj_conv_desc_normalize(desc, &p->prob);
-  if (st == CONVJIT_OK) {
-    cj_select_opts none;
-    memset(&none, 0, sizeof none);
-    st = cj_select_conv(&p->prob, ctx->arch, ctx->cu_count, o ? o : &none, &p->seq);
-  }
-  if (st == CONVJIT_OK) st = plan_finish(ctx, p);
+  if (st == CONVJIT_OK) st = plan_conv_select(ctx, o, p);
   if (st != CONVJIT_OK) {
     free(p);
     return st;

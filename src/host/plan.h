@@ -68,7 +68,7 @@ convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uin
                            void *stream);
 /* api.c: convjit_plan_create_conv with forced choices (tests, tools);
  * o NULL = all automatic. */
-convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_select_opts *o,
+convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                         convjit_plan **out);
 /* desc.c: validation + 3D normalization of a public descriptor. */
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *out);

@@ -89,14 +89,12 @@ typedef struct cj_seq {
   char summary[160];            /* one line for logs and convjit-run, e.g. "transpose + conv 128x128x32 s4 + finalize" */
 } cj_seq;
 
-/* Forced choices for tests and tools; 0 = let the heuristics decide. */
-typedef struct cj_select_opts {
-  uint32_t tile_m, tile_n;   /* TILE_M, TILE_N */
-  uint32_t wave_m, wave_n;   /* wave grid */
-  uint32_t pipe_stages;      /* 2..4 */
-  uint32_t split_k;          /* 1 = never split */
-  uint32_t wgm;              /* grouped-M width */
-} cj_select_opts;
+/* What selection plans for: the arch, its compute units (later: the tuning
+ * database). Passed first, instead of loose arguments. */
+typedef struct cj_target {
+  const cj_arch *arch;
+  uint32_t cu_count; /* > 0 */
+} cj_target;
 
 /* Appends a kernel step to a list; returns a pointer to it (NULL if full:
  * the caller reports CONVJIT_ERR_INTERNAL). Binds start as CJ_BIND_NONE. */
@@ -119,10 +117,23 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
                                    const cj_arch *arch, cj_seq *out);
 
 
-/* select_conv.c (the conv work): the conv launch sequence for a validated
- * problem on arch with cu_count compute units. CONVJIT_ERR_UNSUPPORTED with
- * the reason for a valid problem no kernel handles; never a wrong answer. */
-convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int cu_count,
-                              const cj_select_opts *o, cj_seq *out);
+/* select_conv.c: conv selection as pure functions (options are the plan's
+ * one options struct, cj_conv_opts; 0 fields = let the heuristic decide).
+ *   candidates  problem + target -> ordered options, the heuristic's choice
+ *               first, then fallbacks (fewer stages, split-K, smaller tile);
+ *               forced fields are kept in every candidate. Legality is not
+ *               checked here: only the plan's init decides it.
+ *   heuristic   the first candidate.
+ *   with        the launch sequence for one candidate (UNSUPPORTED with the
+ *               plan's reason when it is illegal).
+ *   select      the sequence of the first legal candidate. */
+#define CJ_CONV_MAX_CANDIDATES 16
+convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g); /* UNSUPPORTED dtype/groups */
+uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
+                            uint32_t max);
+convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced,
+                                 cj_conv_opts *out);
+convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out);
+convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out);
 
 #endif

@@ -9,12 +9,15 @@
  *         [zero the fp32 split-K workspace]
  *         conv (implicit GEMM)
  *         [split-K finalize: bias + bf16 + NCDHW]
- * Heuristics (REFERENCE.md "bf16 kernel"): tile (128,128,2,4) by default,
- * 256x256 with a 4x4 wave grid (the best measured core tile for big
- * shapes) when its grid still fills the device and LDS holds 4 stages;
- * split-K only when the M x N tile grid under-fills the device (fewer tiles
- * than 3/4 of the CUs), never when it fills it; WGM 8; 4 pipeline stages
- * (measured fastest for every shape), fewer only when LDS cannot hold 4. */
+ * Heuristics (REFERENCE.md "bf16 kernel") as an ordered candidate list
+ * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 with a
+ * 4x4 wave grid (the best measured core tile for big shapes) when its grid
+ * still fills the device and LDS holds 4 stages; split-K only when the M x N
+ * tile grid under-fills the device (fewer tiles than 3/4 of the CUs), never
+ * when it fills it; WGM 8; 4 pipeline stages (measured fastest for every
+ * shape), fewer only when LDS cannot hold 4. Legality is the plan init's
+ * alone: the first candidate it accepts is the heuristic's choice, and the
+ * API walks on down the list when a kernel fails the resource gate. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,70 +61,97 @@ static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geo
   return cj_conv_geom_derive(g);
 }
 
-/* Tile, stages, split-K and WGM: forced values win, heuristics fill the rest. */
-static convjit_status cj_choose(const cj_conv_geom *g, const cj_arch *arch, int cu_count, const cj_select_opts *o,
-                                int has_bias, cj_kplan *kp) {
-  cj_conv_opts co = {0};
-  co.has_bias = has_bias;
-  co.wgm = o && o->wgm ? o->wgm : 8;
-  uint64_t cus = cu_count > 0 ? (uint64_t)cu_count : arch->cu_count_default;
-  if (o && o->tile_m) {
-    co.tile_m = o->tile_m;
-    co.tile_n = o->tile_n;
-    co.wave_m = o->wave_m;
-    co.wave_n = o->wave_n;
-  } else {
-    /* 256x256 (4x4 waves) for big shapes: only when its grid fills the GPU
-     * and 4 stages fit in LDS (gfx950's 160 KiB; not gfx942's 64 KiB). */
-    uint64_t big_tiles = ((g->npq + 255) / 256) * ((g->k + 255) / 256);
-    int big_fits = 4ull * (256 + 256) * 64 <= arch->lds_bytes;
-    if (big_fits && big_tiles >= cus) {
-      co.tile_m = co.tile_n = 256;
-      co.wave_m = co.wave_n = 4;
-    } else {
-      co.tile_m = co.tile_n = 128;
-      co.wave_m = 2;
-      co.wave_n = 4;
-    }
-  }
-  uint32_t tm = co.tile_m ? co.tile_m : 128, tn = co.tile_n ? co.tile_n : 128;
-  if (o && o->pipe_stages) co.stages = o->pipe_stages;
-  else
-    for (co.stages = 4; co.stages > 2 && (uint64_t)co.stages * (tm + tn) * 64 > arch->lds_bytes; co.stages--) {
-    }
-  if (o && o->split_k) {
-    co.splitk = o->split_k;
-  } else {
-    /* Split only an under-filled grid, and keep >= 2 pipeline groups of K
-     * steps per split so the prologue is amortized. */
-    uint64_t tiles = ((g->npq + tm - 1) / tm) * ((g->k + tn - 1) / tn);
-    uint64_t tile_k = CJ_CONV_STAGE_ROW_BYTES / g->elem_bytes;
-    uint64_t ksteps = (g->crs + tile_k - 1) / tile_k;
-    co.splitk = 1;
-    if (4 * tiles < 3 * cus) {
-      uint64_t want = cus / tiles, cap = ksteps / (2ull * co.stages);
-      if (want > cap) want = cap;
-      if (want > 16) want = 16;
-      if (want > 1) co.splitk = (uint32_t)want;
-    }
-  }
-  return cj_kplan_conv_init(kp, arch, g, &co);
+/* Split only an under-filled grid, and keep >= 2 pipeline groups of K
+ * steps per split so the prologue is amortized. */
+static uint32_t cj_split_for(const cj_target *t, const cj_conv_geom *g, uint32_t tm, uint32_t tn, uint32_t stages) {
+  uint64_t tiles = ((g->npq + tm - 1) / tm) * ((g->k + tn - 1) / tn);
+  uint64_t tile_k = CJ_CONV_STAGE_ROW_BYTES / g->elem_bytes;
+  uint64_t ksteps = (g->crs + tile_k - 1) / tile_k;
+  if (4 * tiles >= 3 * (uint64_t)t->cu_count) return 1;
+  uint64_t want = t->cu_count / tiles, cap = ksteps / (2ull * stages);
+  if (want > cap) want = cap;
+  if (want > 16) want = 16;
+  return want > 1 ? (uint32_t)want : 1;
 }
 
-convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int cu_count,
-                              const cj_select_opts *o, cj_seq *out) {
-  CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
-  memset(out, 0, sizeof *out);
+/* One candidate: forced fields win; split-K (unless forced) follows the
+ * candidate's tile and stages. */
+static cj_conv_opts cj_candidate(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, uint32_t tm,
+                                 uint32_t tn, uint32_t wm, uint32_t wn, uint32_t stages, uint32_t splitk) {
+  cj_conv_opts o = *forced;
+  if (!forced->tile_m) {
+    o.tile_m = tm;
+    o.tile_n = tn;
+    o.wave_m = wm;
+    o.wave_n = wn;
+  }
+  if (!forced->stages) o.stages = stages;
+  if (!forced->wgm) o.wgm = 8;
+  if (!forced->splitk) o.splitk = splitk ? splitk : cj_split_for(t, g, o.tile_m, o.tile_n, o.stages);
+  return o;
+}
+
+convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced,
+                                 cj_conv_opts *out) {
+  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  uint32_t n = cj_conv_candidates(t, g, forced, list, CJ_CONV_MAX_CANDIDATES);
+  CJ_CHECK(n > 0, CONVJIT_ERR_INTERNAL, "conv heuristic: no candidate");
+  *out = list[0];
+  return CONVJIT_OK;
+}
+
+uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
+                            uint32_t max) {
+  static const cj_conv_opts none;
+  if (!forced) forced = &none;
+  uint32_t n = 0;
+#define CJ_ADD(...)                                                                            \
+  do {                                                                                         \
+    cj_conv_opts c_ = cj_candidate(t, g, forced, __VA_ARGS__);                                 \
+    int dup_ = 0;                                                                              \
+    for (uint32_t i_ = 0; i_ < n; i_++) dup_ |= !memcmp(&list[i_], &c_, sizeof c_);            \
+    if (!dup_ && n < max) list[n++] = c_;                                                      \
+  } while (0)
+  /* 256x256 (4x4 waves), the best measured core tile for big shapes, when
+   * its grid still fills the device and it runs 4 stages (a shallower
+   * 256x256 loses to a 4-stage 128x128); then the default 128x128 (2x4).
+   * Plan init decides legality (LDS, DMA shape, vmcnt): an illegal candidate
+   * is skipped by the caller, so none of the arch's limits are restated. */
+  uint64_t big_tiles = ((g->npq + 255) / 256) * ((g->k + 255) / 256);
+  if (big_tiles >= t->cu_count) CJ_ADD(256, 256, 4, 4, 4, 0);
+  /* 4 pipeline stages (measured fastest for every shape), fewer only when
+   * LDS cannot hold 4 or the kernel does not fit its registers. */
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0);
+  /* Register fallbacks: a split shortens nothing in the loop body but moves
+   * bias and the epilogue's stores to the finalize; smaller tiles hold
+   * fewer accumulators. */
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 2);
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(64, 64, 2, 2, st, 0);
+#undef CJ_ADD
+  return n;
+}
+
+convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
   CJ_CHECK(p->x_dtype == CONVJIT_DTYPE_BF16 && p->w_dtype == CONVJIT_DTYPE_BF16 && p->y_dtype == CONVJIT_DTYPE_BF16,
            CONVJIT_ERR_UNSUPPORTED, "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): only bf16 -> bf16 convs are built so far",
            (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
            (int)p->y_dtype, cj_dtype_name(p->y_dtype));
   CJ_CHECK(p->groups == 1 || p->groups == 0, CONVJIT_ERR_UNSUPPORTED, "desc.groups = %" PRId64 ": must be 1",
            p->groups);
+  return cj_geom_from_problem(p, g);
+}
+
+convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
+  CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
+  const cj_arch *arch = t->arch;
+  memset(out, 0, sizeof *out);
+  memset(out, 0, sizeof *out);
   cj_conv_geom g;
-  CJ_TRY(cj_geom_from_problem(p, &g));
+  CJ_TRY(cj_conv_problem_geom(p, &g));
+  cj_conv_opts co = *o;
+  co.has_bias = p->has_bias;
   cj_kplan conv;
-  CJ_TRY(cj_choose(&g, arch, cu_count, o, p->has_bias, &conv));
+  CJ_TRY(cj_kplan_conv_init(&conv, arch, &g, &co));
   const cj_conv_plan *c = &conv.u.conv;
 
   /* ---- pack: w KCTRS -> KTRSC(Cp) ---- */
@@ -171,4 +201,19 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_arch *arch, int
            cj_dtype_name((convjit_dtype)g.dtype), c->tile_m, c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
            c->splitk > 1 ? " + finalize" : "");
   return CONVJIT_OK;
+}
+
+convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out) {
+  CJ_CHECK(p && t && t->arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
+  cj_conv_geom g;
+  CJ_TRY(cj_conv_problem_geom(p, &g));
+  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  uint32_t n = cj_conv_candidates(t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
+  convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: no candidate");
+  for (uint32_t i = 0; i < n; i++) {
+    st = cj_select_conv_with(p, t, &list[i], out);
+    if (st != CONVJIT_ERR_UNSUPPORTED) return st; /* OK, or a real error */
+    cj_log(CJ_LOG_DEBUG, "conv candidate %u illegal: %s", i, cj_error_text());
+  }
+  return st; /* the last candidate's reason */
 }

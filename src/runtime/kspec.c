@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include "codegen/kplan_knobs.h"
 #include "runtime/kspec.h"
 
 #define KSPEC_MAX_SHAPE 9
@@ -54,33 +56,6 @@ static convjit_status kspec_dims(const char *field, const char *s, uint32_t out[
   return CONVJIT_OK;
 }
 
-/* "AxB" -> two values. */
-static convjit_status kspec_pair(const char *field, const char *s, uint32_t *a, uint32_t *b) {
-  CJ_CHECK(*s >= '0' && *s <= '9', CONVJIT_ERR_INVALID_ARG, "spec %s = %.*s: expected AxB", field,
-           (int)strcspn(s, " "), s);
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(s, &end, 10);
-  CJ_CHECK(errno == 0 && end != s && *end == 'x', CONVJIT_ERR_INVALID_ARG, "spec %s = %.*s: expected AxB", field,
-           (int)strcspn(s, " "), s);
-  const char *q = end + 1;
-  CJ_CHECK(*q >= '0' && *q <= '9', CONVJIT_ERR_INVALID_ARG, "spec %s = %.*s: expected AxB", field,
-           (int)strcspn(s, " "), s);
-  unsigned long long y = strtoull(q, &end, 10);
-  CJ_CHECK(errno == 0 && end != q && (*end == 0 || *end == ' '), CONVJIT_ERR_INVALID_ARG,
-           "spec %s = %.*s: expected AxB", field, (int)strcspn(s, " "), s);
-  CJ_TRY(kspec_u32(field, x, a));
-  CJ_TRY(kspec_u32(field, y, b));
-  return CONVJIT_OK;
-}
-
-static convjit_status kspec_one(const char *field, const char *s, uint32_t *out) {
-  uint64_t v;
-  int n = 0;
-  CJ_TRY(kspec_u64s(field, s, &v, 1, &n, 1));
-  return kspec_u32(field, v, out);
-}
-
 /* Conv options: "-" or "key=value flag ..." into geometry and options. */
 static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv_opts *o) {
   for (int i = 0; i < 3; i++) g->stride[i] = g->dil[i] = 1;
@@ -96,27 +71,29 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
     memcpy(key, p, klen);
     key[klen] = 0;
     const char *val = klen < len ? p + klen + 1 : NULL; /* points into opts, ends at ' ' or NUL */
+    size_t vlen = val ? len - klen - 1 : 0;
+    const cj_knob *kn = cj_conv_knob_find(key, klen);
     int flag = val == NULL;
-    if (flag && !strcmp(key, "bias")) o->has_bias = 1;
-    else if (flag && !strcmp(key, "big_in")) o->force_big_in = 1;
-    else if (flag && !strcmp(key, "big_out")) o->force_big_out = 1;
-    else if (flag && !strcmp(key, "no_fast")) o->no_fast_paths = 1;
-    else if (!flag && !strcmp(key, "pad")) {
+    if (kn) {
+      char what[40];
+      snprintf(what, sizeof what, "spec opts %s", kn->name);
+      CJ_TRY(cj_conv_knob_set(o, kn, val, vlen, what));
+    } else if (!flag && !strcmp(key, "pad")) {
       CJ_TRY(kspec_dims("opts pad", val, g->pad_lo));
       memcpy(g->pad_hi, g->pad_lo, sizeof g->pad_hi);
-    } else if (!flag && !strcmp(key, "stride")) CJ_TRY(kspec_dims("opts stride", val, g->stride));
-    else if (!flag && !strcmp(key, "dil")) CJ_TRY(kspec_dims("opts dil", val, g->dil));
-    else if (!flag && !strcmp(key, "tile")) CJ_TRY(kspec_pair("opts tile", val, &o->tile_m, &o->tile_n));
-    else if (!flag && !strcmp(key, "waves")) CJ_TRY(kspec_pair("opts waves", val, &o->wave_m, &o->wave_n));
-    else if (!flag && !strcmp(key, "stages")) CJ_TRY(kspec_one("opts stages", val, &o->stages));
-    else if (!flag && !strcmp(key, "splitk")) CJ_TRY(kspec_one("opts splitk", val, &o->splitk));
-    else if (!flag && !strcmp(key, "wgm")) CJ_TRY(kspec_one("opts wgm", val, &o->wgm));
-    else if (!flag && !strcmp(key, "dma")) CJ_TRY(kspec_one("opts dma", val, &o->dma_bytes));
-    else
-      return CJ_ERR(CONVJIT_ERR_INVALID_ARG,
-                    "spec opts: '%.*s' unknown (pad= stride= dil= tile= waves= stages= splitk= wgm= dma= bias "
-                    "big_in big_out no_fast)",
-                    (int)len, p);
+    } else if (!flag && !strcmp(key, "stride")) {
+      CJ_TRY(kspec_dims("opts stride", val, g->stride));
+    } else if (!flag && !strcmp(key, "dil")) {
+      CJ_TRY(kspec_dims("opts dil", val, g->dil));
+    } else {
+      cj_strbuf known = {0};
+      cj_conv_knobs_help(&known, "", "=");
+      convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG,
+                                 "spec opts: '%.*s' unknown; options are pad= stride= dil= (geometry) and\n%s",
+                                 (int)len, p, known.s ? known.s : "");
+      cj_sb_free(&known);
+      return st;
+    }
     p += len;
   }
   return CONVJIT_OK;

@@ -43,7 +43,7 @@ static cj_seq seq;
 static void test_big_shape_tiles(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 2048, 60, 80, 45, 2048, 3, 3, 3, 1);
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_OK);
   const cj_conv_plan *c = &conv_step(&seq)->plan.u.conv;
   assert_int_equal(c->tile_m, 256);
   assert_int_equal(c->tile_n, 256);
@@ -52,7 +52,7 @@ static void test_big_shape_tiles(void **st) {
   assert_int_equal(c->stages, 4);
   assert_int_equal(c->splitk, 1);
   assert_int_equal(c->wgm, 8);
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx942"), 304, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, NULL, &seq), CONVJIT_OK);
   c = &conv_step(&seq)->plan.u.conv;
   assert_int_equal(c->tile_m, 128);
   assert_int_equal(c->stages, 4);
@@ -73,7 +73,7 @@ static void test_splitk_rule(void **st) {
   (void)st;
   cj_conv_problem p = prob(2, 64, 6, 18, 18, 192, 3, 3, 3, 1);
   p.has_bias = 1;
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_OK);
   const cj_step *cs = conv_step(&seq);
   assert_int_equal(cs->plan.u.conv.splitk, 4);
   assert_int_equal(seq.fwd.nsteps, 4); /* transpose, memset, conv, finalize */
@@ -88,11 +88,11 @@ static void test_splitk_rule(void **st) {
   assert_int_equal(cs->bind[2].value % 256, 0);
   assert_true(cs->bind[2].value >= 2ull * 64 * 6 * 18 * 18 * 2);
   assert_int_equal(seq.fwd.step[1].dst.value, cs->bind[2].value);
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 64, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 64}, NULL, &seq), CONVJIT_OK);
   assert_int_equal(conv_step(&seq)->plan.u.conv.splitk, 1);
   /* forced values win */
-  cj_select_opts o = {.tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2, .pipe_stages = 3, .split_k = 2, .wgm = 4};
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx942"), 304, &o, &seq), CONVJIT_OK);
+  cj_conv_opts o = {.tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2, .stages = 3, .splitk = 2, .wgm = 4};
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, &o, &seq), CONVJIT_OK);
   const cj_conv_plan *c = &conv_step(&seq)->plan.u.conv;
   assert_int_equal(c->tile_m, 64);
   assert_int_equal(c->stages, 3);
@@ -105,11 +105,11 @@ static void test_splitk_rule(void **st) {
 static void test_layout_steps(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 3, 4, 12, 12, 32, 3, 3, 3, 1);
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_OK);
   assert_int_equal(seq.fwd.step[0].plan.op, CJ_KOP_WEIGHT_PACK);
   assert_int_equal(seq.fwd.step[0].plan.u.wp.c_pad, 8);
   p = prob(1, 64, 4, 16, 16, 64, 1, 1, 1, 0);
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_OK);
   const cj_step *cs = conv_step(&seq);
   assert_true(cs->plan.u.conv.channel_gemm);
   assert_int_equal(cs->bind[0].kind, CJ_BIND_X);
@@ -120,14 +120,14 @@ static void test_rejects(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
   p.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
   p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
   p.groups = 2;
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx950"), 256, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
   assert_non_null(strstr(cj_error_text(), "groups"));
   p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
-  cj_select_opts o = {.tile_m = 256, .tile_n = 256, .wave_m = 4, .wave_n = 4, .pipe_stages = 4};
-  assert_int_equal(cj_select_conv(&p, cj_arch_from_name("gfx942"), 304, &o, &seq), CONVJIT_ERR_UNSUPPORTED);
+  cj_conv_opts o = {.tile_m = 256, .tile_n = 256, .wave_m = 4, .wave_n = 4, .stages = 4};
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, &o, &seq), CONVJIT_ERR_UNSUPPORTED);
   assert_non_null(strstr(cj_error_text(), "LDS"));
 }
 

@@ -34,9 +34,9 @@ static void t_record_conv_sequence(void **st) {
   d.in[0] = 2; d.in[1] = 8; d.in[2] = 8;
   d.filter[0] = d.filter[1] = d.filter[2] = 3;
   for (int i = 0; i < 3; i++) d.pad_lo[i] = d.pad_hi[i] = 1;
-  cj_select_opts f;
+  cj_conv_opts f;
   memset(&f, 0, sizeof f);
-  f.split_k = 2; /* transpose, conv, finalize: a multi-kernel fwd sequence */
+  f.splitk = 2; /* transpose, conv, finalize: a multi-kernel fwd sequence */
   convjit_plan *p = NULL;
   OK(cj_plan_create_conv_opts(c, &d, &f, &p));
   /* the fwd kernels in plan order, from the plan's introspection */

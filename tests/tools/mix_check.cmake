@@ -16,7 +16,7 @@ set(tm 128)
 set(tn 128)
 set(wm 2)
 set(wn 4)
-execute_process(COMMAND ${MIX} --tile ${tm},${tn},${wm},${wn} --split-k 1 --json
+execute_process(COMMAND ${MIX} --tile ${tm}x${tn} --waves ${wm}x${wn} --splitk 1 --json
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "convjit-mix failed (${rc}): ${err}")

@@ -7,7 +7,7 @@
 # (the steps past gemm_k run on zeros).
 cmake_minimum_required(VERSION 3.19)
 execute_process(COMMAND ${RUN} --device emu --arch gfx950 --shape 1,64,4,8,8,128,3,3,3 --pad 1,1,1
-                        --tile 128,128,2,4 --stages 4 --split-k 1 --no-disk-cache --check --stats --json
+                        --tile 128x128 --waves 2x4 --stages 4 --splitk 1 --no-disk-cache --check --stats --json
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "convjit-run failed (${rc}): ${err}${out}")

@@ -1,0 +1,53 @@
+/* The conv family's knobs: every forced choice of cj_conv_opts described
+ * once (name, fields, domain, help). The kernel-spec parser (kspec.c), the
+ * tools' command-line flags (--<name> value) and, next, the tuning
+ * database's columns are generated from this table, so a knob is spelled
+ * the same everywhere. Setting a knob checks its syntax only: whether a
+ * value is legal for a shape and an arch is the plan init's decision alone.
+ *
+ *   K(name, kind, field_a, field_b, lo, hi, tunable, help)
+ *   kind    ONE "v", PAIR "AxB" or "A,B" (field_a, field_b), FLAG (no value)
+ *   lo..hi  the domain a tuner enumerates (and the help text shows)
+ *   tunable 1 for a performance choice, 0 for a problem property or a test hook
+ */
+#ifndef CJ_CODEGEN_KPLAN_KNOBS_H
+#define CJ_CODEGEN_KPLAN_KNOBS_H
+
+#include <stddef.h>
+#include "codegen/kplan.h"
+
+#define CJ_CONV_KNOB_TABLE(K)                                                                              \
+  K("tile", PAIR, tile_m, tile_n, 16, 512, 1, "workgroup tile MxN (output positions x output channels)")   \
+  K("waves", PAIR, wave_m, wave_n, 1, 16, 1, "wave grid MxN inside the tile")                             \
+  K("stages", ONE, stages, stages, 2, 4, 1, "LDS pipeline depth")                                          \
+  K("splitk", ONE, splitk, splitk, 1, 64, 1, "K loop split over grid z (1 = never)")                      \
+  K("wgm", ONE, wgm, wgm, 1, 64, 1, "grouped-M workgroup order width")                                     \
+  K("dma", ONE, dma_bytes, dma_bytes, 4, 16, 1, "bytes per lane of one buffer_load...lds (4 or 16)")      \
+  K("bias", FLAG, has_bias, has_bias, 0, 1, 0, "fp32 bias (a problem property)")                          \
+  K("big_in", FLAG, force_big_in, force_big_in, 0, 1, 0, "test hook: force the BIG_IN rebase")             \
+  K("big_out", FLAG, force_big_out, force_big_out, 0, 1, 0, "test hook: force 64-bit BIG_OUT stores")      \
+  K("no_fast", FLAG, no_fast_paths, no_fast_paths, 0, 1, 0, "disable temporal fast path, channel GEMM, vec4")
+
+typedef enum cj_knob_kind { CJ_KNOB_ONE = 1, CJ_KNOB_PAIR = 2, CJ_KNOB_FLAG = 3 } cj_knob_kind;
+
+typedef struct cj_knob {
+  const char *name;
+  cj_knob_kind kind;
+  size_t off_a, off_b; /* offsets of the 4-byte fields in cj_conv_opts */
+  uint32_t lo, hi;
+  int tunable;
+  const char *help;
+} cj_knob;
+
+const cj_knob *cj_conv_knobs(uint32_t *count);
+const cj_knob *cj_conv_knob_find(const char *name, size_t len); /* NULL if none */
+/* Stores value (value_len bytes; NULL for a flag) in o. INVALID_ARG as
+ * "<what> = <value>: expected ..." for bad syntax or a value past 2^32. */
+convjit_status cj_conv_knob_set(cj_conv_opts *o, const cj_knob *k, const char *value, size_t value_len,
+                                const char *what);
+uint32_t cj_conv_knob_get(const cj_conv_opts *o, const cj_knob *k, int second);
+/* One line per knob for usage text: "  <pre><name><sep>N  help (lo..hi)"
+ * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs). */
+void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep);
+
+#endif
