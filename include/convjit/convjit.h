@@ -238,6 +238,40 @@ CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *plan, const v
 CONVJIT_API convjit_status convjit_conv_fwd(const convjit_plan *plan, const void *x, const void *w_packed,
                                             const void *bias, void *y, void *workspace, size_t workspace_bytes,
                                             void *stream);
+
+/* The tensors of one forward conv, by role: the argument list of
+ * convjit_conv_forward, a struct so that inputs of fused epilogues have a
+ * place without a new entry point per epilogue. Device pointers of the
+ * context; optional ones are NULL unless the plan takes them. */
+typedef struct convjit_conv_args {
+  size_t struct_size;     /* sizeof(convjit_conv_args) as compiled by the caller */
+  const void *x;          /* input activations (N,C,D,H,W, x_dtype) */
+  const void *w_packed;   /* written by convjit_weight_pack */
+  const void *bias;       /* fp32, k elements; NULL unless the descriptor has_bias */
+  const void *residual;   /* shaped like y, added in the epilogue; NULL (no plan takes one yet) */
+  const void *scale;      /* fp32 per output channel; NULL (no plan takes one yet) */
+  void *y;                /* output (N,K,Do,Ho,Wo, y_dtype) */
+  void *workspace;        /* workspace_bytes of scratch (may be NULL when the plan needs 0) */
+  size_t workspace_bytes; /* >= convjit_plan_workspace_size */
+} convjit_conv_args;
+
+/* struct_size of this header, every pointer NULL, workspace_bytes 0. */
+static inline convjit_conv_args convjit_conv_args_default(void) {
+  convjit_conv_args a;
+  a.struct_size = sizeof(convjit_conv_args);
+  a.x = a.w_packed = a.bias = a.residual = a.scale = NULL;
+  a.y = a.workspace = NULL;
+  a.workspace_bytes = 0;
+  return a;
+}
+
+/* convjit_conv_fwd with the tensors in a struct (same enqueue-only rules).
+ * Errors: INVALID_ARG (NULL plan/args, a required pointer NULL, bias or an
+ * epilogue input the plan takes missing, bias given without has_bias,
+ * short workspace, not a conv plan), UNSUPPORTED (residual or scale given
+ * to a plan that takes none), VERSION (struct_size unknown). */
+CONVJIT_API convjit_status convjit_conv_forward(const convjit_plan *plan, const convjit_conv_args *args,
+                                                void *stream);
 /* Enqueues a transpose plan: x (N,C,S) -> y (N,S,C). Same rules as conv_fwd. */
 CONVJIT_API convjit_status convjit_transpose(const convjit_plan *plan, const void *x, void *y, void *stream);
 

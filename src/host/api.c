@@ -328,6 +328,8 @@ static uint64_t bind_value(const cj_bind *b, const cj_launch_ptrs *ptrs) {
   case CJ_BIND_W_RAW: return (uint64_t)(uintptr_t)ptrs->w_raw;
   case CJ_BIND_W_PACKED: return (uint64_t)(uintptr_t)ptrs->w_packed;
   case CJ_BIND_BIAS: return (uint64_t)(uintptr_t)ptrs->bias;
+  case CJ_BIND_RESIDUAL: return (uint64_t)(uintptr_t)ptrs->residual;
+  case CJ_BIND_SCALE: return (uint64_t)(uintptr_t)ptrs->scale;
   case CJ_BIND_Y: return (uint64_t)(uintptr_t)ptrs->y;
   case CJ_BIND_WORKSPACE: return (uint64_t)(uintptr_t)ptrs->workspace + b->value;
   case CJ_BIND_CONST_U32:
@@ -371,24 +373,77 @@ CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *p, const void
   return cj_plan_run(p, p->pack, p->npack, &ptrs, stream);
 }
 
+/* The bind kinds the forward steps use, one bit per cj_bind_kind: the plan
+ * takes a fused-epilogue input exactly when one of its kernels has that
+ * role. One pass over a few dozen binds per launch, nothing cached, so the
+ * plan stays immutable. */
+_Static_assert(CJ_BIND_SCALE < 32, "cj_bind_kind values must fit the mask of fwd_bind_kinds");
+static uint32_t fwd_bind_kinds(const convjit_plan *p) {
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < p->nfwd; i++)
+    for (uint32_t a = 0; a < p->fwd[i].nargs; a++) m |= 1u << p->fwd[i].bind[a].kind;
+  return m;
+}
+
+/* The checks and the launch of both conv entry points. f is the field
+ * prefix of the messages: "args." for convjit_conv_forward, "" for
+ * convjit_conv_fwd, whose texts stay those of its parameters. */
+static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_args *a, const char *f, void *stream) {
+  CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
+  CJ_CHECK(a->x, CONVJIT_ERR_INVALID_ARG, "%sx = NULL", f);
+  CJ_CHECK(a->y, CONVJIT_ERR_INVALID_ARG, "%sy = NULL", f);
+  CJ_CHECK(a->w_packed, CONVJIT_ERR_INVALID_ARG, "%sw_packed = NULL", f);
+  CJ_CHECK(!a->bias == !p->has_bias, CONVJIT_ERR_INVALID_ARG, "%sbias = %p: the descriptor says has_bias = %d", f,
+           a->bias, p->has_bias);
+  uint32_t kinds = fwd_bind_kinds(p);
+  int takes_residual = (kinds >> CJ_BIND_RESIDUAL) & 1, takes_scale = (kinds >> CJ_BIND_SCALE) & 1;
+  CJ_CHECK(!a->residual || takes_residual, CONVJIT_ERR_UNSUPPORTED,
+           "%sresidual = %p: this plan has no residual input (no fused residual epilogue yet)", f, a->residual);
+  CJ_CHECK(a->residual || !takes_residual, CONVJIT_ERR_INVALID_ARG,
+           "%sresidual = NULL: the plan adds a residual input shaped like y", f);
+  CJ_CHECK(!a->scale || takes_scale, CONVJIT_ERR_UNSUPPORTED,
+           "%sscale = %p: this plan has no per-channel scale input (no fused scale epilogue yet)", f, a->scale);
+  CJ_CHECK(a->scale || !takes_scale, CONVJIT_ERR_INVALID_ARG,
+           "%sscale = NULL: the plan multiplies by fp32 per-channel scales", f);
+  CJ_CHECK(a->workspace_bytes >= p->seq.workspace_bytes, CONVJIT_ERR_INVALID_ARG,
+           "%sworkspace_bytes = %zu: the plan needs %llu (convjit_plan_workspace_size)", f, a->workspace_bytes,
+           (unsigned long long)p->seq.workspace_bytes);
+  CJ_CHECK(a->workspace || p->seq.workspace_bytes == 0, CONVJIT_ERR_INVALID_ARG,
+           "%sworkspace = NULL: the plan needs %llu bytes", f, (unsigned long long)p->seq.workspace_bytes);
+  cj_launch_ptrs ptrs = {.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual,
+                         .scale = a->scale, .y = a->y, .workspace = a->workspace};
+  return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
+}
+
+/* Bytes of convjit_conv_args in version 0.1 (every field up to
+ * workspace_bytes): a caller's struct must hold at least these. */
+#define CONV_ARGS_V1_SIZE (offsetof(convjit_conv_args, workspace_bytes) + sizeof(size_t))
+
+CONVJIT_API convjit_status convjit_conv_forward(const convjit_plan *p, const convjit_conv_args *args, void *stream) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(args, CONVJIT_ERR_INVALID_ARG, "args = NULL: need the tensors (convjit_conv_args_default)");
+  CJ_TRY(cj_check_struct_size(args->struct_size, CONV_ARGS_V1_SIZE, sizeof *args, "args"));
+  convjit_conv_args a = convjit_conv_args_default(); /* fields past an older caller's struct_size stay NULL/0 */
+  memcpy(&a, args, args->struct_size);
+  return conv_forward(p, &a, "args.", stream);
+}
+
+/* The positional form: the same checks and launch, messages naming its
+ * parameters. */
 CONVJIT_API convjit_status convjit_conv_fwd(const convjit_plan *p, const void *x, const void *w_packed,
                                             const void *bias, void *y, void *workspace, size_t workspace_bytes,
                                             void *stream) {
   cj_error_clear();
   CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
-  CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
-  CJ_CHECK(x, CONVJIT_ERR_INVALID_ARG, "x = NULL");
-  CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "y = NULL");
-  CJ_CHECK(w_packed, CONVJIT_ERR_INVALID_ARG, "w_packed = NULL");
-  CJ_CHECK(!bias == !p->has_bias, CONVJIT_ERR_INVALID_ARG, "bias = %p: the descriptor says has_bias = %d", bias,
-           p->has_bias);
-  CJ_CHECK(workspace_bytes >= p->seq.workspace_bytes, CONVJIT_ERR_INVALID_ARG,
-           "workspace_bytes = %zu: the plan needs %llu (convjit_plan_workspace_size)", workspace_bytes,
-           (unsigned long long)p->seq.workspace_bytes);
-  CJ_CHECK(workspace || p->seq.workspace_bytes == 0, CONVJIT_ERR_INVALID_ARG,
-           "workspace = NULL: the plan needs %llu bytes", (unsigned long long)p->seq.workspace_bytes);
-  cj_launch_ptrs ptrs = {.x = x, .w_packed = w_packed, .bias = bias, .y = y, .workspace = workspace};
-  return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
+  convjit_conv_args a = convjit_conv_args_default();
+  a.x = x;
+  a.w_packed = w_packed;
+  a.bias = bias;
+  a.y = y;
+  a.workspace = workspace;
+  a.workspace_bytes = workspace_bytes;
+  return conv_forward(p, &a, "", stream);
 }
 
 CONVJIT_API convjit_status convjit_transpose(const convjit_plan *p, const void *x, void *y, void *stream) {

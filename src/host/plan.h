@@ -60,6 +60,7 @@ struct convjit_plan {
 /* The values binds resolve to for one launch. */
 typedef struct cj_launch_ptrs {
   const void *x, *w_raw, *w_packed, *bias;
+  const void *residual, *scale; /* fused-epilogue inputs (CJ_BIND_RESIDUAL / CJ_BIND_SCALE) */
   void *y, *workspace;
 } cj_launch_ptrs;
 

@@ -8,7 +8,7 @@
  *
  * Two step lists per sequence:
  *   pack  run once per weight by convjit_weight_pack (w raw -> w packed)
- *   fwd   run by convjit_conv_fwd / convjit_transpose on every call
+ *   fwd   run by convjit_conv_forward (convjit_conv_fwd) / convjit_transpose on every call
  * Binds are listed in the plan's args[] order: bind[i] feeds plan.args[i],
  * filled by role (cj_seq_add_bound), never by position or name.
  *
@@ -54,7 +54,9 @@ typedef enum cj_bind_kind {
   CJ_BIND_WORKSPACE = 6, /* workspace base + value (byte offset) */
   CJ_BIND_CONST_U32 = 7, /* value, 4 bytes */
   CJ_BIND_CONST_U64 = 8, /* value, 8 bytes */
-  CJ_BIND_CONST_F32 = 9  /* f32 bits in the low 32 bits of value */
+  CJ_BIND_CONST_F32 = 9, /* f32 bits in the low 32 bits of value */
+  CJ_BIND_RESIDUAL = 10, /* the user's residual input, shaped like y (NULL when the plan has none) */
+  CJ_BIND_SCALE = 11     /* the user's fp32 per-channel scales (NULL when the plan has none) */
 } cj_bind_kind;
 
 typedef struct cj_bind {
