@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/kplan.h"
-#include "runtime/build.h"
-#include "runtime/disasm.h"
-#include "runtime/kspec.h"
+#include "pipeline/build.h"
+#include "pipeline/disasm.h"
+#include "codegen/kspec.h"
 #include "emu/emu_internal.h"
 #include "host/select.h"
 

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "emu/emu.h"
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "util/cj.h"
 
 typedef struct emu_wave emu_wave;

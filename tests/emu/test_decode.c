@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "codegen/kplan.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 #include "support.h"
 
 #define OK(x) do { convjit_status s_ = (x); if (s_ != CONVJIT_OK) fail_msg("%s -> %d: %s", #x, s_, cj_error_text()); } while (0)

@@ -20,7 +20,7 @@
 #include "codegen/kplan.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 
 typedef struct conv_case {
   cj_kplan p;

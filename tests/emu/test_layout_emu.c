@@ -18,7 +18,7 @@
 #include "emu/emu.h"
 #include "emu/memory.h"
 #include "ref/ref.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 
 #define OK(x) do { convjit_status s_ = (x); if (s_ != CONVJIT_OK) fail_msg("%s -> %d: %s", #x, s_, cj_error_text()); } while (0)
 

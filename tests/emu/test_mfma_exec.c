@@ -27,7 +27,7 @@
 #include "emu/memory.h"
 #include "emu/mfma.h"
 #include "support_mem.h"
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "util/numfmt.h"
 
 /* ---- kernels ------------------------------------------------------------- */

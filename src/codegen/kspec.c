@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "runtime/kspec.h"
+#include "codegen/kspec.h"
 
 #define KSPEC_MAX_SHAPE 9
 

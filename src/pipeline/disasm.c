@@ -3,8 +3,8 @@
 #include <string.h>
 #include <llvm-c/Disassembler.h>
 #include "codegen/arch.h"
-#include "runtime/compile.h"
-#include "runtime/disasm.h"
+#include "pipeline/compile.h"
+#include "pipeline/disasm.h"
 
 static const cj_arch *cj_arch_of_mach(uint32_t mach) {
   int n = 0;

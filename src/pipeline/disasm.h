@@ -3,11 +3,11 @@
  * kernel's own bytes [entry, entry + code_size), never the padding after
  * it. For the emulator's ISA coverage gate and convjit-dump --emit
  * mnemonics. Reads only; the code object is not changed. */
-#ifndef CJ_RUNTIME_DISASM_H
-#define CJ_RUNTIME_DISASM_H
+#ifndef CJ_PIPELINE_DISASM_H
+#define CJ_PIPELINE_DISASM_H
 
 #include <stdint.h>
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "util/cj.h"
 
 typedef struct cj_inst_text {
