@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
 #include "emu/mfma.h"

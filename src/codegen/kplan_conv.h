@@ -22,7 +22,7 @@
 #define CJ_CODEGEN_KPLAN_CONV_H
 
 #include <stdint.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "util/cj.h"
 
 #define CJ_CONV_TILE_K 32          /* K_gemm per pipeline stage (one 64-byte LDS row) */

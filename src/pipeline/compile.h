@@ -9,7 +9,7 @@
 #define CJ_PIPELINE_COMPILE_H
 
 #include <llvm-c/Core.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "util/cj.h"
 
 void cj_llvm_init(void); /* idempotent, thread-safe */

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <llvm-c/Disassembler.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "pipeline/compile.h"
 #include "pipeline/disasm.h"
 

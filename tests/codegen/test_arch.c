@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 
 static void test_gfx942(void **st) {
   (void)st;

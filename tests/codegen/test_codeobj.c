@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/IRReader.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "pipeline/codeobj.h"
 #include "pipeline/compile.h"
 #include "pipeline/link.h"

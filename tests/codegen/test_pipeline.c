@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <llvm-c/Core.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "pipeline/codeobj.h"
 #include "pipeline/compile.h"
 #include "pipeline/link.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "pipeline/compile.h"
 #include "pipeline/link.h"
 

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "ref/ref.h"
 #include "pipeline/build.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "emu/emu.h"
 #include "emu/memory.h"

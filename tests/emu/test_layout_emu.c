@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "emu/emu.h"
 #include "emu/memory.h"

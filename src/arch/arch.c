@@ -6,7 +6,7 @@
  * never compare arch names.
  */
 #include <string.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 
 /* Features "" = the "any" target id (xnack any, sramecc any): e_flags
  * 0x54c / 0x54f. Such a code object loads in every process configuration

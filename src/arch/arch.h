@@ -1,8 +1,8 @@
 /* Per-arch facts as data. The gfx name is parsed once (cj_arch_from_name);
  * kernel builders ask capability fields, never compare names.
  * Sources for each fact: ../shared/ISA.md and docs/isa-notes.md. */
-#ifndef CJ_CODEGEN_ARCH_H
-#define CJ_CODEGEN_ARCH_H
+#ifndef CJ_ARCH_ARCH_H
+#define CJ_ARCH_ARCH_H
 
 #include <stdint.h>
 #include "util/cj.h"
