@@ -49,7 +49,7 @@ convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx 
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: out = NULL");
   *out = NULL;
   CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: arch = NULL");
-  int a = !strcmp(arch, "gfx942") ? EMU_ARCH_GFX942 : !strcmp(arch, "gfx950") ? EMU_ARCH_GFX950 : 0;
+  const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: arch = \"%s\": must be gfx942 or gfx950", arch);
   if (opt) {
     CJ_CHECK(opt->size == sizeof(emu_options), CONVJIT_ERR_INVALID_ARG,
@@ -59,11 +59,9 @@ convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx 
   }
   emu_ctx *c = calloc(1, sizeof *c);
   CJ_ALLOC_CHECK(c);
-  snprintf(c->arch_name, sizeof c->arch_name, "%s", arch);
   c->arch = a;
   c->hazard = opt ? (opt->hazard != 0) : 1;
   c->threads = opt ? opt->threads : 0;
-  c->clock_ghz = a == EMU_ARCH_GFX950 ? 2.4 : 2.1;
   convjit_status st = emu_mem_create(&c->mem);
   if (st != CONVJIT_OK) { free(c); return st; }
   *out = c;
@@ -76,7 +74,7 @@ void emu_ctx_destroy(emu_ctx *c) {
   free(c);
 }
 emu_mem *emu_ctx_mem(emu_ctx *c) { return c ? c->mem : NULL; }
-const char *emu_ctx_arch(const emu_ctx *c) { return c ? c->arch_name : ""; }
+const char *emu_ctx_arch(const emu_ctx *c) { return c ? c->arch->name : ""; }
 void emu_ctx_set_hazard(emu_ctx *c, int on) { if (c) c->hazard = on != 0; }
 void emu_ctx_set_threads(emu_ctx *c, int threads) { if (c && threads >= 0) c->threads = threads; }
 
@@ -93,10 +91,9 @@ convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_mod
   m->ctx = c;
   convjit_status st = cj_codeobj_parse(elf, size, &m->co);
   if (st != CONVJIT_OK) { free(m); return st; }
-  uint32_t want = c->arch == EMU_ARCH_GFX950 ? 0x4f : 0x4c;
-  if (m->co->elf_mach != want) {
+  if (m->co->elf_mach != c->arch->elf_mach) {
     st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "emu_module_load: code object mach 0x%x (target \"%s\") does not match the emulator's arch %s",
-                m->co->elf_mach, m->co->target, c->arch_name);
+                m->co->elf_mach, m->co->target, c->arch->name);
     goto fail;
   }
   m->arch = c->arch;

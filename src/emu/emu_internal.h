@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include "arch/arch.h"
 #include "emu/emu.h"
 #include "pipeline/codeobj.h"
 #include "util/cj.h"
@@ -161,12 +162,10 @@ const emu_isa_row *emu_isa_lookup_mnemonic(const char *mn, uint8_t *enc);
 const emu_isa_row *emu_isa_rows(int *count);
 
 /* ---- module / kernel ----------------------------------------------------- */
-enum { EMU_ARCH_GFX942 = 942, EMU_ARCH_GFX950 = 950 };
-
 struct emu_module {
   emu_ctx *ctx;
   cj_codeobj *co;
-  int arch;                  /* EMU_ARCH_* (from the ELF mach, checked against the ctx) */
+  const cj_arch *arch;       /* the context's (the ELF mach was checked against it) */
   uint32_t text_size;
   emu_inst *insts;           /* decoded instructions, in address order */
   uint32_t ninsts;
@@ -231,7 +230,7 @@ struct emu_wg {
 struct emu_run {
   emu_ctx *ctx;
   const emu_kernel *k;
-  int arch;              /* EMU_ARCH_* */
+  const cj_arch *arch;   /* the module's */
   uint32_t grid[3];      /* workgroups per dimension */
   uint32_t block[3];     /* threads per workgroup */
   uint64_t kernarg_addr; /* device address of the kernarg segment */
@@ -244,12 +243,10 @@ struct emu_run {
 };
 
 struct emu_ctx {
-  char arch_name[16];
-  int arch;              /* EMU_ARCH_* */
+  const cj_arch *arch;   /* facts the emulator asks (fp8 format, clock, CUs, ELF mach) */
   emu_mem *mem;
   int hazard;            /* default for launches */
   int threads;           /* 0 = default */
-  double clock_ghz;      /* for emulated time: 2.1 (gfx942) / 2.4 (gfx950) */
 };
 
 /* ---- helpers: dispatch.c ---------------------------------------------------- */

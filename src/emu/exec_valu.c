@@ -735,7 +735,7 @@ convjit_status emu_x_mfma(emu_wave *w, const emu_inst *in) {
   case EMU_OP_V_MFMA_F32_16X16X16_BF16: emu_mfma_f32_16x16x16_bf16(a, b, c, d); break;
   case EMU_OP_V_MFMA_F32_16X16X32_BF16: emu_mfma_f32_16x16x32_bf16(a, b, c, d); break;
   case EMU_OP_V_MFMA_F32_16X16X32_FP8_FP8:
-    emu_mfma_f32_16x16x32_fp8_fp8(a, b, c, d, w->wg->L->arch == EMU_ARCH_GFX942);
+    emu_mfma_f32_16x16x32_fp8_fp8(a, b, c, d, w->wg->L->arch->fp8 == CJ_FP8_E4M3FNUZ);
     break;
   default:
     if (emu_mfma_f32_16x16x128_f8f6f4(a, b, c, d, in->cbsz, in->blgp) != 0)

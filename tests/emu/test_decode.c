@@ -225,7 +225,7 @@ static void t_coverage_of_convjit_kernels(void **st) {
  * with a reason. */
 static void t_random_bytes(void **st) {
   (void)st;
-  const int archs[2] = {EMU_ARCH_GFX942, EMU_ARCH_GFX950};
+  const cj_arch *archs[2] = {cj_arch_from_name("gfx942"), cj_arch_from_name("gfx950")};
   enum { NW = 16384 };
   uint32_t *words = malloc(NW * 4);
   assert_non_null(words);
