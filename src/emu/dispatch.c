@@ -12,7 +12,6 @@
  * same memory (logged atomics are applied in workgroup order by memory.c).
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,26 +22,6 @@
 /* A wave that executes more instructions than this is taken to be stuck
  * (a wrong branch in a JIT kernel); convjit's kernels run far fewer. */
 #define EMU_WAVE_INST_LIMIT (1ull << 34)
-
-/* ---- errors ------------------------------------------------------------- */
-const char *emu_kernel_name(const emu_wave *w) {
-  return (w && w->wg && w->wg->L && w->wg->L->k) ? w->wg->L->k->info->name : "?";
-}
-
-convjit_status emu_fail(const emu_wave *w, const emu_inst *in, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  uint32_t pc = in ? in->pc : (w ? w->pc : 0);
-  uint32_t entry = (w && w->wg && w->wg->L) ? w->wg->L->k->entry : 0;
-  const emu_wg *g = w ? w->wg : NULL;
-  return CJ_ERR(CONVJIT_ERR_EMULATION,
-                "emulator: kernel %s at .text+0x%x (entry+0x%x), workgroup (%u,%u,%u) wave %u: '%s': %s",
-                emu_kernel_name(w), pc, pc - entry, g ? g->id[0] : 0, g ? g->id[1] : 0, g ? g->id[2] : 0,
-                w ? w->id : 0, (in && in->text) ? in->text : "?", msg);
-}
 
 /* ---- context --------------------------------------------------------------- */
 convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx **out) {
@@ -136,11 +115,6 @@ void emu_module_unload(emu_module *m) {
 }
 
 const cj_codeobj *emu_module_codeobj(const emu_module *m) { return m ? m->co : NULL; }
-
-const char *emu_module_inst_text(const emu_module *m, uint32_t off) {
-  if (!m || off >= m->text_size || (off & 3) || !m->inst_at[off / 4]) return NULL;
-  return m->inst_at[off / 4]->text;
-}
 
 convjit_status emu_kernel_get(emu_module *m, const char *name, const emu_kernel **out) {
   CJ_CHECK(m && name && out, CONVJIT_ERR_INVALID_ARG, "emu_kernel_get: NULL argument");

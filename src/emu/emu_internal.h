@@ -1,7 +1,17 @@
 /* Internal module map of the emulator (src/emu). Shared by emu-core
- * (decode, dispatch, exec_salu, exec_valu, stats), emu-mem (memory,
- * exec_mem, hazard) and numerics (mfma). Stable: add fields at the end of a
- * struct, never reorder.
+ * (decode, dispatch, exec_salu, exec_valu, exec_vcvt, stats, wave), emu-mem
+ * (memory, exec_mem, exec_buffer, exec_global, exec_lds, hazard) and
+ * numerics (mfma, exec_mfma). Stable: add fields at the end of a struct,
+ * never reorder.
+ *
+ * Files are layers; a file calls only files in the layers below it (no call
+ * loop between files, checked with nm: docs/emulator.md):
+ *   5  dispatch.c     contexts, modules, the launch and wave loop
+ *   4  decode.c       .text -> emu_inst; the ISA table names every handler
+ *   3  exec_buffer.c exec_global.c exec_lds.c   (use exec_mem.c's helpers)
+ *   2  exec_mem.c exec_salu.c exec_valu.c exec_vcvt.c exec_mfma.c
+ *   1  hazard.c       pending memory results
+ *   0  wave.c (registers via operands, emu_fail), memory.c, mfma.c, stats.c
  *
  * Execution model: a workgroup's waves run cooperatively on one host thread
  * (one wave until s_barrier or s_endpgm, then the next); workgroups run in
@@ -33,8 +43,6 @@ typedef struct emu_wave emu_wave;
 typedef struct emu_wg emu_wg;
 typedef struct emu_inst emu_inst;
 typedef struct emu_run emu_run; /* one launch in progress */
-
-typedef uint32_t emu_lanereg[64]; /* one VGPR across the 64 lanes */
 
 /* ---- operands ------------------------------------------------------------ */
 typedef enum emu_opkind {
@@ -249,14 +257,15 @@ struct emu_ctx {
   int threads;           /* 0 = default */
 };
 
-/* ---- helpers: dispatch.c ---------------------------------------------------- */
+/* ---- wave.c: the bottom file (calls no other emulator file) ---------------- */
 /* Sets the error text "emulator: kernel <k> at .text+0x<pc>: <text>: <msg>"
  * and returns CONVJIT_ERR_EMULATION. in may be NULL (uses w->pc). */
 convjit_status emu_fail(const emu_wave *w, const emu_inst *in, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *emu_kernel_name(const emu_wave *w);
+/* emu_module_inst_text (emu.h) is defined here too. */
 
-/* ---- operand access: exec_valu.c (used by every exec_*.c) ----------------- */
+/* Operand access (wave.c, used by every exec_*.c). */
 /* Scalar value of a scalar-class operand (SGPR/VCC/EXEC/M0/SCC/IMM/NULL),
  * part = which 32-bit register of the tuple. */
 uint32_t emu_sread(const emu_wave *w, const emu_operand *o, unsigned part);

@@ -324,7 +324,7 @@ X("v_accvgpr_read_b32", V_ACCVGPR_READ_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_accvgpr_write_b32", V_ACCVGPR_WRITE_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 X("v_accvgpr_mov_b32", V_ACCVGPR_MOV_B32, EMU_CLASS_VALU, 1, emu_x_valu)
 
-/* ---- MFMA (exec_valu.c -> mfma.h) ------------------------------------------- */
+/* ---- MFMA, VOP3P-MAI (exec_mfma.c -> mfma.h) ------------------------------- */
 X("v_mfma_f32_16x16x16_bf16", V_MFMA_F32_16X16X16_BF16, EMU_CLASS_MFMA, 1, emu_x_mfma)
 X("v_mfma_f32_16x16x32_bf16", V_MFMA_F32_16X16X32_BF16, EMU_CLASS_MFMA, 1, emu_x_mfma)
 X("v_mfma_f32_16x16x32_fp8_fp8", V_MFMA_F32_16X16X32_FP8_FP8, EMU_CLASS_MFMA, 1, emu_x_mfma)

@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include "util/numfmt.h"
 
-typedef uint32_t emu_lanereg[64]; /* one register across 64 lanes (as emu_internal.h) */
+typedef uint32_t emu_lanereg[64]; /* one register across the 64 lanes of a wave */
 
 /* gfx942 v_mfma_f32_16x16x16_bf16 (a, b: 2 registers). */
 void emu_mfma_f32_16x16x16_bf16(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,

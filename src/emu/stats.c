@@ -5,7 +5,7 @@
  *   - each wave issues in order; an instruction costs its class's issue
  *     cycles (SALU/branch/waitcnt/barrier 1, SMEM 1, VALU 4 (wave64 on a
  *     16-lane SIMD), VMEM 4, LDS 4; MFMA its pass count, see
- *     emu_mfma_cycles in exec_valu.c) — memory latency, caches, bank
+ *     emu_x_mfma in exec_mfma.c) — memory latency, caches, bank
  *     conflicts, stalls at s_waitcnt and barriers are NOT modelled;
  *   - the device runs 4 waves at once per CU (one per SIMD); a kernel takes
  *     max(slowest wave, total wave cycles / (CUs * 4)) cycles at the arch's
