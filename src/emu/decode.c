@@ -21,7 +21,7 @@
 
 /* ---- the ISA table ------------------------------------------------------ */
 static const emu_isa_row k_rows[] = {
-#define X(name, ENUM, cls, ndst, fn) {name, EMU_OP_##ENUM, cls, ndst, fn},
+#define X(name, ENUM, cls, ndst, fn, bytes, access) {name, EMU_OP_##ENUM, cls, ndst, fn},
 #include "emu/isa_table.h"
 #undef X
 };

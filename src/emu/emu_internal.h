@@ -144,15 +144,25 @@ struct emu_inst {
 };
 
 /* ---- the ISA table ------------------------------------------------------- */
+/* Memory access flags, the table's `access` column (read by exec_mem.c). */
+enum {
+  EMU_MA_STORE = 1,  /* writes memory (store, ds_write) */
+  EMU_MA_SEXT = 2,   /* sign-extends the loaded byte/short */
+  EMU_MA_D16 = 4,    /* loads into / stores from the low 16 bits, keeping the high */
+  EMU_MA_D16_HI = 8, /* ... the high 16 bits */
+  EMU_MA_PAIR = 16,  /* ds_read2 / ds_write2: two addresses */
+  EMU_MA_ST64 = 32   /* ds_*2st64: offsets in units of 64 elements */
+};
+
 typedef enum emu_opcode {
   EMU_OP_INVALID = 0,
-#define X(name, ENUM, cls, ndst, fn) EMU_OP_##ENUM,
+#define X(name, ENUM, cls, ndst, fn, bytes, access) EMU_OP_##ENUM,
 #include "emu/isa_table.h"
 #undef X
   EMU_OP_COUNT
 } emu_opcode;
 
-#define X(name, ENUM, cls, ndst, fn) convjit_status fn(emu_wave *w, const emu_inst *in);
+#define X(name, ENUM, cls, ndst, fn, bytes, access) convjit_status fn(emu_wave *w, const emu_inst *in);
 #include "emu/isa_table.h"
 #undef X
 
