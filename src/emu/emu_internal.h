@@ -5,12 +5,12 @@
  * never reorder.
  *
  * Files are layers; a file calls only files in the layers below it (no call
- * loop between files, checked with nm: docs/emulator.md):
+ * loop between files; scripts/check-layers proves it with nm):
  *   5  dispatch.c     contexts, modules, the launch and wave loop
  *   4  decode.c       .text -> emu_inst; the ISA table names every handler
  *   3  exec_buffer.c exec_global.c exec_lds.c   (use exec_mem.c's helpers)
- *   2  exec_mem.c exec_salu.c exec_valu.c exec_vcvt.c exec_mfma.c
- *   1  hazard.c       pending memory results
+ *   2  exec_mem.c exec_salu.c                    (issue to hazard.c)
+ *   1  hazard.c exec_valu.c exec_vcvt.c exec_mfma.c
  *   0  wave.c (registers via operands, emu_fail), memory.c, mfma.c, stats.c
  *
  * Execution model: a workgroup's waves run cooperatively on one host thread
