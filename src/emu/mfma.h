@@ -1,4 +1,4 @@
-/* MFMA arithmetic on register images (numerics; called by exec_valu.c).
+/* MFMA arithmetic on register images (numerics; called by exec_mfma.c).
  *
  * Contract:
  * - a, b: the source register tuples (consecutive registers, each 64 lanes),
