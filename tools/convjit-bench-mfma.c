@@ -21,12 +21,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
 #include "emu/mfma.h"
-#include "runtime/compile.h"
-#include "runtime/link.h"
+#include "pipeline/compile.h"
+#include "pipeline/link.h"
 #include "util/cj.h"
 
 enum { BENCH_BF16_K16, BENCH_BF16_K32, BENCH_FP8_K32, BENCH_F8F6F4_K128, BENCH_N };

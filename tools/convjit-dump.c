@@ -18,9 +18,9 @@
 #include <string.h>
 #include "codegen/kplan.h"
 #include "codegen/kplan_knobs.h"
-#include "runtime/build.h"
-#include "runtime/disasm.h"
-#include "runtime/kspec.h"
+#include "codegen/kspec.h"
+#include "pipeline/build.h"
+#include "pipeline/disasm.h"
 #include "emu/emu_internal.h"
 #include "host/select.h"
 

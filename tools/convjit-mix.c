@@ -33,7 +33,7 @@
 #include "convjit/convjit.h"
 #include "codegen/kplan_knobs.h"
 #include "host/plan.h"
-#include "runtime/kspec.h"
+#include "codegen/kspec.h"
 
 enum { NCLS = 8 };
 static const char *const k_cls[NCLS] = {"salu", "valu", "vmem", "lds", "mfma", "waitcnt", "barrier", "other"};

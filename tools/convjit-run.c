@@ -22,7 +22,7 @@
 #include "convjit/convjit.h"
 #include "codegen/kplan_knobs.h"
 #include "host/plan.h"
-#include "runtime/kspec.h"
+#include "codegen/kspec.h"
 #include "ref/ref.h"
 #include "ref/ref_conv.h"
 #include "util/numfmt.h"

@@ -17,7 +17,7 @@
 #define CJ_CODEGEN_KPLAN_H
 
 #include <stdint.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "util/cj.h"
 
 #include "codegen/kops.h"

@@ -24,7 +24,7 @@
 #define CJ_CODEGEN_KPLAN_CONV_H
 
 #include <stdint.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan_epi.h"
 #include "codegen/kplan_fields.h"
 #include "util/cj.h"

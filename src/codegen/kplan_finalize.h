@@ -6,7 +6,7 @@
 #define CJ_CODEGEN_KPLAN_FINALIZE_H
 
 #include <stdint.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan_epi.h"
 #include "codegen/kplan_fields.h"
 #include "util/cj.h"

@@ -18,7 +18,7 @@
 #define CJ_CODEGEN_KPLAN_LAYOUT_H
 
 #include <stdint.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "util/cj.h"
 
 #define CJ_TR_TILE 64      /* tile edge in elements (c and s) */

@@ -1,9 +1,10 @@
 /* decode.c — code object .text -> pre-decoded instruction table.
  *
- * Contract: the whole .text of a module is disassembled once with LLVM's C
- * disassembler (bare CPU name, features in the third argument: a CPU string
- * with features aborts LLVM, ISA.md §7) and each line's text is parsed into
- * an emu_inst. Nothing is guessed: bytes that do not decode, a mnemonic the
+ * Contract: the whole .text of a module is disassembled once by
+ * pipeline/disasm.c's loop (LLVM's C disassembler with a bare CPU name: a
+ * CPU string with features aborts LLVM, ISA.md §7; words that would crash
+ * LLVM's printer are undecodable without asking it) and each line's text is
+ * parsed into an emu_inst. Nothing is guessed: bytes that do not decode, a mnemonic the
  * ISA table lacks, or an operand/modifier the parser does not understand make
  * the instruction "bad" (in->bad says why); it fails only if a wave reaches
  * it, because LLVM pads .text with s_nop / zero words after s_endpgm.
@@ -15,13 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <llvm-c/Disassembler.h>
-#include <llvm-c/Target.h>
 #include "emu/emu_internal.h"
+#include "pipeline/disasm.h"
 
 /* ---- the ISA table ------------------------------------------------------ */
 static const emu_isa_row k_rows[] = {
-#define X(name, ENUM, cls, ndst, fn) {name, EMU_OP_##ENUM, cls, ndst, fn},
+#define X(name, ENUM, cls, ndst, fn, bytes, access) {name, EMU_OP_##ENUM, cls, ndst, fn},
 #include "emu/isa_table.h"
 #undef X
 };
@@ -422,109 +422,69 @@ convjit_status emu_decode_text(const char *text, uint32_t pc, const uint8_t *byt
 }
 
 /* ---- module decode ------------------------------------------------------------- */
-static pthread_once_t g_llvm_once = PTHREAD_ONCE_INIT;
-static void llvm_init(void) {
-  LLVMInitializeAMDGPUTargetInfo();
-  LLVMInitializeAMDGPUTargetMC();
-  LLVMInitializeAMDGPUDisassembler();
-}
+/* State of one module's walk through pipeline/disasm.c's loop. */
+typedef struct decode_walk {
+  emu_module *m;
+  size_t *text_off;    /* [slot]: the instruction's text in the pool (the pool moves while it grows) */
+  size_t pool_cap, pool_len;
+  uint32_t n;          /* instructions so far */
+  convjit_status st;   /* out of memory growing the pool */
+} decode_walk;
 
-/* LLVM 22's disassembler crashes (printing an operand whose field holds
- * 255, the literal code, where no literal can follow, or an SDWA select of
- * 7) on: an SDWA select field of 7, a VOP3 compare or
- * v_readlane with SGPR destination 255, a gfx942 VOP3 source of 255, and a
- * MUBUF/MTBUF soffset of 255 (found by test_decode's random-bytes test and
- * a fork-per-instruction fuzzer). No compiler emits these; such words are
- * reported as undecodable without asking LLVM. */
-static int llvm_would_crash(int arch, const uint8_t *p, uint32_t left) {
-  uint32_t w0, w1;
-  memcpy(&w0, p, 4);
-  /* MUBUF / MTBUF with soffset = 255 (literal) */
-  if (((w0 >> 26) == 0x38 || (w0 >> 26) == 0x3a) && left >= 8) {
-    memcpy(&w1, p + 4, 4);
-    if ((w1 >> 24) == 0xff) return 1;
+static int decode_one(void *user, const cj_inst_text *it) {
+  decode_walk *d = user;
+  emu_module *m = d->m;
+  emu_inst *in = &m->insts[d->n];
+  char longbuf[24];
+  const char *t = it->text;
+  if (!t) {
+    uint32_t w;
+    memcpy(&w, it->bytes, 4);
+    memset(in, 0, sizeof *in);
+    in->pc = it->offset; in->size = 4;
+    in->bad = "bytes do not decode for this arch";
+    snprintf(longbuf, sizeof longbuf, ".long 0x%08x", w);
+    t = longbuf;
+  } else {
+    emu_decode_text(t, it->offset, it->bytes, it->size, in);
   }
-  /* VOP1/VOP2/VOPC SDWA (src0 = 249) with a select field of 7 (invalid) */
-  if ((w0 >> 31) == 0 || (w0 >> 25) == 0x3e || (w0 >> 25) == 0x3f) {
-    if ((w0 & 0x1ff) == 0xf9 && left >= 8) {
-      memcpy(&w1, p + 4, 4);
-      int vopc = (w0 >> 25) == 0x3e;
-      if (((w1 >> 16) & 7) == 7 || ((w1 >> 24) & 7) == 7 || (!vopc && ((w1 >> 8) & 7) == 7)) return 1;
-    }
-    return 0;
+  size_t tl = strlen(t);
+  if (d->pool_len + tl + 1 > d->pool_cap) {
+    size_t nc = d->pool_cap * 2 + tl + 1;
+    char *np = realloc(m->strpool, nc);
+    if (!np) { d->st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emulator: out of memory"); return 1; }
+    m->strpool = np; d->pool_cap = nc;
   }
-  if ((w0 >> 26) != 0x34) return 0; /* not VOP3/VOP3P */
-  uint32_t op = (w0 >> 16) & 0x3ff;
-  if ((w0 & 0xff) == 0xff && (op < 0x100 || op == 0x289)) return 1;
-  /* gfx942 has no VOP3 literals: a source field of 255 (literal) also
-   * crashes the printer there */
-  if (arch == EMU_ARCH_GFX942 && left >= 8) {
-    memcpy(&w1, p + 4, 4);
-    if ((w1 & 0x1ff) == 0xff || ((w1 >> 9) & 0x1ff) == 0xff || ((w1 >> 18) & 0x1ff) == 0xff) return 1;
-  }
+  memcpy(m->strpool + d->pool_len, t, tl + 1);
+  d->text_off[d->n] = d->pool_len;
+  d->pool_len += tl + 1;
+  m->inst_at[it->offset / 4] = in;
+  d->n++;
   return 0;
 }
 
 convjit_status emu_decode_module(emu_module *m) {
   const cj_codeobj *co = m->co;
-  pthread_once(&g_llvm_once, llvm_init);
-  const char *cpu = m->arch == EMU_ARCH_GFX950 ? "gfx950" : "gfx942";
-  LLVMDisasmContextRef dc = LLVMCreateDisasmCPUFeatures("amdgcn-amd-amdhsa", cpu, "", NULL, 0, NULL, NULL);
-  if (!dc) return CJ_ERR(CONVJIT_ERR_EMULATION, "emulator: LLVM disassembler for %s unavailable", cpu);
   uint32_t size = (uint32_t)co->text.size;
   m->text_size = size;
   uint32_t slots = size / 4 + 1;
   m->insts = calloc(slots, sizeof *m->insts);
   m->inst_at = calloc(slots, sizeof *m->inst_at);
   /* texts: at most ~96 bytes each on average; grow as needed */
-  size_t pool_cap = (size_t)slots * 64 + 256, pool_len = 0;
-  m->strpool = malloc(pool_cap);
-  if (!m->insts || !m->inst_at || !m->strpool) {
-    LLVMDisasmDispose(dc);
+  decode_walk d = {.m = m, .pool_cap = (size_t)slots * 64 + 256};
+  m->strpool = malloc(d.pool_cap);
+  if (!m->insts || !m->inst_at || !m->strpool)
     return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emulator: out of memory decoding %u bytes of .text", size);
-  }
-  size_t *text_off = calloc(slots, sizeof *text_off);
-  if (!text_off) { LLVMDisasmDispose(dc); return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emulator: out of memory"); }
-  const uint8_t *text = co->text.data;
-  uint32_t pc = 0, n = 0;
-  char buf[256];
-  while (pc + 4 <= size) {
-    buf[0] = 0;
-    size_t len = 0;
-    if (!llvm_would_crash(m->arch, text + pc, size - pc))
-      len = LLVMDisasmInstruction(dc, (uint8_t *)(text + pc), size - pc, co->text_vaddr + pc, buf, sizeof buf);
-    emu_inst *in = &m->insts[n];
-    if (len == 0 || len > size - pc) {
-      uint32_t w;
-      memcpy(&w, text + pc, 4);
-      memset(in, 0, sizeof *in);
-      in->pc = pc; in->size = 4;
-      in->bad = "bytes do not decode for this arch";
-      snprintf(buf, sizeof buf, ".long 0x%08x", w);
-      len = 4;
-    } else {
-      emu_decode_text(buf, pc, text + pc, (uint32_t)len, in);
-    }
-    const char *t = buf;
-    while (*t == '\t' || *t == ' ') t++;
-    size_t tl = strlen(t);
-    if (pool_len + tl + 1 > pool_cap) {
-      size_t nc = pool_cap * 2 + tl + 1;
-      char *np = realloc(m->strpool, nc);
-      if (!np) { free(text_off); LLVMDisasmDispose(dc); return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emulator: out of memory"); }
-      m->strpool = np; pool_cap = nc;
-    }
-    memcpy(m->strpool + pool_len, t, tl + 1);
-    text_off[n] = pool_len;
-    pool_len += tl + 1;
-    m->inst_at[pc / 4] = in;
-    pc += (uint32_t)len;
-    n++;
-  }
-  m->ninsts = n;
-  for (uint32_t i = 0; i < n; i++) m->insts[i].text = m->strpool + text_off[i];
-  free(text_off);
-  LLVMDisasmDispose(dc);
+  d.text_off = calloc(slots, sizeof *d.text_off);
+  if (!d.text_off) return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emulator: out of memory");
+  convjit_status st = cj_disasm_range(co, m->arch, 0, size, decode_one, &d);
+  if (st == CONVJIT_ERR_INTERNAL) /* the only INTERNAL there: LLVM has no disassembler for the arch */
+    st = CJ_ERR(CONVJIT_ERR_EMULATION, "emulator: LLVM disassembler for %s unavailable", m->arch->name);
+  if (st == CONVJIT_OK) st = d.st;
+  if (st != CONVJIT_OK) { free(d.text_off); return st; }
+  m->ninsts = d.n;
+  for (uint32_t i = 0; i < d.n; i++) m->insts[i].text = m->strpool + d.text_off[i];
+  free(d.text_off);
   return CONVJIT_OK;
 }
 

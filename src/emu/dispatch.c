@@ -12,7 +12,6 @@
  * same memory (logged atomics are applied in workgroup order by memory.c).
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,32 +23,12 @@
  * (a wrong branch in a JIT kernel); convjit's kernels run far fewer. */
 #define EMU_WAVE_INST_LIMIT (1ull << 34)
 
-/* ---- errors ------------------------------------------------------------- */
-const char *emu_kernel_name(const emu_wave *w) {
-  return (w && w->wg && w->wg->L && w->wg->L->k) ? w->wg->L->k->info->name : "?";
-}
-
-convjit_status emu_fail(const emu_wave *w, const emu_inst *in, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  uint32_t pc = in ? in->pc : (w ? w->pc : 0);
-  uint32_t entry = (w && w->wg && w->wg->L) ? w->wg->L->k->entry : 0;
-  const emu_wg *g = w ? w->wg : NULL;
-  return CJ_ERR(CONVJIT_ERR_EMULATION,
-                "emulator: kernel %s at .text+0x%x (entry+0x%x), workgroup (%u,%u,%u) wave %u: '%s': %s",
-                emu_kernel_name(w), pc, pc - entry, g ? g->id[0] : 0, g ? g->id[1] : 0, g ? g->id[2] : 0,
-                w ? w->id : 0, (in && in->text) ? in->text : "?", msg);
-}
-
 /* ---- context --------------------------------------------------------------- */
 convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx **out) {
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: out = NULL");
   *out = NULL;
   CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: arch = NULL");
-  int a = !strcmp(arch, "gfx942") ? EMU_ARCH_GFX942 : !strcmp(arch, "gfx950") ? EMU_ARCH_GFX950 : 0;
+  const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: arch = \"%s\": must be gfx942 or gfx950", arch);
   if (opt) {
     CJ_CHECK(opt->size == sizeof(emu_options), CONVJIT_ERR_INVALID_ARG,
@@ -59,11 +38,9 @@ convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx 
   }
   emu_ctx *c = calloc(1, sizeof *c);
   CJ_ALLOC_CHECK(c);
-  snprintf(c->arch_name, sizeof c->arch_name, "%s", arch);
   c->arch = a;
   c->hazard = opt ? (opt->hazard != 0) : 1;
   c->threads = opt ? opt->threads : 0;
-  c->clock_ghz = a == EMU_ARCH_GFX950 ? 2.4 : 2.1;
   convjit_status st = emu_mem_create(&c->mem);
   if (st != CONVJIT_OK) { free(c); return st; }
   *out = c;
@@ -76,7 +53,7 @@ void emu_ctx_destroy(emu_ctx *c) {
   free(c);
 }
 emu_mem *emu_ctx_mem(emu_ctx *c) { return c ? c->mem : NULL; }
-const char *emu_ctx_arch(const emu_ctx *c) { return c ? c->arch_name : ""; }
+const char *emu_ctx_arch(const emu_ctx *c) { return c ? c->arch->name : ""; }
 void emu_ctx_set_hazard(emu_ctx *c, int on) { if (c) c->hazard = on != 0; }
 void emu_ctx_set_threads(emu_ctx *c, int threads) { if (c && threads >= 0) c->threads = threads; }
 
@@ -93,10 +70,9 @@ convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_mod
   m->ctx = c;
   convjit_status st = cj_codeobj_parse(elf, size, &m->co);
   if (st != CONVJIT_OK) { free(m); return st; }
-  uint32_t want = c->arch == EMU_ARCH_GFX950 ? 0x4f : 0x4c;
-  if (m->co->elf_mach != want) {
+  if (m->co->elf_mach != c->arch->elf_mach) {
     st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "emu_module_load: code object mach 0x%x (target \"%s\") does not match the emulator's arch %s",
-                m->co->elf_mach, m->co->target, c->arch_name);
+                m->co->elf_mach, m->co->target, c->arch->name);
     goto fail;
   }
   m->arch = c->arch;
@@ -139,11 +115,6 @@ void emu_module_unload(emu_module *m) {
 }
 
 const cj_codeobj *emu_module_codeobj(const emu_module *m) { return m ? m->co : NULL; }
-
-const char *emu_module_inst_text(const emu_module *m, uint32_t off) {
-  if (!m || off >= m->text_size || (off & 3) || !m->inst_at[off / 4]) return NULL;
-  return m->inst_at[off / 4]->text;
-}
 
 convjit_status emu_kernel_get(emu_module *m, const char *name, const emu_kernel **out) {
   CJ_CHECK(m && name && out, CONVJIT_ERR_INVALID_ARG, "emu_kernel_get: NULL argument");

@@ -4,7 +4,7 @@
  *  - A context (emu_ctx) owns one device address space (emu_mem, see
  *    emu/memory.h by emu-mem: allocations, procedural and sink buffers,
  *    host<->device copies) and the loaded modules.
- *  - emu_module_load parses the code object (runtime/codeobj.h) and decodes
+ *  - emu_module_load parses the code object (pipeline/codeobj.h) and decodes
  *    the whole .text once with LLVM's disassembler. Bytes that do not decode
  *    or mnemonics the ISA table (emu/isa_table.h) lacks are remembered and
  *    fail only if a launch reaches them (LLVM pads .text after s_endpgm).
@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "util/cj.h"
 
 typedef struct emu_ctx emu_ctx;

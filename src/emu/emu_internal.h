@@ -1,7 +1,17 @@
 /* Internal module map of the emulator (src/emu). Shared by emu-core
- * (decode, dispatch, exec_salu, exec_valu, stats), emu-mem (memory,
- * exec_mem, hazard) and numerics (mfma). Stable: add fields at the end of a
- * struct, never reorder.
+ * (decode, dispatch, exec_salu, exec_valu, exec_vcvt, stats, wave), emu-mem
+ * (memory, exec_mem, exec_buffer, exec_global, exec_lds, hazard) and
+ * numerics (mfma, exec_mfma). Stable: add fields at the end of a struct,
+ * never reorder.
+ *
+ * Files are layers; a file calls only files in the layers below it (no call
+ * loop between files; scripts/check-layers proves it with nm):
+ *   5  dispatch.c     contexts, modules, the launch and wave loop
+ *   4  decode.c       .text -> emu_inst; the ISA table names every handler
+ *   3  exec_buffer.c exec_global.c exec_lds.c   (use exec_mem.c's helpers)
+ *   2  exec_mem.c exec_salu.c                    (issue to hazard.c)
+ *   1  hazard.c exec_valu.c exec_vcvt.c exec_mfma.c
+ *   0  wave.c (registers via operands, emu_fail), memory.c, mfma.c, stats.c
  *
  * Execution model: a workgroup's waves run cooperatively on one host thread
  * (one wave until s_barrier or s_endpgm, then the next); workgroups run in
@@ -24,16 +34,15 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include "arch/arch.h"
 #include "emu/emu.h"
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "util/cj.h"
 
 typedef struct emu_wave emu_wave;
 typedef struct emu_wg emu_wg;
 typedef struct emu_inst emu_inst;
 typedef struct emu_run emu_run; /* one launch in progress */
-
-typedef uint32_t emu_lanereg[64]; /* one VGPR across the 64 lanes */
 
 /* ---- operands ------------------------------------------------------------ */
 typedef enum emu_opkind {
@@ -135,15 +144,25 @@ struct emu_inst {
 };
 
 /* ---- the ISA table ------------------------------------------------------- */
+/* Memory access flags, the table's `access` column (read by exec_mem.c). */
+enum {
+  EMU_MA_STORE = 1,  /* writes memory (store, ds_write) */
+  EMU_MA_SEXT = 2,   /* sign-extends the loaded byte/short */
+  EMU_MA_D16 = 4,    /* loads into / stores from the low 16 bits, keeping the high */
+  EMU_MA_D16_HI = 8, /* ... the high 16 bits */
+  EMU_MA_PAIR = 16,  /* ds_read2 / ds_write2: two addresses */
+  EMU_MA_ST64 = 32   /* ds_*2st64: offsets in units of 64 elements */
+};
+
 typedef enum emu_opcode {
   EMU_OP_INVALID = 0,
-#define X(name, ENUM, cls, ndst, fn) EMU_OP_##ENUM,
+#define X(name, ENUM, cls, ndst, fn, bytes, access) EMU_OP_##ENUM,
 #include "emu/isa_table.h"
 #undef X
   EMU_OP_COUNT
 } emu_opcode;
 
-#define X(name, ENUM, cls, ndst, fn) convjit_status fn(emu_wave *w, const emu_inst *in);
+#define X(name, ENUM, cls, ndst, fn, bytes, access) convjit_status fn(emu_wave *w, const emu_inst *in);
 #include "emu/isa_table.h"
 #undef X
 
@@ -161,12 +180,10 @@ const emu_isa_row *emu_isa_lookup_mnemonic(const char *mn, uint8_t *enc);
 const emu_isa_row *emu_isa_rows(int *count);
 
 /* ---- module / kernel ----------------------------------------------------- */
-enum { EMU_ARCH_GFX942 = 942, EMU_ARCH_GFX950 = 950 };
-
 struct emu_module {
   emu_ctx *ctx;
   cj_codeobj *co;
-  int arch;                  /* EMU_ARCH_* (from the ELF mach, checked against the ctx) */
+  const cj_arch *arch;       /* the context's (the ELF mach was checked against it) */
   uint32_t text_size;
   emu_inst *insts;           /* decoded instructions, in address order */
   uint32_t ninsts;
@@ -231,7 +248,7 @@ struct emu_wg {
 struct emu_run {
   emu_ctx *ctx;
   const emu_kernel *k;
-  int arch;              /* EMU_ARCH_* */
+  const cj_arch *arch;   /* the module's */
   uint32_t grid[3];      /* workgroups per dimension */
   uint32_t block[3];     /* threads per workgroup */
   uint64_t kernarg_addr; /* device address of the kernarg segment */
@@ -244,22 +261,21 @@ struct emu_run {
 };
 
 struct emu_ctx {
-  char arch_name[16];
-  int arch;              /* EMU_ARCH_* */
+  const cj_arch *arch;   /* facts the emulator asks (fp8 format, clock, CUs, ELF mach) */
   emu_mem *mem;
   int hazard;            /* default for launches */
   int threads;           /* 0 = default */
-  double clock_ghz;      /* for emulated time: 2.1 (gfx942) / 2.4 (gfx950) */
 };
 
-/* ---- helpers: dispatch.c ---------------------------------------------------- */
+/* ---- wave.c: the bottom file (calls no other emulator file) ---------------- */
 /* Sets the error text "emulator: kernel <k> at .text+0x<pc>: <text>: <msg>"
  * and returns CONVJIT_ERR_EMULATION. in may be NULL (uses w->pc). */
 convjit_status emu_fail(const emu_wave *w, const emu_inst *in, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *emu_kernel_name(const emu_wave *w);
+/* emu_module_inst_text (emu.h) is defined here too. */
 
-/* ---- operand access: exec_valu.c (used by every exec_*.c) ----------------- */
+/* Operand access (wave.c, used by every exec_*.c). */
 /* Scalar value of a scalar-class operand (SGPR/VCC/EXEC/M0/SCC/IMM/NULL),
  * part = which 32-bit register of the tuple. */
 uint32_t emu_sread(const emu_wave *w, const emu_operand *o, unsigned part);

@@ -1,6 +1,7 @@
-/* Memory instructions, common part: the opcode shape table, register
- * placement of loaded bytes, scalar loads (s_load / s_buffer_load), and the
- * launch hooks that make no-return f32 atomics deterministic.
+/* Memory instructions, common part: the opcode shapes (from the ISA
+ * table's bytes/access columns), register placement of loaded bytes, scalar
+ * loads (s_load / s_buffer_load), and the launch hooks that make no-return
+ * f32 atomics deterministic.
  *
  * Atomics: a no-return f32 add (no glc/sc0) is appended to its workgroup's
  * log in program order; the logs are applied in workgroup linear-id order
@@ -19,79 +20,19 @@
 
 /* ---- opcode shapes ---------------------------------------------------------- */
 
-static emu_memop g_memop[EMU_OP_COUNT];
-static pthread_once_t g_memop_once = PTHREAD_ONCE_INIT;
-
-static int ends_with(const char *s, const char *suf) {
-  size_t a = strlen(s), b = strlen(suf);
-  return a >= b && !strcmp(s + a - b, suf);
-}
-
-/* Parses the width suffix of a memory mnemonic (after load_/store_/read_/
- * write_): dword, dwordxN, ubyte, sbyte, ushort, sshort, byte, short, bN,
- * uN, iN, with optional _d16 / _d16_hi. */
-static void memop_parse(const char *name, emu_memop *m) {
-  static const char *keys[] = {"_load_", "_store_", "_read2st64_", "_write2st64_", "_read2_", "_write2_",
-                               "_read_", "_write_", "_atomic_add_"};
-  const char *w = NULL;
-  int store = 0, two = 0, st64 = 0;
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !w; i++) {
-    const char *p = strstr(name, keys[i]);
-    if (!p) continue;
-    w = p + strlen(keys[i]);
-    store = strstr(keys[i], "store") || strstr(keys[i], "write");
-    two = strchr(keys[i], '2') != NULL;
-    st64 = strstr(keys[i], "st64") != NULL;
-    if (strstr(keys[i], "atomic")) { /* *_atomic_add_f32: one dword */
-      m->valid = 1;
-      m->bytes = m->elem = 4;
-      return;
-    }
-  }
-  if (!w) return;
-  char t[24];
-  size_t n = strcspn(w, "_");
-  if (n == 0 || n >= sizeof t) return;
-  memcpy(t, w, n);
-  t[n] = 0;
-  unsigned bytes = 0, sext = 0, elem = 0;
-  if (!strcmp(t, "dword")) bytes = 4, elem = 4;
-  else if (!strcmp(t, "dwordx2")) bytes = 8, elem = 4;
-  else if (!strcmp(t, "dwordx3")) bytes = 12, elem = 4;
-  else if (!strcmp(t, "dwordx4")) bytes = 16, elem = 4;
-  else if (!strcmp(t, "dwordx8")) bytes = 32, elem = 4;
-  else if (!strcmp(t, "dwordx16")) bytes = 64, elem = 4;
-  else if (!strcmp(t, "ubyte") || !strcmp(t, "byte") || !strcmp(t, "u8") || !strcmp(t, "b8")) bytes = 1;
-  else if (!strcmp(t, "sbyte") || !strcmp(t, "i8")) bytes = 1, sext = 1;
-  else if (!strcmp(t, "ushort") || !strcmp(t, "short") || !strcmp(t, "u16") || !strcmp(t, "b16")) bytes = 2;
-  else if (!strcmp(t, "sshort") || !strcmp(t, "i16")) bytes = 2, sext = 1;
-  else if (!strcmp(t, "b32")) bytes = 4, elem = 4;
-  else if (!strcmp(t, "b64")) bytes = 8, elem = 4;
-  else if (!strcmp(t, "b96")) bytes = 12, elem = 4;
-  else if (!strcmp(t, "b128")) bytes = 16, elem = 4;
-  else return;
-  /* a store of "short"/"byte" is unsigned by nature; "short" loads do not exist */
-  m->valid = 1;
-  m->store = (uint8_t)store;
-  m->bytes = (uint8_t)bytes;
-  m->elem = (uint8_t)(elem ? elem : bytes);
-  m->sext = (uint8_t)sext;
-  m->two = (uint8_t)two;
-  m->st64 = (uint8_t)st64;
-  m->d16 = ends_with(name, "_d16_hi") ? 2 : ends_with(name, "_d16") ? 1 : 0;
-}
-
-static void memop_init(void) {
-#define X(name, ENUM, cls, ndst, fn) \
-  if ((cls) == EMU_CLASS_VMEM || (cls) == EMU_CLASS_LDS || (cls) == EMU_CLASS_SMEM) memop_parse(name, &g_memop[EMU_OP_##ENUM]);
+/* From the ISA table's bytes and access columns: elem (the range-check
+ * element) is 4 for dword-sized and wider types, else the width itself. */
+#define EMU_MEMOP(b, ma)                                                                            \
+  {(b) != 0, ((ma) & EMU_MA_STORE) != 0, (b), (b) < 4 ? (b) : 4, ((ma) & EMU_MA_SEXT) != 0,        \
+   ((ma) & EMU_MA_D16_HI) ? 2 : ((ma) & EMU_MA_D16) ? 1 : 0, ((ma) & EMU_MA_PAIR) != 0, ((ma) & EMU_MA_ST64) != 0}
+static const emu_memop g_memop[EMU_OP_COUNT] = {
+#define X(name, ENUM, cls, ndst, fn, bytes, access) [EMU_OP_##ENUM] = EMU_MEMOP(bytes, access),
 #include "emu/isa_table.h"
 #undef X
-}
+};
+#undef EMU_MEMOP
 
-const emu_memop *emu_memop_get(uint16_t op) {
-  pthread_once(&g_memop_once, memop_init);
-  return op < EMU_OP_COUNT ? &g_memop[op] : &g_memop[0];
-}
+const emu_memop *emu_memop_get(uint16_t op) { return op < EMU_OP_COUNT ? &g_memop[op] : &g_memop[0]; }
 
 /* ---- register placement ---------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 #include "emu/hazard.h"
 #include "emu/memory.h"
 
-/* Shape of one memory opcode, parsed once from its mnemonic. */
+/* Shape of one memory opcode, from its ISA table row (bytes, access). */
 typedef struct emu_memop {
   uint8_t valid;
   uint8_t store;   /* store / ds_write */

@@ -1,9 +1,9 @@
-/* exec_valu.c — operand access for all exec_*.c, and the vector ALU:
- * integer/bit ops, 64-bit ops, carry chains, f32 arithmetic, compares
- * (VCC/EXEC), lane ops, AGPR moves and MFMA dispatch to mfma.h.
+/* exec_valu.c — the vector ALU: integer/bit ops, 64-bit ops, carry chains,
+ * f32 arithmetic, compares (VCC/EXEC), lane ops and AGPR moves. Operand
+ * access is wave.c's; MFMA is exec_mfma.c's.
  *
  * Rules applied to every VALU instruction here:
- *  - only lanes in EXEC are written (MFMA excepted, see emu_x_mfma);
+ *  - only lanes in EXEC are written;
  *  - VOPC / carry-out masks have 0 for lanes outside EXEC;
  *  - SDWA: source selects (byte/word, zero- or sign-extended with sext())
  *    and dst_sel / dst_unused on the result; DPP: the source-0 lane
@@ -15,87 +15,6 @@
 #include <math.h>
 #include <string.h>
 #include "emu/emu_internal.h"
-#include "emu/mfma.h"
-
-/* ---- operand access ------------------------------------------------------------ */
-uint32_t emu_sread(const emu_wave *w, const emu_operand *o, unsigned part) {
-  switch (o->kind) {
-  case EMU_OPK_SGPR: return w->s[(o->reg + part) & 127];
-  case EMU_OPK_VCC: return (uint32_t)(w->vcc >> (32 * ((o->reg + part) & 1)));
-  case EMU_OPK_EXEC: return (uint32_t)(w->exec >> (32 * ((o->reg + part) & 1)));
-  case EMU_OPK_M0: return w->m0;
-  case EMU_OPK_SCC: return w->scc;
-  case EMU_OPK_IMM: return part == 0 ? o->imm32 : (uint32_t)(o->imm64 >> 32);
-  default: return 0;
-  }
-}
-
-uint64_t emu_sread64(const emu_wave *w, const emu_operand *o) {
-  switch (o->kind) {
-  case EMU_OPK_SGPR: return (uint64_t)w->s[o->reg & 127] | (uint64_t)w->s[(o->reg + 1) & 127] << 32;
-  case EMU_OPK_VCC: return o->count == 2 ? w->vcc : (uint32_t)(w->vcc >> (32 * o->reg));
-  case EMU_OPK_EXEC: return o->count == 2 ? w->exec : (uint32_t)(w->exec >> (32 * o->reg));
-  case EMU_OPK_IMM: return o->imm64;
-  case EMU_OPK_M0: return w->m0;
-  case EMU_OPK_SCC: return w->scc;
-  default: return 0;
-  }
-}
-
-static void set_half(uint64_t *x, unsigned half, uint32_t v) {
-  *x = half ? ((*x & 0xffffffffull) | (uint64_t)v << 32) : ((*x & ~0xffffffffull) | v);
-}
-
-void emu_swrite(emu_wave *w, const emu_operand *o, unsigned part, uint32_t val) {
-  switch (o->kind) {
-  case EMU_OPK_SGPR: w->s[(o->reg + part) & 127] = val; break;
-  case EMU_OPK_VCC: set_half(&w->vcc, (o->reg + part) & 1, val); break;
-  case EMU_OPK_EXEC: set_half(&w->exec, (o->reg + part) & 1, val); break;
-  case EMU_OPK_M0: w->m0 = val; break;
-  case EMU_OPK_SCC: w->scc = val != 0; break;
-  default: break; /* null / immediates: discarded */
-  }
-}
-
-void emu_swrite64(emu_wave *w, const emu_operand *o, uint64_t val) {
-  if ((o->kind == EMU_OPK_VCC || o->kind == EMU_OPK_EXEC) && o->count == 2) {
-    if (o->kind == EMU_OPK_VCC) w->vcc = val; else w->exec = val;
-    return;
-  }
-  emu_swrite(w, o, 0, (uint32_t)val);
-  if (o->count >= 2 || o->kind == EMU_OPK_SGPR) emu_swrite(w, o, 1, (uint32_t)(val >> 32));
-}
-
-uint32_t emu_vread(const emu_wave *w, const emu_operand *o, unsigned part, unsigned lane) {
-  if (o->kind == EMU_OPK_VGPR) return w->v[(o->reg + part) & 255][lane];
-  if (o->kind == EMU_OPK_AGPR) return w->a[(o->reg + part) & 255][lane];
-  return emu_sread(w, o, part);
-}
-
-void emu_vread_all(const emu_wave *w, const emu_operand *o, unsigned part, uint32_t out[64]) {
-  if (o->kind == EMU_OPK_VGPR) { memcpy(out, w->v[(o->reg + part) & 255], 256); return; }
-  if (o->kind == EMU_OPK_AGPR) { memcpy(out, w->a[(o->reg + part) & 255], 256); return; }
-  uint32_t v = emu_sread(w, o, part);
-  for (int l = 0; l < 64; l++) out[l] = v;
-}
-
-uint32_t *emu_vreg(emu_wave *w, const emu_operand *o, unsigned part) {
-  if (o->kind == EMU_OPK_VGPR) return w->v[(o->reg + part) & 255];
-  if (o->kind == EMU_OPK_AGPR) return w->a[(o->reg + part) & 255];
-  return NULL;
-}
-
-void emu_vwrite_exec(emu_wave *w, const emu_operand *o, unsigned part, const uint32_t val[64]) {
-  uint32_t *d = emu_vreg(w, o, part);
-  if (!d) return;
-  uint64_t e = w->exec;
-  if (e == ~0ull) { memcpy(d, val, 256); return; }
-  while (e) {
-    int l = __builtin_ctzll(e);
-    d[l] = val[l];
-    e &= e - 1;
-  }
-}
 
 /* ---- SDWA / DPP / modifiers ---------------------------------------------------------- */
 static uint32_t sdwa_sel(uint32_t v, unsigned sel, int sext) {
@@ -685,68 +604,4 @@ convjit_status emu_x_vlane(emu_wave *w, const emu_inst *in) {
   }
   default: return emu_fail(w, in, "lane opcode without semantics");
   }
-}
-
-/* ---- MFMA ------------------------------------------------------------------------------- */
-/* Issue cycles per MFMA (16 for the 16x16 bf16 / gfx942 fp8 ones, 32 for
- * f8f6f4 with fp8 inputs): from the peak dense rates of MI300X/MI355X,
- * see stats.c. */
-convjit_status emu_x_mfma(emu_wave *w, const emu_inst *in) {
-  if (in->nops != 4) return emu_fail(w, in, "MFMA needs 4 operands");
-  const emu_operand *od = &in->o[0], *oa = &in->o[1], *ob = &in->o[2], *oc = &in->o[3];
-  unsigned na, dregs = 4;
-  uint32_t k;
-  switch (in->op) {
-  case EMU_OP_V_MFMA_F32_16X16X16_BF16: na = 2; k = 16; break;
-  case EMU_OP_V_MFMA_F32_16X16X32_BF16: na = 4; k = 32; break;
-  case EMU_OP_V_MFMA_F32_16X16X32_FP8_FP8: na = 2; k = 32; break;
-  case EMU_OP_V_MFMA_F32_16X16X128_F8F6F4: na = 8; k = 128; break;
-  default: return emu_fail(w, in, "MFMA opcode without semantics");
-  }
-  if (in->op == EMU_OP_V_MFMA_F32_16X16X128_F8F6F4) {
-    /* FP6/FP4 read fewer registers (6/4) */
-    unsigned fa = in->cbsz, fb = in->blgp;
-    unsigned ra = fa <= 1 ? 8 : fa <= 3 ? 6 : 4, rb = fb <= 1 ? 8 : fb <= 3 ? 6 : 4;
-    if (oa->count < ra || ob->count < rb) return emu_fail(w, in, "MFMA source tuples too short for cbsz/blgp");
-  } else if (oa->count != na || ob->count != na) {
-    return emu_fail(w, in, "MFMA source tuples have %u/%u registers, expected %u", oa->count, ob->count, na);
-  }
-  if (in->op != EMU_OP_V_MFMA_F32_16X16X128_F8F6F4 && (in->cbsz || in->abid || in->blgp))
-    return emu_fail(w, in, "cbsz/abid/blgp broadcast is not modelled");
-  if (in->abid && in->op == EMU_OP_V_MFMA_F32_16X16X128_F8F6F4)
-    return emu_fail(w, in, "scaled MFMA (abid) is not modelled");
-  if (od->count != dregs || (od->kind != EMU_OPK_VGPR && od->kind != EMU_OPK_AGPR))
-    return emu_fail(w, in, "MFMA destination must be 4 VGPRs or AGPRs");
-  if ((oa->kind != EMU_OPK_VGPR && oa->kind != EMU_OPK_AGPR) || (ob->kind != EMU_OPK_VGPR && ob->kind != EMU_OPK_AGPR))
-    return emu_fail(w, in, "MFMA A/B operands must be registers");
-  emu_lanereg a[8], b[8], c[4], d[4];
-  for (unsigned r = 0; r < oa->count && r < 8; r++) memcpy(a[r], emu_vreg(w, oa, r), sizeof a[r]);
-  for (unsigned r = 0; r < ob->count && r < 8; r++) memcpy(b[r], emu_vreg(w, ob, r), sizeof b[r]);
-  if (oc->kind == EMU_OPK_VGPR || oc->kind == EMU_OPK_AGPR) {
-    if (oc->count != 4) return emu_fail(w, in, "MFMA accumulator must be 4 registers");
-    for (unsigned r = 0; r < 4; r++) memcpy(c[r], emu_vreg(w, oc, r), sizeof c[r]);
-  } else if (oc->kind == EMU_OPK_IMM) {
-    for (unsigned r = 0; r < 4; r++) for (int l = 0; l < 64; l++) c[r][l] = oc->imm32;
-  } else {
-    return emu_fail(w, in, "MFMA accumulator operand kind not supported");
-  }
-  uint32_t cyc = 16;
-  switch (in->op) {
-  case EMU_OP_V_MFMA_F32_16X16X16_BF16: emu_mfma_f32_16x16x16_bf16(a, b, c, d); break;
-  case EMU_OP_V_MFMA_F32_16X16X32_BF16: emu_mfma_f32_16x16x32_bf16(a, b, c, d); break;
-  case EMU_OP_V_MFMA_F32_16X16X32_FP8_FP8:
-    emu_mfma_f32_16x16x32_fp8_fp8(a, b, c, d, w->wg->L->arch == EMU_ARCH_GFX942);
-    break;
-  default:
-    if (emu_mfma_f32_16x16x128_f8f6f4(a, b, c, d, in->cbsz, in->blgp) != 0)
-      return emu_fail(w, in, "f8f6f4 formats cbsz=%u blgp=%u are not modelled (only fp8/bf8)", in->cbsz, in->blgp);
-    cyc = 32;
-  }
-  /* MFMAs are wave-wide matrix operations: all 64 lanes are computed and
-   * written whatever EXEC holds (CDNA4 documents this for f8f6f4; the
-   * emulator applies it to every MFMA, docs/emulator.md). */
-  for (unsigned r = 0; r < 4; r++) memcpy(emu_vreg(w, od, r), d[r], sizeof d[r]);
-  w->cycles += cyc;
-  w->mfma_macs += 16ull * 16 * k;
-  return CONVJIT_OK;
 }

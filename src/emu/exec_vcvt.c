@@ -25,9 +25,10 @@ static uint32_t apply_mod(const emu_operand *o, uint32_t v) {
 }
 
 static cj_nf_fp8 fmt(const emu_wave *w, int bf8) {
-  int gfx942 = w->wg->L->arch == EMU_ARCH_GFX942;
-  if (bf8) return gfx942 ? CJ_NF_E5M2FNUZ : CJ_NF_E5M2;
-  return gfx942 ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
+  /* an FNUZ arch (gfx942) has FNUZ bf8 too: E5M2FNUZ beside E4M3FNUZ */
+  int fnuz = w->wg->L->arch->fp8 == CJ_FP8_E4M3FNUZ;
+  if (bf8) return fnuz ? CJ_NF_E5M2FNUZ : CJ_NF_E5M2;
+  return fnuz ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
 }
 
 static uint32_t f2u(float x) {

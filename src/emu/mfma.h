@@ -1,4 +1,4 @@
-/* MFMA arithmetic on register images (numerics; called by exec_valu.c).
+/* MFMA arithmetic on register images (numerics; called by exec_mfma.c).
  *
  * Contract:
  * - a, b: the source register tuples (consecutive registers, each 64 lanes),
@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include "util/numfmt.h"
 
-typedef uint32_t emu_lanereg[64]; /* one register across 64 lanes (as emu_internal.h) */
+typedef uint32_t emu_lanereg[64]; /* one register across the 64 lanes of a wave */
 
 /* gfx942 v_mfma_f32_16x16x16_bf16 (a, b: 2 registers). */
 void emu_mfma_f32_16x16x16_bf16(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,

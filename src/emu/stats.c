@@ -5,11 +5,12 @@
  *   - each wave issues in order; an instruction costs its class's issue
  *     cycles (SALU/branch/waitcnt/barrier 1, SMEM 1, VALU 4 (wave64 on a
  *     16-lane SIMD), VMEM 4, LDS 4; MFMA its pass count, see
- *     emu_mfma_cycles in exec_valu.c) — memory latency, caches, bank
+ *     emu_x_mfma in exec_mfma.c) — memory latency, caches, bank
  *     conflicts, stalls at s_waitcnt and barriers are NOT modelled;
  *   - the device runs 4 waves at once per CU (one per SIMD); a kernel takes
  *     max(slowest wave, total wave cycles / (CUs * 4)) cycles at the arch's
- *     nominal clock (gfx942 2.1 GHz, 304 CUs; gfx950 2.4 GHz, 256 CUs).
+ *     nominal clock (cj_arch clock_mhz, cu_count_default, simds_per_cu:
+ *     gfx942 2.1 GHz, 304 CUs; gfx950 2.4 GHz, 256 CUs).
  * It is good for comparing instruction counts between kernel variants, not
  * for predicting hardware time.
  */
@@ -66,15 +67,18 @@ void emu_stats_merge_extremes(emu_stats *acc, const emu_stats *part) {
   fold_extremes(acc, acc->waves == 0, part->wave_min, part->wave_max, part->wave_min_total, part->wave_max_total);
 }
 
+/* 2100 MHz / 1000.0 is exactly the double 2.1 (division rounds correctly). */
+static double clock_ghz(const emu_ctx *c) { return c->arch->clock_mhz / 1000.0; }
+
 double emu_stats_finish_ms(const emu_ctx *c, uint64_t sum_wave_cycles, uint64_t max_wave_cycles) {
-  double cus = c->arch == EMU_ARCH_GFX950 ? 256.0 : 304.0;
-  double spread = (double)sum_wave_cycles / (cus * 4.0);
+  double waves_at_once = (double)c->arch->cu_count_default * c->arch->simds_per_cu;
+  double spread = (double)sum_wave_cycles / waves_at_once;
   double cyc = spread > (double)max_wave_cycles ? spread : (double)max_wave_cycles;
-  return cyc / (c->clock_ghz * 1e6);
+  return cyc / (clock_ghz(c) * 1e6);
 }
 
 double emu_cycles_to_ms(const emu_ctx *c, uint64_t cycles) {
-  return c ? (double)cycles / (c->clock_ghz * 1e6) : 0.0;
+  return c ? (double)cycles / (clock_ghz(c) * 1e6) : 0.0;
 }
 
 void emu_stats_free(emu_stats *s) {

@@ -19,7 +19,7 @@
 #define CJ_HOST_SELECT_H
 
 #include <stdint.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "convjit/convjit.h"
 #include "util/cj.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "runtime/build.h"
+#include "pipeline/build.h"
 #include "runtime/cache.h"
 
 #define CJ_CACHE_BUCKETS 1024

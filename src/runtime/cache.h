@@ -24,7 +24,7 @@
 #define CJ_RUNTIME_CACHE_H
 
 #include "codegen/kplan.h"
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "runtime/device.h"
 #include "util/cj.h"
 

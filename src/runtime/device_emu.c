@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "arch/arch.h"
 #include "runtime/device_emu.h"
 
 typedef struct emu_dev {
@@ -142,7 +143,7 @@ convjit_status cj_device_emu_create(const char *arch, cj_device **out) {
   if (st != CONVJIT_OK) { free(d); free(e); return st; }
   d->ops = &k_emu_ops;
   snprintf(d->arch, sizeof d->arch, "%s", arch);
-  d->cu_count = !strcmp(arch, "gfx950") ? 256 : 304;
+  d->cu_count = (int)cj_arch_from_name(arch)->cu_count_default; /* emu_ctx_create checked the name */
   d->is_emulated = 1;
   d->impl = e;
   *out = d;

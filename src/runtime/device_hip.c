@@ -39,7 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "runtime/device.h"
 
 typedef int hip_err;

@@ -1,4 +1,7 @@
-/* Internal module map and shared helpers of convjit.
+/* Internal module map and shared helpers of convjit (src/util: the bottom
+ * area; it includes only the public header). Declared here: err.c, log.c,
+ * misc.c (blobs, text building, clock, hashing); util/numfmt.h declares
+ * numfmt.c (bf16/fp8 number formats).
  *
  * Errors: internal functions return convjit_status. On failure they set the
  * thread-local error text once, at the place that knows the field and value
@@ -45,7 +48,7 @@ void cj_log_set_level(cj_log_level lv);
 void cj_log(cj_log_level lv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define CJ_LOG_ON(lv) (cj_log_get_level() >= (lv))
 
-/* blob.c — an owned byte buffer (code objects, ELF, text). */
+/* misc.c — an owned byte buffer (code objects, ELF, text). */
 typedef struct cj_blob {
   uint8_t *data;
   size_t size;
@@ -54,7 +57,7 @@ void cj_blob_free(cj_blob *b); /* frees data, zeroes the struct; NULL-safe */
 /* Copies size bytes and a NUL after them (not counted in size). */
 convjit_status cj_blob_set(cj_blob *b, const void *data, size_t size);
 
-/* strbuf.c — growable text (IR dumps, JSON, keys). */
+/* misc.c — growable text (IR dumps, JSON, keys). */
 typedef struct cj_strbuf {
   char *s;
   size_t len, cap;
@@ -64,10 +67,10 @@ void cj_sb_printf(cj_strbuf *sb, const char *fmt, ...) __attribute__((format(pri
 void cj_sb_vprintf(cj_strbuf *sb, const char *fmt, va_list ap);
 void cj_sb_free(cj_strbuf *sb);
 
-/* time.c */
+/* misc.c — clock */
 double cj_now_ms(void); /* monotonic clock, milliseconds */
 
-/* hash.c — FNV-1a 64 (cache keys, integrity of cached code objects). */
+/* misc.c — FNV-1a 64 (cache keys, integrity of cached code objects). */
 uint64_t cj_hash64(const void *data, size_t n, uint64_t seed);
 
 #endif

@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 
 static void test_gfx942(void **st) {
   (void)st;
@@ -84,12 +84,29 @@ static void test_dma_widths(void **st) {
   assert_false(cj_arch_dma_ok(NULL, 4));
 }
 
+/* The emulator's facts: its time model (clock, CUs x SIMDs) and the lookup
+ * by a code object's ELF mach that replaced its own arch enum. */
+static void test_emulator_facts(void **st) {
+  (void)st;
+  const cj_arch *a942 = cj_arch_from_name("gfx942"), *a950 = cj_arch_from_name("gfx950");
+  assert_int_equal(a942->clock_mhz, 2100); /* MI300X peak engine clock */
+  assert_int_equal(a950->clock_mhz, 2400); /* MI355X */
+  assert_int_equal(a942->simds_per_cu, 4);
+  assert_int_equal(a950->simds_per_cu, 4);
+  assert_false(a942->llvm_vop3_literal);
+  assert_true(a950->llvm_vop3_literal);
+  assert_ptr_equal(cj_arch_from_elf_mach(0x4c), a942);
+  assert_ptr_equal(cj_arch_from_elf_mach(0x4f), a950);
+  assert_null(cj_arch_from_elf_mach(0x40)); /* gfx900 */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gfx942),
       cmocka_unit_test(test_gfx950),
       cmocka_unit_test(test_names_and_list),
       cmocka_unit_test(test_dma_widths),
+      cmocka_unit_test(test_emulator_facts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,10 +17,10 @@
 #include <cmocka.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/IRReader.h>
-#include "codegen/arch.h"
-#include "runtime/codeobj.h"
-#include "runtime/compile.h"
-#include "runtime/link.h"
+#include "arch/arch.h"
+#include "pipeline/codeobj.h"
+#include "pipeline/compile.h"
+#include "pipeline/link.h"
 
 /* ka: 64 x i32 LDS (256 bytes), one pointer; kb: 128 x i64 LDS (1024 bytes),
  * a pointer and an i64. Each kernel uses only its own LDS array. */

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "codegen/kplan.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 
 typedef struct big_shape {
   const char *why;

@@ -9,7 +9,7 @@
  *   CONVJIT_GOLDEN_UPDATE=1 build/test_golden && git diff tests/golden
  * rewrites the value columns of every row (comments and row order kept).
  * To add a kernel: add a row with the five key columns (a kernel spec,
- * src/runtime/kspec.h) and '?' in the value columns, then update.
+ * src/codegen/kspec.h) and '?' in the value columns, then update.
  *
  * The expected values are measurements, not derivations: their meaning is
  * "what we shipped and reviewed". Independent checks (spill-free, LDS ==
@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "runtime/build.h"
-#include "runtime/kspec.h"
+#include "pipeline/build.h"
+#include "codegen/kspec.h"
 
 #define GOLDEN_PATH CJ_SOURCE_DIR "/tests/golden/resources.tsv"
 #define GOLDEN_HEADER "op\tarch\tdtype\tshape\topts\tkernel\tvgpr\tagpr\tsgpr\tvgpr_spills\tsgpr_spills\tscratch\tlds\tcode_bytes"

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "codegen/irb.h"
-#include "runtime/build.h"
-#include "runtime/compile.h"
+#include "pipeline/build.h"
+#include "pipeline/compile.h"
 
 static void test_waitcnt_encoding(void **st) {
   (void)st;

@@ -1,4 +1,4 @@
-/* Kernel specs (runtime/kspec.h): text rows give exactly the plan the
+/* Kernel specs (codegen/kspec.h): text rows give exactly the plan the
  * initializers give for the same values written out here by hand (compared
  * by canonical key), and every malformed field is refused naming it. */
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "runtime/kspec.h"
+#include "codegen/kspec.h"
 
 static void assert_same_plan(const cj_kplan *a, const cj_kplan *b) {
   cj_strbuf ka = {0}, kb = {0};

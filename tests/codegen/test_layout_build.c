@@ -19,8 +19,8 @@
 #include <llvm-c/TargetMachine.h>
 #include "codegen/codegen.h"
 #include "codegen/irb.h"
-#include "runtime/build.h"
-#include "runtime/compile.h"
+#include "pipeline/build.h"
+#include "pipeline/compile.h"
 
 typedef struct shape {
   const char *why; /* the path it covers */

@@ -21,10 +21,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <llvm-c/Core.h>
-#include "codegen/arch.h"
-#include "runtime/codeobj.h"
-#include "runtime/compile.h"
-#include "runtime/link.h"
+#include "arch/arch.h"
+#include "pipeline/codeobj.h"
+#include "pipeline/compile.h"
+#include "pipeline/link.h"
 
 #define TINY_LDS_WORDS 750 /* 3000 bytes: not a power of two, so rounding would show */
 #define TINY_NAME "cj_tiny"

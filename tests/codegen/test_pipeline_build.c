@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "codegen/kplan.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 
 static const uint64_t shapes[][3] = {{2, 24, 1000}, {1, 1024, 3456000}};
 

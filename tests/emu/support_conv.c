@@ -11,7 +11,7 @@
 #include "support_conv.h"
 #include "emu/memory.h"
 #include "ref/ref_conv.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 #include "util/numfmt.h"
 
 uint32_t tc_rand(uint64_t *s) {

@@ -31,7 +31,7 @@ typedef struct tc_result {
 void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res);
 
 /* Pieces for tests that drive the kernels themselves (procedural tensors). */
-#include "runtime/build.h"
+#include "pipeline/build.h"
 typedef struct tc_mod {
   cj_built built;
   emu_module *mod;

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/arch.h"
-#include "runtime/compile.h"
-#include "runtime/link.h"
+#include "arch/arch.h"
+#include "pipeline/compile.h"
+#include "pipeline/link.h"
 
 convjit_status tmem_build(const char *arch_name, const char *ir, cj_blob *co) {
   memset(co, 0, sizeof *co);

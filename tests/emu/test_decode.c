@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "codegen/kplan.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 #include "support.h"
 
 #define OK(x) do { convjit_status s_ = (x); if (s_ != CONVJIT_OK) fail_msg("%s -> %d: %s", #x, s_, cj_error_text()); } while (0)
@@ -226,7 +226,7 @@ static void t_coverage_of_convjit_kernels(void **st) {
  * with a reason. */
 static void t_random_bytes(void **st) {
   (void)st;
-  const int archs[2] = {EMU_ARCH_GFX942, EMU_ARCH_GFX950};
+  const cj_arch *archs[2] = {cj_arch_from_name("gfx942"), cj_arch_from_name("gfx950")};
   enum { NW = 16384 };
   uint32_t *words = malloc(NW * 4);
   assert_non_null(words);

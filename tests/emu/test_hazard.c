@@ -24,10 +24,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "ref/ref.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 #include "support_mem.h"
 
 /* One wave; operands: $0 $1 outputs (i32 VGPRs), $2 voffset = 4*tid, $3 V# over

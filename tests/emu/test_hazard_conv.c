@@ -16,11 +16,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 
 typedef struct conv_case {
   cj_kplan p;

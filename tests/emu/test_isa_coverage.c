@@ -10,7 +10,7 @@
  * dilation, the 4-byte DMA), on both arches.
  *
  * Each kernel is built once, its own bytes [entry, entry + code_size) are
- * disassembled (runtime/disasm.h, the disassembler the emulator uses) and
+ * disassembled (pipeline/disasm.h, the disassembler the emulator uses) and
  * every instruction goes through the emulator's decoder (emu_decode_text):
  * a mnemonic missing from src/emu/isa_table.h, an operand or modifier the
  * decoder does not parse, or bytes that do not decode all fail the test,
@@ -26,9 +26,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "emu/emu_internal.h"
-#include "runtime/build.h"
-#include "runtime/disasm.h"
-#include "runtime/kspec.h"
+#include "pipeline/build.h"
+#include "pipeline/disasm.h"
+#include "codegen/kspec.h"
 
 #define GOLDEN_PATH CJ_SOURCE_DIR "/tests/golden/resources.tsv"
 

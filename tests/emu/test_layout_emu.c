@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
 #include "ref/ref.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 
 #define OK(x) do { convjit_status s_ = (x); if (s_ != CONVJIT_OK) fail_msg("%s -> %d: %s", #x, s_, cj_error_text()); } while (0)
 

@@ -23,7 +23,7 @@
 #include "emu/emu.h"
 #include "emu/memory.h"
 #include "ref/ref.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 #include "util/numfmt.h"
 
 typedef struct loaded {

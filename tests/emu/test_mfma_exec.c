@@ -3,7 +3,7 @@
  * Each kernel (LLVM IR built here, compiled by the project's pipeline) loads
  * per-lane register images of A, B, C from global memory, runs one or two
  * MFMAs and stores D. The path covered is the emulator's operand routing in
- * exec_valu.c: VGPR and AGPR sources (LLVM puts C/D in AGPRs; inline asm
+ * exec_mfma.c: VGPR and AGPR sources (LLVM puts C/D in AGPRs; inline asm
  * forces A/B into AGPRs), an inline-constant 0 accumulator, chained
  * accumulation, an f8f6f4 under a partial EXEC (all lanes computed),
  * cbsz/blgp format selection, and the per-arch reading of the same fp8
@@ -27,7 +27,7 @@
 #include "emu/memory.h"
 #include "emu/mfma.h"
 #include "support_mem.h"
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "util/numfmt.h"
 
 /* ---- kernels ------------------------------------------------------------- */

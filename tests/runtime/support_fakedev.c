@@ -3,7 +3,7 @@
  * launches, and keeps "memory" in host malloc. */
 #include <stdlib.h>
 #include <string.h>
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "support_fakedev.h"
 
 typedef struct fake_mod {

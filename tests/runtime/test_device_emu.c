@@ -12,7 +12,7 @@
 
 #include "codegen/kplan.h"
 #include "ref/ref.h"
-#include "runtime/build.h"
+#include "pipeline/build.h"
 #include "runtime/device_emu.h"
 
 #define OK(x) do { convjit_status s_ = (x); if (s_ != CONVJIT_OK) fail_msg("%s -> %d: %s", #x, s_, cj_error_text()); } while (0)

@@ -2,8 +2,8 @@
  * The linker is CJ_LLD_PATH from configure time unless $CONVJIT_LLD names
  * another. Temporary files are always removed; on failure the linker's own
  * message is in the error text. */
-#ifndef CJ_RUNTIME_LINK_H
-#define CJ_RUNTIME_LINK_H
+#ifndef CJ_PIPELINE_LINK_H
+#define CJ_PIPELINE_LINK_H
 
 #include "util/cj.h"
 

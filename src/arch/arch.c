@@ -6,7 +6,7 @@
  * never compare arch names.
  */
 #include <string.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 
 /* Features "" = the "any" target id (xnack any, sramecc any): e_flags
  * 0x54c / 0x54f. Such a code object loads in every process configuration
@@ -34,6 +34,11 @@ static const cj_arch cj_gfx942 = {
     .has_dma_dwordx4 = 0,
     .wave_size = 64,
     .max_block_threads = 1024,
+    .clock_mhz = 2100, /* MI300X peak engine clock (AMD Instinct MI300X data sheet) */
+    .simds_per_cu = 4, /* CDNA3 white paper: 4 SIMD units per CU */
+    /* found by tests/emu/test_decode.c's random-bytes test: printing a VOP3
+     * word whose source field is 255 aborts LLVM 22 for gfx942 */
+    .llvm_vop3_literal = 0,
 };
 
 static const cj_arch cj_gfx950 = {
@@ -56,6 +61,11 @@ static const cj_arch cj_gfx950 = {
     .has_dma_dwordx4 = 1,
     .wave_size = 64,
     .max_block_threads = 1024,
+    .clock_mhz = 2400, /* MI355X peak engine clock (AMD Instinct MI355X data sheet) */
+    .simds_per_cu = 4, /* CDNA4 keeps the CDNA3 CU: 4 SIMD units */
+    /* llvm-mc-22 --disassemble -mcpu=gfx950 prints such a word with its
+     * literal (e.g. "v_add3_u32 v0, 0x12345, v2, v3") */
+    .llvm_vop3_literal = 1,
 };
 
 static const cj_arch *const cj_arches[] = {&cj_gfx942, &cj_gfx950};
@@ -70,6 +80,12 @@ const cj_arch *cj_arch_from_name(const char *name) {
 const cj_arch *const *cj_arch_list(int *count) {
   if (count) *count = (int)(sizeof cj_arches / sizeof cj_arches[0]);
   return cj_arches;
+}
+
+const cj_arch *cj_arch_from_elf_mach(uint32_t mach) {
+  for (size_t i = 0; i < sizeof cj_arches / sizeof cj_arches[0]; i++)
+    if (cj_arches[i]->elf_mach == mach) return cj_arches[i];
+  return NULL;
 }
 
 int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes) {

@@ -5,11 +5,11 @@
  * LLVMContext), but must not be compiled again. Its triple and data layout
  * are set to amdgcn-amd-amdhsa. Thread-safe for modules in distinct
  * contexts (each call has its own TargetMachine). */
-#ifndef CJ_RUNTIME_COMPILE_H
-#define CJ_RUNTIME_COMPILE_H
+#ifndef CJ_PIPELINE_COMPILE_H
+#define CJ_PIPELINE_COMPILE_H
 
 #include <llvm-c/Core.h>
-#include "codegen/arch.h"
+#include "arch/arch.h"
 #include "util/cj.h"
 
 void cj_llvm_init(void); /* idempotent, thread-safe */

@@ -1,13 +1,17 @@
-/* A kernel's machine code as text: LLVM's disassembler (the same one the
- * emulator decodes with: bare CPU name, no feature string) walked over the
- * kernel's own bytes [entry, entry + code_size), never the padding after
- * it. For the emulator's ISA coverage gate and convjit-dump --emit
- * mnemonics. Reads only; the code object is not changed. */
-#ifndef CJ_RUNTIME_DISASM_H
-#define CJ_RUNTIME_DISASM_H
+/* Machine code as text: LLVM's disassembler (bare CPU name, no feature
+ * string) walked over .text bytes. This is the one disassembly loop: the
+ * emulator decodes a whole module's .text with cj_disasm_range, the ISA
+ * coverage gate and convjit-dump --emit mnemonics walk a kernel's own bytes
+ * [entry, entry + code_size) with cj_disasm_kernel, never the padding after
+ * it. Words that would crash LLVM 22's instruction printer (disasm.c lists
+ * them) are reported as undecodable without asking LLVM. Reads only; the
+ * code object is not changed. */
+#ifndef CJ_PIPELINE_DISASM_H
+#define CJ_PIPELINE_DISASM_H
 
 #include <stdint.h>
-#include "runtime/codeobj.h"
+#include "arch/arch.h"
+#include "pipeline/codeobj.h"
 #include "util/cj.h"
 
 typedef struct cj_inst_text {
@@ -18,9 +22,15 @@ typedef struct cj_inst_text {
 } cj_inst_text;
 
 /* Calls fn once per instruction in address order; fn returns nonzero to
- * stop early. INVALID_ARG if the code object's machine is not an arch of
- * arch.h or the kernel's range is outside .text. */
+ * stop early. */
 typedef int (*cj_disasm_fn)(void *user, const cj_inst_text *inst);
+/* .text bytes [start, end) as arch. INVALID_ARG if the range is outside
+ * .text; INTERNAL if LLVM has no disassembler for arch. */
+convjit_status cj_disasm_range(const cj_codeobj *co, const cj_arch *arch, uint64_t start, uint64_t end, cj_disasm_fn fn,
+                               void *user);
+/* One kernel's bytes, as the arch of the code object's ELF mach.
+ * INVALID_ARG if that machine is not an arch of arch.h or the kernel's
+ * range is outside .text. */
 convjit_status cj_disasm_kernel(const cj_codeobj *co, const cj_kernel_info *k, cj_disasm_fn fn, void *user);
 
 /* Mnemonic (first word of the text, encoding suffix kept) -> count. */

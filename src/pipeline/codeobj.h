@@ -2,8 +2,8 @@
  * and the NT_AMDGPU_METADATA msgpack note (read with msgpack-c).
  * Never trusts the input: a malformed object is CONVJIT_ERR_INVALID_ARG with
  * what was wrong, never a crash. */
-#ifndef CJ_RUNTIME_CODEOBJ_H
-#define CJ_RUNTIME_CODEOBJ_H
+#ifndef CJ_PIPELINE_CODEOBJ_H
+#define CJ_PIPELINE_CODEOBJ_H
 
 #include <stdint.h>
 #include "util/cj.h"

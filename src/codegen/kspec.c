@@ -5,7 +5,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "codegen/kplan_knobs.h"
-#include "runtime/kspec.h"
+#include "codegen/kspec.h"
 
 #define KSPEC_MAX_SHAPE 9
 

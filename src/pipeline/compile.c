@@ -18,7 +18,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
-#include "runtime/compile.h"
+#include "pipeline/compile.h"
 
 #define CJ_AMDGPU_TRIPLE "amdgcn-amd-amdhsa"
 

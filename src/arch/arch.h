@@ -1,8 +1,11 @@
-/* Per-arch facts as data. The gfx name is parsed once (cj_arch_from_name);
- * kernel builders ask capability fields, never compare names.
- * Sources for each fact: ../shared/ISA.md and docs/isa-notes.md. */
-#ifndef CJ_CODEGEN_ARCH_H
-#define CJ_CODEGEN_ARCH_H
+/* Per-arch facts as data, the bottom layer that codegen and the emulator
+ * share (it depends on util only). The gfx name is parsed once
+ * (cj_arch_from_name), a code object's ELF mach once (cj_arch_from_elf_mach);
+ * kernel builders and the emulator ask capability fields, never compare
+ * names. Sources for each fact: ../shared/ISA.md, docs/isa-notes.md, and
+ * the comments beside the values in arch.c. */
+#ifndef CJ_ARCH_ARCH_H
+#define CJ_ARCH_ARCH_H
 
 #include <stdint.h>
 #include "util/cj.h"
@@ -40,12 +43,21 @@ typedef struct cj_arch {
   int has_dma_dwordx4;        /* gfx950: 12/16-byte buffer-to-LDS loads */
   uint32_t wave_size;         /* 64 (wave64 only on CDNA) */
   uint32_t max_block_threads; /* 1024: flat work-group size limit */
+  /* for the emulator's EMULATED time model (src/emu/stats.c) */
+  uint32_t clock_mhz;         /* nominal peak engine clock: 2100 / 2400 */
+  uint32_t simds_per_cu;      /* 4: waves a CU issues at once (one wave64 per SIMD) */
+  /* for the emulator's decoder guard (src/pipeline/disasm.c) */
+  int llvm_vop3_literal;      /* 1: LLVM 22's disassembler reads a VOP3 source field of
+                                 255 as a trailing literal (gfx950); 0: it crashes
+                                 printing that word (gfx942), so it must not be asked */
 } cj_arch;
 
 /* NULL if name is not a supported arch (the caller reports the field). */
 const cj_arch *cj_arch_from_name(const char *name);
 /* The supported arches, for iteration in tests and tools. */
 const cj_arch *const *cj_arch_list(int *count);
+/* The arch whose elf_mach is mach (a code object's e_flags & 0xff), or NULL. */
+const cj_arch *cj_arch_from_elf_mach(uint32_t mach);
 /* 1 if a raw.ptr.buffer.load.lds of `bytes` per lane is legal on arch
  * (1, 2, 4 everywhere; 12, 16 only with has_dma_dwordx4). llc-22 aborts the
  * process on an illegal width, so builders must ask before emitting one. */

@@ -16,7 +16,7 @@
 #include <msgpack.h>
 #include <stdlib.h>
 #include <string.h>
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 
 #define CJ_NT_AMDGPU_METADATA 32 /* llvm/BinaryFormat/ELF.h: NT_AMDGPU_METADATA */
 #define CJ_KD_BYTES 64           /* llvm/Support/AMDHSAKernelDescriptor.h */

@@ -2,11 +2,11 @@
  * object) -> link (ld.lld) -> codeobj (metadata, resources). The single
  * path every caller uses (convjit-dump, the runtime cache on a miss, tests).
  * Each stage's text is kept only when asked (flags), for convjit-dump. */
-#ifndef CJ_RUNTIME_BUILD_H
-#define CJ_RUNTIME_BUILD_H
+#ifndef CJ_PIPELINE_BUILD_H
+#define CJ_PIPELINE_BUILD_H
 
 #include "codegen/kplan.h"
-#include "runtime/codeobj.h"
+#include "pipeline/codeobj.h"
 #include "util/cj.h"
 
 enum {

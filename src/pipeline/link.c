@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "runtime/link.h"
+#include "pipeline/link.h"
 
 extern char **environ;
 

@@ -10,9 +10,9 @@
  */
 #include <string.h>
 #include "codegen/codegen.h"
-#include "runtime/build.h"
-#include "runtime/compile.h"
-#include "runtime/link.h"
+#include "pipeline/build.h"
+#include "pipeline/compile.h"
+#include "pipeline/link.h"
 
 void cj_built_free(cj_built *b) {
   if (!b) return;
