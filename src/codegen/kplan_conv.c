@@ -282,20 +282,15 @@ void cj_conv_geom_print(cj_strbuf *out, const char *field, cj_conv_geom g, const
 #undef CJ_GEOM_PRINT_A
 }
 
-void cj_kplan_conv_key(const cj_kplan *p, cj_strbuf *key) {
-  const cj_conv_plan *c = &p->u.conv;
-#define CJ_CONV_KEY(type, name, in_key, reason) \
-  if (in_key) CJ_FIELD_KEY(key, #name, c->name);
-  CJ_CONV_PLAN_FIELDS(CJ_CONV_KEY)
-#undef CJ_CONV_KEY
+void cj_kplan_conv_key(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_conv_plan *fpl_ = &p->u.conv;
+  CJ_CONV_PLAN_FIELDS(CJ_FIELD_KEY_ROW)
 }
 
-void cj_kplan_conv_print(const cj_kplan *p, cj_strbuf *out) {
-  const cj_conv_plan *c = &p->u.conv;
-  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
-  cj_sb_printf(out, "  %-14s = %s (16x16x%u, %u k per lane)\n", "mfma_row", mf ? mf->mnemonic : "?", c->mfma_k,
+void cj_kplan_conv_print(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_conv_plan *fpl_ = &p->u.conv;
+  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)fpl_->mfma);
+  cj_sb_printf(fsb_, "  %-14s = %s (16x16x%u, %u k per lane)\n", "mfma_row", mf ? mf->mnemonic : "?", fpl_->mfma_k,
                mf ? mf->k_per_lane * mf->k_runs : 0);
-#define CJ_CONV_PRINT(type, name, in_key, reason) CJ_FIELD_PRINT(out, #name, c->name, reason);
-  CJ_CONV_PLAN_FIELDS(CJ_CONV_PRINT)
-#undef CJ_CONV_PRINT
+  CJ_CONV_PLAN_FIELDS(CJ_FIELD_PRINT_ROW)
 }

@@ -20,4 +20,12 @@
   _Generic((v), cj_epilogue: cj_epi_print, cj_conv_geom: cj_conv_geom_print, default: cj_kplan_print_u64)(   \
       sb, field, v, reason)
 
+/* A table's key and print hooks: expand the table with these inside a
+ * function whose strbuf is `fsb_` and whose plan struct pointer is `fpl_`:
+ *   void key(const cj_kplan *p, cj_strbuf *fsb_) {
+ *     const cj_x_plan *fpl_ = &p->u.x; CJ_X_PLAN_FIELDS(CJ_FIELD_KEY_ROW) } */
+#define CJ_FIELD_KEY_ROW(type, name, in_key, reason) \
+  if (in_key) CJ_FIELD_KEY(fsb_, #name, fpl_->name);
+#define CJ_FIELD_PRINT_ROW(type, name, in_key, reason) CJ_FIELD_PRINT(fsb_, #name, fpl_->name, reason);
+
 #endif

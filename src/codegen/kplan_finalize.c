@@ -33,17 +33,12 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   return cj_kplan_name_from_key(p, cj_kop_prefix(CJ_KOP_CONV_FINALIZE));
 }
 
-void cj_kplan_finalize_key(const cj_kplan *p, cj_strbuf *key) {
-  const cj_finalize_plan *f = &p->u.fin;
-#define CJ_FIN_KEY(type, name, in_key, reason) \
-  if (in_key) CJ_FIELD_KEY(key, #name, f->name);
-  CJ_FINALIZE_PLAN_FIELDS(CJ_FIN_KEY)
-#undef CJ_FIN_KEY
+void cj_kplan_finalize_key(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_finalize_plan *fpl_ = &p->u.fin;
+  CJ_FINALIZE_PLAN_FIELDS(CJ_FIELD_KEY_ROW)
 }
 
-void cj_kplan_finalize_print(const cj_kplan *p, cj_strbuf *out) {
-  const cj_finalize_plan *f = &p->u.fin;
-#define CJ_FIN_PRINT(type, name, in_key, reason) CJ_FIELD_PRINT(out, #name, f->name, reason);
-  CJ_FINALIZE_PLAN_FIELDS(CJ_FIN_PRINT)
-#undef CJ_FIN_PRINT
+void cj_kplan_finalize_print(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_finalize_plan *fpl_ = &p->u.fin;
+  CJ_FINALIZE_PLAN_FIELDS(CJ_FIELD_PRINT_ROW)
 }
