@@ -45,6 +45,6 @@ set_tests_properties(tools/dump_mnemonics PROPERTIES LABELS tools)
 # still a spilling kernel), and --check then exits 1 naming the spill. If a
 # codegen change makes this config spill-free, pick another that spills.
 add_test(NAME tools/dump_check_fails_on_spills
-         COMMAND bash -c "\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256x256 --waves 2x4 --emit resources --json | grep -Eq '\"sgpr_spills\":[1-9]' || { echo 'fixture no longer spills'; exit 1; }; err=$(\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256x256 --waves 2x4 --emit resources --check 2>&1 >/dev/null); rc=$?; echo \"$err\"; test $rc -eq 1 && echo \"$err\" | grep -q 'spill_count'"
+         COMMAND bash -c "\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256x128 --waves 2x1 --emit resources --json | grep -Eq '\"sgpr_spills\":[1-9]' || { echo 'fixture no longer spills'; exit 1; }; err=$(\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256x128 --waves 2x1 --emit resources --check 2>&1 >/dev/null); rc=$?; echo \"$err\"; test $rc -eq 1 && echo \"$err\" | grep -q 'spill_count'"
                  ${CJ_DUMP})
 set_tests_properties(tools/dump_check_fails_on_spills PROPERTIES LABELS tools)

@@ -454,6 +454,15 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
   }
   LLVMPositionBuilderAtEnd(b, lp.body);
   LLVMValueRef ktg = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, c->stages), ""), "");
+  /* Where a K step's 16-byte columns straddle taps (Cp % tile_k != 0),
+   * LLVM strength-reduces every (stage, column) k and its tap decode (k / Cp,
+   * / R*S, / S) into loop-carried SGPRs and hoists per-column constants
+   * beside them (C = 16 3x3x3 on gfx942: ~26 induction SGPRs, 95..106 SGPRs,
+   * spills). Pinning the K step once per iteration makes each stage decode
+   * its columns from one SGPR. Not when Cp % tile_k == 0: there all columns
+   * of a step share one tap, LLVM finds that only through the induction
+   * variables, and the pinned loop would run twice the instructions. */
+  if (c->g.cp % c->tile_k) ktg = cj_irb_opaque_sgpr(g, ktg);
   for (uint32_t s = 0; s < c->stages; s++) {
     LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
     cj_irb_waitcnt(g, cj_waitcnt_vmcnt((c->stages - 2) * L));
@@ -501,28 +510,40 @@ static void cj_cv_epilogue(cj_cv *v) {
   }
   cj_epi_rsrc er;
   cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k, &er);
-  LLVMValueRef l16 = LLVMBuildURem(b, v->lane, cj_c32(g, 16), "");
-  LLVMValueRef g4 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, 4), "");
+  /* The lane re-derived after the loop: otherwise its l16 and g4 forms
+   * cross the K loop in two VGPRs (spilled on 1024-thread tiles). */
+  LLVMValueRef lane = cj_irb_opaque(g, v->lane);
+  LLVMValueRef l16 = LLVMBuildURem(b, lane, cj_c32(g, 16), "");
+  LLVMValueRef g4 = LLVMBuildMul(b, LLVMBuildUDiv(b, lane, cj_c32(g, 16), ""), cj_c32(g, 4), "");
   LLVMValueRef rbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->m0, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""), ""),
                                     g4, "");
   LLVMValueRef cbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->n0, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""), ""),
                                     l16, "");
-  for (uint32_t j = 0; j < c->mi_n; j++) {
-    LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j * 16), "col");
-    /* One channel per fragment column; channels >= K read 0 through the
-     * range check. */
-    LLVMValueRef chan[CJ_EPI_MAX_OPS];
-    cj_epi_load_channel(g, &c->epi, &er, col, chan);
-    for (uint32_t i = 0; i < c->mi_m; i++) {
+  /* Fragments row by row where VGPRs allow (< 1024 threads): LLVM builds
+   * each output row's m < npq lane mask (an SGPR pair) once, so column by
+   * column all mi_m*4 row masks stay live across the columns (a 256x256
+   * split-K tile spilled 22 SGPRs). 1024-thread tiles (128 VGPRs) keep
+   * column order: there the columns' VGPRs across the rows spill. */
+  int by_row = c->threads < 1024;
+  uint32_t n_out = by_row ? c->mi_m : c->mi_n, n_in = by_row ? c->mi_n : c->mi_m;
+  LLVMValueRef chan[CJ_CONV_MAX_FRAG][CJ_EPI_MAX_OPS];
+  int loaded[CJ_CONV_MAX_FRAG] = {0};
+  for (uint32_t o = 0; o < n_out; o++)
+    for (uint32_t q = 0; q < n_in; q++) {
+      uint32_t i = by_row ? o : q, j = by_row ? q : o;
+      LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j * 16), "col");
+      /* One channel per fragment column, its operands loaded once; channels
+       * >= K read 0 through the range check. */
+      if (!loaded[j]) cj_epi_load_channel(g, &c->epi, &er, col, chan[j]);
+      loaded[j] = 1;
       LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i * 16), "row");
-      LLVMValueRef val = cj_epi_apply(g, &c->epi, v->acc[i * c->mi_n + j], chan);
+      LLVMValueRef val = cj_epi_apply(g, &c->epi, v->acc[i * c->mi_n + j], chan[j]);
       cj_cv_store(v, val, row0, col, yr, yptr);
       /* One fragment's index math at a time: interleaving them all keeps
        * every fragment's addresses live beside the accumulators. */
       LLVMValueRef zero = cj_c32(g, 0);
       cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
     }
-  }
 }
 
 convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {

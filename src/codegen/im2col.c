@@ -38,7 +38,10 @@ LLVMValueRef cj_im2col_rebase(cj_irb *g, cj_im2col *ic, LLVMValueRef m0) {
   LLVMValueRef t0 = LLVMBuildSub(b, LLVMBuildMul(b, od0, cj_c32(g, G->stride[0]), ""), cj_c32(g, G->pad_lo[0]), "");
   LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, t0, cj_c32(g, 0), "");
   ic->nbase = nb;
-  ic->tbase = LLVMBuildSelect(b, neg, cj_c32(g, 0), t0, "tbase");
+  /* max(0, t0) becomes a clamped v_sub (no SALU form): without the
+   * readfirstlane the origin, the rebased x pointer and its resource land in
+   * VGPRs and every A DMA runs in a readfirstlane waterfall loop. */
+  ic->tbase = cj_irb_readfirstlane(g, LLVMBuildSelect(b, neg, cj_c32(g, 0), t0, "tbase"));
   LLVMValueRef planes = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildZExt(b, nb, g->i64, ""), cj_c64(g, G->d), ""),
                                      LLVMBuildZExt(b, ic->tbase, g->i64, ""), "");
   return LLVMBuildMul(b, planes, cj_c64(g, (uint64_t)G->h * G->w * G->cp * ic->eb), "x.origin");
