@@ -7,10 +7,14 @@
  *   cc embed.c $(pkg-config --cflags --libs convjit)                (pkg-config)
  * Run: ./convjit-embed [emu|hip]   (default: HIP if present, else the emulator)
  *
- * The layer is a small causal 3x3x3 video conv; while convjit has no conv
- * kernel for it (CONVJIT_ERR_UNSUPPORTED), the example runs the layer's
- * activation transpose through the same plan/enqueue path. Results are
- * checked on the host against a few lines of plain C. */
+ * The layer is a small causal 3x3x3 video conv (bf16, 32 -> 32 channels,
+ * fp32 bias): the example creates its plan, allocates the workspace and
+ * packed-weight buffers the plan asks for, packs the weight once, enqueues
+ * the forward (convjit_conv_fwd, the positional form of convjit_conv_forward)
+ * five times, and checks every 7th output on the host against a few lines of
+ * plain C. Only if plan creation says CONVJIT_ERR_UNSUPPORTED (no kernel for
+ * this layer on the chosen arch) does it fall back to running the layer's
+ * activation transpose through the same plan/enqueue path. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

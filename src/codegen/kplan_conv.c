@@ -152,7 +152,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
            c->tile_n * row_bytes, c->dma_bytes, c->threads);
   /* One DMA instruction covers threads*dma_bytes/16 (row, kq) chunks; the
    * [kq][row] stage layout needs that to divide the tile rows or be a
-   * multiple of them (kernel header in conv_bf16.c). */
+   * multiple of them (kernel header in conv_igemm.c). */
   uint32_t rpi = c->threads * c->dma_bytes / 16;
   for (int ab = 0; ab < 2; ab++) {
     uint32_t rows = ab ? c->tile_n : c->tile_m;

@@ -23,8 +23,8 @@
  *
  * Never reads files and never builds: text in, plan out. A bad field is
  * CONVJIT_ERR_INVALID_ARG naming the field and its value. */
-#ifndef CJ_RUNTIME_KSPEC_H
-#define CJ_RUNTIME_KSPEC_H
+#ifndef CJ_CODEGEN_KSPEC_H
+#define CJ_CODEGEN_KSPEC_H
 
 #include "codegen/kplan.h"
 #include "util/cj.h"

@@ -76,7 +76,7 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
 convjit_status cj_check_dtype(convjit_dtype t, const char *field);
 /* a*b into *r; INVALID_ARG naming `what` past 2^62. */
 convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what);
-/* api.c: a caller's struct_size is known (>= v1 size, <= ours) or VERSION. */
+/* desc.c: a caller's struct_size is known (>= v1 size, <= ours) or VERSION. */
 convjit_status cj_check_struct_size(size_t struct_size, size_t v1, size_t ours, const char *what);
 
 #endif

@@ -11,8 +11,9 @@
  *         [split-K finalize: bias + bf16 + NCDHW]
  * Heuristics (REFERENCE.md "bf16 kernel") as an ordered candidate list
  * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 with a
- * 4x4 wave grid (the best measured core tile for big shapes) when its grid
- * still fills the device and LDS holds 4 stages; split-K only when the M x N
+ * 4x4 wave grid (the best measured core tile for big shapes) at 4 stages when
+ * its grid still fills the device (the plan init refuses it where LDS cannot
+ * hold 4 stages, i.e. on gfx942); split-K only when the M x N
  * tile grid under-fills the device (fewer tiles than 3/4 of the CUs), never
  * when it fills it; WGM 8; 4 pipeline stages (measured fastest for every
  * shape), fewer only when LDS cannot hold 4. Legality is the plan init's
