@@ -32,18 +32,7 @@ static void rm_dir(void) {
   (void)!system(cmd);
 }
 
-#define EXPECT(call, st, needle)                                                              \
-  do {                                                                                        \
-    convjit_status s_ = (call);                                                               \
-    if (s_ != (st)) fail_msg("%s: status %d, expected %d (%s)", #call, s_, (st), convjit_last_error()); \
-    if (!strstr(convjit_last_error(), (needle)))                                              \
-      fail_msg("%s: error text \"%s\" lacks \"%s\"", #call, convjit_last_error(), (needle));   \
-  } while (0)
-#define OK(call)                                                                              \
-  do {                                                                                        \
-    convjit_status s_ = (call);                                                               \
-    if (s_ != CONVJIT_OK) fail_msg("%s: %s: %s", #call, convjit_status_string(s_), convjit_last_error()); \
-  } while (0)
+#include "api_expect.h"
 
 static convjit_context *emu_ctx(const char *arch, int disk) {
   convjit_context_options o = convjit_context_options_default();

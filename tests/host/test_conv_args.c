@@ -27,18 +27,7 @@
 #include "ref/ref_conv.h"
 #include "util/numfmt.h"
 
-#define EXPECT(call, st, needle)                                                                          \
-  do {                                                                                                    \
-    convjit_status s_ = (call);                                                                           \
-    if (s_ != (st)) fail_msg("%s: status %d, expected %d (%s)", #call, s_, (st), convjit_last_error());   \
-    if (!strstr(convjit_last_error(), (needle)))                                                          \
-      fail_msg("%s: error text \"%s\" lacks \"%s\"", #call, convjit_last_error(), (needle));               \
-  } while (0)
-#define OK(call)                                                                                          \
-  do {                                                                                                    \
-    convjit_status s_ = (call);                                                                           \
-    if (s_ != CONVJIT_OK) fail_msg("%s: %s: %s", #call, convjit_status_string(s_), convjit_last_error()); \
-  } while (0)
+#include "api_expect.h"
 
 static uint32_t rnd(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
