@@ -127,8 +127,8 @@ static inline convjit_context_options convjit_context_options_default(void) {
  * database is logged and the disk level rebuilt or turned off.
  * *ctx is NULL on failure. */
 CONVJIT_API convjit_status convjit_context_create(const convjit_context_options *opts, convjit_context **ctx);
-/* Frees every plan-independent resource; plans must be destroyed first.
- * NULL-safe. */
+/* Frees the context and its kernels. NULL-safe. Its plans and events may be
+ * destroyed before or after it; using them after it is INVALID_ARG. */
 CONVJIT_API void convjit_context_destroy(convjit_context *ctx);
 
 typedef struct convjit_context_info {
@@ -219,7 +219,7 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
                                                     convjit_plan **plan);
 CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, const convjit_transpose_desc *desc,
                                                          convjit_plan **plan);
-/* NULL-safe. The context must still be alive. */
+/* NULL-safe; also after the plan's context is destroyed. */
 CONVJIT_API void convjit_plan_destroy(convjit_plan *plan);
 
 /* Bytes of caller-allocated scratch convjit_conv_fwd needs (may be 0). */
@@ -309,7 +309,8 @@ CONVJIT_API convjit_status convjit_plan_describe(const convjit_plan *plan, char 
  * the emulator, device pointers are emulator addresses, not host pointers:
  * move bytes with the memcpy functions. stream NULL = default stream. */
 CONVJIT_API convjit_status convjit_malloc(convjit_context *ctx, size_t bytes, void **dptr);
-/* NULL-safe. */
+/* NULL-safe. INVALID_ARG (nothing freed) for a pointer that is not a live
+ * convjit_malloc block of ctx: unknown, interior, or already freed. */
 CONVJIT_API convjit_status convjit_free(convjit_context *ctx, void *dptr);
 CONVJIT_API convjit_status convjit_memcpy_h2d(convjit_context *ctx, void *dst, const void *src, size_t bytes,
                                              void *stream);
@@ -320,7 +321,7 @@ CONVJIT_API convjit_status convjit_synchronize(convjit_context *ctx, void *strea
 
 typedef struct convjit_event convjit_event;
 CONVJIT_API convjit_status convjit_event_create(convjit_context *ctx, convjit_event **ev);
-CONVJIT_API void convjit_event_destroy(convjit_event *ev); /* NULL-safe */
+CONVJIT_API void convjit_event_destroy(convjit_event *ev); /* NULL-safe; also after its context */
 CONVJIT_API convjit_status convjit_event_record(convjit_event *ev, void *stream);
 /* Milliseconds between two recorded events (EMULATED on the emulator). */
 CONVJIT_API convjit_status convjit_event_elapsed_ms(const convjit_event *start, const convjit_event *stop,

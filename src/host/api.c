@@ -82,6 +82,11 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
     st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (context)");
     goto fail;
   }
+  st = cj_ctx_register(ctx);
+  if (st != CONVJIT_OK) {
+    free(ctx);
+    goto fail;
+  }
   ctx->dev = dev;
   ctx->arch = arch;
   ctx->cu_count = dev->cu_count > 0 ? dev->cu_count : (int)arch->cu_count_default;
@@ -89,6 +94,7 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   cj_cache_opts co = {o.cache_dir, o.disable_disk_cache};
   st = cj_cache_create(dev, &co, &ctx->cache);
   if (st != CONVJIT_OK) {
+    cj_ctx_release(ctx);
     free(ctx);
     goto fail;
   }
@@ -103,6 +109,7 @@ fail:
 
 CONVJIT_API void convjit_context_destroy(convjit_context *ctx) {
   if (!ctx) return;
+  cj_ctx_release(ctx); /* its plans and events now see it gone */
   cj_cache_destroy(ctx->cache);
   cj_device_destroy(ctx->dev);
   free(ctx->emu_wg);
@@ -259,6 +266,7 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
   convjit_plan *p = calloc(1, sizeof *p);
   CJ_ALLOC_CHECK(p);
   p->ctx = ctx;
+  p->ctx_ref = ctx->ref;
   p->op = CJ_PLAN_CONV;
   convjit_status st = cj_conv_desc_normalize(desc, &p->prob);
   if (st == CONVJIT_OK) st = plan_conv_select(ctx, o, p);
@@ -291,6 +299,7 @@ CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, c
   convjit_plan *p = calloc(1, sizeof *p);
   CJ_ALLOC_CHECK(p);
   p->ctx = ctx;
+  p->ctx_ref = ctx->ref;
   p->op = CJ_PLAN_TRANSPOSE;
   convjit_status st = cj_select_transpose(d->n, d->c, d->s, d->dtype, ctx->arch, &p->seq);
   if (st == CONVJIT_OK) st = plan_finish(ctx, p);
@@ -364,6 +373,7 @@ convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uin
 CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *p, const void *w, void *w_packed, void *stream) {
   cj_error_clear();
   CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_TRY(cj_plan_check_ctx(p));
   CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: a transpose plan has no weight to pack");
   CJ_CHECK(w, CONVJIT_ERR_INVALID_ARG, "w = NULL");
   CJ_CHECK(w_packed || p->seq.packed_weight_bytes == 0, CONVJIT_ERR_INVALID_ARG,
@@ -389,6 +399,7 @@ static uint32_t fwd_bind_kinds(const convjit_plan *p) {
  * prefix of the messages: "args." for convjit_conv_forward, "" for
  * convjit_conv_fwd, whose texts stay those of its parameters. */
 static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_args *a, const char *f, void *stream) {
+  CJ_TRY(cj_plan_check_ctx(p));
   CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
   CJ_CHECK(a->x, CONVJIT_ERR_INVALID_ARG, "%sx = NULL", f);
   CJ_CHECK(a->y, CONVJIT_ERR_INVALID_ARG, "%sy = NULL", f);
@@ -449,6 +460,7 @@ CONVJIT_API convjit_status convjit_conv_fwd(const convjit_plan *p, const void *x
 CONVJIT_API convjit_status convjit_transpose(const convjit_plan *p, const void *x, void *y, void *stream) {
   cj_error_clear();
   CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_TRY(cj_plan_check_ctx(p));
   CJ_CHECK(p->op == CJ_PLAN_TRANSPOSE, CONVJIT_ERR_INVALID_ARG, "plan: not a transpose plan (use convjit_conv_fwd)");
   CJ_CHECK(x, CONVJIT_ERR_INVALID_ARG, "x = NULL");
   CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "y = NULL");
@@ -484,6 +496,7 @@ CONVJIT_API convjit_status convjit_plan_kernel_info(const convjit_plan *p, int i
   CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
   CJ_CHECK(info, CONVJIT_ERR_INVALID_ARG, "info = NULL");
   CJ_TRY(cj_check_struct_size(info->struct_size, sizeof *info, sizeof *info, "info"));
+  CJ_TRY(cj_plan_check_ctx(p)); /* the kernel info lives in the context's cache */
   const char *stage = "";
   const cj_plan_step *s = index >= 0 ? kernel_step(p, index, &stage) : NULL;
   int count = 0;
@@ -559,8 +572,12 @@ CONVJIT_API convjit_status convjit_free(convjit_context *ctx, void *dptr) {
   /* A cleanup call: it keeps the text of the failure the caller is
    * cleaning up after (like every *_destroy). */
   CTX_CHECK(ctx);
-  if (dptr) ctx->dev->ops->mem_free(ctx->dev, dptr);
-  return CONVJIT_OK;
+  if (!dptr) return CONVJIT_OK;
+  convjit_status st = ctx->dev->ops->mem_free(ctx->dev, dptr);
+  if (st == CONVJIT_ERR_INVALID_ARG)
+    return CJ_ERR(st, "dptr = %p: not a live allocation of this context (not the start of a convjit_malloc block "
+                  "of it, or already freed)", dptr);
+  return st;
 }
 
 CONVJIT_API convjit_status convjit_memcpy_h2d(convjit_context *ctx, void *dst, const void *src, size_t n,
@@ -598,44 +615,4 @@ CONVJIT_API convjit_status convjit_synchronize(convjit_context *ctx, void *strea
   return ctx->dev->ops->synchronize(ctx->dev, stream);
 }
 
-struct convjit_event {
-  convjit_context *ctx;
-  void *ev;
-};
-
-CONVJIT_API convjit_status convjit_event_create(convjit_context *ctx, convjit_event **out) {
-  cj_error_clear();
-  CTX_CHECK(ctx);
-  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "ev = NULL");
-  *out = NULL;
-  convjit_event *e = calloc(1, sizeof *e);
-  CJ_ALLOC_CHECK(e);
-  e->ctx = ctx;
-  convjit_status st = ctx->dev->ops->event_create(ctx->dev, &e->ev);
-  if (st != CONVJIT_OK) {
-    free(e);
-    return st;
-  }
-  *out = e;
-  return CONVJIT_OK;
-}
-
-CONVJIT_API void convjit_event_destroy(convjit_event *e) {
-  if (!e) return;
-  e->ctx->dev->ops->event_destroy(e->ctx->dev, e->ev);
-  free(e);
-}
-
-CONVJIT_API convjit_status convjit_event_record(convjit_event *e, void *stream) {
-  cj_error_clear();
-  CJ_CHECK(e, CONVJIT_ERR_INVALID_ARG, "ev = NULL");
-  return e->ctx->dev->ops->event_record(e->ctx->dev, e->ev, stream);
-}
-
-CONVJIT_API convjit_status convjit_event_elapsed_ms(const convjit_event *a, const convjit_event *b, float *ms) {
-  cj_error_clear();
-  CJ_CHECK(a && b, CONVJIT_ERR_INVALID_ARG, "%s = NULL", a ? "stop" : "start");
-  CJ_CHECK(ms, CONVJIT_ERR_INVALID_ARG, "ms = NULL");
-  CJ_CHECK(a->ctx == b->ctx, CONVJIT_ERR_INVALID_ARG, "stop: recorded on another context than start");
-  return a->ctx->dev->ops->event_elapsed_ms(a->ctx->dev, a->ev, b->ev, ms);
-}
+/* Events: lifetime.c (they outlive their context safely). */

@@ -16,7 +16,18 @@
 
 #define CJ_KERNARG_MAX 512 /* explicit kernarg bytes a plan may use (stack buffer) */
 
+/* A context's handle (lifetime.c): a slot of a process-wide table that is
+ * never freed, and the generation the slot had while this context lived.
+ * Plans and events keep a copy, so they can ask whether their context is
+ * still alive without reading it (it may be freed memory by then). */
+typedef struct cj_ctx_ref {
+  uint32_t slot;
+  uint64_t gen; /* odd while the context lives; bumped at destroy */
+} cj_ctx_ref;
+
 struct convjit_context {
+  cj_ctx_ref ref;
+  struct convjit_event *events; /* live events (lifetime.c), released at destroy */
   cj_device *dev;
   const cj_arch *arch;
   int cu_count;
@@ -49,6 +60,7 @@ typedef enum { CJ_PLAN_CONV = 1, CJ_PLAN_TRANSPOSE = 2 } cj_plan_op;
 
 struct convjit_plan {
   convjit_context *ctx;
+  cj_ctx_ref ctx_ref;            /* ctx's handle: checked before ctx is touched */
   cj_plan_op op;
   cj_seq seq;                    /* as selected (kernel plans, for describe) */
   cj_plan_step pack[CJ_SEQ_MAX_STEPS], fwd[CJ_SEQ_MAX_STEPS];
@@ -71,6 +83,17 @@ convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uin
  * o NULL = all automatic. */
 convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                         convjit_plan **out);
+/* lifetime.c: the context handle table. register gives ctx a live handle
+ * (OUT_OF_MEMORY past CJ_MAX_CONTEXTS live contexts); release destroys the
+ * context's remaining device events (their handles stay valid, detached)
+ * and ends the handle; alive reads only the table. */
+#define CJ_MAX_CONTEXTS 4096
+convjit_status cj_ctx_register(convjit_context *ctx);
+void cj_ctx_release(convjit_context *ctx);
+int cj_ctx_alive(cj_ctx_ref r);
+/* INVALID_ARG unless the plan's context is alive (every plan entry point
+ * that reaches the context or its kernels checks this first). */
+convjit_status cj_plan_check_ctx(const convjit_plan *p);
 /* desc.c: validation + 3D normalization of a public descriptor. */
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *out);
 convjit_status cj_check_dtype(convjit_dtype t, const char *field);

@@ -32,7 +32,9 @@ typedef struct cj_device_ops {
                            const void *kernargs, size_t kernarg_size, void *stream);
   /* memory */
   convjit_status (*mem_alloc)(cj_device *d, size_t bytes, void **dptr);
-  void (*mem_free)(cj_device *d, void *dptr);
+  /* INVALID_ARG (nothing freed) when dptr is not the start of a live
+   * allocation of this device: unknown, interior or already freed. */
+  convjit_status (*mem_free)(cj_device *d, void *dptr);
   convjit_status (*memcpy_h2d)(cj_device *d, void *dst, const void *src, size_t n, void *stream);
   convjit_status (*memcpy_d2h)(cj_device *d, void *dst, const void *src, size_t n, void *stream);
   convjit_status (*memset_d8)(cj_device *d, void *dst, int value, size_t n, void *stream);

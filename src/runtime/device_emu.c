@@ -91,7 +91,7 @@ static convjit_status e_alloc(cj_device *d, size_t bytes, void **dptr) {
   *dptr = (void *)(uintptr_t)a;
   return CONVJIT_OK;
 }
-static void e_free(cj_device *d, void *p) { if (p) emu_mem_free(emu_ctx_mem(dev_of(d)->ctx), addr_of(p)); }
+static convjit_status e_free(cj_device *d, void *p) { return emu_mem_free(emu_ctx_mem(dev_of(d)->ctx), addr_of(p)); }
 static convjit_status e_h2d(cj_device *d, void *dst, const void *src, size_t n, void *stream) {
   (void)stream;
   return emu_mem_h2d(emu_ctx_mem(dev_of(d)->ctx), addr_of(dst), src, n);

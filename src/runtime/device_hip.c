@@ -36,6 +36,7 @@
  * result outside 1..4096 falls back to the arch default with a log line.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,12 @@ typedef struct hip_api {
   hip_err (*EventSynchronize)(void *);
   hip_err (*EventElapsedTime)(float *, void *, void *);
   int device;
+  /* What hip_mem_alloc handed out and hip_mem_free has not taken back,
+   * sorted: a free of anything else (unknown, interior, already freed, a
+   * framework's pointer) is refused before it reaches hipFree. */
+  pthread_mutex_t alloc_mu;
+  uintptr_t *allocs;
+  size_t nallocs, capallocs;
 } hip_api;
 
 static const char *hip_text(hip_api *h, hip_err e) {
@@ -110,6 +117,8 @@ static void hip_leave(hip_api *h, int prev) {
 
 static void hip_destroy(cj_device *d) {
   hip_api *h = H(d);
+  pthread_mutex_destroy(&h->alloc_mu);
+  free(h->allocs);
   /* The library stays loaded: the framework may share it, and HIP's own
    * teardown at dlclose time is not safe to trigger from here. */
   free(h);
@@ -160,11 +169,54 @@ static convjit_status hip_mem_alloc(cj_device *d, size_t bytes, void **p) {
   hip_err e = h->Malloc(p, bytes);
   hip_leave(h, prev);
   if (e != HIP_OK) return CJ_ERR(CONVJIT_ERR_DEVICE, "HIP hipMalloc(%zu) failed: %s (error %d)", bytes, hip_text(h, e), e);
+  pthread_mutex_lock(&h->alloc_mu);
+  size_t i = 0;
+  uintptr_t a = (uintptr_t)*p;
+  if (h->nallocs == h->capallocs) {
+    size_t cap = h->capallocs ? 2 * h->capallocs : 64;
+    uintptr_t *n = realloc(h->allocs, cap * sizeof *n);
+    if (!n) {
+      pthread_mutex_unlock(&h->alloc_mu);
+      h->Free(*p);
+      *p = NULL;
+      return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (HIP allocation table)");
+    }
+    h->allocs = n;
+    h->capallocs = cap;
+  }
+  while (i < h->nallocs && h->allocs[i] < a) i++;
+  memmove(h->allocs + i + 1, h->allocs + i, (h->nallocs - i) * sizeof *h->allocs);
+  h->allocs[i] = a;
+  h->nallocs++;
+  pthread_mutex_unlock(&h->alloc_mu);
   return CONVJIT_OK;
 }
 
-static void hip_mem_free(cj_device *d, void *p) {
-  if (p) H(d)->Free(p);
+/* Index of a in the sorted table, or nallocs (caller holds alloc_mu). */
+static size_t hip_alloc_find(const hip_api *h, uintptr_t a) {
+  size_t lo = 0, hi = h->nallocs;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (h->allocs[mid] < a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < h->nallocs && h->allocs[lo] == a ? lo : h->nallocs;
+}
+
+static convjit_status hip_mem_free(cj_device *d, void *p) {
+  if (!p) return CONVJIT_OK;
+  hip_api *h = H(d);
+  pthread_mutex_lock(&h->alloc_mu);
+  size_t i = hip_alloc_find(h, (uintptr_t)p);
+  if (i == h->nallocs) {
+    pthread_mutex_unlock(&h->alloc_mu);
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "HIP device: free of %p: not a live allocation of this device", p);
+  }
+  memmove(h->allocs + i, h->allocs + i + 1, (h->nallocs - i - 1) * sizeof *h->allocs);
+  h->nallocs--;
+  pthread_mutex_unlock(&h->alloc_mu);
+  HIP_CALL(h, h->Free(p), "hipFree");
+  return CONVJIT_OK;
 }
 
 static convjit_status hip_h2d(cj_device *d, void *dst, const void *src, size_t n, void *stream) {
@@ -328,6 +380,7 @@ convjit_status cj_device_hip_create(int device_index, cj_device **out) {
   *out = NULL;
   hip_api *h = calloc(1, sizeof *h);
   CJ_ALLOC_CHECK(h);
+  pthread_mutex_init(&h->alloc_mu, NULL);
   convjit_status st = hip_open(h);
   if (st == CONVJIT_OK) st = hip_resolve(h);
   if (st != CONVJIT_OK) goto fail;
@@ -368,6 +421,7 @@ convjit_status cj_device_hip_create(int device_index, cj_device **out) {
   *out = d;
   return CONVJIT_OK;
 fail:
+  pthread_mutex_destroy(&h->alloc_mu);
   free(h); /* the library handle is kept loaded on purpose (see hip_destroy) */
   return st;
 }

@@ -57,7 +57,7 @@ static convjit_status fk_alloc(cj_device *d, size_t n, void **p) {
   CJ_CHECK(*p || !n, CONVJIT_ERR_OUT_OF_MEMORY, "fake device: out of memory");
   return CONVJIT_OK;
 }
-static void fk_free(cj_device *d, void *p) { free(p); }
+static convjit_status fk_free(cj_device *d, void *p) { free(p); return CONVJIT_OK; }
 static convjit_status fk_h2d(cj_device *d, void *dst, const void *src, size_t n, void *st) {
   memcpy(dst, src, n);
   return CONVJIT_OK;
