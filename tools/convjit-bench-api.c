@@ -16,6 +16,7 @@
 #include <string.h>
 #include "convjit/convjit.h"
 #include "host/plan.h"
+#include "cli.h"
 
 static uint64_t g_launches, g_memsets;
 static convjit_status noop_launch(cj_device *d, void *kern, const uint32_t grid[3], const uint32_t block[3],
@@ -51,16 +52,21 @@ int main(int argc, char **argv) {
   long iters = 200000;
   const char *arch = "gfx942";
   int json = 0;
+  cli_set_tool("convjit-bench-api");
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atol(argv[++i]);
+    uint64_t v = 0;
+    if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
+      if (cli_u64("--iters", argv[++i], 100, 1000000000, &v)) goto usage;
+      iters = (long)v;
+    }
     else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
     else if (!strcmp(argv[i], "--json")) json = 1;
     else {
-      fprintf(stderr, "usage: convjit-bench-api [--iters N] [--arch gfx942|gfx950] [--json]\n");
+    usage:
+      fprintf(stderr, "usage: convjit-bench-api [--iters N (100..10^9)] [--arch gfx942|gfx950] [--json]\n");
       return 2;
     }
   }
-  if (iters < 100) iters = 100;
   long plan_iters = iters / 20 > 100 ? iters / 20 : 100;
   convjit_context_options o = convjit_context_options_default();
   o.device = CONVJIT_DEVICE_EMU;

@@ -24,6 +24,7 @@
 #include "arch/arch.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
+#include "cli.h"
 #include "emu/mfma.h"
 #include "pipeline/compile.h"
 #include "pipeline/link.h"
@@ -170,17 +171,15 @@ done:
 int main(int argc, char **argv) {
   double seconds = 0.5;
   int json = 0;
+  cli_set_tool("convjit-bench-mfma");
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
-      seconds = atof(argv[++i]);
-      if (!(seconds > 0 && seconds <= 60)) {
-        fprintf(stderr, "convjit-bench-mfma: --seconds %s: must be in (0, 60]\n", argv[i]);
-        return 2;
-      }
+      if (cli_double("--seconds", argv[++i], 0, 60, &seconds)) goto usage;
     } else if (!strcmp(argv[i], "--json")) {
       json = 1;
     } else {
-      fprintf(stderr, "usage: convjit-bench-mfma [--seconds S] [--json]\n");
+    usage:
+      fprintf(stderr, "usage: convjit-bench-mfma [--seconds S (0 < S <= 60)] [--json]\n");
       return 2;
     }
   }

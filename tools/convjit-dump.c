@@ -10,7 +10,9 @@
  * finalize). Adding an op is adding a row and its option parser.
  *
  * Exit status: 0 ok; 1 a build failed or --check found a kernel breaking the
- * resource policy (reason on stderr); 2 bad arguments (usage on stderr).
+ * resource policy (reason on stderr); 2 bad arguments (usage on stderr),
+ * including a shape the public API refuses: the descriptor goes through the
+ * API's own validation (its limits, its messages naming desc fields).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +24,9 @@
 #include "pipeline/build.h"
 #include "pipeline/disasm.h"
 #include "emu/emu_internal.h"
+#include "host/plan.h"
 #include "host/select.h"
+#include "cli.h"
 
 #define DUMP_MAX_KERNELS 8
 #define DUMP_MAX_SHAPE 16
@@ -37,7 +41,7 @@ typedef struct dump_args {
   const cj_arch *arch;
   const char *op_name;
   const char *dtype;     /* as given; the op interprets it */
-  uint64_t shape[DUMP_MAX_SHAPE];
+  int64_t shape[DUMP_MAX_SHAPE];
   int nshape;            /* -1: --shape not given */
   unsigned emit;
   int json, check;
@@ -68,12 +72,14 @@ typedef struct dump_op {
 
 /* ---- helpers for op parsers ---------------------------------------------- */
 
-/* "a,b,c" -> out[0..n) for option --opt (the spec parser's number lists). */
-static convjit_status parse_u64_list(const char *opt, const char *s, uint64_t *out, int max, int *n) {
-  char what[72];
-  snprintf(what, sizeof what, "--%s", opt);
-  return cj_parse_u64_list(what, s, out, max, n);
-}
+/* A cli.h parse inside a convjit_status parser: cli printed the message. */
+#define CLI(call)                                                                             \
+  do {                                                                                        \
+    if ((call) < 0) {                                                                         \
+      cj_error_clear();                                                                       \
+      return CONVJIT_ERR_INVALID_ARG;                                                         \
+    }                                                                                         \
+  } while (0)
 
 /* ---- op: transpose -------------------------------------------------------- */
 
@@ -82,7 +88,9 @@ static convjit_status parse_u64_list(const char *opt, const char *s, uint64_t *o
 static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
   CJ_CHECK(a->dtype != NULL, CONVJIT_ERR_INVALID_ARG, "--dtype is required for --op %s", a->op_name);
   CJ_CHECK(max >= 1, CONVJIT_ERR_INTERNAL, "no room for plans");
-  const uint64_t *v = a->shape;
+  const int64_t *v = a->shape;
+  convjit_transpose_desc td = {sizeof td, v[0], v[1], v[2], CONVJIT_DTYPE_BF16};
+  CJ_TRY(cj_transpose_desc_check(&td)); /* the API's limits and messages */
   if (strcmp(a->dtype, "bf16-fp8") == 0) CJ_TRY(cj_kplan_transpose_cvt_init(out, a->arch, v[0], v[1], v[2]));
   else if (strcmp(a->dtype, "bf16") == 0) CJ_TRY(cj_kplan_transpose_init(out, a->arch, 2, v[0], v[1], v[2]));
   else if (strcmp(a->dtype, "fp8") == 0) CJ_TRY(cj_kplan_transpose_init(out, a->arch, 1, v[0], v[1], v[2]));
@@ -94,7 +102,7 @@ static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max
 /* ---- op: conv (bf16 implicit GEMM; the kernels of cj_select_conv) -------- */
 
 typedef struct conv_opts {
-  uint64_t stride[3], pad[6], dil[3];
+  int64_t stride[3], pad[6], dil[3];
   int nstride, npad, ndil;
   cj_conv_opts sel; /* the knobs (--tile, --stages, ..., --bias): kplan_knobs.h */
 } conv_opts;
@@ -106,47 +114,41 @@ static const dump_opt_def conv_opt_defs[] = {
   {NULL, 0, NULL},
 };
 
-/* --opt with c1 or c2 values (form names them for the error). */
-static convjit_status conv_list(const char *opt, const char *v, uint64_t *out, int *n, int c1, int c2,
-                                const char *form) {
-  CJ_TRY(parse_u64_list(opt, v, out, c2, n));
-  CJ_CHECK(*n == c1 || *n == c2, CONVJIT_ERR_INVALID_ARG, "--%s %s: takes %s", opt, v, form);
-  return CONVJIT_OK;
-}
-
 static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v) {
   conv_opts *o = a->op_opts;
-  if (!strcmp(name, "stride")) return conv_list(name, v, o->stride, &o->nstride, 3, 3, "3 values");
-  if (!strcmp(name, "dilation")) return conv_list(name, v, o->dil, &o->ndil, 3, 3, "3 values");
-  if (!strcmp(name, "pad")) return conv_list(name, v, o->pad, &o->npad, 3, 6, "3 or 6 values");
-  const cj_knob *k = cj_conv_knob_find(name, strlen(name));
-  CJ_CHECK(k != NULL, CONVJIT_ERR_INVALID_ARG, "--%s: not a conv option", name);
   char what[72];
   snprintf(what, sizeof what, "--%s", name);
-  return cj_conv_knob_set(&o->sel, k, v, v ? strlen(v) : 0, what);
+  if (!strcmp(name, "stride")) CLI(o->nstride = cli_list(what, v, o->stride, 3, 3, 0, CLI_MAX_EXTENT));
+  else if (!strcmp(name, "dilation")) CLI(o->ndil = cli_list(what, v, o->dil, 3, 3, 0, CLI_MAX_EXTENT));
+  else if (!strcmp(name, "pad")) {
+    CLI(o->npad = cli_list(what, v, o->pad, 3, 6, 0, CLI_MAX_EXTENT));
+    if (o->npad != 3 && o->npad != 6) CLI(cli_fail(what, v, "takes 3 values (both sides) or 6 (all low, then all high)"));
+  } else {
+    const cj_knob *k = cj_conv_knob_find(name, strlen(name));
+    CJ_CHECK(k != NULL, CONVJIT_ERR_INVALID_ARG, "--%s: not a conv option", name);
+    CLI(cli_knob(&o->sel, k, what, v));
+  }
+  return CONVJIT_OK;
 }
 
 static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
   const conv_opts *o = a->op_opts;
   CJ_CHECK(a->dtype && !strcmp(a->dtype, "bf16"), CONVJIT_ERR_UNSUPPORTED,
            "--dtype %s: --op conv builds bf16 kernels (fp8 is a later issue)", a->dtype ? a->dtype : "(none)");
-  cj_conv_problem p;
-  memset(&p, 0, sizeof p);
-  p.n = (int64_t)a->shape[0]; p.c = (int64_t)a->shape[1]; p.d = (int64_t)a->shape[2];
-  p.h = (int64_t)a->shape[3]; p.w = (int64_t)a->shape[4]; p.k = (int64_t)a->shape[5];
-  p.t = (int64_t)a->shape[6]; p.r = (int64_t)a->shape[7]; p.s = (int64_t)a->shape[8];
+  /* The public descriptor, validated and normalized as the API does. */
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.n = a->shape[0]; d.c = a->shape[1]; d.k = a->shape[5];
   for (int i = 0; i < 3; i++) {
-    p.stride[i] = o->nstride ? (int64_t)o->stride[i] : 1;
-    p.dil[i] = o->ndil ? (int64_t)o->dil[i] : 1;
-    p.pad_lo[i] = o->npad ? (int64_t)o->pad[i] : 0;
-    p.pad_hi[i] = o->npad == 6 ? (int64_t)o->pad[3 + i] : p.pad_lo[i];
+    d.in[i] = a->shape[2 + i];
+    d.filter[i] = a->shape[6 + i];
+    if (o->nstride) d.stride[i] = o->stride[i];
+    if (o->ndil) d.dilation[i] = o->dil[i];
+    if (o->npad) d.pad_lo[i] = d.pad_hi[i] = o->pad[i];
+    if (o->npad == 6) d.pad_hi[i] = o->pad[3 + i];
   }
-  p.groups = 1;
-  p.x_dtype = p.w_dtype = p.y_dtype = CONVJIT_DTYPE_BF16;
-  p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
-  p.has_bias = o->sel.has_bias;
-  p.x_scale = p.w_scale = 1.0f;
-  p.spatial_rank = 3;
+  d.has_bias = o->sel.has_bias != 0;
+  cj_conv_problem p;
+  CJ_TRY(cj_conv_desc_normalize(&d, &p));
   cj_seq *seq = calloc(1, sizeof *seq);
   CJ_ALLOC_CHECK(seq);
   const cj_target t = {a->arch, a->arch->cu_count_default};
@@ -252,6 +254,7 @@ static int in_list(const char *const *l, const char *s, size_t len) {
 }
 
 static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump_op **op_out, int *help) {
+  cli_set_tool("convjit-dump");
   memset(a, 0, sizeof *a);
   a->nshape = -1;
   a->emit = EMIT_PLAN | EMIT_RESOURCES;
@@ -282,7 +285,7 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
       else if (!strcmp(name, "dtype")) a->dtype = v;
       else if (!strcmp(name, "save-dir")) a->save_dir = v;
       else if (!strcmp(name, "emit")) CJ_TRY(parse_emit(v, &a->emit));
-      else if (!strcmp(name, "shape")) CJ_TRY(parse_u64_list("shape", v, a->shape, DUMP_MAX_SHAPE, &a->nshape));
+      else if (!strcmp(name, "shape")) CLI(a->nshape = cli_list("--shape", v, a->shape, 1, DUMP_MAX_SHAPE, 0, CLI_MAX_EXTENT));
       else if (!strcmp(name, "arch")) {
         a->arch = cj_arch_from_name(v);
         CJ_CHECK(a->arch != NULL, CONVJIT_ERR_INVALID_ARG, "--arch %s: must be gfx942 or gfx950", v);
@@ -402,7 +405,7 @@ static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *pla
     cj_sb_printf(o, "{\"arch\":\"%s\",\"op\":\"%s\"", a->arch->name, op->name);
     if (a->dtype) { cj_sb_printf(o, ",\"dtype\":"); json_str(o, a->dtype, strlen(a->dtype)); }
     cj_sb_printf(o, ",\"shape\":[");
-    for (int i = 0; i < a->nshape; i++) cj_sb_printf(o, "%s%llu", i ? "," : "", (unsigned long long)a->shape[i]);
+    for (int i = 0; i < a->nshape; i++) cj_sb_printf(o, "%s%lld", i ? "," : "", (long long)a->shape[i]);
     cj_sb_printf(o, "]");
   }
   for (size_t s = 0; s < sizeof stages / sizeof stages[0]; s++) {
@@ -535,7 +538,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (st != CONVJIT_OK) {
-    fprintf(stderr, "convjit-dump: %s\n", convjit_last_error());
+    if (*convjit_last_error()) fprintf(stderr, "convjit-dump: %s\n", convjit_last_error()); /* else cli.c printed it */
     usage(stderr);
     free(a.op_opts);
     return 2;

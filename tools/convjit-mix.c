@@ -34,6 +34,7 @@
 #include "codegen/kplan_knobs.h"
 #include "host/plan.h"
 #include "codegen/kspec.h"
+#include "cli.h"
 
 enum { NCLS = 8 };
 static const char *const k_cls[NCLS] = {"salu", "valu", "vmem", "lds", "mfma", "waitcnt", "barrier", "other"};
@@ -61,17 +62,9 @@ static void usage(FILE *f) {
              "  T = 3, 5, 7, pad T/2,1,1); --pad follows the --shape it applies to (default 1,1,1)\n");
 }
 
-/* The spec parser's number lists (one parser for every tool). */
-static int parse_list(const char *s, int64_t *v, int want) {
-  uint64_t u[9];
-  int n = 0;
-  if (want > 9 || cj_parse_u64_list("list", s, u, want, &n) != CONVJIT_OK) return -1;
-  for (int i = 0; i < n; i++) v[i] = (int64_t)u[i];
-  return n;
-}
-
 static int parse_args(int argc, char **argv, mix_args *a) {
   static const int64_t def[9] = {1, 128, 4, 8, 8, 128, 3, 3, 3};
+  cli_set_tool("convjit-mix");
   memset(a, 0, sizeof *a);
   a->arch = "both";
   a->forced.tile_m = 128; a->forced.tile_n = 128; a->forced.wave_m = 2; a->forced.wave_n = 4;
@@ -85,25 +78,18 @@ static int parse_args(int argc, char **argv, mix_args *a) {
     if (!strcmp(o, "--arch")) a->arch = v;
     else if (!strcmp(o, "--shape")) {
       if (a->nsh == MAXSH) { fprintf(stderr, "convjit-mix: at most %d shapes\n", MAXSH); return -1; }
-      if (parse_list(v, a->shape[a->nsh], 9) != 9) goto bad;
+      if (cli_list(o, v, a->shape[a->nsh], 9, 9, 0, CLI_MAX_EXTENT) < 0) return -1;
       a->pad[a->nsh][0] = a->pad[a->nsh][1] = a->pad[a->nsh][2] = 1;
       a->nsh++;
     } else if (!strcmp(o, "--pad")) {
       if (!a->nsh) { fprintf(stderr, "convjit-mix: --pad follows a --shape\n"); return -1; }
-      if (parse_list(v, a->pad[a->nsh - 1], 3) != 3) goto bad;
+      if (cli_list(o, v, a->pad[a->nsh - 1], 3, 3, 0, CLI_MAX_EXTENT) < 0) return -1;
     }
     else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
              cj_conv_knob_find(o + 2, strlen(o + 2))->tunable) { /* the conv knobs (kplan_knobs.h) */
-      if (cj_conv_knob_set(&a->forced, cj_conv_knob_find(o + 2, strlen(o + 2)), v, strlen(v), o) != CONVJIT_OK) {
-        fprintf(stderr, "convjit-mix: %s\n", cj_error_text());
-        return -1;
-      }
+      if (cli_knob(&a->forced, cj_conv_knob_find(o + 2, strlen(o + 2)), o, v)) return -1;
     }
     else { fprintf(stderr, "convjit-mix: unknown option %s\n", o); return -1; }
-    continue;
-  bad:
-    fprintf(stderr, "convjit-mix: %s %s: bad value\n", o, v);
-    return -1;
   }
   if (a->nsh == 1) { fprintf(stderr, "convjit-mix: give 2 or 3 shapes (or none for the default)\n"); return -1; }
   if (a->nsh == 0) { /* the default: T = 3, 5, 7 */
@@ -120,6 +106,22 @@ static int parse_args(int argc, char **argv, mix_args *a) {
     return -1;
   }
   return 0;
+}
+
+/* Shape k of a as the public descriptor. */
+static convjit_conv_desc mix_desc(const mix_args *a, int k) {
+  convjit_conv_desc d = convjit_conv_desc_default();
+  const int64_t *sh = a->shape[k];
+  d.n = sh[0];
+  d.c = sh[1];
+  for (int i = 0; i < 3; i++) {
+    d.in[i] = sh[2 + i];
+    d.filter[i] = sh[6 + i];
+    d.pad_lo[i] = d.pad_hi[i] = a->pad[k][i];
+  }
+  d.k = sh[5];
+  d.y_dtype = CONVJIT_DTYPE_BF16;
+  return d;
 }
 
 #define TRY(call)                                                                                     \
@@ -143,18 +145,7 @@ static int run_one(convjit_context *ctx, const mix_args *a, int k, const cj_conv
   int rc = 0;
   convjit_plan *plan = NULL;
   void *buf[5] = {NULL, NULL, NULL, NULL, NULL}; /* x, w packed, bias, y, workspace */
-  convjit_conv_desc d = convjit_conv_desc_default();
-  d.spatial_rank = 3;
-  const int64_t *sh = a->shape[k];
-  d.n = sh[0];
-  d.c = sh[1];
-  for (int i = 0; i < 3; i++) {
-    d.in[i] = sh[2 + i];
-    d.filter[i] = sh[6 + i];
-    d.pad_lo[i] = d.pad_hi[i] = a->pad[k][i];
-  }
-  d.k = sh[5];
-  d.y_dtype = CONVJIT_DTYPE_BF16;
+  convjit_conv_desc d = mix_desc(a, k);
   memset(r, 0, sizeof *r);
   TRY(cj_plan_create_conv_opts(ctx, &d, forced, &plan));
   const cj_kplan *kp = NULL;
@@ -340,6 +331,14 @@ int main(int argc, char **argv) {
   if (parse_args(argc, argv, &a)) {
     usage(stderr);
     return 2;
+  }
+  for (int k = 0; k < a.nsh; k++) { /* the API's limits: a refused shape is a usage error */
+    convjit_conv_desc d = mix_desc(&a, k);
+    if (convjit_conv_desc_validate(&d) == CONVJIT_ERR_INVALID_ARG) {
+      fprintf(stderr, "convjit-mix: --shape %d: %s\n", k + 1, convjit_last_error());
+      usage(stderr);
+      return 2;
+    }
   }
   const char *archs[2] = {"gfx942", "gfx950"};
   int first = 0, last = 1;

@@ -26,6 +26,7 @@
 #include "ref/ref.h"
 #include "ref/ref_conv.h"
 #include "util/numfmt.h"
+#include "cli.h"
 
 typedef struct run_args {
   const char *device, *op, *arch, *dtype;
@@ -63,23 +64,8 @@ static void usage(FILE *f) {
           "  no arguments: a scaled-down video-VAE layer, checked\n");
 }
 
-/* The spec parser's number lists (one parser for every tool): count, or -1
- * with the reason on stderr. */
-static int parse_list(const char *s, int64_t *v, int max) {
-  uint64_t u[9];
-  int n = 0;
-  if (max > 9 || cj_parse_u64_list("list", s, u, max, &n) != CONVJIT_OK) {
-    fprintf(stderr, "convjit-run: %s\n", cj_error_text());
-    return -1;
-  }
-  for (int i = 0; i < n; i++) {
-    if (u[i] > INT64_MAX) return -1;
-    v[i] = (int64_t)u[i];
-  }
-  return n;
-}
-
 static int parse_args(int argc, char **argv, run_args *a) {
+  cli_set_tool("convjit-run");
   memset(a, 0, sizeof *a);
   a->device = "auto";
   a->op = "conv";
@@ -96,18 +82,18 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(o, "--dtype")) { NEEDV(); a->dtype = v; }
     else if (!strcmp(o, "--shape")) {
       NEEDV();
-      if ((a->nshape = parse_list(v, a->shape, 9)) <= 0) { fprintf(stderr, "convjit-run: --shape %s: bad list\n", v); return -1; }
+      if ((a->nshape = cli_list(o, v, a->shape, 1, 9, 0, CLI_MAX_EXTENT)) < 0) return -1;
     } else if (!strcmp(o, "--stride") || !strcmp(o, "--dilation")) {
       NEEDV();
       int64_t *dst = o[2] == 's' ? a->stride : a->dil;
-      int n = parse_list(v, dst, 3);
-      if (n <= 0) { fprintf(stderr, "convjit-run: %s %s: bad list\n", o, v); return -1; }
+      int n = cli_list(o, v, dst, 1, 3, 0, CLI_MAX_EXTENT);
+      if (n < 0) return -1;
       if (o[2] == 's') a->have_stride = n; else a->have_dil = n;
     } else if (!strcmp(o, "--pad")) {
       NEEDV();
       int64_t p[6];
-      int n = parse_list(v, p, 6);
-      if (n <= 0) { fprintf(stderr, "convjit-run: --pad %s: bad list\n", v); return -1; }
+      int n = cli_list(o, v, p, 1, 6, 0, CLI_MAX_EXTENT);
+      if (n < 0) return -1;
       a->have_pad = n;
       memcpy(a->pad_lo, p, sizeof(int64_t) * (size_t)(n <= 3 ? n : n / 2));
       if (n <= 3) memcpy(a->pad_hi, p, sizeof(int64_t) * (size_t)n);
@@ -116,13 +102,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
                strcmp(o, "--bias")) { /* the conv knobs (kplan_knobs.h); --bias is the problem's */
       const cj_knob *k = cj_conv_knob_find(o + 2, strlen(o + 2));
       if (k->kind != CJ_KNOB_FLAG) NEEDV();
-      const char *kv = k->kind == CJ_KNOB_FLAG ? NULL : v;
-      if (cj_conv_knob_set(&a->forced, k, kv, kv ? strlen(kv) : 0, o) != CONVJIT_OK) {
-        fprintf(stderr, "convjit-run: %s\n", cj_error_text());
-        return -1;
-      }
+      if (cli_knob(&a->forced, k, o, k->kind == CJ_KNOB_FLAG ? NULL : v)) return -1;
     }
-    else if (!strcmp(o, "--seed")) { NEEDV(); a->seed = strtoull(v, NULL, 10); }
+    else if (!strcmp(o, "--seed")) { NEEDV(); if (cli_u64(o, v, 0, UINT64_MAX, &a->seed)) return -1; }
     else if (!strcmp(o, "--bias")) a->bias = 1;
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
@@ -183,6 +165,20 @@ static void fill_random(void *dst, float *vals, size_t n, int eb, cj_nf_fp8 fmt,
       rc = s_;                                                                                \
       goto done;                                                                              \
     }                                                                                         \
+  } while (0)
+
+/* Plan creation: INVALID_ARG can only be the descriptor built from the
+ * command line (the API's message names the field), so it is a usage error
+ * (exit 2); nothing is allocated yet when it is returned. */
+#define TRY_PLAN(call)                                                                        \
+  do {                                                                                        \
+    convjit_status p_ = (call);                                                               \
+    if (p_ == CONVJIT_ERR_INVALID_ARG) {                                                      \
+      fprintf(stderr, "convjit-run: %s\n", convjit_last_error());                              \
+      usage(stderr);                                                                          \
+      return -2;                                                                              \
+    }                                                                                         \
+    TRY(p_);                                                                                  \
   } while (0)
 
 /* ---- report ------------------------------------------------------------------ */
@@ -349,7 +345,7 @@ static int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan *
   convjit_transpose_desc td = {sizeof td, a->shape[0], a->shape[1], a->shape[2],
                                !strcmp(a->dtype, "bf16") ? CONVJIT_DTYPE_BF16 : CONVJIT_DTYPE_FP8_E4M3FN};
   double t0 = cj_now_ms();
-  TRY(convjit_plan_create_transpose(ctx, &td, plan_out));
+  TRY_PLAN(convjit_plan_create_transpose(ctx, &td, plan_out));
   r->plan_ms = cj_now_ms() - t0;
   collect_kernels(*plan_out, r);
   int eb = td.dtype == CONVJIT_DTYPE_BF16 ? 2 : 1;
@@ -457,7 +453,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL;
   convjit_event *e0 = NULL, *e1 = NULL;
   double t0 = cj_now_ms();
-  TRY(cj_plan_create_conv_opts(ctx, &d, &a->forced, plan_out));
+  TRY_PLAN(cj_plan_create_conv_opts(ctx, &d, &a->forced, plan_out));
   r->plan_ms = cj_now_ms() - t0;
   collect_kernels(*plan_out, r);
   const cj_conv_problem *p = &(*plan_out)->prob;

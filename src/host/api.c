@@ -9,7 +9,6 @@
 #include <string.h>
 #include "host/plan.h"
 
-#define LIMIT_EXTENT ((int64_t)1 << 31) /* every extent must fit a signed 32-bit kernel constant */
 
 /* ---- context --------------------------------------------------------------- */
 
@@ -286,16 +285,7 @@ CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, c
   *out = NULL;
   CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
   CJ_CHECK(d, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
-  CJ_TRY(cj_check_struct_size(d->struct_size, sizeof *d, sizeof *d, "desc"));
-  CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
-           (long long)d->n);
-  CJ_CHECK(d->c > 0 && d->c < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.c = %lld: must be in 1..2^31-1",
-           (long long)d->c);
-  CJ_CHECK(d->s > 0 && d->s < ((int64_t)1 << 40), CONVJIT_ERR_INVALID_ARG, "desc.s = %lld: must be in 1..2^40-1",
-           (long long)d->s);
-  int64_t e;
-  CJ_TRY(cj_mul_checked(d->n * d->c, d->s, &e, "element count n*c*s"));
-  CJ_TRY(cj_check_dtype(d->dtype, "dtype"));
+  CJ_TRY(cj_transpose_desc_check(d));
   convjit_plan *p = calloc(1, sizeof *p);
   CJ_ALLOC_CHECK(p);
   p->ctx = ctx;

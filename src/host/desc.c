@@ -73,10 +73,17 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
              "desc.pad_hi[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_hi[i]);
     int64_t span = (d->filter[i] - 1) * d->dilation[i] + 1; /* < 2^62: both < 2^31 */
     int64_t padded = d->in[i] + d->pad_lo[i] + d->pad_hi[i];
+    /* Name what made the span too long: the dilation when there is one. */
+    CJ_CHECK(span <= padded || d->dilation[i] == 1, CONVJIT_ERR_INVALID_ARG,
+             "desc.dilation[%d] = %lld: the dilated filter[%d] = %lld spans (%lld - 1) * %lld + 1 = %lld, more than "
+             "the padded input %lld (in %lld + pads %lld, %lld)",
+             i, (long long)d->dilation[i], i, (long long)d->filter[i], (long long)d->filter[i],
+             (long long)d->dilation[i], (long long)span,
+             (long long)padded, (long long)d->in[i], (long long)d->pad_lo[i], (long long)d->pad_hi[i]);
     CJ_CHECK(span <= padded, CONVJIT_ERR_INVALID_ARG,
-             "desc.filter[%d] = %lld: its dilated extent %lld exceeds the padded input %lld (in %lld + pads %lld, %lld)",
-             i, (long long)d->filter[i], (long long)span, (long long)padded, (long long)d->in[i],
-             (long long)d->pad_lo[i], (long long)d->pad_hi[i]);
+             "desc.filter[%d] = %lld: exceeds the padded input %lld (in %lld + pads %lld, %lld)", i,
+             (long long)d->filter[i], (long long)padded, (long long)d->in[i], (long long)d->pad_lo[i],
+             (long long)d->pad_hi[i]);
     in[j] = d->in[i];
     f[j] = d->filter[i];
     st[j] = d->stride[i];
@@ -138,6 +145,20 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
   p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
   p->spatial_rank = rank;
   return CONVJIT_OK;
+}
+
+convjit_status cj_transpose_desc_check(const convjit_transpose_desc *d) {
+  CJ_CHECK(d, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
+  CJ_TRY(cj_check_struct_size(d->struct_size, sizeof *d, sizeof *d, "desc"));
+  CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
+           (long long)d->n);
+  CJ_CHECK(d->c > 0 && d->c < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.c = %lld: must be in 1..2^31-1",
+           (long long)d->c);
+  CJ_CHECK(d->s > 0 && d->s < ((int64_t)1 << 40), CONVJIT_ERR_INVALID_ARG, "desc.s = %lld: must be in 1..2^40-1",
+           (long long)d->s);
+  int64_t e;
+  CJ_TRY(cj_mul_checked(d->n * d->c, d->s, &e, "element count n*c*s"));
+  return cj_check_dtype(d->dtype, "dtype");
 }
 
 CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc) {

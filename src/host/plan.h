@@ -97,6 +97,9 @@ convjit_status cj_plan_check_ctx(const convjit_plan *p);
 /* desc.c: validation + 3D normalization of a public descriptor. */
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *out);
 convjit_status cj_check_dtype(convjit_dtype t, const char *field);
+/* desc.c: the transpose descriptor's fields (the checks of
+ * convjit_plan_create_transpose, for tools that plan without a context). */
+convjit_status cj_transpose_desc_check(const convjit_transpose_desc *d);
 /* a*b into *r; INVALID_ARG naming `what` past 2^62. */
 convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what);
 /* desc.c: a caller's struct_size is known (>= v1 size, <= ours) or VERSION. */

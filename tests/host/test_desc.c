@@ -50,6 +50,7 @@ M(m_st0, d->stride[0] = 0)
 M(m_stneg, d->stride[2] = -1)
 M(m_dil0, d->dilation[1] = 0)
 M(m_dilbig, d->dilation[2] = 10)
+M(m_dilhuge, d->dilation[0] = (int64_t)1 << 30)
 M(m_plo, d->pad_lo[0] = -1)
 M(m_phi, d->pad_hi[2] = -4)
 M(m_g0, d->groups = 0)
@@ -99,7 +100,10 @@ static const bad_case cases[] = {
     {"stride < 0", m_stneg, CONVJIT_ERR_INVALID_ARG, "desc.stride[2]", "= -1"},
     {"dilation 0", m_dil0, CONVJIT_ERR_INVALID_ARG, "desc.dilation[1]", "= 0"},
     /* 3 taps dilated by 10 span 21 > 12 + 2 */
-    {"dilated filter > input", m_dilbig, CONVJIT_ERR_INVALID_ARG, "desc.filter[2]", "extent 21"},
+    {"dilated filter > input", m_dilbig, CONVJIT_ERR_INVALID_ARG, "desc.dilation[2] = 10", "= 21, more than"},
+    /* the dilation is what is wrong: (3 - 1) * 2^30 + 1 = 2^31 + 1 taps */
+    {"dilation overflows the input", m_dilhuge, CONVJIT_ERR_INVALID_ARG, "desc.dilation[0] = 1073741824",
+     "= 2147483649, more than"},
     {"pad_lo < 0", m_plo, CONVJIT_ERR_INVALID_ARG, "desc.pad_lo[0]", "= -1"},
     {"pad_hi < 0", m_phi, CONVJIT_ERR_INVALID_ARG, "desc.pad_hi[2]", "= -4"},
     {"groups 0", m_g0, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 0"},

@@ -1,0 +1,65 @@
+# Included by tests/CMakeLists.txt: every tool refuses a malformed or
+# out-of-range value (issue 9 item 4) with exit status 2, a message naming
+# the option and the text (or the descriptor field the public API refused,
+# with its value and the API's limits), and its usage on stderr.
+#   cj_bad_args(<name> <tool target> <text stderr must contain> <args>...)
+# An argument spelled __EMPTY__ is passed as the empty string.
+set(CJ_BAD_ARGS_SH [=[
+tool=$0 want=$1; shift; args=()
+for a in "$@"; do [[ $a == __EMPTY__ ]] && a=; args+=("$a"); done
+err=$("$tool" "${args[@]}" 2>&1 >/dev/null); rc=$?
+printf '%s\n' "$err"
+[[ $rc -eq 2 ]] || { echo "exit status $rc, expected 2"; exit 1; }
+grep -qF -- "$want" <<<"$err" || { echo "stderr lacks: $want"; exit 1; }
+grep -q '^usage' <<<"$err" || { echo 'no usage on stderr'; exit 1; }
+]=])
+function(cj_bad_args name tool want)
+  if(NOT TARGET ${tool})
+    return()
+  endif()
+  add_test(NAME tools/bad_args_${name} COMMAND bash -c "${CJ_BAD_ARGS_SH}" $<TARGET_FILE:${tool}> "${want}" ${ARGN})
+  set_tests_properties(tools/bad_args_${name} PROPERTIES LABELS tools
+    ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+endfunction()
+
+set(RUN --device emu --no-disk-cache)
+cj_bad_args(run_stages convjit-run "--stages 'abc': expected an unsigned integer" ${RUN} --stages abc)
+cj_bad_args(run_seed convjit-run "--seed 'xyz': expected an unsigned integer" ${RUN} --seed xyz)
+cj_bad_args(run_seed_negative convjit-run "--seed '-1'" ${RUN} --seed -1)
+cj_bad_args(run_wgm convjit-run "--wgm '8x'" ${RUN} --wgm 8x)
+cj_bad_args(run_splitk_empty convjit-run "--splitk ''" ${RUN} --splitk __EMPTY__)
+cj_bad_args(run_split_k_unknown convjit-run "unknown option --split-k" ${RUN} --split-k __EMPTY__)
+cj_bad_args(run_shape_trailing_comma convjit-run "--shape '1,24,8,8,32,3,3,': value 8 is empty"
+            ${RUN} --shape 1,24,8,8,32,3,3,)
+cj_bad_args(run_tile_junk convjit-run "--tile '256x128x': expected AxB" ${RUN} --tile 256x128x)
+cj_bad_args(run_pad_too_many convjit-run "--pad '1,1,1,1,1,1,1': more than 6 values" ${RUN} --pad 1,1,1,1,1,1,1)
+# well-formed but refused by the API: its field, value and limits
+cj_bad_args(run_shape_zero convjit-run "desc.n = 0: must be in 1..2^31-1" ${RUN} --shape 0,24,8,8,32,3,3)
+cj_bad_args(run_transpose_zero convjit-run "desc.c = 0: must be in 1..2^31-1" ${RUN} --op transpose --shape 1,0,9)
+# (3 - 1) * 2^30 + 1 = 2^31 + 1 taps: the dilation is named, not the filter
+cj_bad_args(run_dilation_overflow convjit-run "desc.dilation[1] = 1073741824: the dilated filter[1] = 3 spans"
+            ${RUN} --shape 1,8,4,4,8,3,3 --dilation 1,1073741824)
+
+set(DUMP --arch gfx942 --dtype bf16 --op conv)
+cj_bad_args(dump_shape_zero convjit-dump "desc.n = 0: must be in 1..2^31-1" ${DUMP} --shape 0,8,4,8,8,16,3,3,3)
+cj_bad_args(dump_shape_2g convjit-dump "desc.n = 3000000000: must be in 1..2^31-1" ${DUMP}
+            --shape 3000000000,8,4,8,8,16,3,3,3)
+cj_bad_args(dump_dilation_overflow convjit-dump "desc.dilation[2] = 1073741824" ${DUMP}
+            --shape 1,8,4,8,8,16,3,3,3 --dilation 1,1,1073741824)
+cj_bad_args(dump_stages convjit-dump "--stages 'abc'" ${DUMP} --shape 1,8,4,8,8,16,3,3,3 --stages abc)
+cj_bad_args(dump_wgm_eq convjit-dump "--wgm '8x'" ${DUMP} --shape 1,8,4,8,8,16,3,3,3 --wgm=8x)
+cj_bad_args(dump_pad_count convjit-dump "--pad '1,1,1,1': takes 3 values" ${DUMP} --shape 1,8,4,8,8,16,3,3,3
+            --pad 1,1,1,1)
+cj_bad_args(dump_shape_trailing_comma convjit-dump "--shape '1,8,9,': value 4 is empty" --arch gfx942 --dtype bf16
+            --op transpose --shape 1,8,9,)
+cj_bad_args(dump_transpose_zero convjit-dump "desc.n = 0: must be in 1..2^31-1" --arch gfx942 --dtype bf16
+            --op transpose --shape 0,8,9)
+
+cj_bad_args(mix_stages convjit-mix "--stages 'abc'" --stages abc)
+cj_bad_args(mix_shape_trailing_comma convjit-mix "--shape '1,128,4,8,8,128,3,3,3,'" --shape 1,128,4,8,8,128,3,3,3,
+            --shape 1,128,4,8,8,128,5,3,3)
+cj_bad_args(mix_shape_zero convjit-mix "desc.c = 0: must be in 1..2^31-1" --shape 1,0,4,8,8,128,3,3,3
+            --shape 1,128,4,8,8,128,5,3,3)
+cj_bad_args(bench_api_iters convjit-bench-api "--iters '10x': expected an unsigned integer in 100..1000000000"
+            --iters 10x)
+cj_bad_args(bench_mfma_seconds convjit-bench-mfma "--seconds 'abc': expected a decimal number" --seconds abc)

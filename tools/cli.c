@@ -1,0 +1,105 @@
+/* Strict command-line values (contract in cli.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+static const char *g_tool = "convjit";
+
+void cli_set_tool(const char *name) { g_tool = name; }
+
+int cli_fail(const char *opt, const char *text, const char *why) {
+  fprintf(stderr, "%s: %s '%s': %s\n", g_tool, opt, text ? text : "", why);
+  return -1;
+}
+
+/* One unsigned decimal at s, ending at *end; 0 on success. */
+static int cli_digits(const char *s, uint64_t *v, const char **end) {
+  if (*s < '0' || *s > '9') return -1; /* strtoull would take space, '+' and '-' */
+  char *e;
+  errno = 0;
+  unsigned long long x = strtoull(s, &e, 10);
+  if (errno == ERANGE) return -2;
+  *v = x;
+  *end = e;
+  return 0;
+}
+
+static int cli_range_msg(const char *opt, const char *text, const char *what, uint64_t lo, uint64_t hi) {
+  char why[160];
+  snprintf(why, sizeof why, "expected %s in %" PRIu64 "..%" PRIu64, what, lo, hi);
+  return cli_fail(opt, text, why);
+}
+
+int cli_u64(const char *opt, const char *text, uint64_t lo, uint64_t hi, uint64_t *out) {
+  uint64_t v;
+  const char *end;
+  if (!text || cli_digits(text, &v, &end) || *end || v < lo || v > hi)
+    return cli_range_msg(opt, text, "an unsigned integer", lo, hi);
+  *out = v;
+  return 0;
+}
+
+int cli_double(const char *opt, const char *text, double lo_excl, double hi, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = text && ((*text >= '0' && *text <= '9') || *text == '.') ? strtod(text, &end) : NAN;
+  if (!end || *end || errno || !isfinite(v) || !(v > lo_excl && v <= hi)) {
+    char why[120];
+    snprintf(why, sizeof why, "expected a decimal number in (%g, %g]", lo_excl, hi);
+    return cli_fail(opt, text, why);
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_list(const char *opt, const char *text, int64_t *out, int min, int max, int64_t lo, int64_t hi) {
+  char why[200];
+  int n = 0;
+  const char *p = text ? text : "";
+  for (;;) {
+    uint64_t v;
+    const char *end;
+    if (n == max) {
+      snprintf(why, sizeof why, "more than %d values", max);
+      return cli_fail(opt, text, why);
+    }
+    int rc = cli_digits(p, &v, &end);
+    if (rc || v < (uint64_t)lo || v > (uint64_t)hi || (*end && *end != ',')) {
+      if (rc == -1 && (*p == ',' || *p == 0))
+        snprintf(why, sizeof why, "value %d is empty (values are separated by ',', with none after the last)", n + 1);
+      else
+        snprintf(why, sizeof why, "value %d: expected an unsigned integer in %" PRId64 "..%" PRId64, n + 1, lo, hi);
+      return cli_fail(opt, text, why);
+    }
+    out[n++] = (int64_t)v;
+    if (!*end) break;
+    p = end + 1;
+  }
+  if (n < min) {
+    snprintf(why, sizeof why, "%d value%s, expected %s%d", n, n == 1 ? "" : "s", min == max ? "" : "at least ", min);
+    return cli_fail(opt, text, why);
+  }
+  return n;
+}
+
+int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *text) {
+  if (k->kind == CJ_KNOB_FLAG) {
+    if (text) return cli_fail(opt, text, "a flag takes no value");
+  } else if (k->kind == CJ_KNOB_ONE) {
+    uint64_t v;
+    if (cli_u64(opt, text, 0, UINT32_MAX, &v)) return -1;
+  } else {
+    uint64_t a, b;
+    const char *end, *p = text ? text : "";
+    if (cli_digits(p, &a, &end) || (*end != 'x' && *end != ',') || cli_digits(end + 1, &b, &end) || *end ||
+        a > UINT32_MAX || b > UINT32_MAX)
+      return cli_fail(opt, text, "expected AxB (or A,B), unsigned integers < 2^32");
+  }
+  if (cj_conv_knob_set(o, k, text, text ? strlen(text) : 0, opt) != CONVJIT_OK)
+    return cli_fail(opt, text, cj_error_text()); /* not reached: the syntax was checked above */
+  return 0;
+}
