@@ -234,7 +234,9 @@ CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *plan, const v
 /* Enqueues the forward conv on stream: no compile, no allocation, no
  * synchronization (safe under HIP graph capture). bias: NULL unless the
  * descriptor has_bias. workspace: workspace_bytes >= the plan's size (may
- * be NULL/0 when that is 0). Pointers are device pointers of the context. */
+ * be NULL/0 when that is 0). Pointers are device pointers of the context,
+ * aligned: x, w_packed, workspace 16 bytes; y 4 elements; bias 4 bytes
+ * (docs/api.md "Alignment"; else INVALID_ARG naming the pointer). */
 CONVJIT_API convjit_status convjit_conv_fwd(const convjit_plan *plan, const void *x, const void *w_packed,
                                             const void *bias, void *y, void *workspace, size_t workspace_bytes,
                                             void *stream);

@@ -321,6 +321,25 @@ CONVJIT_API convjit_status convjit_plan_packed_weight_size(const convjit_plan *p
 
 /* ---- launch ---------------------------------------------------------------- */
 
+/* Pointer alignment (docs/api.md "Alignment"): every kernel access is
+ * aligned to its own width, relative to the tensor base, so a base must be
+ * aligned to the widest access any kernel convjit builds makes through it:
+ * 16 bytes for tensors read or written with 16-byte buffer loads / stores or
+ * buffer_load ... lds DMA (x, w_packed, workspace, a transpose's y), 4
+ * elements for the conv's y (vec4 and finalize stores), 4 bytes for fp32
+ * bias and scale, one element for the raw weight (read element by element
+ * by the pack kernel). A fixed rule per argument, not per plan, so a
+ * pointer that works stays working when selection changes its mind. */
+#define CJ_ALIGN_VEC 16
+
+static convjit_status check_align(const void *ptr, uint64_t align, const char *f, const char *name) {
+  uint64_t a = (uint64_t)(uintptr_t)ptr;
+  CJ_CHECK(!ptr || a % align == 0, CONVJIT_ERR_INVALID_ARG,
+           "%s%s = %p: must be %llu-byte aligned (address mod %llu = %llu)", f, name, ptr, (unsigned long long)align,
+           (unsigned long long)align, (unsigned long long)(a % align));
+  return CONVJIT_OK;
+}
+
 static uint64_t bind_value(const cj_bind *b, const cj_launch_ptrs *ptrs) {
   switch (b->kind) {
   case CJ_BIND_X: return (uint64_t)(uintptr_t)ptrs->x;
@@ -369,6 +388,8 @@ CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *p, const void
   CJ_CHECK(w_packed || p->seq.packed_weight_bytes == 0, CONVJIT_ERR_INVALID_ARG,
            "w_packed = NULL: the plan needs %llu bytes there (convjit_plan_packed_weight_size)",
            (unsigned long long)p->seq.packed_weight_bytes);
+  CJ_TRY(check_align(w, cj_dtype_bytes(p->prob.w_dtype), "", "w"));
+  CJ_TRY(check_align(w_packed, CJ_ALIGN_VEC, "", "w_packed"));
   cj_launch_ptrs ptrs = {.w_raw = w, .w_packed = w_packed};
   return cj_plan_run(p, p->pack, p->npack, &ptrs, stream);
 }
@@ -411,6 +432,14 @@ static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_arg
            (unsigned long long)p->seq.workspace_bytes);
   CJ_CHECK(a->workspace || p->seq.workspace_bytes == 0, CONVJIT_ERR_INVALID_ARG,
            "%sworkspace = NULL: the plan needs %llu bytes", f, (unsigned long long)p->seq.workspace_bytes);
+  uint64_t y4 = 4ull * cj_dtype_bytes(p->prob.y_dtype);
+  CJ_TRY(check_align(a->x, CJ_ALIGN_VEC, f, "x"));
+  CJ_TRY(check_align(a->w_packed, CJ_ALIGN_VEC, f, "w_packed"));
+  CJ_TRY(check_align(a->bias, 4, f, "bias"));
+  CJ_TRY(check_align(a->residual, y4, f, "residual"));
+  CJ_TRY(check_align(a->scale, 4, f, "scale"));
+  CJ_TRY(check_align(a->y, y4, f, "y"));
+  CJ_TRY(check_align(a->workspace, CJ_ALIGN_VEC, f, "workspace"));
   cj_launch_ptrs ptrs = {.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual,
                          .scale = a->scale, .y = a->y, .workspace = a->workspace};
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
@@ -455,6 +484,8 @@ CONVJIT_API convjit_status convjit_transpose(const convjit_plan *p, const void *
   CJ_CHECK(x, CONVJIT_ERR_INVALID_ARG, "x = NULL");
   CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "y = NULL");
   CJ_CHECK(x != y, CONVJIT_ERR_INVALID_ARG, "y = x = %p: the transpose is out of place", x);
+  CJ_TRY(check_align(x, CJ_ALIGN_VEC, "", "x"));
+  CJ_TRY(check_align(y, CJ_ALIGN_VEC, "", "y"));
   cj_launch_ptrs ptrs = {.x = x, .y = y};
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
 }
