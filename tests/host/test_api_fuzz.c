@@ -161,6 +161,7 @@ static verdict conv_oracle(const convjit_conv_desc *d) {
       /* relation between fields: the text may name any of them */
       culprit(&v, 0, "desc.filter[%d]", i);
       culprit(&v, 0, "desc.in[%d]", i);
+      culprit(&v, 0, "desc.dilation[%d]", i); /* named when it is > 1 (desc.c) */
       dims_ok = 0;
       continue;
     }
