@@ -55,6 +55,9 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
            o.device_index);
   CJ_CHECK(o.log_level >= CONVJIT_LOG_FROM_ENV && o.log_level <= CONVJIT_LOG_DEBUG, CONVJIT_ERR_INVALID_ARG,
            "options.log_level = %d: must be 0..4", (int)o.log_level);
+  CJ_CHECK(o.code_object_version == 0 || o.code_object_version == 5 || o.code_object_version == 6,
+           CONVJIT_ERR_INVALID_ARG, "options.code_object_version = %d: must be 5 or 6 (0 = default, %u)",
+           o.code_object_version, CJ_CODE_OBJECT_VERSION_DEFAULT);
   const cj_arch *want = NULL;
   if (o.arch) {
     want = cj_arch_from_name(o.arch);
@@ -85,6 +88,8 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   ctx->dev = dev;
   ctx->arch = arch;
   ctx->cu_count = dev->cu_count > 0 ? dev->cu_count : (int)arch->cu_count_default;
+  ctx->code_object_version =
+      o.code_object_version ? (uint32_t)o.code_object_version : CJ_CODE_OBJECT_VERSION_DEFAULT;
   snprintf(ctx->device_name, sizeof ctx->device_name, "%s", dev->ops->name);
   cj_cache_opts co = {o.cache_dir, o.disable_disk_cache};
   st = cj_cache_create(dev, &co, &ctx->cache);
@@ -92,8 +97,8 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
     free(ctx);
     goto fail;
   }
-  cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s", ctx->device_name, arch->name, ctx->cu_count,
-         dev->is_emulated ? " (emulated)" : "");
+  cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s, code object v%u", ctx->device_name, arch->name,
+         ctx->cu_count, dev->is_emulated ? " (emulated)" : "", ctx->code_object_version);
   *out = ctx;
   return CONVJIT_OK;
 fail:
@@ -139,9 +144,10 @@ static int arg_is_explicit(const cj_kernel_arg *a) {
          (a->kind == CJ_ARG_OTHER && strncmp(a->value_kind, "hidden_", 7) != 0);
 }
 
-/* Step of the selection -> launch-ready step: kernel through the cache,
+/* Step of the selection -> launch-ready step: kernel through the cache (in
+ * the context's code object version, which the plan's key then holds),
  * argument offsets from the code object's metadata. */
-static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_plan_step *out) {
+static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out) {
   memset(out, 0, sizeof *out);
   out->kind = s->kind;
   if (s->kind == CJ_STEP_MEMSET) {
@@ -150,6 +156,7 @@ static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_pl
     return CONVJIT_OK;
   }
   CJ_CHECK(s->kind == CJ_STEP_KERNEL, CONVJIT_ERR_INTERNAL, "launch step kind %d", (int)s->kind);
+  s->plan.code_object_version = ctx->code_object_version;
   const cj_kplan *kp = &s->plan;
   for (int i = 0; i < 3; i++) {
     CJ_CHECK(kp->grid[i] >= 1 && kp->grid[i] <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,

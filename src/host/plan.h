@@ -20,6 +20,7 @@ struct convjit_context {
   cj_device *dev;
   const cj_arch *arch;
   int cu_count;
+  uint32_t code_object_version; /* 5 or 6: every kernel of the context is emitted as this */
   cj_cache *cache;
   char device_name[8];
   /* experimental emulator subset (api_emu.c): the copied id list the

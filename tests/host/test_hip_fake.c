@@ -26,6 +26,8 @@ typedef struct fakehip_launch {
   size_t kernarg_size;
   uint8_t kernargs[512];
   int extra_ok;
+  const uint8_t *image; /* the code object of the launched kernel */
+  size_t image_size;
 } fakehip_launch;
 
 static void *g_lib;
@@ -272,8 +274,42 @@ static void test_conv_launch(void **st) {
   convjit_context_destroy(c);
 }
 
+/* The ROCR loader's rule (docs/api.md, "Code object version"), as the fake
+ * plays it: ROCm 6.1 refuses v6 objects, so a v6 context fails at plan
+ * creation with the runtime's error, while the default (v5) loads; ROCm 6.2
+ * loads both. */
+static void test_code_object_version_loads(void **st) {
+  (void)st;
+  convjit_transpose_desc d = {sizeof d, 1, 16, 64, CONVJIT_DTYPE_BF16};
+  const char *rt[2] = {"60100000", "60200000"};
+  for (int r = 0; r < 2; r++) {
+    setenv("FAKEHIP_RUNTIME_VERSION", rt[r], 1);
+    for (int cov = 0; cov <= 6; cov += 6) {
+      convjit_context_options o = convjit_context_options_default();
+      o.device = CONVJIT_DEVICE_HIP;
+      o.disable_disk_cache = 1;
+      o.code_object_version = cov;
+      convjit_context *c = NULL;
+      OK(convjit_context_create(&o, &c));
+      convjit_plan *p = NULL;
+      convjit_status s = convjit_plan_create_transpose(c, &d, &p);
+      if (r == 0 && cov == 6) {
+        assert_int_equal(s, CONVJIT_ERR_DEVICE);
+        assert_non_null(strstr(convjit_last_error(), "hipModuleLoadData"));
+        assert_null(p);
+      } else {
+        OK(s);
+      }
+      convjit_plan_destroy(p);
+      convjit_context_destroy(c);
+    }
+  }
+  unsetenv("FAKEHIP_RUNTIME_VERSION");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_code_object_version_loads),
       cmocka_unit_test(test_device_facts),
       cmocka_unit_test(test_cu_count_attribute_by_version),
       cmocka_unit_test(test_device_index_keeps_current),
