@@ -144,6 +144,36 @@ static int arg_is_explicit(const cj_kernel_arg *a) {
          (a->kind == CJ_ARG_OTHER && strncmp(a->value_kind, "hidden_", 7) != 0);
 }
 
+/* The explicit arguments of the code object's metadata, in order, matched
+ * with the plan's argument list: each gets its bind and the metadata's
+ * offset and size (plan.h). */
+convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_kernel_info *ki,
+                                      cj_plan_step *out) {
+  uint32_t j = 0;
+  out->kernarg_bytes = 0;
+  for (uint32_t a = 0; a < ki->nargs; a++) {
+    const cj_kernel_arg *ma = &ki->args[a];
+    if (!arg_is_explicit(ma)) continue;
+    CJ_CHECK(j < kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has more arguments than its plan (%u)",
+             kp->name, kp->nargs);
+    uint32_t want = kp->args[j].is_ptr ? 8 : kp->args[j].size;
+    CJ_CHECK(ma->size == want && ma->offset + ma->size <= CJ_KERNARG_MAX, CONVJIT_ERR_INTERNAL,
+             "kernel %s: argument %u (%s) is %u bytes at offset %u in the code object, plan says %u", kp->name, j,
+             kp->args[j].name, ma->size, ma->offset, want);
+    CJ_CHECK(bind[j].kind != CJ_BIND_NONE, CONVJIT_ERR_INTERNAL, "kernel %s: argument %u (%s) has no binding",
+             kp->name, j, kp->args[j].name);
+    out->off[j] = (uint16_t)ma->offset;
+    out->size[j] = (uint16_t)ma->size;
+    out->bind[j] = bind[j];
+    if (ma->offset + ma->size > out->kernarg_bytes) out->kernarg_bytes = ma->offset + ma->size;
+    j++;
+  }
+  CJ_CHECK(j == kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has %u explicit arguments, plan %u",
+           kp->name, j, kp->nargs);
+  out->nargs = j;
+  return CONVJIT_OK;
+}
+
 /* Step of the selection -> launch-ready step: kernel through the cache (in
  * the context's code object version, which the plan's key then holds),
  * argument offsets from the code object's metadata. */
@@ -168,28 +198,7 @@ static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_ste
   CJ_TRY(cj_cache_get(ctx->cache, kp, &out->k, &out->source));
   out->compile_ms = out->source == CJ_SRC_COMPILED ? out->k->compile_ms : 0.0;
   snprintf(out->name, sizeof out->name, "%s", kp->name);
-  const cj_kernel_info *ki = out->k->info;
-  uint32_t j = 0;
-  for (uint32_t a = 0; a < ki->nargs; a++) {
-    const cj_kernel_arg *ma = &ki->args[a];
-    if (!arg_is_explicit(ma)) continue;
-    CJ_CHECK(j < kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has more arguments than its plan (%u)",
-             kp->name, kp->nargs);
-    uint32_t want = kp->args[j].is_ptr ? 8 : kp->args[j].size;
-    CJ_CHECK(ma->size == want && ma->offset + ma->size <= CJ_KERNARG_MAX, CONVJIT_ERR_INTERNAL,
-             "kernel %s: argument %u (%s) is %u bytes at offset %u in the code object, plan says %u", kp->name, j,
-             kp->args[j].name, ma->size, ma->offset, want);
-    CJ_CHECK(s->bind[j].kind != CJ_BIND_NONE, CONVJIT_ERR_INTERNAL, "kernel %s: argument %u (%s) has no binding",
-             kp->name, j, kp->args[j].name);
-    out->off[j] = (uint16_t)ma->offset;
-    out->size[j] = (uint16_t)ma->size;
-    out->bind[j] = s->bind[j];
-    if (ma->offset + ma->size > out->kernarg_bytes) out->kernarg_bytes = ma->offset + ma->size;
-    j++;
-  }
-  CJ_CHECK(j == kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has %u explicit arguments, plan %u",
-           kp->name, j, kp->nargs);
-  out->nargs = j;
+  CJ_TRY(cj_plan_step_bind_args(kp, s->bind, out->k->info, out));
   cj_log(CJ_LOG_INFO, "kernel %s: grid %ux%ux%u block %ux%ux%u, %s", kp->name, out->grid[0], out->grid[1],
          out->grid[2], out->block[0], out->block[1], out->block[2],
          out->source == CJ_SRC_COMPILED ? "compiled" : out->source == CJ_SRC_DISK ? "disk cache hit" : "memory hit");
