@@ -256,6 +256,21 @@ static void test_transpose_launch(void **st) {
   assert_int_equal(arg_u64(l, 8), (uint64_t)(uintptr_t)y);
   cj_launch_ptrs q = {.x = x, .y = y};
   check_named_args(l, kernel_step_of(&p->seq.fwd, 0), &q);
+  /* events: the fake's clock advances fakehip_launch_ms per launch, so
+   * three launches between the events are exactly three of those */
+  double (*launch_ms)(void) = (double (*)(void))dlsym(g_lib, "fakehip_launch_ms");
+  assert_non_null(launch_ms);
+  convjit_event *e0, *e1;
+  OK(convjit_event_create(c, &e0));
+  OK(convjit_event_create(c, &e1));
+  OK(convjit_event_record(e0, stream));
+  for (int r = 0; r < 3; r++) OK(convjit_transpose(p, x, y, stream));
+  OK(convjit_event_record(e1, stream));
+  float ms = -1;
+  OK(convjit_event_elapsed_ms(e0, e1, &ms));
+  assert_true(ms == (float)(3 * launch_ms())); /* 0.75: exact in binary */
+  convjit_event_destroy(e0);
+  convjit_event_destroy(e1);
   /* copies go through hipMemcpyAsync both ways */
   uint16_t h[4] = {1, 2, 3, 4}, back[4] = {0};
   OK(convjit_memcpy_h2d(c, x, h, sizeof h, stream));
