@@ -120,6 +120,13 @@ static void test_elf_abi_version(void **st) {
       convjit_plan *p = NULL;
       OK(convjit_plan_create_transpose(c, &d, &p));
       assert_int_equal(g_nimg, 1);
+      char text[4096];
+      OK(convjit_plan_describe(p, text, sizeof text, NULL));
+      const char *f = strstr(text, "code_object");
+      assert_non_null(f);
+      unsigned shown = 0;
+      assert_int_equal(sscanf(f, "code_object = %u", &shown), 1);
+      assert_int_equal(shown, want_abi[v] == ABI_V6 ? 6 : 5);
       const uint8_t *e = g_img[0].data;
       assert_true(g_img[0].size > EI_NIDENT);
       assert_memory_equal(e, ELFMAG, SELFMAG);
