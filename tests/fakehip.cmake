@@ -1,13 +1,12 @@
 # Included by tests/CMakeLists.txt: the fake HIP runtime (tests/fakehip)
-# that host/test_hip_fake loads through CONVJIT_HIP_LIBRARY.
+# that host/test_hip_fake and host/test_kernargs load through
+# CONVJIT_HIP_LIBRARY.
 add_library(fakehip SHARED ${CMAKE_CURRENT_SOURCE_DIR}/fakehip/fake_hip.c)
 target_compile_options(fakehip PRIVATE ${CJ_WARN})
 set_target_properties(fakehip PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fakehip C_VISIBILITY_PRESET hidden)
-if(TARGET test_hip_fake)
-  add_dependencies(test_hip_fake fakehip)
-  target_compile_definitions(test_hip_fake PRIVATE CJ_FAKEHIP_PATH="$<TARGET_FILE:fakehip>")
-endif()
-if(TARGET test_lifetime)
-  add_dependencies(test_lifetime fakehip)
-  target_compile_definitions(test_lifetime PRIVATE CJ_FAKEHIP_PATH="$<TARGET_FILE:fakehip>")
-endif()
+foreach(t test_hip_fake test_kernargs test_lifetime)
+  if(TARGET ${t})
+    add_dependencies(${t} fakehip)
+    target_compile_definitions(${t} PRIVATE CJ_FAKEHIP_PATH="$<TARGET_FILE:fakehip>")
+  endif()
+endforeach()

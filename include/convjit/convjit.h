@@ -103,9 +103,15 @@ typedef struct convjit_context_options {
   const char *cache_dir;    /* NULL = $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
   int disable_disk_cache;   /* 1 = memory cache only (also CONVJIT_DISABLE_CACHE=1) */
   convjit_log_level log_level; /* process-wide; FROM_ENV leaves it alone */
+  /* AMDGPU code object version of the kernels (ELF EI_ABIVERSION): 5 or 6;
+   * 0 = the library's default, 5 (loads on ROCm 5.2 and later; v6 needs
+   * ROCm 6.2; table in docs/api.md). Part of the cache key; a struct
+   * from a header without this field gets the default. */
+  int code_object_version;
 } convjit_context_options;
 
-/* Defaults: struct_size/header_version of this header, device AUTO, index -1. */
+/* Defaults: struct_size/header_version of this header, device AUTO, index -1,
+ * code object version 0 (the library's default). */
 static inline convjit_context_options convjit_context_options_default(void) {
   convjit_context_options o;
   o.struct_size = sizeof(convjit_context_options);
@@ -116,6 +122,7 @@ static inline convjit_context_options convjit_context_options_default(void) {
   o.cache_dir = NULL;
   o.disable_disk_cache = 0;
   o.log_level = CONVJIT_LOG_FROM_ENV;
+  o.code_object_version = 0;
   return o;
 }
 

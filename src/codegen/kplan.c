@@ -83,10 +83,17 @@ static void cj_kplan_family(const cj_kplan *p, cj_strbuf *sb, int key) {
   if (r) (key ? r->key : r->print)(p, sb);
 }
 
+uint32_t cj_kplan_co_version(const cj_kplan *p) {
+  return p->code_object_version ? p->code_object_version : CJ_CODE_OBJECT_VERSION_DEFAULT;
+}
+
 void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {
   if (!p) { cj_sb_printf(key, "null;"); return; }
   cj_kplan_op(p, key, "op=%s;", "op=%d;");
   cj_sb_printf(key, "name=%s;", p->name);
+  /* The ELF differs by version. Written for a non-default one only, so
+   * default keys and kernel names stay those of before the option. */
+  if (cj_kplan_co_version(p) != CJ_CODE_OBJECT_VERSION_DEFAULT) cj_kplan_key_u64(key, "cov", cj_kplan_co_version(p));
   cj_sb_printf(key, "block=%ux%ux%u;", p->block[0], p->block[1], p->block[2]);
   cj_sb_printf(key, "grid=%" PRIu64 "x%" PRIu64 "x%" PRIu64 ";", p->grid[0], p->grid[1], p->grid[2]);
   cj_kplan_key_u64(key, "lds", p->lds_bytes);
@@ -115,6 +122,7 @@ void cj_kplan_print(const cj_kplan *p, cj_strbuf *out) {
   cj_kplan_op(p, out, "plan %s\n", "plan op=%d\n");
   cj_sb_printf(out, "  %-14s = %s\n", "name", p->name);
   cj_sb_printf(out, "  %-14s = %s\n", "arch", p->arch ? p->arch->name : "(none)");
+  cj_kplan_print_u64(out, "code_object", cj_kplan_co_version(p), "AMDGPU code object version (EI_ABIVERSION)");
   cj_sb_printf(out, "  %-14s = %u x %u x %u\n", "block", p->block[0], p->block[1], p->block[2]);
   cj_sb_printf(out, "  %-14s = %" PRIu64 " x %" PRIu64 " x %" PRIu64 "\n", "grid", p->grid[0], p->grid[1],
                p->grid[2]);

@@ -63,9 +63,15 @@ typedef struct cj_karg_desc {
 #include "codegen/kplan_conv.h"
 #include "codegen/kplan_finalize.h"
 
+/* The AMDGPU code object version a kernel is emitted as when its plan says
+ * 0: v5 loads on every ROCm runtime since 5.2, v6 only since 6.2, and
+ * convjit uses nothing v6 adds (generic targets); docs/api.md has the table. */
+#define CJ_CODE_OBJECT_VERSION_DEFAULT 5u
+
 typedef struct cj_kplan {
   cj_kop op;
   const cj_arch *arch;
+  uint32_t code_object_version; /* 5 or 6; 0 = CJ_CODE_OBJECT_VERSION_DEFAULT (cj_kplan_co_version) */
   char name[64];          /* kernel symbol, derived from the plan (unique per key) */
   uint32_t block[3];      /* work-group size */
   uint64_t grid[3];       /* work-groups per dimension (must fit the launch limits) */
@@ -80,6 +86,8 @@ typedef struct cj_kplan {
   } u;
 } cj_kplan;
 
+/* The code object version p's kernel is emitted as (5 or 6). */
+uint32_t cj_kplan_co_version(const cj_kplan *p);
 /* Canonical cache key of the plan (no arch/LLVM/convjit version: the
  * runtime appends those). */
 void cj_kplan_key(const cj_kplan *p, cj_strbuf *key);

@@ -54,6 +54,9 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
            o.device_index);
   CJ_CHECK(o.log_level >= CONVJIT_LOG_FROM_ENV && o.log_level <= CONVJIT_LOG_DEBUG, CONVJIT_ERR_INVALID_ARG,
            "options.log_level = %d: must be 0..4", (int)o.log_level);
+  CJ_CHECK(o.code_object_version == 0 || o.code_object_version == 5 || o.code_object_version == 6,
+           CONVJIT_ERR_INVALID_ARG, "options.code_object_version = %d: must be 5 or 6 (0 = default, %u)",
+           o.code_object_version, CJ_CODE_OBJECT_VERSION_DEFAULT);
   const cj_arch *want = NULL;
   if (o.arch) {
     want = cj_arch_from_name(o.arch);
@@ -89,6 +92,8 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   ctx->dev = dev;
   ctx->arch = arch;
   ctx->cu_count = dev->cu_count > 0 ? dev->cu_count : (int)arch->cu_count_default;
+  ctx->code_object_version =
+      o.code_object_version ? (uint32_t)o.code_object_version : CJ_CODE_OBJECT_VERSION_DEFAULT;
   snprintf(ctx->device_name, sizeof ctx->device_name, "%s", dev->ops->name);
   cj_cache_opts co = {o.cache_dir, o.disable_disk_cache};
   st = cj_cache_create(dev, &co, &ctx->cache);
@@ -97,8 +102,8 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
     free(ctx);
     goto fail;
   }
-  cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s", ctx->device_name, arch->name, ctx->cu_count,
-         dev->is_emulated ? " (emulated)" : "");
+  cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s, code object v%u", ctx->device_name, arch->name,
+         ctx->cu_count, dev->is_emulated ? " (emulated)" : "", ctx->code_object_version);
   *out = ctx;
   return CONVJIT_OK;
 fail:
@@ -145,9 +150,40 @@ static int arg_is_explicit(const cj_kernel_arg *a) {
          (a->kind == CJ_ARG_OTHER && strncmp(a->value_kind, "hidden_", 7) != 0);
 }
 
-/* Step of the selection -> launch-ready step: kernel through the cache,
+/* The explicit arguments of the code object's metadata, in order, matched
+ * with the plan's argument list: each gets its bind and the metadata's
+ * offset and size (plan.h). */
+convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_kernel_info *ki,
+                                      cj_plan_step *out) {
+  uint32_t j = 0;
+  out->kernarg_bytes = 0;
+  for (uint32_t a = 0; a < ki->nargs; a++) {
+    const cj_kernel_arg *ma = &ki->args[a];
+    if (!arg_is_explicit(ma)) continue;
+    CJ_CHECK(j < kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has more arguments than its plan (%u)",
+             kp->name, kp->nargs);
+    uint32_t want = kp->args[j].is_ptr ? 8 : kp->args[j].size;
+    CJ_CHECK(ma->size == want && ma->offset + ma->size <= CJ_KERNARG_MAX, CONVJIT_ERR_INTERNAL,
+             "kernel %s: argument %u (%s) is %u bytes at offset %u in the code object, plan says %u", kp->name, j,
+             kp->args[j].name, ma->size, ma->offset, want);
+    CJ_CHECK(bind[j].kind != CJ_BIND_NONE, CONVJIT_ERR_INTERNAL, "kernel %s: argument %u (%s) has no binding",
+             kp->name, j, kp->args[j].name);
+    out->off[j] = (uint16_t)ma->offset;
+    out->size[j] = (uint16_t)ma->size;
+    out->bind[j] = bind[j];
+    if (ma->offset + ma->size > out->kernarg_bytes) out->kernarg_bytes = ma->offset + ma->size;
+    j++;
+  }
+  CJ_CHECK(j == kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has %u explicit arguments, plan %u",
+           kp->name, j, kp->nargs);
+  out->nargs = j;
+  return CONVJIT_OK;
+}
+
+/* Step of the selection -> launch-ready step: kernel through the cache (in
+ * the context's code object version, which the plan's key then holds),
  * argument offsets from the code object's metadata. */
-static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_plan_step *out) {
+static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out) {
   memset(out, 0, sizeof *out);
   out->kind = s->kind;
   if (s->kind == CJ_STEP_MEMSET) {
@@ -156,6 +192,7 @@ static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_pl
     return CONVJIT_OK;
   }
   CJ_CHECK(s->kind == CJ_STEP_KERNEL, CONVJIT_ERR_INTERNAL, "launch step kind %d", (int)s->kind);
+  s->plan.code_object_version = ctx->code_object_version;
   const cj_kplan *kp = &s->plan;
   for (int i = 0; i < 3; i++) {
     CJ_CHECK(kp->grid[i] >= 1 && kp->grid[i] <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
@@ -167,28 +204,7 @@ static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_pl
   CJ_TRY(cj_cache_get(ctx->cache, kp, &out->k, &out->source));
   out->compile_ms = out->source == CJ_SRC_COMPILED ? out->k->compile_ms : 0.0;
   snprintf(out->name, sizeof out->name, "%s", kp->name);
-  const cj_kernel_info *ki = out->k->info;
-  uint32_t j = 0;
-  for (uint32_t a = 0; a < ki->nargs; a++) {
-    const cj_kernel_arg *ma = &ki->args[a];
-    if (!arg_is_explicit(ma)) continue;
-    CJ_CHECK(j < kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has more arguments than its plan (%u)",
-             kp->name, kp->nargs);
-    uint32_t want = kp->args[j].is_ptr ? 8 : kp->args[j].size;
-    CJ_CHECK(ma->size == want && ma->offset + ma->size <= CJ_KERNARG_MAX, CONVJIT_ERR_INTERNAL,
-             "kernel %s: argument %u (%s) is %u bytes at offset %u in the code object, plan says %u", kp->name, j,
-             kp->args[j].name, ma->size, ma->offset, want);
-    CJ_CHECK(s->bind[j].kind != CJ_BIND_NONE, CONVJIT_ERR_INTERNAL, "kernel %s: argument %u (%s) has no binding",
-             kp->name, j, kp->args[j].name);
-    out->off[j] = (uint16_t)ma->offset;
-    out->size[j] = (uint16_t)ma->size;
-    out->bind[j] = s->bind[j];
-    if (ma->offset + ma->size > out->kernarg_bytes) out->kernarg_bytes = ma->offset + ma->size;
-    j++;
-  }
-  CJ_CHECK(j == kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has %u explicit arguments, plan %u",
-           kp->name, j, kp->nargs);
-  out->nargs = j;
+  CJ_TRY(cj_plan_step_bind_args(kp, s->bind, out->k->info, out));
   cj_log(CJ_LOG_INFO, "kernel %s: grid %ux%ux%u block %ux%ux%u, %s", kp->name, out->grid[0], out->grid[1],
          out->grid[2], out->block[0], out->block[1], out->block[2],
          out->source == CJ_SRC_COMPILED ? "compiled" : out->source == CJ_SRC_DISK ? "disk cache hit" : "memory hit");

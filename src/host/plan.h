@@ -31,6 +31,7 @@ struct convjit_context {
   cj_device *dev;
   const cj_arch *arch;
   int cu_count;
+  uint32_t code_object_version; /* 5 or 6: every kernel of the context is emitted as this */
   cj_cache *cache;
   char device_name[8];
   /* experimental emulator subset (api_emu.c): the copied id list the
@@ -76,6 +77,11 @@ typedef struct cj_launch_ptrs {
   void *y, *workspace;
 } cj_launch_ptrs;
 
+/* api.c: fills out's argument table (nargs, bind, off, size, kernarg_bytes)
+ * from the code object's explicit arguments in order, matched with kp's
+ * argument list and its binds; INTERNAL on any disagreement. */
+convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_kernel_info *ki,
+                                      cj_plan_step *out);
 /* api.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);

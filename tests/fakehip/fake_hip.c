@@ -2,13 +2,17 @@
  * backend (src/runtime/device_hip.c) runs end to end on a machine without
  * a GPU: it is dlopened through CONVJIT_HIP_LIBRARY. Memory is host malloc;
  * kernels never run; every launch is recorded (fakehip_launches) so tests
- * can check grid, block, stream and the kernarg bytes convjit packed.
+ * can check grid, block, stream, the kernarg bytes convjit packed and the
+ * code object (a copy) the kernel came from. Module loads apply the ROCR
+ * loader's code object version rule of the runtime version played. Events
+ * read a fake clock that each launch advances by FAKEHIP_LAUNCH_MS, so
+ * hipEventElapsedTime is exact and known to the test.
  * The device properties follow the ROCm 5.x hipDeviceProp_t layout
  * (gcnArchName at byte 396) to exercise the backend's content scan. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <stddef.h>
 
 #define API __attribute__((visibility("default")))
 
@@ -20,7 +24,12 @@ typedef struct fakehip_launch {
   size_t kernarg_size;
   uint8_t kernargs[512];
   int extra_ok; /* extra[] was {BUFFER_POINTER, p, BUFFER_SIZE, &n, END} */
+  const uint8_t *image; /* the loaded code object, valid until its module is unloaded */
+  size_t image_size;
 } fakehip_launch;
+
+#define FAKEHIP_LAUNCH_MS 0.25 /* fake time per launch (exact in binary) */
+static double g_clock_ms;
 
 static fakehip_launch g_launch[64];
 static int g_nlaunch, g_nmemset, g_nload, g_nmalloc, g_nsync;
@@ -79,10 +88,45 @@ API int hipGetDeviceProperties(void *p, int dev) {
   strcpy((char *)p + 396, "gfx942:sramecc+:xnack-");
   return 0;
 }
+/* Bytes of an ELF64 image: the end of its section header table or of its
+ * furthest section, whichever is later (the loader gets no size). */
+static size_t elf_size(const uint8_t *b) {
+  uint64_t shoff, end;
+  uint16_t shnum, shentsize;
+  memcpy(&shoff, b + 0x28, 8);
+  memcpy(&shentsize, b + 0x3a, 2);
+  memcpy(&shnum, b + 0x3c, 2);
+  end = shoff + (uint64_t)shnum * shentsize;
+  for (unsigned i = 0; i < shnum; i++) {
+    const uint8_t *sh = b + shoff + (uint64_t)i * shentsize;
+    uint32_t type;
+    uint64_t off, size;
+    memcpy(&type, sh + 4, 4);
+    memcpy(&off, sh + 0x18, 8);
+    memcpy(&size, sh + 0x20, 8);
+    if (type != 8 /* SHT_NOBITS */ && off + size > end) end = off + size;
+  }
+  return (size_t)end;
+}
+typedef struct fake_module {
+  uint8_t *image;
+  size_t size;
+} fake_module;
 API int hipModuleLoadData(void **m, const void *image) {
   const uint8_t *b = image;
   if (!b || b[0] != 0x7f || b[1] != 'E' || b[2] != 'L' || b[3] != 'F') return 200; /* not an ELF */
-  *m = (void *)image; /* the module is its image; names are looked up lazily */
+  /* ROCR's loader (loader/executable.cpp) refuses code object versions
+   * past its newest: v5 since ROCm 5.2, v6 since ROCm 6.2
+   * (EI_ABIVERSION 3 = v5, 4 = v6; hipErrorInvalidImage). */
+  int rt = fake_runtime_version(), newest_abi = rt >= 60200000 ? 4 : rt >= 50200000 ? 3 : 2;
+  if (b[7] != 64 /* ELFOSABI_AMDGPU_HSA */ || b[8] > newest_abi) return 200;
+  fake_module *fm = malloc(sizeof *fm);
+  if (!fm) return 2;
+  fm->size = elf_size(b);
+  fm->image = malloc(fm->size);
+  if (!fm->image) { free(fm); return 2; }
+  memcpy(fm->image, b, fm->size); /* as HIP, the caller's bytes may go away after the load */
+  *m = fm; /* names are looked up lazily */
   g_nload++;
   g_load_device = g_cur; /* HIP loads a module on the calling thread's current device */
   return 0;
@@ -96,6 +140,9 @@ typedef struct fake_fn {
 } fake_fn;
 static fake_fn *g_fns;
 API int hipModuleUnload(void *m) {
+  fake_module *fm = m;
+  free(fm->image);
+  free(fm);
   for (fake_fn **pp = &g_fns; *pp;) {
     fake_fn *f = *pp;
     if (f->module == m) {
@@ -117,6 +164,7 @@ API int hipModuleGetFunction(void **f, void *m, const char *name) {
   *f = fn->name;
   return 0;
 }
+static fake_fn *fn_of(void *f) { return (fake_fn *)((char *)f - offsetof(fake_fn, name)); }
 API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
   if (g_nlaunch == 64) return 1;
@@ -128,6 +176,10 @@ API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, un
   l->shared = shared;
   l->stream = stream;
   l->kernel_params = params;
+  const fake_module *fm = fn_of(f)->module;
+  l->image = fm->image;
+  l->image_size = fm->size;
+  g_clock_ms += FAKEHIP_LAUNCH_MS;
   if (extra && extra[0] == (void *)0x01 && extra[2] == (void *)0x02 && extra[4] == (void *)0x03) {
     l->extra_ok = 1;
     l->kernarg_size = *(size_t *)extra[3];
@@ -153,11 +205,10 @@ API int hipMemsetAsync(void *d, int v, size_t n, void *stream) {
 API int hipStreamSynchronize(void *s) { (void)s; g_nsync++; return 0; }
 API int hipEventCreate(void **e) { *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }
 API int hipEventDestroy(void *e) { free(e); return 0; }
+API double fakehip_launch_ms(void) { return FAKEHIP_LAUNCH_MS; }
 API int hipEventRecord(void *e, void *s) {
   (void)s;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  *(double *)e = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  *(double *)e = g_clock_ms;
   return 0;
 }
 API int hipEventSynchronize(void *e) { (void)e; g_nsync++; return 0; }

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,16 +274,30 @@ static void test_launch_errors(void **st) {
   EXPECT(convjit_malloc(c, 4, NULL), CONVJIT_ERR_INVALID_ARG, "dptr = NULL");
   OK(convjit_transpose(p, x, y, NULL));
   assert_string_equal(convjit_last_error(), "");
-  /* events: emulated time of a launch is >= 0 */
+  /* events: the elapsed time is the EMULATED time of the launches between
+   * them, each known from its own statistics */
   convjit_event *e0, *e1;
   OK(convjit_event_create(c, &e0));
   OK(convjit_event_create(c, &e1));
+  OK(convjit_emu_record_launches(c, 1));
   OK(convjit_event_record(e0, NULL));
   OK(convjit_transpose(p, x, y, NULL));
+  OK(convjit_transpose(p, x, y, NULL));
   OK(convjit_event_record(e1, NULL));
+  OK(convjit_emu_record_launches(c, 0));
+  convjit_emu_stats rs[2] = {{.struct_size = sizeof rs[0]}, {.struct_size = sizeof rs[1]}};
+  size_t nrec = 0;
+  OK(convjit_emu_recorded_stats(c, rs, 2, &nrec));
+  assert_int_equal(nrec, 2);
+  double want = rs[0].emulated_ms + rs[1].emulated_ms;
   float ms = -1;
   OK(convjit_event_elapsed_ms(e0, e1, &ms));
-  assert_true(ms >= 0);
+  assert_true(want > 0);
+  /* the clock sums in double and the result is a float: 2^-24 relative */
+  if (!(fabs(ms - want) <= 1e-6 * want))
+    fail_msg("elapsed %.9g ms, the two launches' emulated time %.9g ms", (double)ms, want);
+  OK(convjit_event_elapsed_ms(e1, e0, &ms)); /* reversed: the negative */
+  assert_true(fabs(ms + want) <= 1e-6 * want);
   EXPECT(convjit_event_elapsed_ms(e0, NULL, &ms), CONVJIT_ERR_INVALID_ARG, "stop = NULL");
   convjit_event_destroy(e0);
   convjit_event_destroy(e1);

@@ -4,8 +4,11 @@
  * every launch checked as HIP would receive it — kernel name, grid and
  * block from the plan's introspection, the caller's stream, no
  * kernelParams, and the kernarg buffer passed through
- * HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE holding exactly the caller's
- * pointers at the code object's argument offsets. */
+ * HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE holding, for every explicit
+ * argument of the launched code object's metadata (read by LLVM's
+ * llvm-readelf, not convjit's reader), the value its role binds (the
+ * caller's pointer, the workspace plus the step's offset, or a constant) at
+ * the metadata's offset. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "convjit/convjit.h"
+#include "host/plan.h"
+#include "support_kernargs.h"
 
 typedef struct fakehip_launch {
   char name[128];
@@ -26,6 +31,8 @@ typedef struct fakehip_launch {
   size_t kernarg_size;
   uint8_t kernargs[512];
   int extra_ok;
+  const uint8_t *image; /* the code object of the launched kernel */
+  size_t image_size;
 } fakehip_launch;
 
 static void *g_lib;
@@ -80,6 +87,61 @@ static uint64_t arg_u64(const fakehip_launch *l, size_t off) {
   uint64_t v;
   memcpy(&v, l->kernargs + off, 8);
   return v;
+}
+
+/* The value a bind gives for the caller's pointers, derived here. */
+static uint64_t bind_expect(const cj_bind *b, const cj_launch_ptrs *q) {
+  switch (b->kind) {
+  case CJ_BIND_X: return (uintptr_t)q->x;
+  case CJ_BIND_W_RAW: return (uintptr_t)q->w_raw;
+  case CJ_BIND_W_PACKED: return (uintptr_t)q->w_packed;
+  case CJ_BIND_BIAS: return (uintptr_t)q->bias;
+  case CJ_BIND_Y: return (uintptr_t)q->y;
+  case CJ_BIND_RESIDUAL: return (uintptr_t)q->residual;
+  case CJ_BIND_SCALE: return (uintptr_t)q->scale;
+  case CJ_BIND_WORKSPACE: return (uintptr_t)q->workspace + b->value;
+  case CJ_BIND_CONST_U32:
+  case CJ_BIND_CONST_F32:
+  case CJ_BIND_CONST_U64: return b->value;
+  case CJ_BIND_NONE: break;
+  }
+  fail_msg("bind kind %d", (int)b->kind);
+  return 0;
+}
+
+/* Launch l ran kernel step s: each explicit metadata argument is found by
+ * name in the step's plan and holds its bind's value at its offset. */
+static void check_named_args(const fakehip_launch *l, const cj_step *s, const cj_launch_ptrs *q) {
+  assert_non_null(l->image);
+  md_kernel mk[4];
+  int n = md_read(l->image, l->image_size, mk, 4);
+  assert_true(n >= 1);
+  const md_kernel *m = md_find(mk, n, l->name);
+  if (!m) fail_msg("kernel %s: not in its code object's metadata", l->name);
+  assert_int_equal(m->nargs, s->plan.nargs);
+  for (int a = 0; a < m->nargs; a++) {
+    const md_arg *ma = &m->args[a];
+    int j = -1;
+    for (uint32_t i = 0; i < s->plan.nargs; i++)
+      if (s->plan.args[i].name && !strcmp(s->plan.args[i].name, ma->name)) j = (int)i;
+    if (j < 0) fail_msg("kernel %s: metadata argument \"%s\" is not in the plan", l->name, ma->name);
+    unsigned want_size = s->plan.args[j].is_ptr ? 8 : s->plan.args[j].size;
+    assert_int_equal(ma->size, want_size);
+    assert_true(ma->offset + ma->size <= l->kernarg_size);
+    uint64_t want = bind_expect(&s->bind[j], q), got = 0;
+    memcpy(&got, l->kernargs + ma->offset, ma->size);
+    if (ma->size == 4) want &= 0xffffffffu;
+    if (got != want)
+      fail_msg("kernel %s: argument %s at offset %u holds 0x%llx, its bind gives 0x%llx", l->name, ma->name,
+               ma->offset, (unsigned long long)got, (unsigned long long)want);
+  }
+}
+
+/* The kernel steps of a list, in launch order. */
+static const cj_step *kernel_step_of(const cj_step_list *sl, int k) {
+  for (uint32_t i = 0; i < sl->nsteps; i++)
+    if (sl->step[i].kind == CJ_STEP_KERNEL && k-- == 0) return &sl->step[i];
+  return NULL;
 }
 
 static void test_device_facts(void **st) {
@@ -192,6 +254,23 @@ static void test_transpose_launch(void **st) {
   assert_int_equal(l->kernarg_size, 16);
   assert_int_equal(arg_u64(l, 0), (uint64_t)(uintptr_t)x);
   assert_int_equal(arg_u64(l, 8), (uint64_t)(uintptr_t)y);
+  cj_launch_ptrs q = {.x = x, .y = y};
+  check_named_args(l, kernel_step_of(&p->seq.fwd, 0), &q);
+  /* events: the fake's clock advances fakehip_launch_ms per launch, so
+   * three launches between the events are exactly three of those */
+  double (*launch_ms)(void) = (double (*)(void))dlsym(g_lib, "fakehip_launch_ms");
+  assert_non_null(launch_ms);
+  convjit_event *e0, *e1;
+  OK(convjit_event_create(c, &e0));
+  OK(convjit_event_create(c, &e1));
+  OK(convjit_event_record(e0, stream));
+  for (int r = 0; r < 3; r++) OK(convjit_transpose(p, x, y, stream));
+  OK(convjit_event_record(e1, stream));
+  float ms = -1;
+  OK(convjit_event_elapsed_ms(e0, e1, &ms));
+  assert_true(ms == (float)(3 * launch_ms())); /* 0.75: exact in binary */
+  convjit_event_destroy(e0);
+  convjit_event_destroy(e1);
   /* copies go through hipMemcpyAsync both ways */
   uint16_t h[4] = {1, 2, 3, 4}, back[4] = {0};
   OK(convjit_memcpy_h2d(c, x, h, sizeof h, stream));
@@ -239,8 +318,10 @@ static void test_conv_launch(void **st) {
   OK(convjit_conv_fwd(p, x, wp, b, y, wsp, ws, NULL));
   assert_int_equal(launch_count(), nk); /* every kernel of the plan, once */
   uint64_t allowed[5] = {(uintptr_t)x, (uintptr_t)wp, (uintptr_t)b, (uintptr_t)y, (uintptr_t)w};
+  cj_launch_ptrs q = {.x = x, .w_raw = w, .w_packed = wp, .bias = b, .y = y, .workspace = wsp};
   for (int i = 0; i < launch_count(); i++) {
     const fakehip_launch *l = get_launch(i);
+    check_named_args(l, i < npack ? kernel_step_of(&p->seq.pack, i) : kernel_step_of(&p->seq.fwd, i - npack), &q);
     convjit_kernel_info ki = {.struct_size = sizeof ki};
     OK(convjit_plan_kernel_info(p, i, &ki));
     assert_string_equal(l->name, ki.name);
@@ -272,8 +353,42 @@ static void test_conv_launch(void **st) {
   convjit_context_destroy(c);
 }
 
+/* The ROCR loader's rule (docs/api.md, "Code object version"), as the fake
+ * plays it: ROCm 6.1 refuses v6 objects, so a v6 context fails at plan
+ * creation with the runtime's error, while the default (v5) loads; ROCm 6.2
+ * loads both. */
+static void test_code_object_version_loads(void **st) {
+  (void)st;
+  convjit_transpose_desc d = {sizeof d, 1, 16, 64, CONVJIT_DTYPE_BF16};
+  const char *rt[2] = {"60100000", "60200000"};
+  for (int r = 0; r < 2; r++) {
+    setenv("FAKEHIP_RUNTIME_VERSION", rt[r], 1);
+    for (int cov = 0; cov <= 6; cov += 6) {
+      convjit_context_options o = convjit_context_options_default();
+      o.device = CONVJIT_DEVICE_HIP;
+      o.disable_disk_cache = 1;
+      o.code_object_version = cov;
+      convjit_context *c = NULL;
+      OK(convjit_context_create(&o, &c));
+      convjit_plan *p = NULL;
+      convjit_status s = convjit_plan_create_transpose(c, &d, &p);
+      if (r == 0 && cov == 6) {
+        assert_int_equal(s, CONVJIT_ERR_DEVICE);
+        assert_non_null(strstr(convjit_last_error(), "hipModuleLoadData"));
+        assert_null(p);
+      } else {
+        OK(s);
+      }
+      convjit_plan_destroy(p);
+      convjit_context_destroy(c);
+    }
+  }
+  unsetenv("FAKEHIP_RUNTIME_VERSION");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_code_object_version_loads),
       cmocka_unit_test(test_device_facts),
       cmocka_unit_test(test_cu_count_attribute_by_version),
       cmocka_unit_test(test_device_index_keeps_current),
