@@ -86,7 +86,7 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   ctx->arch = arch;
   ctx->cu_count = dev->cu_count > 0 ? dev->cu_count : (int)arch->cu_count_default;
   snprintf(ctx->device_name, sizeof ctx->device_name, "%s", dev->ops->name);
-  cj_cache_opts co = {o.cache_dir, o.disable_disk_cache};
+  cj_cache_opts co = {.dir = o.cache_dir, .disable_disk = o.disable_disk_cache};
   st = cj_cache_create(dev, &co, &ctx->cache);
   if (st != CONVJIT_OK) {
     free(ctx);
@@ -141,7 +141,7 @@ static int arg_is_explicit(const cj_kernel_arg *a) {
 
 /* Step of the selection -> launch-ready step: kernel through the cache,
  * argument offsets from the code object's metadata. */
-static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_plan_step *out) {
+static convjit_status resolve_step_once(convjit_context *ctx, const cj_step *s, cj_plan_step *out) {
   memset(out, 0, sizeof *out);
   out->kind = s->kind;
   if (s->kind == CJ_STEP_MEMSET) {
@@ -187,6 +187,17 @@ static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_pl
          out->grid[2], out->block[0], out->block[1], out->block[2],
          out->source == CJ_SRC_COMPILED ? "compiled" : out->source == CJ_SRC_DISK ? "disk cache hit" : "memory hit");
   return CONVJIT_OK;
+}
+
+/* The cache never fails a call: a kernel read from the disk cache that
+ * does not fit its plan (another kernel's object, another argument layout)
+ * is discarded there and built here once; only a kernel compiled in this
+ * process can fail the step. */
+static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_plan_step *out) {
+  convjit_status st = resolve_step_once(ctx, s, out);
+  if (st != CONVJIT_OK && st != CONVJIT_ERR_OUT_OF_MEMORY && out->k && cj_cache_discard(ctx->cache, out->k, cj_error_text()))
+    st = resolve_step_once(ctx, s, out);
+  return st;
 }
 
 static convjit_status plan_finish(convjit_context *ctx, convjit_plan *p) {

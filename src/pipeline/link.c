@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,29 @@ static convjit_status cj_run(char *const argv[], cj_strbuf *output, int *wstatus
     if (errno != EINTR) return CJ_ERR(CONVJIT_ERR_COMPILE, "waitpid(linker): %s", strerror(errno));
   }
   return CONVJIT_OK;
+}
+
+/* First line of `<linker> --version`, run once per linker path in this
+ * process (the cache key names the linker that made a code object). */
+void cj_lld_version(char *out, size_t cap) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static char for_path[1024], version[256];
+  const char *lld = cj_lld_path();
+  pthread_mutex_lock(&mu);
+  if (strcmp(for_path, lld) != 0 || !version[0]) {
+    char *const argv[] = {(char *)lld, "--version", NULL};
+    cj_strbuf out = {0};
+    int ws = 0;
+    snprintf(version, sizeof version, "unavailable:%s", lld);
+    if (cj_run(argv, &out, &ws) == CONVJIT_OK && WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && out.s) {
+      size_t n = strcspn(out.s, "\n");
+      snprintf(version, sizeof version, "%.*s", (int)n, out.s);
+    }
+    cj_sb_free(&out);
+    snprintf(for_path, sizeof for_path, "%s", lld);
+  }
+  snprintf(out, cap, "%s", version);
+  pthread_mutex_unlock(&mu);
 }
 
 static convjit_status cj_link_files(const cj_blob *object, const char *in_path, int in_fd,

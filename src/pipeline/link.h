@@ -9,5 +9,8 @@
 
 convjit_status cj_link_code_object(const cj_blob *object, cj_blob *code_object);
 const char *cj_lld_path(void);
+/* First line of the linker's --version (run once per path and process;
+ * "unavailable:<path>" if it does not run). Part of the cache key. */
+void cj_lld_version(char *out, size_t cap);
 
 #endif

@@ -31,8 +31,9 @@
 typedef struct cj_cache cj_cache;
 
 typedef struct cj_cache_opts {
-  const char *dir;  /* NULL: $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
-  int disable_disk; /* also when $CONVJIT_DISABLE_CACHE=1 */
+  const char *dir;     /* NULL: $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
+  int disable_disk;    /* also when $CONVJIT_DISABLE_CACHE=1 */
+  const char *app_dir; /* an application's read-only cache; NULL: $CONVJIT_APP_CACHE_DIR (may be unset) */
 } cj_cache_opts;
 
 /* A kernel loaded on the cache's device. Owned by the cache; valid until
@@ -62,9 +63,20 @@ void cj_cache_destroy(cj_cache *c); /* unloads every module; NULL-safe */
 convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **out, cj_cache_src *src);
 
 void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
-/* The SQLite file in use, or "" when the disk level is off. */
+/* A kernel from cj_cache_get does not fit its plan (the caller's check,
+ * e.g. the argument layout, failed with text why). If it came from a disk
+ * level it is the cache's fault: the row is deleted, the entry replaced by
+ * one that is rebuilt without the disk on the next cj_cache_get, and 1 is
+ * returned (k stays valid until cj_cache_destroy). 0: it was compiled in
+ * this process, so the failure is real. */
+int cj_cache_discard(cj_cache *c, const cj_loaded *k, const char *why);
+
+/* The user's SQLite file in use, or "" when that level is off. */
 const char *cj_cache_disk_path(const cj_cache *c);
-/* The build-id text used in keys (40 hex digits, or "none"). */
+/* 1 when the user's database is open but cannot be written. */
+int cj_cache_disk_readonly(const cj_cache *c);
+/* The binary's identity used in keys: the GNU build-id (40 hex digits),
+ * else "b2:" + BLAKE2b-160 of the binary file; "" if neither is known. */
 const char *cj_cache_build_id(void);
 /* Full key of a plan (for tests and tools); caller frees with cj_sb_free. */
 convjit_status cj_cache_key(const cj_kplan *p, cj_strbuf *key);
