@@ -8,6 +8,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -138,6 +139,26 @@ convjit_status cj_cache_key(const cj_kplan *p, cj_strbuf *key) {
 }
 
 /* ---- disk level: opening ---------------------------------------------------- */
+
+/* A refusal repeats for every context a process creates: the first time
+ * (per message) it is an error line, afterwards info. */
+__attribute__((format(printf, 1, 2))) static void log_refusal(const char *fmt, ...) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static uint64_t seen[32];
+  static unsigned nseen;
+  char line[1600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  uint64_t h = cj_hash64(line, strlen(line), 0);
+  int repeat = 0;
+  pthread_mutex_lock(&mu);
+  for (unsigned i = 0; i < nseen && i < 32; i++) repeat |= seen[i] == h;
+  if (!repeat) seen[nseen++ % 32] = h;
+  pthread_mutex_unlock(&mu);
+  cj_log(repeat ? CJ_LOG_INFO : CJ_LOG_ERROR, "%s", line);
+}
 
 static int cache_dir(const char *opt, char *out, size_t cap) {
   const char *e;
@@ -334,7 +355,7 @@ static int db_file_check(const cj_disk *d, char *why, size_t cap) {
 static void db_open(cj_disk *d) {
   char why[600] = "";
   if (db_file_check(d, why, sizeof why) != 0) {
-    cj_log(CJ_LOG_ERROR, "cache: not using %s: %s: disk cache off", d->path, why);
+    log_refusal("cache: not using %s: %s: disk cache off", d->path, why);
     return;
   }
   db_rc rc = DB_NOWRITE;
@@ -403,7 +424,7 @@ static void db_delete(cj_disk *d, const char *key) {
 
 /* 1 and *blob filled on an authenticated hit; 0 on a miss (a row failing
  * authentication is deleted); -1 when the level is off. */
-static int db_get(cj_disk *d, const char *key, cj_blob *blob) {
+static int db_get(cj_disk *d, const char *key, const char *name, cj_blob *blob) {
   if (!d->db) return -1;
   int hit = 0;
   sqlite3_stmt *st = NULL;
@@ -426,8 +447,8 @@ static int db_get(cj_disk *d, const char *key, cj_blob *blob) {
     }
     if (!bad) hit = cj_blob_set(blob, b, (size_t)n) == CONVJIT_OK;
     else
-      cj_log(CJ_LOG_ERROR, "cache: entry %.120s in %s failed authentication (%s; %lld bytes recorded, %d stored): %s",
-             key, d->path, bad, (long long)size, n, d->readonly ? "ignored (read-only), rebuilding" : "deleted, rebuilding");
+      cj_log(CJ_LOG_ERROR, "cache: entry for %s in %s failed authentication (%s; %lld bytes recorded, %d stored): %s",
+             name, d->path, bad, (long long)size, n, d->readonly ? "ignored (read-only), rebuilding" : "deleted, rebuilding");
     sqlite3_finalize(st);
     st = NULL;
     if (bad) db_delete(d, key);
@@ -473,7 +494,7 @@ static void db_put(cj_disk *d, const char *key, const cj_blob *blob) {
 static void open_user_level(cj_cache *c, const char *opt_dir) {
   char dir[PATH_MAX], rdir[PATH_MAX], why[600], keypath[PATH_MAX];
   if (!cj_cache_build_id()[0]) {
-    cj_log(CJ_LOG_ERROR, "cache: cannot identify the convjit binary (no build-id, unreadable file): disk cache off");
+    log_refusal("cache: cannot identify the convjit binary (no build-id, unreadable file): disk cache off");
     return;
   }
   if (cache_dir(opt_dir, dir, sizeof dir) != 0) {
@@ -485,11 +506,11 @@ static void open_user_level(cj_cache *c, const char *opt_dir) {
     return;
   }
   if (cj_trust_dir(rdir, 0, why, sizeof why) != 0) {
-    cj_log(CJ_LOG_ERROR, "cache: refusing the cache directory %s: %s: disk cache off (memory cache only)", rdir, why);
+    log_refusal("cache: refusing the cache directory %s: %s: disk cache off (memory cache only)", rdir, why);
     return;
   }
   if (cj_key_user(c->user.key, keypath, sizeof keypath, why, sizeof why) != 0) {
-    cj_log(CJ_LOG_ERROR, "cache: refusing the cache key: %s: disk cache off (memory cache only)", why);
+    log_refusal("cache: refusing the cache key: %s: disk cache off (memory cache only)", why);
     return;
   }
   if (snprintf(c->user.path, sizeof c->user.path, "%s/%s", rdir, CJ_DB_FILE) >= (int)sizeof c->user.path ||
@@ -516,12 +537,12 @@ static void open_app_level(cj_cache *c, const char *dir) {
     return;
   }
   if (cj_trust_dir(rdir, 1, why, sizeof why) != 0) {
-    cj_log(CJ_LOG_ERROR, "cache: refusing the application cache %s: %s", rdir, why);
+    log_refusal("cache: refusing the application cache %s: %s", rdir, why);
     return;
   }
   snprintf(keyfile, sizeof keyfile, "%s/cache.key", rdir);
   if (cj_key_read(keyfile, d->key, why, sizeof why) != 0) {
-    cj_log(CJ_LOG_ERROR, "cache: refusing the application cache %s: %s", rdir, why);
+    log_refusal("cache: refusing the application cache %s: %s", rdir, why);
     return;
   }
   if (snprintf(d->path, sizeof d->path, "%s/%s", rdir, CJ_DB_FILE) >= (int)sizeof d->path) return;
@@ -614,7 +635,7 @@ static convjit_status entry_load(cj_cache *c, const cj_kplan *p, cj_entry *e, co
 static int disk_fill(cj_cache *c, cj_disk *d, const cj_kplan *p, cj_entry *e) {
   cj_blob blob = {0};
   pthread_mutex_lock(&c->db_mu);
-  int got = db_get(d, e->key, &blob);
+  int got = db_get(d, e->key, p->name, &blob);
   pthread_mutex_unlock(&c->db_mu);
   if (got != 1) return got;
   convjit_status st = entry_load(c, p, e, &blob);

@@ -1,21 +1,35 @@
 /* The kernel cache of one context: plan -> kernel loaded on the context's
- * device, through two levels.
+ * device, through a memory map and up to two SQLite levels (docs/cache.md:
+ * threat model, layout, permissions, key, healing).
  *
  *   memory  map from the full key to a loaded kernel; thread-safe; each
- *           entry has a state (building / ready / failed) and waiters sleep
- *           on a condition variable, so N threads asking for one key build it
- *           once. Entries live until the cache is destroyed.
- *   disk    SQLite file (WAL, busy timeout) shared by processes:
- *           kernels(key TEXT PRIMARY KEY, size, hash, blob, created). A row
- *           is verified (size and cj_hash64) when read; a bad row is deleted
- *           and rebuilt; a database SQLite calls corrupt (or not a database)
- *           is renamed "<file>.corrupt-<unix time>" and recreated. Each event
- *           is logged; none is an error for the caller.
+ *           entry has a state (building / ready / failed / stale) and
+ *           waiters sleep on a condition variable, so N threads asking for
+ *           one key build it once. Entries live until the cache is destroyed.
+ *   user    <dir>/kernels.sqlite3 (WAL, busy timeout, persistent WAL) shared
+ *           by processes: kernels(key TEXT PRIMARY KEY, size, mac, blob,
+ *           created). Used only if the directory and files pass the
+ *           ownership/permission rules (cache_trust.h) and the per-user key
+ *           can be read; each row is authenticated (keyed BLAKE2b over key
+ *           text and blob) when read. Opened read-only when it cannot be
+ *           written.
+ *   app     optional application cache (opts.app_dir or
+ *           $CONVJIT_APP_CACHE_DIR): <dir>/kernels.sqlite3 + <dir>/cache.key,
+ *           opened immutable, never written.
+ *
+ * Healing: a row that fails authentication, or authenticates but cannot be
+ * used (not an ELF we read, lacks the kernel, fails the resource gate, the
+ * device refuses it, or the caller finds it does not fit the plan —
+ * cj_cache_discard), is deleted (unless read-only) and rebuilt; a database
+ * that is corrupt, not a database, of a foreign schema or fails
+ * `PRAGMA quick_check` is moved aside with its -wal/-shm and recreated.
+ * Each event is logged; none is an error for the caller.
  *
  * Full key = cj_kplan_key + arch name and features + LLVM version
- * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING) + the GNU
- * build-id of the binary holding convjit: a code object is never reused
- * across compilers, releases, or rebuilds with changed kernel generators.
+ * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING) + the identity of
+ * the binary holding convjit (GNU build-id, else a hash of its bytes) + the
+ * linker's version line: a code object is never reused across compilers,
+ * linkers, releases, or rebuilds with changed kernel generators.
  *
  * The resource policy (cj_check_resources) is applied to every kernel
  * before it is stored or loaded: a spilling kernel is CONVJIT_ERR_RESOURCE.
