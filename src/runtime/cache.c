@@ -226,7 +226,9 @@ static db_rc db_try(const char *path, int mode, sqlite3 **out, char *why, size_t
   if (rc == SQLITE_OK && mode == 0)
     rc = sqlite3_exec(db,
                       "CREATE TABLE IF NOT EXISTS kernels(key TEXT PRIMARY KEY, size INTEGER NOT NULL,"
-                      " mac BLOB NOT NULL, blob BLOB NOT NULL, created INTEGER NOT NULL)",
+                      " mac BLOB NOT NULL, blob BLOB NOT NULL, created INTEGER NOT NULL);"
+                      "CREATE TABLE IF NOT EXISTS linkers(id TEXT PRIMARY KEY, version TEXT NOT NULL,"
+                      " mac BLOB NOT NULL)",
                       NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
     snprintf(why, cap, "%s", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
@@ -488,6 +490,48 @@ static void db_put(cj_disk *d, const char *key, const cj_blob *blob) {
   } else cj_log(CJ_LOG_INFO, "cache: write failed: %s", sqlite3_errstr(rc));
 }
 
+/* The linker's version line, memoized in the user's database under the
+ * linker file's identity (path, inode, size, mtime: an upgrade changes
+ * it) and authenticated like an entry, so a process with a warm cache
+ * does not run `ld.lld --version` (~40 ms). */
+static void lld_memo(cj_disk *d) {
+  char id[PATH_MAX + 128], mkey[PATH_MAX + 160], version[256] = "";
+  if (!d->db || cj_lld_identity(id, sizeof id) != 0) return;
+  snprintf(mkey, sizeof mkey, "linker|%s", id);
+  uint8_t want[CJ_MAC_BYTES];
+  sqlite3_stmt *st = NULL;
+  int ok = 0;
+  if (sqlite3_prepare_v2(d->db, "SELECT version, mac FROM linkers WHERE id = ?1", -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      const char *v = (const char *)sqlite3_column_text(st, 0);
+      const uint8_t *mac = sqlite3_column_blob(st, 1);
+      if (v && mac && sqlite3_column_bytes(st, 1) == CJ_MAC_BYTES && strlen(v) < sizeof version) {
+        cj_entry_mac(d->key, mkey, v, strlen(v), want);
+        ok = cj_mac_equal(mac, want);
+        if (ok) snprintf(version, sizeof version, "%s", v);
+      }
+    }
+  }
+  sqlite3_finalize(st);
+  if (ok) {
+    cj_lld_version_seed(cj_lld_path(), version);
+    return;
+  }
+  cj_lld_version_seed(cj_lld_path(), NULL); /* run it (again) */
+  cj_lld_version(version, sizeof version);
+  if (d->readonly || !strncmp(version, "unavailable:", 12)) return;
+  cj_entry_mac(d->key, mkey, version, strlen(version), want);
+  if (sqlite3_prepare_v2(d->db, "INSERT OR REPLACE INTO linkers(id, version, mac) VALUES(?1,?2,?3)", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, version, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, want, sizeof want, SQLITE_STATIC);
+    sqlite3_step(st);
+  }
+  sqlite3_finalize(st);
+}
+
 /* ---- create / destroy ------------------------------------------------------ */
 
 /* The user's level: trusted directory, per-user key, database. */
@@ -520,6 +564,7 @@ static void open_user_level(cj_cache *c, const char *opt_dir) {
     return;
   }
   db_open(&c->user);
+  lld_memo(&c->user);
   if (c->user.db) cj_log(CJ_LOG_INFO, "cache: disk cache %s%s (key %s)", c->user.path,
                          c->user.readonly ? " (read-only)" : "", keypath);
 }

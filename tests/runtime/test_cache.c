@@ -932,6 +932,82 @@ static void test_app_cache(void **st) {
   rm_dir();
 }
 
+static void lld_line(char *line, size_t cap) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "%s --version", CJ_LLD_PATH);
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  assert_non_null(fgets(line, (int)cap, f));
+  pclose(f);
+  line[strcspn(line, "\n")] = 0;
+}
+
+static void key_has(const char *needle, int want) {
+  cj_kplan p = tr_plan(24);
+  cj_strbuf k = {0};
+  assert_int_equal(cj_cache_key(&p, &k), CONVJIT_OK);
+  if ((strstr(k.s, needle) != NULL) != want) fail_msg("key %s \"%s\": %s", want ? "lacks" : "has", needle, k.s);
+  cj_sb_free(&k);
+}
+
+/* The linker's version line is memoized in the database (table linkers,
+ * authenticated like an entry) under the linker file's identity: a valid
+ * memo is used instead of running the linker, a tampered one is ignored and
+ * rewritten with what the linker says. */
+static void test_lld_memo(void **st) {
+  (void)st;
+  fresh_dir("lld");
+  char real[300], rp[300], id[600] = "", ver[300] = "";
+  lld_line(real, sizeof real);
+  assert_non_null(realpath(CJ_LLD_PATH, rp));
+  cj_device *dev;
+  cj_cache *c = open_cache(&dev, 1);
+  close_cache(c, dev);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(db_path(), &db), SQLITE_OK);
+  sqlite3_stmt *q;
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT id, version, mac FROM linkers", -1, &q, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  snprintf(id, sizeof id, "%s", (const char *)sqlite3_column_text(q, 0));
+  snprintf(ver, sizeof ver, "%s", (const char *)sqlite3_column_text(q, 1));
+  uint8_t mac[32], want[32];
+  memcpy(mac, sqlite3_column_blob(q, 2), 32);
+  sqlite3_finalize(q);
+  assert_string_equal(ver, real);
+  assert_true(strncmp(id, rp, strlen(rp)) == 0 && id[strlen(rp)] == '|');
+  char mkey[700];
+  snprintf(mkey, sizeof mkey, "linker|%s", id);
+  doc_mac(g_keyfile, mkey, (const uint8_t *)ver, (int)strlen(ver), want);
+  assert_memory_equal(mac, want, 32);
+
+  /* a valid memo is believed: no linker run */
+  const char *forged = "Forged LLD 1.0";
+  doc_mac(g_keyfile, mkey, (const uint8_t *)forged, (int)strlen(forged), want);
+  sqlite3_stmt *u;
+  assert_int_equal(sqlite3_prepare_v2(db, "UPDATE linkers SET version = ?1, mac = ?2", -1, &u, NULL), SQLITE_OK);
+  sqlite3_bind_text(u, 1, forged, -1, SQLITE_STATIC);
+  sqlite3_bind_blob(u, 2, want, 32, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(u), SQLITE_DONE);
+  sqlite3_finalize(u);
+  c = open_cache(&dev, 1);
+  key_has("|lld=Forged LLD 1.0", 1);
+  close_cache(c, dev);
+  /* a tampered one (MAC unchanged) is not */
+  assert_int_equal(sqlite3_exec(db, "UPDATE linkers SET version = 'Evil LLD'", NULL, NULL, NULL), SQLITE_OK);
+  c = open_cache(&dev, 1);
+  char has[400];
+  snprintf(has, sizeof has, "|lld=%s", real);
+  key_has(has, 1);
+  key_has("Evil", 0);
+  close_cache(c, dev);
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT version FROM linkers", -1, &q, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  assert_string_equal((const char *)sqlite3_column_text(q, 0), real);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  rm_dir();
+}
+
 /* Without a GNU build-id the key names the binary by BLAKE2b-160 of its
  * bytes: the same digest as coreutils' b2sum -l 160. */
 static void test_file_id(void **st) {
@@ -1148,6 +1224,7 @@ int main(void) {
       cmocka_unit_test(test_read_only_serves_hits),
       cmocka_unit_test(test_app_cache),
       cmocka_unit_test(test_file_id),
+      cmocka_unit_test(test_lld_memo),
       cmocka_unit_test(test_garbage_db),
       cmocka_unit_test(test_truncated_db),
       cmocka_unit_test(test_threads_compile_once),
