@@ -734,8 +734,11 @@ static void test_key_file(void **st) {
     sh("rm '%s' && head -c 32 /dev/urandom > '%s' && chmod 600 '%s' && chown 65534 '%s'", kf, kf, kf, kf);
     assert_false(disk_on(cdir, &log));
     assert_non_null(strstr(log, "cache.key is owned by uid 65534"));
-  } else {
-    printf("not root: the key file owner check is covered by the directory owner test only\n");
+  } else { /* a root-owned key (and directory): refused for its owner */
+    setenv("CONVJIT_CACHE_KEY_FILE", "/etc/passwd", 1);
+    assert_false(disk_on(cdir, &log));
+    assert_non_null(strstr(log, "is owned by uid 0, not by the calling user"));
+    setenv("CONVJIT_CACHE_KEY_FILE", kf, 1);
   }
   /* a new key: the entry made under the old one fails authentication */
   sh("rm -f '%s'", kf);
@@ -809,6 +812,7 @@ static int run_unprivileged(int (*fn)(void)) {
 }
 
 static int child_read_only(void) {
+  if (access(g_dir, R_OK | X_OK) != 0) return 80; /* an ancestor is not searchable for this uid */
   cj_device *dev = fake_device_create("gfx942");
   cj_cache_opts o = {.dir = g_dir};
   cj_cache *c = NULL;
@@ -847,8 +851,12 @@ static void test_read_only_serves_hits(void **st) {
   sh("chmod 0700 '%s' && rm -rf '%s'", g_dir, kd);
   setenv("CONVJIT_CACHE_KEY_FILE", g_keyfile, 1);
   if (rc == 90) fail_msg("could not drop to uid 65534 for the read-only test");
-  assert_int_equal(rc, 0);
   rm_dir();
+  if (rc == 80) {
+    printf("SKIP: uid 65534 cannot reach %s (an ancestor is not searchable): read-only cache not tested\n", g_dir);
+    skip();
+  }
+  assert_int_equal(rc, 0);
 }
 
 /* An application's read-only cache: <dir>/kernels.sqlite3 (made by a
