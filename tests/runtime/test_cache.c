@@ -21,6 +21,8 @@
 #include <pthread.h>
 #include <sodium.h>
 #include <sqlite3.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -859,6 +861,59 @@ static void test_read_only_serves_hits(void **st) {
   assert_int_equal(rc, 0);
 }
 
+static int child_full_disk(void) {
+  /* a file system nearly full: writes past 12 KiB fail (EFBIG); enough for
+   * the linker's temp files of these small kernels, not for a WAL frame
+   * batch */
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit rl = {12288, 12288};
+  if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 20;
+  cj_device *dev = fake_device_create("gfx942");
+  cj_cache_opts o = {.dir = g_dir};
+  cj_cache *c = NULL;
+  if (cj_cache_create(dev, &o, &c) != CONVJIT_OK || !cj_cache_disk_path(c)[0]) return 21;
+  cj_kplan p = tr_plan(24), q = tr_plan(72), r = tr_plan(96);
+  const cj_loaded *k;
+  cj_cache_src src;
+  if (cj_cache_get(c, &p, &k, &src) != CONVJIT_OK || src != CJ_SRC_DISK) return 22;
+  /* the store fails; 23 with a build error means the kernel outgrew the limit above */
+  if (cj_cache_get(c, &q, &k, &src) != CONVJIT_OK || src != CJ_SRC_COMPILED) return 23;
+  if (!cj_cache_disk_readonly(c)) return 24;
+  if (cj_cache_get(c, &r, &k, &src) != CONVJIT_OK || src != CJ_SRC_COMPILED) return 25;
+  if (cj_cache_get(c, &p, &k, &src) != CONVJIT_OK || src != CJ_SRC_MEMORY) return 26;
+  cj_cache_destroy(c);
+  cj_device_destroy(dev);
+  return 0;
+}
+
+/* A full disk (here RLIMIT_FSIZE) makes the first store fail: the cache
+ * turns read-only, keeps serving its entries, and every call succeeds. */
+static void test_full_disk_serves_hits(void **st) {
+  (void)st;
+  fresh_dir("full");
+  cj_device *dev;
+  cj_cache *c = open_cache(&dev, 1);
+  cj_kplan p = tr_plan(24);
+  assert_int_equal(get(c, &p), CJ_SRC_COMPILED);
+  close_cache(c, dev);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    cj_log_set_level(CJ_LOG_ERROR); /* the read-only switch shows in the test output */
+    _exit(child_full_disk());
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  c = open_cache(&dev, 1); /* nothing was damaged */
+  assert_int_equal(get(c, &p), CJ_SRC_DISK);
+  close_cache(c, dev);
+  assert_int_equal(count_corrupt_files(), 0);
+  rm_dir();
+}
+
 /* An application's read-only cache: <dir>/kernels.sqlite3 (made by a
  * staging run, copied with VACUUM INTO) and <dir>/cache.key (the staging
  * key, mode 0644 allowed). Its entries are hits for a user with an empty
@@ -1230,6 +1285,7 @@ int main(void) {
       cmocka_unit_test(test_key_file),
       cmocka_unit_test(test_key_concurrent_create),
       cmocka_unit_test(test_read_only_serves_hits),
+      cmocka_unit_test(test_full_disk_serves_hits),
       cmocka_unit_test(test_app_cache),
       cmocka_unit_test(test_file_id),
       cmocka_unit_test(test_lld_memo),
