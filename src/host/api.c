@@ -195,7 +195,8 @@ static convjit_status resolve_step_once(convjit_context *ctx, const cj_step *s, 
  * process can fail the step. */
 static convjit_status resolve_step(convjit_context *ctx, const cj_step *s, cj_plan_step *out) {
   convjit_status st = resolve_step_once(ctx, s, out);
-  if (st != CONVJIT_OK && st != CONVJIT_ERR_OUT_OF_MEMORY && out->k && cj_cache_discard(ctx->cache, out->k, cj_error_text()))
+  if (st != CONVJIT_OK && st != CONVJIT_ERR_OUT_OF_MEMORY && out->k &&
+      cj_cache_discard(ctx->cache, out->k, cj_error_text()))
     st = resolve_step_once(ctx, s, out);
   return st;
 }

@@ -192,7 +192,8 @@ static db_rc db_classify(int rc, int rw) {
 static void immutable_uri(const char *path, char *out, size_t cap) {
   size_t n = (size_t)snprintf(out, cap, "file:");
   for (const unsigned char *p = (const unsigned char *)path; *p && n + 4 < cap; p++) {
-    if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e) n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
+    if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e)
+      n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
     else out[n++] = (char)*p;
   }
   snprintf(out + n, cap - n, "?immutable=1");
@@ -424,6 +425,10 @@ static void db_delete(cj_disk *d, const char *key) {
   sqlite3_finalize(del);
 }
 
+static const char *heal_word(const cj_disk *d) {
+  return d->readonly ? "ignored (read-only), rebuilding" : "deleted, rebuilding";
+}
+
 /* 1 and *blob filled on an authenticated hit; 0 on a miss (a row failing
  * authentication is deleted); -1 when the level is off. */
 static int db_get(cj_disk *d, const char *key, const char *name, cj_blob *blob) {
@@ -450,7 +455,7 @@ static int db_get(cj_disk *d, const char *key, const char *name, cj_blob *blob) 
     if (!bad) hit = cj_blob_set(blob, b, (size_t)n) == CONVJIT_OK;
     else
       cj_log(CJ_LOG_ERROR, "cache: entry for %s in %s failed authentication (%s; %lld bytes recorded, %d stored): %s",
-             name, d->path, bad, (long long)size, n, d->readonly ? "ignored (read-only), rebuilding" : "deleted, rebuilding");
+             name, d->path, bad, (long long)size, n, heal_word(d));
     sqlite3_finalize(st);
     st = NULL;
     if (bad) db_delete(d, key);
@@ -687,7 +692,7 @@ static int disk_fill(cj_cache *c, cj_disk *d, const cj_kplan *p, cj_entry *e) {
   cj_blob_free(&blob);
   if (st == CONVJIT_OK) return 1;
   cj_log(CJ_LOG_ERROR, "cache: entry for %s in %s is unusable (%s: %s): %s", p->name, d->path,
-         convjit_status_string(st), cj_error_text(), d->readonly ? "ignored (read-only), rebuilding" : "deleted, rebuilding");
+         convjit_status_string(st), cj_error_text(), heal_word(d));
   cj_error_clear();
   pthread_mutex_lock(&c->db_mu);
   db_delete(d, e->key);
