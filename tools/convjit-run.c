@@ -599,6 +599,8 @@ int main(int argc, char **argv) {
   }
   convjit_context_info ci = {.struct_size = sizeof ci};
   convjit_context_get_info(ctx, &ci);
+  if (!a.json && !a.no_disk && !ci.disk_cache) /* refused or unusable: the library's log line says why */
+    printf("disk cache: off (memory cache only; CONVJIT_LOG=error says why)\n");
   if (a.stats && !ci.emulated) {
     fprintf(stderr, "convjit-run: --stats: instruction counts exist only on the emulator (--device emu)\n");
     convjit_context_destroy(ctx);

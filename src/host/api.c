@@ -95,7 +95,7 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   ctx->code_object_version =
       o.code_object_version ? (uint32_t)o.code_object_version : CJ_CODE_OBJECT_VERSION_DEFAULT;
   snprintf(ctx->device_name, sizeof ctx->device_name, "%s", dev->ops->name);
-  cj_cache_opts co = {o.cache_dir, o.disable_disk_cache};
+  cj_cache_opts co = {.dir = o.cache_dir, .disable_disk = o.disable_disk_cache};
   st = cj_cache_create(dev, &co, &ctx->cache);
   if (st != CONVJIT_OK) {
     cj_ctx_release(ctx);
@@ -183,7 +183,7 @@ convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, c
 /* Step of the selection -> launch-ready step: kernel through the cache (in
  * the context's code object version, which the plan's key then holds),
  * argument offsets from the code object's metadata. */
-static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out) {
+static convjit_status resolve_step_once(convjit_context *ctx, cj_step *s, cj_plan_step *out) {
   memset(out, 0, sizeof *out);
   out->kind = s->kind;
   if (s->kind == CJ_STEP_MEMSET) {
@@ -209,6 +209,18 @@ static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_ste
          out->grid[2], out->block[0], out->block[1], out->block[2],
          out->source == CJ_SRC_COMPILED ? "compiled" : out->source == CJ_SRC_DISK ? "disk cache hit" : "memory hit");
   return CONVJIT_OK;
+}
+
+/* The cache never fails a call: a kernel read from the disk cache that
+ * does not fit its plan (another kernel's object, another argument layout)
+ * is discarded there and built here once; only a kernel compiled in this
+ * process can fail the step. */
+static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out) {
+  convjit_status st = resolve_step_once(ctx, s, out);
+  if (st != CONVJIT_OK && st != CONVJIT_ERR_OUT_OF_MEMORY && out->k &&
+      cj_cache_discard(ctx->cache, out->k, cj_error_text()))
+    st = resolve_step_once(ctx, s, out);
+  return st;
 }
 
 static convjit_status plan_finish(convjit_context *ctx, convjit_plan *p) {

@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +110,49 @@ static convjit_status cj_run(char *const argv[], cj_strbuf *output, int *wstatus
     if (errno != EINTR) return CJ_ERR(CONVJIT_ERR_COMPILE, "waitpid(linker): %s", strerror(errno));
   }
   return CONVJIT_OK;
+}
+
+/* First line of `<linker> --version`, run once per linker path in this
+ * process (the cache key names the linker that made a code object) unless
+ * a memo was seeded for that path. */
+static pthread_mutex_t g_lld_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_lld_for[1024], g_lld_version[256];
+
+void cj_lld_version(char *out, size_t cap) {
+  const char *lld = cj_lld_path();
+  pthread_mutex_lock(&g_lld_mu);
+  if (strcmp(g_lld_for, lld) != 0 || !g_lld_version[0]) {
+    char *const argv[] = {(char *)lld, "--version", NULL};
+    cj_strbuf text = {0};
+    int ws = 0;
+    snprintf(g_lld_version, sizeof g_lld_version, "unavailable:%s", lld);
+    if (cj_run(argv, &text, &ws) == CONVJIT_OK && WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && text.s) {
+      size_t n = strcspn(text.s, "\n");
+      snprintf(g_lld_version, sizeof g_lld_version, "%.*s", (int)n, text.s);
+    }
+    cj_sb_free(&text);
+    snprintf(g_lld_for, sizeof g_lld_for, "%s", lld);
+  }
+  snprintf(out, cap, "%s", g_lld_version);
+  pthread_mutex_unlock(&g_lld_mu);
+}
+
+void cj_lld_version_seed(const char *path, const char *version) {
+  pthread_mutex_lock(&g_lld_mu);
+  snprintf(g_lld_for, sizeof g_lld_for, "%s", path);
+  snprintf(g_lld_version, sizeof g_lld_version, "%s", version ? version : "");
+  pthread_mutex_unlock(&g_lld_mu);
+}
+
+int cj_lld_identity(char *out, size_t cap) {
+  char rp[PATH_MAX];
+  struct stat sb;
+  const char *lld = cj_lld_path();
+  if (!realpath(lld, rp) || stat(rp, &sb) != 0) return -1;
+  int n = snprintf(out, cap, "%s|%llu:%llu|%lld|%lld.%09ld", rp, (unsigned long long)sb.st_dev,
+                   (unsigned long long)sb.st_ino, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                   sb.st_mtim.tv_nsec);
+  return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
 static convjit_status cj_link_files(const cj_blob *object, const char *in_path, int in_fd,

@@ -9,5 +9,15 @@
 
 convjit_status cj_link_code_object(const cj_blob *object, cj_blob *code_object);
 const char *cj_lld_path(void);
+/* First line of the linker's --version (run once per path and process;
+ * "unavailable:<path>" if it does not run). Part of the cache key. */
+void cj_lld_version(char *out, size_t cap);
+/* The linker's file identity, "<realpath>|<dev>:<ino>|<size>|<mtime>"
+ * (0, or -1 if it cannot be stat'ed): the disk cache memoizes the version
+ * line under it, since running the linker costs ~40 ms per process. */
+int cj_lld_identity(char *out, size_t cap);
+/* Sets the version line of the linker at path (NULL: forget it, so the
+ * next cj_lld_version runs it). */
+void cj_lld_version_seed(const char *path, const char *version);
 
 #endif

@@ -1,21 +1,35 @@
 /* The kernel cache of one context: plan -> kernel loaded on the context's
- * device, through two levels.
+ * device, through a memory map and up to two SQLite levels (docs/cache.md:
+ * threat model, layout, permissions, key, healing).
  *
  *   memory  map from the full key to a loaded kernel; thread-safe; each
- *           entry has a state (building / ready / failed) and waiters sleep
- *           on a condition variable, so N threads asking for one key build it
- *           once. Entries live until the cache is destroyed.
- *   disk    SQLite file (WAL, busy timeout) shared by processes:
- *           kernels(key TEXT PRIMARY KEY, size, hash, blob, created). A row
- *           is verified (size and cj_hash64) when read; a bad row is deleted
- *           and rebuilt; a database SQLite calls corrupt (or not a database)
- *           is renamed "<file>.corrupt-<unix time>" and recreated. Each event
- *           is logged; none is an error for the caller.
+ *           entry has a state (building / ready / failed / stale) and
+ *           waiters sleep on a condition variable, so N threads asking for
+ *           one key build it once. Entries live until the cache is destroyed.
+ *   user    <dir>/kernels.sqlite3 (WAL, busy timeout, persistent WAL) shared
+ *           by processes: kernels(key TEXT PRIMARY KEY, size, mac, blob,
+ *           created). Used only if the directory and files pass the
+ *           ownership/permission rules (cache_trust.h) and the per-user key
+ *           can be read; each row is authenticated (keyed BLAKE2b over key
+ *           text and blob) when read. Opened read-only when it cannot be
+ *           written.
+ *   app     optional application cache (opts.app_dir or
+ *           $CONVJIT_APP_CACHE_DIR): <dir>/kernels.sqlite3 + <dir>/cache.key,
+ *           opened immutable, never written.
+ *
+ * Healing: a row that fails authentication, or authenticates but cannot be
+ * used (not an ELF we read, lacks the kernel, fails the resource gate, the
+ * device refuses it, or the caller finds it does not fit the plan —
+ * cj_cache_discard), is deleted (unless read-only) and rebuilt; a database
+ * that is corrupt, not a database, of a foreign schema or fails
+ * `PRAGMA quick_check` is moved aside with its -wal/-shm and recreated.
+ * Each event is logged; none is an error for the caller.
  *
  * Full key = cj_kplan_key + arch name and features + LLVM version
- * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING) + the GNU
- * build-id of the binary holding convjit: a code object is never reused
- * across compilers, releases, or rebuilds with changed kernel generators.
+ * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING) + the identity of
+ * the binary holding convjit (GNU build-id, else a hash of its bytes) + the
+ * linker's version line: a code object is never reused across compilers,
+ * linkers, releases, or rebuilds with changed kernel generators.
  *
  * The resource policy (cj_check_resources) is applied to every kernel
  * before it is stored or loaded: a spilling kernel is CONVJIT_ERR_RESOURCE.
@@ -31,8 +45,9 @@
 typedef struct cj_cache cj_cache;
 
 typedef struct cj_cache_opts {
-  const char *dir;  /* NULL: $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
-  int disable_disk; /* also when $CONVJIT_DISABLE_CACHE=1 */
+  const char *dir;     /* NULL: $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
+  int disable_disk;    /* also when $CONVJIT_DISABLE_CACHE=1 */
+  const char *app_dir; /* an application's read-only cache; NULL: $CONVJIT_APP_CACHE_DIR (may be unset) */
 } cj_cache_opts;
 
 /* A kernel loaded on the cache's device. Owned by the cache; valid until
@@ -62,9 +77,20 @@ void cj_cache_destroy(cj_cache *c); /* unloads every module; NULL-safe */
 convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **out, cj_cache_src *src);
 
 void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
-/* The SQLite file in use, or "" when the disk level is off. */
+/* A kernel from cj_cache_get does not fit its plan (the caller's check,
+ * e.g. the argument layout, failed with text why). If it came from a disk
+ * level it is the cache's fault: the row is deleted, the entry replaced by
+ * one that is rebuilt without the disk on the next cj_cache_get, and 1 is
+ * returned (k stays valid until cj_cache_destroy). 0: it was compiled in
+ * this process, so the failure is real. */
+int cj_cache_discard(cj_cache *c, const cj_loaded *k, const char *why);
+
+/* The user's SQLite file in use, or "" when that level is off. */
 const char *cj_cache_disk_path(const cj_cache *c);
-/* The build-id text used in keys (40 hex digits, or "none"). */
+/* 1 when the user's database is open but cannot be written. */
+int cj_cache_disk_readonly(const cj_cache *c);
+/* The binary's identity used in keys: the GNU build-id (40 hex digits),
+ * else "b2:" + BLAKE2b-160 of the binary file; "" if neither is known. */
 const char *cj_cache_build_id(void);
 /* Full key of a plan (for tests and tools); caller frees with cj_sb_free. */
 convjit_status cj_cache_key(const cj_kplan *p, cj_strbuf *key);
