@@ -35,3 +35,9 @@ add_test(NAME host/bench_api_smoke
                  $<TARGET_FILE:convjit-bench-api>)
 set_tests_properties(host/bench_api_smoke PROPERTIES LABELS host
   ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache-bench")
+# convjit-bench-compile (issue 9 item 10h: the compile-time comparison moved
+# out of test_conv_spill): a smoke run, numbers printed, never asserted.
+add_test(NAME host/bench_compile_smoke
+         COMMAND bash -c "out=$(\"$0\" --reps 1 --json) && echo \"$out\" && echo \"$out\" | grep -q '\"arch\":\"gfx950\",\"small_ms\"'"
+                 $<TARGET_FILE:convjit-bench-compile>)
+set_tests_properties(host/bench_compile_smoke PROPERTIES LABELS host)
