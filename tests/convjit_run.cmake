@@ -16,7 +16,16 @@ if(TARGET convjit-run)
   add_test(NAME host/run_conv_fallback_gfx942
            COMMAND bash -c "out=$(\"$0\" --device emu --arch gfx942 --op conv --dtype bf16 --shape 1,16,2,2,3,640,3,3,3 --pad 1,1,1 --bias --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true'"
                    $<TARGET_FILE:convjit-run>)
-  set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 PROPERTIES LABELS host)
+  # Issue 9 item 10c: --check on a real-valued C = 128 conv, where the old
+  # tolerance (2^-8 of sum |x*w|, > 3 here, above any single |x*w| <= 1)
+  # could not see a dropped product; the derived bound (ref_conv.h) can
+  # (a weight pack dropping each row's last element passed the old check
+  # and fails this one).
+  add_test(NAME host/run_check_c128
+           COMMAND bash -c "for a in gfx942 gfx950; do out=$(\"$0\" --device emu --arch $a --op conv --dtype bf16 --shape 1,128,3,4,4,16,3,3,3 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done"
+                   $<TARGET_FILE:convjit-run>)
+  set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
+                       PROPERTIES LABELS host)
 endif()
 # convjit-bench-api runs (a smoke run: numbers are printed, never asserted):
 # every call of the timed loops reached the backend (launches_ok) and the
@@ -26,3 +35,9 @@ add_test(NAME host/bench_api_smoke
                  $<TARGET_FILE:convjit-bench-api>)
 set_tests_properties(host/bench_api_smoke PROPERTIES LABELS host
   ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache-bench")
+# convjit-bench-compile (issue 9 item 10h: the compile-time comparison moved
+# out of test_conv_spill): a smoke run, numbers printed, never asserted.
+add_test(NAME host/bench_compile_smoke
+         COMMAND bash -c "out=$(\"$0\" --reps 1 --json) && echo \"$out\" && echo \"$out\" | grep -q '\"arch\":\"gfx950\",\"small_ms\"'"
+                 $<TARGET_FILE:convjit-bench-compile>)
+set_tests_properties(host/bench_compile_smoke PROPERTIES LABELS host)

@@ -510,25 +510,22 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     ref = malloc(ny * sizeof *ref);
     refabs = malloc(ny * sizeof *refabs);
     if (!ref || !refabs) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
-    TRY(cj_ref_conv_fwd(&sh, fx, fw, p->has_bias ? fb : NULL, ref));
-    /* sum |x||w| (+|bias|) per output: the scale of the rounding errors */
-    for (size_t i = 0; i < nx; i++) fx[i] = fabsf(fx[i]);
-    for (size_t i = 0; i < nw; i++) fw[i] = fabsf(fw[i]);
-    for (int64_t i = 0; i < p->k; i++) fb[i] = fabsf(fb[i]);
-    TRY(cj_ref_conv_fwd(&sh, fx, fw, p->has_bias ? fb : NULL, refabs));
-    double crs = (double)(p->c * p->t * p->r * p->s);
-    float *got = fx; /* reuse: |x| is no longer needed */
+    /* ref, and refabs = sum |x*w| (+|bias|) per output: the scale of the
+     * accumulation error */
+    TRY(cj_ref_conv_fwd_mag(&sh, fx, fw, p->has_bias ? fb : NULL, ref, refabs));
+    float *got = fx; /* reuse: x is no longer needed */
     if (ny > nx) {
       got = malloc(ny * sizeof *got);
       if (!got) { rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
     }
     for (size_t i = 0; i < ny; i++) got[i] = decode(hy, i, p->y_dtype);
-    /* Tolerance on mag = sum |x*w| (+|bias|) >= |want|: the bf16 output
-     * rounds once (2^-9 of |y|, so 2^-8 of mag covers it with margin), and
-     * fp32 accumulation in another order adds at most crs * 2^-24 * mag. */
-    double rtol = (p->y_dtype == CONVJIT_DTYPE_BF16 ? 0x1p-8 : 0) + (crs + 4) * 0x1p-24;
+    /* The derived bound shared with the tests (ref_conv.h): y's rounding
+     * (2^-8 |want| for bf16) plus fp32 accumulation of the C*T*R*S exact
+     * products (bf16 and fp8 inputs) and the bias. */
+    cj_ref_conv_tol tol =
+        cj_ref_conv_bound((uint64_t)(p->c * p->t * p->r * p->s), p->y_dtype == CONVJIT_DTYPE_BF16, 0);
     cj_ref_cmp cmp;
-    cj_ref_compare(got, ref, refabs, ny, 0.0, rtol, &cmp);
+    cj_ref_conv_check(got, ref, refabs, ny, tol, &cmp);
     r->checked = 1;
     r->max_abs = cmp.max_abs_err;
     for (size_t i = 0; i < ny; i++) {

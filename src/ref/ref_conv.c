@@ -232,13 +232,14 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
   return CONVJIT_OK;
 }
 
-void cj_ref_compare(const float *got, const float *want, const float *mag, size_t n, double atol,
-                    double rtol, cj_ref_cmp *out) {
+/* err <= atol + rw*|want| + rm*mag for every element (mag NULL: rm unused). */
+static void compare_tol(const float *got, const float *want, const float *mag, size_t n, double atol, double rw,
+                        double rm, cj_ref_cmp *out) {
   cj_ref_cmp r = {.n = n, .first_bad = n, .worst = 0, .worst_ratio = 0.0, .max_abs_err = 0.0};
   for (size_t i = 0; i < n; i++) {
     double g = got[i], w = want[i], ratio;
     if (isfinite(g) && isfinite(w)) {
-      double err = fabs(g - w), tol = atol + rtol * (mag ? fabs((double)mag[i]) : fabs(w));
+      double err = fabs(g - w), tol = atol + rw * fabs(w) + (mag ? rm * fabs((double)mag[i]) : 0.0);
       if (err > r.max_abs_err) r.max_abs_err = err;
       ratio = err == 0.0 ? 0.0 : tol > 0.0 ? err / tol : INFINITY;
     } else {
@@ -251,4 +252,57 @@ void cj_ref_compare(const float *got, const float *want, const float *mag, size_
     if (ratio > r.worst_ratio) r.worst_ratio = ratio, r.worst = i;
   }
   *out = r;
+}
+
+void cj_ref_compare(const float *got, const float *want, const float *mag, size_t n, double atol,
+                    double rtol, cj_ref_cmp *out) {
+  if (mag) compare_tol(got, want, mag, n, atol, 0.0, rtol, out);
+  else compare_tol(got, want, NULL, n, atol, rtol, 0.0, out);
+}
+
+/* The bound of ref_conv.h, step by step. S = the exact sum (products and
+ * bias), M = sum of their magnitudes (mag), K = products, u = 2^-23: one
+ * fp32 ulp, since an addition that truncates (CDNA3's MFMA truncates
+ * partial sums, docs/emulator.md) errs by up to an ulp, twice
+ * round-to-nearest's 2^-24.
+ * 1. Products: bf16 x bf16 has 8+8 significant bits, fp8 x fp8 4+4, both
+ *    <= fp32's 24, and no test input is small enough to underflow: exact.
+ * 2. The kernel's fp32 sum s of the K+1 terms (bias 0 when absent) in any
+ *    order or tree (the MFMA chain, split-K partials added by atomics in
+ *    any order into a zeroed buffer, the finalize's + bias) takes at most K
+ *    additions per term: |s - S| <= gamma(K) M (Higham, Accuracy and
+ *    Stability, §4.2; any rounding of relative error <= u). Adding an
+ *    exact zero (padding taps and channels) is
+ *    exact, so only the K real products count. An MFMA that sums its k
+ *    products more precisely before one rounding (the emulator sums in
+ *    double) only does better.
+ * 3. Output: bf16 round to nearest even, 8 significant bits: |y - s| <=
+ *    2^-8 |s| <= 2^-8 (|S| + gamma(K) M). fp32 output: no rounding.
+ * 4. The reference: want = float(S') with S' the double sum (|S' - S| <=
+ *    K 2^-53 M) and |want - S'| <= 2^-24 |S'|; mag is M rounded to float.
+ * So |y - want| <= (2^-8 + 2^-24)(1 + 2^-23) |want| + (1 + 2^-8)(1 + 2^-23)
+ * gamma(K) M + K 2^-53 M; rel = 2^-8 + 2^-22 and mag = (1 + 2^-7) gamma(K)
+ * + K 2^-52 cover it. FTZ (an MFMA or VALU flushing fp32 denormals) loses
+ * < 2^-126 per addition: abs = (K + 2) 2^-126. For K = 864 (C 32, 3x3x3)
+ * mag = 1.0e-4, 1/37 of the 2^-8 the old check applied to M; a dropped
+ * product is then outside the bound unless it is smaller than ~2^-8 |want|. */
+cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums) {
+  const double u = 0x1p-23, k = (double)products;
+  /* K >= 2^22 products: gamma is >= 1, the bound says nothing (no conv
+   * convjit plans has a reduction that long in a test). */
+  double gamma = k * u < 0.5 ? k * u / (1.0 - k * u) : INFINITY;
+  cj_ref_conv_tol b;
+  b.rel = (y_bf16 ? 0x1p-8 : 0.0) + 0x1p-22;
+  b.mag = exact_sums ? 0.0 : (1.0 + 0x1p-7) * gamma + k * 0x1p-52;
+  b.abs = (k + 2.0) * 0x1p-126;
+  return b;
+}
+
+void cj_ref_conv_check(const float *got, const float *want, const float *mag, size_t n, cj_ref_conv_tol b,
+                       cj_ref_cmp *out) {
+  if (!mag && b.mag > 0.0) { /* the accumulation term needs mag: fail every element rather than drop it */
+    *out = (cj_ref_cmp){.n = n, .nbad = n, .first_bad = 0, .worst = 0, .worst_ratio = INFINITY};
+    return;
+  }
+  compare_tol(got, want, mag, n, b.abs, b.rel, b.mag, out);
 }

@@ -64,10 +64,9 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
  * scale_i = mag[i] if mag is given, else |want[i]|. A good mag is the
  * reference conv of |x| and |w| (sum of |products|): it bounds every
  * accumulation-order error, even where want[i] cancels to ~0. A NaN or inf
- * in got where want is finite (or vice versa) fails. Suggested tolerances:
- * fp32 accumulation of Kg = C*T*R*S products contributes at most about
- * Kg * 2^-24 * mag (blocked sums do far better); a bf16 output adds 2^-9
- * of |want| (use rtol >= 2^-8 on mag >= |want|). Each test states its own. */
+ * in got where want is finite (or vice versa) fails. For conv outputs use
+ * cj_ref_conv_bound + cj_ref_conv_check below (the derived bound); this
+ * general form is for callers with their own stated tolerance. */
 typedef struct cj_ref_cmp {
   size_t n;            /* elements compared */
   size_t nbad;         /* elements outside the tolerance */
@@ -79,5 +78,33 @@ typedef struct cj_ref_cmp {
 
 void cj_ref_compare(const float *got, const float *want, const float *mag, size_t n, double atol,
                     double rtol, cj_ref_cmp *out);
+
+/* ---- the error bound of a conv kernel's output ------------------------------
+ * Element i of a conv computed by convjit's kernels passes iff
+ *   |got[i] - want[i]| <= b.rel * |want[i]| + b.mag * mag[i] + b.abs
+ * where want is this file's reference (double sum rounded once to float)
+ * and mag the reference conv of |x|, |w| (+ |bias|) (cj_ref_conv_fwd_mag).
+ * Derivation (ref_conv.c, cj_ref_conv_bound): inputs are bf16 or fp8, so
+ * every product x*w is exact in fp32; the kernels add the `products` =
+ * C*T*R*S products and the bias in fp32 (MFMA accumulators, split-K
+ * atomics, the finalize's bias add), then round once to y's dtype. Any
+ * order of fp32 additions of n terms errs by at most
+ * gamma(n-1) * sum|terms|, gamma(m) = m*u / (1 - m*u), u = 2^-23 (one
+ * ulp: covers adders that truncate, as CDNA3's MFMA does); a bf16
+ * output adds its rounding, 2^-8 of the value. exact_sums = 1 (values on
+ * a grid whose fp32 sums are exact in any order, stated by the caller)
+ * drops the accumulation term, and mag may then be NULL (otherwise a NULL
+ * mag fails every element). */
+typedef struct cj_ref_conv_tol {
+  double rel; /* times |want|: the output rounding (+ the reference's own float rounding) */
+  double mag; /* times mag: fp32 accumulation */
+  double abs; /* flushed fp32 denormals: 2^-126 per term */
+} cj_ref_conv_tol;
+
+cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums);
+
+/* cj_ref_compare with the bound b (worst_ratio = max err / bound). */
+void cj_ref_conv_check(const float *got, const float *want, const float *mag, size_t n, cj_ref_conv_tol b,
+                       cj_ref_cmp *out);
 
 #endif

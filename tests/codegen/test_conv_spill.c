@@ -7,9 +7,10 @@
  * TILE_N) x 64), the flat work-group size equals the wave grid x 64.
  * Where a config's 4-stage LDS does not fit the arch (gfx942: 64 KiB), the
  * deepest pipeline that fits is used, as the selection does.
- * Compile ms per config are printed (cold, this machine): they must not
- * grow with C*T*R*S (the K loop is a real loop), which the last test checks
- * by comparing a 27-tap C=2048 shape with a 1-tap C=16 one. */
+ * Compile ms per config are printed (cold, this machine), never asserted:
+ * tools/convjit-bench-compile prints the C=2048 3x3x3 vs C=16 1x1x1 build
+ * times; here the K loop being a real loop is checked by code size and a
+ * backward branch (test_code_size_flat). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -171,23 +172,6 @@ static void test_code_size_flat(void **state) {
   }
 }
 
-/* Compile time is flat in C*T*R*S: the 27-tap C=2048 kernel (K loop of
- * 1728 steps) may not take more than 3x the 1-tap C=16 one (1 step). */
-static void test_compile_time_flat(void **state) {
-  (void)state;
-  const cj_arch *a = cj_arch_from_name("gfx950");
-  big_shape small = {"", 1, 16, 4, 8, 8, 128, 1, 1, 1, {0, 0, 0}};
-  cj_conv_geom gs, gb;
-  geom_of(&small, &gs);
-  geom_of(&SHAPES[0], &gb);
-  cj_kplan ps, pb;
-  assert_int_equal(plan_fit(&ps, a, &gs, TILES[0]), CONVJIT_OK);
-  assert_int_equal(plan_fit(&pb, a, &gb, TILES[0]), CONVJIT_OK);
-  double ms_s = build_check(&ps), ms_b = build_check(&pb);
-  printf("  compile ms: C16 1x1x1 %.1f, C2048 3x3x3 %.1f\n", ms_s, ms_b);
-  assert_true(ms_b < 3.0 * ms_s + 200.0); /* +200 ms: scheduling noise on a shared 2-core machine */
-}
-
 /* The heaviest tiles (256x256 on 2x4 and 4x4 waves) on an n = 2 shape
  * with padding, bias and split-K: the n division and the atomic epilogue
  * add registers the four big n = 1 shapes do not need. */
@@ -244,7 +228,6 @@ static void test_default_tile_reference_shapes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big_shape_flags),
-      cmocka_unit_test(test_compile_time_flat),
       cmocka_unit_test(test_code_size_flat),
       cmocka_unit_test(test_heavy_tiles_n2_splitk),
       cmocka_unit_test(test_default_tile_reference_shapes),

@@ -11,12 +11,20 @@
  * To add a kernel: add a row with the five key columns (a kernel spec,
  * src/codegen/kspec.h) and '?' in the value columns, then update.
  *
- * The expected values are measurements, not derivations: their meaning is
- * "what we shipped and reviewed". Independent checks (spill-free, LDS ==
- * plan) live in test_pipeline_build / test_layout_build / test_conv_spill. */
+ * The table is a TRIPWIRE, not an oracle: its values are measurements that
+ * the code under test regenerates (CONVJIT_GOLDEN_UPDATE=1), meaning "what we
+ * shipped and reviewed", so it catches change, not wrongness. What it can
+ * catch as wrong comes from derived_bounds() below: per row, bounds
+ * computed here from arch constants (src/arch) and the tile knobs alone
+ * (register file, SGPR file, occupancy of the work-group, LDS of the
+ * stages x tile rows, accumulator registers the tile implies, a code-size
+ * budget) -- none read from the plan's derived fields or the code object.
+ * More independent checks (spill-free, LDS == plan) live in
+ * test_pipeline_build / test_layout_build / test_conv_spill. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +32,8 @@
 #include <cmocka.h>
 #include "pipeline/build.h"
 #include "codegen/kspec.h"
+#include "codegen/kplan.h"
+#include "arch/arch.h"
 
 #define GOLDEN_PATH CJ_SOURCE_DIR "/tests/golden/resources.tsv"
 #define GOLDEN_HEADER "op\tarch\tdtype\tshape\topts\tkernel\tvgpr\tagpr\tsgpr\tvgpr_spills\tsgpr_spills\tscratch\tlds\tcode_bytes"
@@ -160,6 +170,103 @@ static void measure(const golden_row *want, const cj_built *b, golden_row *got) 
   got->v[G_CODE] = (int64_t)k->code_size;
 }
 
+/* ---- derived bounds ---------------------------------------------------------
+ * Each bound comes from arch constants and the kernel's tile knobs (tile,
+ * waves, stages: the inputs of the plan) or the documented fixed tiles of
+ * the layout kernels (docs/kernels.md), never from the plan's computed
+ * fields or the measured values. */
+#define SGPR_MAX 108   /* s0..s101 addressable (llvm-mc-22 -mcpu=gfx942 rejects s102) + VCC, FLAT_SCRATCH,
+                          XNACK_MASK (2 each), which the metadata's sgpr_count includes */
+#define VGPR_ARCH_MAX 256 /* v0..v255 (and a0..a255) per lane */
+#define CONV_TILE_K 32 /* one K step of the conv = 32 reduction elements (docs/kernels.md) */
+#define INST_BYTES 8   /* an instruction is 4 or 8 bytes: budget at the larger */
+
+static uint32_t pow2_width(uint64_t bytes) { /* largest power of two <= 16 dividing bytes */
+  uint32_t w = 16;
+  while (bytes % w) w /= 2;
+  return w;
+}
+
+/* Appends "bound: why" for every violated bound; returns their number and,
+ * in *desc, the bounds applied. */
+static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_row *m, cj_strbuf *out,
+                          cj_strbuf *desc) {
+  const cj_arch *a = p->arch;
+  int bad = 0;
+  uint32_t threads = p->block[0] * (p->block[1] ? p->block[1] : 1) * (p->block[2] ? p->block[2] : 1);
+  uint64_t lds_want = 0, acc_min = 0, inst_budget = 0;
+  if (p->op == CJ_KOP_CONV) {
+    const cj_conv_plan *c = &p->u.conv;
+    const cj_mfma_row *row = cj_mfma_row_of(a->mfma_bf16);
+    assert_non_null(row);
+    uint64_t waves = (uint64_t)c->wave_m * c->wave_n;
+    threads = (uint32_t)(waves * a->wave_size);
+    /* stages x (A + B rows) x one K step of bf16 (2 bytes) */
+    lds_want = (uint64_t)c->stages * (c->tile_m + c->tile_n) * CONV_TILE_K * 2;
+    /* the tile's fp32 accumulators spread over the wave's 64 lanes */
+    acc_min = (uint64_t)c->tile_m * c->tile_n / (a->wave_size * waves);
+    /* per K step per wave: MFMAs of the fragments, DMA instructions of the
+     * A+B stage, one operand read per fragment row/column and K slice */
+    uint64_t fm = c->tile_m / 16 / c->wave_m, fn = c->tile_n / 16 / c->wave_n, slices = CONV_TILE_K / row->k;
+    uint64_t mfma = fm * fn * slices, dma = (uint64_t)(c->tile_m + c->tile_n) * CONV_TILE_K * 2 / (threads * a->dma_max_bytes);
+    uint64_t lds_rd = (fm + fn) * slices;
+    /* budget: the loop body is `stages` K steps, each of its essential
+     * instructions with up to 3 more for addressing and waits (measured
+     * <= 2.9 on gfx942, docs/kernels.md mix); the prologue's stages-1 DMA
+     * steps at 8 instructions per DMA; an epilogue of 8 per accumulator
+     * (bias, convert, pack, store); 256 of setup. Unrolling the K loop
+     * over C*T*R*S would break it by far. */
+    inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * (c->stages - 1) * dma + 8 * acc_min + 256;
+  } else if (p->op == CJ_KOP_TRANSPOSE) {
+    /* 64 x 64 tile in LDS of the input element (bf16 for bf16-fp8) */
+    uint64_t n = 0, cc = 0, sp = 0;
+    assert_int_equal(sscanf(w->shape, "%" SCNu64 ",%" SCNu64 ",%" SCNu64, &n, &cc, &sp), 3);
+    uint32_t ebi = strcmp(w->dtype, "fp8") ? 2 : 1, ebo = strcmp(w->dtype, "bf16") ? 1 : 2;
+    lds_want = 64 * 64 * ebi;
+    uint64_t passes = 64 * 64 * ebi / (256 * pow2_width(sp * ebi)) + 64 * 64 * ebo / (256 * pow2_width(cc * ebo));
+    inst_budget = 24 * passes + 160; /* a pass: address, mask, access (+ convert/clamp); fixed setup */
+  } else if (p->op == CJ_KOP_WEIGHT_PACK) {
+    inst_budget = 64; /* one element per thread, no loop */
+  } else if (p->op == CJ_KOP_CONV_FINALIZE) {
+    inst_budget = 128; /* a few fp32 loads, bias, convert, stores per thread, no loop */
+  } else {
+    fail_msg("golden: no derived bounds for op %s", w->op);
+  }
+  /* A work-group's waves spread over the CU's SIMDs; each SIMD must hold
+   * ceil(waves / simds) of them, so the unified register file (arch+acc,
+   * VGPRs aligned to 4 before the AGPRs) per lane is shared that way. */
+  uint64_t wg_waves = (threads + a->wave_size - 1) / a->wave_size;
+  uint64_t per_simd = (wg_waves + a->simds_per_cu - 1) / a->simds_per_cu;
+  uint64_t reg_max = a->vgprs / per_simd;
+  uint64_t regs = (uint64_t)((m->v[G_VGPR] + 3) / 4 * 4 + m->v[G_AGPR]);
+  cj_sb_printf(desc, "vgpr+agpr in [%llu, %llu] (%llu waves/SIMD), vgpr,agpr <= %d, sgpr <= %d, lds == %llu, "
+               "code <= %llu B", (unsigned long long)acc_min, (unsigned long long)reg_max,
+               (unsigned long long)per_simd, VGPR_ARCH_MAX, SGPR_MAX, (unsigned long long)lds_want,
+               (unsigned long long)(inst_budget * INST_BYTES));
+#define BOUND(ok, ...)                                          \
+  do {                                                          \
+    if (!(ok)) {                                                \
+      cj_sb_printf(out, "%s", bad ? "; " : "");                 \
+      cj_sb_printf(out, __VA_ARGS__);                           \
+      bad++;                                                    \
+    }                                                           \
+  } while (0)
+  BOUND(regs <= reg_max, "vgpr %lld (+agpr %lld) = %llu > %llu at %llu waves per SIMD", (long long)m->v[G_VGPR],
+        (long long)m->v[G_AGPR], (unsigned long long)regs, (unsigned long long)reg_max, (unsigned long long)per_simd);
+  BOUND(regs >= acc_min, "vgpr+agpr %llu < the tile's %llu accumulator registers", (unsigned long long)regs,
+        (unsigned long long)acc_min);
+  BOUND(m->v[G_VGPR] <= VGPR_ARCH_MAX && m->v[G_AGPR] <= VGPR_ARCH_MAX, "vgpr %lld / agpr %lld > %d",
+        (long long)m->v[G_VGPR], (long long)m->v[G_AGPR], VGPR_ARCH_MAX);
+  BOUND(m->v[G_SGPR] <= SGPR_MAX, "sgpr %lld > %d", (long long)m->v[G_SGPR], SGPR_MAX);
+  BOUND(m->v[G_LDS] == (int64_t)lds_want, "lds %lld != %llu derived from the tile", (long long)m->v[G_LDS],
+        (unsigned long long)lds_want);
+  BOUND(m->v[G_LDS] <= (int64_t)a->lds_bytes, "lds %lld > the arch's %u", (long long)m->v[G_LDS], a->lds_bytes);
+  BOUND(m->v[G_CODE] <= (int64_t)(inst_budget * INST_BYTES), "code %lld B > budget %llu B (%llu instructions)",
+        (long long)m->v[G_CODE], (unsigned long long)(inst_budget * INST_BYTES), (unsigned long long)inst_budget);
+#undef BOUND
+  return bad;
+}
+
 /* Appends "field old -> new" for every difference; returns their number. */
 static int row_diff(const golden_row *old, const golden_row *now, cj_strbuf *out) {
   int n = 0;
@@ -213,7 +320,10 @@ static void test_golden_table(void **state) {
   assert_true(g.nrows > 0);
   golden_row *now = calloc((size_t)g.nrows, sizeof *now);
   assert_non_null(now);
-  int changed = 0, failed = 0;
+  int changed = 0, failed = 0, violated = 0;
+  const int verbose_bounds = 1;
+  printf("golden: resources.tsv is a tripwire (values the code under test regenerates: it flags change, not "
+         "wrongness); the derived bounds are the checks of correctness\n");
   double t0 = cj_now_ms();
   for (int r = 0; r < g.nrows; r++) {
     const golden_row *w = &g.rows[r];
@@ -233,6 +343,16 @@ static void test_golden_table(void **state) {
     }
     measure(w, &b, &now[r]);
     cj_built_free(&b);
+    cj_strbuf why = {0}, desc = {0};
+    if (derived_bounds(w, &p, &now[r], &why, &desc)) {
+      printf("golden: %s %s %s %s %s: DERIVED BOUND violated: %s\n", w->op, w->arch, w->dtype, w->shape, w->opts,
+             why.s);
+      violated++;
+    } else if (verbose_bounds) {
+      printf("golden: %s %s %s %s: within derived bounds: %s\n", w->op, w->arch, w->dtype, w->shape, desc.s);
+    }
+    cj_sb_free(&why);
+    cj_sb_free(&desc);
     cj_strbuf d = {0};
     if (row_diff(w, &now[r], &d)) {
       printf("golden: %s %s %s %s %s: %s\n", w->op, w->arch, w->dtype, w->shape, w->opts, d.s);
@@ -240,8 +360,8 @@ static void test_golden_table(void **state) {
     }
     cj_sb_free(&d);
   }
-  printf("golden: %d kernels built in %.0f ms, %d differ, %d failed to build\n", g.nrows, cj_now_ms() - t0,
-         changed, failed);
+  printf("golden: %d kernels built in %.0f ms, %d differ from the tripwire table, %d break a derived bound, %d "
+         "failed to build\n", g.nrows, cj_now_ms() - t0, changed, violated, failed);
   if (update && !failed && changed) {
     golden_write(GOLDEN_PATH, &g, now);
     printf("golden: rewrote %s: review with git diff\n", GOLDEN_PATH);
@@ -249,6 +369,8 @@ static void test_golden_table(void **state) {
   free(now);
   golden_free(&g);
   if (failed) fail_msg("%d golden kernels did not build", failed);
+  if (violated) fail_msg("%d golden kernels break a derived bound (above); updating the table does not fix that",
+                         violated);
   if (changed && !update)
     fail_msg("%d kernels differ from %s (diff above). If intended: CONVJIT_GOLDEN_UPDATE=1 %s, then review "
              "git diff tests/golden",

@@ -21,7 +21,7 @@ typedef struct tc_result {
   double worst_ratio;            /* max err / tolerance (<= 1 passes) */
   size_t nbad, n;
   emu_stats stats;               /* of the conv kernel launch */
-  int skipped;                   /* the emulator lacks an instruction (message printed) */
+  size_t drop_affected, drop_caught, drop_caught_old; /* tc_conv_run_drop only: see there */
 } tc_result;
 
 /* Builds the conv (and finalize when split) for case tc on arch with
@@ -29,6 +29,13 @@ typedef struct tc_result {
  * compares every output with the CPU reference. Fails the test on any
  * error or tolerance violation. */
 void tc_conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res);
+
+/* tc_conv_run, then the kernel's output is compared with the reference of
+ * the same inputs minus one product (tap (C/2, centre tap) of every output
+ * channel): drop_affected = outputs whose window reads that product
+ * (nonzero), drop_caught = how many of them the bound rejects,
+ * drop_caught_old = how many the old check (2^-8 of sum |x*w|) rejected. */
+void tc_conv_run_drop(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res);
 
 /* Pieces for tests that drive the kernels themselves (procedural tensors). */
 #include "pipeline/build.h"
@@ -40,9 +47,9 @@ typedef struct tc_mod {
 uint32_t tc_rand(uint64_t *s); /* LCG step */
 void tc_geom(const tc_conv *tc, cj_conv_geom *g);
 void tc_load(emu_ctx *ctx, const cj_kplan *p, tc_mod *m); /* build + load; fails the test on error */
-/* Launch with explicit args bound by name (names[i] -> vals[i]); 1 = the
- * emulator lacks an instruction (printed; caller skips), 0 = ran. */
-int tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *names, const uint64_t *vals, int nv,
+/* Launch with explicit args bound by name (names[i] -> vals[i]); any
+ * error, an instruction the emulator lacks included, fails the test. */
+void tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *names, const uint64_t *vals, int nv,
               const emu_launch_opts *lo, emu_stats *stats);
 
 #endif

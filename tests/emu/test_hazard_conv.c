@@ -4,9 +4,15 @@
  * run on a small shape with the checker on. The unpatched kernel passes; a
  * removal must be reported as a hazard (never any other error). The emulator
  * completes every access at issue, so a removal the checker cannot see
- * changes no output: such waits are listed (measured: one per arch, the
- * vmcnt(0) before the epilogue's first buffer_store, which guards no later
- * register or LDS read of the launch) and at least 80% must be caught. */
+ * changes no output. Every removal must be caught except one documented
+ * wait per kernel: the s_waitcnt vmcnt(0) right before the epilogue's first
+ * buffer_store (found here by disassembly, not by offset). It drains the
+ * pipeline's last DMAs (buffer_load ... lds of K steps past the end, routed
+ * out of range, into LDS stages nobody reads again); the epilogue's
+ * registers come from the MFMAs, not from those loads, and its stores only
+ * queue behind them, so no later read of this launch depends on it and the
+ * checker rightly sees no hazard (measured: 16 of 17 caught on gfx942, 21
+ * of 22 on gfx950). The test used to accept 80% caught. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +27,7 @@
 #include "emu/emu.h"
 #include "emu/memory.h"
 #include "pipeline/build.h"
+#include "pipeline/disasm.h"
 
 typedef struct conv_case {
   cj_kplan p;
@@ -77,6 +84,25 @@ static convjit_status run_conv(const char *arch, conv_case *cc, uint8_t *y) {
   return st;
 }
 
+/* The instruction right before the kernel's first buffer_store: its offset
+ * and text. */
+typedef struct before_store {
+  uint32_t prev_off, off;
+  char prev[64];
+  int found;
+} before_store;
+static int find_first_store(void *user, const cj_inst_text *in) {
+  before_store *b = user;
+  if (in->text && !strncmp(in->text, "buffer_store", 12)) {
+    b->off = b->prev_off;
+    b->found = 1;
+    return 1;
+  }
+  b->prev_off = in->offset;
+  snprintf(b->prev, sizeof b->prev, "%s", in->text ? in->text : "?");
+  return 0;
+}
+
 static void conv_waits_removed(const char *arch_name) {
   const cj_arch *arch = cj_arch_from_name(arch_name);
   cj_conv_geom g;
@@ -107,6 +133,10 @@ static void conv_waits_removed(const char *arch_name) {
   const cj_blob *text = &cc.b.co->text;
   uint8_t *t0 = memmem(cc.b.code_object.data, cc.b.code_object.size, text->data, text->size);
   assert_non_null(t0);
+  before_store bs = {0};
+  assert_int_equal(cj_disasm_kernel(cc.b.co, cc.b.info, find_first_store, &bs), CONVJIT_OK);
+  assert_true(bs.found);
+  assert_string_equal(bs.prev, "s_waitcnt vmcnt(0)");
   int waits = 0, caught = 0, uncaught = 0;
   for (size_t off = 0; off + 4 <= text->size; off += 4) {
     uint32_t wd;
@@ -126,6 +156,9 @@ static void conv_waits_removed(const char *arch_name) {
     } else {
       uncaught++;
       assert_memory_equal(y, ref, cc.ny * 2); /* completes at issue: a missing wait cannot change results */
+      if (off != bs.off)
+        fail_msg("%s: removing the s_waitcnt at .text+0x%zx went unseen; only the vmcnt(0) before the first "
+                 "buffer_store (.text+0x%x) may", arch_name, off, bs.off);
       printf("  %s: s_waitcnt 0x%04x at .text+0x%zx removed: not caught (no consumer in this launch)\n", arch_name,
              wd & 0xffff, off);
     }
@@ -133,7 +166,8 @@ static void conv_waits_removed(const char *arch_name) {
   printf("%s conv %s: %d s_waitcnt removed one at a time: %d caught, %d not caught\n", arch_name, cc.p.name, waits,
          caught, uncaught);
   assert_true(waits >= 8);
-  assert_true(caught * 10 >= waits * 8);
+  assert_int_equal(uncaught, 1); /* exactly the documented one */
+  assert_int_equal(caught, waits - 1);
   free(ref);
   free(y);
   cj_built_free(&cc.b);

@@ -75,18 +75,23 @@ static void test_context_options(void **st) {
   convjit_context_destroy(NULL); /* NULL-safe */
 }
 
-/* No GPU here: HIP and auto fail cleanly; a missing library names itself. */
+/* No GPU (no /dev/kfd): HIP and auto fail cleanly; a missing library names
+ * itself, with or without a GPU. */
 static void test_hip_and_auto(void **st) {
   (void)st;
   convjit_context_options o = convjit_context_options_default();
   convjit_context *c = NULL;
   convjit_status s = convjit_context_create(&o, &c);
-  if (s == CONVJIT_OK) { /* a machine with a GPU */
+  /* the expected branch, decided independently: a GPU driver has /dev/kfd */
+  if (access("/dev/kfd", F_OK) == 0) {
+    printf("  /dev/kfd present: expecting a HIP context\n");
+    assert_int_equal(s, CONVJIT_OK);
     convjit_context_destroy(c);
-    return;
+    c = NULL;
+  } else {
+    assert_int_equal(s, CONVJIT_ERR_DEVICE);
+    assert_non_null(strstr(convjit_last_error(), "CONVJIT_DEVICE_EMU"));
   }
-  assert_int_equal(s, CONVJIT_ERR_DEVICE);
-  assert_non_null(strstr(convjit_last_error(), "CONVJIT_DEVICE_EMU"));
   setenv("CONVJIT_HIP_LIBRARY", "/no/such/libamdhip64.so", 1);
   o.device = CONVJIT_DEVICE_HIP;
   EXPECT(convjit_context_create(&o, &c), CONVJIT_ERR_DEVICE, "/no/such/libamdhip64.so");
@@ -431,7 +436,7 @@ static void test_emu_extras(void **st) {
   rm_dir();
 }
 
-/* A valid conv either plans (when a kernel exists) or is UNSUPPORTED. */
+/* A valid, supported conv plans (it was allowed to be UNSUPPORTED too). */
 static void test_conv_plan_status(void **st) {
   (void)st;
   fresh_dir("conv");
@@ -442,15 +447,10 @@ static void test_conv_plan_status(void **st) {
   d.filter[0] = d.filter[1] = d.filter[2] = 3;
   convjit_plan *p = NULL;
   convjit_status s = convjit_plan_create_conv(c, &d, &p);
-  assert_true(s == CONVJIT_OK || s == CONVJIT_ERR_UNSUPPORTED);
-  if (s == CONVJIT_OK) {
-    int n = 0;
-    OK(convjit_plan_kernel_count(p, &n));
-    assert_true(n >= 1);
-  } else {
-    assert_null(p);
-    assert_true(strlen(convjit_last_error()) > 0);
-  }
+  OK(s); /* a bf16 3x3x3 conv on gfx942 has a kernel: UNSUPPORTED here is a bug */
+  int n = 0;
+  OK(convjit_plan_kernel_count(p, &n));
+  assert_true(n >= 1);
   convjit_plan_destroy(p);
   convjit_context_destroy(c);
   rm_dir();

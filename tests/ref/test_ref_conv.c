@@ -322,8 +322,42 @@ static void test_compare(void **s) {
   assert_int_equal(r.first_bad, 4);
 }
 
+/* The derived conv bound (ref_conv.h) on hand-computed numbers: K = 864
+ * (C 32, 3x3x3): gamma = 864 u / (1 - 864 u), u = 2^-23, so the mag
+ * coefficient (1 + 2^-7) gamma + 864 * 2^-52 = 1.0381218e-4; with a bf16
+ * output rel = 2^-8 + 2^-22. For want 1024, mag 2048 the bound is
+ * 4.0002 + 0.2126 = 4.2129: 1028.125 passes, 1028.5 fails; with exact
+ * sums (4.0002) 1028.125 fails too. */
+static void test_conv_bound(void **s) {
+  (void)s;
+  cj_ref_conv_tol b = cj_ref_conv_bound(864, 1, 0);
+  assert_true(b.rel == 0x1p-8 + 0x1p-22);
+  assert_true(fabs(b.mag - 1.0381218139e-4) < 1e-13);
+  assert_true(b.abs > 0 && b.abs < 1e-30);
+  cj_ref_conv_tol e = cj_ref_conv_bound(864, 1, 1); /* exact sums: no accumulation term */
+  assert_true(e.mag == 0.0 && e.rel == b.rel);
+  cj_ref_conv_tol f = cj_ref_conv_bound(864, 0, 0); /* fp32 output: no 2^-8 */
+  assert_true(f.rel == 0x1p-22 && f.mag == b.mag);
+  float want[2] = {1024.0f, 1024.0f}, mag[2] = {2048.0f, 2048.0f}, got[2] = {1028.125f, 1028.5f};
+  cj_ref_cmp r;
+  cj_ref_conv_check(got, want, mag, 2, b, &r);
+  assert_int_equal(r.nbad, 1);
+  assert_int_equal(r.first_bad, 1);
+  assert_true(fabs(r.worst_ratio - 4.5 / 4.212851488) < 1e-6);
+  /* exact sums: only (2^-8 + 2^-22) |want| = 4.0002: both fail */
+  cj_ref_conv_check(got, want, NULL, 2, e, &r);
+  assert_int_equal(r.nbad, 2);
+  /* the accumulation term without mag: every element fails, none is waved through */
+  got[0] = want[0];
+  cj_ref_conv_check(got, want, NULL, 2, b, &r);
+  assert_int_equal(r.nbad, 2);
+  /* K >= 2^22: K u >= 1/2, the bound says nothing and is infinite (documented) */
+  assert_true(isinf(cj_ref_conv_bound(UINT64_C(1) << 23, 1, 0).mag));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_conv_bound),
     cmocka_unit_test(test_identity_1x1x1),
     cmocka_unit_test(test_1d_pad_stride_bias),
     cmocka_unit_test(test_1d_dilation2),
