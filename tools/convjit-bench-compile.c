@@ -13,11 +13,11 @@
  *
  *   convjit-bench-compile [--reps N] [--json]
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "pipeline/build.h"
@@ -72,15 +72,13 @@ static void usage(FILE *f) { fprintf(f, "usage: convjit-bench-compile [--reps N 
 
 int main(int argc, char **argv) {
   int reps = 5, json = 0;
+  cli_set_tool("convjit-bench-compile");
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) {
       json = 1;
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-      char *end = NULL;
-      errno = 0;
-      long v = strtol(argv[++i], &end, 10);
-      if (errno || end == argv[i] || *end || v < 1 || v > 100) {
-        fprintf(stderr, "convjit-bench-compile: --reps '%s': want an integer in 1..100\n", argv[i]);
+      uint64_t v;
+      if (cli_u64("--reps", argv[++i], 1, 100, &v)) {
         usage(stderr);
         return 2;
       }
