@@ -202,6 +202,7 @@ X("v_or3_b32", V_OR3_B32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_xad_u32", V_XAD_U32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_add3_u32", V_ADD3_U32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_mad_u32_u16", V_MAD_U32_U16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
+X("v_mad_legacy_u16", V_MAD_LEGACY_U16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0) /* VOP3 491: high half written 0 */
 X("v_min3_u32", V_MIN3_U32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_max3_u32", V_MAX3_U32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_min3_i32", V_MIN3_I32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
