@@ -324,7 +324,7 @@ static convjit_status scan_kernel(sweep *s, const cj_built *b, const char *repro
 /* ---- driver ------------------------------------------------------------------- */
 
 typedef struct cov_args {
-  uint64_t seed, samples;
+  uint64_t seed, samples, first, progress;
   int arch_mask; /* bit i: ARCHES[i] */
   int verbose, list, plans_only;
   const char *pretend_missing;
@@ -335,6 +335,8 @@ static void usage(FILE *f) {
           "usage: convjit-coverage [--samples N] [--seed S] [--arch gfx942|gfx950|all] [--list] [--verbose]\n"
           "  --samples N  plans to draw (default 60); each is built for every --arch\n"
           "  --seed S     the sample's seed (default 1); sample i is the same for every N\n"
+          "  --first I    start at sample I (default 0): samples I..I+N-1, to split a sweep\n"
+          "  --progress K print a running summary every K samples\n"
           "  --list       print every mnemonic seen with its count and kernel count\n"
           "  --verbose    print each sample's plan as it is built\n"
           "  --plans-only draw and select the plans, build nothing (the sample's make-up, fast)\n"
@@ -365,6 +367,8 @@ static int parse_args(int argc, char **argv, cov_args *a) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(o, "--samples")) { if (!parse_u64(o, v, 1, 1000000, &a->samples)) return 0; i++; }
     else if (!strcmp(o, "--seed")) { if (!parse_u64(o, v, 0, UINT64_MAX, &a->seed)) return 0; i++; }
+    else if (!strcmp(o, "--first")) { if (!parse_u64(o, v, 0, 1000000, &a->first)) return 0; i++; }
+    else if (!strcmp(o, "--progress")) { if (!parse_u64(o, v, 1, 1000000, &a->progress)) return 0; i++; }
     else if (!strcmp(o, "--arch")) {
       a->arch_mask = !v ? 0 : !strcmp(v, "all") ? 3 : !strcmp(v, ARCHES[0]) ? 1 : !strcmp(v, ARCHES[1]) ? 2 : 0;
       if (!a->arch_mask) { fprintf(stderr, "convjit-coverage: --arch %s: gfx942, gfx950 or all\n", v ? v : "(missing)"); return 0; }
@@ -397,7 +401,16 @@ int main(int argc, char **argv) {
   sample *sm = calloc(1, sizeof *sm);
   if (!sm) { fprintf(stderr, "convjit-coverage: out of memory\n"); return 1; }
   double t0 = cj_now_ms();
-  for (uint64_t i = 0; i < a.samples; i++) {
+  for (uint64_t i = a.first; i < a.first + a.samples; i++) {
+    if (a.progress && i > a.first && (i - a.first) % a.progress == 0) {
+      uint32_t nbad = 0;
+      for (uint32_t j = 0; j < s.n; j++) nbad += s.v[j].bad != NULL;
+      printf("progress: samples %llu..%llu, %u kernels, %llu instructions, %u mnemonic rows, %u not emulated, "
+             "%u build failures, %.1f s\n",
+             (unsigned long long)a.first, (unsigned long long)i - 1, s.nbuilt, (unsigned long long)s.instructions, s.n,
+             nbad, s.build_failed, (cj_now_ms() - t0) / 1000.0);
+      fflush(stdout);
+    }
     for (int ai = 0; ai < (int)NELEM(ARCHES); ai++) {
       if (!(a.arch_mask & (1 << ai))) continue;
       const cj_arch *arch = cj_arch_from_name(ARCHES[ai]);
@@ -447,9 +460,9 @@ int main(int argc, char **argv) {
   if (a.list)
     for (uint32_t i = 0; i < s.n; i++)
       if (!s.v[i].bad) printf("  %10llu %6u %s\n", (unsigned long long)s.v[i].count, s.v[i].nkernels, s.v[i].mnemonic);
-  printf("convjit-coverage: seed %llu, %llu samples x %s: %u conv, %u transpose, %u weight_pack plans, "
+  printf("convjit-coverage: seed %llu, samples %llu..%llu x %s: %u conv, %u transpose, %u weight_pack plans, "
          "%u refused by selection or plan\n",
-         (unsigned long long)a.seed, (unsigned long long)a.samples,
+         (unsigned long long)a.seed, (unsigned long long)a.first, (unsigned long long)(a.first + a.samples - 1),
          a.arch_mask == 3 ? "(gfx942, gfx950)" : ARCHES[a.arch_mask == 1 ? 0 : 1], s.samples[0], s.samples[1],
          s.samples[2], s.refused);
   printf("convjit-coverage: %u distinct kernels %s, %llu instructions, %u distinct mnemonics, "
