@@ -17,3 +17,16 @@ if(TARGET convjit-coverage)
                    $<TARGET_FILE:convjit-coverage>)
   set_tests_properties(tools/coverage_bad_args PROPERTIES LABELS tools)
 endif()
+# Issue 9 item 3: the two layer shapes reported stopping at an instruction
+# the emulator lacked (v_mad_legacy_u16) run and check on both arches.
+if(TARGET convjit-run)
+  foreach(arch gfx942 gfx950)
+    foreach(shape 1,24,8,8,32,3,3 1,40,8,8,16,3,3)
+      add_test(NAME tools/coverage_run_${arch}_${shape}
+               COMMAND bash -c "out=$(\"$0\" --device emu --check --no-disk-cache --arch $1 --shape $2 --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true'"
+                       $<TARGET_FILE:convjit-run> ${arch} ${shape})
+      set_tests_properties(tools/coverage_run_${arch}_${shape} PROPERTIES LABELS "tools;emu"
+        ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+    endforeach()
+  endforeach()
+endif()
