@@ -246,6 +246,8 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_ASHRREV_I32: x = (uint32_t)((int32_t)b >> (a & 31)); break;
     case EMU_OP_V_LSHLREV_B16: x = (uint32_t)(uint16_t)(b << (a & 15)); break;
     case EMU_OP_V_LSHRREV_B16: x = (uint32_t)((b & 0xffff) >> (a & 15)); break;
+    /* CDNA3/CDNA4 guides, V_ASHRREV_I16: D.i16 = S1.i16 >> S0[3:0] */
+    case EMU_OP_V_ASHRREV_I16: x = (uint32_t)(uint16_t)((int16_t)(uint16_t)b >> (a & 15)); break;
     /* 16-bit ops: gfx9 writes zeros to bits [31:16] (SDWA aside) */
     case EMU_OP_V_ADD_U16: x = (a + b) & 0xffff; break;
     case EMU_OP_V_SUB_U16: x = (a - b) & 0xffff; break;

@@ -175,6 +175,7 @@ X("v_lshrrev_b32", V_LSHRREV_B32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_ashrrev_i32", V_ASHRREV_I32, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_lshlrev_b16", V_LSHLREV_B16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_lshrrev_b16", V_LSHRREV_B16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
+X("v_ashrrev_i16", V_ASHRREV_I16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0) /* found by convjit-coverage */
 X("v_add_u16", V_ADD_U16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_sub_u16", V_SUB_U16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
 X("v_subrev_u16", V_SUBREV_U16, EMU_CLASS_VALU, 1, emu_x_valu, 0, 0)
