@@ -1,6 +1,6 @@
 # Included by tests/CMakeLists.txt: the emulator's coverage sweep (issue 9
 # item 3, docs/emulator.md "Coverage sweep"). The CI sample: seed 1, the
-# default 60 samples on both arches (~200 distinct kernels; every mnemonic
+# default 60 samples on both arches (~300 distinct kernels; every mnemonic
 # must be in the emulator's table and every instruction must decode). The
 # full sweep is the documented command with a larger --samples.
 if(TARGET convjit-coverage)

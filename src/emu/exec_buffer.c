@@ -75,7 +75,8 @@ static convjit_status buffer_lds(emu_wave *w, const emu_inst *in, const emu_memo
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     uint64_t la = (uint64_t)w->m0 + (uint32_t)in->offset + (uint64_t)l * mo->bytes;
-    if (emu_mem_is_misaligned(la, 4)) return emu_mem_misaligned(w, in, EMU_ALIGN_LDS_DMA, "LDS DMA destination", la, 4, l);
+    if (emu_mem_is_misaligned(la, 4))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_LDS_DMA, "LDS DMA destination", la, 4, l);
     if (la + mo->bytes > w->wg->lds_size)
       return emu_fail(w, in, "LDS DMA destination 0x%llx + %u (lane %u, M0 = 0x%x) is past the workgroup's %u LDS bytes",
                       (unsigned long long)la, mo->bytes, l, w->m0, w->wg->lds_size);
@@ -147,6 +148,7 @@ convjit_status emu_x_buffer_atomic(emu_wave *w, const emu_inst *in) {
   emu_mem *m = emu_wave_mem(w);
   uint32_t *row = emu_vreg(w, vdata, 0);
   if (!row) return emu_fail(w, in, "buffer atomic: data is not a vector register");
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_ATOMIC, 4);
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     lane_addr a = buffer_lane(w, in, &v, vaddr, soff, l, 1, 4, 1);
@@ -156,8 +158,8 @@ convjit_status emu_x_buffer_atomic(emu_wave *w, const emu_inst *in) {
       if (ret) row[l] = 0;
       continue;
     }
-    const unsigned need = emu_mem_align_need(w, EMU_ALIGN_ATOMIC, 4);
-    if (emu_mem_is_misaligned(a.addr, need)) return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "buffer atomic", a.addr, need, l);
+    if (emu_mem_is_misaligned(a.addr, need))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "buffer atomic", a.addr, need, l);
     if (ret) {
       emu_access_ctx c = emu_actx(w, in, (int)l);
       float old;

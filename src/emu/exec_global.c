@@ -67,11 +67,12 @@ convjit_status emu_x_global_atomic(emu_wave *w, const emu_inst *in) {
   uint32_t *dst = ret ? emu_vreg(w, &in->o[0], 0) : NULL;
   if (ret && !dst) return emu_fail(w, in, "global atomic: destination is not a vector register");
   emu_mem *m = emu_wave_mem(w);
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_ATOMIC, 4);
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     uint64_t a = lane_address(w, in, vaddr, saddr, l);
-    const unsigned need = emu_mem_align_need(w, EMU_ALIGN_ATOMIC, 4);
-    if (emu_mem_is_misaligned(a, need)) return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "global/flat atomic", a, need, l);
+    if (emu_mem_is_misaligned(a, need))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "global/flat atomic", a, need, l);
     uint32_t bits = emu_vread(w, vdata, 0, l);
     float x;
     memcpy(&x, &bits, 4);
