@@ -56,6 +56,9 @@ emu_mem *emu_ctx_mem(emu_ctx *c) { return c ? c->mem : NULL; }
 const char *emu_ctx_arch(const emu_ctx *c) { return c ? c->arch->name : ""; }
 void emu_ctx_set_hazard(emu_ctx *c, int on) { if (c) c->hazard = on != 0; }
 void emu_ctx_set_threads(emu_ctx *c, int threads) { if (c && threads >= 0) c->threads = threads; }
+void emu_ctx_set_align_mode(emu_ctx *c, int mode) {
+  if (c && mode >= EMU_ALIGN_MODE_DEFAULT && mode <= EMU_ALIGN_MODE_DWORD) c->align_mode = mode;
+}
 
 /* ---- modules ----------------------------------------------------------------- */
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -399,6 +402,18 @@ static convjit_status default_threads(const emu_ctx *c, int *out) {
   return CONVJIT_OK;
 }
 
+/* Alignment mode of a launch: the context's, else CONVJIT_EMU_ALIGN
+ * ("unaligned" or "dword"; anything else is refused), else UNALIGNED. */
+static convjit_status launch_align_mode(const emu_ctx *c, int *out) {
+  *out = c->align_mode ? c->align_mode : EMU_ALIGN_MODE_UNALIGNED;
+  const char *e = c->align_mode ? NULL : getenv("CONVJIT_EMU_ALIGN");
+  if (!e || !*e) return CONVJIT_OK;
+  CJ_CHECK(!strcmp(e, "unaligned") || !strcmp(e, "dword"), CONVJIT_ERR_INVALID_ARG,
+           "emu_launch: CONVJIT_EMU_ALIGN = '%.32s': must be unaligned or dword", e);
+  *out = !strcmp(e, "dword") ? EMU_ALIGN_MODE_DWORD : EMU_ALIGN_MODE_UNALIGNED;
+  return CONVJIT_OK;
+}
+
 static int cmp_pw(const void *a, const void *b) {
   const emu_wave_stats *x = a, *y = b;
   for (int d = 2; d >= 0; d--)
@@ -451,6 +466,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   memcpy(L.grid, grid, sizeof L.grid);
   memcpy(L.block, block, sizeof L.block);
   L.hazard = (o && o->hazard >= 0) ? (o->hazard != 0) : c->hazard;
+  CJ_TRY(launch_align_mode(c, &L.align_mode));
   uint8_t *seg = NULL;
   uint32_t segsz = 0;
   CJ_TRY(build_kernargs(&L, kernargs, kernarg_size, &seg, &segsz));

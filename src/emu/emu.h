@@ -66,6 +66,14 @@ emu_mem *emu_ctx_mem(emu_ctx *c);  /* the device address space (emu/memory.h) */
 const char *emu_ctx_arch(const emu_ctx *c);
 void emu_ctx_set_hazard(emu_ctx *c, int on);
 void emu_ctx_set_threads(emu_ctx *c, int threads); /* 0 = default */
+/* The SH_MEM_CONFIG.alignment_mode a launch models (docs/emulator.md,
+ * "Misaligned accesses"). UNALIGNED: what the HSA ABI and ROCm's driver
+ * set, only atomics and LDS DMA destinations must be aligned; DWORD: the
+ * ISA guides' rule, loads and stores must also be multiples of min(size, 4)
+ * (a portability check). 0 = the CONVJIT_EMU_ALIGN variable ("unaligned"
+ * or "dword"; anything else fails the launch naming it), else UNALIGNED. */
+enum { EMU_ALIGN_MODE_DEFAULT = 0, EMU_ALIGN_MODE_UNALIGNED = 1, EMU_ALIGN_MODE_DWORD = 2 };
+void emu_ctx_set_align_mode(emu_ctx *c, int mode);
 
 /* ---- modules and kernels ------------------------------------------------ */
 convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_module **out);

@@ -254,6 +254,7 @@ struct emu_run {
   uint64_t kernarg_addr; /* device address of the kernarg segment */
   uint32_t kernarg_size;
   int hazard;
+  int align_mode;        /* EMU_ALIGN_MODE_* (emu.h): the alignment rule of this launch */
   void *mem;             /* memory.c per-launch state */
   const uint8_t *kernarg_host; /* host copy of the kernarg segment (preload) */
   uint64_t dispatch_addr;      /* HSA dispatch packet (if the kernel asks) */
@@ -265,6 +266,7 @@ struct emu_ctx {
   emu_mem *mem;
   int hazard;            /* default for launches */
   int threads;           /* 0 = default */
+  int align_mode;        /* 0 = CONVJIT_EMU_ALIGN or UNALIGNED */
 };
 
 /* ---- wave.c: the bottom file (calls no other emulator file) ---------------- */

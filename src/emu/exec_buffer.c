@@ -13,7 +13,11 @@
  * DMA write zeros into LDS. Swizzled descriptors and ADD_TID are not
  * modelled: they stop the launch with a message (nothing is guessed).
  * LDS side of the DMA (ISA.md §4): LDS address = M0 + inst_offset +
- * lane*size, for every lane in EXEC; EXEC-masked lanes write nothing. */
+ * lane*size, for every lane in EXEC; EXEC-masked lanes write nothing.
+ * Alignment (exec_mem.c, docs/emulator.md): an atomic lane and an LDS DMA
+ * destination must be multiples of 4, and in DWORD alignment mode a lane
+ * that accesses memory a multiple of min(size, 4); otherwise the launch
+ * stops with a memory violation. */
 #include "emu/exec_mem.h"
 
 #include <string.h>
@@ -67,13 +71,18 @@ static convjit_status buffer_lds(emu_wave *w, const emu_inst *in, const emu_memo
   emu_mem *m = emu_wave_mem(w);
   emu_hz_op *op = emu_hz_issue(w, in, EMU_HZ_VM, NULL);
   unsigned nelem = mo->bytes / mo->elem;
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_VMEM, mo->bytes);
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     uint64_t la = (uint64_t)w->m0 + (uint32_t)in->offset + (uint64_t)l * mo->bytes;
+    if (emu_mem_is_misaligned(la, 4))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_LDS_DMA, "LDS DMA destination", la, 4, l);
     if (la + mo->bytes > w->wg->lds_size)
       return emu_fail(w, in, "LDS DMA destination 0x%llx + %u (lane %u, M0 = 0x%x) is past the workgroup's %u LDS bytes",
                       (unsigned long long)la, mo->bytes, l, w->m0, w->wg->lds_size);
     lane_addr a = buffer_lane(w, in, v, vaddr, soff, l, nelem, mo->elem, 0);
+    if (a.ok && emu_mem_is_misaligned(a.addr, need))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_VMEM, "buffer load to LDS", a.addr, need, l);
     uint8_t b[16] = {0};
     emu_access_ctx c = emu_actx(w, in, (int)l);
     for (unsigned e = 0; e < nelem; e++)
@@ -102,9 +111,12 @@ convjit_status emu_x_buffer(emu_wave *w, const emu_inst *in) {
   emu_mem *m = emu_wave_mem(w);
   unsigned nelem = mo->bytes / mo->elem;
   uint32_t all = (1u << nelem) - 1;
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_VMEM, mo->bytes);
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     lane_addr a = buffer_lane(w, in, &v, vaddr, soff, l, nelem, mo->elem, 0);
+    if (a.ok && emu_mem_is_misaligned(a.addr, need)) /* lanes wholly out of range access nothing */
+      return emu_mem_misaligned(w, in, EMU_ALIGN_VMEM, mo->store ? "buffer store" : "buffer load", a.addr, need, l);
     emu_access_ctx c = emu_actx(w, in, (int)l);
     uint8_t b[16] = {0};
     if (mo->store) {
@@ -136,6 +148,7 @@ convjit_status emu_x_buffer_atomic(emu_wave *w, const emu_inst *in) {
   emu_mem *m = emu_wave_mem(w);
   uint32_t *row = emu_vreg(w, vdata, 0);
   if (!row) return emu_fail(w, in, "buffer atomic: data is not a vector register");
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_ATOMIC, 4);
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     lane_addr a = buffer_lane(w, in, &v, vaddr, soff, l, 1, 4, 1);
@@ -145,6 +158,8 @@ convjit_status emu_x_buffer_atomic(emu_wave *w, const emu_inst *in) {
       if (ret) row[l] = 0;
       continue;
     }
+    if (emu_mem_is_misaligned(a.addr, need))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "buffer atomic", a.addr, need, l);
     if (ret) {
       emu_access_ctx c = emu_actx(w, in, (int)l);
       float old;

@@ -5,7 +5,9 @@
  * offset is the signed 13-bit immediate. Flat addresses must be emulator
  * device addresses (no LDS/scratch apertures are modelled): anything
  * outside every allocation stops the launch. Global ops count in vmcnt,
- * flat ops in vmcnt and lgkmcnt. */
+ * flat ops in vmcnt and lgkmcnt. An atomic address not a multiple of 4, or
+ * in DWORD alignment mode any address not a multiple of min(size, 4), stops
+ * it with a memory violation (exec_mem.c). */
 #include "emu/exec_mem.h"
 
 #include <string.h>
@@ -34,9 +36,13 @@ convjit_status emu_x_global(emu_wave *w, const emu_inst *in) {
   if (!mo->d16 && mo->bytes >= 4 && data->count < mo->bytes / 4u)
     return emu_fail(w, in, "access of %u bytes with a %u-register data operand", mo->bytes, data->count);
   emu_mem *m = emu_wave_mem(w);
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_VMEM, mo->bytes);
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     uint64_t a = lane_address(w, in, vaddr, saddr, l);
+    if (emu_mem_is_misaligned(a, need))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_VMEM, mo->store ? "global/flat store" : "global/flat load", a,
+                                need, l);
     emu_access_ctx c = emu_actx(w, in, (int)l);
     uint8_t b[16] = {0};
     if (mo->store) {
@@ -61,9 +67,12 @@ convjit_status emu_x_global_atomic(emu_wave *w, const emu_inst *in) {
   uint32_t *dst = ret ? emu_vreg(w, &in->o[0], 0) : NULL;
   if (ret && !dst) return emu_fail(w, in, "global atomic: destination is not a vector register");
   emu_mem *m = emu_wave_mem(w);
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_ATOMIC, 4);
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     uint64_t a = lane_address(w, in, vaddr, saddr, l);
+    if (emu_mem_is_misaligned(a, need))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "global/flat atomic", a, need, l);
     uint32_t bits = emu_vread(w, vdata, 0, l);
     float x;
     memcpy(&x, &bits, 4);

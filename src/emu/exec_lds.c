@@ -4,8 +4,10 @@
  *   ds_*2:          address_k = v[vaddr] + offset_k * size (* 64 for st64)
  * Every access must lie inside the workgroup's LDS allocation (the kernel
  * descriptor's group segment size); anything past it stops the launch
- * (hardware would silently drop it, hiding a JIT bug). EXEC-masked lanes do
- * nothing. Results count in lgkmcnt. */
+ * (hardware would silently drop it, hiding a JIT bug). In DWORD alignment
+ * mode an address not a multiple of min(size, 4) stops it with a memory
+ * violation (exec_mem.c). EXEC-masked lanes do nothing. Results count in
+ * lgkmcnt. */
 #include "emu/exec_mem.h"
 
 #include <string.h>
@@ -38,12 +40,15 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
         if (!rows[k * per + r]) return emu_fail(w, in, "ds_*2: data is not a vector register");
       }
     const int kind = mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ;
+    const unsigned need = emu_mem_align_need(w, EMU_ALIGN_LDS, mo->bytes);
     for (uint64_t e = w->exec; e; e &= e - 1) {
       unsigned l = (unsigned)__builtin_ctzll(e);
       uint32_t base = arow[l];
       uint32_t val[4];
       for (unsigned k = 0; k < 2; k++) {
         uint64_t a = (uint64_t)base + (k ? in->offset1 : in->offset0) * scale;
+        if (emu_mem_is_misaligned(a, need))
+          return emu_mem_misaligned(w, in, EMU_ALIGN_LDS, mo->store ? "LDS write" : "LDS read", a, need, l);
         CJ_TRY(lds_check(w, in, a, mo->bytes, l));
         CJ_TRY(emu_hz_lds(w, in, (uint32_t)a, mo->bytes, kind, 0));
         uint8_t *p = w->wg->lds + a;
@@ -76,9 +81,12 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
   for (unsigned k = 0; k < ndw; k++) rows[k] = emu_vreg(w, data, k);
   /* addresses and bounds first, then the hazard check of all lanes at once */
   uint32_t la[64];
+  const unsigned need = emu_mem_align_need(w, EMU_ALIGN_LDS, mo->bytes);
   for (uint64_t e = w->exec; e; e &= e - 1) {
     unsigned l = (unsigned)__builtin_ctzll(e);
     uint64_t a = (uint64_t)arow[l] + off;
+    if (emu_mem_is_misaligned(a, need))
+      return emu_mem_misaligned(w, in, EMU_ALIGN_LDS, mo->store ? "LDS write" : "LDS read", a, need, l);
     CJ_TRY(lds_check(w, in, a, mo->bytes, l));
     la[l] = (uint32_t)a;
   }

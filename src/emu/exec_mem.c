@@ -34,6 +34,36 @@ static const emu_memop g_memop[EMU_OP_COUNT] = {
 
 const emu_memop *emu_memop_get(uint16_t op) { return op < EMU_OP_COUNT ? &g_memop[op] : &g_memop[0]; }
 
+/* ---- alignment ------------------------------------------------------------------ */
+
+/* The rules and their sources are in docs/emulator.md ("Misaligned
+ * accesses"). Atomics: a multiple of their data size in every alignment
+ * mode (an alignment memory violation otherwise). LDS side of a DMA: a
+ * multiple of 4 (its address is M0[17:2] * 4 + offset + lane * size).
+ * Other VMEM and LDS accesses: no requirement in UNALIGNED mode (what the
+ * HSA ABI assumes and ROCm's driver sets); a multiple of min(size, 4) in
+ * DWORD mode, where the guides say dword and wider accesses ignore the two
+ * address LSBs (the same data at another address, silently). */
+unsigned emu_mem_align_need(const emu_wave *w, int kind, unsigned bytes) {
+  switch (kind) {
+  case EMU_ALIGN_ATOMIC: return bytes;
+  case EMU_ALIGN_LDS_DMA: return 4;
+  default: return w->wg->L->align_mode == EMU_ALIGN_MODE_DWORD ? (bytes < 4 ? bytes : 4) : 1;
+  }
+}
+
+convjit_status emu_mem_misaligned(emu_wave *w, const emu_inst *in, int kind, const char *what, uint64_t addr,
+                                  unsigned need, unsigned lane) {
+  static const char *const rule[] = {
+      "",
+      "CONVJIT_EMU_ALIGN=dword: in the DWORD alignment mode a dword or wider access ignores the two address LSBs",
+      "atomics must be aligned to their data size in every alignment mode",
+      "CONVJIT_EMU_ALIGN=dword: in the DWORD alignment mode LDS accesses are forced to min(size, 4) alignment",
+      "the LDS address of a DMA is M0[17:2] * 4 + offset + lane * size: its two low bits do not exist"};
+  return emu_fail(w, in, "memory violation: misaligned %s at 0x%llx (lane %u): not a multiple of %u bytes (%s)",
+                  what, (unsigned long long)addr, lane, need, rule[kind >= 1 && kind <= 4 ? kind : 0]);
+}
+
 /* ---- register placement ---------------------------------------------------- */
 
 void emu_mem_put_lane(emu_wave *w, const emu_operand *dst, const emu_memop *mo, unsigned lane, const uint8_t *b) {

@@ -34,6 +34,16 @@ void emu_mem_put_lane(emu_wave *w, const emu_operand *dst, const emu_memop *mo, 
 /* Gathers the bytes a store writes for one lane (honouring _d16_hi). */
 void emu_mem_get_lane(emu_wave *w, const emu_operand *src, const emu_memop *mo, unsigned lane, uint8_t *bytes);
 
+/* Alignment rules (docs/emulator.md, "Misaligned accesses"): the
+ * alignment an access of `bytes` needs in the launch's alignment mode (1 =
+ * none), and the memory-violation error when it lacks it (what: "global/
+ * flat load", "LDS write", ...). */
+enum { EMU_ALIGN_VMEM = 1, EMU_ALIGN_ATOMIC = 2, EMU_ALIGN_LDS = 3, EMU_ALIGN_LDS_DMA = 4 };
+unsigned emu_mem_align_need(const emu_wave *w, int kind, unsigned bytes);
+convjit_status emu_mem_misaligned(emu_wave *w, const emu_inst *in, int kind, const char *what, uint64_t addr,
+                                  unsigned need, unsigned lane);
+static inline int emu_mem_is_misaligned(uint64_t addr, unsigned need) { return (addr & (need - 1u)) != 0; }
+
 /* Logs a no-return f32 atomic add for in-order application at launch end. */
 convjit_status emu_mem_log_atomic(emu_wave *w, const emu_inst *in, uint64_t addr, float v, int lane);
 

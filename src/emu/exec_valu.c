@@ -164,8 +164,11 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
                  op == EMU_OP_V_LSHL_ADD_U32 || op == EMU_OP_V_ADD_LSHL_U32 ||
                  op == EMU_OP_V_LSHL_OR_B32 || op == EMU_OP_V_AND_OR_B32 || op == EMU_OP_V_OR3_B32 ||
                  op == EMU_OP_V_XAD_U32 || op == EMU_OP_V_ADD3_U32 || op == EMU_OP_V_MAD_U32_U16 ||
+                 op == EMU_OP_V_MAD_LEGACY_U16 ||
                  op == EMU_OP_V_MAD_U32_U24 || op == EMU_OP_V_MAD_I32_I24 || (op >= EMU_OP_V_MIN3_U32 && op <= EMU_OP_V_MED3_U32)))
     return emu_fail(w, in, "missing source operand");
+  if (op == EMU_OP_V_MAD_LEGACY_U16 && in->op_sel)
+    return emu_fail(w, in, "op_sel on v_mad_legacy_u16 is not modelled (LLVM 22 does not emit it on gfx9)");
   if ((in->op_sel & 8) && in->enc == EMU_ENC_E64)
     return emu_fail(w, in, "op_sel destination high half is not modelled");
   uint64_t mask = 0;
@@ -243,6 +246,8 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_ASHRREV_I32: x = (uint32_t)((int32_t)b >> (a & 31)); break;
     case EMU_OP_V_LSHLREV_B16: x = (uint32_t)(uint16_t)(b << (a & 15)); break;
     case EMU_OP_V_LSHRREV_B16: x = (uint32_t)((b & 0xffff) >> (a & 15)); break;
+    /* CDNA3/CDNA4 guides, V_ASHRREV_I16: D.i16 = S1.i16 >> S0[3:0] */
+    case EMU_OP_V_ASHRREV_I16: x = (uint32_t)(uint16_t)((int16_t)(uint16_t)b >> (a & 15)); break;
     /* 16-bit ops: gfx9 writes zeros to bits [31:16] (SDWA aside) */
     case EMU_OP_V_ADD_U16: x = (a + b) & 0xffff; break;
     case EMU_OP_V_SUB_U16: x = (a - b) & 0xffff; break;
@@ -288,6 +293,15 @@ convjit_status emu_x_valu(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_XAD_U32: x = (a ^ b) + c; break;
     case EMU_OP_V_ADD3_U32: x = a + b + c; break;
     case EMU_OP_V_MAD_U32_U16: x = a * b + c; break;
+    /* CDNA3/CDNA4 ISA, V_MAD_LEGACY_U16 (VOP3 491): tmp = S0.u16 * S1.u16 +
+     * S2.u16; with OPSEL[3] = 0 (the only form LLVM 22 assembles on gfx9)
+     * D = {16'0, tmp.u16}: the high half is written 0, where V_MAD_U16 (516)
+     * keeps it. clamp saturates in the unsigned 16-bit domain. */
+    case EMU_OP_V_MAD_LEGACY_U16: {
+      uint32_t t = (a & 0xffff) * (b & 0xffff) + (c & 0xffff);
+      x = in->clamp && t > 0xffff ? 0xffff : t & 0xffff;
+      break;
+    }
     case EMU_OP_V_MIN3_U32: x = a < b ? a : b; x = x < c ? x : c; break;
     case EMU_OP_V_MAX3_U32: x = a > b ? a : b; x = x > c ? x : c; break;
     case EMU_OP_V_MIN3_I32: x = (int32_t)a < (int32_t)b ? a : b; x = (int32_t)x < (int32_t)c ? x : c; break;

@@ -68,6 +68,61 @@ static void t_int_ops(void **st) {
   tb_run_free(&r);
 }
 
+/* v_mad_legacy_u16 (CDNA3 ISA guide, VOP3 opcode 491; same text in the
+ * CDNA4 guide): tmp = S0.u16 * S1.u16 + S2.u16 and, with OPSEL[3] = 0,
+ * D = {16'0, tmp.u16} -- the high half is written 0 (V_MAD_U16 keeps it);
+ * clamp saturates in the unsigned 16-bit domain. Values worked by hand. */
+static void t_mad_legacy_u16(void **st) {
+  (void)st;
+  static const char *const arches[] = {"gfx942", "gfx950"};
+  for (int a = 0; a < 2; a++) {
+    tb_run r;
+    emu_wave *w = run(&r, arches[a],
+                      "  v_mov_b32 v30, 0xabcd1234\n  v_mov_b32 v31, 0x00050003\n  v_mov_b32 v32, 0xffff\n"
+                      "  v_mad_legacy_u16 v1, v30, v31, v0\n"        /* 0x1234 * 3 + l: high halves of sources ignored */
+                      "  v_mad_legacy_u16 v2, v32, v32, v0\n"        /* 0xffff^2 = 0xfffe0001: low half 1, + l */
+                      "  v_mad_legacy_u16 v3, v32, v32, v0 clamp\n"  /* saturates at 0xffff */
+                      "  v_mad_legacy_u16 v4, v0, 2, 7 clamp\n"      /* 2l + 7, no saturation */
+                      "  v_mov_b32 v5, 0xdead0000\n"
+                      "  v_mad_legacy_u16 v5, v0, v0, 0\n");         /* l*l, old high half replaced by 0 */
+    for (int l = 0; l < 64; l++) {
+      uint32_t u = (uint32_t)l;
+      assert_int_equal(w->v[1][l], 13980u + u); /* 0x1234 = 4660; 4660 * 3 = 13980 */
+      assert_int_equal(w->v[2][l], 1u + u);
+      assert_int_equal(w->v[3][l], 0xffffu);
+      assert_int_equal(w->v[4][l], 2 * u + 7);
+      assert_int_equal(w->v[5][l], u * u);
+    }
+    tb_run_free(&r);
+  }
+}
+
+/* v_ashrrev_i16 (CDNA3/CDNA4 guides, VOP2 44: D.i16 = S1.i16 >> S0[3:0]);
+ * bits [31:16] are written 0 like the other 16-bit ops. Values by hand. */
+static void t_ashrrev_i16(void **st) {
+  (void)st;
+  static const char *const arches[] = {"gfx942", "gfx950"};
+  for (int a = 0; a < 2; a++) {
+    tb_run r;
+    emu_wave *w = run(&r, arches[a],
+                      "  v_mov_b32 v30, 0xffff8000\n  v_mov_b32 v31, 0x12347ff0\n"
+                      "  v_ashrrev_i16 v1, 3, v30\n"    /* -32768 >> 3 = -4096 = 0xf000 */
+                      "  v_ashrrev_i16 v2, 4, v31\n"    /* 0x7ff0 >> 4 = 0x07ff; high half of v31 ignored */
+                      "  v_ashrrev_i16 v3, 17, v30\n"   /* count 17 & 15 = 1: -16384 = 0xc000 */
+                      "  v_lshlrev_b32 v32, 12, v0\n"
+                      "  v_ashrrev_i16 v4, 12, v32\n"); /* low 4 bits of l, sign-extended to 16 */
+    for (int l = 0; l < 64; l++) {
+      int32_t nib = l & 15;
+      uint32_t want4 = (uint32_t)(uint16_t)(nib < 8 ? nib : nib - 16);
+      assert_int_equal(w->v[1][l], 0xf000u);
+      assert_int_equal(w->v[2][l], 0x07ffu);
+      assert_int_equal(w->v[3][l], 0xc000u);
+      assert_int_equal(w->v[4][l], want4);
+    }
+    tb_run_free(&r);
+  }
+}
+
 /* EXEC-masked lanes keep their value; carry-out masks are 0 outside EXEC. */
 static void t_exec_and_carry(void **st) {
   (void)st;
@@ -365,7 +420,7 @@ static void t_llvm_div_bf16(void **st) { (void)st; run_div("gfx942"); run_div("g
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_int_ops),       cmocka_unit_test(t_exec_and_carry), cmocka_unit_test(t_lanes_and_agpr),
+      cmocka_unit_test(t_int_ops),       cmocka_unit_test(t_mad_legacy_u16), cmocka_unit_test(t_ashrrev_i16), cmocka_unit_test(t_exec_and_carry), cmocka_unit_test(t_lanes_and_agpr),
       cmocka_unit_test(t_f32_modifiers), cmocka_unit_test(t_sdwa_dpp_cmpx),  cmocka_unit_test(t_conversions),
       cmocka_unit_test(t_fp8_edges),     cmocka_unit_test(t_valu64),        cmocka_unit_test(t_packed_f32),      cmocka_unit_test(t_llvm_div_bf16),
   };
