@@ -20,10 +20,10 @@
  * not (each named with the first plan it came from, as a convjit-dump
  * command or a kernel spec) or a legal plan failed to build; 2 bad
  * arguments. The CI sample and the full sweep are in docs/emulator.md. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "codegen/kplan_knobs.h"
 #include "codegen/kspec.h"
 #include "emu/emu_internal.h"
@@ -344,18 +344,9 @@ static void usage(FILE *f) {
           "exit: 0 all instructions emulated, 1 some are not (or a plan failed to build), 2 bad arguments\n");
 }
 
-/* A whole unsigned decimal, or exit 2 naming the option and the text. */
+/* One value through the tools' strict parser (cli.h): 1 if good. */
 static int parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long x = v && *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
-  if (!v || !end || *end || errno || x < lo || x > hi) {
-    fprintf(stderr, "convjit-coverage: %s %s: expected an integer in %llu..%llu\n", opt, v ? v : "(missing)",
-            (unsigned long long)lo, (unsigned long long)hi);
-    return 0;
-  }
-  *out = x;
-  return 1;
+  return cli_u64(opt, v, lo, hi, out) == 0;
 }
 
 static int parse_args(int argc, char **argv, cov_args *a) {
@@ -394,6 +385,7 @@ static int seen_cmp(const void *x, const void *y) {
 
 int main(int argc, char **argv) {
   cov_args a;
+  cli_set_tool("convjit-coverage");
   if (!parse_args(argc, argv, &a)) { usage(stderr); return 2; }
   sweep s;
   memset(&s, 0, sizeof s);
