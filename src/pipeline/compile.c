@@ -40,9 +40,10 @@ static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, int want_
 /* TSan builds only: one -O3 + codegen of a kernel calling inline asm, inside
  * the pthread_once. LLVM keeps some tables in function-local statics built
  * on first use (C++ guarded initialization, thread-safe). The Attributor's
- * call-edge analysis looks up inline asm callers in one of them
- * (getKnownAssumptionStrings(), a StringSet seeded with its 7 strings and
- * never changed after). A thread that finds the guard already set skips
+ * call-edge analysis inserts "ompx_no_call_asm" for each inline-asm call
+ * into one of them (getKnownAssumptionStrings(), a StringSet seeded with
+ * that string among 7, so the insert only looks up). A thread that finds
+ * the guard already set skips
  * __cxa_guard_acquire with a plain load inside uninstrumented libLLVM, so
  * TSan never sees the ordering and reports the seeding thread's writes
  * against the later lookups (StringMapImpl::LookupBucketFor): a false
