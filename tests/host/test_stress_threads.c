@@ -2,7 +2,11 @@
  * different kernels at once get exactly the code objects a single thread
  * gets. Run it under TSan with scripts/tsan (docs/testing.md).
  *
- * 1. Public API: STRESS_THREADS threads, STRESS_ITERS plan creations each,
+ * 1. Build pipeline (runs first: the threads are the process's first LLVM
+ *    users): the threads call cj_build_kernel with every stage's text kept
+ *    (IR, optimized IR, ISA text: the printer and the asm streamer run
+ *    concurrently too); each output equals a single-threaded build's.
+ * 2. Public API: STRESS_THREADS threads, STRESS_ITERS plan creations each,
  *    on the emulator with the disk cache off. Half of the iterations every
  *    thread asks for the same plan, the other half each asks for its own,
  *    on a context shared by the threads of one arch (memory-cache hits and
@@ -12,9 +16,6 @@
  *    Every code object any context loads is caught at the device's
  *    module_load and compared byte for byte with the one a single-threaded
  *    pass loaded for the same kernel (same arch, same name).
- * 2. Build pipeline: the threads call cj_build_kernel with every stage's text
- *    kept (IR, optimized IR, ISA text: the printer and the asm streamer run
- *    concurrently too); each output equals the single-threaded build's.
  *
  * Threads never call cmocka's asserts (not thread-safe): each keeps its
  * first failure as text and the main thread fails on it. */
@@ -227,7 +228,7 @@ static int launch_conv(convjit_context *c, const convjit_plan *p, const plan_spe
   return ok;
 }
 
-/* ---- 1. the public API --------------------------------------------------------- */
+/* ---- 2. the public API --------------------------------------------------------- */
 typedef struct api_thr {
   int t;
   convjit_context *shared;
@@ -347,7 +348,7 @@ static void test_api_threads(void **state) {
   g_nrec = 0;
 }
 
-/* ---- 2. the build pipeline, every stage's text kept ------------------------------ */
+/* ---- 1. the build pipeline, every stage's text kept ------------------------------ */
 static const char *const k_specs[][5] = {
   {"transpose", "gfx942", "bf16", "1,16,64", "-"},
   {"transpose", "gfx950", "bf16-fp8", "2,24,40", "-"},
