@@ -2,12 +2,12 @@
 # prefix, then build examples/ against it twice — with find_package(convjit)
 # and with pkg-config — and run both builds on the emulator.
 # Inputs: -DBIN=<build dir> -DSRC=<source dir> -DWORK=<scratch dir>
-# [-DSANITIZE=ON: the library is ASan-built, so the consumers must be too]
+# [-DSANITIZE=-fsanitize=...: the library is sanitizer-built, so the consumers must be too]
 file(REMOVE_RECURSE ${WORK})
 set(PREFIX ${WORK}/prefix)
 set(san_flags "")
 if(SANITIZE)
-  set(san_flags -fsanitize=address,undefined)
+  set(san_flags ${SANITIZE})
 endif()
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

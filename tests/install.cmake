@@ -4,7 +4,7 @@ if(TARGET convjit)
            -P ${PROJECT_SOURCE_DIR}/cmake/exports_test.cmake)
   set_tests_properties(host/exports PROPERTIES LABELS host)
   add_test(NAME host/install_example COMMAND ${CMAKE_COMMAND} -DBIN=${PROJECT_BINARY_DIR} -DSRC=${PROJECT_SOURCE_DIR}
-           -DWORK=${PROJECT_BINARY_DIR}/install-test -DSANITIZE=${CJ_SANITIZE} -P ${PROJECT_SOURCE_DIR}/cmake/install_test.cmake)
+           -DWORK=${PROJECT_BINARY_DIR}/install-test -DSANITIZE=${CJ_SAN_LINK} -P ${PROJECT_SOURCE_DIR}/cmake/install_test.cmake)
   set_tests_properties(host/install_example PROPERTIES LABELS host
     ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
 endif()

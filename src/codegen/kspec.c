@@ -178,7 +178,7 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
   CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
   CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8 or bf16-fp8",
            dtype);
-  CJ_CHECK(!strcmp(dtype, "bf16-fp8") == 0 || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
+  CJ_CHECK(strcmp(dtype, "bf16-fp8") != 0 || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
            "spec dtype = %s: only op transpose converts (op is %s)", dtype, op);
   cj_kop k = cj_kop_from_name(op);
   if (k == CJ_KOP_NONE) {

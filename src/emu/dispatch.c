@@ -305,12 +305,11 @@ static convjit_status run_wg(worker *wk, uint64_t linear) {
   }
   const emu_module *m = L->k->mod;
   for (;;) {
-    uint32_t done = 0, waiting = 0;
+    uint32_t done = 0;
     for (uint32_t i = 0; i < g.nwaves && st == CONVJIT_OK; i++) {
       emu_wave *w = &g.waves[i];
       if (w->state == EMU_WAVE_RUNNING) st = run_wave(w, m);
       if (w->state == EMU_WAVE_DONE) done++;
-      else if (w->state == EMU_WAVE_BARRIER) waiting++;
     }
     if (st != CONVJIT_OK || done == g.nwaves) break;
     /* every wave that has not ended waits at the barrier: release them */

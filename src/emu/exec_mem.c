@@ -159,7 +159,7 @@ convjit_status emu_mem_log_atomic(emu_wave *w, const emu_inst *in, uint64_t addr
   const emu_range *r = emu_mem_find(m, addr, 4);
   if (!r || r->kind == EMU_RANGE_PROCEDURAL) {
     emu_access_ctx c = emu_actx(w, in, lane);
-    float tmp;
+    float tmp = 0;
     if (!r) return emu_mem_read(m, addr, &tmp, 4, &c); /* sets the out-of-range error */
     return emu_mem_write(m, addr, &tmp, 4, &c);         /* procedural: read-only error */
   }

@@ -69,17 +69,21 @@ static void gather_f8(const emu_lanereg *a, const emu_lanereg *b, mfma_loc_fn lo
 /* D[i][j] = C[i][j] + sum_k A[i][k] B[k][j], rounded once to f32. The
  * result is built aside and written last, so d may overlap a, b or c in any
  * way (the operands are already gathered; C is read before D is written). */
-/* x86-64: an AVX2 clone of the product loop is picked at load time (ifunc);
- * the results are identical (products are exact in double, so fused or
- * not, each sum step rounds the same way). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MFMA_CLONES __attribute__((target_clones("avx2", "default")))
+/* x86-64: the product loop is compiled twice, for AVX2 and the baseline, and
+ * each call picks one by __builtin_cpu_supports (a load of the CPU-feature
+ * word libgcc fills before main, and a branch that always goes the same way).
+ * Not an ifunc (target_clones): an ifunc resolver runs while the dynamic
+ * loader relocates, before a sanitizer runtime (TSan) is initialized, and
+ * crashes there. The results are identical (products are exact in double,
+ * so fused or not, each sum step rounds the same way). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MFMA_AVX2 1
 #else
-#define MFMA_CLONES
+#define MFMA_AVX2 0
 #endif
 
-MFMA_CLONES
-static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
+__attribute__((always_inline))
+static inline void mfma_16x16_body(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
   emu_lanereg res[4];
   for (int i = 0; i < 16; i += 2) { /* two rows share each B row load */
     double acc0[16] = {0}, acc1[16] = {0};
@@ -106,6 +110,26 @@ static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_laner
       }
   }
   memcpy(d, res, sizeof res);
+}
+
+static void mfma_16x16_base(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
+  mfma_16x16_body(o, K, c, d);
+}
+#if MFMA_AVX2
+__attribute__((target("avx2")))
+static void mfma_16x16_avx2(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
+  mfma_16x16_body(o, K, c, d);
+}
+#endif
+
+static void mfma_16x16(const mfma_ops *o, int K, const emu_lanereg *c, emu_lanereg *d) {
+#if MFMA_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    mfma_16x16_avx2(o, K, c, d);
+    return;
+  }
+#endif
+  mfma_16x16_base(o, K, c, d);
 }
 
 void emu_mfma_f32_16x16x16_bf16(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,

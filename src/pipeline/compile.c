@@ -5,11 +5,13 @@
  *          -> [asm text, from a clone] -> object
  *
  * Everything is per call: its own TargetMachine, its own pass options, the
- * caller's LLVMContext. The only process-wide state is the AMDGPU target
- * registration, done once under pthread_once. While compiling, the context's
- * diagnostic handler is replaced by one that collects errors: LLVM's default
- * handler would print and exit(1) on a backend error (e.g. LDS over the
- * limit), and a library must return a status instead.
+ * caller's LLVMContext. The only process-wide state we touch is the AMDGPU
+ * target registration, done once under pthread_once; nothing else here
+ * needs a lock (docs/pipeline.md, "Threads", lists LLVM's globals and why
+ * each is safe). While compiling, the context's diagnostic handler is
+ * replaced by one that collects errors: LLVM's default handler would print
+ * and exit(1) on a backend error (e.g. LDS over the limit), and a library
+ * must return a status instead.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,7 +24,49 @@
 
 #define CJ_AMDGPU_TRIPLE "amdgcn-amd-amdhsa"
 
+#if defined(__SANITIZE_THREAD__)
+#define CJ_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CJ_TSAN 1
+#endif
+#endif
+
 static pthread_once_t cj_llvm_once = PTHREAD_ONCE_INIT;
+static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, int want_asm, int want_opt_ir,
+                                 cj_compile_out *out);
+
+#ifdef CJ_TSAN
+/* TSan builds only: one -O3 + codegen of a kernel calling inline asm, inside
+ * the pthread_once. LLVM keeps some tables in function-local statics built
+ * on first use (C++ guarded initialization, thread-safe). The Attributor's
+ * call-edge analysis inserts "ompx_no_call_asm" for each inline-asm call
+ * into one of them (getKnownAssumptionStrings(), a StringSet seeded with
+ * that string among 7, so the insert only looks up). A thread that finds
+ * the guard already set skips
+ * __cxa_guard_acquire with a plain load inside uninstrumented libLLVM, so
+ * TSan never sees the ordering and reports the seeding thread's writes
+ * against the later lookups (StringMapImpl::LookupBucketFor): a false
+ * positive. Building those statics here, under pthread_once, gives TSan
+ * the happens-before it cannot see otherwise; other builds need nothing. */
+static void cj_llvm_warmup(void) {
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef m = LLVMModuleCreateWithNameInContext("cj_warmup", c);
+  LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(c), NULL, 0, 0);
+  LLVMValueRef fn = LLVMAddFunction(m, "cj_warmup", vt);
+  LLVMSetFunctionCallConv(fn, LLVMAMDGPUKERNELCallConv);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c, fn, "entry"));
+  LLVMValueRef nop = LLVMGetInlineAsm(vt, "s_nop 0", 7, "", 0, 1, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMBuildCall2(b, vt, nop, NULL, 0, "");
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  cj_compile_out out;
+  if (cj_compile(m, cj_arch_from_name("gfx942"), 1, 0, &out) == CONVJIT_OK) cj_compile_out_free(&out);
+  LLVMDisposeModule(m);
+  LLVMContextDispose(c);
+}
+#endif
 
 static void cj_llvm_init_once(void) {
   LLVMInitializeAMDGPUTargetInfo();
@@ -31,6 +75,9 @@ static void cj_llvm_init_once(void) {
   LLVMInitializeAMDGPUAsmPrinter();
   LLVMInitializeAMDGPUAsmParser();
   LLVMInitializeAMDGPUDisassembler();
+#ifdef CJ_TSAN
+  cj_llvm_warmup();
+#endif
 }
 
 void cj_llvm_init(void) { pthread_once(&cj_llvm_once, cj_llvm_init_once); }
@@ -119,8 +166,14 @@ convjit_status cj_compile_module(LLVMModuleRef m, const cj_arch *arch, int want_
   CJ_CHECK(m != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: module is NULL");
   CJ_CHECK(arch != NULL && arch->name != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: arch is NULL");
   CJ_CHECK(out != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: out is NULL");
-  memset(out, 0, sizeof *out);
   cj_llvm_init();
+  return cj_compile(m, arch, want_asm, want_opt_ir, out);
+}
+
+/* cj_compile_module after its checks and LLVM's initialization. */
+static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, int want_asm, int want_opt_ir,
+                                 cj_compile_out *out) {
+  memset(out, 0, sizeof *out);
   double t0 = cj_now_ms();
 
   char *vmsg = NULL;

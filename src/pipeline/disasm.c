@@ -16,6 +16,8 @@
  * MUBUF/MTBUF soffset of 255 (found by test_decode's random-bytes test and
  * a fork-per-instruction fuzzer). No compiler emits these; such words are
  * reported as undecodable without asking LLVM. */
+#define CJ_DISASM_MAX_INST 16 /* bytes: longer than any gfx9 encoding (8 + a 4-byte literal) */
+
 static int llvm_would_crash(const cj_arch *arch, const uint8_t *p, uint64_t left) {
   uint32_t w0, w1;
   memcpy(&w0, p, 4);
@@ -62,8 +64,21 @@ convjit_status cj_disasm_range(const cj_codeobj *co, const cj_arch *a, uint64_t 
     cj_inst_text it = {.offset = (uint32_t)pc, .bytes = text + pc};
     buf[0] = 0;
     size_t len = 0;
-    if (!llvm_would_crash(a, text + pc, end - pc))
-      len = LLVMDisasmInstruction(dc, (uint8_t *)(text + pc), end - pc, co->text_vaddr + pc, buf, sizeof buf);
+    /* LLVM 22 also crashes printing an instruction whose literal (operand
+     * code 255: SOP1/SOP2/SOPC, VOP2, VOP3) lies past the end of the bytes
+     * it was given (found by tests/fuzz/fuzz_codeobj). Near the end it gets
+     * a zero-padded copy instead; a length past the real end is refused
+     * below, and an instruction that fits decodes from the same bytes. */
+    uint8_t tail[2 * CJ_DISASM_MAX_INST] = {0};
+    const uint8_t *at = text + pc;
+    uint64_t avail = end - pc;
+    if (avail < CJ_DISASM_MAX_INST) {
+      memcpy(tail, at, avail);
+      at = tail;
+      avail = sizeof tail;
+    }
+    if (!llvm_would_crash(a, at, avail))
+      len = LLVMDisasmInstruction(dc, (uint8_t *)at, avail, co->text_vaddr + pc, buf, sizeof buf);
     if (len == 0 || len > end - pc) {
       it.size = 4;
       it.text = NULL;

@@ -74,11 +74,13 @@ static int mul_ok(uint64_t *acc, uint64_t v) { return !__builtin_mul_overflow(*a
  * is exact in double, so the result is the same as the scalar loop's. */
 typedef double ref_v4d __attribute__((vector_size(32)));
 
-/* x86-64 GCC: an AVX2 clone too, picked at load time (same bits). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define REF_CLONES __attribute__((target_clones("avx2", "default")))
+/* x86-64: an AVX2 build of the compute too, picked per call by
+ * __builtin_cpu_supports (same bits; not an ifunc, whose resolver would run
+ * before a sanitizer runtime is up: see emu/mfma.c). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define REF_AVX2 1
 #else
-#define REF_CLONES
+#define REF_AVX2 0
 #endif
 
 static inline void row_axpy(double *a, const double *x, double w, int64_t n) {
@@ -98,9 +100,10 @@ static inline void row_axpy(double *a, const double *x, double w, int64_t n) {
  * n and block of KB output channels, taps in (c, t, r, s) order, each input
  * row gathered once into xs (and |x| into xa) and added into the KB
  * accumulator planes (planes KB.. hold the magnitudes when mag is set). */
-REF_CLONES
-static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
-                            const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
+__attribute__((always_inline))
+static inline void conv_fwd_body(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
+                                 const float *wt, const float *bias, float *y, float *mag, double *acc,
+                                 double *xs) {
   double *xa = xs + out[2];
   const uint64_t plane = out[0] * out[1] * out[2];
   const int64_t D = (int64_t)sh->d, H = (int64_t)sh->h, W = (int64_t)sh->w;
@@ -162,6 +165,29 @@ static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], 
         }
       }
     }
+}
+
+static void conv_fwd_base(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
+                          const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
+  conv_fwd_body(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+}
+#if REF_AVX2
+__attribute__((target("avx2")))
+static void conv_fwd_avx2(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
+                          const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
+  conv_fwd_body(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+}
+#endif
+
+static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
+                            const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
+#if REF_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    conv_fwd_avx2(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+    return;
+  }
+#endif
+  conv_fwd_base(sh, out, KB, x, wt, bias, y, mag, acc, xs);
 }
 
 convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, const float *wt,

@@ -5,7 +5,13 @@
  * allowed implementation of "enqueue"); streams are accepted and ignored;
  * synchronize does nothing. Events read an EMULATED clock that each launch
  * advances by its modelled time (stats.c), so event_elapsed_ms gives
- * emulated kernel time, never a GPU measurement. */
+ * emulated kernel time, never a GPU measurement.
+ *
+ * Threads: launches run concurrently (the emulator keeps no state of its
+ * own per device); the device's bookkeeping (clock, last statistics,
+ * launch record, options) is under one mutex, since a context's plans may
+ * launch from several threads at once. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +20,7 @@
 
 typedef struct emu_dev {
   emu_ctx *ctx;
+  pthread_mutex_t mu;     /* everything below */
   double now_ms;          /* emulated clock */
   emu_stats last;
   char last_kernel[128];
@@ -35,6 +42,7 @@ static void e_destroy(cj_device *d) {
     emu_stats_free(&e->last);
     free(e->rec);
     emu_ctx_destroy(e->ctx);
+    pthread_mutex_destroy(&e->mu);
     free(e);
   }
   free(d);
@@ -62,26 +70,36 @@ static convjit_status e_launch(cj_device *d, void *kern, const uint32_t grid[3],
   emu_dev *e = dev_of(d);
   CJ_CHECK(kern, CONVJIT_ERR_INVALID_ARG, "emu device: launch of a NULL kernel");
   emu_stats st;
-  CJ_TRY(emu_launch(kern, grid, block, kernargs, kernarg_size, e->have_opts ? &e->opts : NULL, &st));
+  pthread_mutex_lock(&e->mu);
+  int have_opts = e->have_opts;
+  emu_launch_opts opts = e->opts;
+  pthread_mutex_unlock(&e->mu);
+  CJ_TRY(emu_launch(kern, grid, block, kernargs, kernarg_size, have_opts ? &opts : NULL, &st));
+  convjit_status rc = CONVJIT_OK;
+  pthread_mutex_lock(&e->mu);
   emu_stats_free(&e->last);
   e->last = st;
   e->now_ms += st.emulated_ms;
   snprintf(e->last_kernel, sizeof e->last_kernel, "%s", emu_kernel_info(kern)->name);
-  if (e->recording) {
-    if (e->nrec == e->caprec) {
-      size_t cap = e->caprec ? 2 * e->caprec : 8;
-      cj_emu_launch_record *r = realloc(e->rec, cap * sizeof *r);
-      CJ_ALLOC_CHECK(r);
+  if (e->recording && e->nrec == e->caprec) {
+    size_t cap = e->caprec ? 2 * e->caprec : 8;
+    cj_emu_launch_record *r = realloc(e->rec, cap * sizeof *r);
+    if (r) {
       e->rec = r;
       e->caprec = cap;
+    } else {
+      rc = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emu device: out of memory recording a launch");
     }
+  }
+  if (e->recording && rc == CONVJIT_OK) {
     cj_emu_launch_record *r = &e->rec[e->nrec++];
     memcpy(r->kernel, e->last_kernel, sizeof r->kernel);
     r->stats = st;
     r->stats.per_wave = NULL; /* owned by e->last */
     r->stats.nper_wave = 0;
   }
-  return CONVJIT_OK;
+  pthread_mutex_unlock(&e->mu);
+  return rc;
 }
 
 static convjit_status e_alloc(cj_device *d, size_t bytes, void **dptr) {
@@ -117,7 +135,10 @@ static void e_event_destroy(cj_device *d, void *ev) { (void)d; free(ev); }
 static convjit_status e_event_record(cj_device *d, void *ev, void *stream) {
   (void)stream;
   CJ_CHECK(ev, CONVJIT_ERR_INVALID_ARG, "emu device: event_record ev = NULL");
-  ((emu_event *)ev)->t = dev_of(d)->now_ms;
+  emu_dev *e = dev_of(d);
+  pthread_mutex_lock(&e->mu);
+  ((emu_event *)ev)->t = e->now_ms;
+  pthread_mutex_unlock(&e->mu);
   return CONVJIT_OK;
 }
 static convjit_status e_event_elapsed(cj_device *d, void *a, void *b, float *ms) {
@@ -141,6 +162,7 @@ convjit_status cj_device_emu_create(const char *arch, cj_device **out) {
   if (!d || !e) { free(d); free(e); return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "cj_device_emu_create: out of memory"); }
   convjit_status st = emu_ctx_create(arch, NULL, &e->ctx);
   if (st != CONVJIT_OK) { free(d); free(e); return st; }
+  pthread_mutex_init(&e->mu, NULL);
   d->ops = &k_emu_ops;
   snprintf(d->arch, sizeof d->arch, "%s", arch);
   d->cu_count = (int)cj_arch_from_name(arch)->cu_count_default; /* emu_ctx_create checked the name */
@@ -158,11 +180,12 @@ emu_ctx *cj_device_emu_ctx(cj_device *d) {
 convjit_status cj_device_emu_set_launch_opts(cj_device *d, const emu_launch_opts *o) {
   emu_dev *e = dev_of(d);
   CJ_CHECK(e, CONVJIT_ERR_INVALID_ARG, "cj_device_emu_set_launch_opts: not an emulator device");
-  if (!o) { e->have_opts = 0; return CONVJIT_OK; }
-  CJ_CHECK(o->size == sizeof *o, CONVJIT_ERR_INVALID_ARG,
+  CJ_CHECK(!o || o->size == sizeof *o, CONVJIT_ERR_INVALID_ARG,
            "cj_device_emu_set_launch_opts: opts.size = %u: must be %zu", o->size, sizeof *o);
-  e->opts = *o;
-  e->have_opts = 1;
+  pthread_mutex_lock(&e->mu);
+  if (o) e->opts = *o;
+  e->have_opts = o != NULL;
+  pthread_mutex_unlock(&e->mu);
   return CONVJIT_OK;
 }
 
@@ -179,8 +202,10 @@ const char *cj_device_emu_last_kernel(cj_device *d) {
 convjit_status cj_device_emu_record_launches(cj_device *d, int on) {
   emu_dev *e = dev_of(d);
   CJ_CHECK(e, CONVJIT_ERR_INVALID_ARG, "cj_device_emu_record_launches: not an emulator device");
+  pthread_mutex_lock(&e->mu);
   if (on) e->nrec = 0;
   e->recording = on != 0;
+  pthread_mutex_unlock(&e->mu);
   return CONVJIT_OK;
 }
 

@@ -3,7 +3,10 @@
  * sink buffers (tensors too large to store), workgroup subsets and the
  * statistics of the last launch. Every function accepts only a device made
  * by cj_device_emu_create; other devices get CONVJIT_ERR_INVALID_ARG (or
- * NULL). Times are EMULATED (docs/emulator.md), never measured. */
+ * NULL). Times are EMULATED (docs/emulator.md), never measured.
+ * Launches may run on several threads at once; the last-launch statistics
+ * and the launch record point into the device, so read them while no
+ * launch on it is running. */
 #ifndef CJ_RUNTIME_DEVICE_EMU_H
 #define CJ_RUNTIME_DEVICE_EMU_H
 

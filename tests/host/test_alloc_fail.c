@@ -23,12 +23,15 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t a, size_t b);
 void *__real_realloc(void *p, size_t n);
 
-static long g_count, g_fail_at = -1; /* fail the g_fail_at-th call (1-based); -1 never */
-static int g_failed;
+/* Atomic: the emulator's worker threads allocate too (a plain ++ raced,
+ * TSan found it, and could make two calls fail or none). */
+static _Atomic long g_count, g_fail_at = -1; /* fail the g_fail_at-th call (1-based); -1 never */
+static _Atomic int g_failed;
 
 static int should_fail(void) {
-  if (g_fail_at < 0) return 0;
-  if (++g_count == g_fail_at) {
+  long at = g_fail_at;
+  if (at < 0) return 0;
+  if (++g_count == at) {
     g_failed = 1;
     return 1;
   }
