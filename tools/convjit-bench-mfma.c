@@ -14,8 +14,6 @@
  *
  *   convjit-bench-mfma [--seconds S] [--json]
  */
-#include <llvm-c/Core.h>
-#include <llvm-c/IRReader.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +25,7 @@
 #include "cli.h"
 #include "emu/mfma.h"
 #include "pipeline/compile.h"
-#include "pipeline/link.h"
+#include "pipeline/build.h"
 #include "util/cj.h"
 
 enum { BENCH_BF16_K16, BENCH_BF16_K32, BENCH_FP8_K32, BENCH_F8F6F4_K128, BENCH_N };
@@ -118,25 +116,8 @@ static const char k_loop_ir[] =
 /* The loop kernel on a one-thread, hazard-off gfx950 emulator; *rate =
  * MFMA multiply-adds per CPU second of the process. */
 static convjit_status end_to_end(double seconds, double *rate, uint64_t *instr_per_mfma) {
-  cj_llvm_init();
-  LLVMContextRef lc = LLVMContextCreate();
-  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(k_loop_ir, strlen(k_loop_ir), "bench.ll");
-  LLVMModuleRef mod = NULL;
-  char *msg = NULL;
-  if (LLVMParseIRInContext(lc, mb, &mod, &msg)) {
-    convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "bench IR does not parse: %s", msg ? msg : "?");
-    LLVMDisposeMessage(msg);
-    LLVMContextDispose(lc);
-    return st;
-  }
-  cj_compile_out out;
-  convjit_status st = cj_compile_module(mod, cj_arch_from_name("gfx950"), 0, 0, &out);
-  LLVMDisposeModule(mod);
-  LLVMContextDispose(lc);
-  CJ_TRY(st);
   cj_blob co = {0};
-  st = cj_link_code_object(&out.object, &co);
-  cj_compile_out_free(&out);
+  convjit_status st = cj_build_ir_text(cj_arch_from_name("gfx950"), k_loop_ir, "bench IR", &co);
   CJ_TRY(st);
   emu_options o = {sizeof o, 0, 1};
   emu_ctx *c = NULL;

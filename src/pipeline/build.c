@@ -8,6 +8,8 @@
  * convjit-dump --check and the runtime apply it; a build that spills still
  * returns its code object so the tools can show why.
  */
+#include <llvm-c/Core.h>
+#include <llvm-c/IRReader.h>
 #include <string.h>
 #include "codegen/codegen.h"
 #include "pipeline/build.h"
@@ -93,4 +95,28 @@ convjit_status cj_check_resources(const cj_kernel_info *k, const cj_arch *arch) 
            "kernel %s: group_segment_size (LDS) = %u bytes, limit %u on %s", k->name, k->group_segment_size,
            arch->lds_bytes, arch->name);
   return CONVJIT_OK;
+}
+
+convjit_status cj_build_ir_text(const cj_arch *arch, const char *ir, const char *what, cj_blob *co) {
+  memset(co, 0, sizeof *co);
+  CJ_CHECK(arch && ir, CONVJIT_ERR_INVALID_ARG, "%s: no arch or IR text", what);
+  cj_llvm_init();
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), what);
+  LLVMModuleRef m = NULL;
+  char *msg = NULL;
+  if (LLVMParseIRInContext(ctx, mb, &m, &msg)) { /* takes ownership of mb */
+    convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "%s: IR does not parse: %s", what, msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    LLVMContextDispose(ctx);
+    return st;
+  }
+  cj_compile_out out;
+  convjit_status st = cj_compile_module(m, arch, 0, 0, &out);
+  LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  CJ_TRY(st);
+  st = cj_link_code_object(&out.object, co);
+  cj_compile_out_free(&out);
+  return st;
 }

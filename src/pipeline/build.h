@@ -26,6 +26,11 @@ typedef struct cj_built {
 convjit_status cj_build_kernel(const cj_kplan *p, unsigned flags, cj_built *out);
 void cj_built_free(cj_built *b); /* NULL-safe; leaves *b zeroed */
 
+/* Hand-written LLVM IR text (test kernels, benchmarks) -> linked code object
+ * through the same compile (-O3) and link stages; no plan, no metadata
+ * checks. An IR parse error is CONVJIT_ERR_INVALID_ARG naming `what`. */
+convjit_status cj_build_ir_text(const cj_arch *arch, const char *ir, const char *what, cj_blob *co);
+
 /* The shipped-kernel policy: no VGPR/SGPR spills, no scratch, no dynamic
  * stack, LDS within arch->lds_bytes. CONVJIT_ERR_RESOURCE with the reason
  * (kernel name, which resource, the value and the limit) otherwise. */

@@ -15,12 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <llvm-c/Core.h>
-#include <llvm-c/IRReader.h>
 #include "arch/arch.h"
 #include "pipeline/codeobj.h"
 #include "pipeline/compile.h"
-#include "pipeline/link.h"
+#include "pipeline/build.h"
 
 /* ka: 64 x i32 LDS (256 bytes), one pointer; kb: 128 x i64 LDS (1024 bytes),
  * a pointer and an i64. Each kernel uses only its own LDS array. */
@@ -60,22 +58,7 @@ static cj_blob good; /* the linked code object, built once */
 
 static int setup(void **state) {
   (void)state;
-  cj_llvm_init();
-  LLVMContextRef c = LLVMContextCreate();
-  LLVMMemoryBufferRef mb =
-      LLVMCreateMemoryBufferWithMemoryRangeCopy(two_kernels_ir, strlen(two_kernels_ir), "two_kernels");
-  LLVMModuleRef m = NULL;
-  char *err = NULL;
-  if (LLVMParseIRInContext(c, mb, &m, &err)) { /* takes ownership of mb */
-    fprintf(stderr, "IR parse: %s\n", err);
-    return -1;
-  }
-  cj_compile_out co;
-  convjit_status st = cj_compile_module(m, cj_arch_from_name("gfx950"), 0, 0, &co);
-  if (st == CONVJIT_OK) st = cj_link_code_object(&co.object, &good);
-  cj_compile_out_free(&co);
-  LLVMDisposeModule(m);
-  LLVMContextDispose(c);
+  convjit_status st = cj_build_ir_text(cj_arch_from_name("gfx950"), two_kernels_ir, "two_kernels", &good);
   if (st != CONVJIT_OK) fprintf(stderr, "build: %s\n", convjit_last_error());
   return st == CONVJIT_OK ? 0 : -1;
 }

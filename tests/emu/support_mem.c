@@ -1,39 +1,19 @@
 /* See support_mem.h. */
 #include "support_mem.h"
 
-#include <llvm-c/Core.h>
-#include <llvm-c/IRReader.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arch/arch.h"
 #include "pipeline/compile.h"
-#include "pipeline/link.h"
+#include "pipeline/build.h"
 
 convjit_status tmem_build(const char *arch_name, const char *ir, cj_blob *co) {
   memset(co, 0, sizeof *co);
   const cj_arch *arch = cj_arch_from_name(arch_name);
   CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "arch %s", arch_name);
-  cj_llvm_init();
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), "test.ll");
-  LLVMModuleRef m = NULL;
-  char *msg = NULL;
-  if (LLVMParseIRInContext(ctx, mb, &m, &msg)) { /* takes ownership of mb */
-    convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "test IR does not parse: %s", msg ? msg : "?");
-    LLVMDisposeMessage(msg);
-    LLVMContextDispose(ctx);
-    return st;
-  }
-  cj_compile_out out;
-  convjit_status st = cj_compile_module(m, arch, 0, 0, &out);
-  LLVMDisposeModule(m);
-  LLVMContextDispose(ctx);
-  if (st != CONVJIT_OK) return st;
-  st = cj_link_code_object(&out.object, co);
-  cj_compile_out_free(&out);
-  return st;
+  return cj_build_ir_text(arch, ir, "test IR", co);
 }
 
 convjit_status tmem_open(tmem *t, const char *arch, const char *ir) {

@@ -16,17 +16,7 @@
 
 #define API __attribute__((visibility("default")))
 
-typedef struct fakehip_launch {
-  char name[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  void **kernel_params;
-  size_t kernarg_size;
-  uint8_t kernargs[512];
-  int extra_ok; /* extra[] was {BUFFER_POINTER, p, BUFFER_SIZE, &n, END} */
-  const uint8_t *image; /* the loaded code object, valid until its module is unloaded */
-  size_t image_size;
-} fakehip_launch;
+#include "fake_hip.h"
 
 #define FAKEHIP_LAUNCH_MS 0.25 /* fake time per launch (exact in binary) */
 static double g_clock_ms;

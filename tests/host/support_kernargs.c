@@ -3,10 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <llvm-c/Core.h>
-#include <llvm-c/IRReader.h>
 #include "pipeline/compile.h"
-#include "pipeline/link.h"
+#include "pipeline/build.h"
 #include "support_kernargs.h"
 
 /* ---- metadata through llvm-readelf ------------------------------------------ */
@@ -117,25 +115,7 @@ static const char k_probe_ir[] =
     "!0 = !{i32 1, !\"amdhsa_code_object_version\", i32 500}\n";
 
 static convjit_status probe_build(const cj_arch *arch, cj_blob *co) {
-  cj_llvm_init();
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(k_probe_ir, strlen(k_probe_ir), "probe.ll");
-  LLVMModuleRef m = NULL;
-  char *msg = NULL;
-  if (LLVMParseIRInContext(ctx, mb, &m, &msg)) { /* takes ownership of mb */
-    convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "probe IR does not parse: %s", msg ? msg : "?");
-    LLVMDisposeMessage(msg);
-    LLVMContextDispose(ctx);
-    return st;
-  }
-  cj_compile_out out;
-  convjit_status st = cj_compile_module(m, arch, 0, 0, &out);
-  LLVMDisposeModule(m);
-  LLVMContextDispose(ctx);
-  CJ_TRY(st);
-  st = cj_link_code_object(&out.object, co);
-  cj_compile_out_free(&out);
-  return st;
+  return cj_build_ir_text(arch, k_probe_ir, "probe IR", co);
 }
 
 static void probe_arg(cj_kplan *kp, const char *name, int is_ptr) {

@@ -26,6 +26,7 @@
 #include "util/numfmt.h"
 
 #include "api_expect.h"
+#include "../runtime/support_mac.h"
 
 static char g_dir[256], g_keyfile[300];
 
@@ -84,29 +85,6 @@ static int count(const char *hay, const char *needle) {
   return n;
 }
 
-/* BLAKE2b-256 over the documented MAC message, keyed with the key file or
- * (key == 0) unkeyed as a writer without the key would compute it. */
-static void mac_of(int key, const char *k, const uint8_t *b, int n, uint8_t mac[32]) {
-  uint8_t kb[32];
-  if (key) {
-    FILE *f = fopen(g_keyfile, "rb");
-    assert_non_null(f);
-    assert_int_equal(fread(kb, 1, 32, f), 32);
-    fclose(f);
-  }
-  crypto_generichash_state s;
-  crypto_generichash_init(&s, key ? kb : NULL, key ? 32 : 0, 32);
-  crypto_generichash_update(&s, (const uint8_t *)"convjit-cache-entry-v1", 23);
-  uint8_t len[8];
-  uint64_t kl = strlen(k), bl = (uint64_t)n;
-  for (int i = 0; i < 8; i++) len[i] = (uint8_t)(kl >> (8 * i));
-  crypto_generichash_update(&s, len, 8);
-  crypto_generichash_update(&s, (const uint8_t *)k, kl);
-  for (int i = 0; i < 8; i++) len[i] = (uint8_t)(bl >> (8 * i));
-  crypto_generichash_update(&s, len, 8);
-  crypto_generichash_update(&s, b, (size_t)n);
-  crypto_generichash_final(&s, mac, 32);
-}
 
 typedef void (*patch_fn)(uint8_t *blob, int n);
 
@@ -127,7 +105,7 @@ static int patch_rows(patch_fn patch, int keyed) {
     uint8_t *b = malloc((size_t)n), mac[32];
     memcpy(b, sqlite3_column_blob(sel, 1), (size_t)n);
     patch(b, n);
-    mac_of(keyed, k, b, n, mac);
+    doc_mac(keyed ? g_keyfile : NULL, k, b, n, mac);
     sqlite3_bind_blob(upd, 1, b, n, SQLITE_TRANSIENT);
     sqlite3_bind_blob(upd, 2, mac, 32, SQLITE_TRANSIENT);
     sqlite3_bind_text(upd, 3, k, -1, SQLITE_TRANSIENT);

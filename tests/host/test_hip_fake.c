@@ -23,17 +23,7 @@
 #include "host/plan.h"
 #include "support_kernargs.h"
 
-typedef struct fakehip_launch {
-  char name[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  void **kernel_params;
-  size_t kernarg_size;
-  uint8_t kernargs[512];
-  int extra_ok;
-  const uint8_t *image; /* the code object of the launched kernel */
-  size_t image_size;
-} fakehip_launch;
+#include "../fakehip/fake_hip.h"
 
 static void *g_lib;
 static int (*launch_count)(void);

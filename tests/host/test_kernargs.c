@@ -89,17 +89,7 @@ static void test_probe_emulator(void **st) {
   }
 }
 
-typedef struct fakehip_launch {
-  char name[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  void **kernel_params;
-  size_t kernarg_size;
-  uint8_t kernargs[512];
-  int extra_ok;
-  const uint8_t *image;
-  size_t image_size;
-} fakehip_launch;
+#include "../fakehip/fake_hip.h"
 
 static void test_probe_fake_hip(void **st) {
   (void)st;
