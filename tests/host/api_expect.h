@@ -1,7 +1,12 @@
 /* Status assertions for the public-API tests (cmocka): the call's status, and
- * for failures a substring of convjit_last_error() that names field and value. */
+ * for failures a substring of convjit_last_error() that names field and value;
+ * and the context most of those tests use. */
 #ifndef CJ_TESTS_HOST_API_EXPECT_H
 #define CJ_TESTS_HOST_API_EXPECT_H
+
+#include <string.h>
+
+#include "convjit/convjit.h"
 
 #define EXPECT(call, st, needle)                                                                          \
   do {                                                                                                    \
@@ -15,5 +20,17 @@
     convjit_status s_ = (call);                                                                           \
     if (s_ != CONVJIT_OK) fail_msg("%s: %s: %s", #call, convjit_status_string(s_), convjit_last_error()); \
   } while (0)
+
+/* A context on `kind` (arch NULL = the device's) with the memory cache only:
+ * no files, compile counts the test can predict. */
+static inline convjit_context *api_ctx(convjit_device_kind kind, const char *arch) {
+  convjit_context_options o = convjit_context_options_default();
+  o.device = kind;
+  o.arch = arch;
+  o.disable_disk_cache = 1;
+  convjit_context *c = NULL;
+  OK(convjit_context_create(&o, &c));
+  return c;
+}
 
 #endif

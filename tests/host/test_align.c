@@ -18,23 +18,13 @@
 
 #include "api_expect.h"
 
-static convjit_context *emu_ctx(void) {
-  convjit_context_options o = convjit_context_options_default();
-  o.device = CONVJIT_DEVICE_EMU;
-  o.arch = "gfx950";
-  o.disable_disk_cache = 1;
-  convjit_context *c = NULL;
-  OK(convjit_context_create(&o, &c));
-  return c;
-}
-
 static void *at(void *p, size_t off) { return (char *)p + off; }
 
 /* The transpose: x and y 16-byte aligned (16-byte loads and stores for
  * bf16 1,64,64: 128-byte rows). */
 static void test_transpose_align(void **st) {
   (void)st;
-  convjit_context *c = emu_ctx();
+  convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   enum { N = 1, C = 64, S = 64, BYTES = N * C * S * 2, PAD = 64 };
   convjit_transpose_desc d = {sizeof d, N, C, S, CONVJIT_DTYPE_BF16};
   convjit_plan *p = NULL;
@@ -72,7 +62,7 @@ static void test_transpose_align(void **st) {
  * w_packed, workspace 16 bytes; y 4 bf16 = 8 bytes; bias 4; w 2. */
 static void test_conv_align(void **st) {
   (void)st;
-  convjit_context *c = emu_ctx();
+  convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_conv_desc d = convjit_conv_desc_default();
   d.n = 1; d.c = 16; d.k = 32;
   for (int i = 0; i < 3; i++) { d.in[i] = 6; d.filter[i] = 3; d.pad_lo[i] = d.pad_hi[i] = 1; }

@@ -17,23 +17,18 @@
 #include "ref/ref_conv.h"
 #include "util/numfmt.h"
 
+#include "api_expect.h"
+
 static uint32_t rnd(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(*s >> 33);
 }
 
-#define OK(x) do { convjit_status st_ = (x); if (st_ != CONVJIT_OK) fail_msg("%s: %s", #x, convjit_last_error()); } while (0)
-
 /* Runs desc end to end on arch. expect_kernels: the launch sequence's
  * kernel count, from the selection rules (pack, [transpose], conv,
  * [split-K finalize]) worked out by hand per case. */
 static void run_api(const char *arch, const convjit_conv_desc *d, const char *why, int expect_kernels) {
-  convjit_context_options co = convjit_context_options_default();
-  co.device = CONVJIT_DEVICE_EMU;
-  co.arch = arch;
-  co.disable_disk_cache = 1;
-  convjit_context *ctx = NULL;
-  OK(convjit_context_create(&co, &ctx));
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
   convjit_plan *plan = NULL;
   OK(convjit_plan_create_conv(ctx, d, &plan));
   int nk = 0;

@@ -34,16 +34,6 @@ static uint32_t rnd(uint64_t *s) {
   return (uint32_t)(*s >> 33);
 }
 
-static convjit_context *emu_ctx(void) {
-  convjit_context_options o = convjit_context_options_default();
-  o.device = CONVJIT_DEVICE_EMU;
-  o.arch = "gfx950";
-  o.disable_disk_cache = 1;
-  convjit_context *c = NULL;
-  OK(convjit_context_create(&o, &c));
-  return c;
-}
-
 /* One conv plan with its device buffers filled, and the CPU reference. */
 typedef struct conv_case {
   convjit_context *ctx;
@@ -56,7 +46,7 @@ typedef struct conv_case {
 
 static void case_open(conv_case *k, const convjit_conv_desc *d) {
   memset(k, 0, sizeof *k);
-  k->ctx = emu_ctx();
+  k->ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   k->d = *d;
   OK(convjit_plan_create_conv(k->ctx, d, &k->plan));
   int64_t out[3];
@@ -317,7 +307,7 @@ static int rebind(convjit_plan *p, cj_bind_kind from, cj_bind_kind to) {
  * the reference transpose byte for byte. */
 static void test_bind_residual_scale(void **st) {
   (void)st;
-  convjit_context *c = emu_ctx();
+  convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   enum { N = 1, C = 8, S = 96 };
   convjit_transpose_desc td = {sizeof td, N, C, S, CONVJIT_DTYPE_BF16};
   convjit_plan *p = NULL;

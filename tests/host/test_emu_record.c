@@ -14,20 +14,11 @@
 #include "convjit/convjit.h"
 #include "host/plan.h"
 
-#define OK(call)                                                                                         \
-  do {                                                                                                   \
-    convjit_status s_ = (call);                                                                          \
-    if (s_ != CONVJIT_OK) fail_msg("%s: %s: %s", #call, convjit_status_string(s_), convjit_last_error()); \
-  } while (0)
+#include "api_expect.h"
 
 static void t_record_conv_sequence(void **st) {
   (void)st;
-  convjit_context_options o = convjit_context_options_default();
-  o.device = CONVJIT_DEVICE_EMU;
-  o.arch = "gfx942";
-  o.disable_disk_cache = 1;
-  convjit_context *c = NULL;
-  OK(convjit_context_create(&o, &c));
+  convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx942");
   convjit_conv_desc d = convjit_conv_desc_default();
   d.spatial_rank = 3;
   d.n = 1; d.c = 16; d.k = 64;

@@ -26,16 +26,6 @@
 static const uint32_t A = 0x12345678u, C = 0x9abcdef0u;
 static const float B = -2.5f;
 
-static convjit_context *ctx_of(convjit_device_kind kind, const char *arch) {
-  convjit_context_options o = convjit_context_options_default();
-  o.device = kind;
-  o.arch = arch;
-  o.disable_disk_cache = 1;
-  convjit_context *c = NULL;
-  OK(convjit_context_create(&o, &c));
-  return c;
-}
-
 /* The probe's metadata as LLVM reads it, against the hand-derived layout,
  * and the step's table against the metadata. */
 static void check_layout(const probe *p) {
@@ -62,7 +52,7 @@ static void test_probe_emulator(void **st) {
   (void)st;
   const char *arches[2] = {"gfx942", "gfx950"};
   for (int a = 0; a < 2; a++) {
-    convjit_context *c = ctx_of(CONVJIT_DEVICE_EMU, arches[a]);
+    convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, arches[a]);
     probe p;
     OK(probe_open(&p, c, A, B, C));
     void *x, *y;
@@ -100,7 +90,7 @@ static void test_probe_fake_hip(void **st) {
   const fakehip_launch *(*get_launch)(int) = (const fakehip_launch *(*)(int))dlsym(lib, "fakehip_get_launch");
   void (*reset)(void) = (void (*)(void))dlsym(lib, "fakehip_reset");
   assert_true(launch_count && get_launch && reset);
-  convjit_context *c = ctx_of(CONVJIT_DEVICE_HIP, NULL);
+  convjit_context *c = api_ctx(CONVJIT_DEVICE_HIP, NULL);
   probe p;
   OK(probe_open(&p, c, A, B, C));
   void *x, *y;
