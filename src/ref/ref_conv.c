@@ -303,12 +303,13 @@ convjit_status cj_ref_conv_fp8(const cj_ref_conv_shape *sh, const cj_ref_conv_fp
   return st;
 }
 
-convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
-                                 cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
-                                 uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y) {
+/* acc (and sum |x w| when amag is set) of one output, taps in (c, t, r, s) order. */
+static convjit_status point_acc(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user, cj_ref_w_at_fn w_at,
+                                void *w_user, uint64_t n, uint64_t k, uint64_t od, uint64_t oh, uint64_t ow,
+                                double *acc_out, double *amag) {
   uint64_t out[3];
   CJ_TRY(cj_ref_conv_out_dims(sh, out));
-  CJ_CHECK(x_at && w_at && y, CONVJIT_ERR_INVALID_ARG, "ref conv point: %s is NULL",
+  CJ_CHECK(x_at && w_at && acc_out, CONVJIT_ERR_INVALID_ARG, "ref conv point: %s is NULL",
            !x_at ? "x_at" : !w_at ? "w_at" : "y");
   const uint64_t pos[5] = {n, k, od, oh, ow}, lim[5] = {sh->n, sh->k, out[0], out[1], out[2]};
   static const char *const pos_names[5] = {"n", "k", "do", "ho", "wo"};
@@ -317,7 +318,7 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
              pos_names[i], (unsigned long long)pos[i], (unsigned long long)lim[i]);
   uint64_t in[3], f[3];
   shape_dims(sh, in, f);
-  double acc = 0.0;
+  double acc = 0.0, m = 0.0;
   for (uint64_t c = 0; c < sh->c; c++)
     for (uint64_t t = 0; t < f[0]; t++) {
       int64_t id = (int64_t)(od * sh->stride[0] + t * sh->dilation[0]) - (int64_t)sh->pad_lo[0];
@@ -328,12 +329,44 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
         for (uint64_t s = 0; s < f[2]; s++) {
           int64_t iw = (int64_t)(ow * sh->stride[2] + s * sh->dilation[2]) - (int64_t)sh->pad_lo[2];
           if (iw < 0 || iw >= (int64_t)in[2]) continue;
-          acc += (double)w_at(w_user, k, c, t, r, s) *
-                 (double)x_at(x_user, n, c, (uint64_t)id, (uint64_t)ih, (uint64_t)iw);
+          double p = (double)w_at(w_user, k, c, t, r, s) *
+                     (double)x_at(x_user, n, c, (uint64_t)id, (uint64_t)ih, (uint64_t)iw);
+          acc += p;
+          if (amag) m += fabs(p);
         }
       }
     }
+  *acc_out = acc;
+  if (amag) *amag = m;
+  return CONVJIT_OK;
+}
+
+convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                 cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
+                                 uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y) {
+  double acc;
+  CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "ref conv point: y is NULL");
+  CJ_TRY(point_acc(sh, x_at, x_user, w_at, w_user, n, k, od, oh, ow, &acc, NULL));
   *y = (float)(bias ? acc + (double)bias[k] : acc);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_ref_conv_point_fp8(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                     cj_ref_w_at_fn w_at, void *w_user, float x_scale, float w_scale_k,
+                                     const float *bias, uint64_t n, uint64_t k, uint64_t od, uint64_t oh,
+                                     uint64_t ow, double *y, float *mag) {
+  CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "ref conv point fp8: y is NULL");
+  CJ_CHECK(isfinite(x_scale) && x_scale > 0.0f && isfinite(w_scale_k) && w_scale_k > 0.0f,
+           CONVJIT_ERR_INVALID_ARG, "ref conv point fp8: %s = %g: must be finite and > 0",
+           isfinite(x_scale) && x_scale > 0.0f ? "w_scale_k" : "x_scale",
+           isfinite(x_scale) && x_scale > 0.0f ? (double)w_scale_k : (double)x_scale);
+  double acc, m;
+  CJ_TRY(point_acc(sh, x_at, x_user, w_at, w_user, n, k, od, oh, ow, &acc, &m));
+  const double a = (double)x_scale * (double)w_scale_k, b = bias ? (double)bias[k] : 0.0;
+  double v = acc * a;
+  if (bias) v += b;
+  *y = v;
+  if (mag) *mag = (float)(m * a + fabs(b));
   return CONVJIT_OK;
 }
 

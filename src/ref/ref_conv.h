@@ -89,6 +89,15 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
                                  cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
                                  uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y);
 
+/* The fp8 version of one output, for tensors too large to allocate: the
+ * accessors return decoded fp8 values (cj_ref_fp8_value), w_scale_k is the
+ * weight scale of channel k. y and mag (may be NULL) are cj_ref_conv_fp8's
+ * y and mag of that element, bit for bit (same order, same roundings). */
+convjit_status cj_ref_conv_point_fp8(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                     cj_ref_w_at_fn w_at, void *w_user, float x_scale, float w_scale_k,
+                                     const float *bias, uint64_t n, uint64_t k, uint64_t od, uint64_t oh,
+                                     uint64_t ow, double *y, float *mag);
+
 /* ---- comparing a result with the reference ---------------------------------
  * Element i passes iff |got[i] - want[i]| <= atol + rtol * scale_i, where
  * scale_i = mag[i] if mag is given, else |want[i]|. A good mag is the

@@ -2,7 +2,8 @@
  * (cj_ref_conv_bound_fp8): a 1x1x1 case worked out by hand (every product,
  * per-channel scales, bias, the bf16 rounding), the FN-on-gfx942 rule end
  * to end (FN bytes mapped to FNUZ with doubled scales give the same y bit
- * for bit), per-tensor scale, random shapes against a literal loop, the
+ * for bit), per-tensor scale, random shapes against a literal loop and
+ * the sampled (per-point) version, the
  * bound against a simulated fp32 kernel (passes) and against the reference
  * minus one product (fails), validation. CPU only. */
 #include <fenv.h>
@@ -106,6 +107,20 @@ static uint8_t finite_code(unsigned *seed, cj_nf_fp8 f) {
   }
 }
 
+typedef struct {
+  const cj_ref_conv_shape *sh;
+  const uint8_t *b;
+  cj_nf_fp8 f;
+} fp8_arr;
+static float x_at(void *u, uint64_t n, uint64_t c, uint64_t d, uint64_t h, uint64_t w) {
+  const fp8_arr *a = u;
+  return (float)cj_ref_fp8_value(a->b[(((n * a->sh->c + c) * a->sh->d + d) * a->sh->h + h) * a->sh->w + w], a->f);
+}
+static float w_at(void *u, uint64_t k, uint64_t c, uint64_t t, uint64_t r, uint64_t s) {
+  const fp8_arr *a = u;
+  return (float)cj_ref_fp8_value(a->b[(((k * a->sh->c + c) * a->sh->t + t) * a->sh->r + r) * a->sh->s + s], a->f);
+}
+
 static void test_random_vs_loop(void **st) {
   (void)st;
   unsigned seed = 11;
@@ -135,7 +150,10 @@ static void test_random_vs_loop(void **st) {
     for (int i = 0; i < 11; i++) sw[i] = (float)(1 + rand_r(&seed) % 50) / 16.0f, bias[i] = (float)(rand_r(&seed) % 41) - 20.0f;
     int per_k = it % 3 != 0;
     cj_ref_conv_fp8_in in = {f, x, w, sx, sw, per_k, it % 4 ? bias : NULL};
-    assert_int_equal(cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y = y}), CONVJIT_OK);
+    float *mag = malloc(yn * sizeof(float));
+    assert_non_null(mag);
+    assert_int_equal(cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y = y, .mag = mag}), CONVJIT_OK);
+    fp8_arr xa = {&sh, x, f}, wa = {&sh, w, f};
     size_t i = 0;
     for (long n = 0; n < (long)sh.n; n++)
       for (long k = 0; k < (long)sh.k; k++)
@@ -162,8 +180,17 @@ static void test_random_vs_loop(void **st) {
               double want = acc * ((double)sx * (double)sw[per_k ? k : 0]);
               if (in.bias) want += bias[k];
               if (y[i] != want) fail_msg("it %d y[%zu] = %.17g, loop %.17g", it, i, y[i], want);
+              /* the sampled version: the same bits */
+              double yp;
+              float mp;
+              assert_int_equal(cj_ref_conv_point_fp8(&sh, x_at, &xa, w_at, &wa, sx, sw[per_k ? k : 0], in.bias,
+                                                     (uint64_t)n, (uint64_t)k, (uint64_t)od, (uint64_t)oh,
+                                                     (uint64_t)ow, &yp, &mp),
+                               CONVJIT_OK);
+              if (yp != y[i] || mp != mag[i])
+                fail_msg("it %d point y %.17g mag %g, full %.17g %g", it, yp, (double)mp, y[i], (double)mag[i]);
             }
-    free(x), free(w), free(y);
+    free(x), free(w), free(y), free(mag);
   }
 }
 
@@ -313,6 +340,13 @@ static void test_validation(void **st) {
   expect_err(cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){0}), "every output");
   expect_err(cj_ref_conv_fp8(&sh, NULL, &out), "in is NULL");
   expect_err(cj_ref_conv_fp8(&sh, &in, NULL), "out is NULL");
+  double yp;
+  expect_err(cj_ref_conv_point_fp8(&sh, x_at, NULL, w_at, NULL, 0.0f, 1.0f, NULL, 0, 0, 0, 0, 0, &yp, NULL),
+             "x_scale = 0");
+  expect_err(cj_ref_conv_point_fp8(&sh, x_at, NULL, w_at, NULL, 1.0f, NAN, NULL, 0, 0, 0, 0, 0, &yp, NULL),
+             "w_scale_k = nan");
+  expect_err(cj_ref_conv_point_fp8(&sh, x_at, NULL, w_at, NULL, 1.0f, 1.0f, NULL, 0, 2, 0, 0, 0, &yp, NULL),
+             "k = 2: must be < 2");
   sh.c = 0;
   expect_err(cj_ref_conv_fp8(&sh, &in, &out), "shape.c = 0");
 }

@@ -1,9 +1,10 @@
 /* ref_fp8: the E4M3 formats of src/ref against values worked out here from
- * the bit fields (integer arithmetic, not ldexp), hand-checked anchors
- * (OCP 8-bit FP spec tables: E4M3FN max S.1111.110 = 448, min subnormal
- * 2^-9; E4M3FNUZ max 0x7F = 1.875 * 2^7 = 240, min subnormal 2^-10), and
- * the second, independent implementation in util/numfmt.c (the one the
- * emulator's MFMA decodes with): every code, round trips, RNE ties,
+ * the bit fields (integer arithmetic, not ldexp), hand-checked anchors (OCP
+ * 8-bit FP spec tables; LLVM APFloat.h, D141863: E4M3FNUZ has bias 8, NaN
+ * in the "negative zero" code, no inf, no -0; E4M3FN max S.1111.110 = 448,
+ * min subnormal 2^-9; E4M3FNUZ max 0x7F = 1.875 * 2^7 = 240, min subnormal
+ * 2^-10), and the second, independent implementation in util/numfmt.c (the
+ * one the emulator's MFMA decodes with): every code, round trips, RNE ties,
  * saturation, the FN -> FNUZ byte map, the quantizing rule, bf16 of a
  * double. */
 #include <math.h>
