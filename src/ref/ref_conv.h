@@ -9,7 +9,8 @@
  *   1 = H/R, 2 = W/S). Input position of output o and tap t:
  *   o*stride - pad_lo + t*dilation; taps outside [0, size) read zero.
  *   Out = (In + pad_lo + pad_hi - dilation*(F-1) - 1) / stride + 1.
- * - Inputs are floats (callers decode bf16/fp8 with util/numfmt.h first).
+ * - Inputs are floats (callers decode bf16 with util/numfmt.h first); fp8
+ *   bytes go through cj_ref_conv_fp8 below, which decodes them itself.
  *   Each output is sum over (c, t, r, s) in that order, in double, then
  *   + bias (double), rounded once to float. The full and the per-point
  *   versions sum in the same order, so they agree bit for bit.
