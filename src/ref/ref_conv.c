@@ -6,6 +6,7 @@
  * The per-point version walks the same taps in the same order for one
  * output, so both produce identical bits. */
 #include "ref/ref_conv.h"
+#include "ref/ref.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -102,8 +103,8 @@ static inline void row_axpy(double *a, const double *x, double w, int64_t n) {
  * accumulator planes (planes KB.. hold the magnitudes when mag is set). */
 __attribute__((always_inline))
 static inline void conv_fwd_body(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
-                                 const float *wt, const float *bias, float *y, float *mag, double *acc,
-                                 double *xs) {
+                                 const float *wt, const float *bias, const double *ks, float *y, double *yd,
+                                 float *mag, double *acc, double *xs) {
   double *xa = xs + out[2];
   const uint64_t plane = out[0] * out[1] * out[2];
   const int64_t D = (int64_t)sh->d, H = (int64_t)sh->h, W = (int64_t)sh->w;
@@ -155,39 +156,50 @@ static inline void conv_fwd_body(const cj_ref_conv_shape *sh, const uint64_t out
       for (int64_t kk = 0; kk < nk; kk++) {
         uint64_t k = (uint64_t)(k0 + kk);
         double b = bias ? (double)bias[k] : 0.0;
-        float *yp = y + (n * sh->k + k) * plane;
+        const double sk = ks ? ks[k] : 1.0;
+        const uint64_t o = (n * sh->k + k) * plane;
         const double *ap = acc + (uint64_t)kk * plane;
-        for (uint64_t i = 0; i < plane; i++) yp[i] = (float)(bias ? ap[i] + b : ap[i]);
+        for (uint64_t i = 0; i < plane; i++) {
+          double v = ks ? ap[i] * sk : ap[i];
+          if (bias) v += b;
+          if (y) y[o + i] = (float)v;
+          if (yd) yd[o + i] = v;
+        }
         if (mag) {
-          float *mp = mag + (n * sh->k + k) * plane;
           const double *mq = acc + (uint64_t)(KB + kk) * plane;
-          for (uint64_t i = 0; i < plane; i++) mp[i] = (float)(bias ? mq[i] + fabs(b) : mq[i]);
+          for (uint64_t i = 0; i < plane; i++) {
+            double v = ks ? mq[i] * fabs(sk) : mq[i];
+            mag[o + i] = (float)(bias ? v + fabs(b) : v);
+          }
         }
       }
     }
 }
 
 static void conv_fwd_base(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
-                          const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
-  conv_fwd_body(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+                          const float *wt, const float *bias, const double *ks, float *y, double *yd, float *mag,
+                          double *acc, double *xs) {
+  conv_fwd_body(sh, out, KB, x, wt, bias, ks, y, yd, mag, acc, xs);
 }
 #if REF_AVX2
 __attribute__((target("avx2")))
 static void conv_fwd_avx2(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
-                          const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
-  conv_fwd_body(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+                          const float *wt, const float *bias, const double *ks, float *y, double *yd, float *mag,
+                          double *acc, double *xs) {
+  conv_fwd_body(sh, out, KB, x, wt, bias, ks, y, yd, mag, acc, xs);
 }
 #endif
 
 static void conv_fwd_blocks(const cj_ref_conv_shape *sh, const uint64_t out[3], int64_t KB, const float *x,
-                            const float *wt, const float *bias, float *y, float *mag, double *acc, double *xs) {
+                            const float *wt, const float *bias, const double *ks, float *y, double *yd, float *mag,
+                            double *acc, double *xs) {
 #if REF_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    conv_fwd_avx2(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+    conv_fwd_avx2(sh, out, KB, x, wt, bias, ks, y, yd, mag, acc, xs);
     return;
   }
 #endif
-  conv_fwd_base(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+  conv_fwd_base(sh, out, KB, x, wt, bias, ks, y, yd, mag, acc, xs);
 }
 
 convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, const float *wt,
@@ -195,11 +207,13 @@ convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, cons
   return cj_ref_conv_fwd_mag(sh, x, wt, bias, y, NULL);
 }
 
-convjit_status cj_ref_conv_fwd_mag(const cj_ref_conv_shape *sh, const float *x, const float *wt,
-                                   const float *bias, float *y, float *mag) {
+/* The full conv: y (float) and/or yd (double) = acc * ks[k] (ks NULL: 1)
+ * + bias, mag as documented. Arguments other than the shape checked by the
+ * callers. */
+static convjit_status conv_fwd_any(const cj_ref_conv_shape *sh, const float *x, const float *wt, const float *bias,
+                                   const double *ks, float *y, double *yd, float *mag) {
   uint64_t out[3];
   CJ_TRY(cj_ref_conv_out_dims(sh, out));
-  CJ_CHECK(x && wt && y, CONVJIT_ERR_INVALID_ARG, "ref conv: %s is NULL", !x ? "x" : !wt ? "weight" : "y");
   uint64_t plane = out[0];
   uint64_t xe = sh->n, ye = sh->n;
   int ok = mul_ok(&plane, out[1]) && mul_ok(&plane, out[2]) && mul_ok(&xe, sh->c) && mul_ok(&xe, sh->d) &&
@@ -218,18 +232,84 @@ convjit_status cj_ref_conv_fwd_mag(const cj_ref_conv_shape *sh, const float *x, 
     CJ_ALLOC_CHECK(NULL);
   }
 
-  conv_fwd_blocks(sh, out, KB, x, wt, bias, y, mag, acc, xs);
+  conv_fwd_blocks(sh, out, KB, x, wt, bias, ks, y, yd, mag, acc, xs);
   free(xs);
   free(acc);
   return CONVJIT_OK;
 }
 
-convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
-                                 cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
-                                 uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y) {
+convjit_status cj_ref_conv_fwd_mag(const cj_ref_conv_shape *sh, const float *x, const float *wt,
+                                   const float *bias, float *y, float *mag) {
+  CJ_TRY(cj_ref_conv_out_dims(sh, NULL));
+  CJ_CHECK(x && wt && y, CONVJIT_ERR_INVALID_ARG, "ref conv: %s is NULL", !x ? "x" : !wt ? "weight" : "y");
+  return conv_fwd_any(sh, x, wt, bias, NULL, y, NULL, mag);
+}
+
+/* fp8 bytes -> exact floats (every E4M3 value fits a float); NULL when out of memory. */
+static float *fp8_decoded(const uint8_t *b, uint64_t n, cj_nf_fp8 fmt) {
+  float *f = n <= SIZE_MAX / sizeof(float) ? malloc((size_t)n * sizeof(float)) : NULL;
+  if (f)
+    for (uint64_t i = 0; i < n; i++) f[i] = (float)cj_ref_fp8_value(b[i], fmt);
+  return f;
+}
+
+convjit_status cj_ref_conv_fp8(const cj_ref_conv_shape *sh, const cj_ref_conv_fp8_in *in, cj_ref_conv_fp8_out *o) {
   uint64_t out[3];
   CJ_TRY(cj_ref_conv_out_dims(sh, out));
-  CJ_CHECK(x_at && w_at && y, CONVJIT_ERR_INVALID_ARG, "ref conv point: %s is NULL",
+  CJ_CHECK(in && o, CONVJIT_ERR_INVALID_ARG, "ref conv fp8: %s is NULL", !in ? "in" : "out");
+  CJ_CHECK(in->fmt == CJ_NF_E4M3FN || in->fmt == CJ_NF_E4M3FNUZ, CONVJIT_ERR_INVALID_ARG,
+           "ref conv fp8: fmt = %d: must be e4m3fn (%d) or e4m3fnuz (%d)", (int)in->fmt, (int)CJ_NF_E4M3FN,
+           (int)CJ_NF_E4M3FNUZ);
+  CJ_CHECK(in->x && in->w && in->w_scale, CONVJIT_ERR_INVALID_ARG, "ref conv fp8: %s is NULL",
+           !in->x ? "x" : !in->w ? "w" : "w_scale");
+  CJ_CHECK(in->w_scale_per_k == 0 || in->w_scale_per_k == 1, CONVJIT_ERR_INVALID_ARG,
+           "ref conv fp8: w_scale_per_k = %d: must be 0 or 1", in->w_scale_per_k);
+  CJ_CHECK(isfinite(in->x_scale) && in->x_scale > 0.0f, CONVJIT_ERR_INVALID_ARG,
+           "ref conv fp8: x_scale = %g: must be finite and > 0", (double)in->x_scale);
+  const uint64_t nsw = in->w_scale_per_k ? sh->k : 1;
+  for (uint64_t k = 0; k < nsw; k++)
+    CJ_CHECK(isfinite(in->w_scale[k]) && in->w_scale[k] > 0.0f, CONVJIT_ERR_INVALID_ARG,
+             "ref conv fp8: w_scale[%llu] = %g: must be finite and > 0", (unsigned long long)k,
+             (double)in->w_scale[k]);
+  CJ_CHECK(o->y || o->y_f32 || o->y_bf16 || o->mag, CONVJIT_ERR_INVALID_ARG,
+           "ref conv fp8: every output (y, y_f32, y_bf16, mag) is NULL");
+  uint64_t xe = sh->n, we = sh->k, ye = sh->n;
+  int ok = mul_ok(&xe, sh->c) && mul_ok(&xe, sh->d) && mul_ok(&xe, sh->h) && mul_ok(&xe, sh->w) &&
+           mul_ok(&we, sh->c) && mul_ok(&we, sh->t) && mul_ok(&we, sh->r) && mul_ok(&we, sh->s) &&
+           mul_ok(&ye, sh->k) && mul_ok(&ye, out[0]) && mul_ok(&ye, out[1]) && mul_ok(&ye, out[2]) &&
+           ye <= SIZE_MAX / sizeof(double);
+  CJ_CHECK(ok, CONVJIT_ERR_OUT_OF_MEMORY, "ref conv fp8: tensor sizes overflow 64 bits");
+  float *x = fp8_decoded(in->x, xe, in->fmt), *w = fp8_decoded(in->w, we, in->fmt);
+  double *ks = malloc((size_t)sh->k * sizeof(double));
+  double *yd = o->y ? o->y : malloc((size_t)ye * sizeof(double));
+  convjit_status st = CONVJIT_OK;
+  if (!x || !w || !ks || !yd) {
+    st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "ref conv fp8: out of memory for the decoded tensors");
+  } else {
+    /* sx * sw[k]: two floats' product is exact in double (24 + 24 bits) */
+    for (uint64_t k = 0; k < sh->k; k++)
+      ks[k] = (double)in->x_scale * (double)in->w_scale[in->w_scale_per_k ? k : 0];
+    st = conv_fwd_any(sh, x, w, in->bias, ks, NULL, yd, o->mag);
+    if (st == CONVJIT_OK)
+      for (uint64_t i = 0; i < ye; i++) {
+        if (o->y_f32) o->y_f32[i] = (float)yd[i];
+        if (o->y_bf16) o->y_bf16[i] = cj_ref_bf16_from_double(yd[i]);
+      }
+  }
+  if (yd != o->y) free(yd);
+  free(ks);
+  free(w);
+  free(x);
+  return st;
+}
+
+/* acc (and sum |x w| when amag is set) of one output, taps in (c, t, r, s) order. */
+static convjit_status point_acc(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user, cj_ref_w_at_fn w_at,
+                                void *w_user, uint64_t n, uint64_t k, uint64_t od, uint64_t oh, uint64_t ow,
+                                double *acc_out, double *amag) {
+  uint64_t out[3];
+  CJ_TRY(cj_ref_conv_out_dims(sh, out));
+  CJ_CHECK(x_at && w_at && acc_out, CONVJIT_ERR_INVALID_ARG, "ref conv point: %s is NULL",
            !x_at ? "x_at" : !w_at ? "w_at" : "y");
   const uint64_t pos[5] = {n, k, od, oh, ow}, lim[5] = {sh->n, sh->k, out[0], out[1], out[2]};
   static const char *const pos_names[5] = {"n", "k", "do", "ho", "wo"};
@@ -238,7 +318,7 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
              pos_names[i], (unsigned long long)pos[i], (unsigned long long)lim[i]);
   uint64_t in[3], f[3];
   shape_dims(sh, in, f);
-  double acc = 0.0;
+  double acc = 0.0, m = 0.0;
   for (uint64_t c = 0; c < sh->c; c++)
     for (uint64_t t = 0; t < f[0]; t++) {
       int64_t id = (int64_t)(od * sh->stride[0] + t * sh->dilation[0]) - (int64_t)sh->pad_lo[0];
@@ -249,12 +329,44 @@ convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_a
         for (uint64_t s = 0; s < f[2]; s++) {
           int64_t iw = (int64_t)(ow * sh->stride[2] + s * sh->dilation[2]) - (int64_t)sh->pad_lo[2];
           if (iw < 0 || iw >= (int64_t)in[2]) continue;
-          acc += (double)w_at(w_user, k, c, t, r, s) *
-                 (double)x_at(x_user, n, c, (uint64_t)id, (uint64_t)ih, (uint64_t)iw);
+          double p = (double)w_at(w_user, k, c, t, r, s) *
+                     (double)x_at(x_user, n, c, (uint64_t)id, (uint64_t)ih, (uint64_t)iw);
+          acc += p;
+          if (amag) m += fabs(p);
         }
       }
     }
+  *acc_out = acc;
+  if (amag) *amag = m;
+  return CONVJIT_OK;
+}
+
+convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                 cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
+                                 uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y) {
+  double acc;
+  CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "ref conv point: y is NULL");
+  CJ_TRY(point_acc(sh, x_at, x_user, w_at, w_user, n, k, od, oh, ow, &acc, NULL));
   *y = (float)(bias ? acc + (double)bias[k] : acc);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_ref_conv_point_fp8(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                     cj_ref_w_at_fn w_at, void *w_user, float x_scale, float w_scale_k,
+                                     const float *bias, uint64_t n, uint64_t k, uint64_t od, uint64_t oh,
+                                     uint64_t ow, double *y, float *mag) {
+  CJ_CHECK(y, CONVJIT_ERR_INVALID_ARG, "ref conv point fp8: y is NULL");
+  CJ_CHECK(isfinite(x_scale) && x_scale > 0.0f && isfinite(w_scale_k) && w_scale_k > 0.0f,
+           CONVJIT_ERR_INVALID_ARG, "ref conv point fp8: %s = %g: must be finite and > 0",
+           isfinite(x_scale) && x_scale > 0.0f ? "w_scale_k" : "x_scale",
+           isfinite(x_scale) && x_scale > 0.0f ? (double)w_scale_k : (double)x_scale);
+  double acc, m;
+  CJ_TRY(point_acc(sh, x_at, x_user, w_at, w_user, n, k, od, oh, ow, &acc, &m));
+  const double a = (double)x_scale * (double)w_scale_k, b = bias ? (double)bias[k] : 0.0;
+  double v = acc * a;
+  if (bias) v += b;
+  *y = v;
+  if (mag) *mag = (float)(m * a + fabs(b));
   return CONVJIT_OK;
 }
 
@@ -321,6 +433,41 @@ cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums)
   b.rel = (y_bf16 ? 0x1p-8 : 0.0) + 0x1p-22;
   b.mag = exact_sums ? 0.0 : (1.0 + 0x1p-7) * gamma + k * 0x1p-52;
   b.abs = (k + 2.0) * 0x1p-126;
+  return b;
+}
+
+/* The fp8 bound, extending the steps above. a = sx sw[k] (real), b =
+ * bias[k], S and M as above over the K fp8 products, My = |a| M + |b| (the
+ * mag cj_ref_conv_fp8 gives), y* = a S + b.
+ * 1. Products: 4 x 4 significant bits, exact in fp32. Every product is a
+ *    multiple of 2^-20 (E4M3FNUZ's smallest 2^-10 squared), so is every
+ *    fp32 partial sum (rounding removes bits only above an ulp that is
+ *    itself a multiple of 2^-20 once the sum passes 2^4): a nonzero partial
+ *    sum is >= 2^-20, never a denormal. No abs term for the accumulation.
+ * 2. Accumulation: |s - S| <= gamma(K) M, as above.
+ * 3. Epilogue in fp32, in either order of the two multiplies (or sx sw
+ *    rounded first, then one multiply): t = ((s a)(1+e1)(1+e2) + b)(1+e3),
+ *    |ei| <= u. Then t - y* = a (s - S)(1+e1)(1+e2)(1+e3)
+ *    + a S ((1+e1)(1+e2)(1+e3) - 1) + b e3, so with |S| <= M
+ *    |t - y*| <= (gamma(K)(1+u)^3 + gamma(3)) My.
+ *    Flushes: the first product of s can flush only if a scale is below
+ *    2^-106; its loss (< 2^-126) is then multiplied by the other factor
+ *    (<= scale_max); the second product, the bias add and a denormal bf16
+ *    output each lose < 2^-126: abs = (3 + scale_max (1 + 2^-22)) 2^-126.
+ * 4. bf16 output and the reference's float rounding: as steps 3-4 above
+ *    (rel = 2^-8 + 2^-22); the reference's own double error is (K + 3)
+ *    2^-53 My at most (acc exact below 2^17 products; one rounding each for
+ *    acc a and + b).
+ * So mag = (1 + 2^-7)(gamma(K)(1+u)^3 + gamma(3)) + (K + 3) 2^-52: for
+ * K = 864 that is 1.0381e-4 + 3.6e-7, the epilogue adding 0.35%. */
+cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_bf16, double scale_max) {
+  const double u = 0x1p-23, k = (double)products;
+  double gamma = k * u < 0.5 ? k * u / (1.0 - k * u) : INFINITY;
+  double g3 = 3.0 * u / (1.0 - 3.0 * u), u3 = (1.0 + u) * (1.0 + u) * (1.0 + u);
+  cj_ref_conv_tol b;
+  b.rel = (y_bf16 ? 0x1p-8 : 0.0) + 0x1p-22;
+  b.mag = (1.0 + 0x1p-7) * (gamma * u3 + g3) + (k + 3.0) * 0x1p-52;
+  b.abs = (3.0 + fabs(scale_max) * (1.0 + 0x1p-22)) * 0x1p-126;
   return b;
 }
 

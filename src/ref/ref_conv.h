@@ -9,7 +9,8 @@
  *   1 = H/R, 2 = W/S). Input position of output o and tap t:
  *   o*stride - pad_lo + t*dilation; taps outside [0, size) read zero.
  *   Out = (In + pad_lo + pad_hi - dilation*(F-1) - 1) / stride + 1.
- * - Inputs are floats (callers decode bf16/fp8 with util/numfmt.h first).
+ * - Inputs are floats (callers decode bf16 with util/numfmt.h first); fp8
+ *   bytes go through cj_ref_conv_fp8 below, which decodes them itself.
  *   Each output is sum over (c, t, r, s) in that order, in double, then
  *   + bias (double), rounded once to float. The full and the per-point
  *   versions sum in the same order, so they agree bit for bit.
@@ -22,6 +23,7 @@
 
 #include <stdint.h>
 #include "util/cj.h"
+#include "util/numfmt.h" /* cj_nf_fp8 */
 
 typedef struct cj_ref_conv_shape {
   uint64_t n, c, d, h, w; /* input */
@@ -49,6 +51,35 @@ convjit_status cj_ref_conv_fwd(const cj_ref_conv_shape *sh, const float *x, cons
 convjit_status cj_ref_conv_fwd_mag(const cj_ref_conv_shape *sh, const float *x, const float *wt,
                                    const float *bias, float *y, float *mag);
 
+/* ---- fp8 ---------------------------------------------------------------------
+ * x and w are fp8 bytes of one E4M3 format (CJ_NF_E4M3FN or
+ * CJ_NF_E4M3FNUZ), in the layouts above (x N,C,D,H,W; w K,C,T,R,S), decoded
+ * exactly (src/ref/ref_fp8.c, not util/numfmt). Each output is
+ *   y = acc * (x_scale * w_scale[k]) + bias[k]
+ * with acc the products summed in double in (c, t, r, s) order — exact
+ * when C*T*R*S < 2^17: every product is a multiple of 2^-20 below 2^18 —
+ * the scale product exact in double, one rounding for the multiply and one
+ * for the bias add. NaN codes propagate (IEEE) to y. Scales must be finite
+ * and > 0; bias may be NULL. */
+typedef struct cj_ref_conv_fp8_in {
+  cj_nf_fp8 fmt;
+  const uint8_t *x, *w;
+  float x_scale;         /* per-tensor activation scale */
+  const float *w_scale;  /* one value, or K values with w_scale_per_k = 1 */
+  int w_scale_per_k;
+  const float *bias;     /* K fp32, or NULL */
+} cj_ref_conv_fp8_in;
+
+/* Each output is N*K*Do*Ho*Wo elements, any may be NULL (not all). */
+typedef struct cj_ref_conv_fp8_out {
+  double *y;         /* unrounded (the double above) */
+  float *y_f32;      /* y rounded once to float: the `want` of cj_ref_conv_check */
+  uint16_t *y_bf16;  /* y rounded once to bf16 (RNE, no double rounding): the kernel's dtype */
+  float *mag;        /* x_scale w_scale[k] sum |x w| + |bias[k]|: the `mag` of cj_ref_conv_check */
+} cj_ref_conv_fp8_out;
+
+convjit_status cj_ref_conv_fp8(const cj_ref_conv_shape *sh, const cj_ref_conv_fp8_in *in, cj_ref_conv_fp8_out *out);
+
 /* Element accessors for the sampled version: callers may compute x from its
  * indices (procedural tensors past 2^31 elements, never allocated). */
 typedef float (*cj_ref_x_at_fn)(void *user, uint64_t n, uint64_t c, uint64_t d, uint64_t h, uint64_t w);
@@ -58,6 +89,15 @@ typedef float (*cj_ref_w_at_fn)(void *user, uint64_t k, uint64_t c, uint64_t t, 
 convjit_status cj_ref_conv_point(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
                                  cj_ref_w_at_fn w_at, void *w_user, const float *bias, uint64_t n,
                                  uint64_t k, uint64_t od, uint64_t oh, uint64_t ow, float *y);
+
+/* The fp8 version of one output, for tensors too large to allocate: the
+ * accessors return decoded fp8 values (cj_ref_fp8_value), w_scale_k is the
+ * weight scale of channel k. y and mag (may be NULL) are cj_ref_conv_fp8's
+ * y and mag of that element, bit for bit (same order, same roundings). */
+convjit_status cj_ref_conv_point_fp8(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user,
+                                     cj_ref_w_at_fn w_at, void *w_user, float x_scale, float w_scale_k,
+                                     const float *bias, uint64_t n, uint64_t k, uint64_t od, uint64_t oh,
+                                     uint64_t ow, double *y, float *mag);
 
 /* ---- comparing a result with the reference ---------------------------------
  * Element i passes iff |got[i] - want[i]| <= atol + rtol * scale_i, where
@@ -102,6 +142,15 @@ typedef struct cj_ref_conv_tol {
 } cj_ref_conv_tol;
 
 cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums);
+
+/* The bound of an fp8 conv kernel (y = acc * sx * sw[k] + bias[k] in an
+ * fp32 epilogue), against cj_ref_conv_fp8's y_f32 and mag (the scaled
+ * magnitude): on top of cj_ref_conv_bound's accumulation term, the
+ * epilogue's two fp32 scale multiplies and the bias add (3 roundings) and
+ * an abs term for flushes in the epilogue (none can happen in the fp8
+ * accumulation). scale_max = max(x_scale, every w_scale). Derivation in
+ * ref_conv.c. */
+cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_bf16, double scale_max);
 
 /* cj_ref_compare with the bound b (worst_ratio = max err / bound). */
 void cj_ref_conv_check(const float *got, const float *want, const float *mag, size_t n, cj_ref_conv_tol b,
