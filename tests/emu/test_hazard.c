@@ -256,11 +256,13 @@ static void cross_wave_race(void **state) {
 
 /* LDS write-after-read across a barrier (two waves): every lane writes
  * LDS[tid] = 3*tid, waits, barrier; then reads LDS[tid] (wave w reads bytes
- * 256w .. 256w+255), BODY's ordering, and a DMA of wave w onto the other
- * wave's 256 bytes (M0 = (w^1)*256): 4-byte buffer_load ... lds of src. */
+ * 256w .. 256w+255), ORDER, and a 4-byte buffer_load ... lds of src at
+ * M0 = (w^1) << SHIFT: with SHIFT 8 each wave's DMA lands on the other's
+ * bytes; with 9 only wave 1's does (onto wave 0's), wave 0's goes to the
+ * unread bytes 512..767. */
 static const char *war_fmt =
     "target triple = \"amdgcn-amd-amdhsa\"\n"
-    "@lds = internal addrspace(3) global [128 x i32] poison, align 16\n"
+    "@lds = internal addrspace(3) global [256 x i32] poison, align 16\n"
     "declare i32 @llvm.amdgcn.workitem.id.x()\n"
     "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)\n"
     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)\n"
@@ -271,7 +273,7 @@ static const char *war_fmt =
     "  %%la = add i32 %%lbase, %%off\n"
     "  %%wv = lshr i32 %%tid, 6\n"
     "  %%ow = xor i32 %%wv, 1\n"
-    "  %%m0a = shl i32 %%ow, 8\n"
+    "  %%m0a = shl i32 %%ow, %s\n"
     "  %%m0b = add i32 %%m0a, %%lbase\n"
     "  %%m0 = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %%m0b)\n"
     "  %%v0 = mul i32 %%tid, 3\n"
@@ -287,9 +289,9 @@ static const char *war_fmt =
     "  ret void\n"
     "}\n";
 
-static convjit_status war_run(const char *arch, const char *order, uint32_t out[128]) {
+static convjit_status war_run(const char *arch, const char *shift, const char *order, uint32_t out[128]) {
   char ir[8192];
-  snprintf(ir, sizeof ir, war_fmt, order);
+  snprintf(ir, sizeof ir, war_fmt, shift, order);
   tmem t;
   convjit_status st = tmem_open(&t, arch, ir);
   if (st != CONVJIT_OK) fprintf(stderr, "%s\n%s\n", cj_error_text(), ir);
@@ -309,17 +311,25 @@ static void lds_write_after_read(void **state) {
     const char *arch = a ? "gfx950" : "gfx942";
     /* correct: each wave's read retired before the barrier the DMAs follow */
     uint32_t out[128];
-    assert_int_equal(war_run(arch, "s_waitcnt lgkmcnt(0)\\0As_barrier", out), CONVJIT_OK);
+    assert_int_equal(war_run(arch, "8", "s_waitcnt lgkmcnt(0)\\0As_barrier", out), CONVJIT_OK);
     for (uint32_t l = 0; l < 128; l++) assert_int_equal(out[l], 3 * l); /* the ds_write's value, read before the DMA */
     /* racy: the reads are outstanding at the barrier; the other wave's DMA
      * after it may land on them. Both waves and both instructions named. */
     const char *need[] = {"write-after-read", "buffer_load_dword", "ds_read_b32", "still reading", NULL};
-    expect_error(war_run(arch, "s_barrier", NULL), need);
+    expect_error(war_run(arch, "8", "s_barrier", NULL), need);
     /* the wait right after the barrier is too late: the other wave may be
      * past the barrier already (either its read is outstanding or it was
      * retired only in the DMA's epoch) */
     const char *need2[] = {"write-after-read", "buffer_load_dword", "ds_read_b32", NULL};
-    expect_error(war_run(arch, "s_barrier\\0As_waitcnt lgkmcnt(0)", NULL), need2);
+    expect_error(war_run(arch, "8", "s_barrier\\0As_waitcnt lgkmcnt(0)", NULL), need2);
+    /* the read already retired when the DMA issues, but in the DMA's epoch:
+     * the emulator runs wave 0 to its end first (its wait retires its read
+     * after the barrier), then wave 1 DMAs onto wave 0's bytes */
+    const char *need3[] = {"write-after-read", "wave 1's DMA", "(wave 0,", "retired (s_waitcnt lgkmcnt) only after it",
+                           NULL};
+    expect_error(war_run(arch, "9", "s_barrier\\0As_waitcnt lgkmcnt(0)", NULL), need3);
+    assert_int_equal(war_run(arch, "9", "s_waitcnt lgkmcnt(0)\\0As_barrier", out), CONVJIT_OK);
+    for (uint32_t l = 0; l < 128; l++) assert_int_equal(out[l], 3 * l);
   }
 }
 
