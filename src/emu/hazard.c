@@ -461,6 +461,21 @@ convjit_status emu_hazard_waitcnt(emu_wave *w, const emu_inst *in) {
   return CONVJIT_OK;
 }
 
+void emu_hazard_endpgm(emu_wave *w) {
+  if (!w->hazard || !w->hz) return;
+  hz_wave *hw = HW(w);
+  hz_wg *h = HG(w);
+  /* the wave's outstanding ds_reads deliver into a dead wave: no later DMA
+   * over their bytes can matter */
+  for (uint32_t q = 0; q < hw->nlg; q++) {
+    emu_hz_op *op = hw->lgq[q];
+    for (uint32_t k = 0; op->rd && k < op->nlds; k++)
+      for (uint32_t i = 0; i < op->lds_n[k] && op->lds_addr[k] + i < h->size; i++)
+        if (h->rrec[op->lds_addr[k] + i] & 0xffff) h->rrec[op->lds_addr[k] + i]--;
+    op->rd = 0;
+  }
+}
+
 convjit_status emu_hazard_barrier(emu_wg *g) {
   hz_wg *h = g->hz;
   if (h) {

@@ -32,7 +32,8 @@
  *     only in the DMA's barrier epoch. The DMA may write LDS at any moment
  *     from its issue to its vmcnt completion; a read is safe from it only if
  *     its wave retired it (s_waitcnt lgkmcnt) before a barrier that the
- *     DMA's wave passed before issuing it.
+ *     DMA's wave passed before issuing it. Reads outstanding at the reading
+ *     wave's s_endpgm are dropped (their results go nowhere).
  * Off by default only when the context or launch says so (emu_options.hazard).
  * Everything here is a no-op when w->hazard is 0.
  */

@@ -11,7 +11,8 @@
  *     read after it;
  *   - LDS write-after-read: a ds_read still outstanding at a barrier, the
  *     other wave's buffer_load ... lds after it onto those bytes (caught,
- *     also with the wait just after the barrier); lgkmcnt(0) before it passes;
+ *     also with the wait just after the barrier); lgkmcnt(0) before it passes,
+ *     and so does a wave ending (s_endpgm) with its read outstanding;
  *   - with the checker off, the kernel without its wait runs;
  *   - convjit's own transpose kernel (built by the project pipeline): with
  *     all waits it passes and matches the CPU transpose; with any one of its
@@ -330,6 +331,12 @@ static void lds_write_after_read(void **state) {
     expect_error(war_run(arch, "9", "s_barrier\\0As_waitcnt lgkmcnt(0)", NULL), need3);
     assert_int_equal(war_run(arch, "9", "s_waitcnt lgkmcnt(0)\\0As_barrier", out), CONVJIT_OK);
     for (uint32_t l = 0; l < 128; l++) assert_int_equal(out[l], 3 * l);
+    /* wave 0 (M0 = 512) ends right after the barrier with its read
+     * outstanding: the result goes nowhere, so wave 1's DMA over those
+     * bytes is no hazard (s_endpgm drops the read) */
+    assert_int_equal(war_run(arch, "9", "s_barrier\\0As_cmp_lg_u32 $3, 0x200\\0As_cbranch_scc1 1\\0As_endpgm", out),
+                     CONVJIT_OK);
+    for (uint32_t l = 64; l < 128; l++) assert_int_equal(out[l], 3 * l);
   }
 }
 
