@@ -70,7 +70,9 @@ typedef struct hz_wg {
   uint16_t *pendblk;   /* per 64-byte block: bytes with pending DMA */
   /* ds_reads still outstanding, and reads that crossed a barrier outstanding
    * and retired in the current epoch (the write-after-read rule, hazard.h):
-   *   rrec [15:0]  outstanding ds_read references to the byte (any wave)
+   * One record per LDS dword (a DMA writes whole aligned dwords, so dword
+   * granularity is exact for this check, and 4x cheaper than per byte):
+   *   rrec [15:0]  outstanding ds_read references to the dword (any wave)
    *        [31:16] epoch tag in which a read that crossed a barrier retired
    *        [47:32] mask of the waves whose such reads retired in that epoch
    *   rpc  the last such read: pc | wave << 24 (for the error text) */
@@ -98,8 +100,8 @@ convjit_status emu_hazard_wg_begin(emu_wg *g) {
   if (h->size) {
     h->rec = calloc(h->size, sizeof *h->rec);
     h->pendblk = calloc(h->size / 64 + 1, sizeof *h->pendblk);
-    h->rrec = calloc(h->size, sizeof *h->rrec);
-    h->rpc = calloc(h->size, sizeof *h->rpc);
+    h->rrec = calloc(h->size / 4 + 1, sizeof *h->rrec);
+    h->rpc = calloc(h->size / 4 + 1, sizeof *h->rpc);
   }
   g->hz = h;
   if (h->size && (!h->rec || !h->pendblk || !h->rrec || !h->rpc)) {
@@ -218,7 +220,8 @@ static inline convjit_status lds_one(emu_wave *w, hz_wg *h, const emu_inst *in, 
   return CONVJIT_OK;
 }
 
-/* Which outstanding ds_read (any wave) covers byte a: for the error text. */
+/* Which outstanding ds_read (any wave) reads a byte of the dword at a: for
+ * the error text. */
 static const emu_hz_op *read_covering(const emu_wave *w, uint32_t a, uint32_t *lo, uint32_t *hi) {
   emu_wg *g = w->wg;
   for (uint32_t i = 0; i < g->nwaves; i++) {
@@ -228,7 +231,7 @@ static const emu_hz_op *read_covering(const emu_wave *w, uint32_t a, uint32_t *l
       const emu_hz_op *op = hw->lgq[q];
       if (!op->rd) continue;
       for (uint32_t k = 0; k < op->nlds; k++)
-        if (a >= op->lds_addr[k] && a - op->lds_addr[k] < op->lds_n[k]) {
+        if (op->lds_addr[k] < a + 4 && a < op->lds_addr[k] + op->lds_n[k]) {
           *lo = op->lds_addr[k];
           *hi = op->lds_addr[k] + op->lds_n[k];
           return op;
@@ -243,17 +246,18 @@ static const emu_hz_op *read_covering(const emu_wave *w, uint32_t a, uint32_t *l
  * another wave's read that crossed a barrier outstanding and was retired
  * only in this epoch (its retirement is not ordered before this issue). */
 static convjit_status dma_over_reads(emu_wave *w, hz_wg *h, const emu_inst *in, uint32_t addr, uint32_t n) {
-  if (addr >= h->size) return CONVJIT_OK;
+  if (addr >= h->size || !n) return CONVJIT_OK;
   if (n > h->size - addr) n = h->size - addr;
   const uint64_t ep = ep_tag(h->epoch), me = 1u << (w->id & 15);
-  uint32_t first = n;
-  for (uint32_t i = 0; i < n && first == n; i++) {
-    uint64_t r = h->rrec[addr + i];
-    if ((r & 0xffff) || (((r >> 16) & 0xffff) == ep && (((r >> 32) & 0xffff) & ~me))) first = i;
+  const uint32_t d0 = addr / 4, d1 = (addr + n - 1) / 4;
+  uint32_t d = d0;
+  for (; d <= d1; d++) {
+    uint64_t r = h->rrec[d];
+    if ((r & 0xffff) || (((r >> 16) & 0xffff) == ep && (((r >> 32) & 0xffff) & ~me))) break;
   }
-  if (first == n) return CONVJIT_OK;
-  uint32_t a = addr + first, lo = a, hi = a + 1;
-  const emu_hz_op *rop = (h->rrec[a] & 0xffff) ? read_covering(w, a, &lo, &hi) : NULL;
+  if (d > d1) return CONVJIT_OK;
+  uint32_t lo = 4 * d, hi = 4 * d + 4;
+  const emu_hz_op *rop = (h->rrec[d] & 0xffff) ? read_covering(w, 4 * d, &lo, &hi) : NULL;
   if (lo < addr) lo = addr;
   if (hi > addr + n) hi = addr + n;
   if (rop)
@@ -262,8 +266,9 @@ static convjit_status dma_over_reads(emu_wave *w, hz_wg *h, const emu_inst *in, 
                     "0x%x) is still reading: no s_waitcnt lgkmcnt retired that ds_read before the s_barrier this "
                     "DMA is ordered behind",
                     w->id, lo, hi - 1, text_at(w, rop->pc), rop->w->id, rop->pc);
-  uint32_t rp = h->rpc[a];
-  while (hi < addr + n && ((h->rrec[hi] >> 16) & 0xffff) == ep) hi++;
+  uint32_t rp = h->rpc[d];
+  while (hi < addr + n && ((h->rrec[hi / 4] >> 16) & 0xffff) == ep) hi += 4;
+  if (hi > addr + n) hi = addr + n;
   return emu_fail(w, in,
                   "LDS write-after-read: wave %u's DMA writes LDS bytes 0x%x..0x%x that `%s` (wave %u, offset 0x%x) "
                   "read before the last s_barrier and retired (s_waitcnt lgkmcnt) only after it: that wave passed "
@@ -306,8 +311,7 @@ static convjit_status complete(emu_wave *w, const emu_inst *in, emu_hz_op *op) {
   if (op->rd) { /* a ds_read: its bytes are no longer being read */
     const uint64_t ep = ep_tag(h->epoch), me = 1u << (w->id & 15);
     for (uint32_t k = 0; k < op->nlds; k++)
-      for (uint32_t i = 0; i < op->lds_n[k] && op->lds_addr[k] + i < h->size; i++) {
-        uint32_t a = op->lds_addr[k] + i;
+      for (uint32_t a = op->lds_addr[k] / 4; a <= (op->lds_addr[k] + op->lds_n[k] - 1) / 4 && a < h->size / 4 + 1; a++) {
         uint64_t r = h->rrec[a];
         if (r & 0xffff) r--;
         if (op->epoch != h->epoch) { /* crossed a barrier outstanding */
@@ -441,14 +445,15 @@ void emu_hz_op_lds(emu_hz_op *op, uint32_t addr, uint32_t n) {
 }
 
 void emu_hz_op_lds_read(emu_hz_op *op, uint32_t addr, uint32_t n) {
-  if (!op || op->nlds >= HZ_LDS_REFS) return;
+  if (!op || op->nlds >= HZ_LDS_REFS || !n) return;
   hz_wg *h = HG(op->w);
+  if (addr >= h->size) return; /* out of range: exec_lds refused it already */
   op->rd = 1;
   op->lds_addr[op->nlds] = addr;
   op->lds_n[op->nlds] = (uint8_t)n;
   op->nlds++;
-  for (uint32_t i = 0; i < n && addr + i < h->size; i++)
-    if ((h->rrec[addr + i] & 0xffff) < 0xffff) h->rrec[addr + i]++;
+  for (uint32_t d = addr / 4; d <= (addr + n - 1) / 4 && d < h->size / 4 + 1; d++)
+    if ((h->rrec[d] & 0xffff) < 0xffff) h->rrec[d]++;
 }
 
 /* ---- hooks called by dispatch.c / exec_salu.c ------------------------------- */
@@ -470,8 +475,8 @@ void emu_hazard_endpgm(emu_wave *w) {
   for (uint32_t q = 0; q < hw->nlg; q++) {
     emu_hz_op *op = hw->lgq[q];
     for (uint32_t k = 0; op->rd && k < op->nlds; k++)
-      for (uint32_t i = 0; i < op->lds_n[k] && op->lds_addr[k] + i < h->size; i++)
-        if (h->rrec[op->lds_addr[k] + i] & 0xffff) h->rrec[op->lds_addr[k] + i]--;
+      for (uint32_t a = op->lds_addr[k] / 4; a <= (op->lds_addr[k] + op->lds_n[k] - 1) / 4 && a < h->size / 4 + 1; a++)
+        if (h->rrec[a] & 0xffff) h->rrec[a]--;
     op->rd = 0;
   }
 }
@@ -481,7 +486,7 @@ convjit_status emu_hazard_barrier(emu_wg *g) {
   if (h) {
     h->epoch++;
     if (h->epoch % 65535u == 0) /* the 16-bit tag wraps: clear the (stale) stamps, keep DMA counts */
-      for (uint32_t i = 0; i < h->size; i++) h->rec[i] &= 0xffull << 56, h->rrec[i] &= 0xffff;
+      for (uint32_t i = 0; i < h->size; i++) h->rec[i] &= 0xffull << 56, h->rrec[i / 4] &= 0xffff;
   }
   return CONVJIT_OK;
 }
