@@ -5,7 +5,8 @@
  *   workgroup (tm, tn) from the WGM-grouped linear id; grid z = K split
  *   prologue: DMA K steps 0 .. S-2 into LDS stages 0 .. S-2
  *   loop (runtime trip count, body unrolled S times so stage indices are constants):
- *     s_waitcnt vmcnt((S-2)*L)   this wave's DMAs of step i have landed
+ *     s_waitcnt vmcnt((S-2)*L) lgkmcnt(0)   this wave's DMAs of step i have
+ *                                landed, its ds_reads of step i-1 are done
  *     s_barrier                  ... everyone's, and stage (i-1)%S is read out
  *     DMA step i+S-1 -> stage (i-1)%S
  *     ds_read fragments of stage i%S, MFMA into the flat accumulator grid
@@ -465,7 +466,14 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
   if (c->g.cp % c->tile_k) ktg = cj_irb_opaque_sgpr(g, ktg);
   for (uint32_t s = 0; s < c->stages; s++) {
     LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
-    cj_irb_waitcnt(g, cj_waitcnt_vmcnt((c->stages - 2) * L));
+    /* lgkmcnt(0) too: the barrier must not be passed with this wave's
+     * ds_reads of step s-1 outstanding: the DMA issued after it (by any
+     * wave) overwrites exactly that stage, (s-1)%S (docs/kernels.md, "LDS
+     * ordering"). LLVM's
+     * own waits would sink below the barrier (they wait only for the
+     * reads' registers); the ISA does not order an outstanding ds_read
+     * before another wave's later LDS DMA. */
+    cj_irb_waitcnt(g, cj_waitcnt_imm((c->stages - 2) * L, 7, 0));
     cj_irb_barrier(g);
     /* M0 bases from a copy pinned here: LLVM would otherwise hoist one
      * SGPR per (stage, DMA instruction) out of the loop and spill SGPRs

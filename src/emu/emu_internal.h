@@ -314,8 +314,11 @@ convjit_status emu_mem_launch_end(emu_run *L, convjit_status st);
  *                             pending is an error (return emu_fail)
  *   emu_hazard_waitcnt        from the s_waitcnt handler (in->vmcnt/lgkmcnt/expcnt)
  *   emu_hazard_barrier(g)     when all live waves of g have arrived at s_barrier,
- *                             before they are released */
+ *                             before they are released
+ *   emu_hazard_endpgm(w)      at s_endpgm: the wave's outstanding ds_reads
+ *                             stop counting for the write-after-read check */
 convjit_status emu_hazard_wg_begin(emu_wg *g);
+void emu_hazard_endpgm(emu_wave *w);
 void emu_hazard_wg_end(emu_wg *g);
 convjit_status emu_hazard_check_inst(emu_wave *w, const emu_inst *in);
 convjit_status emu_hazard_waitcnt(emu_wave *w, const emu_inst *in);

@@ -40,6 +40,8 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
         if (!rows[k * per + r]) return emu_fail(w, in, "ds_*2: data is not a vector register");
       }
     const int kind = mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ;
+    uint32_t ra[128];
+    uint32_t nra = 0;
     const unsigned need = emu_mem_align_need(w, EMU_ALIGN_LDS, mo->bytes);
     for (uint64_t e = w->exec; e; e &= e - 1) {
       unsigned l = (unsigned)__builtin_ctzll(e);
@@ -57,12 +59,16 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
           emu_hz_op_lds(op, (uint32_t)a, mo->bytes);
         } else {
           memcpy(val + k * per, p, mo->bytes); /* both halves read before any register is written */
+          ra[nra++] = (uint32_t)a;
         }
       }
       if (!mo->store)
         for (unsigned r = 0; r < 2 * per; r++) rows[r][l] = val[r];
     }
-    if (!mo->store) emu_hz_issue(w, in, EMU_HZ_LGKM, &in->o[0]);
+    if (!mo->store) {
+      emu_hz_op *rop = emu_hz_issue(w, in, EMU_HZ_LGKM, &in->o[0]);
+      for (uint32_t i = 0; rop && i < nra; i++) emu_hz_op_lds_read(rop, ra[i], mo->bytes);
+    }
     return CONVJIT_OK;
   }
   /* read: vdst, vaddr        write: vaddr, vdata */
@@ -112,6 +118,9 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
     }
     if (op) emu_hz_op_lds(op, a, mo->bytes);
   }
-  if (!mo->store) emu_hz_issue(w, in, EMU_HZ_LGKM, data);
+  if (!mo->store) {
+    emu_hz_op *rop = emu_hz_issue(w, in, EMU_HZ_LGKM, data);
+    for (uint64_t e = w->exec; rop && e; e &= e - 1) emu_hz_op_lds_read(rop, la[__builtin_ctzll(e)], mo->bytes);
+  }
   return CONVJIT_OK;
 }

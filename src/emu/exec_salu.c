@@ -15,6 +15,7 @@ static uint32_t pop64(uint64_t x) { return (uint32_t)__builtin_popcountll(x); }
 /* ---- control ---------------------------------------------------------------- */
 convjit_status emu_x_s_endpgm(emu_wave *w, const emu_inst *in) {
   (void)in;
+  if (w->hazard) emu_hazard_endpgm(w);
   w->state = EMU_WAVE_DONE;
   return CONVJIT_OK;
 }

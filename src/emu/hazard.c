@@ -27,6 +27,7 @@ struct emu_hz_op {
   uint8_t dkind, dcount;   /* destination registers */
   uint16_t dreg;
   uint8_t dma;             /* LDS bytes below are DMA-pending */
+  uint8_t rd;              /* LDS bytes below are read by this ds_read (outstanding until retired) */
   uint32_t epoch;          /* barrier epoch at issue */
   uint32_t nlds;
   uint32_t lds_addr[HZ_LDS_REFS];
@@ -67,6 +68,16 @@ typedef struct hz_wg {
   uint64_t *rec;       /* [size] */
   uint32_t npend;      /* bytes with pending DMA (0: skip that check) */
   uint16_t *pendblk;   /* per 64-byte block: bytes with pending DMA */
+  /* ds_reads still outstanding, and reads that crossed a barrier outstanding
+   * and retired in the current epoch (the write-after-read rule, hazard.h):
+   * One record per LDS dword (a DMA writes whole aligned dwords, so dword
+   * granularity is exact for this check, and 4x cheaper than per byte):
+   *   rrec [15:0]  outstanding ds_read references to the dword (any wave)
+   *        [31:16] epoch tag in which a read that crossed a barrier retired
+   *        [47:32] mask of the waves whose such reads retired in that epoch
+   *   rpc  the last such read: pc | wave << 24 (for the error text) */
+  uint64_t *rrec;
+  uint32_t *rpc;
 } hz_wg;
 
 static uint32_t ep_tag(uint32_t epoch) { return epoch % 65535u + 1u; }
@@ -89,9 +100,11 @@ convjit_status emu_hazard_wg_begin(emu_wg *g) {
   if (h->size) {
     h->rec = calloc(h->size, sizeof *h->rec);
     h->pendblk = calloc(h->size / 64 + 1, sizeof *h->pendblk);
+    h->rrec = calloc(h->size / 4 + 1, sizeof *h->rrec);
+    h->rpc = calloc(h->size / 4 + 1, sizeof *h->rpc);
   }
   g->hz = h;
-  if (h->size && (!h->rec || !h->pendblk)) {
+  if (h->size && (!h->rec || !h->pendblk || !h->rrec || !h->rpc)) {
     emu_hazard_wg_end(g);
     CJ_ALLOC_CHECK(NULL);
   }
@@ -120,6 +133,8 @@ void emu_hazard_wg_end(emu_wg *g) {
   if (h) {
     free(h->rec);
     free(h->pendblk);
+    free(h->rrec);
+    free(h->rpc);
   }
   free(h);
   g->hz = NULL;
@@ -205,9 +220,66 @@ static inline convjit_status lds_one(emu_wave *w, hz_wg *h, const emu_inst *in, 
   return CONVJIT_OK;
 }
 
+/* Which outstanding ds_read (any wave) reads a byte of the dword at a: for
+ * the error text. */
+static const emu_hz_op *read_covering(const emu_wave *w, uint32_t a, uint32_t *lo, uint32_t *hi) {
+  emu_wg *g = w->wg;
+  for (uint32_t i = 0; i < g->nwaves; i++) {
+    const hz_wave *hw = g->waves[i].hz;
+    if (!hw) continue;
+    for (uint32_t q = 0; q < hw->nlg; q++) {
+      const emu_hz_op *op = hw->lgq[q];
+      if (!op->rd) continue;
+      for (uint32_t k = 0; k < op->nlds; k++)
+        if (op->lds_addr[k] < a + 4 && a < op->lds_addr[k] + op->lds_n[k]) {
+          *lo = op->lds_addr[k];
+          *hi = op->lds_addr[k] + op->lds_n[k];
+          return op;
+        }
+    }
+  }
+  return NULL;
+}
+
+/* A DMA write issued now may land at once: it must not hit bytes of a
+ * ds_read that is still outstanding (any wave, this one included), nor of
+ * another wave's read that crossed a barrier outstanding and was retired
+ * only in this epoch (its retirement is not ordered before this issue). */
+static convjit_status dma_over_reads(emu_wave *w, hz_wg *h, const emu_inst *in, uint32_t addr, uint32_t n) {
+  if (addr >= h->size || !n) return CONVJIT_OK;
+  if (n > h->size - addr) n = h->size - addr;
+  const uint64_t ep = ep_tag(h->epoch), me = 1u << (w->id & 15);
+  const uint32_t d0 = addr / 4, d1 = (addr + n - 1) / 4;
+  uint32_t d = d0;
+  for (; d <= d1; d++) {
+    uint64_t r = h->rrec[d];
+    if ((r & 0xffff) || (((r >> 16) & 0xffff) == ep && (((r >> 32) & 0xffff) & ~me))) break;
+  }
+  if (d > d1) return CONVJIT_OK;
+  uint32_t lo = 4 * d, hi = 4 * d + 4;
+  const emu_hz_op *rop = (h->rrec[d] & 0xffff) ? read_covering(w, 4 * d, &lo, &hi) : NULL;
+  if (lo < addr) lo = addr;
+  if (hi > addr + n) hi = addr + n;
+  if (rop)
+    return emu_fail(w, in,
+                    "LDS write-after-read: wave %u's DMA writes LDS bytes 0x%x..0x%x that `%s` (wave %u, offset "
+                    "0x%x) is still reading: no s_waitcnt lgkmcnt retired that ds_read before the s_barrier this "
+                    "DMA is ordered behind",
+                    w->id, lo, hi - 1, text_at(w, rop->pc), rop->w->id, rop->pc);
+  uint32_t rp = h->rpc[d];
+  while (hi < addr + n && ((h->rrec[hi / 4] >> 16) & 0xffff) == ep) hi += 4;
+  if (hi > addr + n) hi = addr + n;
+  return emu_fail(w, in,
+                  "LDS write-after-read: wave %u's DMA writes LDS bytes 0x%x..0x%x that `%s` (wave %u, offset 0x%x) "
+                  "read before the last s_barrier and retired (s_waitcnt lgkmcnt) only after it: that wave passed "
+                  "the barrier with the read outstanding",
+                  w->id, lo, hi - 1, text_at(w, rp & 0xffffff), rp >> 24, rp & 0xffffff);
+}
+
 convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma) {
   if (!w->hazard || !w->hz) return CONVJIT_OK;
-  return lds_one(w, HG(w), in, addr, n, kind, dma);
+  CJ_TRY(lds_one(w, HG(w), in, addr, n, kind, dma));
+  return dma && kind == EMU_HZ_LDS_WRITE ? dma_over_reads(w, HG(w), in, addr, n) : CONVJIT_OK;
 }
 
 convjit_status emu_hz_lds_lanes(emu_wave *w, const emu_inst *in, const uint32_t addr[64], uint64_t lanes, uint32_t n,
@@ -236,6 +308,22 @@ static convjit_status complete(emu_wave *w, const emu_inst *in, emu_hz_op *op) {
     clear_regs(w, op);
     if (w->hz_npending) w->hz_npending--;
   }
+  if (op->rd) { /* a ds_read: its bytes are no longer being read */
+    const uint64_t ep = ep_tag(h->epoch), me = 1u << (w->id & 15);
+    for (uint32_t k = 0; k < op->nlds; k++)
+      for (uint32_t a = op->lds_addr[k] / 4; a <= (op->lds_addr[k] + op->lds_n[k] - 1) / 4 && a < h->size / 4 + 1; a++) {
+        uint64_t r = h->rrec[a];
+        if (r & 0xffff) r--;
+        if (op->epoch != h->epoch) { /* crossed a barrier outstanding */
+          uint64_t mask = (((r >> 16) & 0xffff) == ep ? (r >> 32) & 0xffff : 0) | me;
+          r = (r & 0xffff) | ep << 16 | mask << 32;
+          h->rpc[a] = op->pc | (w->id & 0xffu) << 24;
+        }
+        h->rrec[a] = r;
+      }
+    op->id = 0;
+    return st;
+  }
   for (uint32_t k = 0; k < op->nlds; k++) {
     if (op->dma)
       for (uint32_t i = 0; i < op->lds_n[k]; i++) {
@@ -245,7 +333,7 @@ static convjit_status complete(emu_wave *w, const emu_inst *in, emu_hz_op *op) {
     if (op->epoch == h->epoch) continue;
     /* Retired in a later epoch than issued: the data became visible to
      * other waves only now, so it races with their accesses of this epoch. */
-    if (st == CONVJIT_OK) st = emu_hz_lds(w, in, op->lds_addr[k], op->lds_n[k], EMU_HZ_LDS_WRITE, 1);
+    if (st == CONVJIT_OK && w->hazard) st = lds_one(w, h, in, op->lds_addr[k], op->lds_n[k], EMU_HZ_LDS_WRITE, 1);
   }
   op->id = 0;
   return st;
@@ -318,6 +406,7 @@ emu_hz_op *emu_hz_issue(emu_wave *w, const emu_inst *in, unsigned counters, cons
   op->dcount = 0;
   op->dreg = 0;
   op->dma = 0;
+  op->rd = 0;
   op->nlds = 0;
   op->epoch = HG(w)->epoch;
   op->w = w;
@@ -355,6 +444,18 @@ void emu_hz_op_lds(emu_hz_op *op, uint32_t addr, uint32_t n) {
   }
 }
 
+void emu_hz_op_lds_read(emu_hz_op *op, uint32_t addr, uint32_t n) {
+  if (!op || op->nlds >= HZ_LDS_REFS || !n) return;
+  hz_wg *h = HG(op->w);
+  if (addr >= h->size) return; /* out of range: exec_lds refused it already */
+  op->rd = 1;
+  op->lds_addr[op->nlds] = addr;
+  op->lds_n[op->nlds] = (uint8_t)n;
+  op->nlds++;
+  for (uint32_t d = addr / 4; d <= (addr + n - 1) / 4 && d < h->size / 4 + 1; d++)
+    if ((h->rrec[d] & 0xffff) < 0xffff) h->rrec[d]++;
+}
+
 /* ---- hooks called by dispatch.c / exec_salu.c ------------------------------- */
 
 convjit_status emu_hazard_waitcnt(emu_wave *w, const emu_inst *in) {
@@ -365,12 +466,27 @@ convjit_status emu_hazard_waitcnt(emu_wave *w, const emu_inst *in) {
   return CONVJIT_OK;
 }
 
+void emu_hazard_endpgm(emu_wave *w) {
+  if (!w->hazard || !w->hz) return;
+  hz_wave *hw = HW(w);
+  hz_wg *h = HG(w);
+  /* the wave's outstanding ds_reads deliver into a dead wave: no later DMA
+   * over their bytes can matter */
+  for (uint32_t q = 0; q < hw->nlg; q++) {
+    emu_hz_op *op = hw->lgq[q];
+    for (uint32_t k = 0; op->rd && k < op->nlds; k++)
+      for (uint32_t a = op->lds_addr[k] / 4; a <= (op->lds_addr[k] + op->lds_n[k] - 1) / 4 && a < h->size / 4 + 1; a++)
+        if (h->rrec[a] & 0xffff) h->rrec[a]--;
+    op->rd = 0;
+  }
+}
+
 convjit_status emu_hazard_barrier(emu_wg *g) {
   hz_wg *h = g->hz;
   if (h) {
     h->epoch++;
     if (h->epoch % 65535u == 0) /* the 16-bit tag wraps: clear the (stale) stamps, keep DMA counts */
-      for (uint32_t i = 0; i < h->size; i++) h->rec[i] &= 0xffull << 56;
+      for (uint32_t i = 0; i < h->size; i++) h->rec[i] &= 0xffull << 56, h->rrec[i / 4] &= 0xffff;
   }
   return CONVJIT_OK;
 }

@@ -25,6 +25,15 @@
  *     still pending at a barrier (no lgkmcnt/vmcnt wait before it) becomes
  *     visible only when it is retired, so it counts in the epoch of its
  *     retiring s_waitcnt.
+ *   - an LDS write-after-read: a `buffer_load ... lds` DMA (any wave) whose
+ *     bytes overlap a ds_read that is still outstanding (issued, not yet
+ *     retired by lgkmcnt; any wave, the DMA's own included), or overlap a
+ *     read of another wave that passed a barrier outstanding and was retired
+ *     only in the DMA's barrier epoch. The DMA may write LDS at any moment
+ *     from its issue to its vmcnt completion; a read is safe from it only if
+ *     its wave retired it (s_waitcnt lgkmcnt) before a barrier that the
+ *     DMA's wave passed before issuing it. Reads outstanding at the reading
+ *     wave's s_endpgm are dropped (their results go nowhere).
  * Off by default only when the context or launch says so (emu_options.hazard).
  * Everything here is a no-op when w->hazard is 0.
  */
@@ -49,6 +58,9 @@ emu_hz_op *emu_hz_issue(emu_wave *w, const emu_inst *in, unsigned counters, cons
  * a DMA (buffer_load ... lds; bytes stay pending until retired) or a
  * ds_write (re-stamped for the race check if retired after a barrier). */
 void emu_hz_op_lds(emu_hz_op *op, uint32_t addr, uint32_t n);
+/* The ds_read op reads LDS bytes [addr, addr+n) (n <= 16): outstanding until
+ * its lgkmcnt retires it (the write-after-read rule). */
+void emu_hz_op_lds_read(emu_hz_op *op, uint32_t addr, uint32_t n);
 /* Race and DMA-pending check of one LDS access by wave w, then stamping.
  * dma: the access is the LDS side of buffer_load ... lds. */
 convjit_status emu_hz_lds(emu_wave *w, const emu_inst *in, uint32_t addr, uint32_t n, int kind, int dma);

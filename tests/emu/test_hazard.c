@@ -9,6 +9,10 @@
  *     with the barrier passes;
  *   - an LDS write still pending at a barrier races with the other wave's
  *     read after it;
+ *   - LDS write-after-read: a ds_read still outstanding at a barrier, the
+ *     other wave's buffer_load ... lds after it onto those bytes (caught,
+ *     also with the wait just after the barrier); lgkmcnt(0) before it passes,
+ *     and so does a wave ending (s_endpgm) with its read outstanding;
  *   - with the checker off, the kernel without its wait runs;
  *   - convjit's own transpose kernel (built by the project pipeline): with
  *     all waits it passes and matches the CPU transpose; with any one of its
@@ -251,7 +255,90 @@ static void cross_wave_race(void **state) {
   expect_error(race_run("gfx942", nowait, NULL), need);
 }
 
+/* LDS write-after-read across a barrier (two waves): every lane writes
+ * LDS[tid] = 3*tid, waits, barrier; then reads LDS[tid] (wave w reads bytes
+ * 256w .. 256w+255), ORDER, and a 4-byte buffer_load ... lds of src at
+ * M0 = (w^1) << SHIFT: with SHIFT 8 each wave's DMA lands on the other's
+ * bytes; with 9 only wave 1's does (onto wave 0's), wave 0's goes to the
+ * unread bytes 512..767. */
+static const char *war_fmt =
+    "target triple = \"amdgcn-amd-amdhsa\"\n"
+    "@lds = internal addrspace(3) global [256 x i32] poison, align 16\n"
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)\n"
+    "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)\n"
+    "define amdgpu_kernel void @k(ptr addrspace(1) %%src, ptr addrspace(1) %%dst) {\n"
+    "  %%tid = call i32 @llvm.amdgcn.workitem.id.x()\n"
+    "  %%off = shl i32 %%tid, 2\n"
+    "  %%lbase = ptrtoint ptr addrspace(3) @lds to i32\n"
+    "  %%la = add i32 %%lbase, %%off\n"
+    "  %%wv = lshr i32 %%tid, 6\n"
+    "  %%ow = xor i32 %%wv, 1\n"
+    "  %%m0a = shl i32 %%ow, %s\n"
+    "  %%m0b = add i32 %%m0a, %%lbase\n"
+    "  %%m0 = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %%m0b)\n"
+    "  %%v0 = mul i32 %%tid, 3\n"
+    "  %%voff = and i32 %%off, 255\n"
+    "  %%r = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1) %%src, i16 0, i64 4096, i32 159744)\n"
+    "  %%ri = ptrtoint ptr addrspace(8) %%r to i128\n"
+    "  %%rv = bitcast i128 %%ri to <4 x i32>\n"
+    "  %%v = call i32 asm sideeffect \"ds_write_b32 $1, $2\\0As_waitcnt lgkmcnt(0)\\0As_barrier\\0A"
+    "ds_read_b32 $0, $1\\0A%s\\0As_mov_b32 m0, $3\\0Abuffer_load_dword $4, $5, 0 offen lds\\0A"
+    "s_waitcnt vmcnt(0) lgkmcnt(0)\", \"=&v,v,v,s,v,s,~{memory},~{m0}\"(i32 %%la, i32 %%v0, i32 %%m0, i32 %%voff, <4 x i32> %%rv)\n"
+    "  %%dp = getelementptr i32, ptr addrspace(1) %%dst, i32 %%tid\n"
+    "  store i32 %%v, ptr addrspace(1) %%dp\n"
+    "  ret void\n"
+    "}\n";
 
+static convjit_status war_run(const char *arch, const char *shift, const char *order, uint32_t out[128]) {
+  char ir[8192];
+  snprintf(ir, sizeof ir, war_fmt, shift, order);
+  tmem t;
+  convjit_status st = tmem_open(&t, arch, ir);
+  if (st != CONVJIT_OK) fprintf(stderr, "%s\n%s\n", cj_error_text(), ir);
+  assert_int_equal(st, CONVJIT_OK);
+  uint32_t src[1024];
+  for (uint32_t i = 0; i < 1024; i++) src[i] = srcw(i);
+  uint64_t args[2] = {tmem_buf(&t, src, sizeof src), tmem_buf(&t, NULL, 512)};
+  st = tmem_run(&t, 1, 128, args, sizeof args);
+  if (st == CONVJIT_OK && out) assert_int_equal(emu_mem_d2h(t.mem, out, args[1], 512), CONVJIT_OK);
+  tmem_close(&t);
+  return st;
+}
+
+static void lds_write_after_read(void **state) {
+  (void)state;
+  for (int a = 0; a < 2; a++) {
+    const char *arch = a ? "gfx950" : "gfx942";
+    /* correct: each wave's read retired before the barrier the DMAs follow */
+    uint32_t out[128];
+    assert_int_equal(war_run(arch, "8", "s_waitcnt lgkmcnt(0)\\0As_barrier", out), CONVJIT_OK);
+    for (uint32_t l = 0; l < 128; l++) assert_int_equal(out[l], 3 * l); /* the ds_write's value, read before the DMA */
+    /* racy: the reads are outstanding at the barrier; the other wave's DMA
+     * after it may land on them. Both waves and both instructions named. */
+    const char *need[] = {"write-after-read", "buffer_load_dword", "ds_read_b32", "still reading", NULL};
+    expect_error(war_run(arch, "8", "s_barrier", NULL), need);
+    /* the wait right after the barrier is too late: the other wave may be
+     * past the barrier already (either its read is outstanding or it was
+     * retired only in the DMA's epoch) */
+    const char *need2[] = {"write-after-read", "buffer_load_dword", "ds_read_b32", NULL};
+    expect_error(war_run(arch, "8", "s_barrier\\0As_waitcnt lgkmcnt(0)", NULL), need2);
+    /* the read already retired when the DMA issues, but in the DMA's epoch:
+     * the emulator runs wave 0 to its end first (its wait retires its read
+     * after the barrier), then wave 1 DMAs onto wave 0's bytes */
+    const char *need3[] = {"write-after-read", "wave 1's DMA", "(wave 0,", "retired (s_waitcnt lgkmcnt) only after it",
+                           NULL};
+    expect_error(war_run(arch, "9", "s_barrier\\0As_waitcnt lgkmcnt(0)", NULL), need3);
+    assert_int_equal(war_run(arch, "9", "s_waitcnt lgkmcnt(0)\\0As_barrier", out), CONVJIT_OK);
+    for (uint32_t l = 0; l < 128; l++) assert_int_equal(out[l], 3 * l);
+    /* wave 0 (M0 = 512) ends right after the barrier with its read
+     * outstanding: the result goes nowhere, so wave 1's DMA over those
+     * bytes is no hazard (s_endpgm drops the read) */
+    assert_int_equal(war_run(arch, "9", "s_barrier\\0As_cmp_lg_u32 $3, 0x200\\0As_cbranch_scc1 1\\0As_endpgm", out),
+                     CONVJIT_OK);
+    for (uint32_t l = 64; l < 128; l++) assert_int_equal(out[l], 3 * l);
+  }
+}
 
 /* Past 65535 barriers the checker's 16-bit epoch tags wrap (the stamps are
  * cleared): a correct exchange loop over 70000 iterations (140000 barriers)
@@ -418,6 +505,7 @@ int main(void) {
       cmocka_unit_test(vmcnt_missing_wait), cmocka_unit_test(vmcnt_in_order),  cmocka_unit_test(overwrite_pending),
       cmocka_unit_test(lgkm_ds_and_smem),   cmocka_unit_test(dma_pending_lds), cmocka_unit_test(cross_wave_race),
       cmocka_unit_test(real_kernel_waitcnt_removed), cmocka_unit_test(epoch_tag_wrap),
+      cmocka_unit_test(lds_write_after_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,12 @@
  * registers come from the MFMAs, not from those loads, and its stores only
  * queue behind them, so no later read of this launch depends on it and the
  * checker rightly sees no hazard (measured: 16 of 17 caught on gfx942, 21
- * of 22 on gfx950). The test used to accept 80% caught. */
+ * of 22 on gfx950). The test used to accept 80% caught.
+ * LDS ordering (issue 10): each K step's `s_waitcnt vmcnt(n) lgkmcnt(0)`
+ * before its s_barrier has its lgkmcnt field relaxed alone (caught wherever
+ * a ds_read is outstanding there), and the kernel is rebuilt from its IR
+ * with those waits back to vmcnt only (the kernel before the fix): the
+ * checker must stop it as an LDS write-after-read on both arches. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,6 +108,78 @@ static int find_first_store(void *user, const cj_inst_text *in) {
   return 0;
 }
 
+/* Every instruction's offset and kind: 'R' ds_read, 'Z' an s_waitcnt with
+ * lgkmcnt(0), 'J' a backward s_cbranch (the K loop's latch), '.' other. */
+typedef struct ikinds {
+  uint32_t off[4096];
+  char kind[4096];
+  uint32_t n;
+} ikinds;
+static int collect_kinds(void *user, const cj_inst_text *in) {
+  ikinds *k = user;
+  if (k->n == 4096) return 1;
+  const char *t = in->text ? in->text : "";
+  char c = '.';
+  if (!strncmp(t, "ds_read", 7)) c = 'R';
+  else if (!strncmp(t, "s_waitcnt", 9) && strstr(t, "lgkmcnt(0)")) c = 'Z';
+  else if (!strncmp(t, "s_cbranch", 9) && in->size == 4 && (int16_t)(in->bytes[0] | in->bytes[1] << 8) < 0) c = 'J';
+  k->off[k->n] = in->offset;
+  k->kind[k->n++] = c;
+  return 0;
+}
+/* Walking back from instruction i (exclusive): 1 if a ds_read comes before
+ * any lgkmcnt(0) wait, i.e. a read is outstanding at i on that path. */
+static int read_outstanding(const ikinds *k, uint32_t i) {
+  while (i--) {
+    if (k->kind[i] == 'R') return 1;
+    if (k->kind[i] == 'Z') return 0;
+  }
+  return 0;
+}
+
+/* gfx9 s_waitcnt immediate (ISA.md, CDNA3 ISA "S_WAITCNT"): vmcnt [3:0] and
+ * [15:14], expcnt [6:4], lgkmcnt [11:8]. */
+static uint32_t waitcnt_imm(uint32_t vm, uint32_t lgkm) { return (vm & 15) | (vm >> 4) << 14 | 7u << 4 | lgkm << 8; }
+
+/* The kernel as built before the LDS-ordering fix: the K step's wait before
+ * s_barrier back to vmcnt only (lgkmcnt 15) in the kept IR, compiled again
+ * by the same pipeline, so LLVM places its own lgkmcnt waits as it did
+ * then. The checker must stop it as an LDS write-after-read. */
+static void unfixed_kernel_caught(const cj_arch *arch, const char *arch_name, conv_case *cc, uint8_t *y) {
+  const cj_conv_plan *c = &cc->p.u.conv;
+  uint32_t vm = (c->stages - 2) * (c->a_dma + c->b_dma);
+  char fixed[96], old[96];
+  snprintf(fixed, sizeof fixed, "@llvm.amdgcn.s.waitcnt(i32 %u)", waitcnt_imm(vm, 0));
+  snprintf(old, sizeof old, "@llvm.amdgcn.s.waitcnt(i32 %u)", waitcnt_imm(vm, 15));
+  assert_non_null(cc->b.ir.data);
+  const char *ir = (const char *)cc->b.ir.data;
+  size_t n = strlen(ir), fl = strlen(fixed), ol = strlen(old);
+  char *un = malloc(n + n / fl * (ol > fl ? ol - fl : 0) + 1), *o = un;
+  int replaced = 0;
+  for (const char *p = ir; *p;) {
+    if (!strncmp(p, fixed, fl)) {
+      memcpy(o, old, ol);
+      o += ol, p += fl, replaced++;
+    } else {
+      *o++ = *p++;
+    }
+  }
+  *o = 0;
+  assert_int_equal((uint32_t)replaced, c->stages); /* one per unrolled K step */
+  cj_blob co = {0};
+  assert_int_equal(cj_build_ir_text(arch, un, "unfixed conv", &co), CONVJIT_OK);
+  free(un);
+  cj_blob keep = cc->b.code_object;
+  cc->b.code_object = co;
+  convjit_status st = run_conv(arch_name, cc, y);
+  cc->b.code_object = keep;
+  cj_blob_free(&co);
+  assert_int_equal(st, CONVJIT_ERR_EMULATION);
+  if (!strstr(cj_error_text(), "write-after-read")) fail_msg("unfixed kernel: %s", cj_error_text());
+  printf("%s: the kernel without the fix (%d waits relaxed in the IR, rebuilt): %s\n", arch_name, replaced,
+         cj_error_text());
+}
+
 static void conv_waits_removed(const char *arch_name) {
   const cj_arch *arch = cj_arch_from_name(arch_name);
   cj_conv_geom g;
@@ -114,7 +191,7 @@ static void conv_waits_removed(const char *arch_name) {
   memset(&o, 0, sizeof o);
   conv_case cc;
   assert_int_equal(cj_kplan_conv_init(&cc.p, arch, &g, &o), CONVJIT_OK);
-  assert_int_equal(cj_build_kernel(&cc.p, 0, &cc.b), CONVJIT_OK);
+  assert_int_equal(cj_build_kernel(&cc.p, CJ_BUILD_KEEP_IR, &cc.b), CONVJIT_OK);
   const cj_conv_geom *G = &cc.p.u.conv.g;
   cc.ny = (size_t)G->n * G->k * G->odhw;
   uint8_t *ref = malloc(cc.ny * 2), *y = malloc(cc.ny * 2);
@@ -150,7 +227,8 @@ static void conv_waits_removed(const char *arch_name) {
     if (st != CONVJIT_OK) {
       const char *e = cj_error_text();
       assert_int_equal(st, CONVJIT_ERR_EMULATION);
-      if (!strstr(e, "missing wait") && !strstr(e, "LDS race") && !strstr(e, "still being written"))
+      if (!strstr(e, "missing wait") && !strstr(e, "LDS race") && !strstr(e, "still being written") &&
+          !strstr(e, "write-after-read"))
         fail_msg("unexpected error: %s", e);
       caught++;
     } else {
@@ -168,6 +246,70 @@ static void conv_waits_removed(const char *arch_name) {
   assert_true(waits >= 8);
   assert_int_equal(uncaught, 1); /* exactly the documented one */
   assert_int_equal(caught, waits - 1);
+  /* The LDS-ordering fix: each K step's `s_waitcnt vmcnt(n) lgkmcnt(0)` right
+   * before its s_barrier. With only its lgkmcnt field relaxed to 15 (no
+   * wait: the kernel as it was before the fix) the wave passes the barrier
+   * with the previous step's ds_reads outstanding, and the DMA issued after
+   * it overwrites that stage: every such relaxation must be reported as an
+   * LDS write-after-read, and all of them at once (the unfixed kernel) too. */
+  static ikinds ik;
+  ik.n = 0;
+  assert_int_equal(cj_disasm_kernel(cc.b.co, cc.b.info, collect_kinds, &ik), CONVJIT_OK);
+  uint32_t latch = 0; /* the K loop's backward branch: the first step's other predecessor */
+  for (uint32_t i = 0; i < ik.n; i++)
+    if (ik.kind[i] == 'J') latch = i;
+  assert_true(latch > 0);
+  int nfix = 0, redundant = 0, war = 0;
+  size_t fixes[64];
+  for (size_t off = 0; off + 8 <= text->size; off += 4) {
+    uint32_t wd, next;
+    memcpy(&wd, t0 + off, 4);
+    memcpy(&next, t0 + off + 4, 4);
+    uint32_t vm = (wd & 0xF) | ((wd >> 14) & 3) << 4, lgkm = (wd >> 8) & 0xF;
+    if ((wd & 0xFFFF0000u) != 0xBF8C0000u || next != 0xBF8A0000u /* s_barrier */ || vm == 63 || lgkm) continue;
+    assert_true(nfix < 64);
+    fixes[nfix++] = off;
+    uint32_t relaxed = wd | 0xF00u;
+    memcpy(t0 + off, &relaxed, 4);
+    convjit_status st = run_conv(arch_name, &cc, y);
+    memcpy(t0 + off, &wd, 4);
+    if (st != CONVJIT_OK) assert_int_equal(st, CONVJIT_ERR_EMULATION);
+    /* LLVM drops its own lgkmcnt wait for a ds_read's registers where the
+     * new lgkmcnt(0) already covers it, so a relaxation may be seen first
+     * as that missing register wait (gfx950) */
+    if (st != CONVJIT_OK && strstr(cj_error_text(), "write-after-read")) war++;
+    else if (st != CONVJIT_OK && !strstr(cj_error_text(), "missing wait"))
+      fail_msg("unexpected error: %s", cj_error_text());
+    /* Must be caught exactly where a ds_read is outstanding at the wait on
+     * some path into it (straight-line, and for the first K step also the
+     * loop's back edge). Today LLVM ends each loop iteration with its own
+     * lgkmcnt(0) for the last MFMAs, so the first step's new lgkmcnt(0) is
+     * redundant and its relaxation rightly unseen. */
+    uint32_t idx = 0;
+    while (idx < ik.n && ik.off[idx] != off) idx++;
+    assert_true(idx < ik.n);
+    int outstanding = read_outstanding(&ik, idx) || (nfix == 1 && read_outstanding(&ik, latch + 1));
+    if (st == CONVJIT_OK && outstanding)
+      fail_msg("%s: the lgkmcnt(0) of the s_waitcnt at .text+0x%zx (before s_barrier) relaxed: not caught", arch_name, off);
+    if (st != CONVJIT_OK && !outstanding)
+      fail_msg("%s: relaxing .text+0x%zx with no ds_read outstanding reported: %s", arch_name, off, cj_error_text());
+    if (st == CONVJIT_OK) {
+      redundant++;
+      printf("  %s: lgkmcnt(0) at .text+0x%zx relaxed: not caught, no ds_read outstanding there\n", arch_name, off);
+    }
+  }
+  assert_true(nfix >= 2); /* one per unrolled K step (stages >= 2) */
+  for (int i = 0; i < nfix; i++) t0[fixes[i] + 1] |= 0x0F; /* lgkmcnt field, bits 11:8 */
+  convjit_status st = run_conv(arch_name, &cc, y);
+  for (int i = 0; i < nfix; i++) t0[fixes[i] + 1] &= 0xF0;
+  assert_int_equal(st, CONVJIT_ERR_EMULATION);
+  if (!strstr(cj_error_text(), "write-after-read") && !strstr(cj_error_text(), "missing wait"))
+    fail_msg("all relaxed: %s", cj_error_text());
+  assert_true(war >= 1); /* the write-after-read itself, not only a register wait LLVM dropped */
+  printf("%s conv: %d barrier waits with lgkmcnt(0): %d caught when relaxed alone (%d as write-after-read), %d "
+         "redundant; all relaxed at once: caught (%s)\n",
+         arch_name, nfix, nfix - redundant, war, redundant, cj_error_text());
+  unfixed_kernel_caught(arch, arch_name, &cc, y);
   free(ref);
   free(y);
   cj_built_free(&cc.b);
