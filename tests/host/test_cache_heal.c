@@ -26,7 +26,7 @@
 #include "util/numfmt.h"
 
 #include "api_expect.h"
-#include "../runtime/support_mac.h"
+#include "../runtime/support_cache.h"
 
 static char g_dir[256], g_keyfile[300];
 
@@ -54,30 +54,6 @@ static convjit_context *ctx_open(int disk) {
   return c;
 }
 
-/* stderr (the log at level error) into a temp file while capturing */
-static char g_log[1 << 16];
-static int g_fd = -1;
-static FILE *g_cap;
-static void cap_begin(void) {
-  fflush(stderr);
-  g_cap = tmpfile();
-  assert_non_null(g_cap);
-  g_fd = dup(2);
-  dup2(fileno(g_cap), 2);
-  cj_log_set_level(CJ_LOG_ERROR);
-}
-static const char *cap_end(void) {
-  fflush(stderr);
-  dup2(g_fd, 2);
-  close(g_fd);
-  cj_log_set_level(CJ_LOG_OFF);
-  rewind(g_cap);
-  size_t n = fread(g_log, 1, sizeof g_log - 1, g_cap);
-  g_log[n] = 0;
-  fclose(g_cap);
-  printf("%s", g_log);
-  return g_log;
-}
 
 static int count(const char *hay, const char *needle) {
   int n = 0;

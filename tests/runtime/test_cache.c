@@ -34,7 +34,7 @@
 #include "runtime/cache.h"
 #include "runtime/cache_trust.h"
 #include "support_fakedev.h"
-#include "support_mac.h"
+#include "support_cache.h"
 
 static char g_dir[256];
 static char g_keyfile[300]; /* CONVJIT_CACHE_KEY_FILE for every test */
@@ -205,35 +205,7 @@ static void test_concurrent_processes(void **st) {
   rm_dir();
 }
 
-/* ---- helpers: log capture, rows, ELF, MAC ---------------------------------- */
-
-static char g_log[1 << 16];
-static int g_saved_fd = -1, g_saved_level;
-static FILE *g_cap;
-
-/* Log lines (level error) go to a temp file until cap_end, which echoes
- * them (visible in the test output) and returns them. */
-static void cap_begin(void) {
-  fflush(stderr);
-  g_cap = tmpfile();
-  assert_non_null(g_cap);
-  g_saved_fd = dup(2);
-  dup2(fileno(g_cap), 2);
-  g_saved_level = cj_log_get_level();
-  cj_log_set_level(CJ_LOG_ERROR);
-}
-static const char *cap_end(void) {
-  fflush(stderr);
-  dup2(g_saved_fd, 2);
-  close(g_saved_fd);
-  cj_log_set_level((cj_log_level)g_saved_level);
-  rewind(g_cap);
-  size_t n = fread(g_log, 1, sizeof g_log - 1, g_cap);
-  g_log[n] = 0;
-  fclose(g_cap);
-  printf("%s", g_log);
-  return g_log;
-}
+/* ---- helpers: rows, ELF (log capture and MAC: support_cache.h) ---------- */
 
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...) {

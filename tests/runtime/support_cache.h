@@ -1,8 +1,9 @@
-/* The disk cache's entry MAC recomputed from docs/cache.md with libsodium
- * directly (not through src/runtime), for the cache tests of tests/runtime
- * and tests/host. Header-only: each test includes it once. */
-#ifndef CJ_TESTS_SUPPORT_MAC_H
-#define CJ_TESTS_SUPPORT_MAC_H
+/* For the cache tests of tests/runtime and tests/host: the log captured
+ * while the cache repairs something, and the entry MAC recomputed from
+ * docs/cache.md with libsodium directly (not through src/runtime).
+ * Header-only: each test includes it once. */
+#ifndef CJ_TESTS_SUPPORT_CACHE_H
+#define CJ_TESTS_SUPPORT_CACHE_H
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +11,41 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sodium.h>
+
+#include "util/cj.h"
+
+static char g_log[1 << 16];
+static int g_saved_fd = -1, g_saved_level;
+static FILE *g_cap;
+
+/* Log lines (level error) go to a temp file until cap_end, which echoes
+ * them (visible in the test output), restores stderr and the level, and
+ * returns them. */
+static inline void cap_begin(void) {
+  fflush(stderr);
+  g_cap = tmpfile();
+  assert_non_null(g_cap);
+  g_saved_fd = dup(2);
+  dup2(fileno(g_cap), 2);
+  g_saved_level = cj_log_get_level();
+  cj_log_set_level(CJ_LOG_ERROR);
+}
+static inline const char *cap_end(void) {
+  fflush(stderr);
+  dup2(g_saved_fd, 2);
+  close(g_saved_fd);
+  cj_log_set_level((cj_log_level)g_saved_level);
+  rewind(g_cap);
+  size_t n = fread(g_log, 1, sizeof g_log - 1, g_cap);
+  g_log[n] = 0;
+  fclose(g_cap);
+  printf("%s", g_log);
+  return g_log;
+}
 
 /* The entry MAC as docs/cache.md states it, computed here with libsodium
  * directly: BLAKE2b-256 keyed by the key file's 32 bytes (or unkeyed, as
