@@ -133,10 +133,12 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
 
 static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
   const conv_opts *o = a->op_opts;
-  CJ_CHECK(a->dtype && !strcmp(a->dtype, "bf16"), CONVJIT_ERR_UNSUPPORTED,
-           "--dtype %s: --op conv builds bf16 kernels (fp8 is a later issue)", a->dtype ? a->dtype : "(none)");
+  CJ_CHECK(a->dtype && (!strcmp(a->dtype, "bf16") || !strcmp(a->dtype, "fp8")), CONVJIT_ERR_INVALID_ARG,
+           "--dtype %s: --op conv takes bf16 or fp8", a->dtype ? a->dtype : "(none)");
   /* The public descriptor, validated and normalized as the API does. */
   convjit_conv_desc d = convjit_conv_desc_default();
+  if (!strcmp(a->dtype, "fp8")) /* the arch's native format (docs/api.md "fp8 formats") */
+    d.x_dtype = d.w_dtype = !strcmp(a->arch->name, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
   d.n = a->shape[0]; d.c = a->shape[1]; d.k = a->shape[5];
   for (int i = 0; i < 3; i++) {
     d.in[i] = a->shape[2 + i];

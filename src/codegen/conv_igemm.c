@@ -45,6 +45,7 @@
 
 #define CJ_CONV_MAX_DMA 64
 #define CJ_CONV_MAX_FRAG 64
+#define CJ_CONV_MAX_KQ 8 /* 16-byte K chunks per stage row: 128 fp8 */
 
 /* How one thread's DMA instructions of one operand (A or B) map onto the
  * [kq][row][16 B] stage: instruction i loads tile row row[i % period] at
@@ -122,8 +123,8 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   LLVMValueRef wave_off = v->wave_off;
-  cj_im2col_col col[4];
-  int have[4] = {0, 0, 0, 0};
+  cj_im2col_col col[CJ_CONV_MAX_KQ];
+  int have[CJ_CONV_MAX_KQ] = {0};
   for (uint32_t i = 0; c->channel_gemm && i < c->a_dma; i++) {
     LLVMValueRef ch = LLVMBuildAdd(b, LLVMBuildMul(b, kt, cj_c32(g, c->tile_k), ""), v->cg_krow[i], "ch");
     LLVMValueRef ok = LLVMBuildAnd(b, v->cg_ok[i], LLVMBuildICmp(b, LLVMIntULT, ch, cj_c32(g, c->g.c), ""), "");
@@ -184,9 +185,25 @@ static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0,
   LLVMValueRef rel = LLVMBuildSub(v->b, lane_off, LLVMBuildPtrToInt(v->b, lds0, g->i32, ""), "");
   LLVMValueRef p = cj_irb_lds_ptr(g, lds, rel);
   p = cj_irb_lds_ptr(g, p, cj_c32(g, blk * 256 + kk * (c->mfma_k / c->chunk_elems) * rows * 16));
-  LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, p, "");
-  LLVMSetAlignment(ld, v->mf->k_per_lane * c->elem_bytes);
-  return ld;
+  if (v->mf->k_runs == 1) {
+    LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, p, "");
+    LLVMSetAlignment(ld, v->mf->k_per_lane * c->elem_bytes);
+    return ld;
+  }
+  /* Two runs (f8f6f4: k = 16*(l/16) .. +15 and 64 + the same, ISA.md §1):
+   * one 16-byte read per run, (mfma_k / k_runs) k apart, concatenated. */
+  uint32_t run_bytes = v->mf->k_per_lane * c->elem_bytes, nel = run_bytes / 4;
+  LLVMTypeRef rt = LLVMVectorType(g->i32, nel);
+  LLVMValueRef part[2];
+  for (uint32_t r = 0; r < 2; r++) {
+    LLVMValueRef q = cj_irb_lds_ptr(g, p, cj_c32(g, r * (c->mfma_k / v->mf->k_runs / c->chunk_elems) * rows * 16));
+    part[r] = LLVMBuildLoad2(v->b, rt, q, "");
+    LLVMSetAlignment(part[r], run_bytes);
+  }
+  LLVMValueRef idx[16];
+  for (uint32_t e = 0; e < 2 * nel; e++) idx[e] = cj_c32(g, e);
+  LLVMValueRef cat = LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, 2 * nel), "");
+  return LLVMBuildBitCast(v->b, cat, v->opty, "");
 }
 
 /* Channel GEMM: the A stage is [k = tile_k][TILE_M positions] (DMA chunks
@@ -215,10 +232,25 @@ static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRe
   return LLVMBuildBitCast(b, vec, v->opty, "");
 }
 
+/* One MFMA of the plan's row. The f8f6f4 intrinsic is the scaled form
+ * (a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b): zero scales
+ * select the unscaled instruction (ISA.md "Scale operands = 0"); the
+ * others take (a, b, c, cbsz, abid, blgp). */
+static LLVMValueRef cj_cv_mfma(cj_cv *v, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc) {
+  cj_irb *g = v->g;
+  if (v->mf->k_runs == 2) {
+    LLVMValueRef args[9] = {a, b, acc, cj_c32(g, v->mf->cbsz), cj_c32(g, v->mf->blgp),
+                            cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
+    LLVMTypeRef over[2] = {v->opty, v->opty}; /* overloaded on the A and B formats' widths */
+    return cj_irb_call(g, v->mf->intrinsic, over, 2, args, 9);
+  }
+  LLVMValueRef args[6] = {a, b, acc, cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
+  return cj_irb_call(g, v->mf->intrinsic, NULL, 0, args, 6);
+}
+
 static void cj_cv_compute(cj_cv *v, uint32_t st) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
-  const char *mfma = v->mf->intrinsic;
   for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
     LLVMValueRef a[CJ_CONV_MAX_FRAG], bb[CJ_CONV_MAX_FRAG];
     for (uint32_t i = 0; i < c->mi_m; i++)
@@ -227,8 +259,7 @@ static void cj_cv_compute(cj_cv *v, uint32_t st) {
     for (uint32_t j = 0; j < c->mi_n; j++) bb[j] = cj_cv_operand(v, v->lds_b[st], v->lds_b[0], v->opb, c->tile_n, j, kk);
     for (uint32_t i = 0; i < c->mi_m; i++)
       for (uint32_t j = 0; j < c->mi_n; j++) {
-        LLVMValueRef args[6] = {a[i], bb[j], v->acc[i * c->mi_n + j], cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
-        v->acc[i * c->mi_n + j] = cj_irb_call(g, mfma, NULL, 0, args, 6);
+        v->acc[i * c->mi_n + j] = cj_cv_mfma(v, a[i], bb[j], v->acc[i * c->mi_n + j]);
       }
     /* 1024-thread tiles have 128 VGPRs: read one K slice's operands at a
      * time (no ds_read2 pairing across slices) so they are not all live. */
@@ -558,7 +589,8 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   const cj_conv_plan *c = &p->u.conv;
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
   if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
-      c->stages > 4 || !mf || mf->k_runs != 1 || c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT ||
+      c->tile_k * c->elem_bytes > 16 * CJ_CONV_MAX_KQ ||
+      c->stages > 4 || !mf || mf->k_runs > 2 || c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT ||
       !cj_cv_schedules[c->sched])
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
   cj_cv vv = {0}, *v = &vv;

@@ -99,13 +99,16 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   /* ---- dtype row: element size, chunk, MFMA ---- */
   c->elem_bytes = g->elem_bytes;
   c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
-  CJ_CHECK(g->dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
-           "conv.dtype = %s: the implicit-GEMM family has no K-loop schedule for it yet (bf16 only)",
-           cj_dtype_name((convjit_dtype)g->dtype));
-  c->mfma = arch->mfma_bf16;
+  c->mfma = g->dtype == CONVJIT_DTYPE_BF16 ? arch->mfma_bf16 : arch->mfma_fp8;
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
   CJ_CHECK(mf && mf->elem_bytes == c->elem_bytes, CONVJIT_ERR_INTERNAL, "conv: %s has no MFMA row for %s",
            arch->name, cj_dtype_name((convjit_dtype)g->dtype));
+  /* The fp8 MFMA reads one format per arch (ISA.md: E4M3FNUZ on gfx942,
+   * OCP E4M3FN on gfx950); the API maps FN tensors to FNUZ for gfx942 in
+   * its pre-pass, so a kernel only ever sees its arch's own format. */
+  CJ_CHECK((int)g->dtype == mf->in_dtype, CONVJIT_ERR_UNSUPPORTED,
+           "conv.dtype = %s: %s's MFMA (%s) reads %s", cj_dtype_name((convjit_dtype)g->dtype), arch->name,
+           mf->mnemonic, cj_dtype_name((convjit_dtype)mf->in_dtype));
   c->mfma_k = mf->k;
   /* 64 bytes of K per row and stage (one [kq][row] stage is 4 chunks deep),
    * and whole MFMAs. */

@@ -133,8 +133,8 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
 }
 
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
-  CJ_CHECK(p->x_dtype == CONVJIT_DTYPE_BF16 && p->w_dtype == CONVJIT_DTYPE_BF16 && p->y_dtype == CONVJIT_DTYPE_BF16,
-           CONVJIT_ERR_UNSUPPORTED, "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): only bf16 -> bf16 convs are built so far",
+  CJ_CHECK(p->x_dtype == p->w_dtype && p->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
+           "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take equal x and w dtypes and give bf16",
            (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
            (int)p->y_dtype, cj_dtype_name(p->y_dtype));
   CJ_CHECK(p->groups == 1 || p->groups == 0, CONVJIT_ERR_UNSUPPORTED, "desc.groups = %" PRId64 ": must be 1",
