@@ -82,6 +82,11 @@ typedef struct cj_cv {
   LLVMValueRef cg_base[CJ_CONV_MAX_DMA], cg_ok[CJ_CONV_MAX_DMA], cg_krow[CJ_CONV_MAX_DMA];
   LLVMValueRef acc[CJ_CONV_MAX_FRAG];
   LLVMTypeRef opty, accty;             /* MFMA operand and accumulator types */
+  /* ping-pong schedule: LDS [half][parity], the thread's logical chunk,
+   * per-run lane offsets of the operands, this step's A column */
+  LLVMValueRef pa[2][2], pb[2][2];
+  LLVMValueRef pp_chunk, pp_opa[2], pp_opb[2];
+  cj_im2col_col pp_col;
 } cj_cv;
 
 static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma) {
@@ -176,6 +181,22 @@ static LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase) 
       LLVMBuildMul(b, LLVMBuildURem(b, k0, cj_c32(g, ch), ""), cj_c32(g, v->c->elem_bytes), ""), "op.lane");
 }
 
+/* A two-run operand (f8f6f4): one ds_read per run at q[0], q[1],
+ * concatenated into the MFMA operand. */
+static LLVMValueRef cj_cv_load_runs(cj_cv *v, LLVMValueRef q[2]) {
+  cj_irb *g = v->g;
+  uint32_t run_bytes = v->mf->k_per_lane * v->c->elem_bytes, nel = run_bytes / 4;
+  LLVMTypeRef rt = LLVMVectorType(g->i32, nel);
+  LLVMValueRef part[2], idx[16];
+  for (uint32_t r = 0; r < 2; r++) {
+    part[r] = LLVMBuildLoad2(v->b, rt, q[r], "");
+    LLVMSetAlignment(part[r], run_bytes);
+  }
+  for (uint32_t e = 0; e < 2 * nel; e++) idx[e] = cj_c32(g, e);
+  LLVMValueRef cat = LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, 2 * nel), "");
+  return LLVMBuildBitCast(v->b, cat, v->opty, "");
+}
+
 /* lane_off is opaque(lane offset + address of stage 0): the address of
  * stage st is stage-0-relative, so every constant stays below 64 KiB. */
 static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0, LLVMValueRef lane_off,
@@ -192,18 +213,10 @@ static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0,
   }
   /* Two runs (f8f6f4: k = 16*(l/16) .. +15 and 64 + the same, ISA.md §1):
    * one 16-byte read per run, (mfma_k / k_runs) k apart, concatenated. */
-  uint32_t run_bytes = v->mf->k_per_lane * c->elem_bytes, nel = run_bytes / 4;
-  LLVMTypeRef rt = LLVMVectorType(g->i32, nel);
-  LLVMValueRef part[2];
-  for (uint32_t r = 0; r < 2; r++) {
-    LLVMValueRef q = cj_irb_lds_ptr(g, p, cj_c32(g, r * (c->mfma_k / v->mf->k_runs / c->chunk_elems) * rows * 16));
-    part[r] = LLVMBuildLoad2(v->b, rt, q, "");
-    LLVMSetAlignment(part[r], run_bytes);
-  }
-  LLVMValueRef idx[16];
-  for (uint32_t e = 0; e < 2 * nel; e++) idx[e] = cj_c32(g, e);
-  LLVMValueRef cat = LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, 2 * nel), "");
-  return LLVMBuildBitCast(v->b, cat, v->opty, "");
+  LLVMValueRef q[2];
+  for (uint32_t r = 0; r < 2; r++)
+    q[r] = cj_irb_lds_ptr(g, p, cj_c32(g, r * (c->mfma_k / v->mf->k_runs / c->chunk_elems) * rows * 16));
+  return cj_cv_load_runs(v, q);
 }
 
 /* Channel GEMM: the A stage is [k = tile_k][TILE_M positions] (DMA chunks
@@ -219,11 +232,12 @@ static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRe
   uint32_t per = v->mf->k_per_lane, eb = c->elem_bytes;
   LLVMValueRef rel = LLVMBuildSub(b, lane_off, LLVMBuildPtrToInt(b, lds0, g->i32, ""), "");
   LLVMValueRef base = cj_irb_lds_ptr(g, lds, rel);
+  uint32_t runs = v->mf->k_runs, run_k = c->mfma_k / runs;
   LLVMTypeRef et = LLVMIntTypeInContext(g->ctx, eb * 8);
-  LLVMTypeRef vt = LLVMVectorType(et, per);
+  LLVMTypeRef vt = LLVMVectorType(et, per * runs);
   LLVMValueRef vec = LLVMGetPoison(vt);
-  for (uint32_t e = 0; e < per; e++) {
-    uint32_t k = kk * c->mfma_k + e;
+  for (uint32_t e = 0; e < per * runs; e++) { /* run e / per (f8f6f4: k + 64), element e % per */
+    uint32_t k = kk * c->mfma_k + e / per * run_k + e % per;
     LLVMValueRef p = cj_irb_lds_ptr(g, base, cj_c32(g, (k * c->tile_m + blk * 16) * eb));
     LLVMValueRef ld = LLVMBuildLoad2(b, et, p, "");
     LLVMSetAlignment(ld, eb);
@@ -457,6 +471,29 @@ static void cj_cv_dma_rows(cj_cv *v) {
   v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
 }
 
+/* A counted K loop of `trip` iterations whose accumulators are
+ * loop-carried phis; the builder is left in the body. */
+static void cj_cv_acc_loop_begin(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *phis, uint32_t trip) {
+  LLVMBuilderRef b = v->b;
+  cj_irb_loop_begin(v->g, lp, cj_c32(v->g, 0), cj_c32(v->g, trip), cj_c32(v->g, 1), "kloop");
+  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp->iv));
+  for (uint32_t f = 0; f < v->c->mi_m * v->c->mi_n; f++) {
+    phis[f] = LLVMBuildPhi(b, v->accty, "acc");
+    LLVMAddIncoming(phis[f], &v->acc[f], &lp->pre, 1);
+    v->acc[f] = phis[f];
+  }
+  LLVMPositionBuilderAtEnd(b, lp->body);
+}
+
+/* Closes the loop; v->acc then holds the accumulators after it. */
+static void cj_cv_acc_loop_end(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *phis) {
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(v->b);
+  uint32_t nacc = v->c->mi_m * v->c->mi_n;
+  for (uint32_t f = 0; f < nacc; f++) LLVMAddIncoming(phis[f], &v->acc[f], &latch, 1);
+  cj_irb_loop_end(v->g, lp);
+  for (uint32_t f = 0; f < nacc; f++) v->acc[f] = phis[f];
+}
+
 /* K-loop schedule "multistage" (the bf16 family's): a prologue fills
  * stages 0 .. S-2, then each step waits for its own stage, issues the DMA
  * S-1 steps ahead into the stage just read out, and runs its MFMAs. The
@@ -472,19 +509,10 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
   for (uint32_t s = 0; s + 1 < c->stages; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s);
 
   /* ---- K loop: accumulators are loop-carried phis ---- */
-  uint32_t nacc = c->mi_m * c->mi_n, L = c->a_dma + c->b_dma;
+  uint32_t L = c->a_dma + c->b_dma;
   cj_irb_loop lp;
-  cj_irb_loop_begin(g, &lp, cj_c32(g, 0), cj_c32(g, c->k_tiles_split / c->stages), cj_c32(g, 1), "kloop");
   LLVMValueRef phis[CJ_CONV_MAX_FRAG];
-  LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(lp.header));
-  LLVMValueRef first_non_phi = LLVMGetNextInstruction(lp.iv);
-  LLVMPositionBuilderBefore(b, first_non_phi);
-  for (uint32_t f = 0; f < nacc; f++) {
-    phis[f] = LLVMBuildPhi(b, v->accty, "acc");
-    LLVMAddIncoming(phis[f], &v->acc[f], &lp.pre, 1);
-    v->acc[f] = phis[f];
-  }
-  LLVMPositionBuilderAtEnd(b, lp.body);
+  cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / c->stages);
   LLVMValueRef ktg = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, c->stages), ""), "");
   /* Where a K step's 16-byte columns straddle taps (Cp % tile_k != 0),
    * LLVM strength-reduces every (stage, column) k and its tap decode (k / Cp,
@@ -520,12 +548,243 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
     cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
     cj_cv_compute(v, s);
   }
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-  for (uint32_t f = 0; f < nacc; f++) LLVMAddIncoming(phis[f], &v->acc[f], &latch, 1);
-  cj_irb_loop_end(g, &lp);
-  for (uint32_t f = 0; f < nacc; f++) v->acc[f] = phis[f];
+  cj_cv_acc_loop_end(v, &lp, phis);
   /* The last S-1 DMAs (zeros past the split) still land in LDS. */
   cj_irb_waitcnt(g, cj_waitcnt_vmcnt(0));
+}
+
+/* ---- K-loop schedule "ping-pong" (fp8, gfx950) -------------------------------
+ *
+ * Tile 256x256x128, 8 waves, one f8f6f4 MFMA deep per K step. A and B are
+ * each two 128-row halves, each half a current and a next 16 KiB buffer
+ * (8 LDS globals, 128 KiB): step i reads parity i%2 while the DMA of step
+ * i+1 fills parity (i+1)%2.
+ *
+ * Half buffer layout: row-major, 128 bytes (the step's K) per row, 16-byte
+ * chunk c of row r stored at chunk c ^ ((r >> 1) & 7) — REFERENCE.md's
+ * swizzle col ^ (((r*128 + col) % 2048) >> 8) << 4 for 128-byte rows.
+ *  - DMA: one instruction fills 512 x 16 B = 64 rows; lane L of wave w
+ *    writes byte (i*512 + w*64 + L)*16 (ISA.md §4): row i*64 + tid/8,
+ *    stored chunk tid%8. The thread fetches logical chunk
+ *    (tid%8) ^ ((tid/16) & 7) — the same for all its rows (64-row steps
+ *    keep (r >> 1) & 7), so one im2col column per K step serves its 4 A
+ *    rows; 8 lanes fetch one row's 128 contiguous bytes of B (and of A
+ *    when a step lies in one tap).
+ *  - reads: f8f6f4 lane l holds row l%16, k = 16*(l/16) .. +15 and
+ *    64 + the same (ISA.md §1): chunks l/16 and l/16 + 4 of the row, two
+ *    ds_read_b128. Fragments start at multiples of 16 rows, so the swizzle
+ *    term is ((l%16) >> 1): one lane offset per run, fragments are
+ *    constant 2 KiB offsets. 16 lanes then touch 64 distinct 4-byte banks
+ *    (gfx950 has 64), where the unswizzled rows (128 B apart) would all
+ *    start in bank 0 or 32 — an 8-way conflict.
+ *
+ * Waves: wm = wave/4 (2), wn = wave%4 (4). In quadrant (A half ha, B half
+ * hb) a wave owns rows ha*128 + wm*64 + 16*fa (fa < 4) and columns
+ * hb*128 + wn*32 + 16*fb (fb < 2): 4 x 2 MFMAs per quadrant, 32 fragments
+ * (128 accumulators) per wave, the plan's mi_m = 8, mi_n = 4 with
+ * halves = 2 (the epilogue's fragment map).
+ *
+ * One step (DMA of step i+1 issued in landing order A0, B0, B1, A1, two
+ * instructions each, so each wait below names exactly the halves it needs):
+ *   vmcnt(4) lgkmcnt(0); barrier   A0, B0 of step i landed (everyone's);
+ *                                  every wave's reads of step i-1 are done
+ *   DMA A0, B0 of i+1;  [prio 1] Q00 = A0 x B0 [prio 0]
+ *   vmcnt(6); barrier              B1 of step i landed
+ *   DMA B1 of i+1;      [prio 1] Q01 = A0 x B1 [prio 0]
+ *   vmcnt(6); barrier              A1 of step i landed
+ *   DMA A1 of i+1;      [prio 1] Q11 = A1 x B1, Q10 = A1 x B0 [prio 0]
+ * A DMA of step i+1 writes a buffer last read in step i-1, before the
+ * first barrier every wave passed with lgkmcnt(0) (docs/kernels.md, "LDS
+ * ordering"). Each half is read once per step (24 ds_read_b128 per wave):
+ * A0 lives from Q00 to Q01, B0 from Q00 to Q10. The loop runs steps in
+ * pairs (constant parities); the last two steps are peeled, the last one
+ * without DMA (waits vmcnt 4, 2, 0). K steps are even (the plan pads).
+ */
+#define CJ_PP_HALF_ROWS 128
+#define CJ_PP_ROW_BYTES 128
+#define CJ_PP_DMA_ROWS 64 /* rows of one 512-lane x 16-byte DMA instruction */
+
+static void cj_cv_pp_lds(cj_cv *v) {
+  uint32_t bytes = CJ_PP_HALF_ROWS * CJ_PP_ROW_BYTES;
+  for (uint32_t h = 0; h < 2; h++)
+    for (uint32_t par = 0; par < 2; par++) {
+      char n[16];
+      snprintf(n, sizeof n, "lds_a%u%u", h, par);
+      v->pa[h][par] = cj_irb_lds(v->g, n, bytes, 16);
+      snprintf(n, sizeof n, "lds_b%u%u", h, par);
+      v->pb[h][par] = cj_irb_lds(v->g, n, bytes, 16);
+    }
+}
+
+/* Lane offsets (one per run) of the operands of fragment 0 of a wave whose
+ * rows start at wrow in a half, as opaque(offset + address of buf0). */
+static void cj_cv_pp_lane_off(cj_cv *v, LLVMValueRef wrow, LLVMValueRef buf0, LLVMValueRef out[2]) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  LLVMValueRef l16 = LLVMBuildURem(b, v->lane, cj_c32(g, 16), "");
+  LLVMValueRef row = LLVMBuildAdd(b, wrow, l16, "");
+  LLVMValueRef swz = LLVMBuildLShr(b, l16, cj_c32(g, 1), "");
+  LLVMValueRef q = LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), "");
+  for (uint32_t r = 0; r < 2; r++) {
+    LLVMValueRef ch = LLVMBuildXor(b, LLVMBuildAdd(b, q, cj_c32(g, 4 * r), ""), swz, "");
+    LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, row, cj_c32(g, CJ_PP_ROW_BYTES), ""),
+                                    LLVMBuildMul(b, ch, cj_c32(g, 16), ""), "pp.lane");
+    out[r] = cj_irb_opaque(g, LLVMBuildAdd(b, off, LLVMBuildPtrToInt(b, buf0, g->i32, ""), ""));
+  }
+}
+
+/* Per-thread DMA rows (4 A rows' im2col decompositions, 4 weight rows),
+ * the thread's chunk, and the operand lane offsets, before the K loop. */
+static void cj_cv_pp_rows(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef r0 = LLVMBuildUDiv(b, v->tid, cj_c32(g, 8), "");
+  v->pp_chunk = LLVMBuildXor(b, LLVMBuildURem(b, v->tid, cj_c32(g, 8), ""),
+                             LLVMBuildAnd(b, LLVMBuildLShr(b, v->tid, cj_c32(g, 4), ""), cj_c32(g, 7), ""), "pp.chunk");
+  for (uint32_t slot = 0; slot < 4; slot++) { /* half slot/2, instruction slot%2 */
+    LLVMValueRef row = LLVMBuildAdd(b, r0, cj_c32(g, slot / 2 * CJ_PP_HALF_ROWS + slot % 2 * CJ_PP_DMA_ROWS), "");
+    cj_im2col_row_init(g, &v->ic, LLVMBuildAdd(b, v->m0, row, ""), &v->arow[slot]);
+    LLVMValueRef n = LLVMBuildAdd(b, v->n0, row, "");
+    v->brow[slot] = LLVMBuildMul(b, n, cj_c32(g, (uint32_t)c->g.crs * c->elem_bytes), "b.row");
+    v->bok[slot] = c->n_tail ? LLVMBuildICmp(b, LLVMIntULT, n, cj_c32(g, c->g.k), "") : NULL;
+  }
+  cj_cv_pp_lane_off(v, LLVMBuildMul(b, v->wm, cj_c32(g, 64), ""), v->pa[0][0], v->pp_opa);
+  cj_cv_pp_lane_off(v, LLVMBuildMul(b, v->wn, cj_c32(g, 32), ""), v->pb[0][0], v->pp_opb);
+}
+
+/* The thread's A column of K step kt: one tap decode, uniform (scalar)
+ * when every step lies inside one tap (Cp % 128 == 0), else per lane. */
+static void cj_cv_pp_col(cj_cv *v, LLVMValueRef kt) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  LLVMValueRef k = LLVMBuildMul(b, kt, cj_c32(g, v->c->tile_k), "");
+  LLVMValueRef kin = LLVMBuildMul(b, v->pp_chunk, cj_c32(g, v->c->chunk_elems), "");
+  if (v->c->g.cp % v->c->tile_k == 0) cj_im2col_col_init(g, &v->ic, k, kin, v->k_end, &v->pp_col);
+  else cj_im2col_col_init(g, &v->ic, LLVMBuildAdd(b, k, kin, ""), NULL, v->k_end, &v->pp_col);
+}
+
+/* The DMA of one half (A or B, h) of K step kt into parity par. */
+static void cj_cv_pp_issue(cj_cv *v, int is_b, uint32_t h, LLVMValueRef kt, uint32_t par) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  for (uint32_t i = 0; i < CJ_PP_HALF_ROWS / CJ_PP_DMA_ROWS; i++) {
+    uint32_t slot = h * 2 + i;
+    LLVMValueRef voff;
+    if (!is_b) {
+      voff = cj_im2col_voffset(g, &v->ic, &v->arow[slot], &v->pp_col, CJ_CONV_OOB);
+    } else {
+      LLVMValueRef k = LLVMBuildAdd(b, LLVMBuildMul(b, kt, cj_c32(g, c->tile_k), ""),
+                                    LLVMBuildMul(b, v->pp_chunk, cj_c32(g, c->chunk_elems), ""), "k");
+      LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, k, v->k_end, "");
+      if (v->bok[slot]) ok = LLVMBuildAnd(b, ok, v->bok[slot], "");
+      voff = cj_irb_oob(g, ok, LLVMBuildAdd(b, v->brow[slot], LLVMBuildMul(b, k, cj_c32(g, c->elem_bytes), ""), ""),
+                        CJ_CONV_OOB);
+    }
+    LLVMValueRef buf = is_b ? v->pb[h][par] : v->pa[h][par];
+    LLVMValueRef lo = LLVMBuildAdd(b, v->wave_off, cj_c32(g, i * CJ_PP_DMA_ROWS * CJ_PP_ROW_BYTES), "");
+    cj_irb_buf_load_lds(g, is_b ? v->wr : v->xr, cj_irb_lds_ptr(g, buf, lo), 16, voff, NULL, 0, 0);
+  }
+}
+
+/* The n operands of a half buffer: fragment f at f*16 rows. */
+static void cj_cv_pp_operands(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t n,
+                              LLVMValueRef *out) {
+  cj_irb *g = v->g;
+  for (uint32_t f = 0; f < n; f++) {
+    LLVMValueRef q[2];
+    for (uint32_t r = 0; r < 2; r++) {
+      LLVMValueRef rel = LLVMBuildSub(v->b, off[r], LLVMBuildPtrToInt(v->b, buf0, g->i32, ""), "");
+      q[r] = cj_irb_lds_ptr(g, cj_irb_lds_ptr(g, buf, rel), cj_c32(g, f * 16 * CJ_PP_ROW_BYTES));
+    }
+    out[f] = cj_cv_load_runs(v, q);
+  }
+}
+
+/* The 4 x 2 MFMAs of quadrant (ha, hb). */
+static void cj_cv_pp_quad(cj_cv *v, uint32_t ha, uint32_t hb, const LLVMValueRef *a, const LLVMValueRef *bb) {
+  const cj_conv_plan *c = v->c;
+  for (uint32_t fa = 0; fa < c->mi_m / 2; fa++)
+    for (uint32_t fb = 0; fb < c->mi_n / 2; fb++) {
+      uint32_t f = (ha * c->mi_m / 2 + fa) * c->mi_n + hb * c->mi_n / 2 + fb;
+      v->acc[f] = cj_cv_mfma(v, a[fa], bb[fb], v->acc[f]);
+    }
+}
+
+/* Wait until at most vm of this wave's DMAs are in flight (and, first in a
+ * step, its LDS reads are done), then the workgroup barrier. */
+static void cj_cv_pp_sync(cj_cv *v, uint32_t vm, int reads_done) {
+  cj_irb_waitcnt(v->g, cj_waitcnt_imm(vm, 7, reads_done ? 0 : 15));
+  cj_irb_barrier(v->g);
+}
+
+/* Keeps LLVM from moving instructions across phase boundaries. */
+static void cj_cv_fence_sched(cj_cv *v) {
+  LLVMValueRef zero = cj_c32(v->g, 0);
+  cj_irb_call(v->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+}
+
+static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
+  cj_irb *g = v->g;
+  const cj_conv_plan *c = v->c;
+  uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2;
+  LLVMValueRef kn = LLVMBuildAdd(v->b, kt, cj_c32(g, 1), "kt.next");
+  LLVMValueRef a0[8], a1[8], b0[8], b1[8];
+  cj_cv_pp_sync(v, 4, 1);
+  if (next) {
+    cj_cv_pp_col(v, kn);
+    cj_cv_pp_issue(v, 0, 0, kn, q);
+    cj_cv_pp_issue(v, 1, 0, kn, q);
+  }
+  cj_cv_fence_sched(v);
+  cj_irb_setprio(g, 1);
+  cj_cv_pp_operands(v, v->pa[0][par], v->pa[0][0], v->pp_opa, fa, a0);
+  cj_cv_pp_operands(v, v->pb[0][par], v->pb[0][0], v->pp_opb, fb, b0);
+  cj_cv_pp_quad(v, 0, 0, a0, b0);
+  cj_irb_setprio(g, 0);
+  cj_cv_fence_sched(v);
+  cj_cv_pp_sync(v, next ? 6 : 2, 0);
+  if (next) cj_cv_pp_issue(v, 1, 1, kn, q);
+  cj_cv_fence_sched(v);
+  cj_irb_setprio(g, 1);
+  cj_cv_pp_operands(v, v->pb[1][par], v->pb[0][0], v->pp_opb, fb, b1);
+  cj_cv_pp_quad(v, 0, 1, a0, b1);
+  cj_irb_setprio(g, 0);
+  cj_cv_fence_sched(v);
+  cj_cv_pp_sync(v, next ? 6 : 0, 0);
+  if (next) cj_cv_pp_issue(v, 0, 1, kn, q);
+  cj_cv_fence_sched(v);
+  cj_irb_setprio(g, 1);
+  cj_cv_pp_operands(v, v->pa[1][par], v->pa[0][0], v->pp_opa, fa, a1);
+  cj_cv_pp_quad(v, 1, 1, a1, b1);
+  cj_cv_pp_quad(v, 1, 0, a1, b0);
+  cj_irb_setprio(g, 0);
+  cj_cv_fence_sched(v);
+}
+
+static void cj_cv_kloop_pingpong(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  v->wave_off = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * 16), "");
+  /* prologue: step 0 into parity 0, in landing order */
+  cj_cv_pp_col(v, v->kt0);
+  cj_cv_pp_issue(v, 0, 0, v->kt0, 0);
+  cj_cv_pp_issue(v, 1, 0, v->kt0, 0);
+  cj_cv_pp_issue(v, 1, 1, v->kt0, 0);
+  cj_cv_pp_issue(v, 0, 1, v->kt0, 0);
+  /* steps 0 .. T-3 in pairs, then T-2 and T-1 peeled */
+  cj_irb_loop lp;
+  LLVMValueRef phis[CJ_CONV_MAX_FRAG];
+  cj_cv_acc_loop_begin(v, &lp, phis, (c->k_tiles_split - 2) / 2);
+  LLVMValueRef kt = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, 2), ""), "kt");
+  cj_cv_pp_step(v, kt, 0, 1);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, kt, cj_c32(g, 1), ""), 1, 1);
+  cj_cv_acc_loop_end(v, &lp, phis);
+  LLVMValueRef tail = cj_c32(g, c->k_tiles_split - 2);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, tail, ""), 0, 1);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, LLVMBuildAdd(b, tail, cj_c32(g, 1), ""), ""), 1, 0);
 }
 
 /* The plan's K-loop schedules (kplan_conv.h CJ_CONV_SCHED_*): each fills
@@ -533,6 +792,7 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
 typedef void (*cj_cv_schedule)(cj_cv *v);
 static const cj_cv_schedule cj_cv_schedules[CJ_CONV_SCHED_COUNT] = {
     [CJ_CONV_SCHED_MULTISTAGE] = cj_cv_kloop_multistage,
+    [CJ_CONV_SCHED_PINGPONG] = cj_cv_kloop_pingpong,
 };
 
 /* Every accumulator fragment through the epilogue ops to its store. */
@@ -554,9 +814,12 @@ static void cj_cv_epilogue(cj_cv *v) {
   LLVMValueRef lane = cj_irb_opaque(g, v->lane);
   LLVMValueRef l16 = LLVMBuildURem(b, lane, cj_c32(g, 16), "");
   LLVMValueRef g4 = LLVMBuildMul(b, LLVMBuildUDiv(b, lane, cj_c32(g, 16), ""), cj_c32(g, 4), "");
-  LLVMValueRef rbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->m0, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""), ""),
+  /* Fragment i of a wave: row block i / fm (of tile_m / halves rows), the
+   * wave's fm fragments in it from wm*fm*16 (flat grid: one block). */
+  uint32_t fm = c->mi_m / c->halves, fn = c->mi_n / c->halves;
+  LLVMValueRef rbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->m0, LLVMBuildMul(b, v->wm, cj_c32(g, fm * 16), ""), ""),
                                     g4, "");
-  LLVMValueRef cbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->n0, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""), ""),
+  LLVMValueRef cbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->n0, LLVMBuildMul(b, v->wn, cj_c32(g, fn * 16), ""), ""),
                                     l16, "");
   /* Fragments row by row where VGPRs allow (< 1024 threads): LLVM builds
    * each output row's m < npq lane mask (an SGPR pair) once, so column by
@@ -570,12 +833,12 @@ static void cj_cv_epilogue(cj_cv *v) {
   for (uint32_t o = 0; o < n_out; o++)
     for (uint32_t q = 0; q < n_in; q++) {
       uint32_t i = by_row ? o : q, j = by_row ? q : o;
-      LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j * 16), "col");
+      LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j / fn * (c->tile_n / c->halves) + j % fn * 16), "col");
       /* One channel per fragment column, its operands loaded once; channels
        * >= K read 0 through the range check. */
       if (!loaded[j]) cj_epi_load_channel(g, &c->epi, &er, col, chan[j]);
       loaded[j] = 1;
-      LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i * 16), "row");
+      LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i / fm * (c->tile_m / c->halves) + i % fm * 16), "row");
       LLVMValueRef val = cj_epi_apply(g, &c->epi, v->acc[i * c->mi_n + j], chan[j]);
       cj_cv_store(v, val, row0, col, yr, yptr);
       /* One fragment's index math at a time: interleaving them all keeps
@@ -590,7 +853,9 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
   if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
       c->tile_k * c->elem_bytes > 16 * CJ_CONV_MAX_KQ ||
-      c->stages > 4 || !mf || mf->k_runs > 2 || c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT ||
+      c->stages > 4 || !mf || mf->k_runs > 2 ||
+      (c->sched == CJ_CONV_SCHED_PINGPONG && (c->threads != 512 || c->mi_m != 8 || c->mi_n != 4 ||
+                                              c->k_tiles_split < 2 || c->k_tiles_split % 2)) || c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT ||
       !cj_cv_schedules[c->sched])
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
   cj_cv vv = {0}, *v = &vv;
@@ -599,15 +864,19 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   v->c = c;
   v->mf = mf;
   v->b = g->b;
-  cj_irb_kernel(g, p, 0);
+  int pp = c->sched == CJ_CONV_SCHED_PINGPONG;
+  /* ping-pong: 2 waves per SIMD (8 per CU), so 256 registers per lane */
+  cj_irb_kernel(g, p, pp ? 2 : 0);
   if (g->st) return g->st;
   LLVMValueRef xptr = cj_irb_arg_role(g, p, CJ_ARG_X), wptr = cj_irb_arg_role(g, p, CJ_ARG_W);
   v->opty = cj_irb_operand_type(g, mf->opnd, mf->opnd_lanes);
   v->accty = LLVMVectorType(g->f32, 4);
-  cj_cv_lds(v);
+  if (pp) cj_cv_pp_lds(v);
+  else cj_cv_lds(v);
   cj_cv_ids(v);
   cj_cv_resources(v, xptr, wptr);
-  cj_cv_dma_rows(v);
+  if (pp) cj_cv_pp_rows(v);
+  else cj_cv_dma_rows(v);
   for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
   cj_cv_schedules[c->sched](v);
   cj_cv_epilogue(v);

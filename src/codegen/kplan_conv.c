@@ -74,6 +74,20 @@ static uint64_t cj_big_in_span(const cj_conv_geom *g, uint32_t tile_m) {
   return in_planes * g->h * g->w * g->cp * g->elem_bytes;
 }
 
+/* 1x1x1, stride 1, no padding: A[m][c] = x[n][c][p] read from the
+ * caller's NCDHW x (no transpose). A DMA chunk runs along positions, so it
+ * must not straddle a sample (Do*Ho*Wo % chunk elements == 0), and every x
+ * offset must be below the OOB sentinel (no rebase on this path). Needs
+ * c->g, elem_bytes, dma_bytes and need_t/h/w. */
+static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o) {
+  const cj_conv_geom *g = &c->g;
+  int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
+               !c->need_h && !c->need_w;
+  uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
+  return !o->no_fast_paths && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
+         ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
+}
+
 convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin,
                                   const cj_conv_opts *o) {
   CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "conv plan: NULL plan, arch or geometry");
@@ -87,17 +101,33 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_TRY(cj_conv_geom_derive(&c->g));
   const cj_conv_geom *g = &c->g;
 
-  c->tile_m = o->tile_m ? o->tile_m : 128;
-  c->tile_n = o->tile_n ? o->tile_n : 128;
+  c->elem_bytes = g->elem_bytes;
+  c->dma_bytes = o->dma_bytes ? o->dma_bytes : cj_arch_dma_ok(arch, 16) ? 16 : 4;
+  c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
+  c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
+  c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
+  /* ---- schedule: the 8-wave ping-pong is the fp8 family's on an arch
+   * with 16-byte LDS DMA and room for 128 KiB (gfx950), unless the caller
+   * forces a tile or schedule (REFERENCE.md "fp8 kernel": fixed tile), or
+   * the conv is a 1x1x1 channel GEMM (no transpose pays more than the
+   * schedule: REFERENCE.md "bf16 kernel", 1x1x1). ---- */
+  int pp_arch = g->dtype != CONVJIT_DTYPE_BF16 && cj_arch_dma_ok(arch, 16) && arch->lds_bytes >= 131072;
+  c->sched = o->sched                                                 ? o->sched
+             : pp_arch && !o->tile_m && !cj_conv_channel_gemm_ok(c, o) ? CJ_CONV_SCHED_PINGPONG
+                                                                       : CJ_CONV_SCHED_MULTISTAGE;
+  CJ_CHECK(c->sched >= CJ_CONV_SCHED_MULTISTAGE && c->sched < CJ_CONV_SCHED_COUNT, CONVJIT_ERR_INVALID_ARG,
+           "conv.sched = %u: must be 1 (multistage) or 2 (ping-pong)", c->sched);
+  int pp = c->sched == CJ_CONV_SCHED_PINGPONG;
+  c->halves = pp ? 2 : 1;
+  c->tile_m = o->tile_m ? o->tile_m : pp ? 256 : 128;
+  c->tile_n = o->tile_n ? o->tile_n : pp ? 256 : 128;
   c->wave_m = o->wave_m ? o->wave_m : 2;
   c->wave_n = o->wave_n ? o->wave_n : 4;
-  c->sched = CJ_CONV_SCHED_MULTISTAGE;
-  c->stages = o->stages ? o->stages : 4;
+  c->stages = o->stages ? o->stages : pp ? 2 : 4;
   c->splitk = o->splitk ? o->splitk : 1;
   c->wgm = o->wgm ? o->wgm : 8;
   c->has_bias = o->has_bias != 0;
   /* ---- dtype row: element size, chunk, MFMA ---- */
-  c->elem_bytes = g->elem_bytes;
   c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
   c->mfma = g->dtype == CONVJIT_DTYPE_BF16 ? arch->mfma_bf16 : arch->mfma_fp8;
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
@@ -113,8 +143,19 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   /* 64 bytes of K per row and stage (one [kq][row] stage is 4 chunks deep),
    * and whole MFMAs. */
   c->tile_k = (uint32_t)cj_round_up(CJ_CONV_STAGE_ROW_BYTES / c->elem_bytes, c->mfma_k);
-  if (o->dma_bytes) c->dma_bytes = o->dma_bytes;
-  else c->dma_bytes = cj_arch_dma_ok(arch, 16) ? 16 : 4;
+  if (pp) {
+    /* The ping-pong builder's fixed shape: 8 waves as 2x4 per quadrant,
+     * each wave 4x2 fragments of each of the 4 quadrants (conv_igemm.c);
+     * one K step is one f8f6f4 MFMA deep (128 bytes of each row). */
+    CJ_CHECK(mf->k_runs == 2 && c->tile_m == 256 && c->tile_n == 256 && c->wave_m == 2 && c->wave_n == 4 &&
+                 c->stages == 2 && c->dma_bytes == 16 && c->splitk == 1,
+             CONVJIT_ERR_UNSUPPORTED,
+             "conv.sched = 2 (ping-pong): needs %s's f8f6f4 MFMA (has %s), tile 256x256 (%ux%u), waves 2x4 (%ux%u), "
+             "2 stages (%u), 16-byte DMA (%u), no split-K (%u)",
+             arch->name, mf->mnemonic, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->stages, c->dma_bytes,
+             c->splitk);
+    c->tile_k = c->mfma_k;
+  }
 
   /* ---- tile legality ---- */
   CJ_CHECK(c->stages >= 2 && c->stages <= 4, CONVJIT_ERR_INVALID_ARG, "conv.stages = %u: must be 2..4", c->stages);
@@ -193,21 +234,11 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->m_partial = g->npq % c->tile_m != 0;
   c->n_tail = g->k % c->tile_n != 0;
   c->k_partial = g->crs % ((uint64_t)c->tile_k * c->stages) != 0 || c->splitk > 1;
-  c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
-  c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
-  c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
   int fast = !o->no_fast_paths;
   c->temporal_fast = fast && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 && g->stride[1] == 1 &&
                      g->stride[2] == 1 && !c->need_h && !c->need_w;
-  /* 1x1x1, stride 1, no padding: A[m][c] = x[n][c][p] read from the
-   * caller's NCDHW x (no transpose). A DMA chunk runs along positions, so
-   * it must not straddle a sample (Do*Ho*Wo % chunk elements == 0), and
-   * every x offset must be below the OOB sentinel (no rebase on this path). */
-  int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
-               !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
-  c->channel_gemm = fast && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 && ncdhw_bytes <= CJ_CONV_OOB &&
-                    !o->force_big_in;
+  c->channel_gemm = !pp && cj_conv_channel_gemm_ok(c, o);
   c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->cp * c->elem_bytes;
   c->w_bytes = (uint64_t)g->k * g->crs * c->elem_bytes;
   /* ---- epilogue: fp32 atomics into the workspace when split (the

@@ -86,6 +86,9 @@ void cj_conv_geom_print(cj_strbuf *out, const char *field, cj_conv_geom g, const
 /* K-loop schedules of the family (conv_igemm.c's strategy table). */
 typedef enum cj_conv_sched {
   CJ_CONV_SCHED_MULTISTAGE = 1, /* S-stage LDS ring, DMA S-1 steps ahead, one barrier per step (bf16) */
+  CJ_CONV_SCHED_PINGPONG = 2,   /* 8 waves, 256x256x128, A/B in 128-row halves x {current, next}; per
+                                   step 3 barriers, one per half landing, DMA of the next step
+                                   between the quadrants' MFMA bursts (fp8 on gfx950) */
   CJ_CONV_SCHED_COUNT
 } cj_conv_sched;
 
@@ -98,6 +101,7 @@ typedef struct cj_conv_opts {
   uint32_t splitk;                 /* >= 1 */
   uint32_t wgm;                    /* >= 1 */
   uint32_t dma_bytes;              /* 4 or 16 */
+  uint32_t sched;                  /* cj_conv_sched */
   int has_bias;
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
@@ -120,7 +124,8 @@ typedef struct cj_conv_opts {
   X(uint32_t, threads, 0, "waves * 64")                                                                     \
   X(uint32_t, mi_m, 0, "16x16 accumulator fragments per wave along M (flat grid)")                          \
   X(uint32_t, mi_n, 0, "16x16 accumulator fragments per wave along N")                                      \
-  X(uint32_t, sched, 1, "K-loop schedule (cj_conv_sched): 1 = multistage LDS ring")                         \
+  X(uint32_t, sched, 1, "K-loop schedule (cj_conv_sched): 1 multistage LDS ring, 2 8-wave half ping-pong")  \
+  X(uint32_t, halves, 0, "row blocks of the A and B tiles (2: half-block ping-pong, quadrant fragments)")    \
   X(uint32_t, stages, 1, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)")                      \
   X(uint32_t, dma_bytes, 1, "per lane of buffer_load...lds (16 only on gfx950)")                            \
   X(uint32_t, a_dma, 0, "A DMA loads per thread per K step")                                                \

@@ -571,6 +571,16 @@ convjit_status emu_x_vcmp(emu_wave *w, const emu_inst *in) {
       case EMU_OP_V_CMP_GE_I32: c = sx >= sy; break;
       case EMU_OP_V_CMP_LT_I32: case EMU_OP_V_CMPX_LT_I32: c = sx < sy; break;
       case EMU_OP_V_CMP_LE_I32: c = sx <= sy; break;
+      case EMU_OP_V_CMP_EQ_U16: case EMU_OP_V_CMP_EQ_I16: c = (uint16_t)x == (uint16_t)y; break;
+      case EMU_OP_V_CMP_NE_U16: case EMU_OP_V_CMP_NE_I16: c = (uint16_t)x != (uint16_t)y; break;
+      case EMU_OP_V_CMP_GT_U16: c = (uint16_t)x > (uint16_t)y; break;
+      case EMU_OP_V_CMP_GE_U16: c = (uint16_t)x >= (uint16_t)y; break;
+      case EMU_OP_V_CMP_LT_U16: c = (uint16_t)x < (uint16_t)y; break;
+      case EMU_OP_V_CMP_LE_U16: c = (uint16_t)x <= (uint16_t)y; break;
+      case EMU_OP_V_CMP_GT_I16: c = (int16_t)x > (int16_t)y; break;
+      case EMU_OP_V_CMP_GE_I16: c = (int16_t)x >= (int16_t)y; break;
+      case EMU_OP_V_CMP_LT_I16: c = (int16_t)x < (int16_t)y; break;
+      case EMU_OP_V_CMP_LE_I16: c = (int16_t)x <= (int16_t)y; break;
       case EMU_OP_V_CMP_EQ_F32: c = fx == fy; break;
       case EMU_OP_V_CMP_LG_F32: c = fx < fy || fx > fy; break;
       case EMU_OP_V_CMP_NEQ_F32: c = !(fx == fy); break;

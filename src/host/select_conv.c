@@ -118,6 +118,14 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
    * 256x256 loses to a 4-stage 128x128); then the default 128x128 (2x4).
    * Plan init decides legality (LDS, DMA shape, vmcnt): an illegal candidate
    * is skipped by the caller, so none of the arch's limits are restated. */
+  /* fp8: the plan's own default first, as given: the 8-wave ping-pong
+   * (fixed tile, no split-K) where the arch has it, else its multistage
+   * default (REFERENCE.md "fp8 kernel": WGM is the only tunable). */
+  if (g->dtype != CONVJIT_DTYPE_BF16 && !forced->tile_m && !forced->stages && !forced->splitk && n < max) {
+    list[n] = *forced;
+    if (!forced->wgm) list[n].wgm = 8;
+    n++;
+  }
   uint64_t big_tiles = ((g->npq + 255) / 256) * ((g->k + 255) / 256);
   if (big_tiles >= t->cu_count) CJ_ADD(256, 256, 4, 4, 4, 0);
   /* 4 pipeline stages (measured fastest for every shape), fewer only when

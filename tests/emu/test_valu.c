@@ -207,6 +207,35 @@ static void t_f32_modifiers(void **st) {
   tb_run_free(&r);
 }
 
+/* 16-bit compares read only the low halves: v40 = 0xffff0000 | (l - 32)
+ * (as i16: l - 32), v41 = 0x00000005, so a 32-bit compare would say
+ * v40 > v41 for every lane. */
+static void t_cmp_16(void **st) {
+  (void)st;
+  tb_run r;
+  emu_wave *w = run(&r, "gfx950",
+                    "  v_subrev_u32 v42, 32, v0\n  v_and_b32 v42, 0xffff, v42\n"
+                    "  v_or_b32 v40, 0xffff0000, v42\n  v_mov_b32 v41, 5\n"
+                    "  v_cmp_gt_u16_e64 s[40:41], v40, v41\n"
+                    "  v_cmp_lt_i16_e64 s[42:43], v40, v41\n"
+                    "  v_cmp_eq_u16_e64 s[44:45], v40, v41\n"
+                    "  v_cmp_ge_i16_e64 s[46:47], v40, v41\n");
+  uint64_t gt_u = 0, lt_i = 0, eq = 0, ge_i = 0;
+  for (int l = 0; l < 64; l++) {
+    uint16_t u = (uint16_t)(l - 32);
+    int16_t i = (int16_t)u;
+    gt_u |= (uint64_t)(u > 5) << l;
+    lt_i |= (uint64_t)(i < 5) << l;
+    eq |= (uint64_t)(u == 5) << l;
+    ge_i |= (uint64_t)(i >= 5) << l;
+  }
+  assert_int_equal(w->s[40] | (uint64_t)w->s[41] << 32, gt_u);
+  assert_int_equal(w->s[42] | (uint64_t)w->s[43] << 32, lt_i);
+  assert_int_equal(w->s[44] | (uint64_t)w->s[45] << 32, eq);
+  assert_int_equal(w->s[46] | (uint64_t)w->s[47] << 32, ge_i);
+  tb_run_free(&r);
+}
+
 static void t_sdwa_dpp_cmpx(void **st) {
   (void)st;
   tb_run r;
@@ -421,7 +450,8 @@ static void t_llvm_div_bf16(void **st) { (void)st; run_div("gfx942"); run_div("g
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_int_ops),       cmocka_unit_test(t_mad_legacy_u16), cmocka_unit_test(t_ashrrev_i16), cmocka_unit_test(t_exec_and_carry), cmocka_unit_test(t_lanes_and_agpr),
-      cmocka_unit_test(t_f32_modifiers), cmocka_unit_test(t_sdwa_dpp_cmpx),  cmocka_unit_test(t_conversions),
+      cmocka_unit_test(t_f32_modifiers), cmocka_unit_test(t_sdwa_dpp_cmpx),
+      cmocka_unit_test(t_cmp_16),  cmocka_unit_test(t_conversions),
       cmocka_unit_test(t_fp8_edges),     cmocka_unit_test(t_valu64),        cmocka_unit_test(t_packed_f32),      cmocka_unit_test(t_llvm_div_bf16),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
