@@ -14,7 +14,8 @@
  * source), total compile ms and cache hits, the kernel time only when it is
  * EMULATED (a cycle model, not a measurement), and the check's verdict with
  * its max error and the reference's tolerance. --verbose adds every
- * kernel's plan fields (convjit_plan_describe) and launch geometry; --stats
+ * kernel's plan fields (convjit_plan_describe) and launch geometry, the
+ * plan-creation time and, on HIP, the event-timed kernel time; --stats
  * (emulator only) each kernel's EMULATED dynamic instruction counts by
  * class. Exit: 0 pass (or ran, without --check), 1 check failed, 2 bad
  * arguments, 3 convjit error.
@@ -329,8 +330,8 @@ static void print_check(const run_result *r) {
     printf("check    %s: %zu outputs vs the CPU reference, bit-exact required (a transpose moves bytes), "
            "max |err| %.3g\n", v, r->nout, r->max_abs);
   } else {
-    printf("check    %s: %zu outputs vs the CPU reference, max |err| %.3g (tolerance there %.3g; the closest "
-           "output used %.0f%% of its own)\n", v, r->nout, r->max_abs, r->tol_at_max, 100.0 * r->worst_ratio);
+    printf("check    %s: %zu outputs vs the CPU reference, max |err| %.3g (tolerance there %.3g; the worst "
+           "output reached %.0f%% of its own)\n", v, r->nout, r->max_abs, r->tol_at_max, 100.0 * r->worst_ratio);
     printf("         tolerance = %.3g |ref| + %.3g sum|x*w| + %.3g per output: the reference's error bound "
            "(%s, src/ref/ref_conv.h)\n", r->tol.rel, r->tol.mag, r->tol.abs, r->bound);
   }
@@ -346,7 +347,7 @@ static void print_summary(const run_args *a, const convjit_context_info *ci, con
   if (ci->emulated)
     printf("device   emulator (convjit's CPU emulator of the wave64 ISA, %d CUs modelled; no GPU)\n", ci->cu_count);
   else
-    printf("device   HIP %s, %d CUs\n", ci->arch, ci->cu_count);
+    printf("device   HIP device %s%s%d CUs\n", ci->device_model, ci->device_model[0] ? ", " : "", ci->cu_count);
   printf("kernels  %-5s %5s %5s %5s %8s %7s %11s  %-8s  %s\n", "stage", "VGPR", "AGPR", "SGPR", "LDS B", "spills",
          "compile ms", "cache", "name");
   for (int i = 0; i < r->nkernels; i++) {
@@ -382,8 +383,13 @@ static void print_summary(const run_args *a, const convjit_context_info *ci, con
 /* One job as a JSON object (obj) and its kernels as JSON array items (kern). */
 static void json_job(const run_args *a, const convjit_context_info *ci, const convjit_plan *plan,
                      const run_result *r, cj_strbuf *obj, cj_strbuf *kern) {
-  cj_sb_printf(obj, "{\"op\":\"%s\",\"device\":\"%s\",\"arch\":\"%s\",\"dtype\":\"%s\",\"shape\":[", a->op, ci->device,
-               ci->arch, a->dtype);
+  char model[sizeof ci->device_model]; /* the runtime's text: nothing that needs a JSON escape */
+  for (size_t i = 0; i < sizeof model; i++) {
+    char c = ci->device_model[i];
+    model[i] = c == '"' || c == '\\' || (c > 0 && c < 32) ? '_' : c;
+  }
+  cj_sb_printf(obj, "{\"op\":\"%s\",\"device\":\"%s\",\"device_model\":\"%s\",\"arch\":\"%s\",\"dtype\":\"%s\",\"shape\":[",
+               a->op, ci->device, model, ci->arch, a->dtype);
   for (int i = 0; i < a->nshape; i++) cj_sb_printf(obj, "%s%lld", i ? "," : "", (long long)a->shape[i]);
   cj_sb_printf(obj, "],\"checked\":%s,\"pass\":%s,\"max_abs_err\":%.6g,\"max_rel_err\":%.6g,",
                r->checked ? "true" : "false", r->checked ? (r->pass ? "true" : "false") : "null", r->max_abs,
