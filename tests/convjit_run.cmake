@@ -26,6 +26,19 @@ if(TARGET convjit-run)
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
                        PROPERTIES LABELS host)
+  # Issue 10 item 13: convjit-run with no arguments (scripts/run's job)
+  # prints the fp8 and the bf16 summary, each checked and passing.
+  add_test(NAME tools/run_no_args
+           COMMAND ${CMAKE_COMMAND} -DRUN=$<TARGET_FILE:convjit-run> -P ${PROJECT_SOURCE_DIR}/tests/tools/run_no_args_check.cmake)
+  set_tests_properties(tools/run_no_args PROPERTIES LABELS tools
+    ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/run-test-no-args")
+  # The summary on a HIP device (the fake runtime, tests/fakehip: kernels
+  # never run, so no --check): the device line carries hipDeviceGetName's
+  # model name, and no kernel time is printed (no GPU times by default).
+  add_test(NAME tools/run_hip_summary
+           COMMAND bash -c "out=$(CONVJIT_HIP_LIBRARY=\"$1\" \"$0\" --shape 1,16,2,4,4,16,3,3,3 --pad 1,1,1 --no-disk-cache) && echo \"$out\" && echo \"$out\" | grep -qx 'device   HIP device AMD Instinct MI300X (fake), 304 CUs' && ! echo \"$out\" | grep -q '^time'"
+                   $<TARGET_FILE:convjit-run> $<TARGET_FILE:fakehip>)
+  set_tests_properties(tools/run_hip_summary PROPERTIES LABELS tools)
 endif()
 # convjit-bench-api runs (a smoke run: numbers are printed, never asserted):
 # every call of the timed loops reached the backend (launches_ok) and the

@@ -151,6 +151,8 @@ typedef struct convjit_context_info {
   uint64_t memory_hits;       /* found loaded in this context */
   uint64_t disk_hits;         /* code object read from the disk cache */
   uint64_t disk_misses;
+  /* Later field (a struct_size up to disk_misses is accepted: filled to there): */
+  char device_model[64];      /* HIP: hipDeviceGetName ("AMD Instinct MI300X"), "" if unknown; emu: "" */
 } convjit_context_info;
 CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info);
 

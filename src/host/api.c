@@ -15,6 +15,7 @@
 /* Bytes of convjit_context_options in version 0.1: a caller's struct must
  * hold at least these; a larger struct comes from a newer header. */
 #define OPTS_V1_SIZE (offsetof(convjit_context_options, log_level) + sizeof(convjit_log_level))
+#define INFO_V1_SIZE (offsetof(convjit_context_info, disk_misses) + sizeof(uint64_t))
 
 
 static convjit_status open_device(const convjit_context_options *o, cj_device **dev) {
@@ -124,22 +125,23 @@ CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, 
   cj_error_clear();
   CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
   CJ_CHECK(info, CONVJIT_ERR_INVALID_ARG, "info = NULL");
-  CJ_TRY(cj_check_struct_size(info->struct_size, sizeof *info, sizeof *info, "info"));
-  memset(info, 0, sizeof *info);
-  info->struct_size = sizeof *info;
-  snprintf(info->device, sizeof info->device, "%s", ctx->device_name);
-  snprintf(info->arch, sizeof info->arch, "%s", ctx->arch->name);
-  info->cu_count = ctx->cu_count;
-  info->emulated = ctx->dev->is_emulated;
+  CJ_TRY(cj_check_struct_size(info->struct_size, INFO_V1_SIZE, sizeof *info, "info"));
+  convjit_context_info f = {.struct_size = info->struct_size}; /* copied up to the caller's size */
+  snprintf(f.device, sizeof f.device, "%s", ctx->device_name);
+  snprintf(f.device_model, sizeof f.device_model, "%s", ctx->dev->model);
+  snprintf(f.arch, sizeof f.arch, "%s", ctx->arch->name);
+  f.cu_count = ctx->cu_count;
+  f.emulated = ctx->dev->is_emulated;
   const char *path = cj_cache_disk_path(ctx->cache);
-  info->disk_cache = path[0] != 0;
-  snprintf(info->cache_path, sizeof info->cache_path, "%s", path);
+  f.disk_cache = path[0] != 0;
+  snprintf(f.cache_path, sizeof f.cache_path, "%s", path);
   cj_cache_stats s;
   cj_cache_get_stats(ctx->cache, &s);
-  info->kernels_compiled = s.compiled;
-  info->memory_hits = s.memory_hits;
-  info->disk_hits = s.disk_hits;
-  info->disk_misses = s.disk_misses;
+  f.kernels_compiled = s.compiled;
+  f.memory_hits = s.memory_hits;
+  f.disk_hits = s.disk_hits;
+  f.disk_misses = s.disk_misses;
+  memcpy(info, &f, f.struct_size);
   return CONVJIT_OK;
 }
 

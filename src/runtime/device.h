@@ -49,6 +49,7 @@ typedef struct cj_device_ops {
 struct cj_device {
   const cj_device_ops *ops;
   char arch[16];      /* "gfx942" / "gfx950" */
+  char model[64];     /* HIP: hipDeviceGetName, "" if unknown; emu: "" */
   int cu_count;       /* compute units, for split-K and grid decisions */
   int is_emulated;    /* 1 for the emulator: times are emulated, not measured */
   void *impl;         /* backend state */

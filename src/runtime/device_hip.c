@@ -24,7 +24,8 @@
  * hipDeviceGetAttribute(hipDeviceAttributeMultiprocessorCount), and the arch
  * is found by scanning a generously sized, zeroed property buffer for the
  * gcnArchName text ("gfx942:sramecc+:xnack-"), keeping the part before the
- * first ':'.
+ * first ':'. The model name comes from hipDeviceGetName (optional: "" when
+ * the symbol is missing or the call fails).
  *
  * The enum value of hipDeviceAttributeMultiprocessorCount is not the same
  * in every ROCm: ROCm 5.0 re-sorted hipDeviceAttribute_t (CUDA-compatible
@@ -57,6 +58,7 @@ typedef struct hip_api {
   hip_err (*GetDeviceCount)(int *);
   hip_err (*GetDevice)(int *);
   hip_err (*RuntimeGetVersion)(int *); /* optional: picks the attribute enum */
+  hip_err (*DeviceGetName)(char *, int, int); /* optional: the model name for convjit_context_info */
   hip_err (*SetDevice)(int);
   hip_err (*DeviceGetAttribute)(int *, int, int);
   hip_err (*GetDeviceProperties)(void *, int);
@@ -323,6 +325,7 @@ static convjit_status hip_resolve(hip_api *h) {
   SYM(SetDevice, "hipSetDevice");
   SYM(DeviceGetAttribute, "hipDeviceGetAttribute");
   h->RuntimeGetVersion = (hip_err(*)(int *))dlsym(h->lib, "hipRuntimeGetVersion");
+  h->DeviceGetName = (hip_err(*)(char *, int, int))dlsym(h->lib, "hipDeviceGetName");
   /* ROCm 6 exports the new-layout entry under a versioned name. */
   h->GetDeviceProperties = (hip_err(*)(void *, int))dlsym(h->lib, "hipGetDevicePropertiesR0600");
   if (!h->GetDeviceProperties) SYM(GetDeviceProperties, "hipGetDeviceProperties");
@@ -417,7 +420,11 @@ convjit_status cj_device_hip_create(int device_index, cj_device **out) {
   if (props && h->GetDeviceProperties(props, h->device) == HIP_OK) hip_find_arch(props, psz, d->arch, sizeof d->arch);
   free(props);
   d->cu_count = hip_cu_count(h, d->arch);
-  cj_log(CJ_LOG_INFO, "HIP device %d: %s, %d CUs", h->device, d->arch[0] ? d->arch : "(arch unknown)", d->cu_count);
+  /* hipDeviceGetName (hipDevice_t is the ordinal): "" when missing or failing */
+  if (!h->DeviceGetName || h->DeviceGetName(d->model, (int)sizeof d->model, h->device) != HIP_OK) d->model[0] = 0;
+  d->model[sizeof d->model - 1] = 0;
+  cj_log(CJ_LOG_INFO, "HIP device %d: %s%s%s, %d CUs", h->device, d->model, d->model[0] ? ", " : "",
+         d->arch[0] ? d->arch : "(arch unknown)", d->cu_count);
   *out = d;
   return CONVJIT_OK;
 fail:

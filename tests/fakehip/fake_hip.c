@@ -10,6 +10,7 @@
  * The device properties follow the ROCm 5.x hipDeviceProp_t layout
  * (gcnArchName at byte 396) to exercise the backend's content scan. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
@@ -76,6 +77,12 @@ API int hipGetDeviceProperties(void *p, int dev) {
   memset(p, 0, 792);
   strcpy((char *)p, "AMD Instinct MI300X (fake)");
   strcpy((char *)p + 396, "gfx942:sramecc+:xnack-");
+  return 0;
+}
+/* hipDeviceGetName: the same name as the properties (truncated to len). */
+API int hipDeviceGetName(char *name, int len, int dev) {
+  if (dev < 0 || dev >= fake_device_count() || len < 1) return 1; /* hipErrorInvalidValue */
+  snprintf(name, (size_t)len, "%s", "AMD Instinct MI300X (fake)");
   return 0;
 }
 /* Bytes of an ELF64 image: the end of its section header table or of its

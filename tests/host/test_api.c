@@ -109,10 +109,13 @@ static void test_context_info(void **st) {
   assert_string_equal(ci.arch, "gfx942");
   assert_int_equal(ci.emulated, 1);
   assert_int_equal(ci.cu_count, 304); /* MI300X */
+  assert_string_equal(ci.device_model, ""); /* a HIP device's name only */
   assert_int_equal(ci.disk_cache, 1);
   assert_non_null(strstr(ci.cache_path, g_dir));
   convjit_context_info bad = {.struct_size = 3};
   EXPECT(convjit_context_get_info(c, &bad), CONVJIT_ERR_VERSION, "info.struct_size = 3");
+  bad.struct_size = sizeof ci + 1; /* a newer header than the library */
+  EXPECT(convjit_context_get_info(c, &bad), CONVJIT_ERR_VERSION, "the header is newer than the library");
   EXPECT(convjit_context_get_info(NULL, &ci), CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
   convjit_context_destroy(c);
   rm_dir();

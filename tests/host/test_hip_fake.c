@@ -143,6 +143,15 @@ static void test_device_facts(void **st) {
   assert_string_equal(ci.arch, "gfx942"); /* from "gfx942:sramecc+:xnack-" */
   assert_int_equal(ci.cu_count, 304);     /* hipDeviceAttributeMultiprocessorCount */
   assert_int_equal(ci.emulated, 0);
+  assert_string_equal(ci.device_model, "AMD Instinct MI300X (fake)"); /* hipDeviceGetName */
+  /* a struct from a header without device_model: filled up to its size, nothing past it */
+  convjit_context_info old;
+  memset(&old, 0x5A, sizeof old);
+  old.struct_size = offsetof(convjit_context_info, disk_misses) + sizeof old.disk_misses;
+  OK(convjit_context_get_info(c, &old));
+  assert_string_equal(old.arch, "gfx942");
+  assert_int_equal(old.struct_size, offsetof(convjit_context_info, disk_misses) + sizeof old.disk_misses);
+  for (size_t i = 0; i < sizeof old.device_model; i++) assert_int_equal((unsigned char)old.device_model[i], 0x5A);
   convjit_context_destroy(c);
   /* an arch override that disagrees with the device */
   convjit_context_options o = convjit_context_options_default();
