@@ -96,6 +96,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->splitk = o->splitk ? o->splitk : 1;
   c->wgm = o->wgm ? o->wgm : 8;
   c->has_bias = o->has_bias != 0;
+  c->pure_gemm_a = o->pure_gemm_a != 0;
   /* ---- dtype row: element size, chunk, MFMA ---- */
   c->elem_bytes = g->elem_bytes;
   c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
@@ -196,9 +197,19 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
   c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
   c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
+  /* Diagnostic pure GEMM A (docs/kernels.md "im2col overhead"): x is a
+   * plain row-major npq x crs matrix, row m at m*crs elements; the only
+   * checks left are m < npq and k < crs. No tap, so no bounds checks and
+   * no temporal fast path or channel GEMM (im2col shortcuts); the epilogue
+   * is the conv's. */
+  if (c->pure_gemm_a) {
+    CJ_CHECK(!o->force_big_in, CONVJIT_ERR_INVALID_ARG,
+             "conv.pure_gemm_a with big_in: the plain A matrix has no rebase");
+    c->need_t = c->need_h = c->need_w = 0;
+  }
   int fast = !o->no_fast_paths;
-  c->temporal_fast = fast && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 && g->stride[1] == 1 &&
-                     g->stride[2] == 1 && !c->need_h && !c->need_w;
+  c->temporal_fast = fast && !c->pure_gemm_a && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 &&
+                     g->stride[1] == 1 && g->stride[2] == 1 && !c->need_h && !c->need_w;
   /* 1x1x1, stride 1, no padding: A[m][c] = x[n][c][p] read from the
    * caller's NCDHW x (no transpose). A DMA chunk runs along positions, so
    * it must not straddle a sample (Do*Ho*Wo % chunk elements == 0), and
@@ -206,9 +217,15 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
                !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
-  c->channel_gemm = fast && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 && ncdhw_bytes <= CJ_CONV_OOB &&
-                    !o->force_big_in;
+  c->channel_gemm = fast && !c->pure_gemm_a && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
+                    ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
   c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->cp * c->elem_bytes;
+  if (c->pure_gemm_a) {
+    c->x_bytes = g->npq * g->crs * c->elem_bytes;
+    CJ_CHECK(c->x_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
+             "conv.pure_gemm_a: the A matrix (%" PRIu64 " bytes) must be <= %u (32-bit offsets, no rebase)",
+             c->x_bytes, CJ_CONV_OOB);
+  }
   c->w_bytes = (uint64_t)g->k * g->crs * c->elem_bytes;
   /* ---- epilogue: fp32 atomics into the workspace when split (the
    * finalize then runs the same ops), else (+bias) and bf16 ---- */

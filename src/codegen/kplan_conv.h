@@ -101,6 +101,8 @@ typedef struct cj_conv_opts {
   int has_bias;
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
+  int pure_gemm_a;                 /* diagnostic (im2col overhead): A is a plain row-major npq x crs
+                                    * matrix; the kernel is then a GEMM, not the conv (the API refuses it) */
 } cj_conv_opts;
 
 /* The conv kernel's plan: X(type, name, in_key, reason). */
@@ -146,6 +148,7 @@ typedef struct cj_conv_opts {
   X(int, m_partial, 1, "last M tile has rows >= N*Do*Ho*Wo: masked")                                        \
   X(int, n_tail, 1, "last N tile has channels >= K: zero B rows, masked")                                   \
   X(int, k_partial, 1, "K steps past gemm_k load zeros (OOB routing)")                                      \
+  X(int, pure_gemm_a, 1, "diagnostic: x is a plain npq x crs A matrix, no im2col (never a conv plan)")      \
   X(cj_epilogue, epi, 1, "on each accumulator fragment before the store (kplan_epi.h)")                     \
   X(uint64_t, x_bytes, 0, "NDHWC(Cp) x, or NCDHW x on the channel-GEMM path")                               \
   X(uint64_t, w_bytes, 0, "packed KTRSC weight")                                                            \
