@@ -1,7 +1,8 @@
 /* The diagnostic pure-GEMM A loader (plan flag pure_gemm_a, a GEMM of x read
  * as a plain matrix, not the conv) never reaches a plan: the selection's
  * candidates never carry it unless forced, and plan creation refuses it
- * forced, naming the flag. The plain selection still builds the conv. */
+ * forced, naming the flag. The plain selection still builds the conv.
+ * Also the gfx942 fp8 candidate order chosen from the per-K-step counts. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -45,6 +46,30 @@ static void t_candidates_never_set_it(void **st) {
       }
 }
 
+/* gfx942 fp8 (docs/kernels.md "gfx942 fp8"): the head is 128x128 on 2x4
+ * waves at 4 stages (all of the 64 KiB LDS), the 2-stage 128x256 follows
+ * the 128x128 stage fallbacks and precedes every split; gfx950 has no such row. */
+static void t_gfx942_fp8_order(void **st) {
+  (void)st;
+  cj_conv_geom g = {.dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ, .n = 1, .c = 256, .d = 4, .h = 16, .w = 16, .k = 256,
+                    .t = 3, .r = 3, .s = 3, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_lo = {1, 1, 1},
+                    .pad_hi = {1, 1, 1}};
+  OK(cj_conv_geom_derive(&g));
+  cj_conv_opts l[CJ_CONV_MAX_CANDIDATES];
+  uint32_t n = cj_conv_candidates(&(cj_target){cj_arch_from_name("gfx942"), 304}, &g, NULL, l, CJ_CONV_MAX_CANDIDATES);
+  assert_true(n >= 4);
+  assert_true(l[0].tile_m == 128 && l[0].tile_n == 128 && l[0].wave_m == 2 && l[0].wave_n == 4 && l[0].stages == 4);
+  assert_true(l[2].tile_n == 128 && l[2].stages == 2);
+  assert_true(l[3].tile_m == 128 && l[3].tile_n == 256 && l[3].wave_m == 2 && l[3].wave_n == 4 && l[3].stages == 2);
+  cj_kplan p;
+  OK(cj_kplan_conv_init(&p, cj_arch_from_name("gfx942"), &g, &l[0])); /* legal: 4 x 16 KiB = 64 KiB */
+  assert_int_equal(p.lds_bytes, 65536);
+  OK(cj_kplan_conv_init(&p, cj_arch_from_name("gfx942"), &g, &l[3]));
+  assert_int_equal(p.lds_bytes, 2 * (128 + 256) * 64);
+  n = cj_conv_candidates(&(cj_target){cj_arch_from_name("gfx950"), 304}, &g, NULL, l, CJ_CONV_MAX_CANDIDATES);
+  for (uint32_t i = 0; i < n; i++) assert_false(l[i].tile_n == 256 && l[i].tile_m == 128);
+}
+
 static void t_plan_refuses_it(void **st) {
   (void)st;
   convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx942");
@@ -66,6 +91,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_candidates_never_set_it),
       cmocka_unit_test(t_plan_refuses_it),
+      cmocka_unit_test(t_gfx942_fp8_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
