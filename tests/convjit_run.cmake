@@ -54,3 +54,22 @@ add_test(NAME host/bench_compile_smoke
          COMMAND bash -c "out=$(\"$0\" --reps 1 --json) && echo \"$out\" && echo \"$out\" | grep -q '\"arch\":\"gfx950\",\"small_ms\"'"
                  $<TARGET_FILE:convjit-bench-compile>)
 set_tests_properties(host/bench_compile_smoke PROPERTIES LABELS host)
+# convjit-bench-kstep (docs/kernels.md "im2col overhead"): on the default
+# gfx942 fp8 tile (128x128, waves 2x4, tile_k 64 = 2 MFMA K of 32) one K
+# step is 4x2 fragments x 2 = 16 MFMAs and 4 + 4 DMAs per thread (8 KiB of
+# A and of B per step, 2 KiB per 512-thread 4-byte DMA), for the conv and
+# for the pure-GEMM A loader alike (both differences). The pure-GEMM loop
+# must also pass the tool's isolation check (exit 0); the conv's may differ
+# slightly between lengths (LLVM's choice per trip count, documented).
+set(CJ_KSTEP_SH [=[
+for f in conv pure; do
+  flag=; [[ $f == pure ]] && flag=--pure_gemm_a
+  out=$("$0" --arch gfx942 --dtype fp8 --shape 1,128,2,8,8,128,1,3,3 --pad 0,1,1 $flag); rc=$?
+  echo "$out"
+  [[ $f == conv || $rc == 0 ]] || { echo "$f: exit $rc"; exit 1; }
+  grep -Eq '^  mfma .* 16\.000 +16\.000$' <<<"$out" || { echo "$f: not 16 MFMA per step"; exit 1; }
+  grep -Eq '^  vmem .* 8\.000 +8\.000$' <<<"$out" || { echo "$f: not 8 VMEM per step"; exit 1; }
+done
+]=])
+add_test(NAME host/bench_kstep_counts COMMAND bash -c "${CJ_KSTEP_SH}" $<TARGET_FILE:convjit-bench-kstep>)
+set_tests_properties(host/bench_kstep_counts PROPERTIES LABELS host)

@@ -63,3 +63,6 @@ cj_bad_args(mix_shape_zero convjit-mix "desc.c = 0: must be in 1..2^31-1" --shap
 cj_bad_args(bench_api_iters convjit-bench-api "--iters '10x': expected an unsigned integer in 100..1000000000"
             --iters 10x)
 cj_bad_args(bench_mfma_seconds convjit-bench-mfma "--seconds 'abc': expected a decimal number" --seconds abc)
+cj_bad_args(bench_kstep_lengths convjit-bench-kstep "--lengths '2,2,4': expected a < b < c"
+            --arch gfx942 --shape 1,64,2,8,8,128,3,3,3 --lengths 2,2,4)
+cj_bad_args(bench_kstep_dtype convjit-bench-kstep "--dtype 'fp16': expected bf16 or fp8" --dtype fp16)

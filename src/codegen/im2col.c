@@ -24,6 +24,7 @@ void cj_im2col_init(cj_irb *g, cj_im2col *ic, const cj_conv_plan *c, uint32_t eb
   ic->check_w = c->need_w;
   ic->mask_rows = c->m_partial;
   ic->temporal_fast = c->temporal_fast;
+  ic->pure_gemm = c->pure_gemm_a;
   ic->nbase = cj_c32(g, 0);
   ic->tbase = cj_c32(g, 0);
 }
@@ -51,6 +52,12 @@ void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2co
   LLVMBuilderRef b = g->b;
   const cj_conv_geom *G = ic->g;
   uint32_t plane = G->oh * G->ow;
+  if (ic->pure_gemm) {
+    row->id0 = m;
+    row->ih0 = row->iw0 = cj_c32(g, 0);
+    row->base = LLVMBuildMul(b, m, cj_c32(g, (uint32_t)G->crs * ic->eb), "a.row");
+    return;
+  }
   LLVMValueRef n, rem;
   if (G->n == 1) {
     n = cj_c32(g, 0);
@@ -92,6 +99,12 @@ void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValu
                         cj_im2col_col *col) {
   LLVMBuilderRef b = g->b;
   const cj_conv_geom *G = ic->g;
+  col->valid = LLVMBuildICmp(b, LLVMIntULT, k, k_end, "k.in");
+  if (ic->pure_gemm) {
+    col->dt = col->dh = col->dw = cj_c32(g, 0);
+    col->off = LLVMBuildMul(b, k_in ? LLVMBuildAdd(b, k, k_in, "") : k, cj_c32(g, ic->eb), "a.col");
+    return;
+  }
   LLVMValueRef tap = LLVMBuildUDiv(b, k, cj_c32(g, G->cp), "tap");
   LLVMValueRef c = LLVMBuildSub(b, k, LLVMBuildMul(b, tap, cj_c32(g, G->cp), ""), "c");
   LLVMValueRef t = LLVMBuildUDiv(b, tap, cj_c32(g, G->r * G->s), "");
@@ -108,7 +121,6 @@ void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValu
   if (k_in) c = LLVMBuildAdd(b, c, k_in, "");
   col->off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, pix, cj_c32(g, G->cp), ""), c, ""),
                           cj_c32(g, ic->eb), "a.col");
-  col->valid = LLVMBuildICmp(b, LLVMIntULT, k, k_end, "k.in");
 }
 
 static LLVMValueRef cj_im2col_in(cj_irb *g, LLVMValueRef v, LLVMValueRef o, LLVMValueRef d, uint32_t extent) {
@@ -120,7 +132,9 @@ static LLVMValueRef cj_im2col_in(cj_irb *g, LLVMValueRef v, LLVMValueRef o, LLVM
 LLVMValueRef cj_im2col_voffset(cj_irb *g, const cj_im2col *ic, const cj_im2col_row *row,
                                const cj_im2col_col *col, uint32_t oob) {
   LLVMValueRef v = col->valid;
-  if (ic->check_t || ic->mask_rows) v = cj_im2col_in(g, v, row->id0, col->dt, ic->g->d);
+  if (ic->pure_gemm && ic->mask_rows)
+    v = LLVMBuildAnd(g->b, v, LLVMBuildICmp(g->b, LLVMIntULT, row->id0, cj_c32(g, (uint32_t)ic->g->npq), ""), "");
+  else if (ic->check_t || ic->mask_rows) v = cj_im2col_in(g, v, row->id0, col->dt, ic->g->d);
   if (ic->check_h) v = cj_im2col_in(g, v, row->ih0, col->dh, ic->g->h);
   if (ic->check_w) v = cj_im2col_in(g, v, row->iw0, col->dw, ic->g->w);
   return cj_irb_oob(g, v, LLVMBuildAdd(g->b, row->base, col->off, ""), oob);

@@ -21,6 +21,11 @@
  * max(0, od(m0)*stride - pad_lo); offsets are then relative to
  * x[nbase][tbase][0][0][0], where no valid tap of a later row can lie
  * before it (rows only grow from m0). Not rebased: both are constant 0.
+ *
+ * Pure GEMM A (plan flag pure_gemm_a, a diagnostic that measures what the
+ * im2col costs, docs/kernels.md): x is a plain row-major npq x crs matrix,
+ * A[m][k] at m*crs + k; the row part is one multiply, the column part one
+ * multiply, and the only checks are m < npq and k < k_end.
  */
 #ifndef CJ_CODEGEN_IM2COL_H
 #define CJ_CODEGEN_IM2COL_H
@@ -40,11 +45,12 @@ typedef struct cj_im2col {
   int check_t, check_h, check_w; /* emit this dim's bounds check */
   int mask_rows;          /* rows may be >= npq (forces the time check) */
   int temporal_fast;      /* n == 1, R = S = 1, stride 1, no H/W check: one division per row */
+  int pure_gemm;          /* A is a plain npq x crs matrix (diagnostic; see above) */
   LLVMValueRef nbase, tbase; /* i32 rebase origin (constants 0 if none) */
 } cj_im2col;
 
 typedef struct cj_im2col_row {
-  LLVMValueRef id0, ih0, iw0; /* input coords of tap (0,0,0); id0 huge for masked rows */
+  LLVMValueRef id0, ih0, iw0; /* input coords of tap (0,0,0); id0 huge for masked rows (pure GEMM: id0 = m) */
   LLVMValueRef base;          /* i32 byte offset of x[n][id0][ih0][iw0][0] from the origin */
 } cj_im2col_row;
 

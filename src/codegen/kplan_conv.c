@@ -84,8 +84,12 @@ static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o)
   int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
                !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
-  return !o->no_fast_paths && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
+  return !o->no_fast_paths && !c->pure_gemm_a && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
          ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
+}
+
+int cj_conv_pingpong_arch(const cj_arch *arch) {
+  return arch && cj_arch_dma_ok(arch, 16) && arch->lds_bytes >= 131072;
 }
 
 convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin,
@@ -106,15 +110,28 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
   c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
   c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
+  c->pure_gemm_a = o->pure_gemm_a != 0;
+  /* Diagnostic pure GEMM A (docs/kernels.md "im2col overhead"): x is a
+   * plain row-major npq x crs matrix, row m at m*crs elements; the only
+   * checks left are m < npq and k < crs. No tap, so no bounds checks and
+   * no temporal fast path or channel GEMM (im2col shortcuts); the epilogue
+   * is the conv's. */
+  if (c->pure_gemm_a) {
+    CJ_CHECK(!o->force_big_in, CONVJIT_ERR_INVALID_ARG,
+             "conv.pure_gemm_a with big_in: the plain A matrix has no rebase");
+    c->need_t = c->need_h = c->need_w = 0;
+  }
   /* ---- schedule: the 8-wave ping-pong is the fp8 family's on an arch
    * with 16-byte LDS DMA and room for 128 KiB (gfx950), unless the caller
    * forces a tile or schedule (REFERENCE.md "fp8 kernel": fixed tile), or
    * the conv is a 1x1x1 channel GEMM (no transpose pays more than the
    * schedule: REFERENCE.md "bf16 kernel", 1x1x1). ---- */
-  int pp_arch = g->dtype != CONVJIT_DTYPE_BF16 && cj_arch_dma_ok(arch, 16) && arch->lds_bytes >= 131072;
-  c->sched = o->sched                                                 ? o->sched
-             : pp_arch && !o->tile_m && !cj_conv_channel_gemm_ok(c, o) ? CJ_CONV_SCHED_PINGPONG
-                                                                       : CJ_CONV_SCHED_MULTISTAGE;
+  /* Forced knobs only the multistage schedule takes (a tile, 3-4 stages,
+   * split-K, 4-byte DMA) select it. */
+  int pp_default = g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
+                   (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
+                   !cj_conv_channel_gemm_ok(c, o);
+  c->sched = o->sched ? o->sched : pp_default ? CJ_CONV_SCHED_PINGPONG : CJ_CONV_SCHED_MULTISTAGE;
   CJ_CHECK(c->sched >= CJ_CONV_SCHED_MULTISTAGE && c->sched < CJ_CONV_SCHED_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.sched = %u: must be 1 (multistage) or 2 (ping-pong)", c->sched);
   int pp = c->sched == CJ_CONV_SCHED_PINGPONG;
@@ -235,11 +252,17 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->n_tail = g->k % c->tile_n != 0;
   c->k_partial = g->crs % ((uint64_t)c->tile_k * c->stages) != 0 || c->splitk > 1;
   int fast = !o->no_fast_paths;
-  c->temporal_fast = fast && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 && g->stride[1] == 1 &&
-                     g->stride[2] == 1 && !c->need_h && !c->need_w;
+  c->temporal_fast = fast && !c->pure_gemm_a && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 &&
+                     g->stride[1] == 1 && g->stride[2] == 1 && !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
   c->channel_gemm = !pp && cj_conv_channel_gemm_ok(c, o);
   c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->cp * c->elem_bytes;
+  if (c->pure_gemm_a) {
+    c->x_bytes = g->npq * g->crs * c->elem_bytes;
+    CJ_CHECK(c->x_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
+             "conv.pure_gemm_a: the A matrix (%" PRIu64 " bytes) must be <= %u (32-bit offsets, no rebase)",
+             c->x_bytes, CJ_CONV_OOB);
+  }
   c->w_bytes = (uint64_t)g->k * g->crs * c->elem_bytes;
   /* ---- epilogue: fp32 atomics into the workspace when split (the
    * finalize then runs the same ops), else (+bias) and bf16 ---- */

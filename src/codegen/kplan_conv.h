@@ -105,6 +105,8 @@ typedef struct cj_conv_opts {
   int has_bias;
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
+  int pure_gemm_a;                 /* diagnostic (im2col overhead): A is a plain row-major npq x crs
+                                    * matrix; the kernel is then a GEMM, not the conv (the API refuses it) */
 } cj_conv_opts;
 
 /* The conv kernel's plan: X(type, name, in_key, reason). */
@@ -151,6 +153,7 @@ typedef struct cj_conv_opts {
   X(int, m_partial, 1, "last M tile has rows >= N*Do*Ho*Wo: masked")                                        \
   X(int, n_tail, 1, "last N tile has channels >= K: zero B rows, masked")                                   \
   X(int, k_partial, 1, "K steps past gemm_k load zeros (OOB routing)")                                      \
+  X(int, pure_gemm_a, 1, "diagnostic: x is a plain npq x crs A matrix, no im2col (never a conv plan)")      \
   X(cj_epilogue, epi, 1, "on each accumulator fragment before the store (kplan_epi.h)")                     \
   X(uint64_t, x_bytes, 0, "NDHWC(Cp) x, or NCDHW x on the channel-GEMM path")                               \
   X(uint64_t, w_bytes, 0, "packed KTRSC weight")                                                            \
@@ -167,6 +170,9 @@ struct cj_kplan;
  * dilated filter does not fit the padded input. */
 uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t dil, uint64_t pad_lo,
                             uint64_t pad_hi);
+/* 1 if the arch can run the 8-wave ping-pong schedule: 16-byte LDS DMA and
+ * 128 KiB of LDS (gfx950). */
+int cj_conv_pingpong_arch(const cj_arch *arch);
 /* Validates the shape fields ("conv.c = 0: must be > 0") and fills the
  * derived ones. */
 convjit_status cj_conv_geom_derive(cj_conv_geom *g);

@@ -27,7 +27,9 @@
   K("bias", FLAG, has_bias, has_bias, 0, 1, 0, "fp32 bias (a problem property)")                          \
   K("big_in", FLAG, force_big_in, force_big_in, 0, 1, 0, "test hook: force the BIG_IN rebase")             \
   K("big_out", FLAG, force_big_out, force_big_out, 0, 1, 0, "test hook: force 64-bit BIG_OUT stores")      \
-  K("no_fast", FLAG, no_fast_paths, no_fast_paths, 0, 1, 0, "disable temporal fast path, channel GEMM, vec4")
+  K("no_fast", FLAG, no_fast_paths, no_fast_paths, 0, 1, 0, "disable temporal fast path, channel GEMM, vec4") \
+  K("pure_gemm_a", FLAG, pure_gemm_a, pure_gemm_a, 0, 1, 0,                                               \
+    "test hook (diagnostic): A read as a plain npq x crs matrix, no im2col; not a conv, the API refuses it")
 
 typedef enum cj_knob_kind { CJ_KNOB_ONE = 1, CJ_KNOB_PAIR = 2, CJ_KNOB_FLAG = 3 } cj_knob_kind;
 

@@ -292,6 +292,10 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
   *out = NULL;
   CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
+  /* The diagnostic pure-GEMM A loader computes a GEMM of x read as a plain
+   * matrix, not the conv: no plan may carry it (docs/kernels.md). */
+  CJ_CHECK(!o || !o->pure_gemm_a, CONVJIT_ERR_INVALID_ARG,
+           "forced pure_gemm_a = 1: a diagnostic kernel (A read as a plain matrix, not the conv); plans refuse it");
   convjit_plan *p = calloc(1, sizeof *p);
   CJ_ALLOC_CHECK(p);
   p->ctx = ctx;

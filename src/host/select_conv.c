@@ -13,7 +13,8 @@
  * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 with a
  * 4x4 wave grid (the best measured core tile for big shapes) at 4 stages when
  * its grid still fills the device (the plan init refuses it where LDS cannot
- * hold 4 stages, i.e. on gfx942); split-K only when the M x N
+ * hold 4 stages, i.e. on gfx942); for fp8 in 64 KiB of LDS a 2-stage
+ * 128x256 after the 128x128 stage fallbacks; split-K only when the M x N
  * tile grid under-fills the device (fewer tiles than 3/4 of the CUs), never
  * when it fills it; WGM 8; 4 pipeline stages (measured fastest for every
  * shape), fewer only when LDS cannot hold 4. Legality is the plan init's
@@ -121,7 +122,8 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
   /* fp8: the plan's own default first, as given: the 8-wave ping-pong
    * (fixed tile, no split-K) where the arch has it, else its multistage
    * default (REFERENCE.md "fp8 kernel": WGM is the only tunable). */
-  if (g->dtype != CONVJIT_DTYPE_BF16 && !forced->tile_m && !forced->stages && !forced->splitk && n < max) {
+  if (g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(t->arch) && !forced->tile_m && !forced->stages &&
+      !forced->splitk && n < max) {
     list[n] = *forced;
     if (!forced->wgm) list[n].wgm = 8;
     n++;
@@ -131,6 +133,11 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
   /* 4 pipeline stages (measured fastest for every shape), fewer only when
    * LDS cannot hold 4 or the kernel does not fit its registers. */
   for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0);
+  /* fp8 in 64 KiB of LDS (gfx942): 128x256 on 2x4 waves at 2 stages, the
+   * fewest non-MFMA instructions per MFMA of the 512-thread tiles that fit
+   * (EMULATED, docs/kernels.md "gfx942 fp8"), before any split; not the
+   * head: one K step in flight against the 128x128 default's three. */
+  if (g->elem_bytes == 1 && t->arch->lds_bytes <= 65536) CJ_ADD(128, 256, 2, 4, 2, 0);
   /* Register fallbacks: a split shortens nothing in the loop body but moves
    * bias and the epilogue's stores to the finalize; smaller tiles hold
    * fewer accumulators. */
