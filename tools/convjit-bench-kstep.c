@@ -202,6 +202,8 @@ int main(int argc, char **argv) {
   for (; i < n; i++) {
     cj_built_free(&r[0].built);
     if (build(&a, 0, &list[i], &r[0]) == CONVJIT_OK && spill_free(r[0].built.info)) break;
+    fprintf(stderr, "convjit-bench-kstep: candidate %u skipped: %s\n", i,
+            r[0].built.info ? "spills or uses scratch" : cj_error_text());
   }
   if (i == n) {
     fprintf(stderr, "convjit-bench-kstep: no candidate builds spill-free (last: %s)\n", cj_error_text());

@@ -122,8 +122,8 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
   /* fp8: the plan's own default first, as given: the 8-wave ping-pong
    * (fixed tile, no split-K) where the arch has it, else its multistage
    * default (REFERENCE.md "fp8 kernel": WGM is the only tunable). */
-  if (g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(t->arch) && !forced->tile_m && !forced->stages &&
-      !forced->splitk && n < max) {
+  if (g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(t->arch) && !forced->tile_m &&
+      (!forced->stages || forced->stages == 2) && forced->splitk <= 1 && n < max) {
     list[n] = *forced;
     if (!forced->wgm) list[n].wgm = 8;
     n++;
