@@ -132,14 +132,19 @@ convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *s
 /* A conv spec -> the conv plan (both conv ops start here). */
 static convjit_status kspec_conv_plan(const char *op, const cj_arch *a, const char *dtype, const char *shape,
                                       const uint64_t *v, int n, const char *opts, cj_kplan *out) {
-  CJ_CHECK(!strcmp(dtype, "bf16"), CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: op %s is bf16 only", dtype, op);
+  CJ_CHECK(!strcmp(dtype, "bf16") || !strcmp(dtype, "fp8"), CONVJIT_ERR_INVALID_ARG,
+           "spec dtype = %s: op %s takes bf16 or fp8", dtype, op);
   CJ_CHECK(n == KSPEC_MAX_SHAPE, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op %s takes N,C,D,H,W,K,T,R,S",
            shape, op);
   cj_conv_geom g;
   cj_conv_opts o;
   memset(&g, 0, sizeof g);
   memset(&o, 0, sizeof o);
-  g.dtype = CONVJIT_DTYPE_BF16;
+  /* fp8: the arch's own format, the one its MFMA reads (E4M3FNUZ on
+   * gfx942, E4M3FN on gfx950), as convjit-dump --dtype fp8 builds */
+  const cj_mfma_row *f8 = cj_mfma_row_of(a->mfma_fp8);
+  CJ_CHECK(strcmp(dtype, "fp8") || f8, CONVJIT_ERR_INTERNAL, "spec: %s has no fp8 MFMA row", a->name);
+  g.dtype = strcmp(dtype, "fp8") ? CONVJIT_DTYPE_BF16 : (uint32_t)f8->in_dtype;
   static const char *const names[KSPEC_MAX_SHAPE] = {"shape n", "shape c", "shape d", "shape h", "shape w",
                                                      "shape k", "shape t", "shape r", "shape s"};
   uint32_t *dst[KSPEC_MAX_SHAPE] = {&g.n, &g.c, &g.d, &g.h, &g.w, &g.k, &g.t, &g.r, &g.s};
