@@ -197,8 +197,9 @@ static int known_kmajor_bug(int a, const cj_kplan *p) {
   cj_built_free(&b);
   if (st == CONVJIT_OK) return 0;
   if (a == 1 && strstr(cj_error_text(), "Invalid bitcast")) {
+    const char *e = cj_error_text();
     printf("  %-6s NOT VERIFIED: fp8 channel GEMM does not build (known builder bug, k-major operand is one run "
-           "of the two f8f6f4 reads): %.120s\n", arch(a)->name, cj_error_text());
+           "of the two f8f6f4 reads): %.*s\n", arch(a)->name, (int)strcspn(e, "\n"), e);
     return 1;
   }
   fail_msg("%s: build: %s", p->name, cj_error_text());
