@@ -606,14 +606,13 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
 
 static void cj_cv_pp_lds(cj_cv *v) {
   uint32_t bytes = CJ_PP_HALF_ROWS * CJ_PP_ROW_BYTES;
-  for (uint32_t h = 0; h < 2; h++)
-    for (uint32_t par = 0; par < 2; par++) {
-      char n[16];
-      snprintf(n, sizeof n, "lds_a%u%u", h, par);
-      v->pa[h][par] = cj_irb_lds(v->g, n, bytes, 16);
-      snprintf(n, sizeof n, "lds_b%u%u", h, par);
-      v->pb[h][par] = cj_irb_lds(v->g, n, bytes, 16);
-    }
+  for (uint32_t ab = 0; ab < 2; ab++)
+    for (uint32_t h = 0; h < 2; h++)
+      for (uint32_t par = 0; par < 2; par++) {
+        char n[16];
+        snprintf(n, sizeof n, "lds_%c%u%u", ab ? 'b' : 'a', h, par);
+        (ab ? v->pb : v->pa)[h][par] = cj_irb_lds(v->g, n, bytes, 16);
+      }
 }
 
 /* Lane offsets (one per run) of the operands of fragment 0 of a wave whose
@@ -688,28 +687,37 @@ static void cj_cv_pp_issue(cj_cv *v, int is_b, uint32_t h, LLVMValueRef kt, uint
   }
 }
 
-/* The n operands of a half buffer: fragment f at f*16 rows. */
-static void cj_cv_pp_operands(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t n,
-                              LLVMValueRef *out) {
+/* Operands f0 .. f0+n-1 of a half buffer: fragment f at f*16 rows. */
+static void cj_cv_pp_operand_rows(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t f0,
+                                  uint32_t n, LLVMValueRef *out) {
   cj_irb *g = v->g;
-  for (uint32_t f = 0; f < n; f++) {
+  for (uint32_t f = f0; f < f0 + n; f++) {
     LLVMValueRef q[2];
     for (uint32_t r = 0; r < 2; r++) {
       LLVMValueRef rel = LLVMBuildSub(v->b, off[r], LLVMBuildPtrToInt(v->b, buf0, g->i32, ""), "");
       q[r] = cj_irb_lds_ptr(g, cj_irb_lds_ptr(g, buf, rel), cj_c32(g, f * 16 * CJ_PP_ROW_BYTES));
     }
-    out[f] = cj_cv_load_runs(v, q);
+    out[f - f0] = cj_cv_load_runs(v, q);
+  }
+}
+
+static void cj_cv_pp_operands(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t n,
+                              LLVMValueRef *out) {
+  cj_cv_pp_operand_rows(v, buf, buf0, off, 0, n, out);
+}
+
+/* The MFMAs of A fragment row fa of A half ha against B half hb. */
+static void cj_cv_pp_row(cj_cv *v, uint32_t ha, uint32_t fa, LLVMValueRef a, const LLVMValueRef *bb, uint32_t hb) {
+  const cj_conv_plan *c = v->c;
+  for (uint32_t fb = 0; fb < c->mi_n / 2; fb++) {
+    uint32_t f = (ha * c->mi_m / 2 + fa) * c->mi_n + hb * c->mi_n / 2 + fb;
+    v->acc[f] = cj_cv_mfma(v, a, bb[fb], v->acc[f]);
   }
 }
 
 /* The 4 x 2 MFMAs of quadrant (ha, hb). */
 static void cj_cv_pp_quad(cj_cv *v, uint32_t ha, uint32_t hb, const LLVMValueRef *a, const LLVMValueRef *bb) {
-  const cj_conv_plan *c = v->c;
-  for (uint32_t fa = 0; fa < c->mi_m / 2; fa++)
-    for (uint32_t fb = 0; fb < c->mi_n / 2; fb++) {
-      uint32_t f = (ha * c->mi_m / 2 + fa) * c->mi_n + hb * c->mi_n / 2 + fb;
-      v->acc[f] = cj_cv_mfma(v, a[fa], bb[fb], v->acc[f]);
-    }
+  for (uint32_t fa = 0; fa < v->c->mi_m / 2; fa++) cj_cv_pp_row(v, ha, fa, a[fa], bb, hb);
 }
 
 /* Wait until at most vm of this wave's DMAs are in flight (and, first in a
@@ -755,10 +763,18 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   cj_cv_pp_sync(v, next ? 6 : 0, 0);
   if (next) cj_cv_pp_issue(v, 0, 1, kn, q);
   cj_cv_fence_sched(v);
+  /* Q11 and Q10 fragment row by fragment row, the next A1 row read one
+   * ahead, B0 read again: 2 A1 operands live instead of 4 beside B0 and
+   * B1 (the peak of the step: 48 operand VGPRs, not 64). */
   cj_irb_setprio(g, 1);
-  cj_cv_pp_operands(v, v->pa[1][par], v->pa[0][0], v->pp_opa, fa, a1);
-  cj_cv_pp_quad(v, 1, 1, a1, b1);
-  cj_cv_pp_quad(v, 1, 0, a1, b0);
+  cj_cv_pp_operands(v, v->pb[0][par], v->pb[0][0], v->pp_opb, fb, b0);
+  cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, 0, 1, a1);
+  for (uint32_t r = 0; r < fa; r++) {
+    if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + r + 1);
+    cj_cv_pp_row(v, 1, r, a1[r], b1, 1);
+    cj_cv_pp_row(v, 1, r, a1[r], b0, 0);
+    cj_cv_fence_sched(v);
+  }
   cj_irb_setprio(g, 0);
   cj_cv_fence_sched(v);
 }

@@ -197,19 +197,25 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
   uint64_t lds_want = 0, acc_min = 0, inst_budget = 0;
   if (p->op == CJ_KOP_CONV) {
     const cj_conv_plan *c = &p->u.conv;
-    const cj_mfma_row *row = cj_mfma_row_of(a->mfma_bf16);
+    /* the row's dtype (bf16, or the arch's fp8: 1 byte), not the plan's MFMA field */
+    const int fp8 = !strcmp(w->dtype, "fp8");
+    const cj_mfma_row *row = cj_mfma_row_of(fp8 ? a->mfma_fp8 : a->mfma_bf16);
     assert_non_null(row);
+    const uint64_t eb = fp8 ? 1 : 2;
+    /* one K step: 64 bytes of reduction elements (CONV_TILE_K bf16), rounded
+     * up to whole MFMAs (gfx950's fp8 MFMA has k = 128: a 128-byte step) */
+    const uint64_t step = (CONV_TILE_K * 2 / eb + row->k - 1) / row->k * row->k;
     uint64_t waves = (uint64_t)c->wave_m * c->wave_n;
     threads = (uint32_t)(waves * a->wave_size);
-    /* stages x (A + B rows) x one K step of bf16 (2 bytes) */
-    lds_want = (uint64_t)c->stages * (c->tile_m + c->tile_n) * CONV_TILE_K * 2;
+    /* stages x (A + B rows) x one K step */
+    lds_want = (uint64_t)c->stages * (c->tile_m + c->tile_n) * step * eb;
     /* the tile's fp32 accumulators spread over the wave's 64 lanes */
     acc_min = (uint64_t)c->tile_m * c->tile_n / (a->wave_size * waves);
     /* per K step per wave: MFMAs of the fragments, DMA instructions of the
-     * A+B stage, one operand read per fragment row/column and K slice */
-    uint64_t fm = c->tile_m / 16 / c->wave_m, fn = c->tile_n / 16 / c->wave_n, slices = CONV_TILE_K / row->k;
-    uint64_t mfma = fm * fn * slices, dma = (uint64_t)(c->tile_m + c->tile_n) * CONV_TILE_K * 2 / (threads * a->dma_max_bytes);
-    uint64_t lds_rd = (fm + fn) * slices;
+     * A+B stage, one operand read per fragment row/column, K slice and k run */
+    uint64_t fm = c->tile_m / 16 / c->wave_m, fn = c->tile_n / 16 / c->wave_n, slices = step / row->k;
+    uint64_t mfma = fm * fn * slices, dma = (uint64_t)(c->tile_m + c->tile_n) * step * eb / (threads * a->dma_max_bytes);
+    uint64_t lds_rd = (fm + fn) * slices * row->k_runs;
     /* budget: the loop body is `stages` K steps, each of its essential
      * instructions with up to 3 more for addressing and waits (measured
      * <= 2.9 on gfx942, docs/kernels.md mix); the prologue's stages-1 DMA

@@ -41,6 +41,23 @@ static void test_layout_specs_match_init(void **state) {
   assert_same_plan(&s, &d);
 }
 
+/* conv dtype fp8 is the arch's own format (the MFMA's: ISA.md), never the other one. */
+static void test_conv_fp8_spec_native(void **state) {
+  (void)state;
+  static const struct { const char *arch; uint32_t dtype; } want[2] = {{"gfx942", CONVJIT_DTYPE_FP8_E4M3FNUZ},
+                                                                       {"gfx950", CONVJIT_DTYPE_FP8_E4M3FN}};
+  for (int i = 0; i < 2; i++) {
+    cj_kplan s, d;
+    assert_int_equal(cj_kspec_plan("conv", want[i].arch, "fp8", "1,32,4,8,8,64,3,3,3", "pad=1 bias", &s), CONVJIT_OK);
+    assert_int_equal(s.u.conv.g.dtype, want[i].dtype);
+    cj_conv_geom g = {.dtype = want[i].dtype, .n = 1, .c = 32, .d = 4, .h = 8, .w = 8, .k = 64, .t = 3, .r = 3, .s = 3,
+                      .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_lo = {1, 1, 1}, .pad_hi = {1, 1, 1}};
+    cj_conv_opts o = {.has_bias = 1};
+    assert_int_equal(cj_kplan_conv_init(&d, cj_arch_from_name(want[i].arch), &g, &o), CONVJIT_OK);
+    assert_same_plan(&s, &d);
+  }
+}
+
 static void test_conv_specs_match_init(void **state) {
   (void)state;
   const cj_arch *a = cj_arch_from_name("gfx950");
@@ -100,6 +117,7 @@ static void test_bad_fields_named(void **state) {
   assert_int_equal(p.u.conv.sched, CJ_CONV_SCHED_MULTISTAGE);
   assert_int_equal(cj_kspec_plan("conv", "gfx942", "fp8", "1,16,4,8,8,32,3,3,3", "sched=2", &p),
                    CONVJIT_ERR_UNSUPPORTED);
+  expect_bad("conv", "gfx950", "fp16", "1,8,4,4,4,8,1,1,1", "-", "dtype = fp16");
   expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1", "-", "shape = 1,8,4,4,4,8,1,1");
   expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "pad=1,1", "opts pad = 1,1");
   expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "tile=128", "opts tile = 128");
@@ -134,6 +152,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layout_specs_match_init),
       cmocka_unit_test(test_conv_specs_match_init),
+      cmocka_unit_test(test_conv_fp8_spec_native),
       cmocka_unit_test(test_parse_u64_list),
       cmocka_unit_test(test_bad_fields_named),
   };

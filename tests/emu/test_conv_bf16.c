@@ -32,16 +32,16 @@ static void run(int a, const tc_conv *tc, const cj_conv_opts *o) {
 #define P1 {1, 1, 1}
 /* REFERENCE.md bf16 3x3x3 shapes (N, C, T(D), H, W, K, stride, pad). */
 static const tc_conv REF3[] = {
-    {"1,32,8,16,16,64 s1 p0: no bounds checks, M partial", 1, 32, 8, 16, 16, 64, 3, 3, 3, {1, 1, 1}, {0}, {0}, {0}, 0, 0},
-    {"1,32,9,17,17,96 s1 p1: t/h/w checks, N tail (96 < 128)", 1, 32, 9, 17, 17, 96, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
-    {"2,64,6,18,18,192 s1 p1: n = 2 rows across samples, N tail", 2, 64, 6, 18, 18, 192, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
-    {"1,32,10,20,20,64 s2 p1: stride 2", 1, 32, 10, 20, 20, 64, 3, 3, 3, {2, 2, 2}, {0}, P1, P1, 0, 0},
-    {"1,16,6,16,20,16 s1 p1: K = 16 (one fragment column)", 1, 16, 6, 16, 20, 16, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
-    {"1,16,4,12,16,384 s1 p1: 3 N tiles", 1, 16, 4, 12, 16, 384, 3, 3, 3, P1, {0}, P1, P1, 0, 0},
-    {"1,3,4,12,12,32 s1 p1: C = 3 padded to 8, K partial", 1, 3, 4, 12, 12, 32, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
-    {"1,12,4,12,12,32 s1 p1: C = 12 padded to 16", 1, 12, 4, 12, 12, 32, 3, 3, 3, P1, {0}, P1, P1, 0, 0},
-    {"2,5,4,10,14,48 s1 p1: C = 5, n = 2, Do*Ho*Wo % 4 != 0 path", 2, 5, 4, 10, 14, 48, 3, 3, 3, P1, {0}, P1, P1, 1, 0},
-    {"1,6,3,11,11,32 s1 p1: odd spatial, scalar stores", 1, 6, 3, 11, 11, 32, 3, 3, 3, P1, {0}, P1, P1, 0, 0},
+    {"1,32,8,16,16,64 s1 p0: no bounds checks, M partial", 1, 32, 8, 16, 16, 64, 3, 3, 3, {1, 1, 1}, {0}, {0}, {0}, 0, 0, 0},
+    {"1,32,9,17,17,96 s1 p1: t/h/w checks, N tail (96 < 128)", 1, 32, 9, 17, 17, 96, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0},
+    {"2,64,6,18,18,192 s1 p1: n = 2 rows across samples, N tail", 2, 64, 6, 18, 18, 192, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0},
+    {"1,32,10,20,20,64 s2 p1: stride 2", 1, 32, 10, 20, 20, 64, 3, 3, 3, {2, 2, 2}, {0}, P1, P1, 0, 0, 0},
+    {"1,16,6,16,20,16 s1 p1: K = 16 (one fragment column)", 1, 16, 6, 16, 20, 16, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0},
+    {"1,16,4,12,16,384 s1 p1: 3 N tiles", 1, 16, 4, 12, 16, 384, 3, 3, 3, P1, {0}, P1, P1, 0, 0, 0},
+    {"1,3,4,12,12,32 s1 p1: C = 3 padded to 8, K partial", 1, 3, 4, 12, 12, 32, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0},
+    {"1,12,4,12,12,32 s1 p1: C = 12 padded to 16", 1, 12, 4, 12, 12, 32, 3, 3, 3, P1, {0}, P1, P1, 0, 0, 0},
+    {"2,5,4,10,14,48 s1 p1: C = 5, n = 2, Do*Ho*Wo % 4 != 0 path", 2, 5, 4, 10, 14, 48, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0},
+    {"1,6,3,11,11,32 s1 p1: odd spatial, scalar stores", 1, 6, 3, 11, 11, 32, 3, 3, 3, P1, {0}, P1, P1, 0, 0, 0},
 };
 
 static void test_reference_shapes_gfx942(void **s) {
@@ -55,18 +55,18 @@ static void test_reference_shapes_gfx950(void **s) {
 
 /* Factorized filters, 1x1x1, dilation, asymmetric padding, 2D/1D, real values. */
 static const tc_conv VAR[] = {
-    {"(1,3,3) pad (0,1,1): H/W checks only", 1, 32, 4, 10, 12, 64, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0},
-    {"(3,1,1) pad (1,0,0) n=1: temporal fast path", 1, 32, 6, 8, 10, 64, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 1, 0},
-    {"(3,1,1) pad (1,0,0) n=2: generic decode", 2, 16, 5, 6, 6, 32, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 0, 0},
-    {"1x1x1 C=16 channel GEMM", 1, 16, 4, 8, 8, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
-    {"1x1x1 C=64 channel GEMM, n=2", 2, 64, 2, 6, 10, 64, 1, 1, 1, P1, {0}, {0}, {0}, 0, 0},
-    {"1x1x1 C=5 channel GEMM: channels 5..7 masked", 1, 5, 2, 4, 8, 24, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
-    {"1x1x1 odd spatial (3*5*7): generic path", 1, 16, 3, 5, 7, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0},
-    {"dilation 2, pad 2", 1, 16, 6, 10, 10, 32, 3, 3, 3, P1, {2, 2, 2}, {2, 2, 2}, {2, 2, 2}, 1, 0},
-    {"causal temporal pad (2 before, 0 after)", 1, 16, 6, 8, 8, 32, 3, 3, 3, P1, {0}, {2, 1, 1}, {0, 1, 1}, 1, 0},
-    {"2D (D = T = 1), 3x3 pad 1", 2, 16, 1, 12, 14, 32, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0},
-    {"1D (D = H = 1), 5 taps pad 2", 1, 32, 1, 1, 50, 48, 1, 1, 5, P1, {0}, {0, 0, 2}, {0, 0, 2}, 0, 0},
-    {"real values, mixed stride (1,2,2)", 1, 24, 4, 11, 9, 40, 3, 3, 3, {1, 2, 2}, {0}, P1, P1, 1, 1},
+    {"(1,3,3) pad (0,1,1): H/W checks only", 1, 32, 4, 10, 12, 64, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0, 0},
+    {"(3,1,1) pad (1,0,0) n=1: temporal fast path", 1, 32, 6, 8, 10, 64, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 1, 0, 0},
+    {"(3,1,1) pad (1,0,0) n=2: generic decode", 2, 16, 5, 6, 6, 32, 3, 1, 1, P1, {0}, {1, 0, 0}, {1, 0, 0}, 0, 0, 0},
+    {"1x1x1 C=16 channel GEMM", 1, 16, 4, 8, 8, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0, 0},
+    {"1x1x1 C=64 channel GEMM, n=2", 2, 64, 2, 6, 10, 64, 1, 1, 1, P1, {0}, {0}, {0}, 0, 0, 0},
+    {"1x1x1 C=5 channel GEMM: channels 5..7 masked", 1, 5, 2, 4, 8, 24, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0, 0},
+    {"1x1x1 odd spatial (3*5*7): generic path", 1, 16, 3, 5, 7, 32, 1, 1, 1, P1, {0}, {0}, {0}, 1, 0, 0},
+    {"dilation 2, pad 2", 1, 16, 6, 10, 10, 32, 3, 3, 3, P1, {2, 2, 2}, {2, 2, 2}, {2, 2, 2}, 1, 0, 0},
+    {"causal temporal pad (2 before, 0 after)", 1, 16, 6, 8, 8, 32, 3, 3, 3, P1, {0}, {2, 1, 1}, {0, 1, 1}, 1, 0, 0},
+    {"2D (D = T = 1), 3x3 pad 1", 2, 16, 1, 12, 14, 32, 1, 3, 3, P1, {0}, {0, 1, 1}, {0, 1, 1}, 1, 0, 0},
+    {"1D (D = H = 1), 5 taps pad 2", 1, 32, 1, 1, 50, 48, 1, 1, 5, P1, {0}, {0, 0, 2}, {0, 0, 2}, 0, 0, 0},
+    {"real values, mixed stride (1,2,2)", 1, 24, 4, 11, 9, 40, 3, 3, 3, {1, 2, 2}, {0}, P1, P1, 1, 1, 0},
 };
 
 static void test_variants(void **s) {
@@ -77,7 +77,7 @@ static void test_variants(void **s) {
 
 /* Tiles, stages, split-K, WGM on one shape with partial M, N tail and
  * padding, so every loop bound and mask is exercised. */
-static const tc_conv KNOB = {"knob shape 1,24,5,9,11,80 p1", 1, 24, 5, 9, 11, 80, 3, 3, 3, P1, {0}, P1, P1, 1, 0};
+static const tc_conv KNOB = {"knob shape 1,24,5,9,11,80 p1", 1, 24, 5, 9, 11, 80, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0};
 
 static void test_tiles(void **s) {
   (void)s;
@@ -251,11 +251,11 @@ static void loop_mix(int a, tc_conv t1, tc_conv t2, int check_lds) {
 
 static void test_loop_mix(void **s) {
   (void)s;
-  tc_conv g1 = {"generic C128 3x3x3 vs 5x3x3", 1, 128, 4, 8, 8, 128, 3, 3, 3, {1, 1, 1}, {0}, {1, 1, 1}, {1, 1, 1}, 0, 0};
+  tc_conv g1 = {"generic C128 3x3x3 vs 5x3x3", 1, 128, 4, 8, 8, 128, 3, 3, 3, {1, 1, 1}, {0}, {1, 1, 1}, {1, 1, 1}, 0, 0, 0};
   tc_conv g2 = g1;
   g2.t = 5;
   g2.pad_lo[0] = g2.pad_hi[0] = 2;
-  tc_conv c1 = {"channel GEMM 1x1x1 C 512 vs 1024", 1, 512, 1, 16, 16, 128, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 0, 0};
+  tc_conv c1 = {"channel GEMM 1x1x1 C 512 vs 1024", 1, 512, 1, 16, 16, 128, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 0, 0, 0};
   tc_conv c2 = c1;
   c2.c = 1024;
   for (int a = 0; a < 2; a++) {

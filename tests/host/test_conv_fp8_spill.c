@@ -1,0 +1,80 @@
+/* Spill-free gate for the fp8 conv kernels the selection ships (issue 10
+ * item 12): for each shape below, on both arches, the selection's kernels
+ * (cj_select_conv with the arch's default CU count, bias on: the fuller
+ * epilogue) build through the whole pipeline (codegen -> -O3 -> ld.lld ->
+ * metadata) and pass cj_check_resources. Asserted from the code object's
+ * metadata, independently of the builder: no VGPR/SGPR spills, no scratch,
+ * the group segment equals the plan's LDS bytes and fits the arch
+ * (gfx942 64 KiB, gfx950 160 KiB), the flat work-group size equals the
+ * plan's block, and the ISA holds the arch's fp8 MFMA (the mnemonic from
+ * the arch's MFMA table: v_mfma_f32_16x16x32_fp8_fp8 on gfx942,
+ * v_mfma_f32_16x16x128_f8f6f4 on gfx950). Registers, LDS and compile ms
+ * are printed (cold, this machine), never asserted. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "pipeline/build.h"
+#include "emu/support_conv.h"
+#include "support_select.h"
+
+/* Shapes as tc_conv (tests/emu/support_conv.h): tc_geom gives the geometry. */
+static const tc_conv SHAPES[] = {
+    {"1024->1024 [120,160,90] 1x3x3 pad (0,1,1)", 1, 1024, 120, 160, 90, 1024, 1, 3, 3, {0}, {0}, {0, 1, 1}, {0, 1, 1},
+     1, 0, 0},
+    {"1024->1024 [120,160,90] 3x1x1 pad (1,0,0)", 1, 1024, 120, 160, 90, 1024, 3, 1, 1, {0}, {0}, {1, 0, 0}, {1, 0, 0},
+     1, 0, 0},
+    {"1024->1024 [120,160,90] 3x3x3 pad 1", 1, 1024, 120, 160, 90, 1024, 3, 3, 3, {0}, {0}, {1, 1, 1}, {1, 1, 1}, 1, 0,
+     0},
+    {"384->32 [6,16,20] 3x3x3 pad 1 (VAE output conv)", 1, 384, 6, 16, 20, 32, 3, 3, 3, {0}, {0}, {1, 1, 1}, {1, 1, 1},
+     1, 0, 0},
+};
+
+static void build_check(const cj_kplan *p, const char *mfma) {
+  cj_built b = {0};
+  if (cj_build_kernel(p, CJ_BUILD_KEEP_ASM, &b) != CONVJIT_OK) fail_msg("%s: build: %s", p->name, cj_error_text());
+  if (cj_check_resources(b.info, p->arch) != CONVJIT_OK) fail_msg("%s: %s", p->name, cj_error_text());
+  assert_int_equal(b.info->vgpr_spill_count, 0);
+  assert_int_equal(b.info->sgpr_spill_count, 0);
+  assert_int_equal(b.info->private_segment_size, 0);
+  assert_int_equal(b.info->group_segment_size, p->lds_bytes);
+  assert_true(b.info->group_segment_size <= p->arch->lds_bytes);
+  assert_int_equal(b.info->max_flat_workgroup_size, p->block[0] * p->block[1] * p->block[2]);
+  if (mfma && !strstr((const char *)b.asm_text.data, mfma)) fail_msg("%s: no %s in the ISA", p->name, mfma);
+  printf("    %-6s %-40s vgpr %3u agpr %3u sgpr %3u lds %6u B  %6.1f ms\n", p->arch->name, p->name, b.info->vgpr_count,
+         b.info->agpr_count, b.info->sgpr_count, b.info->group_segment_size, b.codegen_ms + b.compile_ms + b.link_ms);
+  cj_built_free(&b);
+}
+
+static void test_selected_fp8_spill_free(void **state) {
+  (void)state;
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
+    printf("  %s\n", SHAPES[i].why);
+    for (int a = 0; a < na; a++) {
+      tc_conv tc = SHAPES[i];
+      tc.dtype = ts_fp8_native(arches[a]);
+      cj_conv_geom g;
+      tc_geom(&tc, &g);
+      cj_kplan p, pf;
+      int hf;
+      ts_select_conv(arches[a], &g, tc.bias, NULL, &p, &pf, &hf);
+      const cj_mfma_row *row = cj_mfma_row_of(arches[a]->mfma_fp8);
+      assert_non_null(row);
+      assert_int_equal(p.u.conv.mfma, arches[a]->mfma_fp8);
+      build_check(&p, row->mnemonic);
+      if (hf) build_check(&pf, NULL);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_selected_fp8_spill_free),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
