@@ -43,7 +43,6 @@
 #include "codegen/im2col.h"
 #include "codegen/irb.h"
 
-#define CJ_CONV_MAX_DMA 64
 #define CJ_CONV_MAX_FRAG 64
 #define CJ_CONV_MAX_KQ 8 /* 16-byte K chunks per stage row: 128 fp8 */
 

@@ -223,6 +223,9 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   }
   c->a_dma = c->tile_m * row_bytes / step;
   c->b_dma = c->tile_n * row_bytes / step;
+  CJ_CHECK(c->a_dma <= CJ_CONV_MAX_DMA && c->b_dma <= CJ_CONV_MAX_DMA, CONVJIT_ERR_UNSUPPORTED,
+           "conv tile %ux%u with %u threads and %u-byte DMA: %u A and %u B DMA loads per thread and K step, at "
+           "most %u each", c->tile_m, c->tile_n, c->threads, c->dma_bytes, c->a_dma, c->b_dma, CJ_CONV_MAX_DMA);
   /* The K loop waits with vmcnt((stages-2)*(a_dma+b_dma)): a 6-bit field. */
   CJ_CHECK((c->stages - 2) * (c->a_dma + c->b_dma) <= 63, CONVJIT_ERR_UNSUPPORTED,
            "conv: %u DMA loads in flight exceed vmcnt's 63 (tile %ux%u, %u threads, %u stages)",

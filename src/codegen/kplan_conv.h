@@ -37,6 +37,7 @@
 #define CJ_CONV_BIG_IN_RECORDS 0x80000000ull /* rebased x resource: 2 GiB */
 #define CJ_CONV_CHUNK_BYTES 16 /* one im2col chunk: the widest DMA; Cp pads C to whole chunks */
 #define CJ_CONV_STAGE_ROW_BYTES 64 /* K bytes of one tile row per pipeline stage: 4 chunks */
+#define CJ_CONV_MAX_DMA 64         /* DMA loads of A (and of B) per thread and K step the builder unrolls */
 
 /* Field tables. F(type, name, in_key, reason) is a scalar field,
  * A(type, name, count, in_key, reason) an array; each table generates the
