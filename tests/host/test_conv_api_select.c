@@ -119,8 +119,11 @@ static void test_layout_steps(void **st) {
 static void test_rejects(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
-  p.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  p.x_dtype = p.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ; /* no exact E4M3FN image (docs/api.md "fp8 formats") */
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(cj_error_text(), "x_dtype = fp8_e4m3fnuz"));
+  p.w_dtype = CONVJIT_DTYPE_F32;
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
   p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
   p.groups = 2;
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
