@@ -307,7 +307,6 @@ static void test_scales_not_in_key(void **st) {
   assert_int_equal(i1.kernels_compiled, i0.kernels_compiled);
   d.w_scale = 0.0f;
   d.has_channel_scale = 1;
-  d.w_dtype = FNUZ;
   OK(convjit_plan_create_conv(ctx, &d, &p3));
   OK(convjit_context_get_info(ctx, &i2));
   assert_true(i2.kernels_compiled > i1.kernels_compiled);
