@@ -10,8 +10,8 @@
  * rows row_elems long (>= trs*c_pad; tail zero). One thread per output
  * element; runs once per weight, so simple beats fast.
  *
- * Both kernels take (x, y) and bake every shape constant (plans are per
- * shape). Preconditions: x and y are distinct, 16-byte aligned allocations
+ * Both kernels take (x, y) — plus the by-value fp32 QSCALE in the
+ * quantizing mode — and bake every shape constant (plans are per shape). Preconditions: x and y are distinct, 16-byte aligned allocations
  * of exactly the tensor's bytes or more.
  */
 #ifndef CJ_CODEGEN_KPLAN_LAYOUT_H

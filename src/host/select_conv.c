@@ -1,14 +1,16 @@
-/* Conv selection (contract in select.h): a validated bf16 problem -> the
- * launch sequence
- *   pack: weight KCTRS -> KTRSC, C zero-padded to a 16-byte chunk (once per weight)
+/* Conv selection (contract in select.h): a validated bf16 or fp8 problem
+ * -> the launch sequence
+ *   pack: weight KCTRS -> KTRSC, C zero-padded to a 16-byte chunk (once per
+ *         weight); fp8 convs: E4M3FN -> FNUZ on gfx942, bf16 w quantized
  *   fwd:  x NCDHW -> NDHWC(Cp) into the workspace (layout transpose when
  *         C == Cp, else the pack kernel used as a channel-padding
  *         transpose: per sample [C][DHW] -> [DHW][Cp] is its [K][C][TRS] ->
- *         [K][TRS][c_pad] with K = N, TRS = DHW); none on the 1x1x1
- *         channel-GEMM path, which reads x as given
+ *         [K][TRS][c_pad] with K = N, TRS = DHW), in the same modes for x;
+ *         none on the (bf16) 1x1x1 channel-GEMM path, which reads x as given
  *         [zero the fp32 split-K workspace]
  *         conv (implicit GEMM)
- *         [split-K finalize: bias + bf16 + NCDHW]
+ *         [split-K finalize: alpha, scale[k], bias, bf16, NCDHW]
+ * fp8 formats and scales: docs/api.md "fp8 formats" (cj_conv_fmt_of).
  * Heuristics (REFERENCE.md "bf16 kernel") as an ordered candidate list
  * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 with a
  * 4x4 wave grid (the best measured core tile for big shapes) at 4 stages when
@@ -150,10 +152,13 @@ convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
 
 /* What one operand's pre-pass does on the way to the compute dtype, and
  * the factor its values change by (E4M3FN bits read as FNUZ: half). */
+static convjit_dtype cj_native_fp8(const cj_arch *arch) {
+  return arch->fp8 == CJ_FP8_E4M3FNUZ ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+}
+
 static convjit_status cj_operand_mode(convjit_dtype t, const cj_arch *arch, float scale, const char *field,
                                       cj_prep_mode *mode, float *factor, float *qscale) {
-  const convjit_dtype native =
-      arch->fp8 == CJ_FP8_E4M3FNUZ ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  const convjit_dtype native = cj_native_fp8(arch);
   *factor = 1.0f;
   *qscale = 1.0f;
   *mode = CJ_PREP_COPY;
@@ -193,7 +198,7 @@ static convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *ar
     f->compute = CONVJIT_DTYPE_BF16;
     return CONVJIT_OK;
   }
-  f->compute = arch->fp8 == CJ_FP8_E4M3FNUZ ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  f->compute = cj_native_fp8(arch);
   float fx, fw;
   CJ_TRY(cj_operand_mode(p->x_dtype, arch, p->x_scale, "x_scale", &f->x_mode, &fx, &f->x_q));
   CJ_TRY(cj_operand_mode(p->w_dtype, arch, p->w_scale, "w_scale", &f->w_mode, &fw, &f->w_q));
