@@ -109,10 +109,10 @@ static void run_case(const char *arch, const fp8_case *k) {
   size_t ny = sh.n * sh.k * od[0] * od[1] * od[2];
   size_t xb = nx * cj_dtype_bytes(k->xt), wb = nw * cj_dtype_bytes(k->wt);
   uint8_t *hx = malloc(xb), *hw = malloc(wb), *rx = malloc(nx), *rw = malloc(nw);
-  float *bias = malloc(sh.k * 4), *csc = malloc(sh.k * 4), *want = malloc(ny * 4), *mag = malloc(ny * 4),
+  float *bias = malloc(sh.k * 4), *csc = malloc(sh.k * 4), *rcsc = malloc(sh.k * 4), *want = malloc(ny * 4), *mag = malloc(ny * 4),
         *got = malloc(ny * 4);
   uint16_t *yb = malloc(ny * 2);
-  assert_true(hx && hw && rx && rw && bias && csc && want && mag && got && yb);
+  assert_true(hx && hw && rx && rw && bias && csc && rcsc && want && mag && got && yb);
   uint64_t seed = 1234 + (uint64_t)k->c * 7 + (uint64_t)k->k;
   cj_nf_fp8 af = native(arch);
   fill_operand(k->xt, nx, k->x_scale, af, &seed, hx, rx);
@@ -131,18 +131,21 @@ static void run_case(const char *arch, const fp8_case *k) {
   }
   /* The reference: one format for both operands (the descriptor's fp8
    * flavour, or the arch's where the pre-pass quantized bf16), scale
-   * per channel = w_scale * csc[k] (exact: w_scale is unused then). */
+   * per channel = w_scale * csc[k] (exact: w_scale is a power of 2 then,
+   * so the kernel's extra fp32 rounding of x_scale * w_scale is none). */
   cj_nf_fp8 rf = is_fp8(k->xt) ? nf_of(k->xt) : is_fp8(k->wt) ? nf_of(k->wt) : af;
   if (is_fp8(k->xt) && is_fp8(k->wt)) assert_int_equal(nf_of(k->xt), nf_of(k->wt));
   if (!is_fp8(k->xt) || !is_fp8(k->wt)) assert_int_equal(rf, af);
   float ws1 = k->w_scale == 0.0f ? 1.0f : k->w_scale;
   if (k->channel_scale) {
-    assert_true(k->w_scale == 0.0f);
+    int e;
+    assert_true(frexpf(ws1, &e) == 0.5f);
+    for (size_t i = 0; i < sh.k; i++) rcsc[i] = csc[i] * ws1; /* exact */
   } else {
     for (size_t i = 0; i < sh.k; i++) csc[i] = 1.0f;
   }
   cj_ref_conv_fp8_in in = {.fmt = rf, .x = rx, .w = rw, .x_scale = k->x_scale == 0.0f ? 1.0f : k->x_scale,
-                           .w_scale = k->channel_scale ? csc : &ws1, .w_scale_per_k = k->channel_scale,
+                           .w_scale = k->channel_scale ? rcsc : &ws1, .w_scale_per_k = k->channel_scale,
                            .bias = k->bias ? bias : NULL};
   cj_ref_conv_fp8_out out = {.y_f32 = want, .mag = mag};
   OK(cj_ref_conv_fp8(&sh, &in, &out));
@@ -181,7 +184,7 @@ static void run_case(const char *arch, const fp8_case *k) {
     nan_bad += (isnan(want[i]) != 0) != (isnan(got[i]) != 0);
   }
   double smax = in.x_scale;
-  for (size_t i = 0; i < sh.k; i++) smax = fmax(smax, k->channel_scale ? csc[i] : ws1);
+  for (size_t i = 0; i < sh.k; i++) smax = fmax(smax, k->channel_scale ? rcsc[i] : ws1);
   cj_ref_conv_tol b = cj_ref_conv_bound_fp8(sh.c * sh.t * sh.r * sh.s, 1, smax);
   cj_ref_cmp cmp;
   cj_ref_conv_check(got, want, mag, ny, b, &cmp);
@@ -199,7 +202,7 @@ static void run_case(const char *arch, const fp8_case *k) {
   convjit_free(ctx, dws); convjit_free(ctx, db); convjit_free(ctx, ds);
   convjit_plan_destroy(plan);
   convjit_context_destroy(ctx);
-  free(hx); free(hw); free(rx); free(rw); free(bias); free(csc); free(want); free(mag); free(got); free(yb);
+  free(hx); free(hw); free(rx); free(rw); free(bias); free(csc); free(rcsc); free(want); free(mag); free(got); free(yb);
 }
 
 #define FN CONVJIT_DTYPE_FP8_E4M3FN
@@ -217,8 +220,10 @@ static void test_scales(void **st) {
     const fp8_case cases[] = {
         {"1,32,4,6,6 -> 48 3x3x3 pad 1, x_scale 0.37 w_scale 1.9, bias", 1, 32, 4, 6, 6, 48, 3, 3, 3, 1, nt, nt,
          0.37f, 1.9f, 1, 0, 1, 0, 3},
-        {"same, scale[k] + x_scale 0.5, bias, split-K 2", 1, 32, 4, 6, 6, 48, 3, 3, 3, 1, nt, nt, 0.5f, 0.0f, 1, 1,
-         2, 0, 4},
+        {"same, scale[k] + x_scale 0.37, bias, split-K 2", 1, 32, 4, 6, 6, 48, 3, 3, 3, 1, nt, nt, 0.37f, 0.0f, 1,
+         1, 2, 0, 4},
+        {"same, scale[k] + x_scale 0.37 + w_scale 0.25, bias, no split", 1, 32, 4, 6, 6, 48, 3, 3, 3, 1, nt, nt,
+         0.37f, 0.25f, 1, 1, 1, 0, 3},
         {"same, x_scale 3.1 w_scale 0.013, no bias, split-K 3", 1, 32, 4, 6, 6, 48, 3, 3, 3, 1, nt, nt, 3.1f,
          0.013f, 0, 0, 3, 0, 4},
     };
