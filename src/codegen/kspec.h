@@ -11,7 +11,9 @@
  *                         conv (needs splitk >= 2)
  *   arch   gfx942 | gfx950
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
- *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16 (conv ops:
+ *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16-fp8q,
+ *          fn-fnuz (layout ops: the fp8 conv's quantizing and E4M3FN ->
+ *          FNUZ pre-passes, cj_kplan_*_prep_init); bf16 (conv ops:
  *          fp8 convs get their schedule in a later issue)
  *   shape  unsigned decimals separated by commas
  *   opts   "-" (none) or space-separated options of the conv ops:
