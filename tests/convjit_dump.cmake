@@ -6,7 +6,8 @@ set(CJ_DUMP $<TARGET_FILE:convjit-dump>)
 # (PASS_REGULAR_EXPRESSION would ignore the exit status, so bash checks both.)
 set(CJ_DUMP_OK "\"lds_bytes\":[1-9][0-9]*,\"scratch_bytes\":0,\"vgpr_spills\":0,\"sgpr_spills\":0")
 foreach(cfg "gfx950;fp8;1,1024,3456000" "gfx942;bf16;1,1024,3456000" "gfx942;bf16;2,24,1000"
-            "gfx950;fp8;2,24,1000" "gfx942;bf16-fp8;1,1024,3456000" "gfx950;bf16-fp8;2,24,1000")
+            "gfx950;fp8;2,24,1000" "gfx942;bf16-fp8;1,1024,3456000" "gfx950;bf16-fp8;2,24,1000"
+            "gfx942;fn-fnuz;1,1024,3456000" "gfx950;bf16-fp8q;2,24,1000")
   list(GET cfg 0 arch)
   list(GET cfg 1 dt)
   list(GET cfg 2 shape)

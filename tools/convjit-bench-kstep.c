@@ -158,8 +158,10 @@ static convjit_status launch(const ks_args *a, ks_run *r) {
   uint8_t ka[512] = {0};
   for (uint32_t i = 0; !st && i < r->p.nargs && i < 64; i++) {
     const char *n = r->p.args[i].name;
-    uint64_t v = !strcmp(n, "x") ? dx : !strcmp(n, "w") ? dw : !strcmp(n, "bias") ? db : dy;
-    memcpy(ka + 8 * i, &v, 8); /* explicit args: 8-byte pointers in order */
+    uint64_t v = !strcmp(n, "x") ? dx : !strcmp(n, "w") ? dw : !strcmp(n, "bias") ? db
+               : !strcmp(n, "alpha") ? 0x3f800000u /* fp8 dequantization 1.0f */ : dy;
+    const cj_kernel_arg *ka_i = &r->built.info->args[i]; /* explicit args first, in the plan's order */
+    memcpy(ka + ka_i->offset, &v, ka_i->size <= 8 ? ka_i->size : 8);
   }
   uint64_t wg0 = 0;
   emu_launch_opts lo = {.size = sizeof lo, .wg_list = &wg0, .wg_list_len = 1, .hazard = 0};

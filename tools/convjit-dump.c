@@ -83,8 +83,9 @@ typedef struct dump_op {
 
 /* ---- op: transpose -------------------------------------------------------- */
 
-/* bf16, fp8, or bf16-fp8: bf16 in, saturated fp8 out (the fp8 conv's
- * pre-pass). */
+/* bf16, fp8, or the fp8 conv's pre-passes: bf16-fp8 (bf16 in, saturated
+ * fp8 out), bf16-fp8q (the same times the by-value qscale argument: the
+ * quantizing pre-pass), fn-fnuz (E4M3FN bytes mapped to E4M3FNUZ). */
 static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
   CJ_CHECK(a->dtype != NULL, CONVJIT_ERR_INVALID_ARG, "--dtype is required for --op %s", a->op_name);
   CJ_CHECK(max >= 1, CONVJIT_ERR_INTERNAL, "no room for plans");
@@ -94,7 +95,12 @@ static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max
   if (strcmp(a->dtype, "bf16-fp8") == 0) CJ_TRY(cj_kplan_transpose_cvt_init(out, a->arch, v[0], v[1], v[2]));
   else if (strcmp(a->dtype, "bf16") == 0) CJ_TRY(cj_kplan_transpose_init(out, a->arch, 2, v[0], v[1], v[2]));
   else if (strcmp(a->dtype, "fp8") == 0) CJ_TRY(cj_kplan_transpose_init(out, a->arch, 1, v[0], v[1], v[2]));
-  else return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s: must be bf16, fp8 or bf16-fp8", a->dtype);
+  else if (strcmp(a->dtype, "bf16-fp8q") == 0)
+    CJ_TRY(cj_kplan_transpose_prep_init(out, a->arch, 2, CJ_PREP_QUANT, v[0], v[1], v[2]));
+  else if (strcmp(a->dtype, "fn-fnuz") == 0)
+    CJ_TRY(cj_kplan_transpose_prep_init(out, a->arch, 1, CJ_PREP_FN_FNUZ, v[0], v[1], v[2]));
+  else
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s: must be bf16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz", a->dtype);
   *n = 1;
   return CONVJIT_OK;
 }
@@ -168,7 +174,7 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
 }
 
 static const dump_op dump_ops[] = {
-  {"transpose", "N,C,S", 3, "bf16|fp8|bf16-fp8", NULL, 0, 0, NULL, transpose_plans},
+  {"transpose", "N,C,S", 3, "bf16|fp8|bf16-fp8|bf16-fp8q|fn-fnuz", NULL, 0, 0, NULL, transpose_plans},
   {"conv", "N,C,D,H,W,K,T,R,S", 9, "bf16", conv_opt_defs, 1, sizeof(conv_opts), conv_set_opt, conv_plans},
 };
 #define DUMP_NOPS ((int)(sizeof dump_ops / sizeof dump_ops[0]))

@@ -160,7 +160,17 @@ CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, 
  * Forward conv, y = conv(x, w) + bias. Extents are given for the first
  * spatial_rank dims (D,H,W for 3D; H,W for 2D; W for 1D); the rest are
  * ignored. A valid descriptor that no kernel handles yet gives
- * CONVJIT_ERR_UNSUPPORTED with the reason, never a wrong answer. */
+ * CONVJIT_ERR_UNSUPPORTED with the reason, never a wrong answer.
+ *
+ * Dtypes (docs/api.md "fp8 formats"): x and w both bf16 compute in bf16.
+ * When either is fp8 the conv computes in fp8 and gives bf16
+ *   y = acc * x_scale * w_scale * scale[k] + bias[k]
+ * (scale[k] only with has_channel_scale): an fp8 operand may be either
+ * E4M3 flavour (E4M3FN is mapped exactly on gfx942; E4M3FNUZ on gfx950 is
+ * UNSUPPORTED), a bf16 operand beside it is quantized by the pre-pass to
+ * fp8(fl32(v * fl32(1 / its scale))), saturated to the largest finite fp8.
+ * Scales are per tensor, fp32, finite and > 0 (0 = 1.0) and only for fp8
+ * convs; they are plan values, not kernel constants. */
 typedef struct convjit_conv_desc {
   size_t struct_size;      /* sizeof(convjit_conv_desc) */
   int spatial_rank;        /* 1, 2 or 3 */
@@ -175,12 +185,14 @@ typedef struct convjit_conv_desc {
   convjit_dtype x_dtype, w_dtype, y_dtype;
   convjit_layout x_layout, y_layout;
   int has_bias;            /* 1: fp32 bias of k elements */
-  float x_scale, w_scale;  /* fp8 dequantization scales (0 = 1.0); fp8 dtypes only */
+  float x_scale, w_scale;  /* dequantization scales (0 = 1.0) of an fp8 conv: x ~ x_scale * fp8 x */
+  /* appended after the 0.1 fields: a struct_size without it reads as 0 */
+  int has_channel_scale;   /* 1: convjit_conv_args.scale, fp32 x k weight scales (fp8 w only) */
 } convjit_conv_desc;
 
 /* A 3D descriptor with every field at its neutral value (stride and
- * dilation 1, padding 0, groups 1, bf16, NCDHW, no bias); set n, c, k, in,
- * filter. */
+ * dilation 1, padding 0, groups 1, bf16, NCDHW, no bias, no scales); set
+ * n, c, k, in, filter. */
 static inline convjit_conv_desc convjit_conv_desc_default(void) {
   convjit_conv_desc d;
   int i;
@@ -196,6 +208,7 @@ static inline convjit_conv_desc convjit_conv_desc_default(void) {
   d.x_layout = d.y_layout = CONVJIT_LAYOUT_NCDHW;
   d.has_bias = 0;
   d.x_scale = d.w_scale = 0.0f;
+  d.has_channel_scale = 0;
   return d;
 }
 
@@ -260,7 +273,7 @@ typedef struct convjit_conv_args {
   const void *w_packed;   /* written by convjit_weight_pack */
   const void *bias;       /* fp32, k elements; NULL unless the descriptor has_bias */
   const void *residual;   /* shaped like y, added in the epilogue; NULL (no plan takes one yet) */
-  const void *scale;      /* fp32 per output channel; NULL (no plan takes one yet) */
+  const void *scale;      /* fp32 per output channel; NULL unless the descriptor has_channel_scale */
   void *y;                /* output (N,K,Do,Ho,Wo, y_dtype) */
   void *workspace;        /* workspace_bytes of scratch (may be NULL when the plan needs 0) */
   size_t workspace_bytes; /* >= convjit_plan_workspace_size */
@@ -278,9 +291,10 @@ static inline convjit_conv_args convjit_conv_args_default(void) {
 
 /* convjit_conv_fwd with the tensors in a struct (same enqueue-only rules).
  * Errors: INVALID_ARG (NULL plan/args, a required pointer NULL, bias or an
- * epilogue input the plan takes missing, bias given without has_bias,
- * short workspace, not a conv plan), UNSUPPORTED (residual or scale given
- * to a plan that takes none), VERSION (struct_size unknown). */
+ * epilogue input the plan takes missing — scale when has_channel_scale —,
+ * bias given without has_bias, short workspace, not a conv plan),
+ * UNSUPPORTED (residual or scale given to a plan that takes none),
+ * VERSION (struct_size unknown). */
 CONVJIT_API convjit_status convjit_conv_forward(const convjit_plan *plan, const convjit_conv_args *args,
                                                 void *stream);
 /* Enqueues a transpose plan: x (N,C,S) -> y (N,S,C). Same rules as conv_fwd. */

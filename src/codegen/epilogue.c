@@ -6,6 +6,10 @@ void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64
   for (uint32_t i = 0; i < e->nops && i < CJ_EPI_MAX_OPS; i++) {
     const cj_epi_step *s = &e->ops[i];
     if (!s->role || r->by_role[s->role]) continue;
+    if (cj_epi_op_scalar((cj_epi_op)s->op)) { /* fp32 bits passed as an i32 by value */
+      r->by_role[s->role] = LLVMBuildBitCast(g->b, cj_irb_arg_role(g, p, (cj_arg_role)s->role), g->f32, "");
+      continue;
+    }
     if (!cj_epi_op_per_channel((cj_epi_op)s->op)) {
       cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "epilogue op %s has no IR yet", cj_epi_op_name((cj_epi_op)s->op)));
       continue;
@@ -19,6 +23,7 @@ void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, 
   for (uint32_t i = 0; i < CJ_EPI_MAX_OPS; i++) chan[i] = NULL;
   for (uint32_t i = 0; i < e->nops && i < CJ_EPI_MAX_OPS; i++) {
     const cj_epi_step *s = &e->ops[i];
+    if (cj_epi_op_scalar((cj_epi_op)s->op)) chan[i] = r->by_role[s->role];
     if (!cj_epi_op_per_channel((cj_epi_op)s->op) || !r->by_role[s->role]) continue;
     chan[i] = cj_irb_buf_load(g, g->f32, r->by_role[s->role], LLVMBuildMul(g->b, channel, cj_c32(g, 4), ""), NULL, 0);
   }
@@ -46,6 +51,7 @@ LLVMValueRef cj_epi_apply(cj_irb *g, const cj_epilogue *e, LLVMValueRef acc, con
     case CJ_EPI_BIAS:
       if (chan[i]) acc = LLVMBuildFAdd(b, acc, cj_epi_splat(g, chan[i], ty), "");
       break;
+    case CJ_EPI_ALPHA:
     case CJ_EPI_SCALE:
       if (chan[i]) acc = LLVMBuildFMul(b, acc, cj_epi_splat(g, chan[i], ty), "");
       break;

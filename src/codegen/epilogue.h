@@ -15,7 +15,8 @@
 #include "codegen/irb.h"
 #include "codegen/kplan.h"
 
-/* Buffer resources of the arguments the ops read, by role (NULL: absent). */
+/* What the ops read, by role (NULL: absent): buffer resources of the
+ * per-channel arguments, fp32 values of the by-value ones. */
 typedef struct cj_epi_rsrc {
   LLVMValueRef by_role[CJ_ARG_ROLE_COUNT];
 } cj_epi_rsrc;
@@ -23,7 +24,8 @@ typedef struct cj_epi_rsrc {
 /* Fills the resource of every argument e's ops read, from the kernel's
  * parameters: `elems` is how many fp32 values a per-channel argument has. */
 void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64_t channels, cj_epi_rsrc *r);
-/* Loads arg[channel] (fp32) of every per-channel op into chan[op index];
+/* Loads arg[channel] (fp32) of every per-channel op into chan[op index]
+ * (a scalar op's chan[] is its argument's value);
  * channels past the argument read 0 through the buffer range check. */
 void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel,
                          LLVMValueRef chan[CJ_EPI_MAX_OPS]);

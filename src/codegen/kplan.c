@@ -56,6 +56,12 @@ void cj_kplan_add_arg(cj_kplan *p, cj_arg_role role, const char *name) {
                                        .size = 8};
 }
 
+void cj_kplan_add_value_arg(cj_kplan *p, cj_arg_role role, const char *name) {
+  if (p->nargs >= CJ_KPLAN_MAX_ARGS) return;
+  p->args[p->nargs++] = (cj_karg_desc){.role = role, .name = name ? name : cj_arg_role_name(role), .is_ptr = 0,
+                                       .size = 4};
+}
+
 int cj_kplan_arg_index(const cj_kplan *p, cj_arg_role role) {
   for (uint32_t i = 0; i < p->nargs && i < CJ_KPLAN_MAX_ARGS; i++)
     if (p->args[i].role == role) return (int)i;

@@ -41,7 +41,9 @@ typedef enum cj_kop {
   R(Y, "y")                 /* conv output */                                         \
   R(WORKSPACE, "ws")        /* fp32 split-K partial sums */                           \
   R(RESIDUAL, "residual")   /* a tensor shaped like y, added in the epilogue (next) */ \
-  R(SCALE, "scale")         /* fp32 per-channel scales (next) */
+  R(SCALE, "scale")         /* fp32 per-channel scales (a pointer) */                \
+  R(ALPHA, "alpha")         /* fp32 by value: per-tensor dequantization factor */    \
+  R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */
 typedef enum cj_arg_role {
   CJ_ARG_NONE = 0,
 #define CJ_ARG_ENUM(id, name) CJ_ARG_##id,
@@ -105,6 +107,8 @@ cj_kop cj_kop_from_name(const char *name);  /* CJ_KOP_NONE if unknown */
 const char *cj_kop_prefix(cj_kop op);       /* kernel symbol prefix; NULL if unknown */
 /* Appends a pointer argument with its role (name NULL: the role's name). */
 void cj_kplan_add_arg(cj_kplan *p, cj_arg_role role, const char *name);
+/* Appends a 4-byte by-value argument (an fp32 scalar: ALPHA, QSCALE). */
+void cj_kplan_add_value_arg(cj_kplan *p, cj_arg_role role, const char *name);
 /* Index of the argument with that role in p->args, or -1 if it has none. */
 int cj_kplan_arg_index(const cj_kplan *p, cj_arg_role role);
 

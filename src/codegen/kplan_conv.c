@@ -84,7 +84,7 @@ static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o)
   int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
                !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
-  return !o->no_fast_paths && !c->pure_gemm_a && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
+  return !o->no_fast_paths && !o->no_channel_gemm && !c->pure_gemm_a && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
          ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
 }
 
@@ -144,6 +144,10 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->splitk = o->splitk ? o->splitk : 1;
   c->wgm = o->wgm ? o->wgm : 8;
   c->has_bias = o->has_bias != 0;
+  /* every fp8 conv dequantizes (alpha = sx*sw, a by-value argument): the
+   * kernel is the same for every calibration */
+  c->has_alpha = g->dtype != CONVJIT_DTYPE_BF16;
+  c->has_channel_scale = o->has_channel_scale != 0;
   /* ---- dtype row: element size, chunk, MFMA ---- */
   c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
   c->mfma = g->dtype == CONVJIT_DTYPE_BF16 ? arch->mfma_bf16 : arch->mfma_fp8;
@@ -269,10 +273,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->w_bytes = (uint64_t)g->k * g->crs * c->elem_bytes;
   /* ---- epilogue: fp32 atomics into the workspace when split (the
    * finalize then runs the same ops), else (+bias) and bf16 ---- */
-  if (c->splitk == 1) {
-    if (c->has_bias) CJ_TRY(cj_epi_push(&c->epi, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
-    CJ_TRY(cj_epi_push(&c->epi, CJ_EPI_CONVERT, 0, CONVJIT_DTYPE_BF16));
-  }
+  if (c->splitk == 1) CJ_TRY(cj_conv_epi_ops(&c->epi, c->has_alpha, c->has_channel_scale, c->has_bias));
   c->y_bytes = (uint64_t)g->n * g->k * g->odhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
            "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
@@ -303,12 +304,20 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   if (c->splitk > 1) {
     cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
   } else {
-    if (c->has_bias) cj_kplan_add_arg(p, CJ_ARG_BIAS, NULL);
+    cj_epi_add_args(p, &c->epi);
     cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
   }
   char prefix[40];
   snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV), cj_dtype_name((convjit_dtype)g->dtype));
   return cj_kplan_name_from_key(p, prefix);
+}
+
+convjit_status cj_conv_epi_ops(cj_epilogue *e, int has_alpha, int has_channel_scale, int has_bias) {
+  memset(e, 0, sizeof *e);
+  if (has_alpha) CJ_TRY(cj_epi_push(e, CJ_EPI_ALPHA, CJ_ARG_ALPHA, 0));
+  if (has_channel_scale) CJ_TRY(cj_epi_push(e, CJ_EPI_SCALE, CJ_ARG_SCALE, 0));
+  if (has_bias) CJ_TRY(cj_epi_push(e, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
+  return cj_epi_push(e, CJ_EPI_CONVERT, 0, CONVJIT_DTYPE_BF16);
 }
 
 /* ---- key and printout: expanded from the field tables ---- */

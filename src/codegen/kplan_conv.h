@@ -104,6 +104,8 @@ typedef struct cj_conv_opts {
   uint32_t dma_bytes;              /* 4 or 16 */
   uint32_t sched;                  /* cj_conv_sched */
   int has_bias;
+  int has_channel_scale;           /* fp32 per-output-channel scales, a pointer argument */
+  int no_channel_gemm;             /* x goes through a converting pre-pass: never read as given */
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
   int pure_gemm_a;                 /* diagnostic (im2col overhead): A is a plain row-major npq x crs
@@ -143,6 +145,10 @@ typedef struct cj_conv_opts {
   X(uint32_t, splitk, 1, "grid z splits the K loop; fp32 atomics + finalize when > 1")                      \
   X(uint32_t, wgm, 1, "WGM M-tiles visited across all N-tiles: keeps weight tiles in L2")                   \
   X(int, has_bias, 1, "fp32 bias (in the epilogue, or the finalize's when split)")                         \
+  /* The conv's code reads these two only through epi (keyed); a split   \
+   * conv hands them to its finalize, whose epi keys them. */              \
+  X(int, has_alpha, 0, "fp8: acc * alpha (fp32 by-value argument: sx*sw, one kernel for every calibration)") \
+  X(int, has_channel_scale, 0, "acc * scale[k] (fp32 per-output-channel weight scales)")                   \
   X(int, big_in, 1, "x past the OOB sentinel: rebase x per workgroup")                                      \
   X(int, big_out, 1, "y >= 2^31 bytes: 64-bit addressed stores")                                            \
   X(int, vec4_store, 1, "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs")            \
@@ -174,6 +180,10 @@ uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t d
 /* 1 if the arch can run the 8-wave ping-pong schedule: 16-byte LDS DMA and
  * 128 KiB of LDS (gfx950). */
 int cj_conv_pingpong_arch(const cj_arch *arch);
+/* The conv family's epilogue before the store: [alpha] [scale[k]] [bias[k]]
+ * then bf16 (y = acc * sx*sw * sw[k] + bias); the conv runs it, or the
+ * split-K finalize. */
+convjit_status cj_conv_epi_ops(cj_epilogue *e, int has_alpha, int has_channel_scale, int has_bias);
 /* Validates the shape fields ("conv.c = 0: must be > 0") and fills the
  * derived ones. */
 convjit_status cj_conv_geom_derive(cj_conv_geom *g);

@@ -3,9 +3,9 @@
 
 static const struct {
   const char *name;
-  int per_channel, per_element;
+  int per_channel, per_element, scalar;
 } cj_epi_rows[CJ_EPI_OP_COUNT] = {
-#define CJ_EPI_ROW(id, nm, pc, pe) [CJ_EPI_##id] = {nm, pc, pe},
+#define CJ_EPI_ROW(id, nm, pc, pe, sc) [CJ_EPI_##id] = {nm, pc, pe, sc},
     CJ_EPI_OP_TABLE(CJ_EPI_ROW)
 #undef CJ_EPI_ROW
 };
@@ -16,6 +16,17 @@ const char *cj_epi_op_name(cj_epi_op op) {
 
 int cj_epi_op_per_channel(cj_epi_op op) {
   return op > CJ_EPI_NONE && op < CJ_EPI_OP_COUNT && cj_epi_rows[op].per_channel;
+}
+
+int cj_epi_op_scalar(cj_epi_op op) { return op > CJ_EPI_NONE && op < CJ_EPI_OP_COUNT && cj_epi_rows[op].scalar; }
+
+void cj_epi_add_args(cj_kplan *p, const cj_epilogue *e) {
+  for (uint32_t i = 0; i < e->nops && i < CJ_EPI_MAX_OPS; i++) {
+    const cj_epi_step *s = &e->ops[i];
+    if (!s->role || cj_kplan_arg_index(p, (cj_arg_role)s->role) >= 0) continue;
+    if (cj_epi_op_scalar((cj_epi_op)s->op)) cj_kplan_add_value_arg(p, (cj_arg_role)s->role, NULL);
+    else cj_kplan_add_arg(p, (cj_arg_role)s->role, NULL);
+  }
 }
 
 convjit_status cj_epi_push(cj_epilogue *e, cj_epi_op op, int role, int dtype) {

@@ -4,7 +4,11 @@
  * every kernel that ends in one (the conv, the split-K finalize, next fp8).
  *
  * Ops, applied in list order to fp32 values:
- *   SCALE       v *= arg[channel]          (per-channel fp32; next issues)
+ *   ALPHA       v *= arg                   (an fp32 kernel argument by value:
+ *                                           the per-tensor dequantization
+ *                                           factor, so one kernel serves every
+ *                                           calibration)
+ *   SCALE       v *= arg[channel]          (per-channel fp32 weight scales)
  *   BIAS        v += arg[channel]          (fp32 bias of K elements)
  *   RESIDUAL    v += arg[element]          (a tensor shaped like y; next)
  *   ACTIVATION  v = act(v)                 (next)
@@ -18,17 +22,19 @@
 #include <stdint.h>
 #include "util/cj.h"
 
-/* X(ID, name, reads a per-channel argument, reads a per-element argument) */
-#define CJ_EPI_OP_TABLE(X)          \
-  X(SCALE, "scale", 1, 0)           \
-  X(BIAS, "bias", 1, 0)             \
-  X(RESIDUAL, "residual", 0, 1)     \
-  X(ACTIVATION, "activation", 0, 0) \
-  X(CONVERT, "convert", 0, 0)
+/* X(ID, name, reads a per-channel argument, reads a per-element argument,
+ *   reads a by-value fp32 argument) */
+#define CJ_EPI_OP_TABLE(X)             \
+  X(ALPHA, "alpha", 0, 0, 1)           \
+  X(SCALE, "scale", 1, 0, 0)           \
+  X(BIAS, "bias", 1, 0, 0)             \
+  X(RESIDUAL, "residual", 0, 1, 0)     \
+  X(ACTIVATION, "activation", 0, 0, 0) \
+  X(CONVERT, "convert", 0, 0, 0)
 
 typedef enum cj_epi_op {
   CJ_EPI_NONE = 0,
-#define CJ_EPI_ENUM(id, name, per_channel, per_element) CJ_EPI_##id,
+#define CJ_EPI_ENUM(id, name, per_channel, per_element, scalar) CJ_EPI_##id,
   CJ_EPI_OP_TABLE(CJ_EPI_ENUM)
 #undef CJ_EPI_ENUM
   CJ_EPI_OP_COUNT
@@ -48,10 +54,15 @@ typedef struct cj_epilogue {
 
 const char *cj_epi_op_name(cj_epi_op op); /* NULL if unknown */
 int cj_epi_op_per_channel(cj_epi_op op);  /* 1: reads arg[channel] */
+int cj_epi_op_scalar(cj_epi_op op);       /* 1: reads a by-value fp32 argument */
 /* Appends an op; INTERNAL if the list is full. */
 convjit_status cj_epi_push(cj_epilogue *e, cj_epi_op op, int role, int dtype);
 /* The list's result type: the last CONVERT's dtype, else CONVJIT_DTYPE_F32. */
 int cj_epi_out_dtype(const cj_epilogue *e);
+struct cj_kplan;
+/* Appends to p's argument list the argument of every op's role, once each
+ * (pointers for per-channel ops, 4-byte values for scalar ops). */
+void cj_epi_add_args(struct cj_kplan *p, const cj_epilogue *e);
 /* Key text "epi=bias@bias,convert:bf16;" and the printed line. */
 void cj_epi_key(cj_strbuf *key, const char *field, cj_epilogue e);
 void cj_epi_print(cj_strbuf *out, const char *field, cj_epilogue e, const char *reason);

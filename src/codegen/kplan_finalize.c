@@ -17,8 +17,7 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   f->k = c->g.k;
   f->has_bias = c->has_bias;
   /* The conv stored raw fp32 sums; the epilogue it would have run runs here. */
-  if (f->has_bias) CJ_TRY(cj_epi_push(&f->epi, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
-  CJ_TRY(cj_epi_push(&f->epi, CJ_EPI_CONVERT, 0, CONVJIT_DTYPE_BF16));
+  CJ_TRY(cj_conv_epi_ops(&f->epi, c->has_alpha, c->has_channel_scale, f->has_bias));
   f->y_elem_bytes = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&f->epi));
   /* 4 elements per thread share one k when Do*Ho*Wo % 4 == 0: one 16-byte
    * fp32 load, one bias load, one 8-byte store. */
@@ -28,7 +27,7 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   p->grid[0] = cj_ceil_div(cj_ceil_div(f->total, f->per_thread), 256);
   p->grid[1] = p->grid[2] = 1;
   cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
-  if (f->has_bias) cj_kplan_add_arg(p, CJ_ARG_BIAS, NULL);
+  cj_epi_add_args(p, &f->epi);
   cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
   return cj_kplan_name_from_key(p, cj_kop_prefix(CJ_KOP_CONV_FINALIZE));
 }

@@ -39,6 +39,20 @@ static void cj_plan_xy_args(cj_kplan *p, const char *in, const char *out) {
   cj_kplan_add_arg(p, CJ_ARG_DST, out);
 }
 
+static uint32_t cj_arch_sat_max(const cj_arch *arch) {
+  return (uint32_t)cj_fp8_max(arch->fp8 == CJ_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN);
+}
+
+/* The element bytes a mode reads: QUANT bf16, FN_FNUZ fp8, COPY either. */
+static convjit_status cj_prep_check(const char *what, uint32_t elem_bytes, cj_prep_mode mode) {
+  CJ_CHECK(mode == CJ_PREP_COPY || mode == CJ_PREP_FN_FNUZ || mode == CJ_PREP_QUANT, CONVJIT_ERR_INVALID_ARG,
+           "%s: mode = %d: must be copy (0), fn->fnuz (1) or quantize (2)", what, (int)mode);
+  CJ_CHECK(mode == CJ_PREP_COPY || elem_bytes == (mode == CJ_PREP_QUANT ? 2u : 1u), CONVJIT_ERR_INVALID_ARG,
+           "%s: elem_bytes = %u: mode %s reads %s", what, elem_bytes, mode == CJ_PREP_QUANT ? "quantize" : "fn->fnuz",
+           mode == CJ_PREP_QUANT ? "bf16 (2)" : "fp8 (1)");
+  return CONVJIT_OK;
+}
+
 static convjit_status cj_transpose_fill(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint32_t cvt,
                                         uint64_t n, uint64_t c, uint64_t s) {
   CJ_CHECK(p != NULL, CONVJIT_ERR_INVALID_ARG, "transpose plan: plan = NULL");
@@ -78,7 +92,7 @@ static convjit_status cj_transpose_fill(cj_kplan *p, const cj_arch *arch, uint32
   t->elem_bytes = elem_bytes;
   t->out_bytes = cvt ? 1 : elem_bytes;
   t->cvt = cvt;
-  t->sat_max = cvt ? (uint32_t)cj_fp8_max(arch->fp8 == CJ_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN) : 0;
+  t->sat_max = cvt ? cj_arch_sat_max(arch) : 0;
   t->n = n;
   t->c = c;
   t->s = s;
@@ -112,12 +126,41 @@ convjit_status cj_kplan_transpose_cvt_init(cj_kplan *p, const cj_arch *arch, uin
   return cj_transpose_fill(p, arch, 2, 1, n, c, s);
 }
 
-convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint32_t k,
-                                   uint32_t c, uint32_t trs, uint32_t c_pad, uint32_t row_elems) {
+/* Names a prep plan's kernel "<base>_fnuz" / "_q" after its shape name,
+ * hashing the whole name when it does not fit. */
+static void cj_prep_name(cj_kplan *p, cj_prep_mode mode) {
+  if (mode == CJ_PREP_COPY) return;
+  char base[sizeof p->name];
+  snprintf(base, sizeof base, "%s", p->name);
+  int len = snprintf(p->name, sizeof p->name, "%s_%s", base, mode == CJ_PREP_QUANT ? "q" : "fnuz");
+  if (len < 0 || (size_t)len >= sizeof p->name)
+    snprintf(p->name, sizeof p->name, "cj_prep%d_h%016" PRIx64, (int)mode, cj_hash64(base, strlen(base), 0));
+}
+
+convjit_status cj_kplan_transpose_prep_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode,
+                                            uint64_t n, uint64_t c, uint64_t s) {
+  CJ_TRY(cj_prep_check("transpose plan", elem_bytes, mode));
+  CJ_TRY(cj_transpose_fill(p, arch, elem_bytes, mode == CJ_PREP_QUANT, n, c, s));
+  p->u.tr.qscale = mode == CJ_PREP_QUANT;
+  p->u.tr.fn_map = mode == CJ_PREP_FN_FNUZ;
+  if (p->u.tr.qscale) cj_kplan_add_value_arg(p, CJ_ARG_QSCALE, NULL);
+  cj_prep_name(p, mode);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, uint32_t k, uint32_t c,
+                                   uint32_t trs, uint32_t c_pad, uint32_t row_elems) {
+  return cj_kplan_wpack_prep_init(p, arch, elem_bytes, CJ_PREP_COPY, k, c, trs, c_pad, row_elems);
+}
+
+convjit_status cj_kplan_wpack_prep_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode,
+                                        uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad, uint32_t row_elems) {
   CJ_CHECK(p != NULL, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: plan = NULL");
   CJ_CHECK(arch != NULL, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: arch = NULL");
   CJ_CHECK(elem_bytes == 1 || elem_bytes == 2, CONVJIT_ERR_INVALID_ARG,
            "weight-pack plan: elem_bytes = %u: must be 1 (fp8) or 2 (bf16)", elem_bytes);
+  CJ_TRY(cj_prep_check("weight-pack plan", elem_bytes, mode));
+  const uint32_t ob = mode == CJ_PREP_QUANT ? 1 : elem_bytes;
   CJ_CHECK(k > 0, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: k = %u: must be > 0", k);
   CJ_CHECK(c > 0, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: c = %u: must be > 0", c);
   CJ_CHECK(trs > 0, CONVJIT_ERR_INVALID_ARG, "weight-pack plan: trs = %u: must be > 0", trs);
@@ -127,17 +170,20 @@ convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t el
            "weight-pack plan: row_elems = %u: must be >= trs*c_pad = %" PRIu64, row_elems, tap_elems);
   /* 32-bit lane offsets into both tensors (one resource each, no rebase):
    * weights are far below 2 GiB in every real network. */
-  uint64_t out_bytes = (uint64_t)k * row_elems * elem_bytes;
+  uint64_t out_bytes = (uint64_t)k * row_elems * ob;
   uint64_t in_bytes = (uint64_t)k * c * trs * elem_bytes;
   CJ_CHECK(out_bytes < CJ_2G, CONVJIT_ERR_UNSUPPORTED,
            "weight-pack plan: k*row_elems = %" PRIu64 " elements: packed weight of 2 GiB or more",
-           out_bytes / elem_bytes);
+           out_bytes / ob);
   CJ_CHECK(in_bytes < CJ_2G, CONVJIT_ERR_UNSUPPORTED,
            "weight-pack plan: k*c*trs = %" PRIu64 " elements: weight of 2 GiB or more", in_bytes / elem_bytes);
 
   cj_plan_header(p, CJ_KOP_WEIGHT_PACK, arch);
   cj_wpack_plan *w = &p->u.wp;
   w->elem_bytes = elem_bytes;
+  w->out_bytes = ob;
+  w->mode = (uint32_t)mode;
+  w->sat_max = mode == CJ_PREP_QUANT ? cj_arch_sat_max(arch) : 0;
   w->k = k;
   w->c = c;
   w->trs = trs;
@@ -150,7 +196,9 @@ convjit_status cj_kplan_wpack_init(cj_kplan *p, const cj_arch *arch, uint32_t el
   p->grid[2] = 1;
   p->lds_bytes = 0;
   cj_plan_xy_args(p, "w", "wp");
+  if (mode == CJ_PREP_QUANT) cj_kplan_add_value_arg(p, CJ_ARG_QSCALE, NULL);
   snprintf(p->name, sizeof p->name, "cj_wpack_e%u_k%u_c%u_t%u_p%u_r%u", elem_bytes, k, c, trs, c_pad, row_elems);
+  cj_prep_name(p, mode);
   return CONVJIT_OK;
 }
 
@@ -171,6 +219,11 @@ static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
                            : "bytes moved unchanged");
     if (t->cvt)
       cj_layout_field(out, key, "sat_max", t->sat_max, "largest finite fp8 of the arch (no hardware saturation)");
+    if (t->cvt)
+      cj_layout_field(out, key, "qscale", t->qscale,
+                      t->qscale ? "x * qscale (fp32 argument, 1/x_scale) before the convert" : "no scale");
+    cj_layout_field(out, key, "fn_map", t->fn_map,
+                    t->fn_map ? "E4M3FN -> E4M3FNUZ bits: 0x80 -> 0x00, 0x7F/0xFF -> 0x80 (NaN)" : "no code map");
     cj_layout_field(out, key, "n", t->n, "samples (grid.z)");
     cj_layout_field(out, key, "c", t->c, "channels: rows of x, columns of y");
     cj_layout_field(out, key, "s", t->s, "D*H*W: columns of x, rows of y");
@@ -190,6 +243,13 @@ static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
   } else if (p->op == CJ_KOP_WEIGHT_PACK) {
     const cj_wpack_plan *w = &p->u.wp;
     cj_layout_field(out, key, "elem_bytes", w->elem_bytes, w->elem_bytes == 2 ? "bf16" : "fp8");
+    cj_layout_field(out, key, "out_bytes", w->out_bytes, w->out_bytes == 2 ? "bf16" : "fp8");
+    cj_layout_field(out, key, "mode", w->mode,
+                    w->mode == CJ_PREP_QUANT     ? "bf16 -> fp8(fl32(w * qscale)), RNE, saturated to sat_max"
+                    : w->mode == CJ_PREP_FN_FNUZ ? "E4M3FN -> E4M3FNUZ bits: 0x80 -> 0x00, 0x7F/0xFF -> 0x80"
+                                                 : "elements moved unchanged");
+    if (w->mode == CJ_PREP_QUANT)
+      cj_layout_field(out, key, "sat_max", w->sat_max, "largest finite fp8 of the arch (no hardware saturation)");
     cj_layout_field(out, key, "k", w->k, "output channels: rows");
     cj_layout_field(out, key, "c", w->c, "input channels");
     cj_layout_field(out, key, "trs", w->trs, "filter taps T*R*S");

@@ -10,8 +10,8 @@
  * rows row_elems long (>= trs*c_pad; tail zero). One thread per output
  * element; runs once per weight, so simple beats fast.
  *
- * Both kernels take (x, y) and bake every shape constant (plans are per
- * shape). Preconditions: x and y are distinct, 16-byte aligned allocations
+ * Both kernels take (x, y) — plus the by-value fp32 QSCALE in the
+ * quantizing mode — and bake every shape constant (plans are per shape). Preconditions: x and y are distinct, 16-byte aligned allocations
  * of exactly the tensor's bytes or more.
  */
 #ifndef CJ_CODEGEN_KPLAN_LAYOUT_H
@@ -22,6 +22,18 @@
 #include "util/cj.h"
 
 #define CJ_TR_TILE 64      /* tile edge in elements (c and s) */
+
+/* What a layout kernel does to each element on its way (the conv
+ * pre-passes, docs/api.md "fp8 formats"):
+ *   COPY      bytes moved unchanged
+ *   FN_FNUZ   fp8 E4M3FN bytes -> the same bits read as E4M3FNUZ (half the
+ *             value: the conv folds the factor 2 into its alpha) with the
+ *             only codes that differ mapped: 0x80 (-0) -> 0x00, 0x7F/0xFF
+ *             (NaN) -> 0x80 (the FNUZ NaN)
+ *   QUANT     bf16 -> fp8 in the arch's format: fp8(fl32(x * qscale)), RNE,
+ *             saturated to +-sat_max, NaN -> NaN; qscale (= fl32(1/s)) is a
+ *             by-value fp32 argument, so one kernel serves every scale */
+typedef enum cj_prep_mode { CJ_PREP_COPY = 0, CJ_PREP_FN_FNUZ = 1, CJ_PREP_QUANT = 2 } cj_prep_mode;
 #define CJ_TR_THREADS 256  /* 4 waves: 16 KiB tile moves in 1-16 passes */
 
 typedef struct cj_transpose_plan {
@@ -32,6 +44,8 @@ typedef struct cj_transpose_plan {
    * v_cvt_pk_fp8_f32 does not saturate (ISA.md §2); NaN stays NaN. */
   uint32_t cvt;
   uint32_t sat_max;    /* 240 / 448 when cvt, else 0 */
+  uint32_t qscale;     /* cvt: 1 = multiply by the QSCALE argument first (CJ_PREP_QUANT) */
+  uint32_t fn_map;     /* 1: fp8 E4M3FN x -> E4M3FNUZ y (CJ_PREP_FN_FNUZ) */
   uint64_t n, c, s;    /* per sample [C][S] -> [S][C] */
   uint32_t tile;       /* CJ_TR_TILE */
   uint32_t c_tiles, s_tiles; /* ceil(c/tile), ceil(s/tile): grid.x = their product */
@@ -52,7 +66,10 @@ typedef struct cj_transpose_plan {
 } cj_transpose_plan;
 
 typedef struct cj_wpack_plan {
-  uint32_t elem_bytes;        /* 2 = bf16, 1 = fp8 */
+  uint32_t elem_bytes;        /* of the input: 2 = bf16, 1 = fp8 */
+  uint32_t out_bytes;         /* of the output: elem_bytes, or 1 for CJ_PREP_QUANT */
+  uint32_t mode;              /* cj_prep_mode */
+  uint32_t sat_max;           /* CJ_PREP_QUANT: the arch's largest finite fp8 */
   uint32_t k, c, trs, c_pad;  /* w[K][C][TRS] */
   uint32_t row_elems;         /* packed row length (elements) */
   uint32_t per_thread;        /* output elements per thread (1) */
@@ -74,5 +91,13 @@ convjit_status cj_kplan_transpose_cvt_init(struct cj_kplan *p, const cj_arch *ar
 convjit_status cj_kplan_wpack_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
                                    uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,
                                    uint32_t row_elems);
+/* The conv pre-passes: the transpose / weight pack with an element mode
+ * (elem_bytes is the input's: 2 for CJ_PREP_QUANT, 1 for CJ_PREP_FN_FNUZ).
+ * QUANT plans take a third argument, QSCALE (fp32 by value). */
+convjit_status cj_kplan_transpose_prep_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
+                                            cj_prep_mode mode, uint64_t n, uint64_t c, uint64_t s);
+convjit_status cj_kplan_wpack_prep_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
+                                        cj_prep_mode mode, uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,
+                                        uint32_t row_elems);
 
 #endif

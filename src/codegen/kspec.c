@@ -99,9 +99,11 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
   return CONVJIT_OK;
 }
 
-/* dtype text -> element bytes: bf16 2, fp8 1, bf16-fp8 (bf16 in, fp8 out) 2. */
+/* dtype text -> element bytes read: bf16 2, fp8 1, bf16-fp8 and bf16-fp8q
+ * (bf16 in, fp8 out) 2, fn-fnuz 1. */
 static uint32_t kspec_elem_bytes(const char *dtype) {
-  return !strcmp(dtype, "bf16") || !strcmp(dtype, "bf16-fp8") ? 2 : !strcmp(dtype, "fp8") ? 1 : 0;
+  if (!strcmp(dtype, "bf16") || !strcmp(dtype, "bf16-fp8") || !strcmp(dtype, "bf16-fp8q")) return 2;
+  return !strcmp(dtype, "fp8") || !strcmp(dtype, "fn-fnuz") ? 1 : 0;
 }
 
 static convjit_status kspec_no_opts(const char *op, const char *opts) {
@@ -110,12 +112,25 @@ static convjit_status kspec_no_opts(const char *op, const char *opts) {
   return CONVJIT_OK;
 }
 
+/* The fp8 conv's pre-pass dtypes: bf16-fp8q (bf16 in, fp8(x * qscale) out,
+ * the by-value QSCALE argument) and fn-fnuz (E4M3FN bytes mapped to
+ * E4M3FNUZ); 0 for the other dtypes. */
+static int kspec_prep(const char *dtype, cj_prep_mode *mode, uint32_t *eb) {
+  if (!strcmp(dtype, "bf16-fp8q")) *mode = CJ_PREP_QUANT, *eb = 2;
+  else if (!strcmp(dtype, "fn-fnuz")) *mode = CJ_PREP_FN_FNUZ, *eb = 1;
+  else return 0;
+  return 1;
+}
+
 convjit_status cj_kspec_transpose(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
                                   const char *opts, cj_kplan *out) {
   CJ_TRY(kspec_no_opts("transpose", opts));
   CJ_CHECK(n == 3, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op transpose takes N,C,S", shape);
   /* bf16-fp8: the transpose that also converts (bf16 in, saturated fp8 out). */
   if (!strcmp(dtype, "bf16-fp8")) return cj_kplan_transpose_cvt_init(out, a, v[0], v[1], v[2]);
+  cj_prep_mode m;
+  uint32_t eb;
+  if (kspec_prep(dtype, &m, &eb)) return cj_kplan_transpose_prep_init(out, a, eb, m, v[0], v[1], v[2]);
   return cj_kplan_transpose_init(out, a, kspec_elem_bytes(dtype), v[0], v[1], v[2]);
 }
 
@@ -126,6 +141,9 @@ convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *s
   uint32_t u[5];
   static const char *const names[5] = {"shape k", "shape c", "shape trs", "shape cpad", "shape row"};
   for (int i = 0; i < 5; i++) CJ_TRY(kspec_u32(names[i], v[i], &u[i]));
+  cj_prep_mode m;
+  uint32_t eb;
+  if (kspec_prep(dtype, &m, &eb)) return cj_kplan_wpack_prep_init(out, a, eb, m, u[0], u[1], u[2], u[3], u[4]);
   return cj_kplan_wpack_init(out, a, kspec_elem_bytes(dtype), u[0], u[1], u[2], u[3], u[4]);
 }
 
@@ -178,7 +196,7 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
   CJ_CHECK(op && arch && dtype && shape && out, CONVJIT_ERR_INVALID_ARG, "cj_kspec_plan: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
-  CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8 or bf16-fp8",
+  CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz",
            dtype);
   CJ_CHECK(strcmp(dtype, "bf16-fp8") != 0 || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
            "spec dtype = %s: only op transpose converts (op is %s)", dtype, op);

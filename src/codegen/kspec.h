@@ -11,9 +11,11 @@
  *                         conv (needs splitk >= 2)
  *   arch   gfx942 | gfx950
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
- *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16 | fp8
- *          (conv ops; fp8 is the arch's native format: E4M3FNUZ on gfx942,
- *          E4M3FN on gfx950)
+ *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16-fp8q,
+ *          fn-fnuz (layout ops: the fp8 conv's quantizing and E4M3FN ->
+ *          FNUZ pre-passes, cj_kplan_*_prep_init); bf16 | fp8 (conv ops;
+ *          fp8 is the arch's native format: E4M3FNUZ on gfx942, E4M3FN on
+ *          gfx950)
  *   shape  unsigned decimals separated by commas
  *   opts   "-" (none) or space-separated options of the conv ops:
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)

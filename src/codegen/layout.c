@@ -89,8 +89,10 @@ static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef 
 /* n bf16 values (i16) -> n fp8 bytes in the arch's format, packed in a
  * cj_irb_mem_type(n). v_cvt_pk_fp8_f32 rounds to nearest even but does not
  * saturate (ISA.md §2), so values are clamped to +-sat first. The clamp's
- * ordered compares are false for NaN, which passes through unclamped. */
-static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t sat) {
+ * ordered compares are false for NaN, which passes through unclamped.
+ * mul (NULL: none): an fp32 factor applied first, one fp32 rounding — the
+ * quantizing rule fp8(fl32(x * qscale)) of docs/api.md. */
+static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t sat, LLVMValueRef mul) {
   LLVMBuilderRef b = g->b;
   LLVMValueRef f[16], w[4];
   LLVMValueRef hi = cj_cf32(g, (float)sat), lo = cj_cf32(g, -(float)sat);
@@ -99,6 +101,7 @@ static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t 
     /* bf16 is the high half of an f32 */
     LLVMValueRef x = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildZExt(b, e[j], g->i32, ""), cj_c32(g, 16), ""),
                                       g->f32, "");
+    if (mul) x = LLVMBuildFMul(b, x, mul, "");
     x = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, hi, ""), hi, x, "");
     f[j] = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, lo, ""), lo, x, "");
   }
@@ -118,6 +121,53 @@ static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t 
   LLVMValueRef v = LLVMGetPoison(cj_irb_mem_type(g, n));
   for (uint32_t i = 0; i < nw; i++) v = LLVMBuildInsertElement(b, v, w[i], cj_c32(g, i), "");
   return v;
+}
+
+/* E4M3FN bytes as the E4M3FNUZ bytes of half their value: the same bits
+ * except -0 (0x80, NaN in FNUZ) -> 0x00 and NaN (0x7F, 0xFF) -> 0x80. v is
+ * a cj_irb_mem_type (i8, i16, i32, <n x i32>); four bytes per i32 lane
+ * with carry-free byte arithmetic (no compares: one op per 4 bytes):
+ *   m = v & 0x7F..       magnitudes, each <= 0x7F
+ *   nan = (m + 0x01..) & 0x80..   0x80 where m == 0x7F
+ *   nz  = (m + 0x7F..) & 0x80..   0x80 where m != 0
+ *   v &= ~(~nz & v & 0x80..)      -0 -> +0
+ *   v = (v & ~((nan >> 7) * 0xFF)) | nan
+ * (carry-free: every byte sum stays <= 0xFE). */
+static LLVMValueRef cj_fn_to_fnuz(cj_irb *g, LLVMValueRef v) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef t0 = LLVMTypeOf(v);
+  int vec = LLVMGetTypeKind(t0) == LLVMVectorTypeKind;
+  unsigned n = vec ? LLVMGetVectorSize(t0) : 1;
+  if (!vec && t0 != g->i32) v = LLVMBuildZExt(b, v, g->i32, "");
+  /* Hidden from the optimizer: knowing the zero high bytes, LLVM rewrites
+   * the byte arithmetic into 16-bit SDWA compares. */
+  v = cj_irb_opaque(g, v);
+  LLVMValueRef k[4];
+  static const uint32_t kv[4] = {0x7F7F7F7Fu, 0x01010101u, 0x80808080u, 0xFFu};
+  for (int i = 0; i < 4; i++) {
+    LLVMValueRef c = cj_c32(g, kv[i]), cs[16];
+    for (unsigned j = 0; j < n && j < 16; j++) cs[j] = c;
+    k[i] = vec ? LLVMConstVector(cs, n) : c;
+  }
+  LLVMValueRef seven = vec ? NULL : cj_c32(g, 7);
+  if (vec) {
+    LLVMValueRef cs[16];
+    for (unsigned j = 0; j < n && j < 16; j++) cs[j] = cj_c32(g, 7);
+    seven = LLVMConstVector(cs, n);
+  }
+  LLVMValueRef m = LLVMBuildAnd(b, v, k[0], "");
+  LLVMValueRef nan = LLVMBuildAnd(b, LLVMBuildAdd(b, m, k[1], ""), k[2], "");
+  LLVMValueRef nz = LLVMBuildAnd(b, LLVMBuildAdd(b, m, k[0], ""), k[2], "");
+  LLVMValueRef negz = LLVMBuildAnd(b, LLVMBuildAnd(b, LLVMBuildNot(b, nz, ""), v, ""), k[2], "");
+  v = LLVMBuildAnd(b, v, LLVMBuildNot(b, negz, ""), "");
+  LLVMValueRef full = LLVMBuildMul(b, LLVMBuildLShr(b, nan, seven, ""), k[3], "");
+  v = LLVMBuildOr(b, LLVMBuildAnd(b, v, LLVMBuildNot(b, full, ""), ""), nan, "fnuz");
+  return !vec && t0 != g->i32 ? LLVMBuildTrunc(b, v, t0, "") : v;
+}
+
+/* The QSCALE argument as fp32 (NULL when the plan has none). */
+static LLVMValueRef cj_qscale(cj_irb *g, const cj_kplan *p, int has) {
+  return has ? LLVMBuildBitCast(g->b, cj_irb_arg_role(g, p, CJ_ARG_QSCALE), g->f32, "qscale") : NULL;
 }
 
 /* One global side of the tile (x on load, y on store): a row-major [rows][cols]
@@ -193,6 +243,7 @@ convjit_status cj_transpose_build(cj_irb *g, const cj_kplan *p) {
   cj_tr_side_init(&k, &xs, tid, cj_irb_arg_role(g, p, CJ_ARG_SRC), ox, eb, t->s, t->load_bytes, s_lim, c_lim, nthr);
   cj_tr_side_init(&k, &ys, tid, cj_irb_arg_role(g, p, CJ_ARG_DST), oy, t->out_bytes, t->c, t->store_bytes, c_lim, s_lim, nthr);
   LLVMTypeRef et = eb == 2 ? g->i16 : g->i8;
+  LLVMValueRef qs = cj_qscale(g, p, t->cvt && t->qscale);
 
   /* Load: x row c0+r, columns s0+col.. -> LDS tile[r][col..]. */
   for (uint32_t ps = 0; ps < xs.passes; ps++) {
@@ -207,18 +258,21 @@ convjit_status cj_transpose_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef e[16];
     for (uint32_t j = 0; j < ys.ve; j++)
       e[j] = cj_irb_lds_load(g, et, k.lds, cj_tr_lds_addr(&k, LLVMBuildAdd(b, ys.col, cj_c32(g, j), ""), r), eb);
-    LLVMValueRef v = t->cvt ? cj_cvt_fp8(g, e, ys.ve, t->sat_max) : cj_pack(g, e, ys.ve, et, ys.width);
+    LLVMValueRef v = t->cvt ? cj_cvt_fp8(g, e, ys.ve, t->sat_max, qs) : cj_pack(g, e, ys.ve, et, ys.width);
+    if (t->fn_map) v = cj_fn_to_fnuz(g, v);
     cj_irb_buf_store(g, v, ys.rsrc, cj_tr_side_off(&k, &ys, r), NULL, 0);
   }
   LLVMBuildRetVoid(b);
   return g->st;
 }
 
-/* Weight pack: one thread per packed element o = k*row + (tap*c_pad + c). */
+/* Weight pack: one thread per packed element o = k*row + (tap*c_pad + c),
+ * through the plan's element mode (padding reads 0, which every mode keeps
+ * 0). Also the conv's channel-padding x pre-pass (K = N, TRS = D*H*W). */
 convjit_status cj_wpack_build(cj_irb *g, const cj_kplan *p) {
   const cj_wpack_plan *w = &p->u.wp;
   LLVMBuilderRef b = g->b;
-  const uint32_t eb = w->elem_bytes;
+  const uint32_t eb = w->elem_bytes, ob = w->out_bytes;
   const uint32_t total = w->k * w->row_elems;
   if (!cj_irb_kernel(g, p, 0)) return g->st;
   LLVMValueRef o = LLVMBuildAdd(b, LLVMBuildMul(b, cj_irb_wgid(g, 0), cj_c32(g, p->block[0]), ""), cj_irb_tid(g, 0),
@@ -236,11 +290,13 @@ convjit_status cj_wpack_build(cj_irb *g, const cj_kplan *p) {
       "");
   in = LLVMBuildMul(b, in, cj_c32(g, eb), "");
   LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_SRC), cj_c64(g, (uint64_t)w->k * w->c * w->trs * eb));
-  LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DST), cj_c64(g, (uint64_t)total * eb));
+  LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DST), cj_c64(g, (uint64_t)total * ob));
   LLVMTypeRef et = cj_irb_mem_type(g, eb);
   /* Padding channels and the row tail read out of range: the hardware gives 0. */
   LLVMValueRef v = cj_irb_buf_load(g, et, wr, cj_irb_oob(g, in_ok, in, CJ_OOB), NULL, 0);
-  LLVMValueRef oo = LLVMBuildMul(b, o, cj_c32(g, eb), "");
+  if (w->mode == CJ_PREP_FN_FNUZ) v = cj_fn_to_fnuz(g, v);
+  if (w->mode == CJ_PREP_QUANT) v = cj_cvt_fp8(g, &v, 1, w->sat_max, cj_qscale(g, p, 1));
+  LLVMValueRef oo = LLVMBuildMul(b, o, cj_c32(g, ob), "");
   cj_irb_buf_store(g, v, pr, cj_irb_oob(g, out_ok, oo, CJ_OOB), NULL, 0);
   LLVMBuildRetVoid(b);
   return g->st;

@@ -458,9 +458,11 @@ static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_arg
   CJ_CHECK(a->residual || !takes_residual, CONVJIT_ERR_INVALID_ARG,
            "%sresidual = NULL: the plan adds a residual input shaped like y", f);
   CJ_CHECK(!a->scale || takes_scale, CONVJIT_ERR_UNSUPPORTED,
-           "%sscale = %p: this plan has no per-channel scale input (no fused scale epilogue yet)", f, a->scale);
+           "%sscale = %p: this plan has no per-channel scale input (the descriptor has has_channel_scale = 0)", f,
+           a->scale);
   CJ_CHECK(a->scale || !takes_scale, CONVJIT_ERR_INVALID_ARG,
-           "%sscale = NULL: the plan multiplies by fp32 per-channel scales", f);
+           "%sscale = NULL: the plan multiplies by fp32 per-channel scales (has_channel_scale = 1)%s", f,
+           *f ? "" : "; pass them with convjit_conv_forward");
   CJ_CHECK(a->workspace_bytes >= p->seq.workspace_bytes, CONVJIT_ERR_INVALID_ARG,
            "%sworkspace_bytes = %zu: the plan needs %llu (convjit_plan_workspace_size)", f, a->workspace_bytes,
            (unsigned long long)p->seq.workspace_bytes);

@@ -3,6 +3,7 @@
  * CONVJIT_ERR_UNSUPPORTED, checked only after the whole descriptor is
  * known to be valid. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "host/plan.h"
 
@@ -27,12 +28,12 @@ convjit_status cj_check_dtype(convjit_dtype t, const char *field) {
 
 static int is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
 
-static convjit_status check_scale(float s, convjit_dtype t, const char *field, const char *dfield) {
+static convjit_status check_scale(float s, int fp8_conv, const char *field) {
   if (s == 0.0f) return CONVJIT_OK;
   CJ_CHECK(isfinite(s) && s > 0.0f, CONVJIT_ERR_INVALID_ARG, "desc.%s = %g: must be finite and > 0 (0 = unused)",
            field, (double)s);
-  CJ_CHECK(is_fp8(t), CONVJIT_ERR_INVALID_ARG, "desc.%s = %g: scales apply to fp8 data, but desc.%s = %d", field,
-           (double)s, dfield, (int)t);
+  CJ_CHECK(fp8_conv, CONVJIT_ERR_INVALID_ARG,
+           "desc.%s = %g: scales apply to fp8 convs (x_dtype or w_dtype fp8), but both are bf16", field, (double)s);
   return CONVJIT_OK;
 }
 
@@ -42,9 +43,18 @@ convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what
   return CONVJIT_OK;
 }
 
-convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *p) {
-  CJ_CHECK(d, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
-  CJ_TRY(cj_check_struct_size(d->struct_size, sizeof *d, sizeof *d, "desc"));
+/* Bytes of convjit_conv_desc in version 0.1 (every field up to w_scale): a
+ * caller's struct must hold at least these; later fields take their
+ * defaults when the caller's header predates them. */
+#define DESC_V1_SIZE (offsetof(convjit_conv_desc, w_scale) + sizeof(float))
+
+convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_problem *p) {
+  CJ_CHECK(dp, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
+  CJ_TRY(cj_check_struct_size(dp->struct_size, DESC_V1_SIZE, sizeof *dp, "desc"));
+  convjit_conv_desc dv = convjit_conv_desc_default();
+  memcpy(&dv, dp, dp->struct_size);
+  if (dp->struct_size < offsetof(convjit_conv_desc, has_channel_scale) + sizeof(int)) dv.has_channel_scale = 0;
+  const convjit_conv_desc *d = &dv;
   memset(p, 0, sizeof *p);
   CJ_CHECK(d->spatial_rank >= 1 && d->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
            "desc.spatial_rank = %d: must be 1, 2 or 3", d->spatial_rank);
@@ -106,8 +116,27 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
            "desc.y_layout = %d: unknown layout (NCDHW 1, NDHWC 2)", (int)d->y_layout);
   CJ_CHECK(d->has_bias == 0 || d->has_bias == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_bias = %d: must be 0 or 1",
            d->has_bias);
-  CJ_TRY(check_scale(d->x_scale, d->x_dtype, "x_scale", "x_dtype"));
-  CJ_TRY(check_scale(d->w_scale, d->w_dtype, "w_scale", "w_dtype"));
+  const int fp8_conv = is_fp8(d->x_dtype) || is_fp8(d->w_dtype);
+  CJ_TRY(check_scale(d->x_scale, fp8_conv, "x_scale"));
+  CJ_TRY(check_scale(d->w_scale, fp8_conv, "w_scale"));
+  if (fp8_conv) {
+    /* The scales become fp32 kernel arguments: x_scale * w_scale (times up
+     * to 4 for E4M3FN data on gfx942, docs/api.md) and 1/scale of a bf16
+     * operand the pre-pass quantizes must stay normal fp32 numbers. */
+    float sx = d->x_scale == 0.0f ? 1.0f : d->x_scale, sw = d->w_scale == 0.0f ? 1.0f : d->w_scale, a = sx * sw;
+    CJ_CHECK(isnormal(a) && a < 0x1p126f, CONVJIT_ERR_INVALID_ARG,
+             "desc.x_scale = %g, desc.w_scale = %g: their product %g must be a normal fp32 number below 2^126",
+             (double)d->x_scale, (double)d->w_scale, (double)a);
+    CJ_CHECK(is_fp8(d->x_dtype) || isfinite(1.0f / sx), CONVJIT_ERR_INVALID_ARG,
+             "desc.x_scale = %g: bf16 x is quantized with 1/x_scale, which overflows fp32", (double)d->x_scale);
+    CJ_CHECK(is_fp8(d->w_dtype) || isfinite(1.0f / sw), CONVJIT_ERR_INVALID_ARG,
+             "desc.w_scale = %g: bf16 w is quantized with 1/w_scale, which overflows fp32", (double)d->w_scale);
+  }
+  CJ_CHECK(d->has_channel_scale == 0 || d->has_channel_scale == 1, CONVJIT_ERR_INVALID_ARG,
+           "desc.has_channel_scale = %d: must be 0 or 1", d->has_channel_scale);
+  CJ_CHECK(!d->has_channel_scale || fp8_conv, CONVJIT_ERR_INVALID_ARG,
+           "desc.has_channel_scale = 1: per-channel weight scales apply to fp8 convs (x_dtype or w_dtype fp8), "
+           "but both are bf16");
   int64_t e;
   CJ_TRY(cj_mul_checked(d->n * d->c, in[0] * in[1], &e, "x element count n*c*d*h*w"));
   CJ_TRY(cj_mul_checked(e, in[2], &e, "x element count n*c*d*h*w"));
@@ -124,9 +153,12 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
            "desc.y_layout = NDHWC: reserved; only NCDHW outputs are supported now");
   CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
            "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
-  CJ_CHECK(d->w_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
-           "desc.w_dtype = %d (%s): must equal desc.x_dtype = %d (%s) (mixed input dtypes have no kernel)",
-           (int)d->w_dtype, cj_dtype_name(d->w_dtype), (int)d->x_dtype, cj_dtype_name(d->x_dtype));
+  CJ_CHECK(d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.w_dtype = f32: the conv kernels take bf16 or fp8 weights");
+  /* bf16 beside fp8 is quantized by the pre-pass with its scale (docs/api.md "fp8 formats"). */
+  CJ_CHECK(!d->has_channel_scale || is_fp8(d->w_dtype), CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_channel_scale = 1 with desc.w_dtype = bf16: bf16 weights are quantized per tensor by w_scale "
+           "when packed; per-channel scales need fp8 weights");
   CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d (%s): fp8 outputs have no kernel (bf16 or f32)",
            (int)d->y_dtype, cj_dtype_name(d->y_dtype));
 
@@ -143,6 +175,7 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_proble
   p->has_bias = d->has_bias;
   p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
   p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
+  p->has_channel_scale = d->has_channel_scale;
   p->spatial_rank = rank;
   return CONVJIT_OK;
 }

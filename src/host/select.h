@@ -39,7 +39,8 @@ typedef struct cj_conv_problem {
   convjit_dtype x_dtype, w_dtype, y_dtype;
   convjit_layout x_layout, y_layout; /* NCDHW (others rejected by the API) */
   int has_bias;              /* fp32 bias of K elements */
-  float x_scale, w_scale;    /* fp8 dequantization scales; 1.0 when unused */
+  float x_scale, w_scale;    /* dequantization scales of an fp8 conv; 1.0 when unused */
+  int has_channel_scale;     /* fp32 per-output-channel weight scales (args.scale) */
   int spatial_rank;          /* 1..3 as the caller gave it (for messages) */
 } cj_conv_problem;
 

@@ -1,14 +1,16 @@
-/* Conv selection (contract in select.h): a validated bf16 problem -> the
- * launch sequence
- *   pack: weight KCTRS -> KTRSC, C zero-padded to a 16-byte chunk (once per weight)
+/* Conv selection (contract in select.h): a validated bf16 or fp8 problem
+ * -> the launch sequence
+ *   pack: weight KCTRS -> KTRSC, C zero-padded to a 16-byte chunk (once per
+ *         weight); fp8 convs: E4M3FN -> FNUZ on gfx942, bf16 w quantized
  *   fwd:  x NCDHW -> NDHWC(Cp) into the workspace (layout transpose when
  *         C == Cp, else the pack kernel used as a channel-padding
  *         transpose: per sample [C][DHW] -> [DHW][Cp] is its [K][C][TRS] ->
- *         [K][TRS][c_pad] with K = N, TRS = DHW); none on the 1x1x1
- *         channel-GEMM path, which reads x as given
+ *         [K][TRS][c_pad] with K = N, TRS = DHW), in the same modes for x;
+ *         none on the (bf16) 1x1x1 channel-GEMM path, which reads x as given
  *         [zero the fp32 split-K workspace]
  *         conv (implicit GEMM)
- *         [split-K finalize: bias + bf16 + NCDHW]
+ *         [split-K finalize: alpha, scale[k], bias, bf16, NCDHW]
+ * fp8 formats and scales: docs/api.md "fp8 formats" (cj_conv_fmt_of).
  * Heuristics (REFERENCE.md "bf16 kernel") as an ordered candidate list
  * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 with a
  * 4x4 wave grid (the best measured core tile for big shapes) at 4 stages when
@@ -21,6 +23,7 @@
  * alone: the first candidate it accepts is the heuristic's choice, and the
  * API walks on down the list when a kernel fails the resource gate. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "host/select.h"
@@ -36,9 +39,14 @@ static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint
   return CONVJIT_OK;
 }
 
+static int cj_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
+static int cj_is_in(convjit_dtype t) { return t == CONVJIT_DTYPE_BF16 || cj_is_fp8(t); }
+
 static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geom *g) {
   memset(g, 0, sizeof *g);
-  g->dtype = (uint32_t)p->x_dtype;
+  /* fp8 compute when either operand is fp8 (its flavour stands in here;
+   * cj_conv_fmt_of picks the arch's own). */
+  g->dtype = (uint32_t)(p->x_dtype == CONVJIT_DTYPE_BF16 ? p->w_dtype : p->x_dtype);
   CJ_TRY(cj_u32_field("n", p->n, 1, &g->n));
   CJ_TRY(cj_u32_field("c", p->c, 1, &g->c));
   CJ_TRY(cj_u32_field("k", p->k, 1, &g->k));
@@ -148,8 +156,8 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
 }
 
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
-  CJ_CHECK(p->x_dtype == p->w_dtype && p->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
-           "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take equal x and w dtypes and give bf16",
+  CJ_CHECK(cj_is_in(p->x_dtype) && cj_is_in(p->w_dtype) && p->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
+           "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take bf16 or fp8 x and w and give bf16",
            (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
            (int)p->y_dtype, cj_dtype_name(p->y_dtype));
   CJ_CHECK(p->groups == 1 || p->groups == 0, CONVJIT_ERR_UNSUPPORTED, "desc.groups = %" PRId64 ": must be 1",
@@ -157,25 +165,100 @@ convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
   return cj_geom_from_problem(p, g);
 }
 
+/* What one operand's pre-pass does on the way to the compute dtype, and
+ * the factor its values change by (E4M3FN bits read as FNUZ: half). */
+static convjit_dtype cj_native_fp8(const cj_arch *arch) {
+  return arch->fp8 == CJ_FP8_E4M3FNUZ ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+}
+
+static convjit_status cj_operand_mode(convjit_dtype t, const cj_arch *arch, float scale, const char *field,
+                                      cj_prep_mode *mode, float *factor, float *qscale) {
+  const convjit_dtype native = cj_native_fp8(arch);
+  *factor = 1.0f;
+  *qscale = 1.0f;
+  *mode = CJ_PREP_COPY;
+  if (t == native) return CONVJIT_OK;
+  if (t == CONVJIT_DTYPE_BF16) { /* quantized with the operand's scale: fp8(fl32(v * fl32(1/s))) */
+    *mode = CJ_PREP_QUANT;
+    *qscale = 1.0f / scale;
+    CJ_CHECK(isfinite(*qscale), CONVJIT_ERR_INVALID_ARG,
+             "desc.%s = %g: 1/%s overflows fp32; a bf16 operand is quantized by multiplying with it", field,
+             (double)scale, field);
+    return CONVJIT_OK;
+  }
+  CJ_CHECK(t == CONVJIT_DTYPE_FP8_E4M3FN, CONVJIT_ERR_UNSUPPORTED,
+           "desc.%s_dtype = fp8_e4m3fnuz: %s computes in E4M3FN, which has no exact image of E4M3FNUZ (+-240, "
+           "codes 0x7F/0xFF, would be +-480 > 448 at the bit-preserving scale; 2^-10 has no code at the "
+           "value-preserving one): give E4M3FN or bf16 data",
+           field[0] == 'x' ? "x" : "w", arch->name);
+  *mode = CJ_PREP_FN_FNUZ; /* gfx942: same bits read as FNUZ are half the value */
+  *factor = 2.0f;
+  return CONVJIT_OK;
+}
+
+/* The compute dtype, the operands' pre-passes and the plan's scalar values
+ * (docs/api.md "fp8 formats" and "Scales"). */
+typedef struct cj_conv_fmt {
+  convjit_dtype compute;
+  cj_prep_mode x_mode, w_mode;
+  float x_q, w_q; /* QSCALE of a quantizing pre-pass: fl32(1/scale) */
+  float alpha;    /* x_scale * w_scale * the format factors (exact powers of 2) */
+} cj_conv_fmt;
+
+static convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f) {
+  memset(f, 0, sizeof *f);
+  f->alpha = 1.0f;
+  f->x_q = f->w_q = 1.0f;
+  if (!cj_is_fp8(p->x_dtype) && !cj_is_fp8(p->w_dtype)) {
+    f->compute = CONVJIT_DTYPE_BF16;
+    return CONVJIT_OK;
+  }
+  f->compute = cj_native_fp8(arch);
+  float fx, fw;
+  CJ_TRY(cj_operand_mode(p->x_dtype, arch, p->x_scale, "x_scale", &f->x_mode, &fx, &f->x_q));
+  CJ_TRY(cj_operand_mode(p->w_dtype, arch, p->w_scale, "w_scale", &f->w_mode, &fw, &f->w_q));
+  float sxw = p->x_scale * p->w_scale;
+  f->alpha = sxw * fx * fw; /* the factors are powers of 2: exact unless out of range */
+  CJ_CHECK(isnormal(f->alpha), CONVJIT_ERR_INVALID_ARG,
+           "desc.x_scale = %g, desc.w_scale = %g: the dequantization factor x_scale * w_scale%s = %g is not a "
+           "normal fp32 number",
+           (double)p->x_scale, (double)p->w_scale, fx * fw > 1.0f ? " * 2 per E4M3FN tensor" : "",
+           (double)f->alpha);
+  return CONVJIT_OK;
+}
+
+static cj_bind cj_f32_bind(float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  return (cj_bind){CJ_BIND_CONST_F32, u};
+}
+
 convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
   CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
   const cj_arch *arch = t->arch;
   memset(out, 0, sizeof *out);
-  memset(out, 0, sizeof *out);
   cj_conv_geom g;
   CJ_TRY(cj_conv_problem_geom(p, &g));
+  cj_conv_fmt fm;
+  CJ_TRY(cj_conv_fmt_of(p, arch, &fm));
+  g.dtype = (uint32_t)fm.compute;
   cj_conv_opts co = *o;
   co.has_bias = p->has_bias;
+  /* Every fp8 conv takes alpha (the plan's rule; 1.0 when unscaled): one
+   * kernel per shape whatever the calibration. */
+  co.has_channel_scale = p->has_channel_scale;
+  co.no_channel_gemm = o->no_channel_gemm || fm.x_mode != CJ_PREP_COPY;
   cj_kplan conv;
   CJ_TRY(cj_kplan_conv_init(&conv, arch, &g, &co));
   const cj_conv_plan *c = &conv.u.conv;
 
-  /* ---- pack: w KCTRS -> KTRSC(Cp) ---- */
-  uint32_t eb = g.elem_bytes;
+  /* ---- pack: w KCTRS -> KTRSC(Cp), [FN -> FNUZ | quantized with w_scale] ---- */
+  uint32_t w_in = cj_dtype_bytes(p->w_dtype), x_in = cj_dtype_bytes(p->x_dtype);
   cj_kplan kp;
-  CJ_TRY(cj_kplan_wpack_init(&kp, arch, eb, g.k, g.c, g.taps, g.cp, (uint32_t)g.crs));
-  const cj_role_bind pack_binds[] = {{CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}};
-  CJ_TRY(cj_seq_add_bound(&out->pack, &kp, pack_binds, 2));
+  CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, w_in, fm.w_mode, g.k, g.c, g.taps, g.cp, (uint32_t)g.crs));
+  const cj_role_bind pack_binds[] = {
+      {CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}, {CJ_ARG_QSCALE, cj_f32_bind(fm.w_q)}};
+  CJ_TRY(cj_seq_add_bound(&out->pack, &kp, pack_binds, 3));
   out->packed_weight_bytes = c->w_bytes;
 
   /* ---- fwd ---- */
@@ -183,15 +266,18 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   uint64_t x_off = 0, ws_off = c->channel_gemm ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
   if (!c->channel_gemm) {
     if (g.c == g.cp) {
-      CJ_TRY(cj_kplan_transpose_init(&kp, arch, eb, g.n, g.c, g.dhw));
+      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, g.dhw));
     } else {
       CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
                "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
                "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, g.dhw);
-      CJ_TRY(cj_kplan_wpack_init(&kp, arch, eb, g.n, g.c, (uint32_t)g.dhw, g.cp, (uint32_t)(g.dhw * g.cp)));
+      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, (uint32_t)g.dhw, g.cp,
+                                      (uint32_t)(g.dhw * g.cp)));
     }
-    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}}};
-    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, layout_binds, 2));
+    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}},
+                                         {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}},
+                                         {CJ_ARG_QSCALE, cj_f32_bind(fm.x_q)}};
+    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, layout_binds, 3));
   }
   if (c->splitk > 1) CJ_TRY(cj_seq_add_memset(&out->fwd, (cj_bind){CJ_BIND_WORKSPACE, ws_off}, c->ws_bytes));
 
@@ -202,6 +288,8 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
       {CJ_ARG_BIAS, {CJ_BIND_BIAS, 0}},
       {CJ_ARG_Y, {CJ_BIND_Y, 0}},
       {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, ws_off}},
+      {CJ_ARG_ALPHA, cj_f32_bind(fm.alpha)},
+      {CJ_ARG_SCALE, {CJ_BIND_SCALE, 0}},
   };
   const uint32_t nconv_binds = sizeof conv_binds / sizeof conv_binds[0];
   CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, conv_binds, nconv_binds));
@@ -212,10 +300,12 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   } else {
     out->workspace_bytes = c->channel_gemm ? 0 : c->x_bytes;
   }
-  snprintf(out->summary, sizeof out->summary, "%s + conv %s %ux%ux%u w%ux%u s%u%s%s",
+  static const char *const prep[] = {"", " fn->fnuz", " quantize"};
+  snprintf(out->summary, sizeof out->summary, "%s%s + conv %s %ux%ux%u w%ux%u s%u%s%s%s",
            c->channel_gemm ? "no transpose (channel GEMM)" : g.c == g.cp ? "transpose" : "pad-transpose",
-           cj_dtype_name((convjit_dtype)g.dtype), c->tile_m, c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
-           c->splitk > 1 ? " + finalize" : "");
+           c->channel_gemm ? "" : prep[fm.x_mode], cj_dtype_name((convjit_dtype)g.dtype), c->tile_m, c->tile_n,
+           c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
+           c->has_channel_scale ? " scale[k]" : "", c->splitk > 1 ? " + finalize" : "");
   return CONVJIT_OK;
 }
 
@@ -223,6 +313,8 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, cons
   CJ_CHECK(p && t && t->arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
   cj_conv_geom g;
   CJ_TRY(cj_conv_problem_geom(p, &g));
+  cj_conv_fmt fm; /* dtype and scale errors once, not once per candidate */
+  CJ_TRY(cj_conv_fmt_of(p, t->arch, &fm));
   cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
   uint32_t n = cj_conv_candidates(t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
   convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: no candidate");

@@ -211,6 +211,46 @@ static void test_transpose_cvt(void **st) {
   EXPECT_BAD(cj_kplan_transpose_cvt_init(&p, NULL, 1, 8, 8), CONVJIT_ERR_INVALID_ARG, "arch");
 }
 
+/* The conv pre-pass modes: arguments, names and keys per mode, and the
+ * element size each mode reads. */
+static void test_prep_modes(void **st) {
+  (void)st;
+  cj_kplan p[3], w[3];
+  char k[3][1024], kw[3][1024];
+  static const uint32_t eb[3] = {1, 1, 2}; /* COPY (fp8), FN_FNUZ, QUANT */
+  for (int m = 0; m < 3; m++) {
+    assert_int_equal(cj_kplan_transpose_prep_init(&p[m], A942, eb[m], (cj_prep_mode)m, 2, 32, 100), CONVJIT_OK);
+    assert_int_equal(cj_kplan_wpack_prep_init(&w[m], A942, eb[m], (cj_prep_mode)m, 8, 5, 27, 16, 432), CONVJIT_OK);
+    key_of(&p[m], k[m], sizeof k[m]);
+    key_of(&w[m], kw[m], sizeof kw[m]);
+    assert_int_equal(p[m].u.tr.out_bytes, 1);
+    assert_int_equal(w[m].u.wp.out_bytes, 1);
+    /* QUANT takes the by-value QSCALE third; the others only (src, dst) */
+    assert_int_equal(p[m].nargs, m == CJ_PREP_QUANT ? 3 : 2);
+    assert_int_equal(w[m].nargs, m == CJ_PREP_QUANT ? 3 : 2);
+    if (m == CJ_PREP_QUANT) {
+      assert_int_equal(p[m].args[2].role, CJ_ARG_QSCALE);
+      assert_int_equal(p[m].args[2].is_ptr, 0);
+      assert_int_equal(p[m].args[2].size, 4);
+      assert_int_equal(w[m].u.wp.sat_max, 240);
+    }
+    for (int j = 0; j < m; j++) {
+      assert_string_not_equal(k[m], k[j]);
+      assert_string_not_equal(kw[m], kw[j]);
+      assert_string_not_equal(p[m].name, p[j].name);
+      assert_string_not_equal(w[m].name, w[j].name);
+    }
+  }
+  assert_int_equal(p[CJ_PREP_FN_FNUZ].u.tr.fn_map, 1);
+  assert_int_equal(p[CJ_PREP_QUANT].u.tr.qscale, 1);
+  EXPECT_BAD(cj_kplan_transpose_prep_init(&p[0], A942, 1, CJ_PREP_QUANT, 1, 8, 8), CONVJIT_ERR_INVALID_ARG,
+             "mode quantize reads bf16");
+  EXPECT_BAD(cj_kplan_wpack_prep_init(&w[0], A942, 2, CJ_PREP_FN_FNUZ, 8, 5, 27, 16, 432), CONVJIT_ERR_INVALID_ARG,
+             "mode fn->fnuz reads fp8");
+  EXPECT_BAD(cj_kplan_wpack_prep_init(&w[0], A942, 1, (cj_prep_mode)7, 8, 5, 27, 16, 432), CONVJIT_ERR_INVALID_ARG,
+             "mode = 7");
+}
+
 static void test_print(void **st) {
   (void)st;
   cj_kplan p;
@@ -332,6 +372,7 @@ int main(void) {
       cmocka_unit_test(test_transpose_bad),     cmocka_unit_test(test_transpose_key),
       cmocka_unit_test(test_print),             cmocka_unit_test(test_wpack),
       cmocka_unit_test(test_transpose_random),  cmocka_unit_test(test_transpose_cvt),
+      cmocka_unit_test(test_prep_modes),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

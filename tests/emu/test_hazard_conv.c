@@ -90,8 +90,9 @@ static convjit_status run_conv(const char *arch, conv_case *cc, uint8_t *y) {
     else if (!strcmp(cc->p.args[i].name, "y")) v = dy;
     else if (!strcmp(cc->p.args[i].name, "bias")) v = db;
     else if (!strcmp(cc->p.args[i].name, "ws")) v = dws;
+    else if (!strcmp(cc->p.args[i].name, "alpha")) v = 0x3f800000u; /* fp8 dequantization 1.0f */
     else fail_msg("argument %s", cc->p.args[i].name);
-    memcpy(ka + 8 * i, &v, 8);
+    memcpy(ka + cc->b.info->args[i].offset, &v, cc->b.info->args[i].size);
   }
   uint32_t grid[3] = {(uint32_t)cc->p.grid[0], (uint32_t)cc->p.grid[1], (uint32_t)cc->p.grid[2]};
   convjit_status st = emu_launch(k, grid, cc->p.block, ka, cc->b.info->kernarg_size, NULL, NULL);

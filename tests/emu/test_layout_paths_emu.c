@@ -50,11 +50,17 @@ static void unload(loaded *L) {
 
 /* Launch; any error fails the test, an instruction the emulator lacks
  * included (it used to "skip" and pass: every layout kernel must run). */
+static float g_qscale = 1.0f; /* the QSCALE argument of quantizing plans */
+
 static void launch(const cj_kplan *p, loaded *L, uint64_t x, uint64_t y, const emu_launch_opts *o) {
   uint8_t ka[256] = {0};
   assert_true(L->built.info->kernarg_size <= sizeof ka);
   memcpy(ka, &x, 8); /* args x, y at offsets 0 and 8 (test_layout_build checks the metadata) */
   memcpy(ka + 8, &y, 8);
+  if (p->nargs > 2) {
+    assert_int_equal(p->args[2].role, CJ_ARG_QSCALE);
+    memcpy(ka + 16, &g_qscale, 4); /* the third argument, 4 bytes by value, right after the two pointers */
+  }
   uint32_t grid[3] = {(uint32_t)p->grid[0], (uint32_t)p->grid[1], (uint32_t)p->grid[2]};
   convjit_status st = emu_launch(L->k, grid, p->block, ka, L->built.info->kernarg_size, o, NULL);
   if (st != CONVJIT_OK) fail_msg("launch %s on %s: %s", p->name, p->arch->name, cj_error_text());
@@ -114,6 +120,66 @@ static void test_transpose_cvt_dense(void **state) {
       free(x);
       free(want);
     }
+}
+
+/* The conv pre-pass modes (kplan_layout.h cj_prep_mode) against the
+ * reference rules: QUANT = cj_ref_fp8_quantize_bf16 with scale s (the
+ * kernel gets fl32(1/s)) then the plain layout op; FN_FNUZ =
+ * cj_ref_fp8_fn_to_fnuz on every byte value, then the layout op. Exact. */
+static void test_prep_modes_dense(void **state) {
+  (void)state;
+  static const uint64_t tsh[][3] = {{2, 24, 1000}, {1, 64, 64}, {1, 3, 1001}};
+  static const struct { uint32_t k, c, trs, c_pad, row; } wsh[] = {{64, 3, 27, 16, 432}, {32, 20, 9, 32, 288}};
+  const float s = 0.0371f; /* not a power of 2: the product rounds */
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  uint64_t seed = 0x2545F4914F6CDD1Du;
+  for (int a = 0; a < na; a++) {
+    int fmt = arches[a]->fp8 == CJ_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
+    for (int shape = 0; shape < 5; shape++)
+      for (int mode = CJ_PREP_FN_FNUZ; mode <= CJ_PREP_QUANT; mode++) {
+        int tr = shape < 3;
+        size_t elems = tr ? tsh[shape][0] * tsh[shape][1] * tsh[shape][2]
+                          : (size_t)wsh[shape - 3].k * wsh[shape - 3].c * wsh[shape - 3].trs;
+        size_t out = tr ? elems : (size_t)wsh[shape - 3].k * wsh[shape - 3].row;
+        uint32_t eb = mode == CJ_PREP_QUANT ? 2 : 1;
+        uint8_t *in = malloc(elems * eb), *mapped = malloc(elems), *want = malloc(out);
+        assert_true(in && mapped && want);
+        for (size_t e = 0; e < elems; e++) {
+          seed ^= seed << 13;
+          seed ^= seed >> 7;
+          seed ^= seed << 17;
+          if (eb == 1) {
+            in[e] = (uint8_t)(e < 256 ? e : seed >> 56); /* every code at least once */
+            mapped[e] = cj_ref_fp8_fn_to_fnuz(in[e]);
+          } else { /* bf16 near the fp8 range (some saturate after * 1/s), plus any bit pattern */
+            uint16_t v = e % 3 ? (uint16_t)(0x3800 + (seed >> 52)) : (uint16_t)(seed >> 48);
+            if (e % 7 == 0) v |= 0x8000;
+            memcpy(in + 2 * e, &v, 2);
+          }
+        }
+        if (eb == 2) assert_int_equal(cj_ref_fp8_quantize_bf16((const uint16_t *)in, elems, s, fmt, mapped), CONVJIT_OK);
+        cj_kplan p;
+        if (tr) {
+          assert_int_equal(cj_kplan_transpose_prep_init(&p, arches[a], eb, (cj_prep_mode)mode, tsh[shape][0],
+                                                        tsh[shape][1], tsh[shape][2]),
+                           CONVJIT_OK);
+          cj_ref_transpose(mapped, want, 1, tsh[shape][0], tsh[shape][1], tsh[shape][2]);
+        } else {
+          const int w = shape - 3;
+          assert_int_equal(cj_kplan_wpack_prep_init(&p, arches[a], eb, (cj_prep_mode)mode, wsh[w].k, wsh[w].c,
+                                                    wsh[w].trs, wsh[w].c_pad, wsh[w].row),
+                           CONVJIT_OK);
+          cj_ref_weight_pack(mapped, want, 1, wsh[w].k, wsh[w].c, wsh[w].trs, wsh[w].c_pad, wsh[w].row);
+        }
+        g_qscale = 1.0f / s;
+        run_dense(&p, in, elems * eb, want, out);
+        g_qscale = 1.0f;
+        free(in);
+        free(mapped);
+        free(want);
+      }
+  }
 }
 
 static void test_wpack_dense(void **state) {
@@ -210,6 +276,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_transpose_cvt_dense),
       cmocka_unit_test(test_wpack_dense),
+      cmocka_unit_test(test_prep_modes_dense),
       cmocka_unit_test(test_transpose_big),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

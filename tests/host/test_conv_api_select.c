@@ -116,11 +116,76 @@ static void test_layout_steps(void **st) {
   assert_int_equal(seq.fwd.step[0].plan.op, CJ_KOP_CONV);
 }
 
+/* The bind of role r in step s (fails when the plan has no such argument). */
+static cj_bind bind_of(const cj_step *s, cj_arg_role r) {
+  int i = cj_kplan_arg_index(&s->plan, r);
+  if (i < 0) fail_msg("kernel %s has no %s argument", s->plan.name, cj_arg_role_name(r));
+  return s->bind[i];
+}
+
+static uint64_t f32_bits(float v) {
+  uint32_t u;
+  memcpy(&u, &v, 4);
+  return u;
+}
+
+/* fp8 sequences (docs/api.md "fp8 formats"): the pre-pass modes and the
+ * by-value fp32 arguments, values worked out by hand. */
+static void test_fp8_sequences(void **st) {
+  (void)st;
+  const cj_target g942 = {cj_arch_from_name("gfx942"), 304}, g950 = {cj_arch_from_name("gfx950"), 256};
+  /* E4M3FN x and w on gfx942: both mapped, alpha = 0.5 * 3 * 2 * 2 = 6 */
+  cj_conv_problem p = prob(1, 32, 4, 8, 8, 32, 3, 3, 3, 1);
+  p.x_dtype = p.w_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  p.x_scale = 0.5f;
+  p.w_scale = 3.0f;
+  assert_int_equal(cj_select_conv(&p, &g942, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(seq.pack.step[0].plan.u.wp.mode, CJ_PREP_FN_FNUZ);
+  assert_int_equal(seq.fwd.step[0].plan.u.tr.fn_map, 1);
+  const cj_step *cs = conv_step(&seq);
+  assert_int_equal(cs->plan.u.conv.g.dtype, CONVJIT_DTYPE_FP8_E4M3FNUZ);
+  assert_int_equal(bind_of(cs, CJ_ARG_ALPHA).kind, CJ_BIND_CONST_F32);
+  assert_int_equal(bind_of(cs, CJ_ARG_ALPHA).value, f32_bits(6.0f));
+  assert_int_equal(cj_kplan_arg_index(&cs->plan, CJ_ARG_SCALE), -1);
+  /* the same on gfx950: native, nothing mapped, alpha = 1.5 */
+  assert_int_equal(cj_select_conv(&p, &g950, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(seq.pack.step[0].plan.u.wp.mode, CJ_PREP_COPY);
+  assert_int_equal(seq.fwd.step[0].plan.u.tr.fn_map, 0);
+  assert_int_equal(bind_of(conv_step(&seq), CJ_ARG_ALPHA).value, f32_bits(1.5f));
+  /* bf16 x + fp8 w, C = 5, per-channel scales, split-K forced: the
+   * quantizing channel-padding pack gets fl32(1/0.25) = 4, the finalize
+   * takes alpha = 0.25 and the scale pointer, the conv neither */
+  p = prob(1, 5, 4, 8, 8, 32, 3, 3, 3, 1);
+  p.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ;
+  p.x_scale = 0.25f;
+  p.has_channel_scale = 1;
+  cj_conv_opts o = {.splitk = 2};
+  assert_int_equal(cj_select_conv(&p, &g942, &o, &seq), CONVJIT_OK);
+  const cj_step *pre = &seq.fwd.step[0];
+  assert_int_equal(pre->plan.op, CJ_KOP_WEIGHT_PACK);
+  assert_int_equal(pre->plan.u.wp.mode, CJ_PREP_QUANT);
+  assert_int_equal(bind_of(pre, CJ_ARG_QSCALE).value, f32_bits(4.0f));
+  assert_int_equal(seq.pack.step[0].plan.u.wp.mode, CJ_PREP_COPY);
+  const cj_step *fin = &seq.fwd.step[seq.fwd.nsteps - 1];
+  assert_int_equal(fin->plan.op, CJ_KOP_CONV_FINALIZE);
+  assert_int_equal(bind_of(fin, CJ_ARG_ALPHA).value, f32_bits(0.25f));
+  assert_int_equal(bind_of(fin, CJ_ARG_SCALE).kind, CJ_BIND_SCALE);
+  assert_int_equal(cj_kplan_arg_index(&conv_step(&seq)->plan, CJ_ARG_ALPHA), -1);
+  assert_int_equal(cj_kplan_arg_index(&conv_step(&seq)->plan, CJ_ARG_SCALE), -1);
+  /* a bf16 conv takes neither */
+  p = prob(1, 32, 4, 8, 8, 32, 3, 3, 3, 1);
+  assert_int_equal(cj_select_conv(&p, &g950, NULL, &seq), CONVJIT_OK);
+  assert_int_equal(cj_kplan_arg_index(&conv_step(&seq)->plan, CJ_ARG_ALPHA), -1);
+}
+
 static void test_rejects(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
-  p.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  p.x_dtype = p.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ; /* no exact E4M3FN image (docs/api.md "fp8 formats") */
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(cj_error_text(), "x_dtype = fp8_e4m3fnuz"));
+  p.w_dtype = CONVJIT_DTYPE_F32;
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
   p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
   p.groups = 2;
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
@@ -137,6 +202,7 @@ int main(void) {
       cmocka_unit_test(test_splitk_rule),
       cmocka_unit_test(test_layout_steps),
       cmocka_unit_test(test_rejects),
+      cmocka_unit_test(test_fp8_sequences),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,7 +78,15 @@ M(m_w_overflow, d->k = ((int64_t)1 << 31) - 1; d->c = ((int64_t)1 << 31) - 1; d-
 M(m_ndhwc, d->x_layout = CONVJIT_LAYOUT_NDHWC)
 M(m_y_ndhwc, d->y_layout = CONVJIT_LAYOUT_NDHWC)
 M(m_f32in, d->x_dtype = d->w_dtype = CONVJIT_DTYPE_F32)
-M(m_mixed, d->w_dtype = CONVJIT_DTYPE_FP8_E4M3FN)
+M(m_mixed, d->w_dtype = CONVJIT_DTYPE_F32)
+M(m_bf16_scale, d->x_scale = 0.5f)
+M(m_scale_product, (d->x_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->x_scale = 1e30f, d->w_scale = 1e30f))
+M(m_scale_tiny, (d->x_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->w_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->x_scale = 1e-30f,
+                 d->w_scale = 1e-30f))
+M(m_q_inv, (d->w_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->x_scale = 1e-39f, d->w_scale = 1e30f))
+M(m_chscale_bf16, d->has_channel_scale = 1)
+M(m_chscale_bad, (d->x_dtype = d->w_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->has_channel_scale = 2))
+M(m_chscale_bf16w, (d->x_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->has_channel_scale = 1))
 M(m_fp8out, d->y_dtype = CONVJIT_DTYPE_FP8_E4M3FN)
 
 static const bad_case cases[] = {
@@ -127,7 +135,15 @@ static const bad_case cases[] = {
     {"x NDHWC", m_ndhwc, CONVJIT_ERR_UNSUPPORTED, "desc.x_layout", "NDHWC"},
     {"y NDHWC", m_y_ndhwc, CONVJIT_ERR_UNSUPPORTED, "desc.y_layout", "NDHWC"},
     {"f32 inputs", m_f32in, CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype", "f32"},
-    {"mixed dtypes", m_mixed, CONVJIT_ERR_UNSUPPORTED, "desc.w_dtype", "= 2"},
+    {"f32 weights", m_mixed, CONVJIT_ERR_UNSUPPORTED, "desc.w_dtype", "f32"},
+    {"scale on a bf16 conv", m_bf16_scale, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 0.5", "both are bf16"},
+    {"scale product overflows", m_scale_product, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 1e+30", "normal fp32"},
+    {"scale product underflows", m_scale_tiny, CONVJIT_ERR_INVALID_ARG, "desc.w_scale = 1e-30", "normal fp32"},
+    {"1/x_scale overflows", m_q_inv, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 1e-39", "1/x_scale"},
+    {"channel scale, bf16 conv", m_chscale_bf16, CONVJIT_ERR_INVALID_ARG, "desc.has_channel_scale = 1", "bf16"},
+    {"channel scale not 0/1", m_chscale_bad, CONVJIT_ERR_INVALID_ARG, "desc.has_channel_scale = 2", "0 or 1"},
+    {"channel scale, bf16 w", m_chscale_bf16w, CONVJIT_ERR_UNSUPPORTED, "desc.has_channel_scale = 1",
+     "w_dtype = bf16"},
     {"fp8 output", m_fp8out, CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype", "= 2"},
 };
 
