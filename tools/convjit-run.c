@@ -44,6 +44,8 @@ typedef struct run_args {
   const char *title; /* the default jobs: what the layer is */
   uint64_t seed;
   cj_conv_opts forced;
+  const char *fp8_format; /* "fn" | "fnuz" | NULL: the arch's native one */
+  double x_scale, w_scale; /* 0 = 1.0 (the descriptor's rule) */
 } run_args;
 
 typedef struct run_result {
@@ -72,6 +74,9 @@ static void usage(FILE *f) {
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
           "  --dtype   conv: fp8 = x and w in the arch's native E4M3 format (gfx950 E4M3FN,\n"
           "            gfx942 E4M3FNUZ), y bf16; transpose: fp8 = E4M3FN bytes, moved unchanged\n"
+          "  --fp8-format fn|fnuz   conv fp8 tensors in that format instead (fn on gfx942: mapped\n"
+          "            exactly by the pre-pass; fnuz on gfx950 is refused)\n"
+          "  --x-scale S, --w-scale S   fp8 per-tensor dequantization scales (y = acc*S_x*S_w + bias)\n"
           "  --device  auto (default): HIP if a device is present, else the emulator (arch: the\n"
           "            HIP device's; on the emulator --arch, default gfx950)\n"
           "  --json    one JSON object instead of the text summary\n"
@@ -123,6 +128,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (cli_knob(&a->forced, k, o, k->kind == CJ_KNOB_FLAG ? NULL : v)) return -1;
     }
     else if (!strcmp(o, "--seed")) { NEEDV(); if (cli_u64(o, v, 0, UINT64_MAX, &a->seed)) return -1; }
+    else if (!strcmp(o, "--fp8-format")) {
+      NEEDV();
+      if (strcmp(v, "fn") && strcmp(v, "fnuz")) return cli_fail(o, v, "fn (E4M3FN) or fnuz (E4M3FNUZ)");
+      a->fp8_format = v;
+    } else if (!strcmp(o, "--x-scale") || !strcmp(o, "--w-scale")) {
+      NEEDV();
+      if (cli_double(o, v, 0.0, 1e30, o[2] == 'x' ? &a->x_scale : &a->w_scale)) return -1;
+    }
     else if (!strcmp(o, "--bias")) a->bias = 1;
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
@@ -318,7 +331,11 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
   printf("\n");
   const char *f8 = fp8_format(p->x_dtype);
   printf("dtypes   x %s, w %s, y %s", cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype));
-  if (f8) printf("; fp8 format %s, the arch's native one", f8);
+  if (f8) {
+    int native = !strcmp(plan->ctx->arch->name, "gfx942") == (p->x_dtype == CONVJIT_DTYPE_FP8_E4M3FNUZ);
+    printf("; fp8 format %s, %s", f8, native ? "the arch's native one" : "mapped exactly to the arch's by the pre-pass");
+    if (p->x_scale != 1.0f || p->w_scale != 1.0f) printf("; scales x %g, w %g", (double)p->x_scale, (double)p->w_scale);
+  }
   printf("\n");
 }
 
@@ -532,8 +549,16 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
     if (a->have_dil) d->dilation[i] = a->dil[i];
     if (a->have_pad) { d->pad_lo[i] = a->pad_lo[i]; d->pad_hi[i] = a->pad_hi[i]; }
   }
-  if (!strcmp(a->dtype, "fp8")) /* the arch's native fp8 flavour */
-    d->x_dtype = d->w_dtype = !strcmp(arch, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  if (!strcmp(a->dtype, "fp8")) { /* the arch's native fp8 flavour unless --fp8-format */
+    int fnuz = a->fp8_format ? !strcmp(a->fp8_format, "fnuz") : !strcmp(arch, "gfx942");
+    d->x_dtype = d->w_dtype = fnuz ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  }
+  if ((a->fp8_format || a->x_scale || a->w_scale) && strcmp(a->dtype, "fp8")) {
+    fprintf(stderr, "convjit-run: --fp8-format, --x-scale and --w-scale need --dtype fp8\n");
+    return -1;
+  }
+  d->x_scale = (float)a->x_scale;
+  d->w_scale = (float)a->w_scale;
   d->y_dtype = CONVJIT_DTYPE_BF16;
   d->has_bias = a->bias;
   return 0;
@@ -615,11 +640,11 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     uint64_t products = (uint64_t)(p->c * p->t * p->r * p->s);
     int y_bf16 = p->y_dtype == CONVJIT_DTYPE_BF16;
     if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
-      const float one = 1.0f;
-      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = 1.0f, .w_scale = &one,
+      const float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
+      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = &sw,
                                .bias = p->has_bias ? fb : NULL};
       TRY(cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs}));
-      r->tol = cj_ref_conv_bound_fp8(products, y_bf16, 1.0);
+      r->tol = cj_ref_conv_bound_fp8(products, y_bf16, p->x_scale > sw ? p->x_scale : sw);
       r->bound = "cj_ref_conv_bound_fp8";
     } else {
       TRY(cj_ref_conv_fwd_mag(&sh, fx, fw, p->has_bias ? fb : NULL, ref, refabs));

@@ -253,6 +253,7 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
 static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts *forced, convjit_plan *p) {
   cj_conv_geom g;
   CJ_TRY(cj_conv_problem_geom(&p->prob, &g));
+  CJ_TRY(cj_conv_formats_check(&p->prob, ctx->arch)); /* dtype and scale errors once, not once per candidate */
   const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
   cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
   uint32_t n = cj_conv_candidates(&t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);

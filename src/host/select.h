@@ -138,5 +138,8 @@ convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, cons
                                  cj_conv_opts *out);
 convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out);
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out);
+/* The problem's dtypes and scales on this arch (compute format, pre-pass
+ * modes, alpha in range): the errors every candidate would repeat. */
+convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *arch);
 
 #endif

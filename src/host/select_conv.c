@@ -227,6 +227,12 @@ static convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *ar
   return CONVJIT_OK;
 }
 
+convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *arch) {
+  CJ_CHECK(p && arch, CONVJIT_ERR_INVALID_ARG, "cj_conv_formats_check: NULL argument");
+  cj_conv_fmt f;
+  return cj_conv_fmt_of(p, arch, &f);
+}
+
 static cj_bind cj_f32_bind(float v) {
   uint32_t u;
   memcpy(&u, &v, sizeof u);
@@ -313,8 +319,7 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, cons
   CJ_CHECK(p && t && t->arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
   cj_conv_geom g;
   CJ_TRY(cj_conv_problem_geom(p, &g));
-  cj_conv_fmt fm; /* dtype and scale errors once, not once per candidate */
-  CJ_TRY(cj_conv_fmt_of(p, t->arch, &fm));
+  CJ_TRY(cj_conv_formats_check(p, t->arch)); /* dtype and scale errors once, not once per candidate */
   cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
   uint32_t n = cj_conv_candidates(t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
   convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: no candidate");
