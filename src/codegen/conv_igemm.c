@@ -732,40 +732,45 @@ static void cj_cv_fence_sched(cj_cv *v) {
   cj_irb_call(v->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
 }
 
+/* A phase of a step: wait (vmcnt(vm), and lgkmcnt(0) first in a step),
+ * barrier, the next step's DMA of the halves (A or B, h) it may now issue,
+ * then the MFMA burst at priority 1 (cj_cv_pp_burst_end closes it). */
+static void cj_cv_pp_phase(cj_cv *v, uint32_t vm, int reads_done, const uint32_t (*halves)[2], uint32_t nhalves,
+                           LLVMValueRef kn, uint32_t q) {
+  cj_cv_pp_sync(v, vm, reads_done);
+  for (uint32_t i = 0; i < nhalves; i++) cj_cv_pp_issue(v, (int)halves[i][0], halves[i][1], kn, q);
+  cj_cv_fence_sched(v);
+  cj_irb_setprio(v->g, 1);
+}
+
+static void cj_cv_pp_burst_end(cj_cv *v) {
+  cj_irb_setprio(v->g, 0);
+  cj_cv_fence_sched(v);
+}
+
 static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
   uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2;
   LLVMValueRef kn = LLVMBuildAdd(v->b, kt, cj_c32(g, 1), "kt.next");
   LLVMValueRef a0[8], a1[8], b0[8], b1[8];
-  cj_cv_pp_sync(v, 4, 1);
-  if (next) {
-    cj_cv_pp_col(v, kn);
-    cj_cv_pp_issue(v, 0, 0, kn, q);
-    cj_cv_pp_issue(v, 1, 0, kn, q);
-  }
-  cj_cv_fence_sched(v);
-  cj_irb_setprio(g, 1);
+  static const uint32_t A0B0[2][2] = {{0, 0}, {1, 0}}, B1[1][2] = {{1, 1}}, A1[1][2] = {{0, 1}};
+  if (next) cj_cv_pp_col(v, kn); /* the A column of step i+1: pure arithmetic, before the wait */
+  /* Q00 = A0 x B0 */
+  cj_cv_pp_phase(v, 4, 1, A0B0, next ? 2 : 0, kn, q);
   cj_cv_pp_operands(v, v->pa[0][par], v->pa[0][0], v->pp_opa, fa, a0);
   cj_cv_pp_operands(v, v->pb[0][par], v->pb[0][0], v->pp_opb, fb, b0);
   cj_cv_pp_quad(v, 0, 0, a0, b0);
-  cj_irb_setprio(g, 0);
-  cj_cv_fence_sched(v);
-  cj_cv_pp_sync(v, next ? 6 : 2, 0);
-  if (next) cj_cv_pp_issue(v, 1, 1, kn, q);
-  cj_cv_fence_sched(v);
-  cj_irb_setprio(g, 1);
+  cj_cv_pp_burst_end(v);
+  /* Q01 = A0 x B1 */
+  cj_cv_pp_phase(v, next ? 6 : 2, 0, B1, next ? 1 : 0, kn, q);
   cj_cv_pp_operands(v, v->pb[1][par], v->pb[0][0], v->pp_opb, fb, b1);
   cj_cv_pp_quad(v, 0, 1, a0, b1);
-  cj_irb_setprio(g, 0);
-  cj_cv_fence_sched(v);
-  cj_cv_pp_sync(v, next ? 6 : 0, 0);
-  if (next) cj_cv_pp_issue(v, 0, 1, kn, q);
-  cj_cv_fence_sched(v);
+  cj_cv_pp_burst_end(v);
   /* Q11 and Q10 fragment row by fragment row, the next A1 row read one
    * ahead, B0 read again: 2 A1 operands live instead of 4 beside B0 and
    * B1 (the peak of the step: 48 operand VGPRs, not 64). */
-  cj_irb_setprio(g, 1);
+  cj_cv_pp_phase(v, next ? 6 : 0, 0, A1, next ? 1 : 0, kn, q);
   cj_cv_pp_operands(v, v->pb[0][par], v->pb[0][0], v->pp_opb, fb, b0);
   cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, 0, 1, a1);
   for (uint32_t r = 0; r < fa; r++) {
@@ -774,8 +779,7 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
     cj_cv_pp_row(v, 1, r, a1[r], b0, 0);
     cj_cv_fence_sched(v);
   }
-  cj_irb_setprio(g, 0);
-  cj_cv_fence_sched(v);
+  cj_cv_pp_burst_end(v);
 }
 
 static void cj_cv_kloop_pingpong(cj_cv *v) {
