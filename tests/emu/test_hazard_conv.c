@@ -19,10 +19,11 @@
  * with those waits back to vmcnt only (the kernel before the fix): the
  * checker must stop it as an LDS write-after-read on both arches.
  * fp8: the same on gfx942's multistage fp8 kernel; on gfx950's 8-wave
- * ping-pong every one of its waits (52 in this build) is caught when removed, and its
- * first-barrier lgkmcnt(0)s are found redundant in this build (each phase
- * ends with an MFMA on its last ds_read, so LLVM's register wait already
- * retires them); the test asserts exactly that, from the disassembly. */
+ * ping-pong every one of its waits (52 in this build) is caught when
+ * removed, and its first-barrier lgkmcnt(0)s are found redundant in this
+ * build (each phase ends with an MFMA on its last ds_read, so LLVM's
+ * register wait already retires them); the test asserts exactly that,
+ * from the disassembly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
