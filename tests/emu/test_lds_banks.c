@@ -204,7 +204,8 @@ static emu_lds_stats run_one(const char *arch, const char *T, const char *body, 
   } args = {tmem_buf(&t, NULL, 4096), mul, add, mask};
   uint32_t grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
   emu_stats s;
-  st = emu_launch(t.k, grid, block, &args, sizeof args, NULL, &s);
+  emu_launch_opts lo = {.size = sizeof lo, .per_wave_stats = 1, .hazard = -1};
+  st = emu_launch(t.k, grid, block, &args, sizeof args, &lo, &s);
   if (st != CONVJIT_OK) fprintf(stderr, "(run) %s\n", cj_error_text());
   assert_int_equal(st, CONVJIT_OK);
   char line[256];
@@ -212,7 +213,11 @@ static emu_lds_stats run_one(const char *arch, const char *T, const char *body, 
   assert_true(n > 0 && strstr(line, "MODELLED") != NULL);
   assert_int_equal(s.lds.banks, strcmp(arch, "gfx950") ? 32 : 64);
   emu_lds_stats l = s.lds;
-  assert_int_equal(s.lds_wave_max_cycles, l.cycles); /* one wave */
+  assert_int_equal(s.lds_wave_max_cycles, l.cycles); /* one wave: its record is the launch's */
+  assert_int_equal(s.nper_wave, 1);
+  assert_int_equal(s.per_wave[0].lds.cycles, l.cycles);
+  assert_int_equal(s.per_wave[0].lds.accesses, l.accesses);
+  assert_int_equal(s.per_wave[0].lds.excess, l.excess);
   emu_stats_free(&s);
   tmem_close(&t);
   return l;
