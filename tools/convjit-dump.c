@@ -525,8 +525,9 @@ static convjit_status bounds_of(const cj_kplan *p, const cj_built *b, bounds *o)
   emu_stats_free(&st);
   /* occupancy: registers (unified file), LDS per CU, wave slots */
   const cj_kernel_info *ki = b->info;
-  uint32_t regs = ((ki->vgpr_count + 3) / 4 * 4) + ki->agpr_count;
-  regs = (regs + r.vgpr_granule - 1) / r.vgpr_granule * r.vgpr_granule;
+  /* .vgpr_count already holds arch (aligned to 4) + acc registers on these
+   * arches (llc-22: 14 arch + 10 acc VGPRs give .vgpr_count 26) */
+  uint32_t regs = (ki->vgpr_count + r.vgpr_granule - 1) / r.vgpr_granule * r.vgpr_granule;
   uint32_t by_regs = regs ? a->vgprs / regs : r.waves_simd;
   if (by_regs > r.waves_simd) by_regs = r.waves_simd;
   uint32_t wgs = by_regs * a->simds_per_cu / o->waves;
