@@ -49,3 +49,26 @@ add_test(NAME tools/dump_check_fails_on_spills
          COMMAND bash -c "\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256x128 --waves 2x1 --emit resources --json | grep -Eq '\"sgpr_spills\":[1-9]' || { echo 'fixture no longer spills'; exit 1; }; err=$(\"$0\" --arch gfx942 --op conv --dtype bf16 --shape 1,32,4,16,16,96,1,3,3 --tile 256x128 --waves 2x1 --emit resources --check 2>&1 >/dev/null); rc=$?; echo \"$err\"; test $rc -eq 1 && echo \"$err\" | grep -q 'spill_count'"
                  ${CJ_DUMP})
 set_tests_properties(tools/dump_check_fails_on_spills PROPERTIES LABELS tools)
+# --emit bounds (issue 11 item 2): the MODELLED per-K-step report of the conv
+# kernel on a headline shape has every field; the MFMA cycles are checked
+# against the tile, independently of the emulator: gfx942 bf16 128x128x32 is
+# 128 v_mfma_f32_16x16x16_bf16 per step x 16 cycles / 4 SIMDs = 512; gfx950
+# fp8 256x256x128 is 256 v_mfma_f32_16x16x128_f8f6f4 x 32 / 4 = 2048.
+set(CJ_BOUNDS_FIELDS "\"kind\":\"modelled\",\"sampled_workgroup\":[0-9]+,\"waves\":[0-9]+,\"k_steps\":[0-9]+,\"per\":\"K step\",\"mfma_cycles\":MFMA,\"lds_cycles\":[0-9.]+,\"lds_conflict_free_cycles\":[0-9.]+,\"lds_max_degree\":[1-9][0-9]*,\"lds_banks\":BANKS,\"issue_cycles\":[0-9.]+,\"hbm_cycles\":[0-9.]+,\"waves_per_simd\":[0-9.]+,\"workgroups_per_cu\":[0-9]+,\"vmem_bytes\":[0-9]+,\"vmem_bytes_per_flop\":[0-9.]+,\"hbm_bytes_per_flop\":[0-9.]+,\"bound\":\"(mfma|lds|issue|hbm|occupancy)\",\"mfma_fraction\":[0-9.]+")
+foreach(cfg "gfx942;bf16;512.0;32" "gfx950;fp8;2048.0;64")
+  list(GET cfg 0 arch)
+  list(GET cfg 1 dt)
+  list(GET cfg 2 mfma)
+  list(GET cfg 3 banks)
+  string(REPLACE "MFMA" "${mfma}" re "${CJ_BOUNDS_FIELDS}")
+  string(REPLACE "BANKS" "${banks}" re "${re}")
+  add_test(NAME tools/dump_bounds_${arch}_${dt}
+           COMMAND bash -c "out=$(\"$0\" --arch $1 --op conv --dtype $2 --shape 1,1024,120,160,90,1024,1,3,3 --pad 0,1,1 --emit bounds --json) && echo \"$out\" && echo \"$out\" | grep -Eq -- \"$3\""
+                   ${CJ_DUMP} ${arch} ${dt} ${re})
+  set_tests_properties(tools/dump_bounds_${arch}_${dt} PROPERTIES LABELS tools)
+endforeach()
+# and the text form names the model
+add_test(NAME tools/dump_bounds_text
+         COMMAND bash -c "set -o pipefail; \"$0\" --arch gfx950 --op conv --dtype bf16 --shape 1,64,4,16,16,128,3,3,3 --pad 1,1,1 --emit bounds | grep -Eq 'MODELLED.*' "
+                 ${CJ_DUMP})
+set_tests_properties(tools/dump_bounds_text PROPERTIES LABELS tools)

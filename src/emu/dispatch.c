@@ -250,6 +250,8 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   w->hz = NULL;
   memset(w->count, 0, sizeof w->count);
   w->cycles = 0; w->mfma_macs = 0; w->prio = 0;
+  memset(&w->lds, 0, sizeof w->lds);
+  w->lds.banks = L->lds_banks.banks;
   uint64_t live = 0;
   for (uint32_t l = 0; l < 64; l++) {
     uint32_t t = idx * 64 + l;
@@ -343,6 +345,7 @@ static convjit_status run_wg(worker *wk, uint64_t linear) {
       r->total = 0;
       for (int c = 0; c < EMU_CLASS_COUNT; c++) r->total += w->count[c];
       r->cycles = w->cycles;
+      r->lds = w->lds;
     }
   }
   return CONVJIT_OK;
@@ -462,6 +465,8 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   emu_run L;
   memset(&L, 0, sizeof L);
   L.ctx = c; L.k = k; L.arch = k->mod->arch;
+  if (emu_lds_banks_for(L.arch->name, &L.lds_banks) != 0)
+    return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "emu_launch: arch %s has no LDS bank model", L.arch->name);
   memcpy(L.grid, grid, sizeof L.grid);
   memcpy(L.block, block, sizeof L.block);
   L.hazard = (o && o->hazard >= 0) ? (o->hazard != 0) : c->hazard;
@@ -528,10 +533,13 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
     acc.mfma_macs += s->mfma_macs;
     if (s->max_wave_cycles > acc.max_wave_cycles) acc.max_wave_cycles = s->max_wave_cycles;
     acc.sum_wave_cycles += s->sum_wave_cycles;
+    emu_lds_stats_add(&acc.lds, &s->lds);
+    if (s->lds_wave_max_cycles > acc.lds_wave_max_cycles) acc.lds_wave_max_cycles = s->lds_wave_max_cycles;
     npw += wks[i].npw;
   }
   if (st == CONVJIT_OK && stats) {
     *stats = acc;
+    stats->lds.banks = L.lds_banks.banks; /* also when no wave ran */
     stats->emulated_ms = emu_stats_finish_ms(c, acc.sum_wave_cycles, acc.max_wave_cycles);
     if (o && o->per_wave_stats && npw) {
       stats->per_wave = malloc(npw * sizeof *stats->per_wave);

@@ -85,12 +85,25 @@ convjit_status emu_kernel_get(emu_module *m, const char *name, const emu_kernel 
 const cj_kernel_info *emu_kernel_info(const emu_kernel *k);
 
 /* ---- statistics (per launch) --------------------------------------------- */
+/* LDS bank model (MODELLED, docs/emulator.md "LDS bank model"): the LDS
+ * cycles of every ds_* instruction and every LDS DMA write
+ * (buffer_load ... lds), priced from the active lanes' addresses. */
+typedef struct emu_lds_stats {
+  uint64_t accesses;   /* LDS instructions priced: ds_* and buffer_load ... lds */
+  uint64_t cycles;     /* their LDS cycles */
+  uint64_t min_cycles; /* the conflict-free minimum of the same accesses */
+  uint64_t excess;     /* cycles - min_cycles: what bank conflicts cost */
+  uint32_t max_degree; /* worst conflict degree of one access (1 = conflict-free) */
+  uint32_t banks;      /* banks of the arch's model (32 gfx942, 64 gfx950) */
+} emu_lds_stats;
+
 typedef struct emu_wave_stats {
   uint32_t wg[3];        /* workgroup id */
   uint32_t wave;         /* wave index in the workgroup */
   uint64_t count[EMU_CLASS_COUNT];
   uint64_t total;
   uint64_t cycles;       /* emulated cycles of this wave (cycle model) */
+  emu_lds_stats lds;     /* this wave's LDS accesses (bank model) */
 } emu_wave_stats;
 
 typedef struct emu_stats {
@@ -106,12 +119,20 @@ typedef struct emu_stats {
   uint64_t sum_wave_cycles;        /* all waves, emulated cycles */
   double emulated_ms;              /* EMULATED kernel time from the cycle model */
   double host_ms;                  /* wall time the emulator took on the host */
+  emu_lds_stats lds;               /* all waves' LDS accesses (bank model) */
+  uint64_t lds_wave_max_cycles;    /* the busiest wave's LDS cycles */
   /* Per-wave records, only when emu_launch_opts.per_wave_stats is set;
    * freed by emu_stats_free. Order: workgroup linear id, then wave. */
   emu_wave_stats *per_wave;
   size_t nper_wave;
 } emu_stats;
 void emu_stats_free(emu_stats *s); /* frees per_wave; NULL-safe */
+/* One line on the launch's LDS bank model into buf (n bytes, always
+ * terminated when n > 0), e.g. "LDS MODELLED (32 banks x 4 B): 512
+ * accesses, 4096 cycles, conflict-free 2048, conflicts +2048 (2.00x),
+ * worst 2-way, busiest wave 64 cycles"; returns what snprintf returns (0
+ * for no buffer). For any tool that prints emulator statistics. */
+int emu_stats_lds_line(const emu_stats *s, char *buf, size_t n);
 
 /* ---- launch -------------------------------------------------------------- */
 /* Return nonzero to run the workgroup with this id. Called from host threads

@@ -11,7 +11,8 @@
  *   3  exec_buffer.c exec_global.c exec_lds.c   (use exec_mem.c's helpers)
  *   2  exec_mem.c exec_salu.c                    (issue to hazard.c)
  *   1  hazard.c exec_valu.c exec_vcvt.c exec_mfma.c
- *   0  wave.c (registers via operands, emu_fail), memory.c, mfma.c, stats.c
+ *   0  wave.c (registers via operands, emu_fail), memory.c, mfma.c, stats.c,
+ *      lds_banks.c (the LDS bank model, a pure function)
  *
  * Execution model: a workgroup's waves run cooperatively on one host thread
  * (one wave until s_barrier or s_endpgm, then the next); workgroups run in
@@ -36,6 +37,7 @@
 #include <stddef.h>
 #include "arch/arch.h"
 #include "emu/emu.h"
+#include "emu/lds_banks.h"
 #include "pipeline/codeobj.h"
 #include "util/cj.h"
 
@@ -229,6 +231,7 @@ struct emu_wave {
   uint64_t cycles;       /* emulated cycles (stats.c model) */
   uint64_t mfma_macs;
   uint32_t prio;         /* s_setprio (timing only) */
+  emu_lds_stats lds;     /* LDS bank model (lds_banks.h): this wave's priced LDS accesses */
 };
 
 struct emu_wg {
@@ -259,6 +262,7 @@ struct emu_run {
   const uint8_t *kernarg_host; /* host copy of the kernarg segment (preload) */
   uint64_t dispatch_addr;      /* HSA dispatch packet (if the kernel asks) */
   uint64_t queue_addr;         /* zeroed stand-in for the queue (if asked) */
+  emu_lds_banks lds_banks;     /* the arch's LDS bank model (lds_banks.h) */
 };
 
 struct emu_ctx {
@@ -337,6 +341,8 @@ void emu_stats_add_wave(emu_stats *s, const emu_wave *w); /* counts, cycles, mac
 /* Per-wave min/max of a worker's partial statistics into the launch total; call
  * before adding part->waves to acc->waves. */
 void emu_stats_merge_extremes(emu_stats *acc, const emu_stats *part);
+/* Adds x's LDS bank-model totals into acc (sums; the worst degree). */
+void emu_lds_stats_add(emu_lds_stats *acc, const emu_lds_stats *x);
 /* Emulated kernel time from the summed and the slowest wave's cycles. */
 double emu_stats_finish_ms(const emu_ctx *c, uint64_t sum_wave_cycles, uint64_t max_wave_cycles);
 

@@ -13,7 +13,9 @@
  * DMA write zeros into LDS. Swizzled descriptors and ADD_TID are not
  * modelled: they stop the launch with a message (nothing is guessed).
  * LDS side of the DMA (ISA.md §4): LDS address = M0 + inst_offset +
- * lane*size, for every lane in EXEC; EXEC-masked lanes write nothing.
+ * lane*size, for every lane in EXEC; EXEC-masked lanes write nothing. The
+ * LDS write is priced by the arch's bank model (lds_banks.h) like a
+ * ds_write of the per-lane size.
  * Alignment (exec_mem.c, docs/emulator.md): an atomic lane and an LDS DMA
  * destination must be multiples of 4, and in DWORD alignment mode a lane
  * that accesses memory a multiple of min(size, 4); otherwise the launch
@@ -72,9 +74,11 @@ static convjit_status buffer_lds(emu_wave *w, const emu_inst *in, const emu_memo
   emu_hz_op *op = emu_hz_issue(w, in, EMU_HZ_VM, NULL);
   unsigned nelem = mo->bytes / mo->elem;
   const unsigned need = emu_mem_align_need(w, EMU_ALIGN_VMEM, mo->bytes);
+  uint32_t lds_addr[64]; /* for the LDS bank model */
   for (unsigned l = 0; l < 64; l++) {
     if (!((w->exec >> l) & 1)) continue;
     uint64_t la = (uint64_t)w->m0 + (uint32_t)in->offset + (uint64_t)l * mo->bytes;
+    lds_addr[l] = (uint32_t)la;
     if (emu_mem_is_misaligned(la, 4))
       return emu_mem_misaligned(w, in, EMU_ALIGN_LDS_DMA, "LDS DMA destination", la, 4, l);
     if (la + mo->bytes > w->wg->lds_size)
@@ -91,6 +95,7 @@ static convjit_status buffer_lds(emu_wave *w, const emu_inst *in, const emu_memo
     memcpy(w->wg->lds + la, b, mo->bytes);
     emu_hz_op_lds(op, (uint32_t)la, mo->bytes);
   }
+  emu_lds_price(w, lds_addr, w->exec, mo->bytes, 1);
   return CONVJIT_OK;
 }
 

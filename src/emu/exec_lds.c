@@ -7,7 +7,8 @@
  * (hardware would silently drop it, hiding a JIT bug). In DWORD alignment
  * mode an address not a multiple of min(size, 4) stops it with a memory
  * violation (exec_mem.c). EXEC-masked lanes do nothing. Results count in
- * lgkmcnt. */
+ * lgkmcnt. Every access is priced by the arch's LDS bank model
+ * (lds_banks.h) into the wave's LDS statistics; a ds_*2 as two accesses. */
 #include "emu/exec_mem.h"
 
 #include <string.h>
@@ -42,6 +43,7 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
     const int kind = mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ;
     uint32_t ra[128];
     uint32_t nra = 0;
+    uint32_t a2[2][64]; /* each offset's lane addresses, for the bank model */
     const unsigned need = emu_mem_align_need(w, EMU_ALIGN_LDS, mo->bytes);
     for (uint64_t e = w->exec; e; e &= e - 1) {
       unsigned l = (unsigned)__builtin_ctzll(e);
@@ -53,6 +55,7 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
           return emu_mem_misaligned(w, in, EMU_ALIGN_LDS, mo->store ? "LDS write" : "LDS read", a, need, l);
         CJ_TRY(lds_check(w, in, a, mo->bytes, l));
         CJ_TRY(emu_hz_lds(w, in, (uint32_t)a, mo->bytes, kind, 0));
+        a2[k][l] = (uint32_t)a;
         uint8_t *p = w->wg->lds + a;
         if (mo->store) {
           for (unsigned r = 0; r < per; r++) memcpy(p + 4 * r, &rows[k * per + r][l], 4);
@@ -65,6 +68,8 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
       if (!mo->store)
         for (unsigned r = 0; r < 2 * per; r++) rows[r][l] = val[r];
     }
+    emu_lds_price(w, a2[0], w->exec, mo->bytes, 1);
+    emu_lds_price(w, a2[1], w->exec, mo->bytes, 0);
     if (!mo->store) {
       emu_hz_op *rop = emu_hz_issue(w, in, EMU_HZ_LGKM, &in->o[0]);
       for (uint32_t i = 0; rop && i < nra; i++) emu_hz_op_lds_read(rop, ra[i], mo->bytes);
@@ -97,6 +102,7 @@ convjit_status emu_x_ds(emu_wave *w, const emu_inst *in) {
     la[l] = (uint32_t)a;
   }
   CJ_TRY(emu_hz_lds_lanes(w, in, la, w->exec, mo->bytes, mo->store ? EMU_HZ_LDS_WRITE : EMU_HZ_LDS_READ));
+  emu_lds_price(w, la, w->exec, mo->bytes, 1);
   for (uint64_t e = w->exec; e; e &= e - 1) {
     unsigned l = (unsigned)__builtin_ctzll(e);
     uint32_t a = la[l];

@@ -44,6 +44,19 @@ convjit_status emu_mem_misaligned(emu_wave *w, const emu_inst *in, int kind, con
                                   unsigned need, unsigned lane);
 static inline int emu_mem_is_misaligned(uint64_t addr, unsigned need) { return (addr & (need - 1u)) != 0; }
 
+/* Prices one LDS access with the arch's bank model (lds_banks.h) into the
+ * wave's LDS statistics: addr[l] for the lanes in exec, `bytes` per lane.
+ * `inst` is 1 for the first access of an instruction, 0 for the second
+ * half of a ds_read2/ds_write2 (one instruction, two accesses). */
+static inline void emu_lds_price(emu_wave *w, const uint32_t addr[64], uint64_t exec, unsigned bytes, int inst) {
+  emu_lds_cost c = emu_lds_cost_of(&w->wg->L->lds_banks, addr, exec, bytes);
+  w->lds.accesses += (unsigned)inst;
+  w->lds.cycles += c.cycles;
+  w->lds.min_cycles += c.min_cycles;
+  w->lds.excess += c.cycles - c.min_cycles;
+  if (c.degree > w->lds.max_degree) w->lds.max_degree = c.degree;
+}
+
 /* Logs a no-return f32 atomic add for in-order application at launch end. */
 convjit_status emu_mem_log_atomic(emu_wave *w, const emu_inst *in, uint64_t addr, float v, int lane);
 

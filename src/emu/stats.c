@@ -6,7 +6,8 @@
  *     cycles (SALU/branch/waitcnt/barrier 1, SMEM 1, VALU 4 (wave64 on a
  *     16-lane SIMD), VMEM 4, LDS 4; MFMA its pass count, see
  *     emu_x_mfma in exec_mfma.c) — memory latency, caches, bank
- *     conflicts, stalls at s_waitcnt and barriers are NOT modelled;
+ *     conflicts, stalls at s_waitcnt and barriers are NOT modelled (LDS
+ *     bank conflicts are counted apart, by lds_banks.c, into emu_stats.lds);
  *   - the device runs 4 waves at once per CU (one per SIMD); a kernel takes
  *     max(slowest wave, total wave cycles / (CUs * 4)) cycles at the arch's
  *     nominal clock (cj_arch clock_mhz, cu_count_default, simds_per_cu:
@@ -14,6 +15,7 @@
  * It is good for comparing instruction counts between kernel variants, not
  * for predicting hardware time.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include "emu/emu_internal.h"
 
@@ -60,6 +62,30 @@ void emu_stats_add_wave(emu_stats *s, const emu_wave *w) {
   s->sum_wave_cycles += cyc;
   if (cyc > s->max_wave_cycles) s->max_wave_cycles = cyc;
   ((emu_wave *)w)->cycles = cyc; /* per-wave record reads the full figure */
+  emu_lds_stats_add(&s->lds, &w->lds);
+  if (w->lds.cycles > s->lds_wave_max_cycles) s->lds_wave_max_cycles = w->lds.cycles;
+}
+
+void emu_lds_stats_add(emu_lds_stats *acc, const emu_lds_stats *x) {
+  acc->accesses += x->accesses;
+  acc->cycles += x->cycles;
+  acc->min_cycles += x->min_cycles;
+  acc->excess += x->excess;
+  if (x->max_degree > acc->max_degree) acc->max_degree = x->max_degree;
+  if (x->banks) acc->banks = x->banks;
+}
+
+int emu_stats_lds_line(const emu_stats *s, char *buf, size_t n) {
+  if (!buf || n == 0) return 0;
+  if (!s) return snprintf(buf, n, "LDS MODELLED: no statistics");
+  const emu_lds_stats *l = &s->lds;
+  double ratio = l->min_cycles ? (double)l->cycles / (double)l->min_cycles : 1.0;
+  return snprintf(buf, n,
+                  "LDS MODELLED (%u banks x 4 B): %llu accesses, %llu cycles, conflict-free %llu, "
+                  "conflicts +%llu (%.2fx), worst %u-way, busiest wave %llu cycles",
+                  l->banks, (unsigned long long)l->accesses, (unsigned long long)l->cycles,
+                  (unsigned long long)l->min_cycles, (unsigned long long)l->excess, ratio, l->max_degree,
+                  (unsigned long long)s->lds_wave_max_cycles);
 }
 
 void emu_stats_merge_extremes(emu_stats *acc, const emu_stats *part) {

@@ -24,8 +24,10 @@ static const cj_arch *arch(int i) {
 static void run(int a, const tc_conv *tc, const cj_conv_opts *o) {
   tc_result r;
   tc_conv_run(arch(a), tc, o, &r);
-  printf("  %-6s %-58s ok (worst %.2f of tol, %.0f ms emu)\n", arch(a)->name, tc->why, r.worst_ratio,
-           r.stats.host_ms);
+  char lds[256];
+  emu_stats_lds_line(&r.stats, lds, sizeof lds);
+  printf("  %-6s %-58s ok (worst %.2f of tol, %.0f ms emu)\n         %s\n", arch(a)->name, tc->why, r.worst_ratio,
+         r.stats.host_ms, lds);
   emu_stats_free(&r.stats);
 }
 
