@@ -11,15 +11,23 @@
  * (SMALL_* below: each input stays well under a second) is planned on an
  * emulator context (memory cache only, one per arch, kept for the process:
  * repeated shapes are hits), launched, and compared with src/ref. Inputs on
- * a 1/8 grid keep every fp32 sum exact, so the only error is y's bf16
- * rounding: at most half an ulp, 2^-8 |want| (the tolerance below).
- * abort() on any broken promise (libFuzzer reports it as a crash). */
+ * a 1/8 grid (|v| <= 1: exact in bf16, E4M3FN and E4M3FNUZ) keep every
+ * fp32 sum exact, so a bf16 conv's only error is y's bf16 rounding: at most
+ * half an ulp, 2^-8 |want|. fp8 convs (either input fp8): an fp8 operand
+ * is its decoded value times its scale; a bf16 operand next to it is
+ * quantized as the pre-pass does (cj_ref_fp8_quantize_bf16, the arch's
+ * format) and dequantized the same way; the kernel's products stay exact,
+ * and its epilogue adds three fp32 roundings (alpha, scale, bias; the
+ * reference's scaled operands two more), each <= 2^-24 of sum |x w| +
+ * |bias|: the tolerance adds 2^-21 of that. abort() on any broken promise
+ * (libFuzzer reports it as a crash). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "convjit/convjit.h"
+#include "ref/ref.h"
 #include "ref/ref_conv.h"
 #include "util/numfmt.h"
 
@@ -124,28 +132,59 @@ static uint32_t lcg(uint64_t *s) {
   return (uint32_t)(*s >> 33);
 }
 
-static void run_and_check(convjit_context *c, const convjit_conv_desc *d, const convjit_plan *p,
+static int is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
+static cj_nf_fp8 nf_of(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN; }
+
+/* One operand: n values on the 1/8 grid (|v| <= span/8) as the tensor the
+ * caller passes (bytes, in dtype t), and in eff the value the conv
+ * computes with: itself (bf16 conv), decoded fp8 times the scale, or a
+ * bf16 tensor quantized to the arch's format fmt and dequantized. */
+static void operand(size_t n, int span, convjit_dtype t, int fp8_conv, cj_nf_fp8 fmt, float scale, uint64_t *seed,
+                    uint8_t *bytes, float *eff) {
+  uint16_t *b16 = (uint16_t *)bytes;
+  for (size_t i = 0; i < n; i++) {
+    float v = (float)((int)(lcg(seed) % (unsigned)(2 * span + 1)) - span) / 8.0f;
+    if (is_fp8(t)) bytes[i] = cj_f32_to_fp8_rne(v, nf_of(t), 1);
+    else b16[i] = cj_f32_to_bf16_rne(v);
+    eff[i] = is_fp8(t) ? (float)cj_ref_fp8_value(bytes[i], nf_of(t)) * scale : cj_bf16_to_f32(b16[i]);
+  }
+  if (fp8_conv && !is_fp8(t)) { /* the quantizing pre-pass: fp8(fl32(x * fl32(1/s))) * s */
+    uint8_t *q = malloc(n ? n : 1);
+    if (!q) fail("host malloc", "");
+    REQUIRE(cj_ref_fp8_quantize_bf16(b16, n, scale, fmt, q) == CONVJIT_OK);
+    for (size_t i = 0; i < n; i++) eff[i] = (float)cj_ref_fp8_value(q[i], fmt) * scale;
+    free(q);
+  }
+}
+
+static void run_and_check(convjit_context *c, int arch, const convjit_conv_desc *d, const convjit_plan *p,
                           const cj_ref_conv_shape *sh, const int64_t out[3]) {
   size_t nx = sh->n * sh->c * sh->d * sh->h * sh->w, nw = sh->k * sh->c * sh->t * sh->r * sh->s;
   size_t ny = sh->n * sh->k * (size_t)(out[0] * out[1] * out[2]), ws = 0, pw = 0;
-  float *x = malloc(nx * 4), *w = malloc(nw * 4), *bias = malloc(sh->k * 4), *want = malloc(ny * 4);
-  uint16_t *xb = malloc(nx * 2), *wb = malloc(nw * 2), *yb = malloc(ny * 2);
-  if (!x || !w || !bias || !want || !xb || !wb || !yb) fail("host malloc", "");
+  int fp8 = is_fp8(d->x_dtype) || is_fp8(d->w_dtype);
+  size_t ebx = is_fp8(d->x_dtype) ? 1 : 2, ebw = is_fp8(d->w_dtype) ? 1 : 2;
+  cj_nf_fp8 fmt = arch ? CJ_NF_E4M3FN : CJ_NF_E4M3FNUZ; /* the arch's own: what the conv computes in */
+  float sx = d->x_scale == 0.0f ? 1.0f : d->x_scale, sw = d->w_scale == 0.0f ? 1.0f : d->w_scale;
+  float *x = malloc(nx * 4), *w = malloc(nw * 4), *bias = malloc(sh->k * 4), *want = malloc(ny * 4),
+        *mag = malloc(ny * 4);
+  uint8_t *xb = malloc(nx * 2), *wb = malloc(nw * 2);
+  uint16_t *yb = malloc(ny * 2);
+  if (!x || !w || !bias || !want || !mag || !xb || !wb || !yb) fail("host malloc", "");
   uint64_t seed = nx * 31 + nw;
-  for (size_t i = 0; i < nx; i++) xb[i] = cj_f32_to_bf16_rne(x[i] = (float)((int)(lcg(&seed) % 17) - 8) / 8.0f);
-  for (size_t i = 0; i < nw; i++) wb[i] = cj_f32_to_bf16_rne(w[i] = (float)((int)(lcg(&seed) % 9) - 4) / 8.0f);
+  operand(nx, 8, d->x_dtype, fp8, fmt, sx, &seed, xb, x);
+  operand(nw, 4, d->w_dtype, fp8, fmt, sw, &seed, wb, w);
   for (size_t i = 0; i < sh->k; i++) bias[i] = (float)((int)(lcg(&seed) % 33) - 16) / 8.0f;
-  REQUIRE(cj_ref_conv_fwd(sh, x, w, d->has_bias ? bias : NULL, want) == CONVJIT_OK);
+  REQUIRE(cj_ref_conv_fwd_mag(sh, x, w, d->has_bias ? bias : NULL, want, mag) == CONVJIT_OK);
   REQUIRE(convjit_plan_workspace_size(p, &ws) == CONVJIT_OK);
   REQUIRE(convjit_plan_packed_weight_size(p, &pw) == CONVJIT_OK);
   void *dx = NULL, *dw = NULL, *dpw = NULL, *db = NULL, *dy = NULL, *dws = NULL;
-  REQUIRE(convjit_malloc(c, nx * 2, &dx) == CONVJIT_OK && convjit_malloc(c, nw * 2, &dw) == CONVJIT_OK);
+  REQUIRE(convjit_malloc(c, nx * ebx, &dx) == CONVJIT_OK && convjit_malloc(c, nw * ebw, &dw) == CONVJIT_OK);
   REQUIRE(convjit_malloc(c, pw, &dpw) == CONVJIT_OK && convjit_malloc(c, ny * 2, &dy) == CONVJIT_OK);
   if (ws) REQUIRE(convjit_malloc(c, ws, &dws) == CONVJIT_OK);
   if (d->has_bias) REQUIRE(convjit_malloc(c, sh->k * 4, &db) == CONVJIT_OK);
   if (db) REQUIRE(convjit_memcpy_h2d(c, db, bias, sh->k * 4, NULL) == CONVJIT_OK);
-  REQUIRE(convjit_memcpy_h2d(c, dx, xb, nx * 2, NULL) == CONVJIT_OK);
-  REQUIRE(convjit_memcpy_h2d(c, dw, wb, nw * 2, NULL) == CONVJIT_OK);
+  REQUIRE(convjit_memcpy_h2d(c, dx, xb, nx * ebx, NULL) == CONVJIT_OK);
+  REQUIRE(convjit_memcpy_h2d(c, dw, wb, nw * ebw, NULL) == CONVJIT_OK);
   REQUIRE(convjit_memset(c, dy, 0xEE, ny * 2, NULL) == CONVJIT_OK); /* unwritten outputs fail */
   REQUIRE(convjit_weight_pack(p, dw, dpw, NULL) == CONVJIT_OK);
   convjit_status st = convjit_conv_fwd(p, dx, dpw, db, dy, dws, ws, NULL);
@@ -155,7 +194,8 @@ static void run_and_check(convjit_context *c, const convjit_conv_desc *d, const 
   REQUIRE(convjit_memcpy_d2h(c, yb, dy, ny * 2, NULL) == CONVJIT_OK);
   for (size_t i = 0; st == CONVJIT_OK && i < ny; i++) {
     float got = cj_bf16_to_f32(yb[i]);
-    if (!(fabs((double)got - want[i]) <= fabs(want[i]) / 256.0)) { /* bf16 half-ulp, see header */
+    double tol = fabs(want[i]) / 256.0 + (fp8 ? mag[i] / (1 << 21) : 0.0); /* see the header */
+    if (!(fabs((double)got - want[i]) <= tol)) {
       char desc[2048] = "";
       convjit_plan_describe(p, desc, sizeof desc, NULL);
       fprintf(stderr, "fuzz_conv_desc: y[%zu] = %g, want %g (of %zu)\n%s\n", i, got, want[i], ny, desc);
@@ -164,7 +204,7 @@ static void run_and_check(convjit_context *c, const convjit_conv_desc *d, const 
   }
   convjit_free(c, dx), convjit_free(c, dw), convjit_free(c, dpw), convjit_free(c, dy), convjit_free(c, dws),
       convjit_free(c, db);
-  free(x), free(w), free(bias), free(want), free(xb), free(wb), free(yb);
+  free(x), free(w), free(bias), free(want), free(mag), free(xb), free(wb), free(yb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -210,9 +250,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   if (st != CONVJIT_OK) fail("plan_create_conv of a valid small descriptor", convjit_last_error());
-  if (d.x_dtype != CONVJIT_DTYPE_BF16 || d.y_dtype != CONVJIT_DTYPE_BF16)
-    fail("a plan for dtypes this target cannot check yet", "extend run_and_check (fp8 decode, scales)");
-  run_and_check(c, &d, p, &sh, out);
+  if (d.y_dtype != CONVJIT_DTYPE_BF16 || d.has_channel_scale)
+    fail("a plan this target cannot check yet", "extend run_and_check (y dtype, per-channel scales)");
+  run_and_check(c, arch, &d, p, &sh, out);
   if (getenv("CJ_FUZZ_VERBOSE")) /* corpus authoring: which inputs reach a launch */
     fprintf(stderr, "fuzz_conv_desc: launched n=%lld c=%lld k=%lld rank %d on %s\n", (long long)d.n, (long long)d.c,
             (long long)d.k, d.spatial_rank, arch ? "gfx950" : "gfx942");
