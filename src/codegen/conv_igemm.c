@@ -1,6 +1,8 @@
 /* The implicit-GEMM conv kernel (plan in kplan_conv.h, address in
  * im2col.h, epilogue ops in epilogue.h). One builder over dtype rows: element
- * size, chunk and MFMA come from the plan, never from constants here.
+ * size, chunk and MFMA come from the plan, never from constants here. Two
+ * K-loop schedules share it (cj_cv_schedules[]): "multistage", below, and
+ * the 8-wave half-block "ping-pong" of fp8 on gfx950 (its own section).
  *
  *   workgroup (tm, tn) from the WGM-grouped linear id; grid z = K split
  *   prologue: DMA K steps 0 .. S-2 into LDS stages 0 .. S-2
