@@ -25,6 +25,10 @@
  * kq of few rows rather than one kq of 4x as many rows: fewer hoisted im2col
  * rows (VGPRs). An MFMA operand (8 or 4 consecutive k of one row) is one
  * ds_read, and the 16 lanes of a row group read 256 contiguous bytes.
+ * Where that read is 8 bytes (gfx942: half a chunk, 128 bytes per 16
+ * lanes, so rows r and r+8 would share banks) rows with bit 3 set store
+ * their chunks' two halves swapped (cj_cv_swizzled): the DMA lane fetches
+ * the swapped half, the read XORs its byte offset, conflict-free.
  * Every stage of A and B is its own LDS global, so LLVM's waitcnt pass can
  * tell a ds_read of one stage from DMAs still landing in another.
  *
@@ -90,6 +94,22 @@ typedef struct cj_cv {
   cj_im2col_col pp_col;
 } cj_cv;
 
+/* The 8-byte-read swizzle (gfx942): an operand read is 8 bytes (half a
+ * 16-byte chunk) and 16 lanes read rows r .. r+15 of one kq, so rows r and
+ * r+8 (128 bytes apart) would share banks on 32 banks. Rows with bit 3 set
+ * keep the two 8-byte halves of each chunk swapped: byte b of a row's
+ * chunk is stored at b ^ cj_cv_swz(row). Only where the DMA writes at most
+ * 8 bytes per lane (it can then fetch the swapped half); 16-byte reads
+ * (gfx950 bf16, f8f6f4 runs) take whole chunks and need none. */
+static int cj_cv_swizzled(const cj_cv *v) {
+  return v->mf->k_runs == 1 && v->mf->k_per_lane * v->c->elem_bytes == 8 && v->c->dma_bytes <= 8;
+}
+
+static LLVMValueRef cj_cv_swz(cj_cv *v, LLVMValueRef row) {
+  return LLVMBuildMul(v->b, LLVMBuildAnd(v->b, LLVMBuildLShr(v->b, row, cj_c32(v->g, 3), ""), cj_c32(v->g, 1), ""),
+                      cj_c32(v->g, 8), "swz");
+}
+
 static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
@@ -97,7 +117,6 @@ static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma
   uint32_t spc = 16 / c->dma_bytes, rpi = c->threads / spc; /* lanes per 16 B chunk, rows per instruction */
   LLVMValueRef sub = LLVMBuildURem(b, v->tid, cj_c32(g, spc), "");
   LLVMValueRef rt = LLVMBuildUDiv(b, v->tid, cj_c32(g, spc), "");
-  LLVMValueRef kin = LLVMBuildMul(b, sub, cj_c32(g, c->dma_bytes / c->elem_bytes), "");
   mp->rows = rows;
   mp->ndma = ndma;
   if (rpi <= rows) {
@@ -106,14 +125,18 @@ static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma
     for (uint32_t j = 0; j < mp->nrow; j++) mp->row[j] = LLVMBuildAdd(b, rt, cj_c32(g, j * rpi), "");
     for (uint32_t i = 0; i < ndma; i++) mp->kq[i] = i / mp->period;
     mp->kthr = cj_c32(g, 0);
-    mp->kin = kin;
   } else {
     mp->period = mp->nrow = 1;
     mp->row[0] = LLVMBuildURem(b, rt, cj_c32(g, rows), "");
     for (uint32_t i = 0; i < ndma; i++) mp->kq[i] = i * (rpi / rows);
     mp->kthr = LLVMBuildMul(b, LLVMBuildUDiv(b, rt, cj_c32(g, rows), ""), cj_c32(g, c->chunk_elems), "");
-    mp->kin = kin;
   }
+  /* The lane writes stored byte sub*dma_bytes of its chunk, so it fetches
+   * logical byte sub*dma_bytes ^ swz. The thread's rows are row[0] plus
+   * multiples of rpi (a multiple of 16 with <= 8-byte DMA): one swz. */
+  LLVMValueRef byte = LLVMBuildMul(b, sub, cj_c32(g, c->dma_bytes), "");
+  if (cj_cv_swizzled(v)) byte = LLVMBuildXor(b, byte, cj_cv_swz(v, mp->row[0]), "");
+  mp->kin = LLVMBuildUDiv(b, byte, cj_c32(g, c->elem_bytes), "kin");
 }
 
 /* Start (elements) of the 16-byte K chunk instruction i loads at K step kt. */
@@ -177,9 +200,11 @@ static LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase) 
   LLVMValueRef row = LLVMBuildAdd(b, wbase, LLVMBuildURem(b, v->lane, cj_c32(g, 16), ""), "");
   LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, per), "");
   LLVMValueRef kq = LLVMBuildUDiv(b, k0, cj_c32(g, ch), "");
+  LLVMValueRef byte = LLVMBuildMul(b, LLVMBuildURem(b, k0, cj_c32(g, ch), ""), cj_c32(g, v->c->elem_bytes), "");
+  if (cj_cv_swizzled(v)) byte = LLVMBuildXor(b, byte, cj_cv_swz(v, row), ""); /* row + 16*blk: the same swz */
   return LLVMBuildAdd(
       b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kq, cj_c32(g, rows), ""), row, ""), cj_c32(g, 16), ""),
-      LLVMBuildMul(b, LLVMBuildURem(b, k0, cj_c32(g, ch), ""), cj_c32(g, v->c->elem_bytes), ""), "op.lane");
+      byte, "op.lane");
 }
 
 /* A two-run operand (f8f6f4): one ds_read per run at q[0], q[1],

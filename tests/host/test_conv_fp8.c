@@ -52,6 +52,10 @@ static void print_plan(int a, const char *why, const cj_kplan *p, const tc_resul
   printf("  %-6s %-62s %ux%ux%u w%ux%u s%u sk%u wgm%u: ok, %zu %s (worst %.2f of tol, %.0f ms emu)\n",
          arch(a)->name, why, c->tile_m, c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk, c->wgm, r->n,
          what, r->worst_ratio, r->stats.host_ms);
+  /* conflict-free LDS (bank model counts, exact): gfx942's multistage
+   * stages by the 8-byte-half swizzle, gfx950's ping-pong by its chunk
+   * XOR (docs/kernels.md); the channel GEMM's 1-byte k-major reads are not */
+  if (!c->channel_gemm) assert_int_equal(r->stats.lds.excess, 0);
 }
 
 /* Full run of the selection's choice; when it split K, also with split-K
