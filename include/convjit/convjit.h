@@ -153,6 +153,10 @@ typedef struct convjit_context_info {
   uint64_t disk_misses;
   /* Later field (a struct_size up to disk_misses is accepted: filled to there): */
   char device_model[64];      /* HIP: hipDeviceGetName ("AMD Instinct MI300X"), "" if unknown; emu: "" */
+  /* convjit_plan_create_conv calls answered by the context's plan memo (a
+   * copy of the plan this descriptor got before; no kernel lookup, so the
+   * four counters above do not move): */
+  uint64_t plan_memo_hits;
 } convjit_context_info;
 CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info);
 
