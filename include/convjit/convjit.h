@@ -240,7 +240,9 @@ typedef struct convjit_plan convjit_plan;
 
 /* Errors: INVALID_ARG, UNSUPPORTED, COMPILE (LLVM/ld.lld text), RESOURCE (a
  * kernel spills, uses scratch or too much LDS), DEVICE (module load), IO is
- * never returned (a broken disk cache is moved aside and rebuilt). */
+ * never returned (a broken disk cache is moved aside and rebuilt). A conv
+ * descriptor the context planned before gets a copy of that plan from the
+ * context's plan memo (64 plans, LRU; docs/api.md), a plan like any other. */
 CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const convjit_conv_desc *desc,
                                                     convjit_plan **plan);
 CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, const convjit_transpose_desc *desc,
