@@ -10,6 +10,9 @@
  *                    kernarg packing, the backend call
  * and the same two for the conv path (every step of convjit_conv_fwd: its
  * pre-pass, memset, conv and finalize launches) when a conv kernel exists.
+ * A repeated conv plan create is answered by the context's plan memo
+ * (conv_plan_create_us); conv_plan_create_nomemo_us is the same call with
+ * the memo off: selection and one memory-cache lookup per kernel.
  * Both are wall-clock means over many calls on this host (not a GPU time). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,12 +109,16 @@ int main(int argc, char **argv) {
   g_launches = 0;
   double tr_enq_us = TIME_US(iters, TRY(convjit_transpose(tp, x, y, NULL)));
   int ok = g_launches == (uint64_t)iters;
-  double cv_plan_us = -1, cv_enq_us = -1;
+  double cv_plan_us = -1, cv_nomemo_us = -1, cv_enq_us = -1;
   if (cp) {
     size_t wsb = 0;
     TRY(convjit_plan_workspace_size(cp, &wsb));
     cv_plan_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_conv(ctx, &cd, &p2));
                          convjit_plan_destroy(p2));
+    cj_plan_memo_set_cap(&ctx->memo, 0);
+    cv_nomemo_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_conv(ctx, &cd, &p2));
+                           convjit_plan_destroy(p2));
+    cj_plan_memo_set_cap(&ctx->memo, CJ_PLAN_MEMO_CAP);
     TIME_US(1000, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
     g_launches = g_memsets = 0;
     cv_enq_us = TIME_US(iters, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
@@ -124,15 +131,18 @@ int main(int argc, char **argv) {
   convjit_context_destroy(ctx);
   if (json)
     printf("{\"cold_plan_ms\":%.3f,\"plan_create_us\":%.3f,\"enqueue_us\":%.4f,\"conv_kernels\":%d,"
-           "\"conv_plan_create_us\":%.3f,\"conv_enqueue_us\":%.4f,\"iters\":%ld,\"launches_ok\":%s}\n",
-           cold_ms, tr_plan_us, tr_enq_us, conv_kernels, cv_plan_us, cv_enq_us, iters, ok ? "true" : "false");
+           "\"conv_plan_create_us\":%.3f,\"conv_plan_create_nomemo_us\":%.3f,\"conv_enqueue_us\":%.4f,\"iters\":%ld,"
+           "\"launches_ok\":%s}\n",
+           cold_ms, tr_plan_us, tr_enq_us, conv_kernels, cv_plan_us, cv_nomemo_us, cv_enq_us, iters,
+           ok ? "true" : "false");
   else {
     printf("first transpose plan (compile or disk): %.1f ms\n", cold_ms);
     printf("transpose, 1 kernel: warm plan create %.2f us/call (%ld calls); enqueue %.3f us/call (%ld calls)\n",
            tr_plan_us, plan_iters, tr_enq_us, iters);
     if (cp)
-      printf("conv, %d kernels: warm plan create %.2f us/call; conv_fwd enqueue %.3f us/call\n", conv_kernels,
-             cv_plan_us, cv_enq_us);
+      printf("conv, %d kernels: warm plan create %.2f us/call (plan memo hit; memo off: %.2f us/call); conv_fwd "
+             "enqueue %.3f us/call\n",
+             conv_kernels, cv_plan_us, cv_nomemo_us, cv_enq_us);
   }
   return ok ? 0 : 1;
 }

@@ -153,6 +153,10 @@ typedef struct convjit_context_info {
   uint64_t disk_misses;
   /* Later field (a struct_size up to disk_misses is accepted: filled to there): */
   char device_model[64];      /* HIP: hipDeviceGetName ("AMD Instinct MI300X"), "" if unknown; emu: "" */
+  /* convjit_plan_create_conv calls answered by the context's plan memo (a
+   * copy of the plan this descriptor got before; no kernel lookup, so the
+   * four counters above do not move): */
+  uint64_t plan_memo_hits;
 } convjit_context_info;
 CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info);
 
@@ -236,7 +240,9 @@ typedef struct convjit_plan convjit_plan;
 
 /* Errors: INVALID_ARG, UNSUPPORTED, COMPILE (LLVM/ld.lld text), RESOURCE (a
  * kernel spills, uses scratch or too much LDS), DEVICE (module load), IO is
- * never returned (a broken disk cache is moved aside and rebuilt). */
+ * never returned (a broken disk cache is moved aside and rebuilt). A conv
+ * descriptor the context planned before gets a copy of that plan from the
+ * context's plan memo (64 plans, LRU; docs/api.md), a plan like any other. */
 CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const convjit_conv_desc *desc,
                                                     convjit_plan **plan);
 CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, const convjit_transpose_desc *desc,

@@ -103,6 +103,7 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
     free(ctx);
     goto fail;
   }
+  cj_plan_memo_init(&ctx->memo);
   cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s, code object v%u", ctx->device_name, arch->name,
          ctx->cu_count, dev->is_emulated ? " (emulated)" : "", ctx->code_object_version);
   *out = ctx;
@@ -115,6 +116,7 @@ fail:
 CONVJIT_API void convjit_context_destroy(convjit_context *ctx) {
   if (!ctx) return;
   cj_ctx_release(ctx); /* its plans and events now see it gone */
+  cj_plan_memo_free(&ctx->memo); /* copies only: the plans handed out own themselves */
   cj_cache_destroy(ctx->cache);
   cj_device_destroy(ctx->dev);
   free(ctx->emu_wg);
@@ -141,6 +143,7 @@ CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, 
   f.memory_hits = s.memory_hits;
   f.disk_hits = s.disk_hits;
   f.disk_misses = s.disk_misses;
+  f.plan_memo_hits = cj_plan_memo_hits(&ctx->memo);
   memcpy(info, &f, f.struct_size);
   return CONVJIT_OK;
 }
@@ -303,12 +306,20 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
   p->ctx_ref = ctx->ref;
   p->op = CJ_PLAN_CONV;
   convjit_status st = cj_conv_desc_normalize(desc, &p->prob);
+  /* The public path asks the context's memo first (plan_memo.c): a
+   * repeated descriptor gets a copy of the plan built the first time. */
+  if (st == CONVJIT_OK && !o && cj_plan_memo_get(&ctx->memo, &p->prob, p)) {
+    cj_log(CJ_LOG_DEBUG, "plan: memo hit: %s", p->seq.summary);
+    *out = p;
+    return CONVJIT_OK;
+  }
   if (st == CONVJIT_OK) st = plan_conv_select(ctx, o, p);
   if (st != CONVJIT_OK) {
     free(p);
     return st;
   }
   p->has_bias = p->prob.has_bias;
+  if (!o) cj_plan_memo_put(&ctx->memo, p);
   *out = p;
   return CONVJIT_OK;
 }

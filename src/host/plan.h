@@ -9,12 +9,32 @@
 #ifndef CJ_HOST_PLAN_H
 #define CJ_HOST_PLAN_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include "convjit/convjit.h"
 #include "host/select.h"
 #include "runtime/cache.h"
 #include "runtime/device.h"
 
 #define CJ_KERNARG_MAX 512 /* explicit kernarg bytes a plan may use (stack buffer) */
+
+/* plan_memo.c: the context's conv plan memo (normalized problem -> plan
+ * copy), CJ_PLAN_MEMO_CAP entries, LRU, one mutex. Only
+ * convjit_plan_create_conv uses it (no forced options). */
+#define CJ_PLAN_MEMO_CAP 64
+#define CJ_PLAN_MEMO_KEY_WORDS 35
+typedef struct cj_plan_memo_entry {
+  uint64_t key[CJ_PLAN_MEMO_KEY_WORDS]; /* the problem, field by field */
+  uint64_t hash, used;                  /* used: the memo's clock at the last hit */
+  struct convjit_plan *plan;            /* owned; never handed out, only copied */
+} cj_plan_memo_entry;
+typedef struct cj_plan_memo {
+  pthread_mutex_t mu;
+  uint32_t cap, n; /* cap: CJ_PLAN_MEMO_CAP, lowered by tests and tools (0 = off) */
+  uint64_t clock;
+  _Atomic uint64_t hits; /* read without mu (convjit_context_get_info takes a const context) */
+  cj_plan_memo_entry e[CJ_PLAN_MEMO_CAP];
+} cj_plan_memo;
 
 /* A context's handle (lifetime.c): a slot of a process-wide table that is
  * never freed, and the generation the slot had while this context lived.
@@ -38,6 +58,7 @@ struct convjit_context {
    * emulator's launch options point to */
   uint64_t *emu_wg;
   size_t emu_nwg;
+  cj_plan_memo memo;
 };
 
 typedef struct cj_plan_step {
@@ -69,6 +90,18 @@ struct convjit_plan {
   int fwd_uses_w_packed, has_bias;
   cj_conv_problem prob;          /* CJ_PLAN_CONV */
 };
+
+/* plan_memo.c. get: 1 and *out = the memoized plan of prob (a copy), else
+ * 0 (out untouched). put: memoizes a copy of p, a plan just built on the
+ * public path (its steps then report memory hits, no compile time); an
+ * allocation failure only skips the entry. set_cap: at most CJ_PLAN_MEMO_CAP,
+ * evicting down to it. All thread-safe. */
+void cj_plan_memo_init(cj_plan_memo *m);
+void cj_plan_memo_free(cj_plan_memo *m);
+int cj_plan_memo_get(cj_plan_memo *m, const cj_conv_problem *prob, struct convjit_plan *out);
+void cj_plan_memo_put(cj_plan_memo *m, const struct convjit_plan *p);
+void cj_plan_memo_set_cap(cj_plan_memo *m, uint32_t cap);
+uint64_t cj_plan_memo_hits(const cj_plan_memo *m);
 
 /* The values binds resolve to for one launch. */
 typedef struct cj_launch_ptrs {

@@ -10,7 +10,7 @@
  *    on the emulator with the disk cache off. Half of the iterations every
  *    thread asks for the same plan, the other half each asks for its own,
  *    on a context shared by the threads of one arch (memory-cache hits and
- *    waits); every FRESH_EVERY iterations a thread makes a private context,
+ *    waits; repeated conv plans come from the context's plan memo); every FRESH_EVERY iterations a thread makes a private context,
  *    so its plan really compiles (codegen + LLVM + ld.lld) while the others
  *    do the same. Some iterations launch the plan and check the result.
  *    Every code object any context loads is caught at the device's
