@@ -12,13 +12,26 @@
  * GPU figures. test_conv_spill checks the non-timing side (code size flat
  * in C*T*R*S, a backward branch in the ISA).
  *
- *   convjit-bench-compile [--reps N] [--json]
+ * --plans adds the cold plan creation of two default video-VAE layers
+ * (1,256,5,8,8 -> 256, 3x3x3 causal pad 2/0,1/1,1/1 and 1x3x3 pad 0,1,1;
+ * bf16 and the arch's native fp8): the whole convjit_plan_create_conv on a
+ * fresh emulator context with the disk cache off, min of --reps, serial
+ * (CONVJIT_COMPILE_THREADS=1) and with the compile pool ($CONVJIT_COMPILE_THREADS,
+ * else 4 threads) in alternation, then per
+ * kernel of that plan the minimum of each stage over --reps single-thread
+ * builds: codegen (IR build), -O3 middle-end, backend (verify, target
+ * machine, isel..emit), ld.lld (temp files + spawn), code-object parse and
+ * the device's module load.
+ *
+ *   convjit-bench-compile [--reps N] [--json] [--plans]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "convjit/convjit.h"
+#include "host/plan.h"
 #include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "pipeline/build.h"
@@ -76,14 +89,116 @@ static int min_build_ms(const cj_kplan *p, int reps, double *out) {
   return 0;
 }
 
-static void usage(FILE *f) { fprintf(f, "usage: convjit-bench-compile [--reps N (1..100, default 5)] [--json]\n"); }
+typedef struct layer {
+  const char *name;
+  uint32_t t;
+  uint32_t pad_lo_t, pad_hi_t;
+} layer;
+static const layer LAYERS[2] = {{"1,256,5,8,8->256 3x3x3 pad 2/0,1/1,1/1", 3, 2, 0},
+                                {"1,256,5,8,8->256 1x3x3 pad 0,1,1", 1, 0, 0}};
+
+static convjit_conv_desc layer_desc(const layer *l, int fp8, const cj_arch *a) {
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.n = 1; d.c = d.k = 256;
+  d.in[0] = 5; d.in[1] = d.in[2] = 8;
+  d.filter[0] = l->t; d.filter[1] = d.filter[2] = 3;
+  d.pad_lo[0] = l->pad_lo_t; d.pad_hi[0] = l->pad_hi_t;
+  d.pad_lo[1] = d.pad_lo[2] = d.pad_hi[1] = d.pad_hi[2] = 1;
+  d.has_bias = 1;
+  if (fp8) d.x_dtype = d.w_dtype = !strcmp(a->name, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  return d;
+}
+
+enum { ST_CODEGEN, ST_OPT, ST_BACKEND, ST_LINK, ST_PARSE, ST_LOAD, ST_N };
+static const char *ST_NAME[ST_N] = {"codegen", "opt", "backend", "lld", "parse", "load"};
+
+/* One layer on one arch: whole cold plan create (min of reps), then per
+ * kernel of the plan the minimum of each stage. */
+static int bench_plan(const cj_arch *a, const layer *l, int fp8, int reps, int json, int first) {
+  convjit_conv_desc d = layer_desc(l, fp8, a);
+  convjit_context_options o = convjit_context_options_default();
+  o.device = CONVJIT_DEVICE_EMU;
+  o.arch = a->name;
+  o.disable_disk_cache = 1;
+  double whole[2] = {0, 0}; /* serial walk, compile pool */
+  convjit_context *ctx = NULL;
+  convjit_plan *plan = NULL;
+  const char *env = getenv("CONVJIT_COMPILE_THREADS");
+  char pool[16];
+  snprintf(pool, sizeof pool, "%s", env && *env ? env : "4");
+  /* The two modes alternate, so a load change on the machine hits both. */
+  for (int i = 0; i < 2 * reps; i++) {
+    convjit_context_destroy(ctx); /* a fresh memory cache per rep: every kernel compiles */
+    convjit_plan_destroy(plan);
+    plan = NULL;
+    setenv("CONVJIT_COMPILE_THREADS", i % 2 ? pool : "1", 1); /* read by convjit_context_create */
+    convjit_status st = convjit_context_create(&o, &ctx);
+    if (st != CONVJIT_OK) goto fail;
+    double t0 = cj_now_ms();
+    if (convjit_plan_create_conv(ctx, &d, &plan) != CONVJIT_OK) goto fail;
+    double ms = cj_now_ms() - t0;
+    if (i < 2 || ms < whole[i % 2]) whole[i % 2] = ms;
+  }
+  if (json) printf("%s{\"arch\":\"%s\",\"layer\":\"%s\",\"dtype\":\"%s\",\"serial_plan_create_ms\":%.1f,"
+                   "\"plan_create_ms\":%.1f,\"threads\":%s,\"kernels\":[",
+                   first ? "" : ",", a->name, l->name, fp8 ? "fp8" : "bf16", whole[0], whole[1], pool);
+  else printf("  %-6s %-4s %s: cold plan create, whole op: serial %.1f ms, %s threads %.1f ms\n", a->name,
+              fp8 ? "fp8" : "bf16", l->name, whole[0], pool, whole[1]);
+  const cj_step_list *lists[2] = {&plan->seq.pack, &plan->seq.fwd};
+  int nk = 0;
+  for (int li = 0; li < 2; li++)
+    for (uint32_t si = 0; si < lists[li]->nsteps; si++) {
+      const cj_step *s = &lists[li]->step[si];
+      if (s->kind != CJ_STEP_KERNEL) continue;
+      double best[ST_N], sum = 0;
+      for (int i = 0; i < reps; i++) {
+        cj_built b = {0};
+        if (cj_build_kernel(&s->plan, 0, &b) != CONVJIT_OK) goto fail;
+        void *mod = NULL;
+        double t0 = cj_now_ms();
+        convjit_status st = ctx->dev->ops->module_load(ctx->dev, b.code_object.data, b.code_object.size, &mod);
+        double v[ST_N] = {b.codegen_ms, b.opt_ms, b.compile_ms - b.opt_ms, b.link_ms, b.parse_ms,
+                          cj_now_ms() - t0};
+        if (mod) ctx->dev->ops->module_unload(ctx->dev, mod);
+        cj_built_free(&b);
+        if (st != CONVJIT_OK) goto fail;
+        for (int k = 0; k < ST_N; k++)
+          if (i == 0 || v[k] < best[k]) best[k] = v[k];
+      }
+      for (int k = 0; k < ST_N; k++) sum += best[k];
+      if (json) printf("%s{\"name\":\"%s\",\"sum_ms\":%.2f", nk ? "," : "", s->plan.name, sum);
+      else printf("    %-40s %6.1f ms =", s->plan.name, sum);
+      for (int k = 0; k < ST_N; k++) {
+        if (json) printf(",\"%s_ms\":%.2f", ST_NAME[k], best[k]);
+        else printf(" %s %.1f", ST_NAME[k], best[k]);
+      }
+      printf(json ? "}" : "\n");
+      nk++;
+    }
+  if (json) printf("]}");
+  convjit_plan_destroy(plan);
+  convjit_context_destroy(ctx);
+  return 0;
+fail:
+  fprintf(stderr, "convjit-bench-compile: %s %s on %s: %s\n", l->name, fp8 ? "fp8" : "bf16", a->name,
+          convjit_last_error()[0] ? convjit_last_error() : cj_error_text());
+  convjit_plan_destroy(plan);
+  convjit_context_destroy(ctx);
+  return -1;
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: convjit-bench-compile [--reps N (1..100, default 5)] [--json] [--plans]\n");
+}
 
 int main(int argc, char **argv) {
-  int reps = 5, json = 0;
+  int reps = 5, json = 0, plans = 0;
   cli_set_tool("convjit-bench-compile");
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) {
       json = 1;
+    } else if (!strcmp(argv[i], "--plans")) {
+      plans = 1;
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       uint64_t v;
       if (cli_u64("--reps", argv[++i], 1, 100, &v)) {
@@ -114,6 +229,20 @@ int main(int argc, char **argv) {
       printf("  %-6s %s: %.1f ms; %s: %.1f ms; ratio %.2f\n         %s: %.1f ms\n", arches[a]->name, SHAPES[0].name,
              ms[0], SHAPES[1].name, ms[1], ms[1] / ms[0], SHAPES[2].name, ms[2]);
   }
-  if (json) printf("]}\n");
+  if (json) printf("]");
+  if (plans) {
+    if (json) printf(",\"plans\":[");
+    else printf("cold conv plan creation (emulator context, disk cache off; host CPU, min of %d; not a GPU figure)\n"
+                "  per kernel, min of each stage: codegen = IR build, opt = -O3 middle-end, backend = verify +\n"
+                "  target machine + isel..emit, lld = temp files + ld.lld spawn, parse = code object, load = module\n",
+                reps);
+    int first = 1;
+    for (int a = 0; a < na; a++)
+      for (int l = 0; l < 2; l++)
+        for (int f = 0; f < 2; f++, first = 0)
+          if (bench_plan(arches[a], &LAYERS[l], f, reps, json, first)) return 1;
+    if (json) printf("]");
+  }
+  if (json) printf("}\n");
   return 0;
 }

@@ -187,8 +187,10 @@ convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, c
 
 /* Step of the selection -> launch-ready step: kernel through the cache (in
  * the context's code object version, which the plan's key then holds),
- * argument offsets from the code object's metadata. */
-static convjit_status resolve_step_once(convjit_context *ctx, cj_step *s, cj_plan_step *out) {
+ * argument offsets from the code object's metadata. pre: the cache's
+ * answer for this step already fetched by plan_prefetch, else NULL. */
+static convjit_status resolve_step_once(convjit_context *ctx, cj_step *s, cj_plan_step *out,
+                                        const cj_cache_req *pre) {
   memset(out, 0, sizeof *out);
   out->kind = s->kind;
   if (s->kind == CJ_STEP_MEMSET) {
@@ -206,7 +208,14 @@ static convjit_status resolve_step_once(convjit_context *ctx, cj_step *s, cj_pla
     out->grid[i] = (uint32_t)kp->grid[i];
     out->block[i] = kp->block[i];
   }
-  CJ_TRY(cj_cache_get(ctx->cache, kp, &out->k, &out->source));
+  if (!pre) {
+    CJ_TRY(cj_cache_get(ctx->cache, kp, &out->k, &out->source));
+  } else if (pre->st != CONVJIT_OK) {
+    return cj_error_restore(pre->st, pre->err);
+  } else {
+    out->k = pre->k;
+    out->source = pre->built && !cj_cache_claim(ctx->cache, pre->k) ? CJ_SRC_MEMORY : pre->src;
+  }
   out->compile_ms = out->source == CJ_SRC_COMPILED ? out->k->compile_ms : 0.0;
   snprintf(out->name, sizeof out->name, "%s", kp->name);
   CJ_TRY(cj_plan_step_bind_args(kp, s->bind, out->k->info, out));
@@ -220,20 +229,54 @@ static convjit_status resolve_step_once(convjit_context *ctx, cj_step *s, cj_pla
  * does not fit its plan (another kernel's object, another argument layout)
  * is discarded there and built here once; only a kernel compiled in this
  * process can fail the step. */
-static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out) {
-  convjit_status st = resolve_step_once(ctx, s, out);
+static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out, const cj_cache_req *pre) {
+  convjit_status st = resolve_step_once(ctx, s, out, pre);
   if (st != CONVJIT_OK && st != CONVJIT_ERR_OUT_OF_MEMORY && out->k &&
       cj_cache_discard(ctx->cache, out->k, cj_error_text()))
-    st = resolve_step_once(ctx, s, out);
+    st = resolve_step_once(ctx, s, out, NULL);
   return st;
+}
+
+/* The kernels of a plan's steps, fetched from the cache at once so that
+ * its misses compile concurrently (cj_cache_get_many). pre[list][step]
+ * points at a step's answer, NULL for steps left to resolve_step alone:
+ * memsets, grids past the launch limit (refused there before any build),
+ * and plans with a single kernel (nothing to overlap). Each answer is the
+ * one cj_cache_get would give, and plan_finish consumes them in step order,
+ * so statuses, texts and sources are those of the serial walk; only a
+ * failing plan differs: its later kernels are built (and cached) too. */
+static void plan_prefetch(convjit_context *ctx, convjit_plan *p, cj_cache_req *req,
+                          const cj_cache_req *pre[2][CJ_SEQ_MAX_STEPS]) {
+  cj_step_list *lists[2] = {&p->seq.pack, &p->seq.fwd};
+  uint32_t n = 0;
+  memset(pre, 0, 2 * sizeof pre[0]);
+  for (int l = 0; l < 2; l++)
+    for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
+      cj_step *s = &lists[l]->step[i];
+      int fits = s->kind == CJ_STEP_KERNEL;
+      for (int d = 0; d < 3 && fits; d++) fits = s->plan.grid[d] >= 1 && s->plan.grid[d] <= UINT32_MAX;
+      if (!fits || n == CJ_CACHE_BATCH_MAX) continue;
+      s->plan.code_object_version = ctx->code_object_version;
+      req[n].p = &s->plan;
+      pre[l][i] = &req[n++];
+    }
+  if (n < 2) {
+    memset(pre, 0, 2 * sizeof pre[0]);
+    return;
+  }
+  cj_cache_get_many(ctx->cache, req, n);
 }
 
 static convjit_status plan_finish(convjit_context *ctx, convjit_plan *p) {
   CJ_CHECK(p->seq.fwd.nsteps > 0, CONVJIT_ERR_INTERNAL, "selection produced an empty launch sequence");
-  for (uint32_t i = 0; i < p->seq.pack.nsteps; i++) CJ_TRY(resolve_step(ctx, &p->seq.pack.step[i], &p->pack[i]));
+  cj_cache_req req[CJ_CACHE_BATCH_MAX];
+  const cj_cache_req *pre[2][CJ_SEQ_MAX_STEPS];
+  plan_prefetch(ctx, p, req, pre);
+  for (uint32_t i = 0; i < p->seq.pack.nsteps; i++)
+    CJ_TRY(resolve_step(ctx, &p->seq.pack.step[i], &p->pack[i], pre[0][i]));
   p->npack = p->seq.pack.nsteps;
   for (uint32_t i = 0; i < p->seq.fwd.nsteps; i++) {
-    CJ_TRY(resolve_step(ctx, &p->seq.fwd.step[i], &p->fwd[i]));
+    CJ_TRY(resolve_step(ctx, &p->seq.fwd.step[i], &p->fwd[i], pre[1][i]));
     for (uint32_t a = 0; a < p->fwd[i].nargs; a++)
       if (p->fwd[i].bind[a].kind == CJ_BIND_W_PACKED) p->fwd_uses_w_packed = 1;
   }

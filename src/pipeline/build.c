@@ -45,6 +45,7 @@ static convjit_status cj_build_in(const cj_kplan *p, unsigned flags, LLVMContext
   LLVMDisposeModule(m);
   CJ_TRY(st);
   out->compile_ms = co.ms;
+  out->opt_ms = co.opt_ms;
   out->opt_ir = co.opt_ir;
   out->asm_text = co.asm_text;
   co.opt_ir = (cj_blob){0};
@@ -56,7 +57,9 @@ static convjit_status cj_build_in(const cj_kplan *p, unsigned flags, LLVMContext
   CJ_TRY(st);
   out->link_ms = cj_now_ms() - t0;
 
+  t0 = cj_now_ms();
   CJ_TRY(cj_codeobj_parse(out->code_object.data, out->code_object.size, &out->co));
+  out->parse_ms = cj_now_ms() - t0;
   out->info = cj_codeobj_find(out->co, p->name);
   CJ_CHECK(out->info != NULL, CONVJIT_ERR_INTERNAL, "code object has no kernel named %s (it has %u kernel%s%s%s)",
            p->name, out->co->nkernels, out->co->nkernels == 1 ? "" : "s", out->co->nkernels ? ", first " : "",

@@ -20,7 +20,9 @@ typedef struct cj_built {
   cj_codeobj *co;               /* parsed metadata of code_object */
   const cj_kernel_info *info;   /* the plan's kernel inside co */
   cj_blob ir, opt_ir, asm_text; /* NUL-terminated text when kept */
-  double codegen_ms, compile_ms, link_ms;
+  /* Wall time per stage: codegen (IR build), compile (-O3 + codegen; its
+   * middle-end share opt_ms), link (ld.lld: temp files + spawn), parse. */
+  double codegen_ms, compile_ms, opt_ms, link_ms, parse_ms;
 } cj_built;
 
 convjit_status cj_build_kernel(const cj_kplan *p, unsigned flags, cj_built *out);

@@ -130,10 +130,12 @@ static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm,
                                        int want_opt_ir, cj_compile_out *out, cj_diag *diag) {
   /* -O3 with the new pass manager; the target machine supplies AMDGPU's own
    * passes and TTI (address spaces, uniformity), like clang's -O3. */
+  double t0 = cj_now_ms();
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   CJ_ALLOC_CHECK(po);
   LLVMErrorRef e = LLVMRunPasses(m, "default<O3>", tm, po);
   LLVMDisposePassBuilderOptions(po);
+  out->opt_ms = cj_now_ms() - t0;
   if (e) {
     char *msg = LLVMGetErrorMessage(e);
     convjit_status st = CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM -O3 pipeline failed: %s", msg ? msg : "?");

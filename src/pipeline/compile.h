@@ -20,6 +20,7 @@ typedef struct cj_compile_out {
   cj_blob opt_ir;   /* optimized IR text, when want_opt_ir */
   /* Every blob here has a NUL after its last byte, not counted in size. */
   double ms;        /* wall time of optimize + codegen */
+  double opt_ms;    /* the -O3 middle-end's share of ms (the rest: verify, target machine, codegen) */
 } cj_compile_out;
 
 /* Verifies the module (LLVMVerifyModule) first; an invalid module is

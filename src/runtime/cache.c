@@ -8,6 +8,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <stddef.h>
@@ -37,6 +38,9 @@ typedef struct cj_entry {
   ent_state state;        /* STALE: discarded disk entry, build without the disk */
   int from_disk;          /* READY: the code object came from a disk level */
   int skip_disk;          /* build without reading the disk (replaces a discarded entry) */
+  int unclaimed;          /* READY, built by cj_cache_get_many and not yet used: the first user
+                             sees the source of the build (claimed_src), as a serial walk would */
+  cj_cache_src claimed_src;
   convjit_status err;     /* FAILED: the status ... */
   char *err_text;         /* ... and its text, replayed to later callers */
   cj_loaded loaded;
@@ -64,6 +68,7 @@ struct cj_cache {
   cj_entry *bucket[CJ_CACHE_BUCKETS];
   cj_entry *retired;      /* discarded entries: plans made before may still point at them */
   cj_cache_stats stats;
+  uint32_t threads;       /* build threads of cj_cache_get_many, caller included (>= 1) */
   pthread_mutex_t db_mu;  /* both connections (also swapped on recovery) */
   cj_disk user, app;
 };
@@ -611,6 +616,9 @@ convjit_status cj_cache_create(cj_device *dev, const cj_cache_opts *o, cj_cache 
   const char *env = getenv("CONVJIT_DISABLE_CACHE");
   int off = (o && o->disable_disk) || (env && !strcmp(env, "1"));
   const char *app = o && o->app_dir ? o->app_dir : getenv("CONVJIT_APP_CACHE_DIR");
+  const char *th = getenv("CONVJIT_COMPILE_THREADS");
+  long nth = o && o->threads ? o->threads : th && *th ? strtol(th, NULL, 10) : CJ_CACHE_THREADS_DEFAULT;
+  c->threads = nth < 1 ? 1 : nth > CJ_CACHE_BATCH_MAX ? CJ_CACHE_BATCH_MAX : (uint32_t)nth;
   if (!off) open_user_level(c, o ? o->dir : NULL);
   if (!off && app && *app) open_app_level(c, app);
   *out = c;
@@ -768,64 +776,62 @@ static cj_entry *entry_new(const char *key, uint64_t h, ent_state state) {
   return e;
 }
 
-convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **out, cj_cache_src *src_out) {
-  cj_strbuf key = {0};
-  CJ_TRY(cj_cache_key(p, &key));
-  uint64_t h = cj_hash64(key.s, key.len, 0);
-  cj_cache_src src = CJ_SRC_MEMORY;
-  convjit_status st = CONVJIT_OK;
+typedef enum { LOOK_DONE, LOOK_BUILD, LOOK_BUSY } look_rc;
 
-  pthread_mutex_lock(&c->mu);
+/* Under c->mu: the entry of key, created BUILDING when absent. DONE: *st
+ * is the answer (a memory hit, or a final failure replayed); BUILD: this
+ * caller now owns the entry and must build it (entry_build); BUSY:
+ * another caller is building it. */
+static look_rc entry_claim(cj_cache *c, const char *key, uint64_t h, cj_entry **ep, convjit_status *st,
+                           cj_cache_src *src) {
   cj_entry *e = c->bucket[h % CJ_CACHE_BUCKETS];
-  while (e && !(e->hash == h && !strcmp(e->key, key.s))) e = e->next;
+  while (e && !(e->hash == h && !strcmp(e->key, key))) e = e->next;
+  *st = CONVJIT_OK;
+  *ep = e;
   if (!e) {
-    e = entry_new(key.s, h, ENT_BUILDING);
-    cj_sb_free(&key);
+    e = entry_new(key, h, ENT_BUILDING);
     if (!e) {
-      pthread_mutex_unlock(&c->mu);
-      return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (cache entry)");
+      *st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (cache entry)");
+      return LOOK_DONE;
     }
     e->next = c->bucket[h % CJ_CACHE_BUCKETS];
     c->bucket[h % CJ_CACHE_BUCKETS] = e;
-    goto build;
+    *ep = e;
+    return LOOK_BUILD;
   }
-  cj_sb_free(&key);
-  for (;;) {
-    if (e->state == ENT_READY) {
+  switch (e->state) {
+  case ENT_READY:
+    if (e->unclaimed) {
+      e->unclaimed = 0;
+      *src = e->claimed_src;
+    } else {
       c->stats.memory_hits++;
-      break;
     }
-    if (e->state == ENT_BUILDING) {
-      pthread_cond_wait(&c->cv, &c->mu);
-      continue;
-    }
-    if (e->state == ENT_STALE) { /* discarded disk entry: this thread builds it, skipping the disk */
-      e->state = ENT_BUILDING;
-      goto build;
-    }
-    /* FAILED */
-    if (failure_is_final(e->err)) {
-      st = CJ_ERR(e->err, "%s", e->err_text ? e->err_text : "kernel build failed earlier");
-      break;
-    }
-    e->state = ENT_BUILDING; /* transient failure: this thread retries */
-    goto build;
+    return LOOK_DONE;
+  case ENT_BUILDING: return LOOK_BUSY;
+  case ENT_STALE: e->state = ENT_BUILDING; return LOOK_BUILD; /* discarded disk entry: build, skipping the disk */
+  case ENT_FAILED: break;
   }
-  pthread_mutex_unlock(&c->mu);
-  if (st == CONVJIT_OK) {
-    *out = &e->loaded;
-    if (src_out) *src_out = src;
+  if (failure_is_final(e->err)) {
+    *st = CJ_ERR(e->err, "%s", e->err_text ? e->err_text : "kernel build failed earlier");
+    return LOOK_DONE;
   }
-  return st;
+  e->state = ENT_BUILDING; /* transient failure: this caller retries */
+  return LOOK_BUILD;
+}
 
-build:
-  pthread_mutex_unlock(&c->mu);
+/* Fills an entry this caller claimed (outside the lock) and publishes it:
+ * READY, or FAILED with the status and text later callers replay. A batch
+ * build is published unclaimed (cj_cache_claim). */
+static convjit_status entry_build(cj_cache *c, const cj_kplan *p, cj_entry *e, cj_cache_src *src, int batch) {
   int disk_miss = 0;
-  st = entry_fill(c, p, e, &src, &disk_miss);
+  convjit_status st = entry_fill(c, p, e, src, &disk_miss);
   pthread_mutex_lock(&c->mu);
   if (st == CONVJIT_OK) {
     e->state = ENT_READY;
-    if (src == CJ_SRC_DISK) c->stats.disk_hits++;
+    e->unclaimed = batch;
+    e->claimed_src = *src;
+    if (*src == CJ_SRC_DISK) c->stats.disk_hits++;
     else c->stats.compiled++;
     c->stats.disk_misses += (uint64_t)disk_miss;
   } else {
@@ -836,10 +842,117 @@ build:
   }
   pthread_cond_broadcast(&c->cv);
   pthread_mutex_unlock(&c->mu);
+  return st;
+}
+
+convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **out, cj_cache_src *src_out) {
+  cj_strbuf key = {0};
+  CJ_TRY(cj_cache_key(p, &key));
+  uint64_t h = cj_hash64(key.s, key.len, 0);
+  cj_cache_src src = CJ_SRC_MEMORY;
+  convjit_status st;
+  cj_entry *e;
+  pthread_mutex_lock(&c->mu);
+  look_rc r;
+  while ((r = entry_claim(c, key.s, h, &e, &st, &src)) == LOOK_BUSY) pthread_cond_wait(&c->cv, &c->mu);
+  pthread_mutex_unlock(&c->mu);
+  cj_sb_free(&key);
+  if (r == LOOK_BUILD) st = entry_build(c, p, e, &src, 0);
   if (st != CONVJIT_OK) return st;
   *out = &e->loaded;
   if (src_out) *src_out = src;
   return CONVJIT_OK;
+}
+
+/* ---- several kernels at once -------------------------------------------------- */
+
+typedef struct cj_batch {
+  cj_cache *c;
+  cj_cache_req *req;
+  uint32_t job[CJ_CACHE_BATCH_MAX]; /* request index of each claimed entry */
+  cj_entry *ent[CJ_CACHE_BATCH_MAX];
+  uint32_t njob;
+  atomic_uint next;
+} cj_batch;
+
+static void req_fail(cj_cache_req *r, convjit_status st) {
+  r->st = st;
+  snprintf(r->err, sizeof r->err, "%s", cj_error_text());
+}
+
+static void *batch_worker(void *arg) {
+  cj_batch *b = arg;
+  for (uint32_t j; (j = atomic_fetch_add(&b->next, 1)) < b->njob;) {
+    cj_cache_req *r = &b->req[b->job[j]];
+    convjit_status st = entry_build(b->c, r->p, b->ent[j], &r->src, 1);
+    if (st == CONVJIT_OK) {
+      r->k = &b->ent[j]->loaded;
+      r->built = 1;
+    } else {
+      req_fail(r, st);
+    }
+  }
+  return NULL;
+}
+
+void cj_cache_get_many(cj_cache *c, cj_cache_req *req, uint32_t n) {
+  cj_batch b = {.c = c, .req = req};
+  atomic_init(&b.next, 0);
+  uint32_t busy[CJ_CACHE_BATCH_MAX], nbusy = 0;
+  if (n > CJ_CACHE_BATCH_MAX) n = CJ_CACHE_BATCH_MAX; /* callers stay within it (cache.h) */
+  for (uint32_t i = 0; i < n; i++) {
+    cj_cache_req *r = &req[i];
+    r->st = CONVJIT_OK;
+    r->built = 0;
+    r->k = NULL;
+    r->src = CJ_SRC_MEMORY;
+    r->err[0] = 0;
+    cj_strbuf key = {0};
+    convjit_status st = cj_cache_key(r->p, &key);
+    if (st != CONVJIT_OK) {
+      req_fail(r, st);
+      continue;
+    }
+    uint64_t h = cj_hash64(key.s, key.len, 0);
+    cj_entry *e;
+    pthread_mutex_lock(&c->mu);
+    look_rc lr = entry_claim(c, key.s, h, &e, &st, &r->src);
+    pthread_mutex_unlock(&c->mu);
+    cj_sb_free(&key);
+    if (lr == LOOK_BUILD) {
+      b.job[b.njob] = i;
+      b.ent[b.njob++] = e;
+    } else if (lr == LOOK_BUSY) {
+      busy[nbusy++] = i; /* built by another caller, or a duplicate in this batch: waited for below */
+    } else if (st == CONVJIT_OK) {
+      r->k = &e->loaded;
+    } else {
+      req_fail(r, st);
+    }
+  }
+  /* One thread per claimed kernel beyond the first, up to the pool size;
+   * the caller builds too. A thread that cannot start leaves its share to
+   * the others. */
+  pthread_t th[CJ_CACHE_BATCH_MAX];
+  uint32_t nth = 0, want = b.njob < c->threads ? b.njob : c->threads;
+  while (nth + 1 < want && pthread_create(&th[nth], NULL, batch_worker, &b) == 0) nth++;
+  batch_worker(&b);
+  for (uint32_t t = 0; t < nth; t++) pthread_join(th[t], NULL);
+  for (uint32_t i = 0; i < nbusy; i++) {
+    cj_cache_req *r = &req[busy[i]];
+    r->st = cj_cache_get(c, r->p, &r->k, &r->src);
+    if (r->st != CONVJIT_OK) req_fail(r, r->st);
+  }
+}
+
+int cj_cache_claim(cj_cache *c, const cj_loaded *k) {
+  cj_entry *e = (cj_entry *)((char *)k - offsetof(cj_entry, loaded));
+  pthread_mutex_lock(&c->mu);
+  int mine = e->unclaimed;
+  e->unclaimed = 0;
+  if (!mine) c->stats.memory_hits++; /* another caller used it first: a hit, as cj_cache_get would count it */
+  pthread_mutex_unlock(&c->mu);
+  return mine;
 }
 
 int cj_cache_discard(cj_cache *c, const cj_loaded *k, const char *why) {

@@ -48,7 +48,12 @@ typedef struct cj_cache_opts {
   const char *dir;     /* NULL: $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit */
   int disable_disk;    /* also when $CONVJIT_DISABLE_CACHE=1 */
   const char *app_dir; /* an application's read-only cache; NULL: $CONVJIT_APP_CACHE_DIR (may be unset) */
+  int threads;         /* build threads of cj_cache_get_many (1 = serial); 0: $CONVJIT_COMPILE_THREADS, else
+                          CJ_CACHE_THREADS_DEFAULT; clamped to 1..CJ_CACHE_BATCH_MAX */
 } cj_cache_opts;
+
+#define CJ_CACHE_BATCH_MAX 16     /* requests per cj_cache_get_many, and the most build threads */
+#define CJ_CACHE_THREADS_DEFAULT 4 /* a conv plan has 3-4 kernels */
 
 /* A kernel loaded on the cache's device. Owned by the cache; valid until
  * cj_cache_destroy. */
@@ -75,6 +80,31 @@ void cj_cache_destroy(cj_cache *c); /* unloads every module; NULL-safe */
 
 /* The kernel of plan p, building it on a miss. Thread-safe. src may be NULL. */
 convjit_status cj_cache_get(cj_cache *c, const cj_kplan *p, const cj_loaded **out, cj_cache_src *src);
+
+/* cj_cache_get of up to CJ_CACHE_BATCH_MAX plans at once, each answered
+ * exactly as its own cj_cache_get would be (status, error text, source,
+ * compile-once across threads and processes): the misses this call claims
+ * are built concurrently, on the caller and up to threads - 1 short-lived
+ * threads; memory hits, and keys another caller (or an earlier request of
+ * this batch) is building, are answered on the caller without a thread.
+ * Every request is answered, so a failing one does not stop the others. */
+typedef struct cj_cache_req {
+  const cj_kplan *p;   /* in */
+  convjit_status st;   /* out: CONVJIT_OK, or the failure ... */
+  char err[1024];      /* ... and its text */
+  const cj_loaded *k;  /* out when st == CONVJIT_OK */
+  cj_cache_src src;
+  int built;           /* this call built k: the caller claims it when it uses it (cj_cache_claim) */
+} cj_cache_req;
+void cj_cache_get_many(cj_cache *c, cj_cache_req *req, uint32_t n);
+/* The caller uses k, an answer of cj_cache_get_many with built = 1. Such a
+ * kernel (compiled or read from disk by that call) stays unclaimed until
+ * then: if the caller never uses it (its plan failed at an earlier step),
+ * the next cj_cache_get of it reports the build's source, not a memory
+ * hit, as if that call had built it, so a plan walk sees what a serial walk
+ * saw. 1: claimed by this caller; 0: another caller used it first (the
+ * caller then reports a memory hit, counted here). */
+int cj_cache_claim(cj_cache *c, const cj_loaded *k);
 
 void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
 /* A kernel from cj_cache_get does not fit its plan (the caller's check,

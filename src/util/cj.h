@@ -28,6 +28,9 @@ uint32_t cj_dtype_bytes(convjit_dtype t);
 convjit_status cj_error_at(const char *file, int line, convjit_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void cj_error_clear(void);
+/* Sets this thread's error text to one reported on another thread (already
+ * logged there): returns st, logs nothing. */
+convjit_status cj_error_restore(convjit_status st, const char *text);
 const char *cj_error_text(void);
 void cj_trace_at(const char *file, int line, const char *expr, convjit_status st);
 

@@ -23,6 +23,11 @@ void cj_trace_at(const char *file, int line, const char *expr, convjit_status st
 }
 
 void cj_error_clear(void) { cj_err_text[0] = 0; }
+
+convjit_status cj_error_restore(convjit_status st, const char *text) {
+  snprintf(cj_err_text, sizeof cj_err_text, "%s", text);
+  return st;
+}
 const char *cj_error_text(void) { return cj_err_text; }
 
 CONVJIT_API const char *convjit_last_error(void) { return cj_err_text; }

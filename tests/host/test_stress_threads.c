@@ -17,6 +17,14 @@
  *    module_load and compared byte for byte with the one a single-threaded
  *    pass loaded for the same kernel (same arch, same name).
  *
+ * 3. The plan's compile pool (cj_cache_get_many): the same conv plan on a
+ *    context with CONVJIT_COMPILE_THREADS=1 (the serial walk) and with the
+ *    default pool gives the same status, error text, kernels (name, stage,
+ *    source, resources), description and code objects byte for byte, each
+ *    also equal to a separate single-threaded cj_build_kernel; also when the
+ *    device refuses the first candidate's conv kernel (RESOURCE: the walk
+ *    takes the next candidate) or the transpose (DEVICE: the walk ends).
+ *
  * Threads never call cmocka's asserts (not thread-safe): each keeps its
  * first failure as text and the main thread fails on it. */
 #include <stdarg.h>
@@ -287,7 +295,9 @@ static void reference_pass(void) {
   g_reference = 1;
   for (int arch = 0; arch < NARCH; arch++) {
     convjit_context *c = NULL;
+    setenv("CONVJIT_COMPILE_THREADS", "1", 1); /* the serial walk; the threads' contexts use the pool */
     OK(rec_ctx(arch, &c));
+    unsetenv("CONVJIT_COMPILE_THREADS");
     int before = g_nrec;
     for (int j = 0; j < NPLANS; j++) {
       convjit_plan *p = NULL;
@@ -424,10 +434,169 @@ static void test_build_threads(void **state) {
                 STRESS_THREADS, BUILDS_PER_THREAD, (cj_now_ms() - t0) / 1000.0);
 }
 
+/* ---- the compile pool against the serial walk ------------------------------- */
+enum { INJ_NONE, INJ_CONV_RESOURCE, INJ_TRANSPOSE_DEVICE };
+typedef struct pool_run {
+  convjit_status st;
+  char err[1024], describe[8192];
+  int nk;
+  convjit_kernel_info ki[CJ_SEQ_MAX_STEPS * 2];
+  co_record co[16]; /* every code object loaded, by kernel name */
+  int nco, injected;
+  uint64_t compiled;
+} pool_run;
+
+static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pool_run *g_run;
+static int g_inject;
+static char g_inj_name[128];
+static cj_device_ops g_pool_ops;
+
+/* Records each load of the run; refuses the injected kernel (the first
+ * conv, or every transpose, the run loads) like a device would. */
+static convjit_status pool_module_load(cj_device *d, const void *co, size_t size, void **mod) {
+  cj_codeobj *o = NULL;
+  convjit_status st = cj_codeobj_parse(co, size, &o);
+  if (st != CONVJIT_OK) return st;
+  char name[128];
+  snprintf(name, sizeof name, "%s", o->nkernels ? o->kernels[0].name : "");
+  cj_codeobj_destroy(o);
+  pthread_mutex_lock(&g_pool_mu);
+  int refuse = 0;
+  if (g_inject == INJ_CONV_RESOURCE && !strncmp(name, "cj_conv_bf16", 12)) {
+    if (!g_inj_name[0]) snprintf(g_inj_name, sizeof g_inj_name, "%s", name);
+    refuse = !strcmp(name, g_inj_name);
+  }
+  if (g_inject == INJ_TRANSPOSE_DEVICE) refuse = !strncmp(name, "cj_transpose", 12);
+  g_run->injected += refuse;
+  co_record *r = !refuse && g_run->nco < 16 ? &g_run->co[g_run->nco++] : NULL;
+  if (r && (r->bytes = malloc(size))) {
+    snprintf(r->name, sizeof r->name, "%s", name);
+    memcpy(r->bytes, co, size);
+    r->size = size;
+  }
+  pthread_mutex_unlock(&g_pool_mu);
+  if (refuse)
+    return CJ_ERR(g_inject == INJ_CONV_RESOURCE ? CONVJIT_ERR_RESOURCE : CONVJIT_ERR_DEVICE,
+                  "injected: the device refuses %s", name);
+  return g_emu_ops->module_load(d, co, size, mod);
+}
+
+static const co_record *run_co(const pool_run *r, const char *name) {
+  for (int i = 0; i < r->nco; i++)
+    if (!strcmp(r->co[i].name, name)) return &r->co[i];
+  return NULL;
+}
+
+/* The layer 1,256,5,8,8 -> 256, 1x3x3 pad 0,1,1 with bias: pack,
+ * transpose, conv and split-K finalize (4 kernels) on both arches. */
+static void pool_plan(int arch, int threads, int inject, pool_run *r) {
+  memset(r, 0, sizeof *r);
+  char v[8];
+  snprintf(v, sizeof v, "%d", threads);
+  setenv("CONVJIT_COMPILE_THREADS", v, 1); /* read at context creation; no other thread runs now */
+  convjit_context_options o = convjit_context_options_default();
+  o.device = CONVJIT_DEVICE_EMU;
+  o.arch = k_arch[arch];
+  o.disable_disk_cache = 1;
+  convjit_context *c = NULL;
+  OK(convjit_context_create(&o, &c));
+  unsetenv("CONVJIT_COMPILE_THREADS");
+  if (!g_emu_ops) g_emu_ops = c->dev->ops;
+  g_pool_ops = *g_emu_ops;
+  g_pool_ops.module_load = pool_module_load;
+  c->dev->ops = &g_pool_ops;
+  g_run = r;
+  g_inject = inject;
+  g_inj_name[0] = 0;
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.n = 1, d.c = d.k = 256, d.in[0] = 5, d.in[1] = d.in[2] = 8;
+  d.filter[0] = 1, d.filter[1] = d.filter[2] = 3;
+  d.pad_lo[1] = d.pad_hi[1] = d.pad_lo[2] = d.pad_hi[2] = 1;
+  d.has_bias = 1;
+  convjit_plan *p = NULL;
+  r->st = convjit_plan_create_conv(c, &d, &p);
+  snprintf(r->err, sizeof r->err, "%s", convjit_last_error());
+  if (p) {
+    OK(convjit_plan_kernel_count(p, &r->nk));
+    for (int i = 0; i < r->nk; i++) {
+      r->ki[i].struct_size = sizeof r->ki[i];
+      OK(convjit_plan_kernel_info(p, i, &r->ki[i]));
+    }
+    OK(convjit_plan_describe(p, r->describe, sizeof r->describe, NULL));
+    /* a second computation of every kernel: one single-threaded build */
+    const cj_step_list *lists[2] = {&p->seq.pack, &p->seq.fwd};
+    for (int l = 0; l < 2 && inject == INJ_NONE; l++)
+      for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
+        if (lists[l]->step[i].kind != CJ_STEP_KERNEL) continue;
+        cj_built b;
+        OK(cj_build_kernel(&lists[l]->step[i].plan, 0, &b));
+        const co_record *rc = run_co(r, b.info->name);
+        if (!rc) fail_msg("%s: kernel %s never loaded", k_arch[arch], b.info->name);
+        if (rc->size != b.code_object.size || memcmp(rc->bytes, b.code_object.data, rc->size))
+          fail_msg("%s threads=%d: %s differs from a single-threaded build", k_arch[arch], threads, rc->name);
+        cj_built_free(&b);
+      }
+  }
+  convjit_context_info ci = {.struct_size = sizeof ci};
+  OK(convjit_context_get_info(c, &ci));
+  r->compiled = ci.kernels_compiled;
+  convjit_plan_destroy(p);
+  convjit_context_destroy(c);
+  g_run = NULL;
+}
+
+static void pool_run_free(pool_run *r) {
+  for (int i = 0; i < r->nco; i++) free(r->co[i].bytes);
+}
+
+static void test_pool_matches_serial(void **state) {
+  (void)state;
+  static const char *const inj_name[3] = {"none", "conv RESOURCE", "transpose DEVICE"};
+  static pool_run a, b; /* large: not on the stack */
+  for (int arch = 0; arch < NARCH; arch++)
+    for (int inj = INJ_NONE; inj <= INJ_TRANSPOSE_DEVICE; inj++) {
+      pool_plan(arch, 1, inj, &a);
+      pool_plan(arch, 4, inj, &b);
+      const char *what = k_arch[arch], *how = inj_name[inj];
+      if (a.st != b.st || strcmp(a.err, b.err))
+        fail_msg("%s %s: serial %d \"%s\", pool %d \"%s\"", what, how, a.st, a.err, b.st, b.err);
+      assert_int_equal(a.st, inj == INJ_TRANSPOSE_DEVICE ? CONVJIT_ERR_DEVICE : CONVJIT_OK);
+      assert_true(a.injected >= (inj != INJ_NONE) && b.injected >= (inj != INJ_NONE));
+      if (inj == INJ_TRANSPOSE_DEVICE) assert_non_null(strstr(a.err, "injected: the device refuses cj_transpose"));
+      assert_int_equal(a.nk, b.nk);
+      assert_int_equal(a.nk, inj == INJ_TRANSPOSE_DEVICE ? 0 : 4);
+      if (strcmp(a.describe, b.describe)) fail_msg("%s %s: plan descriptions differ", what, how);
+      for (int i = 0; i < a.nk; i++) {
+        const convjit_kernel_info *x = &a.ki[i], *y = &b.ki[i];
+        if (strcmp(x->name, y->name) || strcmp(x->stage, y->stage) || x->source != y->source ||
+            x->vgpr != y->vgpr || x->sgpr != y->sgpr || x->agpr != y->agpr || x->lds_bytes != y->lds_bytes)
+          fail_msg("%s %s: kernel %d: serial %s (%s, source %d), pool %s (%s, source %d)", what, how, i, x->name,
+                   x->stage, x->source, y->name, y->stage, y->source);
+        /* a cold plan compiles each kernel; after a rejected candidate the kernels the next one shares
+           with it are memory hits (and the same in both walks, checked above) */
+        if (inj == INJ_NONE) assert_int_equal(x->source, CONVJIT_CACHE_COMPILED);
+        if (inj == INJ_CONV_RESOURCE && strcmp(x->name, g_inj_name) == 0)
+          fail_msg("%s: the refused conv kernel %s is in the plan", what, x->name);
+        const co_record *cx = run_co(&a, x->name), *cy = run_co(&b, y->name);
+        assert_non_null(cx);
+        assert_non_null(cy);
+        if (cx->size != cy->size || memcmp(cx->bytes, cy->bytes, cx->size))
+          fail_msg("%s %s: %s: code objects differ between serial and pool", what, how, x->name);
+      }
+      /* the pool may build what the serial walk skipped after a failure, never less */
+      assert_true(b.compiled >= a.compiled);
+      if (inj == INJ_NONE) assert_int_equal(a.compiled, b.compiled);
+      pool_run_free(&a);
+      pool_run_free(&b);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_build_threads), /* first: LLVM cold */
     cmocka_unit_test(test_api_threads),
+    cmocka_unit_test(test_pool_matches_serial),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
