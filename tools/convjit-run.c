@@ -41,6 +41,7 @@ typedef struct run_args {
   int64_t stride[3], dil[3], pad_lo[3], pad_hi[3];
   int have_stride, have_dil, have_pad;
   int bias, check, json, no_disk, op_given, stats, verbose;
+  int emulated; /* the context is the emulator: launches are recorded for the counts line */
   const char *title; /* the default jobs: what the layer is */
   uint64_t seed;
   cj_conv_opts forced;
@@ -221,11 +222,11 @@ static const char *src_name(convjit_cache_source s) {
 /* ---- --stats: EMULATED dynamic instruction counts per launched kernel ---------- */
 
 static convjit_status stats_begin(convjit_context *ctx, const run_args *a) {
-  return a->stats ? convjit_emu_record_launches(ctx, 1) : CONVJIT_OK;
+  return a->emulated ? convjit_emu_record_launches(ctx, 1) : CONVJIT_OK;
 }
 
 static convjit_status stats_end(convjit_context *ctx, const run_args *a, run_result *r) {
-  if (!a->stats) return CONVJIT_OK;
+  if (!a->emulated) return CONVJIT_OK;
   size_t n = 0, max = sizeof r->st / sizeof r->st[0];
   for (size_t i = 0; i < max; i++) r->st[i].struct_size = sizeof r->st[i];
   convjit_status st = convjit_emu_recorded_stats(ctx, r->st, max, &n);
@@ -261,6 +262,25 @@ static void print_stats(const convjit_emu_stats *e) {
            (unsigned long long)mn[i], (unsigned long long)mx[i]);
   printf("  %-8s %12llu %12.1f %10llu %10llu\n", "total", (unsigned long long)e->total, (double)e->total / w,
          (unsigned long long)e->wave_min.total, (unsigned long long)e->wave_max.total);
+  printf("  weighted issue cycles: %llu slowest wave, %llu all waves (a count, not a time)\n",
+         (unsigned long long)e->weighted_cycles_max_wave, (unsigned long long)e->weighted_cycles_all_waves);
+  if (!e->lds_accesses) printf("  LDS (bank model): no LDS accesses\n");
+  else
+    printf("  LDS (bank model): %llu accesses, %llu cycles, conflict-free %llu, worst %u-way, %u banks\n",
+           (unsigned long long)e->lds_accesses, (unsigned long long)e->lds_cycles,
+           (unsigned long long)e->lds_conflict_free_cycles, e->lds_max_degree, e->lds_banks);
+}
+
+/* Sums over the recorded launches (pack and fwd) for the summary line. */
+static void counts_total(const run_result *r, uint64_t *wmax, uint64_t *lds, uint64_t *lds_free, uint32_t *deg) {
+  *wmax = *lds = *lds_free = 0;
+  *deg = 0;
+  for (size_t i = 0; i < r->nst; i++) {
+    *wmax += r->st[i].weighted_cycles_max_wave;
+    *lds += r->st[i].lds_cycles;
+    *lds_free += r->st[i].lds_conflict_free_cycles;
+    if (r->st[i].lds_max_degree > *deg) *deg = r->st[i].lds_max_degree;
+  }
 }
 
 static void json_counts(cj_strbuf *sb, const char *key, const uint64_t v[NCLS], uint64_t total, double div) {
@@ -283,7 +303,12 @@ static void json_stats(cj_strbuf *sb, const convjit_emu_stats *e) {
   json_counts(sb, "per_wave_min", mn, e->wave_min.total, 1.0);
   cj_sb_printf(sb, ",");
   json_counts(sb, "per_wave_max", mx, e->wave_max.total, 1.0);
-  cj_sb_printf(sb, "}");
+  cj_sb_printf(sb,
+               ",\"weighted_cycles_max_wave\":%llu,\"weighted_cycles_all_waves\":%llu,\"lds_accesses\":%llu,"
+               "\"lds_cycles\":%llu,\"lds_conflict_free_cycles\":%llu,\"lds_max_degree\":%u,\"lds_banks\":%u}",
+               (unsigned long long)e->weighted_cycles_max_wave, (unsigned long long)e->weighted_cycles_all_waves,
+               (unsigned long long)e->lds_accesses, (unsigned long long)e->lds_cycles,
+               (unsigned long long)e->lds_conflict_free_cycles, e->lds_max_degree, e->lds_banks);
 }
 
 static const convjit_emu_stats *stats_for(const run_result *r, const char *kernel) {
@@ -382,11 +407,17 @@ static void print_summary(const run_args *a, const convjit_context_info *ci, con
   printf("compile  %.1f ms for %d kernel%s (codegen + LLVM + link), cache hits %d of %d\n", r->compile_ms,
          r->nkernels, r->nkernels == 1 ? "" : "s", r->cache_hits, r->nkernels);
   if (a->verbose) printf("plan     created in %.1f ms (compile included)\n", r->plan_ms);
-  if (ci->emulated)
-    printf("time     %.4f ms EMULATED (the emulator's cycle model, not a GPU measurement)\n", r->kernel_ms);
-  else if (a->verbose)
+  if (ci->emulated) {
+    uint64_t wmax, lds, lds_free;
+    uint32_t deg;
+    counts_total(r, &wmax, &lds, &lds_free, &deg);
+    printf("counts   EMULATED, not a time: %llu weighted issue cycles (slowest wave, summed over the %zu launches);"
+           " LDS %llu cycles (conflict-free %llu, worst %u-way); convjit-dump --emit bounds models time\n",
+           (unsigned long long)wmax, r->nst, (unsigned long long)lds, (unsigned long long)lds_free, deg);
+  } else if (a->verbose) {
     printf("time     %.4f ms, HIP events around the launches\n", r->kernel_ms);
-  for (size_t i = 0; i < r->nst; i++) print_stats(&r->st[i]);
+  }
+  for (size_t i = 0; a->stats && i < r->nst; i++) print_stats(&r->st[i]);
   print_check(r);
   if (a->verbose) {
     size_t need = 0;
@@ -411,8 +442,19 @@ static void json_job(const run_args *a, const convjit_context_info *ci, const co
   cj_sb_printf(obj, "],\"checked\":%s,\"pass\":%s,\"max_abs_err\":%.6g,\"max_rel_err\":%.6g,",
                r->checked ? "true" : "false", r->checked ? (r->pass ? "true" : "false") : "null", r->max_abs,
                r->max_rel);
-  cj_sb_printf(obj, "\"compile_ms\":%.3f,\"plan_ms\":%.3f,\"cache_hits\":%d,\"time_ms\":%.6f,\"time_kind\":\"%s\",",
-               r->compile_ms, r->plan_ms, r->cache_hits, r->kernel_ms, ci->emulated ? "emulated" : "device");
+  cj_sb_printf(obj, "\"compile_ms\":%.3f,\"plan_ms\":%.3f,\"cache_hits\":%d,", r->compile_ms, r->plan_ms,
+               r->cache_hits);
+  if (ci->emulated) { /* counts, never a time */
+    uint64_t wmax, lds, lds_free;
+    uint32_t deg;
+    counts_total(r, &wmax, &lds, &lds_free, &deg);
+    cj_sb_printf(obj,
+                 "\"time_ms\":null,\"time_kind\":\"none\",\"weighted_cycles\":%llu,\"lds_cycles\":%llu,"
+                 "\"lds_conflict_free_cycles\":%llu,\"lds_max_degree\":%u,",
+                 (unsigned long long)wmax, (unsigned long long)lds, (unsigned long long)lds_free, deg);
+  } else {
+    cj_sb_printf(obj, "\"time_ms\":%.6f,\"time_kind\":\"device\",", r->kernel_ms);
+  }
   size_t k0 = kern->len;
   for (int i = 0; i < r->nkernels; i++) {
     convjit_kernel_info ki = {.struct_size = sizeof ki};
@@ -422,7 +464,7 @@ static void json_job(const run_args *a, const convjit_context_info *ci, const co
                  "\"scratch_bytes\":%u,\"vgpr_spills\":%u,\"sgpr_spills\":%u,\"cache\":\"%s\",\"compile_ms\":%.3f}",
                  kern->len ? "," : "", ki.name, ki.stage, ki.vgpr, ki.agpr, ki.sgpr, ki.lds_bytes, ki.scratch_bytes,
                  ki.vgpr_spills, ki.sgpr_spills, src_name(ki.source), ki.compile_ms);
-    const convjit_emu_stats *es = stats_for(r, ki.name);
+    const convjit_emu_stats *es = a->stats ? stats_for(r, ki.name) : NULL;
     if (es) {
       kern->len--; /* reopen the object */
       json_stats(kern, es);
@@ -757,6 +799,7 @@ int main(int argc, char **argv) {
     convjit_context_destroy(ctx);
     return 2;
   }
+  for (int i = 0; i < njobs; i++) ja[i].emulated = ci.emulated;
   run_result jr[MAXJOB];
   convjit_plan *jp[MAXJOB] = {NULL, NULL};
   int rc = 0, ran = 0;

@@ -384,10 +384,24 @@ typedef struct convjit_emu_stats {
   size_t struct_size;        /* set by the caller */
   uint64_t salu, valu, vmem, lds, mfma, waitcnt, barrier, smem, branch, total; /* dynamic instructions, all waves */
   uint64_t workgroups, waves;
-  double emulated_ms;        /* EMULATED time (cycle model), not a measurement */
+  double emulated_ms;        /* weighted_cycles_max_wave (or the spread of all waves over the modelled
+                              * device, when larger) at the arch's nominal clock: what
+                              * convjit_event_elapsed_ms sums on the emulator. A weighted count in
+                              * milliseconds, NOT a GPU time (convjit-dump --emit bounds models time) */
   double host_ms;            /* how long the emulator took on the host */
   convjit_emu_counts wave_min, wave_max; /* per wave: smallest / largest count over the waves */
   char kernel[128];          /* the launched kernel's name */
+  /* EMULATED weighted issue count: each instruction's class weight (SALU,
+   * branch, SMEM, waitcnt, barrier 1; VALU, VMEM, LDS 4; MFMA its passes)
+   * summed in program order per wave: no latency, LDS bandwidth, bank
+   * conflicts or barrier waits. The slowest wave, and all waves. */
+  uint64_t weighted_cycles_max_wave, weighted_cycles_all_waves;
+  /* LDS bank model (docs/emulator.md "LDS bank model"), all waves: LDS
+   * instructions priced (ds_* and buffer_load ... lds), their LDS cycles,
+   * the conflict-free minimum of the same accesses, the worst conflict
+   * degree of one access (1 = none), the arch's banks. */
+  uint64_t lds_accesses, lds_cycles, lds_conflict_free_cycles;
+  uint32_t lds_max_degree, lds_banks;
 } convjit_emu_stats;
 /* Statistics of the last kernel launch on this context. */
 CONVJIT_API convjit_status convjit_emu_last_launch_stats(convjit_context *ctx, convjit_emu_stats *stats);

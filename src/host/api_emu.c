@@ -111,6 +111,13 @@ static convjit_status export_stats(const emu_stats *s, const char *kernel, convj
   out->emulated_ms = s->emulated_ms;
   out->host_ms = s->host_ms;
   snprintf(out->kernel, sizeof out->kernel, "%s", kernel ? kernel : "");
+  out->weighted_cycles_max_wave = s->max_wave_cycles;
+  out->weighted_cycles_all_waves = s->sum_wave_cycles;
+  out->lds_accesses = s->lds.accesses;
+  out->lds_cycles = s->lds.cycles;
+  out->lds_conflict_free_cycles = s->lds.min_cycles;
+  out->lds_max_degree = s->lds.max_degree;
+  out->lds_banks = s->lds.banks;
   return CONVJIT_OK;
 }
 

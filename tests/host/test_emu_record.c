@@ -74,7 +74,18 @@ static void t_record_conv_sequence(void **st) {
       /* every wave of a split runs the same K loop: MFMAs per wave agree */
       assert_true(es[i].mfma > 0 && es[i].wave_min.mfma == es[i].wave_max.mfma);
       assert_int_equal(es[i].mfma, es[i].wave_min.mfma * es[i].waves);
+      /* its DMA writes and operand reads are priced by the LDS bank model */
+      assert_true(es[i].lds_accesses > es[i].lds); /* ds_* instructions plus the DMAs' LDS writes */
     }
+    /* the weighted count: every instruction weighs at least 1, the slowest
+     * wave at most all waves; LDS cycles are at least their conflict-free
+     * minimum, and gfx942 has 32 banks (docs/emulator.md, CK's LDS page) */
+    assert_true(es[i].weighted_cycles_max_wave >= es[i].wave_max.total);
+    assert_true(es[i].weighted_cycles_all_waves >= es[i].total);
+    assert_true(es[i].weighted_cycles_all_waves >= es[i].weighted_cycles_max_wave);
+    assert_true(es[i].lds_cycles >= es[i].lds_conflict_free_cycles);
+    assert_true(es[i].lds_accesses == 0 || es[i].lds_max_degree >= 1);
+    assert_int_equal(es[i].lds_banks, 32);
   }
   convjit_emu_stats last = {.struct_size = sizeof last};
   OK(convjit_emu_last_launch_stats(c, &last));
