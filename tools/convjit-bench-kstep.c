@@ -156,13 +156,12 @@ static convjit_status launch(const ks_args *a, ks_run *r) {
   if (!st) st = emu_mem_alloc(m, (uint64_t)c->g.k * 4, &db);
   if (!st) st = emu_mem_alloc(m, ybytes, &dy);
   uint8_t ka[512] = {0};
-  for (uint32_t i = 0; !st && i < r->p.nargs && i < 64; i++) {
-    const char *n = r->p.args[i].name;
-    uint64_t v = !strcmp(n, "x") ? dx : !strcmp(n, "w") ? dw : !strcmp(n, "bias") ? db
-               : !strcmp(n, "alpha") ? 0x3f800000u /* fp8 dequantization 1.0f */ : dy;
-    const cj_kernel_arg *ka_i = &r->built.info->args[i]; /* explicit args first, in the plan's order */
-    memcpy(ka + ka_i->offset, &v, ka_i->size <= 8 ? ka_i->size : 8);
-  }
+  uint64_t rv[CJ_ARG_ROLE_COUNT] = {0};
+  rv[CJ_ARG_X] = dx, rv[CJ_ARG_W] = dw, rv[CJ_ARG_BIAS] = db, rv[CJ_ARG_Y] = rv[CJ_ARG_WORKSPACE] = dy;
+  rv[CJ_ARG_ALPHA] = 0x3f800000u; /* fp8 dequantization 1.0f */
+  uint32_t have = 1u << CJ_ARG_X | 1u << CJ_ARG_W | 1u << CJ_ARG_BIAS | 1u << CJ_ARG_Y | 1u << CJ_ARG_WORKSPACE |
+                  1u << CJ_ARG_ALPHA;
+  if (!st) st = cj_kernargs_pack(&r->p, r->built.info, rv, have, ka, sizeof ka);
   uint64_t wg0 = 0;
   emu_launch_opts lo = {.size = sizeof lo, .wg_list = &wg0, .wg_list_len = 1, .hazard = 0};
   emu_stats es = {0};

@@ -481,31 +481,25 @@ static convjit_status bounds_emulate(const cj_kplan *p, const cj_built *b, uint6
   if (s == CONVJIT_OK) s = emu_kernel_get(mod, p->name, &k);
   uint8_t ka[8 * CJ_KPLAN_MAX_ARGS] = {0};
   emu_mem *m = emu_ctx_mem(ctx);
+  uint64_t rv[CJ_ARG_ROLE_COUNT] = {0};
+  uint32_t have = 0;
   for (uint32_t i = 0; s == CONVJIT_OK && i < p->nargs; i++) {
     const cj_karg_desc *d = &p->args[i];
-    uint64_t addr = 0;
-    if (i >= b->info->nargs || b->info->args[i].offset + 8 > sizeof ka) {
-      s = CJ_ERR(CONVJIT_ERR_INTERNAL, "bounds: argument %s is not where the metadata says", d->name);
-      break;
-    }
-    const cj_kernel_arg *ma = &b->info->args[i]; /* explicit args first, in the plan's order */
-    if (!d->is_ptr) {
-      /* fp8 alpha: 1.0f (the counts do not depend on the value) */
+    uint64_t *v = &rv[d->role];
+    have |= 1u << d->role;
+    if (d->role == CJ_ARG_ALPHA) { /* fp8 alpha: 1.0f (the counts do not depend on the value) */
       const float one = 1.0f;
-      if (d->role != CJ_ARG_ALPHA || ma->size != 4) {
-        s = CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "bounds: by-value argument %s is not modelled", d->name);
-        break;
-      }
-      memcpy(ka + ma->offset, &one, 4);
-      continue;
-    }
-    if (d->role == CJ_ARG_Y || d->role == CJ_ARG_WORKSPACE)
-      s = emu_mem_alloc_sink(m, d->role == CJ_ARG_Y ? c->y_bytes : c->ws_bytes + 4, NULL, NULL, 0, &addr);
-    else
+      memcpy(v, &one, 4);
+    } else if (!d->is_ptr) {
+      s = CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "bounds: by-value argument %s is not modelled", d->name);
+    } else if (d->role == CJ_ARG_Y || d->role == CJ_ARG_WORKSPACE) {
+      s = emu_mem_alloc_sink(m, d->role == CJ_ARG_Y ? c->y_bytes : c->ws_bytes + 4, NULL, NULL, 0, v);
+    } else {
       s = emu_mem_alloc_procedural(m, d->role == CJ_ARG_X ? c->x_bytes : d->role == CJ_ARG_W ? c->w_bytes : 1ull << 32,
-                                   zero_fill, NULL, &addr);
-    memcpy(ka + ma->offset, &addr, 8);
+                                   zero_fill, NULL, v);
+    }
   }
+  if (s == CONVJIT_OK) s = cj_kernargs_pack(p, b->info, rv, have, ka, sizeof ka);
   if (s == CONVJIT_OK) {
     uint32_t grid[3] = {(uint32_t)p->grid[0], (uint32_t)p->grid[1], (uint32_t)p->grid[2]};
     emu_launch_opts lo = {.size = sizeof lo, .wg_list = &wg, .wg_list_len = 1, .hazard = 0};

@@ -74,20 +74,13 @@ void tc_launch(const cj_kplan *p, const tc_mod *m, const char *const *names, con
               const emu_launch_opts *lo, emu_stats *stats) {
   uint8_t ka[512] = {0};
   assert_true(m->built.info->kernarg_size <= sizeof ka);
-  const cj_kernel_info *ki = m->built.info;
-  assert_true(ki->nargs >= p->nargs);
-  for (uint32_t i = 0; i < p->nargs; i++) {
-    /* explicit args come first in the metadata, in the plan's order;
-     * pointers 8 bytes, fp8 alpha 4 (by value) */
-    uint64_t v = 0;
-    int found = 0;
-    for (int j = 0; j < nv; j++)
-      if (!strcmp(p->args[i].name, names[j])) v = vals[j], found = 1;
-    if (!found && !strcmp(p->args[i].name, "alpha")) v = 0x3f800000u, found = 1; /* 1.0f: unscaled */
-    if (!found) fail_msg("%s: no value for argument %s", p->name, p->args[i].name);
-    assert_true(ki->args[i].size <= 8 && ki->args[i].offset + ki->args[i].size <= sizeof ka);
-    memcpy(ka + ki->args[i].offset, &v, ki->args[i].size);
-  }
+  uint64_t rv[CJ_ARG_ROLE_COUNT] = {0};
+  rv[CJ_ARG_ALPHA] = 0x3f800000u; /* fp8 alpha 1.0f (unscaled) unless given */
+  uint32_t have = 1u << CJ_ARG_ALPHA;
+  for (int j = 0; j < nv; j++)
+    for (int r = CJ_ARG_NONE + 1; r < CJ_ARG_ROLE_COUNT; r++)
+      if (!strcmp(cj_arg_role_name((cj_arg_role)r), names[j])) rv[r] = vals[j], have |= 1u << r;
+  if (cj_kernargs_pack(p, m->built.info, rv, have, ka, sizeof ka) != CONVJIT_OK) fail_msg("%s", cj_error_text());
   uint32_t grid[3] = {(uint32_t)p->grid[0], (uint32_t)p->grid[1], (uint32_t)p->grid[2]};
   convjit_status st = emu_launch(m->k, grid, p->block, ka, m->built.info->kernarg_size, lo, stats);
   /* An instruction the emulator lacks is a failure too (never a skip):

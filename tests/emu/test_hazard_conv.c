@@ -84,17 +84,12 @@ static convjit_status run_conv(const char *arch, conv_case *cc, uint8_t *y) {
   free(h);
   assert_int_equal(emu_mem_memset(m, dy, 0xEE, cc->ny * 2), CONVJIT_OK);
   uint8_t ka[512] = {0};
-  for (uint32_t i = 0; i < cc->p.nargs; i++) {
-    uint64_t v = 0;
-    if (!strcmp(cc->p.args[i].name, "x")) v = dx;
-    else if (!strcmp(cc->p.args[i].name, "w")) v = dw;
-    else if (!strcmp(cc->p.args[i].name, "y")) v = dy;
-    else if (!strcmp(cc->p.args[i].name, "bias")) v = db;
-    else if (!strcmp(cc->p.args[i].name, "ws")) v = dws;
-    else if (!strcmp(cc->p.args[i].name, "alpha")) v = 0x3f800000u; /* fp8 dequantization 1.0f */
-    else fail_msg("argument %s", cc->p.args[i].name);
-    memcpy(ka + cc->b.info->args[i].offset, &v, cc->b.info->args[i].size);
-  }
+  uint64_t rv[CJ_ARG_ROLE_COUNT] = {0};
+  rv[CJ_ARG_X] = dx, rv[CJ_ARG_W] = dw, rv[CJ_ARG_Y] = dy, rv[CJ_ARG_BIAS] = db, rv[CJ_ARG_WORKSPACE] = dws;
+  rv[CJ_ARG_ALPHA] = 0x3f800000u; /* fp8 dequantization 1.0f */
+  uint32_t have = 1u << CJ_ARG_X | 1u << CJ_ARG_W | 1u << CJ_ARG_Y | 1u << CJ_ARG_BIAS | 1u << CJ_ARG_WORKSPACE |
+                  1u << CJ_ARG_ALPHA;
+  assert_int_equal(cj_kernargs_pack(&cc->p, cc->b.info, rv, have, ka, sizeof ka), CONVJIT_OK);
   uint32_t grid[3] = {(uint32_t)cc->p.grid[0], (uint32_t)cc->p.grid[1], (uint32_t)cc->p.grid[2]};
   convjit_status st = emu_launch(k, grid, cc->p.block, ka, cc->b.info->kernarg_size, NULL, NULL);
   if (st == CONVJIT_OK) assert_int_equal(emu_mem_d2h(m, y, dy, cc->ny * 2), CONVJIT_OK);
