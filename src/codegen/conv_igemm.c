@@ -727,11 +727,6 @@ static void cj_cv_pp_operand_rows(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0,
   }
 }
 
-static void cj_cv_pp_operands(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t n,
-                              LLVMValueRef *out) {
-  cj_cv_pp_operand_rows(v, buf, buf0, off, 0, n, out);
-}
-
 /* The MFMAs of A fragment row fa of A half ha against B half hb. */
 static void cj_cv_pp_row(cj_cv *v, uint32_t ha, uint32_t fa, LLVMValueRef a, const LLVMValueRef *bb, uint32_t hb) {
   const cj_conv_plan *c = v->c;
@@ -785,20 +780,20 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   if (next) cj_cv_pp_col(v, kn); /* the A column of step i+1: pure arithmetic, before the wait */
   /* Q00 = A0 x B0 */
   cj_cv_pp_phase(v, 4, 1, A0B0, next ? 2 : 0, kn, q);
-  cj_cv_pp_operands(v, v->pa[0][par], v->pa[0][0], v->pp_opa, fa, a0);
-  cj_cv_pp_operands(v, v->pb[0][par], v->pb[0][0], v->pp_opb, fb, b0);
+  cj_cv_pp_operand_rows(v, v->pa[0][par], v->pa[0][0], v->pp_opa, 0, fa, a0);
+  cj_cv_pp_operand_rows(v, v->pb[0][par], v->pb[0][0], v->pp_opb, 0, fb, b0);
   cj_cv_pp_quad(v, 0, 0, a0, b0);
   cj_cv_pp_burst_end(v);
   /* Q01 = A0 x B1 */
   cj_cv_pp_phase(v, next ? 6 : 2, 0, B1, next ? 1 : 0, kn, q);
-  cj_cv_pp_operands(v, v->pb[1][par], v->pb[0][0], v->pp_opb, fb, b1);
+  cj_cv_pp_operand_rows(v, v->pb[1][par], v->pb[0][0], v->pp_opb, 0, fb, b1);
   cj_cv_pp_quad(v, 0, 1, a0, b1);
   cj_cv_pp_burst_end(v);
   /* Q11 and Q10 fragment row by fragment row, the next A1 row read one
    * ahead, B0 read again: 2 A1 operands live instead of 4 beside B0 and
    * B1 (the peak of the step: 48 operand VGPRs, not 64). */
   cj_cv_pp_phase(v, next ? 6 : 0, 0, A1, next ? 1 : 0, kn, q);
-  cj_cv_pp_operands(v, v->pb[0][par], v->pb[0][0], v->pp_opb, fb, b0);
+  cj_cv_pp_operand_rows(v, v->pb[0][par], v->pb[0][0], v->pp_opb, 0, fb, b0);
   cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, 0, 1, a1);
   for (uint32_t r = 0; r < fa; r++) {
     if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + r + 1);
