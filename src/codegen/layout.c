@@ -142,19 +142,14 @@ static LLVMValueRef cj_fn_to_fnuz(cj_irb *g, LLVMValueRef v) {
   /* Hidden from the optimizer: knowing the zero high bytes, LLVM rewrites
    * the byte arithmetic into 16-bit SDWA compares. */
   v = cj_irb_opaque(g, v);
-  LLVMValueRef k[4];
-  static const uint32_t kv[4] = {0x7F7F7F7Fu, 0x01010101u, 0x80808080u, 0xFFu};
-  for (int i = 0; i < 4; i++) {
+  LLVMValueRef k[5]; /* splat to v's lanes */
+  static const uint32_t kv[5] = {0x7F7F7F7Fu, 0x01010101u, 0x80808080u, 0xFFu, 7};
+  for (int i = 0; i < 5; i++) {
     LLVMValueRef c = cj_c32(g, kv[i]), cs[16];
     for (unsigned j = 0; j < n && j < 16; j++) cs[j] = c;
     k[i] = vec ? LLVMConstVector(cs, n) : c;
   }
-  LLVMValueRef seven = vec ? NULL : cj_c32(g, 7);
-  if (vec) {
-    LLVMValueRef cs[16];
-    for (unsigned j = 0; j < n && j < 16; j++) cs[j] = cj_c32(g, 7);
-    seven = LLVMConstVector(cs, n);
-  }
+  LLVMValueRef seven = k[4];
   LLVMValueRef m = LLVMBuildAnd(b, v, k[0], "");
   LLVMValueRef nan = LLVMBuildAnd(b, LLVMBuildAdd(b, m, k[1], ""), k[2], "");
   LLVMValueRef nz = LLVMBuildAnd(b, LLVMBuildAdd(b, m, k[0], ""), k[2], "");
