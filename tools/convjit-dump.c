@@ -23,6 +23,7 @@
 #include "codegen/kspec.h"
 #include "pipeline/build.h"
 #include "pipeline/disasm.h"
+#include "host/bounds.h"
 #include "emu/emu_internal.h"
 #include "host/plan.h"
 #include "host/select.h"
@@ -411,165 +412,15 @@ static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_str
 }
 
 /* ---- --emit bounds: the MODELLED per-K-step bounds of the conv kernel ------- */
-/* docs/performance.md gives every rate below its source and every rule of
- * the model. One workgroup (the middle one of the grid) runs on the
- * emulator with zero inputs (procedural x, w, bias; sink outputs: the
- * kernel has no data-dependent branches): its waves' exact instruction
- * counts and LDS bank-model cycles, divided by its K steps (prologue and
- * epilogue included), give per K step:
- *   mfma_cycles   per SIMD: MFMAs x cycles per MFMA / 4 SIMDs
- *   issue_cycles  per SIMD: the non-MFMA instructions' issue cycles / 4
- *   lds_cycles    per CU (one LDS serves the CU's 4 SIMDs): bank model
- * and from the plan and resources: waves per SIMD (VGPRs, LDS, wave
- * limit), VMEM bytes per step (the A and B tiles) and the compulsory HBM
- * bytes of the whole conv per FLOP, as cycles per step at the arch's HBM
- * rate. Every term is for one workgroup's step, so workgroups sharing a CU
- * scale all of them alike. bound = the largest; mfma_fraction = MFMA
- * cycles / that (perfect overlap, no latency, no tail: an upper bound). */
-#include "emu/memory.h"
-
-typedef struct bounds_rates {
-  uint32_t hbm_gbs;       /* HBM GB/s (decimal) */
-  uint32_t lds_cu_bytes;  /* LDS per CU */
-  uint32_t waves_simd;    /* wave slots per SIMD */
-  uint32_t vgpr_granule;  /* VGPR allocation granule (unified file) */
-} bounds_rates;
-
-static bounds_rates rates_of(const cj_arch *a) {
-  bounds_rates r = {5300, 65536, 8, 8};       /* gfx942: MI300X */
-  if (a->has_ocp_fp8) r.hbm_gbs = 8000, r.lds_cu_bytes = 163840; /* gfx950: MI355X */
-  return r;
-}
-
-/* Cycles one MFMA keeps its SIMD busy (from the dense peak rates). */
-static uint32_t mfma_cycles_of(uint32_t kind) {
-  switch (kind) {
-    case CJ_MFMA_BF16_16x16x16: return 16;   /* gfx942: 8192 FLOPs at 512 FLOPs/clk/SIMD */
-    case CJ_MFMA_BF16_16x16x32: return 16;   /* gfx950: 16384 at 1024 */
-    case CJ_MFMA_FP8_16x16x32: return 16;    /* gfx942: 16384 at 1024 */
-    case CJ_MFMA_F8F6F4_16x16x128: return 32; /* gfx950: 65536 at 2048 */
-    default: return 0;
-  }
-}
-
-typedef struct bounds {
-  uint64_t wg;             /* the sampled workgroup's linear id */
-  uint32_t waves, k_steps, wgs_per_cu;
-  double waves_per_simd;
-  double mfma, issue, lds, lds_min, hbm; /* cycles per K step */
-  uint32_t lds_degree, lds_banks;
-  double vmem_bytes, vmem_bytes_per_flop, hbm_bytes_per_flop;
-  const char *bound;
-  double mfma_fraction;
-} bounds;
-
-static void zero_fill(void *user, uint64_t off, void *dst, size_t n) {
-  (void)user, (void)off;
-  memset(dst, 0, n);
-}
-
-/* Runs the sampled workgroup of the conv kernel (plan p, built b) and sums
- * its waves' statistics into st. */
-static convjit_status bounds_emulate(const cj_kplan *p, const cj_built *b, uint64_t wg, emu_stats *st) {
-  const cj_conv_plan *c = &p->u.conv;
-  emu_options eo = {sizeof eo, 0, 1}; /* hazard checks off: counts only */
-  emu_ctx *ctx = NULL;
-  emu_module *mod = NULL;
-  const emu_kernel *k = NULL;
-  CJ_TRY(emu_ctx_create(p->arch->name, &eo, &ctx));
-  convjit_status s = emu_module_load(ctx, b->code_object.data, b->code_object.size, &mod);
-  if (s == CONVJIT_OK) s = emu_kernel_get(mod, p->name, &k);
-  uint8_t ka[8 * CJ_KPLAN_MAX_ARGS] = {0};
-  emu_mem *m = emu_ctx_mem(ctx);
-  uint64_t rv[CJ_ARG_ROLE_COUNT] = {0};
-  uint32_t have = 0;
-  for (uint32_t i = 0; s == CONVJIT_OK && i < p->nargs; i++) {
-    const cj_karg_desc *d = &p->args[i];
-    uint64_t *v = &rv[d->role];
-    have |= 1u << d->role;
-    if (d->role == CJ_ARG_ALPHA) { /* fp8 alpha: 1.0f (the counts do not depend on the value) */
-      const float one = 1.0f;
-      memcpy(v, &one, 4);
-    } else if (!d->is_ptr) {
-      s = CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "bounds: by-value argument %s is not modelled", d->name);
-    } else if (d->role == CJ_ARG_Y || d->role == CJ_ARG_WORKSPACE) {
-      s = emu_mem_alloc_sink(m, d->role == CJ_ARG_Y ? c->y_bytes : c->ws_bytes + 4, NULL, NULL, 0, v);
-    } else {
-      s = emu_mem_alloc_procedural(m, d->role == CJ_ARG_X ? c->x_bytes : d->role == CJ_ARG_W ? c->w_bytes : 1ull << 32,
-                                   zero_fill, NULL, v);
-    }
-  }
-  if (s == CONVJIT_OK) s = cj_kernargs_pack(p, b->info, rv, have, ka, sizeof ka);
-  if (s == CONVJIT_OK) {
-    uint32_t grid[3] = {(uint32_t)p->grid[0], (uint32_t)p->grid[1], (uint32_t)p->grid[2]};
-    emu_launch_opts lo = {.size = sizeof lo, .wg_list = &wg, .wg_list_len = 1, .hazard = 0};
-    s = emu_launch(k, grid, p->block, ka, b->info->kernarg_size, &lo, st);
-  }
-  emu_module_unload(mod);
-  emu_ctx_destroy(ctx);
-  return s;
-}
-
-static convjit_status bounds_of(const cj_kplan *p, const cj_built *b, bounds *o) {
-  const cj_conv_plan *c = &p->u.conv;
-  const cj_arch *a = p->arch;
-  const bounds_rates r = rates_of(a);
-  memset(o, 0, sizeof *o);
-  o->wg = p->grid[0] * p->grid[1] * p->grid[2] / 2;
-  emu_stats st;
-  CJ_TRY(bounds_emulate(p, b, o->wg, &st));
-  o->waves = c->threads / 64;
-  o->k_steps = c->k_tiles_split;
-  double steps = o->k_steps ? o->k_steps : 1, simds = a->simds_per_cu;
-  uint64_t issue = 0;
-  for (int cl = 0; cl < EMU_CLASS_COUNT; cl++) {
-    if (cl == EMU_CLASS_MFMA) continue;
-    emu_inst in = {.cls = (uint8_t)cl};
-    issue += st.count[cl] * emu_inst_cycles(&in); /* the emulator's issue weights */
-  }
-  o->mfma = (double)st.count[EMU_CLASS_MFMA] * mfma_cycles_of(c->mfma) / simds / steps;
-  o->issue = (double)issue / simds / steps;
-  o->lds = (double)st.lds.cycles / steps;
-  o->lds_min = (double)st.lds.min_cycles / steps;
-  o->lds_degree = st.lds.max_degree;
-  o->lds_banks = st.lds.banks;
-  emu_stats_free(&st);
-  /* occupancy: registers (unified file), LDS per CU, wave slots */
-  const cj_kernel_info *ki = b->info;
-  /* .vgpr_count already holds arch (aligned to 4) + acc registers on these
-   * arches (llc-22: 14 arch + 10 acc VGPRs give .vgpr_count 26) */
-  uint32_t regs = (ki->vgpr_count + r.vgpr_granule - 1) / r.vgpr_granule * r.vgpr_granule;
-  uint32_t by_regs = regs ? a->vgprs / regs : r.waves_simd;
-  if (by_regs > r.waves_simd) by_regs = r.waves_simd;
-  uint32_t wgs = by_regs * a->simds_per_cu / o->waves;
-  if (ki->group_segment_size && r.lds_cu_bytes / ki->group_segment_size < wgs) wgs = r.lds_cu_bytes / ki->group_segment_size;
-  o->wgs_per_cu = wgs;
-  o->waves_per_simd = (double)wgs * o->waves / simds;
-  /* memory: the step's A and B tiles; the conv's compulsory HBM bytes */
-  double flops_step = 2.0 * c->tile_m * c->tile_n * c->tile_k;
-  o->vmem_bytes = (double)(c->tile_m + c->tile_n) * c->tile_k * c->elem_bytes;
-  o->vmem_bytes_per_flop = o->vmem_bytes / flops_step;
-  double flops = 2.0 * (double)c->g.npq * c->g.k * c->g.crs;
-  o->hbm_bytes_per_flop = (double)(c->x_bytes + c->w_bytes + c->y_bytes) / flops;
-  double hbm_per_cu_clk = r.hbm_gbs * 1e9 / ((double)a->cu_count_default * a->clock_mhz * 1e6);
-  o->hbm = flops_step * o->hbm_bytes_per_flop / hbm_per_cu_clk;
-  const struct { const char *name; double v; } t[] = {{"mfma", o->mfma}, {"lds", o->lds}, {"issue", o->issue}, {"hbm", o->hbm}};
-  int best = 0;
-  for (int i = 1; i < 4; i++)
-    if (t[i].v > t[best].v) best = i;
-  o->bound = wgs == 0 ? "occupancy" : t[best].name;
-  o->mfma_fraction = t[best].v > 0 && wgs ? o->mfma / t[best].v : 0;
-  return CONVJIT_OK;
-}
-
+/* The model is cj_bounds_conv's (src/emu/bounds.h, docs/performance.md). */
 static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"bounds\":[");
   else cj_sb_printf(o, "; ==== bounds (%s, MODELLED: docs/performance.md) ====\n", a->arch->name);
   int first = 1;
   for (int k = 0; k < n; k++) {
     if (plans[k].op != CJ_KOP_CONV) continue;
-    bounds x;
-    convjit_status st = bounds_of(&plans[k], &b[k], &x);
+    cj_bounds x;
+    convjit_status st = cj_bounds_conv(&plans[k], &b[k], &x);
     if (a->json) {
       cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"kind\":\"modelled\"", first ? "" : ",", plans[k].name);
       if (st != CONVJIT_OK) {
@@ -582,10 +433,11 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                      "\"lds_max_degree\":%u,\"lds_banks\":%u,\"issue_cycles\":%.1f,\"hbm_cycles\":%.1f,"
                      "\"waves_per_simd\":%.2f,\"workgroups_per_cu\":%u,\"vmem_bytes\":%.0f,"
                      "\"vmem_bytes_per_flop\":%.5f,\"hbm_bytes_per_flop\":%.6f,\"bound\":\"%s\","
-                     "\"mfma_fraction\":%.3f",
+                     "\"mfma_fraction\":%.3f,\"vmcnt0_waits\":%llu,\"loop_trips\":%u",
                      (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min, x.lds_degree,
                      x.lds_banks, x.issue, x.hbm, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
-                     x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction);
+                     x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
+                     (unsigned long long)x.vmcnt0_waits, x.loop_trips);
       cj_sb_printf(o, "}");
     } else if (st != CONVJIT_OK) {
       cj_sb_printf(o, "; %s: %s\n", plans[k].name, convjit_last_error());
@@ -596,11 +448,14 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    "  issue_cycles %.1f /SIMD  hbm_cycles %.1f\n"
                    ";   lds/mfma %.2f  issue/mfma %.2f  waves_per_simd %.2f (%u workgroups/CU)\n"
                    ";   vmem_bytes %.0f (%.5f B/FLOP)  compulsory hbm %.6f B/FLOP\n"
-                   ";   bound: %s  modelled fraction of MFMA peak %.3f\n",
+                   ";   bound: %s  modelled fraction of MFMA peak %.3f\n"
+                   ";   s_waitcnt vmcnt(0) per wave %llu (EMULATED; the K loop runs %u trips: %s)\n",
                    plans[k].name, (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min,
                    x.lds_degree, x.lds_banks, x.issue, x.hbm, x.mfma > 0 ? x.lds / x.mfma : 0,
                    x.mfma > 0 ? x.issue / x.mfma : 0, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
-                   x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction);
+                   x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
+                   (unsigned long long)x.vmcnt0_waits, x.loop_trips,
+                   x.vmcnt0_waits < x.loop_trips ? "none in the loop" : "the loop drains the load queue");
     }
     first = 0;
   }

@@ -130,7 +130,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
    * split-K, 4-byte DMA) select it. */
   int pp_default = g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
                    (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
-                   !cj_conv_channel_gemm_ok(c, o);
+                   (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o);
   c->sched = o->sched ? o->sched : pp_default ? CJ_CONV_SCHED_PINGPONG : CJ_CONV_SCHED_MULTISTAGE;
   CJ_CHECK(c->sched >= CJ_CONV_SCHED_MULTISTAGE && c->sched < CJ_CONV_SCHED_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.sched = %u: must be 1 (multistage) or 2 (ping-pong)", c->sched);
@@ -161,9 +161,19 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
            "conv.dtype = %s: %s's MFMA (%s) reads %s", cj_dtype_name((convjit_dtype)g->dtype), arch->name,
            mf->mnemonic, cj_dtype_name((convjit_dtype)mf->in_dtype));
   c->mfma_k = mf->k;
-  /* 64 bytes of K per row and stage (one [kq][row] stage is 4 chunks deep),
-   * and whole MFMAs. */
-  c->tile_k = (uint32_t)cj_round_up(CJ_CONV_STAGE_ROW_BYTES / c->elem_bytes, c->mfma_k);
+  /* k_bytes of K per row and stage (default 64: a [kq][row] stage 4 chunks
+   * deep), and whole MFMAs. 32 bytes halve a stage: twice the stages in the
+   * same LDS (gfx942's 64 KiB holds 4 stages of 256x256); one f8f6f4
+   * MFMA (gfx950) is 128. */
+  uint32_t kb = o->k_bytes                                ? o->k_bytes
+                : mf->k * c->elem_bytes > CJ_CONV_STAGE_ROW_BYTES ? mf->k * c->elem_bytes
+                                                                  : CJ_CONV_STAGE_ROW_BYTES;
+  CJ_CHECK(kb == 32 || kb == 64 || kb == 128, CONVJIT_ERR_INVALID_ARG, "conv.k_bytes = %u: must be 32, 64 or 128",
+           kb);
+  CJ_CHECK(kb % (mf->k * c->elem_bytes) == 0, CONVJIT_ERR_UNSUPPORTED,
+           "conv.k_bytes = %u: not whole %s MFMAs (K %u = %u bytes)", kb, mf->mnemonic, mf->k,
+           mf->k * c->elem_bytes);
+  c->tile_k = kb / c->elem_bytes;
   if (pp) {
     /* The ping-pong builder's fixed shape: 8 waves as 2x4 per quadrant,
      * each wave 4x2 fragments of each of the 4 quadrants (conv_igemm.c);

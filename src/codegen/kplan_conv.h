@@ -103,6 +103,7 @@ typedef struct cj_conv_opts {
   uint32_t wgm;                    /* >= 1 */
   uint32_t dma_bytes;              /* 4 or 16 */
   uint32_t sched;                  /* cj_conv_sched */
+  uint32_t k_bytes;                /* K bytes of each tile row per stage: 32, 64 or 128 (0: 64, ping-pong 128) */
   int has_bias;
   int has_channel_scale;           /* fp32 per-output-channel scales, a pointer argument */
   int no_channel_gemm;             /* x goes through a converting pre-pass: never read as given */
@@ -123,7 +124,7 @@ typedef struct cj_conv_opts {
   /* tile */                                                                                                \
   X(uint32_t, tile_m, 1, "workgroup tile rows (output positions)")                                          \
   X(uint32_t, tile_n, 1, "workgroup tile columns (output channels)")                                        \
-  X(uint32_t, tile_k, 1, "K per pipeline stage: 64 bytes of each row (a multiple of the MFMA's K)")         \
+  X(uint32_t, tile_k, 1, "K per pipeline stage: k_bytes of each row (default 64; a multiple of the MFMA's K)")         \
   X(uint32_t, wave_m, 1, "wave grid rows")                                                                  \
   X(uint32_t, wave_n, 1, "wave grid columns")                                                               \
   X(uint32_t, threads, 0, "waves * 64")                                                                     \

@@ -249,7 +249,7 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   w->hz_npending = 0;
   w->hz = NULL;
   memset(w->count, 0, sizeof w->count);
-  w->cycles = 0; w->mfma_macs = 0; w->prio = 0;
+  w->cycles = 0; w->mfma_macs = 0; w->prio = 0; w->vmcnt0 = 0;
   memset(&w->lds, 0, sizeof w->lds);
   w->lds.banks = L->lds_banks.banks;
   uint64_t live = 0;
@@ -535,6 +535,8 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
     acc.sum_wave_cycles += s->sum_wave_cycles;
     emu_lds_stats_add(&acc.lds, &s->lds);
     if (s->lds_wave_max_cycles > acc.lds_wave_max_cycles) acc.lds_wave_max_cycles = s->lds_wave_max_cycles;
+    acc.vmcnt0_waits += s->vmcnt0_waits;
+    if (s->vmcnt0_wave_max > acc.vmcnt0_wave_max) acc.vmcnt0_wave_max = s->vmcnt0_wave_max;
     npw += wks[i].npw;
   }
   if (st == CONVJIT_OK && stats) {

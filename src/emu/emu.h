@@ -121,6 +121,8 @@ typedef struct emu_stats {
   double host_ms;                  /* wall time the emulator took on the host */
   emu_lds_stats lds;               /* all waves' LDS accesses (bank model) */
   uint64_t lds_wave_max_cycles;    /* the busiest wave's LDS cycles */
+  uint64_t vmcnt0_waits;           /* s_waitcnt vmcnt(0) executed, all waves */
+  uint64_t vmcnt0_wave_max;        /* ... by the wave that executed the most */
   /* Per-wave records, only when emu_launch_opts.per_wave_stats is set;
    * freed by emu_stats_free. Order: workgroup linear id, then wave. */
   emu_wave_stats *per_wave;

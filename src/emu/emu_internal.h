@@ -231,6 +231,7 @@ struct emu_wave {
   uint64_t cycles;       /* emulated cycles (stats.c model) */
   uint64_t mfma_macs;
   uint32_t prio;         /* s_setprio (timing only) */
+  uint64_t vmcnt0;       /* s_waitcnt vmcnt(0) executed (drains every vector memory load) */
   emu_lds_stats lds;     /* LDS bank model (lds_banks.h): this wave's priced LDS accesses */
 };
 

@@ -28,6 +28,7 @@ convjit_status emu_x_s_nop(emu_wave *w, const emu_inst *in) {
 
 convjit_status emu_x_s_waitcnt(emu_wave *w, const emu_inst *in) {
   /* Results complete at issue; the hazard checker retires pending ones. */
+  if (in->vmcnt == 0) w->vmcnt0++;
   if (w->hazard) return emu_hazard_waitcnt(w, in);
   return CONVJIT_OK;
 }

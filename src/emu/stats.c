@@ -64,6 +64,8 @@ void emu_stats_add_wave(emu_stats *s, const emu_wave *w) {
   ((emu_wave *)w)->cycles = cyc; /* per-wave record reads the full figure */
   emu_lds_stats_add(&s->lds, &w->lds);
   if (w->lds.cycles > s->lds_wave_max_cycles) s->lds_wave_max_cycles = w->lds.cycles;
+  s->vmcnt0_waits += w->vmcnt0;
+  if (w->vmcnt0 > s->vmcnt0_wave_max) s->vmcnt0_wave_max = w->vmcnt0;
 }
 
 void emu_lds_stats_add(emu_lds_stats *acc, const emu_lds_stats *x) {

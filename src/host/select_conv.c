@@ -12,10 +12,11 @@
  *         [split-K finalize: alpha, scale[k], bias, bf16, NCDHW]
  * fp8 formats and scales: docs/api.md "fp8 formats" (cj_conv_fmt_of).
  * Heuristics (REFERENCE.md "bf16 kernel") as an ordered candidate list
- * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 with a
- * 4x4 wave grid (the best measured core tile for big shapes) at 4 stages when
- * its grid still fills the device (the plan init refuses it where LDS cannot
- * hold 4 stages, i.e. on gfx942); for fp8 in 64 KiB of LDS a 2-stage
+ * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 on a
+ * 2x4 wave grid at 4 stages when its grid still fills the device (64-byte K
+ * rows, or 32-byte ones where LDS cannot hold 4 stages of 64, i.e. on
+ * gfx942; chosen by the bounds report), then REFERENCE.md's 4x4-wave
+ * 256x256; for fp8 in 64 KiB of LDS a 2-stage
  * 128x256 after the 128x128 stage fallbacks; split-K only when the M x N
  * tile grid under-fills the device (fewer tiles than 3/4 of the CUs), never
  * when it fills it; WGM 8; 4 pipeline stages (measured fastest for every
@@ -73,9 +74,10 @@ static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geo
 
 /* Split only an under-filled grid, and keep >= 2 pipeline groups of K
  * steps per split so the prologue is amortized. */
-static uint32_t cj_split_for(const cj_target *t, const cj_conv_geom *g, uint32_t tm, uint32_t tn, uint32_t stages) {
+static uint32_t cj_split_for(const cj_target *t, const cj_conv_geom *g, uint32_t tm, uint32_t tn, uint32_t stages,
+                             uint32_t k_bytes) {
   uint64_t tiles = ((g->npq + tm - 1) / tm) * ((g->k + tn - 1) / tn);
-  uint64_t tile_k = CJ_CONV_STAGE_ROW_BYTES / g->elem_bytes;
+  uint64_t tile_k = (k_bytes ? k_bytes : CJ_CONV_STAGE_ROW_BYTES) / g->elem_bytes;
   uint64_t ksteps = (g->crs + tile_k - 1) / tile_k;
   if (4 * tiles >= 3 * (uint64_t)t->cu_count) return 1;
   uint64_t want = t->cu_count / tiles, cap = ksteps / (2ull * stages);
@@ -87,7 +89,8 @@ static uint32_t cj_split_for(const cj_target *t, const cj_conv_geom *g, uint32_t
 /* One candidate: forced fields win; split-K (unless forced) follows the
  * candidate's tile and stages. */
 static cj_conv_opts cj_candidate(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, uint32_t tm,
-                                 uint32_t tn, uint32_t wm, uint32_t wn, uint32_t stages, uint32_t splitk) {
+                                 uint32_t tn, uint32_t wm, uint32_t wn, uint32_t stages, uint32_t k_bytes,
+                                 uint32_t splitk) {
   cj_conv_opts o = *forced;
   if (!forced->tile_m) {
     o.tile_m = tm;
@@ -96,8 +99,9 @@ static cj_conv_opts cj_candidate(const cj_target *t, const cj_conv_geom *g, cons
     o.wave_n = wn;
   }
   if (!forced->stages) o.stages = stages;
+  if (!forced->k_bytes) o.k_bytes = k_bytes;
   if (!forced->wgm) o.wgm = 8;
-  if (!forced->splitk) o.splitk = splitk ? splitk : cj_split_for(t, g, o.tile_m, o.tile_n, o.stages);
+  if (!forced->splitk) o.splitk = splitk ? splitk : cj_split_for(t, g, o.tile_m, o.tile_n, o.stages, o.k_bytes);
   return o;
 }
 
@@ -122,10 +126,7 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
     for (uint32_t i_ = 0; i_ < n; i_++) dup_ |= !memcmp(&list[i_], &c_, sizeof c_);            \
     if (!dup_ && n < max) list[n++] = c_;                                                      \
   } while (0)
-  /* 256x256 (4x4 waves), the best measured core tile for big shapes, when
-   * its grid still fills the device and it runs 4 stages (a shallower
-   * 256x256 loses to a 4-stage 128x128); then the default 128x128 (2x4).
-   * Plan init decides legality (LDS, DMA shape, vmcnt): an illegal candidate
+  /* Plan init decides legality (LDS, DMA shape, vmcnt): an illegal candidate
    * is skipped by the caller, so none of the arch's limits are restated. */
   /* fp8: the plan's own default first, as given: the 8-wave ping-pong
    * (fixed tile, no split-K) where the arch has it, else its multistage
@@ -136,21 +137,32 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
     if (!forced->wgm) list[n].wgm = 8;
     n++;
   }
+  /* Big grids: 256x256 on 2x4 waves (128x64 per wave) at 4 stages, 64-byte
+   * K rows where LDS holds them (gfx950: 128 KiB), else 32-byte rows
+   * (gfx942: 64 KiB). Per K step (MODELLED, docs/performance.md "Tile
+   * choice") its LDS cycles are 0.50 of its MFMA cycles; the 4x4-wave
+   * 256x256 (64x64 per wave, 4 waves/SIMD) re-reads each operand twice as
+   * often (0.63), the 128x128 (2 waves/SIMD, 64x32 per wave) is LDS-bound
+   * (1.00). The 4x4 tile (REFERENCE.md's best measured) stays a candidate. */
   uint64_t big_tiles = ((g->npq + 255) / 256) * ((g->k + 255) / 256);
-  if (big_tiles >= t->cu_count) CJ_ADD(256, 256, 4, 4, 4, 0);
+  if (big_tiles >= t->cu_count) {
+    CJ_ADD(256, 256, 2, 4, 4, 64, 0);
+    CJ_ADD(256, 256, 2, 4, 4, 32, 0);
+    CJ_ADD(256, 256, 4, 4, 4, 0, 0);
+  }
   /* 4 pipeline stages (measured fastest for every shape), fewer only when
    * LDS cannot hold 4 or the kernel does not fit its registers. */
-  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0);
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0, 0);
   /* fp8 in 64 KiB of LDS (gfx942): 128x256 on 2x4 waves at 2 stages, the
    * fewest non-MFMA instructions per MFMA of the 512-thread tiles that fit
    * (EMULATED, docs/kernels.md "gfx942 fp8"), before any split; not the
    * head: one K step in flight against the 128x128 default's three. */
-  if (g->elem_bytes == 1 && t->arch->lds_bytes <= 65536) CJ_ADD(128, 256, 2, 4, 2, 0);
+  if (g->elem_bytes == 1 && t->arch->lds_bytes <= 65536) CJ_ADD(128, 256, 2, 4, 2, 0, 0);
   /* Register fallbacks: a split shortens nothing in the loop body but moves
    * bias and the epilogue's stores to the finalize; smaller tiles hold
    * fewer accumulators. */
-  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 2);
-  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(64, 64, 2, 2, st, 0);
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0, 2);
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(64, 64, 2, 2, st, 0, 0);
 #undef CJ_ADD
   return n;
 }

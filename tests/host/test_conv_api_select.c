@@ -39,7 +39,9 @@ static const cj_step *conv_step(const cj_seq *q) {
 static cj_seq seq;
 
 /* 2048 ch [60,80,45] 3x3x3: M = 216000 -> 844 x 8 tiles of 256: fills 256
- * CUs -> 256x256 4x4 on gfx950, no split; gfx942 (64 KiB LDS) keeps 128x128. */
+ * CUs -> 256x256 on 2x4 waves at 4 stages, no split: 64-byte K rows on
+ * gfx950 (4 x 64 KiB of LDS), 32-byte ones on gfx942 (4 x 16 KiB in its
+ * 64 KiB). */
 static void test_big_shape_tiles(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 2048, 60, 80, 45, 2048, 3, 3, 3, 1);
@@ -47,14 +49,19 @@ static void test_big_shape_tiles(void **st) {
   const cj_conv_plan *c = &conv_step(&seq)->plan.u.conv;
   assert_int_equal(c->tile_m, 256);
   assert_int_equal(c->tile_n, 256);
-  assert_int_equal(c->wave_m, 4);
+  assert_int_equal(c->wave_m, 2);
   assert_int_equal(c->wave_n, 4);
   assert_int_equal(c->stages, 4);
+  assert_int_equal(c->tile_k, 32);
   assert_int_equal(c->splitk, 1);
   assert_int_equal(c->wgm, 8);
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, NULL, &seq), CONVJIT_OK);
   c = &conv_step(&seq)->plan.u.conv;
-  assert_int_equal(c->tile_m, 128);
+  assert_int_equal(c->tile_m, 256);
+  assert_int_equal(c->tile_n, 256);
+  assert_int_equal(c->wave_m, 2);
+  assert_int_equal(c->wave_n, 4);
+  assert_int_equal(c->tile_k, 16);
   assert_int_equal(c->stages, 4);
   assert_int_equal(c->splitk, 1);
   /* sequence: pack = weight pack; fwd = transpose, conv (C % 8 == 0, no split) */

@@ -1,0 +1,35 @@
+/* The MODELLED per-K-step bounds of a conv kernel (docs/performance.md,
+ * "Bounds report"): one workgroup of the kernel runs on the emulator and
+ * its exact counts (instructions by class, LDS bank-model cycles, drains)
+ * become cycles per K step next to the plan's occupancy and memory terms.
+ * For convjit-dump --emit bounds, the goal test (tests/emu/test_bounds.c)
+ * and tuners that rank candidates without a GPU. Nothing here is a time. */
+#ifndef CJ_HOST_BOUNDS_H
+#define CJ_HOST_BOUNDS_H
+
+#include "codegen/kplan.h"
+#include "pipeline/build.h"
+
+typedef struct cj_bounds {
+  uint64_t wg;             /* the sampled workgroup's linear id */
+  uint32_t waves, k_steps, wgs_per_cu;
+  double waves_per_simd;
+  double mfma, issue, lds, lds_min, hbm; /* cycles per K step (mfma, issue per SIMD; lds per CU) */
+  uint32_t lds_degree, lds_banks;
+  double vmem_bytes, vmem_bytes_per_flop, hbm_bytes_per_flop;
+  /* s_waitcnt vmcnt(0) executed by the wave that executed the most, and
+   * the K loop's trip count: a loop body holding one runs it at least once
+   * per trip, so vmcnt0_waits < loop_trips proves no loop drains the
+   * vector memory queue (the loads of later steps stay in flight). */
+  uint64_t vmcnt0_waits;
+  uint32_t loop_trips;
+  const char *bound;       /* "mfma", "lds", "issue", "hbm" or "occupancy" */
+  double mfma_fraction;    /* MFMA cycles / the bound's: perfect overlap, an upper bound */
+} cj_bounds;
+
+/* p must be a conv plan and b its built kernel. Emulates the middle
+ * workgroup of the grid on zero inputs (the conv kernels have no
+ * data-dependent branches) with hazard checks off. */
+convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *out);
+
+#endif
