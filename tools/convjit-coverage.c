@@ -139,6 +139,8 @@ static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
   /* every draw is made whatever the arch, so a sample is the same problem on both */
   const int force_dma = rng_pct(r, 30), wide = rng_pct(r, 50);
   if (force_dma) o.dma_bytes = wide && cj_arch_dma_ok(arch, 16) ? 16 : 4;
+  if (rng_pct(r, 25)) o.k_bytes = rng_pct(r, 50) ? 32 : 64;
+  if (rng_pct(r, 20)) o.prefetch = rng_pct(r, 50) ? 2 : 1;
   o.has_bias = rng_pct(r, 30);
   o.force_big_in = rng_pct(r, 10);
   o.force_big_out = rng_pct(r, 10);

@@ -433,11 +433,12 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                      "\"lds_max_degree\":%u,\"lds_banks\":%u,\"issue_cycles\":%.1f,\"hbm_cycles\":%.1f,"
                      "\"waves_per_simd\":%.2f,\"workgroups_per_cu\":%u,\"vmem_bytes\":%.0f,"
                      "\"vmem_bytes_per_flop\":%.5f,\"hbm_bytes_per_flop\":%.6f,\"bound\":\"%s\","
-                     "\"mfma_fraction\":%.3f,\"vmcnt0_waits\":%llu,\"loop_trips\":%u",
+                     "\"mfma_fraction\":%.3f,\"vmcnt0_waits\":%llu,\"loop_trips\":%u,"
+                     "\"barriers_per_step\":%.2f,\"barrier_cover_mfma\":%.2f",
                      (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min, x.lds_degree,
                      x.lds_banks, x.issue, x.hbm, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                      x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
-                     (unsigned long long)x.vmcnt0_waits, x.loop_trips);
+                     (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma);
       cj_sb_printf(o, "}");
     } else if (st != CONVJIT_OK) {
       cj_sb_printf(o, "; %s: %s\n", plans[k].name, convjit_last_error());
@@ -449,13 +450,16 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    ";   lds/mfma %.2f  issue/mfma %.2f  waves_per_simd %.2f (%u workgroups/CU)\n"
                    ";   vmem_bytes %.0f (%.5f B/FLOP)  compulsory hbm %.6f B/FLOP\n"
                    ";   bound: %s  modelled fraction of MFMA peak %.3f\n"
-                   ";   s_waitcnt vmcnt(0) per wave %llu (EMULATED; the K loop runs %u trips: %s)\n",
+                   ";   s_waitcnt vmcnt(0) per wave %llu (EMULATED; the K loop runs %u trips: %s)\n"
+                   ";   barriers per wave and K step %.2f, MFMAs a wave issues after each before an LDS wait %.2f "
+                   "(EMULATED)\n",
                    plans[k].name, (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min,
                    x.lds_degree, x.lds_banks, x.issue, x.hbm, x.mfma > 0 ? x.lds / x.mfma : 0,
                    x.mfma > 0 ? x.issue / x.mfma : 0, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                    x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
                    (unsigned long long)x.vmcnt0_waits, x.loop_trips,
-                   x.vmcnt0_waits < x.loop_trips ? "none in the loop" : "the loop drains the load queue");
+                   x.vmcnt0_waits < x.loop_trips ? "none in the loop" : "the loop drains the load queue",
+                   x.barriers_per_step, x.barrier_cover_mfma);
     }
     first = 0;
   }

@@ -82,6 +82,7 @@ typedef struct cj_cv {
   LLVMValueRef m0, n0;
   LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
   LLVMValueRef wave_off;               /* wave*64*dma_bytes: the DMAs' M0 base (pinned per stage in the loop) */
+  LLVMValueRef wave_off0;              /* ... as computed before the loop */
   /* channel GEMM (1x1x1 on NCDHW x): per A instruction, the byte offset of
    * x[n][0][p] for its position chunk, that chunk's validity, its k row */
   LLVMValueRef cg_base[CJ_CONV_MAX_DMA], cg_ok[CJ_CONV_MAX_DMA], cg_krow[CJ_CONV_MAX_DMA];
@@ -288,19 +289,42 @@ static LLVMValueRef cj_cv_mfma(cj_cv *v, LLVMValueRef a, LLVMValueRef b, LLVMVal
   return cj_irb_call(g, v->mf->intrinsic, NULL, 0, args, 6);
 }
 
+/* One K slice's operands (mfma_k deep) of a wave: its mi_m A and mi_n B
+ * fragments, a[0 .. mi_m-1] then b. */
+typedef struct cj_cv_ops {
+  LLVMValueRef v[2 * CJ_CONV_MAX_FRAG];
+} cj_cv_ops;
+
+static LLVMValueRef cj_cv_read_a(cj_cv *v, uint32_t st, uint32_t i, uint32_t kk) {
+  const cj_conv_plan *c = v->c;
+  return c->channel_gemm ? cj_cv_operand_kmajor(v, v->lds_a[st], v->lds_a[0], v->opa, i, kk)
+                         : cj_cv_operand(v, v->lds_a[st], v->lds_a[0], v->opa, c->tile_m, i, kk);
+}
+
+static LLVMValueRef cj_cv_read_b(cj_cv *v, uint32_t st, uint32_t j, uint32_t kk) {
+  return cj_cv_operand(v, v->lds_b[st], v->lds_b[0], v->opb, v->c->tile_n, j, kk);
+}
+
+static void cj_cv_read_slice(cj_cv *v, uint32_t st, uint32_t kk, cj_cv_ops *o) {
+  const cj_conv_plan *c = v->c;
+  for (uint32_t i = 0; i < c->mi_m; i++) o->v[i] = cj_cv_read_a(v, st, i, kk);
+  for (uint32_t j = 0; j < c->mi_n; j++) o->v[c->mi_m + j] = cj_cv_read_b(v, st, j, kk);
+}
+
+static void cj_cv_mma_slice(cj_cv *v, const cj_cv_ops *o) {
+  const cj_conv_plan *c = v->c;
+  for (uint32_t i = 0; i < c->mi_m; i++)
+    for (uint32_t j = 0; j < c->mi_n; j++)
+      v->acc[i * c->mi_n + j] = cj_cv_mfma(v, o->v[i], o->v[c->mi_m + j], v->acc[i * c->mi_n + j]);
+}
+
 static void cj_cv_compute(cj_cv *v, uint32_t st) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
   for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
-    LLVMValueRef a[CJ_CONV_MAX_FRAG], bb[CJ_CONV_MAX_FRAG];
-    for (uint32_t i = 0; i < c->mi_m; i++)
-      a[i] = c->channel_gemm ? cj_cv_operand_kmajor(v, v->lds_a[st], v->lds_a[0], v->opa, i, kk)
-                             : cj_cv_operand(v, v->lds_a[st], v->lds_a[0], v->opa, c->tile_m, i, kk);
-    for (uint32_t j = 0; j < c->mi_n; j++) bb[j] = cj_cv_operand(v, v->lds_b[st], v->lds_b[0], v->opb, c->tile_n, j, kk);
-    for (uint32_t i = 0; i < c->mi_m; i++)
-      for (uint32_t j = 0; j < c->mi_n; j++) {
-        v->acc[i * c->mi_n + j] = cj_cv_mfma(v, a[i], bb[j], v->acc[i * c->mi_n + j]);
-      }
+    cj_cv_ops o;
+    cj_cv_read_slice(v, st, kk, &o);
+    cj_cv_mma_slice(v, &o);
     /* 1024-thread tiles have 128 VGPRs: read one K slice's operands at a
      * time (no ds_read2 pairing across slices) so they are not all live. */
     if (c->threads >= 1024 && kk + 1 < c->tile_k / c->mfma_k) {
@@ -497,18 +521,25 @@ static void cj_cv_dma_rows(cj_cv *v) {
   v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
 }
 
+/* n more loop-carried values of loop lp: val[i] becomes the header's phi
+ * (its preheader value the old val[i]); the builder is left in the body. */
+static void cj_cv_loop_phis(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *val, LLVMValueRef *phis, uint32_t n,
+                            const char *name) {
+  LLVMBuilderRef b = v->b;
+  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp->iv));
+  for (uint32_t f = 0; f < n; f++) {
+    phis[f] = LLVMBuildPhi(b, LLVMTypeOf(val[f]), name);
+    LLVMAddIncoming(phis[f], &val[f], &lp->pre, 1);
+    val[f] = phis[f];
+  }
+  LLVMPositionBuilderAtEnd(b, lp->body);
+}
+
 /* A counted K loop of `trip` iterations whose accumulators are
  * loop-carried phis; the builder is left in the body. */
 static void cj_cv_acc_loop_begin(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *phis, uint32_t trip) {
-  LLVMBuilderRef b = v->b;
   cj_irb_loop_begin(v->g, lp, cj_c32(v->g, 0), cj_c32(v->g, trip), cj_c32(v->g, 1), "kloop");
-  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp->iv));
-  for (uint32_t f = 0; f < v->c->mi_m * v->c->mi_n; f++) {
-    phis[f] = LLVMBuildPhi(b, v->accty, "acc");
-    LLVMAddIncoming(phis[f], &v->acc[f], &lp->pre, 1);
-    v->acc[f] = phis[f];
-  }
-  LLVMPositionBuilderAtEnd(b, lp->body);
+  cj_cv_loop_phis(v, lp, v->acc, phis, v->c->mi_m * v->c->mi_n, "acc");
 }
 
 /* Closes the loop; v->acc then holds the accumulators after it. */
@@ -520,26 +551,87 @@ static void cj_cv_acc_loop_end(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *phis) {
   for (uint32_t f = 0; f < nacc; f++) v->acc[f] = phis[f];
 }
 
+/* M0 bases from a copy pinned at the barrier: LLVM would otherwise hoist
+ * one SGPR per (stage, DMA instruction) out of the loop and spill SGPRs
+ * (measured: 26 -> 11 spilling configs over 256 small-shape builds); not
+ * where VGPRs are the tight budget (1024 threads, 32-fragment waves): the
+ * pinned copy constrains scheduling and they spill VGPRs. */
+static void cj_cv_pin_wave_off(cj_cv *v, LLVMValueRef wave_off0) {
+  if (v->c->threads <= 512 && v->c->mi_m * v->c->mi_n < 32) v->wave_off = cj_irb_opaque_sgpr(v->g, wave_off0);
+}
+
+/* Step kt in stage s with operand prefetch (the loop's comment below):
+ * cur holds the step's first slice on entry and step kt+1's on return. */
+static void cj_cv_slices_pf(cj_cv *v, uint32_t s, LLVMValueRef kt, cj_cv_ops *cur) {
+  cj_irb *g = v->g;
+  const cj_conv_plan *c = v->c;
+  const uint32_t S = c->stages, L = c->a_dma + c->b_dma, nk = c->tile_k / c->mfma_k;
+  for (uint32_t kk = 0; kk < nk; kk++) {
+    int last = kk + 1 == nk;
+    uint32_t nst = last ? (s + 1) % S : s, nkk = last ? 0 : kk + 1;
+    cj_cv_ops nxt = {{0}};
+    for (uint32_t i = 0; i < c->mi_m; i++) {
+      for (uint32_t j = 0; j < c->mi_n; j++)
+        v->acc[i * c->mi_n + j] = cj_cv_mfma(v, cur->v[i], cur->v[c->mi_m + j], v->acc[i * c->mi_n + j]);
+      if (i == 0 && last) { /* lgkmcnt(0): as in the loop without prefetch, for stage s itself */
+        cj_irb_waitcnt(g, cj_waitcnt_imm((S - 2) * L, 7, 0));
+        cj_irb_barrier(g);
+        cj_cv_pin_wave_off(v, v->wave_off0);
+        cj_cv_issue(v, LLVMBuildAdd(v->b, kt, cj_c32(g, S), ""), s);
+      }
+      if (i == 0)
+        for (uint32_t j = 0; j < c->mi_n; j++) nxt.v[c->mi_m + j] = cj_cv_read_b(v, nst, j, nkk);
+      nxt.v[i] = cj_cv_read_a(v, nst, i, nkk);
+    }
+    *cur = nxt;
+  }
+}
+
 /* K-loop schedule "multistage" (the bf16 family's): a prologue fills
  * stages 0 .. S-2, then each step waits for its own stage, issues the DMA
  * S-1 steps ahead into the stage just read out, and runs its MFMAs. The
- * accumulators are loop-carried phis; v->acc holds them afterwards. */
+ * accumulators are loop-carried phis; v->acc holds them afterwards.
+ *
+ * With operand prefetch (plan.prefetch) each K slice's operands are read
+ * during the slice before, across steps too (cj_cv_slice_pf): after the
+ * MFMAs of A fragment row i, that row's register is dead and the next
+ * slice's A row i is read into it; the next slice's B fragments after row
+ * 0. On the last slice of step i the first row is followed by the wait
+ * for stage i+1 (vmcnt((S-2)*L) lgkmcnt(0)) and the barrier, then the DMA
+ * of step i+S into stage i (read out: every wave's reads of it retired
+ * before the barrier), then step i+1's reads between the remaining rows:
+ * the MFMAs of rows 1 .. mi_m-1 run on operands already in registers while
+ * the barrier's aftermath (DMA issue, the first reads' LDS latency)
+ * completes, instead of the MFMA pipe idling behind it; each DMA has S
+ * steps (not S-1) to land. The prologue fills all S stages and reads step
+ * 0's first slice; operands are loop-carried phis like the accumulators
+ * (one B set and the in-flight A rows more registers). The last step
+ * prefetches step T's zero stage. */
 static void cj_cv_kloop_multistage(cj_cv *v) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
+  const uint32_t S = c->stages, L = c->a_dma + c->b_dma, pf = c->prefetch;
+  const uint32_t nops = c->mi_m + c->mi_n;
   LLVMValueRef wave_off0 = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
-  v->wave_off = wave_off0;
+  v->wave_off = v->wave_off0 = wave_off0;
+  LLVMValueRef zero = cj_c32(g, 0);
 
   /* ---- prologue ---- */
-  for (uint32_t s = 0; s + 1 < c->stages; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s);
+  for (uint32_t s = 0; s + 1 < S + pf; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s);
+  cj_cv_ops cur = {{0}};
+  if (pf) {
+    cj_irb_waitcnt(g, cj_waitcnt_imm((S - 1) * L, 7, 15));
+    cj_irb_barrier(g);
+    cj_cv_read_slice(v, 0, 0, &cur);
+  }
 
-  /* ---- K loop: accumulators are loop-carried phis ---- */
-  uint32_t L = c->a_dma + c->b_dma;
+  /* ---- K loop: accumulators (and prefetched operands) are loop-carried phis ---- */
   cj_irb_loop lp;
-  LLVMValueRef phis[CJ_CONV_MAX_FRAG];
-  cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / c->stages);
-  LLVMValueRef ktg = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, c->stages), ""), "");
+  LLVMValueRef phis[CJ_CONV_MAX_FRAG], ophis[2 * CJ_CONV_MAX_FRAG];
+  cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / S);
+  if (pf) cj_cv_loop_phis(v, &lp, cur.v, ophis, nops, "op");
+  LLVMValueRef ktg = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, S), ""), "");
   /* Where a K step's 16-byte columns straddle taps (Cp % tile_k != 0),
    * LLVM strength-reduces every (stage, column) k and its tap decode (k / Cp,
    * / R*S, / S) into loop-carried SGPRs and hoists per-column constants
@@ -549,8 +641,12 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
    * of a step share one tap, LLVM finds that only through the induction
    * variables, and the pinned loop would run twice the instructions. */
   if (c->g.cp % c->tile_k) ktg = cj_irb_opaque_sgpr(g, ktg);
-  for (uint32_t s = 0; s < c->stages; s++) {
+  for (uint32_t s = 0; s < S; s++) {
     LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
+    if (pf) {
+      cj_cv_slices_pf(v, s, kt, &cur);
+      continue;
+    }
     /* lgkmcnt(0) too: the barrier must not be passed with this wave's
      * ds_reads of step s-1 outstanding: the DMA issued after it (by any
      * wave) overwrites exactly that stage, (s-1)%S (docs/kernels.md, "LDS
@@ -558,24 +654,21 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
      * own waits would sink below the barrier (they wait only for the
      * reads' registers); the ISA does not order an outstanding ds_read
      * before another wave's later LDS DMA. */
-    cj_irb_waitcnt(g, cj_waitcnt_imm((c->stages - 2) * L, 7, 0));
+    cj_irb_waitcnt(g, cj_waitcnt_imm((S - 2) * L, 7, 0));
     cj_irb_barrier(g);
-    /* M0 bases from a copy pinned here: LLVM would otherwise hoist one
-     * SGPR per (stage, DMA instruction) out of the loop and spill SGPRs
-     * (measured: 26 -> 11 spilling configs over 256 small-shape builds). */
-    /* not where VGPRs are the tight budget (1024 threads, 32-fragment
-     * waves): the pinned copy constrains scheduling and they spill VGPRs */
-    if (c->threads <= 512 && c->mi_m * c->mi_n < 32)
-      v->wave_off = cj_irb_opaque_sgpr(g, wave_off0);
-    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, c->stages - 1), ""), (s + c->stages - 1) % c->stages);
+    cj_cv_pin_wave_off(v, wave_off0);
+    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, S - 1), ""), (s + S - 1) % S);
     /* Keep each stage's ds_reads with its own MFMAs: hoisting the next
      * stage's operands above them doubles the operand registers. */
-    LLVMValueRef zero = cj_c32(g, 0);
     cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
     cj_cv_compute(v, s);
   }
+  if (pf) {
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    for (uint32_t f = 0; f < nops; f++) LLVMAddIncoming(ophis[f], &cur.v[f], &latch, 1);
+  }
   cj_cv_acc_loop_end(v, &lp, phis);
-  /* The last S-1 DMAs (zeros past the split) still land in LDS. */
+  /* The last DMAs (zeros past the split) still land in LDS. */
   cj_irb_waitcnt(g, cj_waitcnt_vmcnt(0));
 }
 

@@ -244,6 +244,23 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_CHECK((c->stages - 2) * (c->a_dma + c->b_dma) <= 63, CONVJIT_ERR_UNSUPPORTED,
            "conv: %u DMA loads in flight exceed vmcnt's 63 (tile %ux%u, %u threads, %u stages)",
            (c->stages - 2) * (c->a_dma + c->b_dma), c->tile_m, c->tile_n, c->threads, c->stages);
+  /* Operand prefetch (multistage): the prologue fills all S stages and
+   * waits for the first, vmcnt((S-1)*L). By default only where a K step is
+   * one MFMA slice of 8-byte operand reads (gfx942's 32-byte rows): there
+   * it raises the MFMAs a wave issues after each barrier before an LDS
+   * wait from 22.75 to 31.9 of 32 (EMULATED, docs/kernels.md "Operand
+   * prefetch"); with 16-byte reads (gfx950, one slice) it fell from 23 to
+   * 9.5 and with two slices (gfx942 128x128) from 10.5 to 6.7: LLVM's
+   * scheduler hoists the reads there. 1024-thread tiles have 128 VGPRs a
+   * lane, no room for a second operand set. */
+  uint32_t in_flight = (c->stages - 1) * (c->a_dma + c->b_dma);
+  CJ_CHECK(o->prefetch <= 2, CONVJIT_ERR_INVALID_ARG, "conv.prefetch = %u: must be 1 (off) or 2 (on)", o->prefetch);
+  CJ_CHECK(o->prefetch != 2 || (!pp && in_flight <= 63), CONVJIT_ERR_UNSUPPORTED,
+           "conv.prefetch = 2: %s", pp ? "the ping-pong schedule has its own operand order"
+                                        : "the prologue's DMA loads in flight exceed vmcnt's 63");
+  c->prefetch = o->prefetch ? o->prefetch == 2
+                            : !pp && c->threads <= 512 && in_flight <= 63 && c->tile_k == c->mfma_k &&
+                                  mf->k_runs == 1 && mf->k_per_lane * c->elem_bytes == 8;
   c->lds_a_stage = c->tile_m * row_bytes;
   c->lds_b_stage = c->tile_n * row_bytes;
   uint64_t lds = (uint64_t)c->stages * (c->lds_a_stage + c->lds_b_stage);

@@ -104,6 +104,7 @@ typedef struct cj_conv_opts {
   uint32_t dma_bytes;              /* 4 or 16 */
   uint32_t sched;                  /* cj_conv_sched */
   uint32_t k_bytes;                /* K bytes of each tile row per stage: 32, 64 or 128 (0: 64, ping-pong 128) */
+  uint32_t prefetch;               /* multistage operand prefetch: 0 default, 1 off, 2 on */
   int has_bias;
   int has_channel_scale;           /* fp32 per-output-channel scales, a pointer argument */
   int no_channel_gemm;             /* x goes through a converting pre-pass: never read as given */
@@ -133,6 +134,7 @@ typedef struct cj_conv_opts {
   X(uint32_t, sched, 1, "K-loop schedule (cj_conv_sched): 1 multistage LDS ring, 2 8-wave half ping-pong")  \
   X(uint32_t, halves, 0, "row blocks of the A and B tiles (2: half-block ping-pong, quadrant fragments)")    \
   X(uint32_t, stages, 1, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)")                      \
+  X(uint32_t, prefetch, 1, "multistage: 1 = the next step's first operands are read before this step's last MFMAs") \
   X(uint32_t, dma_bytes, 1, "per lane of buffer_load...lds (16 only on gfx950)")                            \
   X(uint32_t, a_dma, 0, "A DMA loads per thread per K step")                                                \
   X(uint32_t, b_dma, 0, "B DMA loads per thread per K step")                                                \

@@ -24,6 +24,7 @@
   K("wgm", ONE, wgm, wgm, 1, 64, 1, "grouped-M workgroup order width")                                     \
   K("dma", ONE, dma_bytes, dma_bytes, 4, 16, 1, "bytes per lane of one buffer_load...lds (4 or 16)")      \
   K("kbytes", ONE, k_bytes, k_bytes, 32, 128, 1, "K bytes of each tile row per LDS stage (32, 64 or 128)")   \
+  K("prefetch", ONE, prefetch, prefetch, 1, 2, 1, "multistage operand prefetch across K steps: 1 off, 2 on")  \
   K("sched", ONE, sched, sched, 1, 2, 1, "K-loop schedule: 1 multistage, 2 8-wave half ping-pong (fp8)")  \
   K("bias", FLAG, has_bias, has_bias, 0, 1, 0, "fp32 bias (a problem property)")                          \
   K("big_in", FLAG, force_big_in, force_big_in, 0, 1, 0, "test hook: force the BIG_IN rebase")             \

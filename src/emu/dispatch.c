@@ -192,6 +192,7 @@ static convjit_status run_wave(emu_wave *w, const emu_module *m) {
     if (in->bad) return emu_fail(w, in, "%s", in->bad);
     w->pc_next = pc + in->size;
     w->count[in->cls]++;
+    if (in->cls == EMU_CLASS_MFMA) w->cover_mfma += (uint64_t)w->cover_open;
     if (w->hz_npending) {
       convjit_status hs = emu_hazard_check_inst(w, in);
       if (hs != CONVJIT_OK) return hs;
@@ -250,6 +251,7 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   w->hz = NULL;
   memset(w->count, 0, sizeof w->count);
   w->cycles = 0; w->mfma_macs = 0; w->prio = 0; w->vmcnt0 = 0;
+  w->barriers = w->cover_mfma = 0; w->cover_open = 0;
   memset(&w->lds, 0, sizeof w->lds);
   w->lds.banks = L->lds_banks.banks;
   uint64_t live = 0;
@@ -536,6 +538,8 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
     emu_lds_stats_add(&acc.lds, &s->lds);
     if (s->lds_wave_max_cycles > acc.lds_wave_max_cycles) acc.lds_wave_max_cycles = s->lds_wave_max_cycles;
     acc.vmcnt0_waits += s->vmcnt0_waits;
+    acc.barriers += s->barriers;
+    acc.barrier_cover_mfma += s->barrier_cover_mfma;
     if (s->vmcnt0_wave_max > acc.vmcnt0_wave_max) acc.vmcnt0_wave_max = s->vmcnt0_wave_max;
     npw += wks[i].npw;
   }

@@ -123,6 +123,8 @@ typedef struct emu_stats {
   uint64_t lds_wave_max_cycles;    /* the busiest wave's LDS cycles */
   uint64_t vmcnt0_waits;           /* s_waitcnt vmcnt(0) executed, all waves */
   uint64_t vmcnt0_wave_max;        /* ... by the wave that executed the most */
+  uint64_t barriers;               /* s_barrier executed, all waves */
+  uint64_t barrier_cover_mfma;     /* MFMAs issued after a barrier before the next lgkmcnt wait, all waves */
   /* Per-wave records, only when emu_launch_opts.per_wave_stats is set;
    * freed by emu_stats_free. Order: workgroup linear id, then wave. */
   emu_wave_stats *per_wave;

@@ -232,6 +232,10 @@ struct emu_wave {
   uint64_t mfma_macs;
   uint32_t prio;         /* s_setprio (timing only) */
   uint64_t vmcnt0;       /* s_waitcnt vmcnt(0) executed (drains every vector memory load) */
+  /* barrier cover: MFMAs issued after an s_barrier before the wave's next
+   * s_waitcnt on lgkmcnt (the first wait for an LDS read after it) */
+  uint64_t barriers, cover_mfma;
+  int cover_open;
   emu_lds_stats lds;     /* LDS bank model (lds_banks.h): this wave's priced LDS accesses */
 };
 

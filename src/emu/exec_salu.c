@@ -29,6 +29,7 @@ convjit_status emu_x_s_nop(emu_wave *w, const emu_inst *in) {
 convjit_status emu_x_s_waitcnt(emu_wave *w, const emu_inst *in) {
   /* Results complete at issue; the hazard checker retires pending ones. */
   if (in->vmcnt == 0) w->vmcnt0++;
+  if (in->lgkmcnt < 15) w->cover_open = 0;
   if (w->hazard) return emu_hazard_waitcnt(w, in);
   return CONVJIT_OK;
 }
@@ -36,6 +37,8 @@ convjit_status emu_x_s_waitcnt(emu_wave *w, const emu_inst *in) {
 convjit_status emu_x_s_barrier(emu_wave *w, const emu_inst *in) {
   (void)in;
   w->state = EMU_WAVE_BARRIER; /* dispatch.c releases when all live waves arrive */
+  w->barriers++;
+  w->cover_open = 1;
   return CONVJIT_OK;
 }
 

@@ -65,6 +65,8 @@ void emu_stats_add_wave(emu_stats *s, const emu_wave *w) {
   emu_lds_stats_add(&s->lds, &w->lds);
   if (w->lds.cycles > s->lds_wave_max_cycles) s->lds_wave_max_cycles = w->lds.cycles;
   s->vmcnt0_waits += w->vmcnt0;
+  s->barriers += w->barriers;
+  s->barrier_cover_mfma += w->cover_mfma;
   if (w->vmcnt0 > s->vmcnt0_wave_max) s->vmcnt0_wave_max = w->vmcnt0;
 }
 

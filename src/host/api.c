@@ -320,8 +320,8 @@ static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts 
            "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", i + 1, o->tile_m, o->tile_n,
            o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
     if (used + 1 < sizeof why) {
-      int w = snprintf(why + used, sizeof why - used, "%s%ux%u s%u k%u: %s", used ? "; " : "", o->tile_m, o->tile_n,
-                       o->stages, o->splitk, cj_error_text());
+      int w = snprintf(why + used, sizeof why - used, "%s%ux%u s%u k%u%s: %s", used ? "; " : "", o->tile_m, o->tile_n,
+                       o->stages, o->splitk, o->prefetch == 1 ? " no-prefetch" : "", cj_error_text());
       if (w > 0) used += (size_t)w < sizeof why - used ? (size_t)w : sizeof why - used - 1;
     }
     memset(p->pack, 0, sizeof p->pack);

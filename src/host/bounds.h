@@ -23,6 +23,13 @@ typedef struct cj_bounds {
    * vector memory queue (the loads of later steps stay in flight). */
   uint64_t vmcnt0_waits;
   uint32_t loop_trips;
+  /* Barrier cover (EMULATED): per s_barrier, the MFMAs a wave issues after
+   * it before its first s_waitcnt on lgkmcnt — MFMA work whose operands
+   * were already in registers, which the MFMA pipe can run while the
+   * barrier's aftermath (DMA issue, LDS latency of the next reads)
+   * completes; 0 means every barrier is followed by an LDS wait before any
+   * MFMA. barriers_per_step: per wave and K step. */
+  double barrier_cover_mfma, barriers_per_step;
   const char *bound;       /* "mfma", "lds", "issue", "hbm" or "occupancy" */
   double mfma_fraction;    /* MFMA cycles / the bound's: perfect overlap, an upper bound */
 } cj_bounds;

@@ -130,7 +130,7 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
  *   with        the launch sequence for one candidate (UNSUPPORTED with the
  *               plan's reason when it is illegal).
  *   select      the sequence of the first legal candidate. */
-#define CJ_CONV_MAX_CANDIDATES 16
+#define CJ_CONV_MAX_CANDIDATES 32
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g); /* UNSUPPORTED dtype/groups */
 uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
                             uint32_t max);

@@ -114,6 +114,29 @@ convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, cons
   return CONVJIT_OK;
 }
 
+static void cj_push(cj_conv_opts *list, uint32_t *n, uint32_t max, const cj_conv_opts *c) {
+  for (uint32_t i = 0; i < *n; i++)
+    if (!memcmp(&list[i], c, sizeof *c)) return;
+  if (*n < max) list[(*n)++] = *c;
+}
+
+/* A candidate, then (unless forced) its twin without operand prefetch
+ * where the plan would prefetch (kplan_conv.c decides): the second operand
+ * set is what a register-tight kernel spills first, and the twin keeps the
+ * tile. */
+static void cj_push_pf(const cj_target *t, const cj_conv_geom *g, cj_conv_opts *list, uint32_t *n, uint32_t max,
+                       const cj_conv_opts *forced, const cj_conv_opts *c) {
+  cj_push(list, n, max, c);
+  cj_kplan p;
+  if (forced->prefetch || cj_kplan_conv_init(&p, t->arch, g, c) != CONVJIT_OK || !p.u.conv.prefetch) {
+    cj_error_clear();
+    return;
+  }
+  cj_conv_opts off = *c;
+  off.prefetch = 1;
+  cj_push(list, n, max, &off);
+}
+
 uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
                             uint32_t max) {
   static const cj_conv_opts none;
@@ -122,9 +145,7 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
 #define CJ_ADD(...)                                                                            \
   do {                                                                                         \
     cj_conv_opts c_ = cj_candidate(t, g, forced, __VA_ARGS__);                                 \
-    int dup_ = 0;                                                                              \
-    for (uint32_t i_ = 0; i_ < n; i_++) dup_ |= !memcmp(&list[i_], &c_, sizeof c_);            \
-    if (!dup_ && n < max) list[n++] = c_;                                                      \
+    cj_push_pf(t, g, list, &n, max, forced, &c_);                                                    \
   } while (0)
   /* Plan init decides legality (LDS, DMA shape, vmcnt): an illegal candidate
    * is skipped by the caller, so none of the arch's limits are restated. */

@@ -202,9 +202,12 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     const cj_mfma_row *row = cj_mfma_row_of(fp8 ? a->mfma_fp8 : a->mfma_bf16);
     assert_non_null(row);
     const uint64_t eb = fp8 ? 1 : 2;
-    /* one K step: 64 bytes of reduction elements (CONV_TILE_K bf16), rounded
-     * up to whole MFMAs (gfx950's fp8 MFMA has k = 128: a 128-byte step) */
-    const uint64_t step = (CONV_TILE_K * 2 / eb + row->k - 1) / row->k * row->k;
+    /* one K step: 64 bytes of reduction elements (CONV_TILE_K bf16), or the
+     * row's kbytes= option, rounded up to whole MFMAs (gfx950's fp8 MFMA
+     * has k = 128: a 128-byte step) */
+    const char *kb = strstr(w->opts, "kbytes=");
+    const uint64_t row_bytes = kb ? strtoull(kb + 7, NULL, 10) : CONV_TILE_K * 2;
+    const uint64_t step = (row_bytes / eb + row->k - 1) / row->k * row->k;
     uint64_t waves = (uint64_t)c->wave_m * c->wave_n;
     threads = (uint32_t)(waves * a->wave_size);
     /* stages x (A + B rows) x one K step */
@@ -218,11 +221,11 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     uint64_t lds_rd = (fm + fn) * slices * row->k_runs;
     /* budget: the loop body is `stages` K steps, each of its essential
      * instructions with up to 3 more for addressing and waits (measured
-     * <= 2.9 on gfx942, docs/kernels.md mix); the prologue's stages-1 DMA
-     * steps at 8 instructions per DMA; an epilogue of 8 per accumulator
+     * <= 2.9 on gfx942, docs/kernels.md mix); the prologue's stages DMA
+     * steps (all of them with operand prefetch) at 8 instructions per DMA; an epilogue of 8 per accumulator
      * (bias, convert, pack, store); 256 of setup. Unrolling the K loop
      * over C*T*R*S would break it by far. */
-    inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * (c->stages - 1) * dma + 8 * acc_min + 256;
+    inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * c->stages * dma + 8 * acc_min + 256;
   } else if (p->op == CJ_KOP_TRANSPOSE) {
     /* 64 x 64 tile in LDS of the input element (bf16 for bf16-fp8) */
     uint64_t n = 0, cc = 0, sp = 0;

@@ -222,6 +222,41 @@ static void t_barrier_lds_exchange(void **st) {
   }
 }
 
+/* The loop-structure counts (emu_stats vmcnt0_*, barriers,
+ * barrier_cover_mfma), on a hand-written 3-trip loop whose counts are known
+ * by construction: per trip one s_waitcnt vmcnt(0), one barrier, two MFMAs
+ * before the lgkmcnt wait (cover) and one after it (not cover); after the
+ * loop a vmcnt(1) wait (not vmcnt(0)) and an MFMA with no barrier before
+ * it. Two waves. */
+static const char *k_loop_counts =
+    "  s_mov_b32 s5, 3\n  v_mov_b32 v1, 0\n  v_mov_b32 v2, 0\n  v_mov_b32 v3, 0\n"
+    "  v_mov_b32 v4, 0\n  v_mov_b32 v5, 0\n  v_mov_b32 v6, 0\n  v_mov_b32 v7, 0\n"
+    ".Lloop:\n"
+    "  s_waitcnt vmcnt(0)\n  s_barrier\n"
+    "  v_mfma_f32_16x16x16_bf16 v[4:7], v[2:3], v[2:3], v[4:7]\n"
+    "  v_mfma_f32_16x16x16_bf16 v[4:7], v[2:3], v[2:3], v[4:7]\n"
+    "  ds_read_b32 v8, v1\n  s_waitcnt lgkmcnt(0)\n"
+    "  v_mfma_f32_16x16x16_bf16 v[4:7], v[2:3], v[2:3], v[4:7]\n"
+    "  s_sub_u32 s5, s5, 1\n  s_cmp_lg_u32 s5, 0\n  s_cbranch_scc1 .Lloop\n"
+    "  s_waitcnt vmcnt(1)\n  s_nop 7\n"
+    "  v_mfma_f32_16x16x16_bf16 v[4:7], v[2:3], v[2:3], v[4:7]\n  s_nop 7\n  s_nop 7\n";
+
+static void t_loop_counts(void **st) {
+  (void)st;
+  const char *archs[] = {"gfx942", "gfx950"};
+  for (int a = 0; a < 2; a++) {
+    tb_run r;
+    OK(tb_asm_run(&r, archs[a], k_loop_counts, 1, 128, NULL, 0, 64, 0));
+    assert_int_equal(r.stats.waves, 2);
+    assert_int_equal(r.stats.vmcnt0_waits, 2 * 3);
+    assert_int_equal(r.stats.vmcnt0_wave_max, 3);
+    assert_int_equal(r.stats.barriers, 2 * 3);
+    assert_int_equal(r.stats.barrier_cover_mfma, 2 * 3 * 2);
+    assert_int_equal(r.stats.count[EMU_CLASS_MFMA], 2 * (3 * 3 + 1));
+    tb_run_free(&r);
+  }
+}
+
 /* Kernarg preload (inreg arguments, gfx950): the descriptor asks for 4
  * preloaded SGPRs after dispatch/queue/kernarg/dispatch-id pointers; the
  * code starts with LLVM's compatibility s_load + s_branch, which reloads the
@@ -298,7 +333,7 @@ static void t_bad_args(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_initial_state), cmocka_unit_test(t_ids_and_hidden_args), cmocka_unit_test(t_subsets),
-      cmocka_unit_test(t_barrier_lds_exchange), cmocka_unit_test(t_kernarg_preload), cmocka_unit_test(t_bad_args),
+      cmocka_unit_test(t_barrier_lds_exchange), cmocka_unit_test(t_loop_counts), cmocka_unit_test(t_kernarg_preload), cmocka_unit_test(t_bad_args),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
