@@ -220,9 +220,9 @@ int main(int argc, char **argv) {
   const cj_kernel_info *ki = r[0].built.info;
   double steps[3];
   for (int j = 0; j < 3; j++) steps[j] = (double)r[j].p.u.conv.k_tiles_split;
-  printf("EMULATED %s %s%s: tile %ux%ux%u waves %ux%u stages %u dma %u splitk %u\n", a.arch->name,
+  printf("EMULATED %s %s%s: tile %ux%ux%u waves %ux%u stages %u load %u dma %u splitk %u\n", a.arch->name,
          cj_dtype_name((convjit_dtype)c->g.dtype), c->pure_gemm_a ? " pure_gemm_a (diagnostic)" : "", c->tile_m,
-         c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->dma_bytes, c->splitk);
+         c->tile_n, c->tile_k, c->wave_m, c->wave_n, c->stages, c->load, c->dma_bytes, c->splitk);
   printf("kernel (1st): vgpr %u agpr %u sgpr %u lds %u B, spills %u/%u scratch %u B; spills 2nd %u/%u, 3rd %u/%u\n",
          ki->vgpr_count, ki->agpr_count, ki->sgpr_count, ki->group_segment_size, ki->vgpr_spill_count,
          ki->sgpr_spill_count, ki->private_segment_size, r[1].built.info->vgpr_spill_count,

@@ -200,6 +200,7 @@ done:
 static int same_config(const cj_conv_plan *x, const cj_conv_plan *y) {
   return x->tile_m == y->tile_m && x->tile_n == y->tile_n && x->wave_m == y->wave_m && x->wave_n == y->wave_n &&
          x->stages == y->stages && x->splitk == y->splitk && x->wgm == y->wgm && x->dma_bytes == y->dma_bytes &&
+         x->load == y->load &&
          x->a_dma == y->a_dma && x->b_dma == y->b_dma && x->mfma_k == y->mfma_k && x->tiles_m == y->tiles_m &&
          x->tiles_n == y->tiles_n && x->vec4_store == y->vec4_store && x->temporal_fast == y->temporal_fast &&
          x->channel_gemm == y->channel_gemm && x->big_in == y->big_in && x->big_out == y->big_out;

@@ -15,6 +15,12 @@
  *   epilogue: (+bias) -> bf16 NCDHW stores (vec4 when n == 1), or fp32
  *             buffer atomics into the split-K workspace
  *
+ * Load path (plan field load): 1 DMA, as above; 2 through VGPRs
+ * (cj_cv_kloop_vgpr): buffer_load_dwordx4 of step i+S+1 into a two-deep
+ * register FIFO, ds_write of step i+S-1 after step i's barrier, so a thread
+ * moves one 16-byte chunk per load (one im2col address and bounds check per
+ * chunk) where gfx942's 4-byte DMA takes four, each with its own M0.
+ *
  * LDS tile layout: one stage of A (B) holds TILE_M (TILE_N) rows x 32 k as
  * [kq = k/chunk][row][chunk k] (16 bytes per row and kq; chunk = 16 / element
  * bytes). A DMA instruction writes
@@ -44,6 +50,7 @@
  * result holds column l%16, rows 4*(l/16) .. +3: 4 consecutive positions.
  */
 #include <stdio.h>
+#include <string.h>
 #include "codegen/codegen.h"
 #include "codegen/epilogue.h"
 #include "codegen/im2col.h"
@@ -83,6 +90,7 @@ typedef struct cj_cv {
   LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
   LLVMValueRef wave_off;               /* wave*64*dma_bytes: the DMAs' M0 base (pinned per stage in the loop) */
   LLVMValueRef wave_off0;              /* ... as computed before the loop */
+  LLVMValueRef wra, wrb;               /* VGPR path: per-lane ds_write offsets of A and B instruction 0 */
   /* channel GEMM (1x1x1 on NCDHW x): per A instruction, the byte offset of
    * x[n][0][p] for its position chunk, that chunk's validity, its k row */
   LLVMValueRef cg_base[CJ_CONV_MAX_DMA], cg_ok[CJ_CONV_MAX_DMA], cg_krow[CJ_CONV_MAX_DMA];
@@ -110,6 +118,21 @@ static LLVMValueRef cj_cv_swz(cj_cv *v, LLVMValueRef row) {
   return LLVMBuildMul(v->b, LLVMBuildAnd(v->b, LLVMBuildLShr(v->b, row, cj_c32(v->g, 3), ""), cj_c32(v->g, 1), ""),
                       cj_c32(v->g, 8), "swz");
 }
+
+/* The VGPR path's stage layout where operand reads are 8 bytes (gfx942):
+ * "half-major" [kq][half][row][8 B] instead of [kq][row][16 B]. A read
+ * phase (16 lanes, rows r .. r+15, one kq and half) is then 128 contiguous
+ * bytes, all 32 banks, with no swizzle; a lane's 16-byte chunk goes out as
+ * its two halves rows*8 bytes apart (one ds_write2(st64)_b64: 16 lanes of
+ * consecutive rows per phase, 128 contiguous bytes again). Elsewhere (16-byte
+ * reads) the VGPR path keeps [kq][row][16 B] and one ds_write_b128 (8 lanes
+ * per phase, 128 contiguous bytes). */
+static int cj_cv_halfmajor(const cj_cv *v) {
+  return v->c->load == CJ_CONV_LOAD_VGPR && v->mf->k_runs == 1 && v->mf->k_per_lane * v->c->elem_bytes == 8;
+}
+
+/* Bytes between stage rows (and so between 16-row fragment blocks / 16). */
+static uint32_t cj_cv_row_pitch(const cj_cv *v) { return cj_cv_halfmajor(v) ? 8 : 16; }
 
 static void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma) {
   cj_irb *g = v->g;
@@ -147,12 +170,26 @@ static LLVMValueRef cj_cv_k(cj_cv *v, const cj_cv_map *mp, LLVMValueRef kt, uint
                       "k");
 }
 
-/* Issue the DMAs of K step kt into LDS stage st. */
-static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
+/* One A/B load of instruction i: DMA into `lds` (out NULL: lane l's bytes
+ * land at M0 = lds + wave_off + i*threads*dma_bytes, + l*dma_bytes), or
+ * (VGPR path) a 16-byte buffer load into *out. */
+static void cj_cv_xfer(cj_cv *v, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t i, LLVMValueRef voff,
+                       LLVMValueRef *out) {
+  cj_irb *g = v->g;
+  if (out) {
+    *out = cj_irb_buf_load(g, LLVMVectorType(g->i32, 4), rsrc, voff, NULL, 0);
+    return;
+  }
+  LLVMValueRef lo = LLVMBuildAdd(v->b, v->wave_off, cj_c32(g, i * v->c->threads * v->c->dma_bytes), "");
+  cj_irb_buf_load_lds(g, rsrc, cj_irb_lds_ptr(g, lds, lo), v->c->dma_bytes, voff, NULL, 0, 0);
+}
+
+/* Issue the loads of K step kt: DMAs into LDS stage st (out NULL), or
+ * (VGPR path) buffer loads into out[0 .. a_dma) (A) and out[a_dma ..) (B). */
+static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
-  LLVMValueRef wave_off = v->wave_off;
   cj_im2col_col col[CJ_CONV_MAX_KQ];
   int have[CJ_CONV_MAX_KQ] = {0};
   for (uint32_t i = 0; c->channel_gemm && i < c->a_dma; i++) {
@@ -161,9 +198,7 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
     ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, ch, v->k_end, ""), "");
     LLVMValueRef off =
         LLVMBuildAdd(b, v->cg_base[i], LLVMBuildMul(b, ch, cj_c32(g, (uint32_t)c->g.odhw * c->elem_bytes), ""), "");
-    LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
-    cj_irb_buf_load_lds(g, v->xr, cj_irb_lds_ptr(g, v->lds_a[st], lo), c->dma_bytes,
-                        cj_irb_oob(g, ok, off, CJ_CONV_OOB), NULL, 0, 0);
+    cj_cv_xfer(v, v->xr, v->lds_a[st], i, cj_irb_oob(g, ok, off, CJ_CONV_OOB), out ? &out[i] : NULL);
   }
   for (uint32_t i = 0; !c->channel_gemm && i < c->a_dma; i++) {
     uint32_t q = v->ma.kq[i];
@@ -172,8 +207,7 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
       have[q] = 1;
     }
     LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i % v->ma.period], &col[q], CJ_CONV_OOB);
-    LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
-    cj_irb_buf_load_lds(g, v->xr, cj_irb_lds_ptr(g, v->lds_a[st], lo), c->dma_bytes, voff, NULL, 0, 0);
+    cj_cv_xfer(v, v->xr, v->lds_a[st], i, voff, out ? &out[i] : NULL);
   }
   for (uint32_t i = 0; i < c->b_dma; i++) {
     LLVMValueRef k = cj_cv_k(v, &v->mb, kt, i);
@@ -182,9 +216,7 @@ static void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st) {
     uint32_t r = i % v->mb.period;
     if (v->bok[r]) ok = LLVMBuildAnd(b, ok, v->bok[r], "");
     LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, c->elem_bytes), ""), "");
-    LLVMValueRef voff = cj_irb_oob(g, ok, off, CJ_CONV_OOB);
-    LLVMValueRef lo = LLVMBuildAdd(b, wave_off, cj_c32(g, i * c->threads * c->dma_bytes), "");
-    cj_irb_buf_load_lds(g, v->wr, cj_irb_lds_ptr(g, v->lds_b[st], lo), c->dma_bytes, voff, NULL, 0, 0);
+    cj_cv_xfer(v, v->wr, v->lds_b[st], i, cj_irb_oob(g, ok, off, CJ_CONV_OOB), out ? &out[c->a_dma + i] : NULL);
   }
 }
 
@@ -203,9 +235,58 @@ static LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase) 
   LLVMValueRef kq = LLVMBuildUDiv(b, k0, cj_c32(g, ch), "");
   LLVMValueRef byte = LLVMBuildMul(b, LLVMBuildURem(b, k0, cj_c32(g, ch), ""), cj_c32(g, v->c->elem_bytes), "");
   if (cj_cv_swizzled(v)) byte = LLVMBuildXor(b, byte, cj_cv_swz(v, row), ""); /* row + 16*blk: the same swz */
-  return LLVMBuildAdd(
-      b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kq, cj_c32(g, rows), ""), row, ""), cj_c32(g, 16), ""),
-      byte, "op.lane");
+  /* half-major: byte is 0 or 8, the half, rows*8 bytes per half */
+  if (cj_cv_halfmajor(v)) byte = LLVMBuildMul(b, byte, cj_c32(g, rows), "");
+  LLVMValueRef kqoff = LLVMBuildMul(b, kq, cj_c32(g, rows * 16), "");
+  LLVMValueRef rowoff = LLVMBuildMul(b, row, cj_c32(g, cj_cv_row_pitch(v)), "");
+  return LLVMBuildAdd(b, LLVMBuildAdd(b, kqoff, rowoff, ""), byte, "op.lane");
+}
+
+/* lds + (lane_off - address of lds0) + cst: lane_off is opaque(lane offset
+ * + address of stage 0), so the address of stage lds is stage-0-relative
+ * and every constant stays below 64 KiB (the ds offset field). */
+static LLVMValueRef cj_cv_stage_ptr(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0, LLVMValueRef lane_off,
+                                    uint32_t cst) {
+  cj_irb *g = v->g;
+  LLVMValueRef rel = LLVMBuildSub(v->b, lane_off, LLVMBuildPtrToInt(v->b, lds0, g->i32, ""), "");
+  return cj_irb_lds_ptr(g, cj_irb_lds_ptr(g, lds, rel), cj_c32(g, cst));
+}
+
+/* ---- VGPR load path: the ds_writes ----
+ * Instruction i of a map writes chunk (kq, row) = (kq[i] + kthr/chunk,
+ * row[i % period]); the stage offset is linear in both, so instruction 0's
+ * per-lane offset (cj_cv_write_lane) plus a constant serves every i. */
+static LLVMValueRef cj_cv_write_lane(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds0) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  LLVMValueRef kq = LLVMBuildUDiv(b, mp->kthr, cj_c32(g, v->c->chunk_elems), "");
+  LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, kq, cj_c32(g, mp->rows * 16), ""),
+                                  LLVMBuildMul(b, mp->row[0], cj_c32(g, cj_cv_row_pitch(v)), ""), "wr.lane");
+  return cj_irb_opaque(g, LLVMBuildAdd(b, off, LLVMBuildPtrToInt(b, lds0, g->i32, ""), ""));
+}
+
+static void cj_cv_write_map(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds, LLVMValueRef lds0, LLVMValueRef lane,
+                            LLVMValueRef *vals) {
+  cj_irb *g = v->g;
+  uint32_t pitch = cj_cv_row_pitch(v), rpi = v->c->threads; /* one 16-byte chunk per lane */
+  for (uint32_t i = 0; i < mp->ndma; i++) {
+    LLVMValueRef p = cj_cv_stage_ptr(v, lds, lds0, lane, mp->kq[i] * mp->rows * 16 + i % mp->period * rpi * pitch);
+    if (!cj_cv_halfmajor(v)) {
+      LLVMSetAlignment(LLVMBuildStore(v->b, vals[i], p), 16);
+      continue;
+    }
+    for (uint32_t h = 0; h < 2; h++) { /* the chunk's halves, rows*8 bytes apart */
+      LLVMValueRef idx[2] = {cj_c32(g, 2 * h), cj_c32(g, 2 * h + 1)};
+      LLVMValueRef half = LLVMBuildShuffleVector(v->b, vals[i], vals[i], LLVMConstVector(idx, 2), "");
+      LLVMSetAlignment(LLVMBuildStore(v->b, half, cj_irb_lds_ptr(g, p, cj_c32(g, h * mp->rows * 8))), 8);
+    }
+  }
+}
+
+/* The registers of one K step (cj_cv_issue's out) into LDS stage st. */
+static void cj_cv_write(cj_cv *v, uint32_t st, LLVMValueRef *vals) {
+  cj_cv_write_map(v, &v->ma, v->lds_a[st], v->lds_a[0], v->wra, vals);
+  cj_cv_write_map(v, &v->mb, v->lds_b[st], v->lds_b[0], v->wrb, vals + v->c->a_dma);
 }
 
 /* A two-run operand (f8f6f4): one ds_read per run at q[0], q[1],
@@ -224,15 +305,13 @@ static LLVMValueRef cj_cv_load_runs(cj_cv *v, LLVMValueRef q[2]) {
   return LLVMBuildBitCast(v->b, cat, v->opty, "");
 }
 
-/* lane_off is opaque(lane offset + address of stage 0): the address of
- * stage st is stage-0-relative, so every constant stays below 64 KiB. */
+/* lane_off: see cj_cv_stage_ptr. */
 static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0, LLVMValueRef lane_off,
                                   uint32_t rows, uint32_t blk, uint32_t kk) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
-  LLVMValueRef rel = LLVMBuildSub(v->b, lane_off, LLVMBuildPtrToInt(v->b, lds0, g->i32, ""), "");
-  LLVMValueRef p = cj_irb_lds_ptr(g, lds, rel);
-  p = cj_irb_lds_ptr(g, p, cj_c32(g, blk * 256 + kk * (c->mfma_k / c->chunk_elems) * rows * 16));
+  LLVMValueRef p = cj_cv_stage_ptr(v, lds, lds0, lane_off,
+                                   blk * 16 * cj_cv_row_pitch(v) + kk * (c->mfma_k / c->chunk_elems) * rows * 16);
   if (v->mf->k_runs == 1) {
     LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, p, "");
     LLVMSetAlignment(ld, v->mf->k_per_lane * c->elem_bytes);
@@ -318,8 +397,13 @@ static void cj_cv_mma_slice(cj_cv *v, const cj_cv_ops *o) {
       v->acc[i * c->mi_n + j] = cj_cv_mfma(v, o->v[i], o->v[c->mi_m + j], v->acc[i * c->mi_n + j]);
 }
 
+/* Keeps LLVM from moving instructions across phase boundaries. */
+static void cj_cv_fence_sched(cj_cv *v) {
+  LLVMValueRef zero = cj_c32(v->g, 0);
+  cj_irb_call(v->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+}
+
 static void cj_cv_compute(cj_cv *v, uint32_t st) {
-  cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
   for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
     cj_cv_ops o;
@@ -327,10 +411,7 @@ static void cj_cv_compute(cj_cv *v, uint32_t st) {
     cj_cv_mma_slice(v, &o);
     /* 1024-thread tiles have 128 VGPRs: read one K slice's operands at a
      * time (no ds_read2 pairing across slices) so they are not all live. */
-    if (c->threads >= 1024 && kk + 1 < c->tile_k / c->mfma_k) {
-      LLVMValueRef zero = cj_c32(g, 0);
-      cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
-    }
+    if (c->threads >= 1024 && kk + 1 < c->tile_k / c->mfma_k) cj_cv_fence_sched(v);
   }
 }
 
@@ -519,6 +600,10 @@ static void cj_cv_dma_rows(cj_cv *v) {
   v->opb = cj_cv_lane_off(v, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""));
   v->opa = cj_irb_opaque(g, LLVMBuildAdd(b, v->opa, LLVMBuildPtrToInt(b, v->lds_a[0], g->i32, ""), ""));
   v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
+  if (c->load == CJ_CONV_LOAD_VGPR) {
+    v->wra = cj_cv_write_lane(v, &v->ma, v->lds_a[0]);
+    v->wrb = cj_cv_write_lane(v, &v->mb, v->lds_b[0]);
+  }
 }
 
 /* n more loop-carried values of loop lp: val[i] becomes the header's phi
@@ -551,6 +636,88 @@ static void cj_cv_acc_loop_end(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *phis) {
   for (uint32_t f = 0; f < nacc; f++) v->acc[f] = phis[f];
 }
 
+/* The K step of the multistage loop's body: ktg (the unrolled group's
+ * first step) + s, ktg pinned to one SGPR where columns straddle taps. */
+static LLVMValueRef cj_cv_group_kt(cj_cv *v, cj_irb_loop *lp) {
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef ktg = LLVMBuildAdd(v->b, v->kt0, LLVMBuildMul(v->b, lp->iv, cj_c32(v->g, c->stages), ""), "");
+  /* Where a K step's 16-byte columns straddle taps (Cp % tile_k != 0),
+   * LLVM strength-reduces every (stage, column) k and its tap decode (k / Cp,
+   * / R*S, / S) into loop-carried SGPRs and hoists per-column constants
+   * beside them (C = 16 3x3x3 on gfx942: ~26 induction SGPRs, 95..106 SGPRs,
+   * spills). Pinning the K step once per iteration makes each stage decode
+   * its columns from one SGPR. Not when Cp % tile_k == 0: there all columns
+   * of a step share one tap, LLVM finds that only through the induction
+   * variables, and the pinned loop would run twice the instructions. */
+  return c->g.cp % c->tile_k ? cj_irb_opaque_sgpr(v->g, ktg) : ktg;
+}
+
+/* The wait and barrier that open step s of the multistage body, after which
+ * stage (s-1)%S may be overwritten. lgkmcnt(0) too: the barrier must not be
+ * passed with this wave's ds_reads of step s-1 outstanding: the DMA or
+ * ds_write issued after it (by any wave) overwrites exactly that stage
+ * (docs/kernels.md, "LDS ordering"). LLVM's own waits would sink below the
+ * barrier (they wait only for the reads' registers); the ISA does not order
+ * an outstanding ds_read before another wave's later LDS write. vm: the
+ * DMAs this wave may leave in flight (63: no vmcnt wait). */
+static void cj_cv_step_sync(cj_cv *v, uint32_t vm) {
+  cj_irb_waitcnt(v->g, cj_waitcnt_imm(vm, 7, 0));
+  cj_irb_barrier(v->g);
+}
+
+/* The multistage loop on the VGPR load path (load 2): the same LDS ring
+ * and barriers, but step j's A and B are buffer_load_dwordx4 into VGPRs at
+ * step j-S-1 and ds_written into stage j%S at step j-S+1, right after that
+ * step's barrier (by which every wave has read out the stage's previous
+ * step, j-S): two K steps of loads are in flight in a two-deep register
+ * FIFO, and the ds_write waits vmcnt(L), never vmcnt(0):
+ *   prologue: load steps 0 .. S; ds_write 0 .. S-2 (vmcnt (S-s)L .. 2L)
+ *   step i:   s_waitcnt lgkmcnt(0); s_barrier
+ *             ds_write FIFO[0] (step i+S-1) -> stage (i-1)%S   vmcnt(L)
+ *             FIFO[0] = FIFO[1]; FIFO[1] = load step i+S+1
+ *             ds_read + MFMA stage i%S
+ * lgkmcnt(0) before the barrier now also covers this wave's ds_writes of
+ * the previous step. The FIFO is loop-carried (phis); the body is unrolled
+ * S times, so an even S maps the FIFO onto two fixed register sets. */
+static void cj_cv_kloop_vgpr(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  uint32_t L = c->a_dma + c->b_dma, S = c->stages;
+  LLVMValueRef pro[5][2 * CJ_CONV_MAX_DMA], fifo[2][2 * CJ_CONV_MAX_DMA];
+  for (uint32_t s = 0; s <= S; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), 0, pro[s]);
+  for (uint32_t s = 0; s + 1 < S; s++) cj_cv_write(v, s, pro[s]);
+  for (uint32_t f = 0; f < 2; f++) memcpy(fifo[f], pro[S - 1 + f], L * sizeof fifo[f][0]);
+
+  cj_irb_loop lp;
+  LLVMValueRef phis[CJ_CONV_MAX_FRAG], fphi[2][2 * CJ_CONV_MAX_DMA];
+  cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / S);
+  LLVMBasicBlockRef body = LLVMGetInsertBlock(b);
+  LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(lp.header));
+  for (uint32_t f = 0; f < 2; f++)
+    for (uint32_t i = 0; i < L; i++) {
+      fphi[f][i] = LLVMBuildPhi(b, LLVMTypeOf(fifo[f][i]), "fifo");
+      LLVMAddIncoming(fphi[f][i], &fifo[f][i], &lp.pre, 1);
+      fifo[f][i] = fphi[f][i];
+    }
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef ktg = cj_cv_group_kt(v, &lp);
+  for (uint32_t s = 0; s < S; s++) {
+    LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
+    cj_cv_step_sync(v, 63);
+    cj_cv_write(v, (s + S - 1) % S, fifo[0]);
+    cj_cv_fence_sched(v); /* the write before the next load: two register sets live, not three */
+    memcpy(fifo[0], fifo[1], L * sizeof fifo[0][0]);
+    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, S + 1), ""), 0, fifo[1]);
+    cj_cv_fence_sched(v); /* each stage's ds_reads with its own MFMAs (cj_cv_kloop_multistage) */
+    cj_cv_compute(v, s);
+  }
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  for (uint32_t f = 0; f < 2; f++)
+    for (uint32_t i = 0; i < L; i++) LLVMAddIncoming(fphi[f][i], &fifo[f][i], &latch, 1);
+  cj_cv_acc_loop_end(v, &lp, phis);
+}
+
 /* M0 bases from a copy pinned at the barrier: LLVM would otherwise hoist
  * one SGPR per (stage, DMA instruction) out of the loop and spill SGPRs
  * (measured: 26 -> 11 spilling configs over 256 small-shape builds); not
@@ -574,10 +741,9 @@ static void cj_cv_slices_pf(cj_cv *v, uint32_t s, LLVMValueRef kt, cj_cv_ops *cu
       for (uint32_t j = 0; j < c->mi_n; j++)
         v->acc[i * c->mi_n + j] = cj_cv_mfma(v, cur->v[i], cur->v[c->mi_m + j], v->acc[i * c->mi_n + j]);
       if (i == 0 && last) { /* lgkmcnt(0): as in the loop without prefetch, for stage s itself */
-        cj_irb_waitcnt(g, cj_waitcnt_imm((S - 2) * L, 7, 0));
-        cj_irb_barrier(g);
+        cj_cv_step_sync(v, (S - 2) * L);
         cj_cv_pin_wave_off(v, v->wave_off0);
-        cj_cv_issue(v, LLVMBuildAdd(v->b, kt, cj_c32(g, S), ""), s);
+        cj_cv_issue(v, LLVMBuildAdd(v->b, kt, cj_c32(g, S), ""), s, NULL);
       }
       if (i == 0)
         for (uint32_t j = 0; j < c->mi_n; j++) nxt.v[c->mi_m + j] = cj_cv_read_b(v, nst, j, nkk);
@@ -611,14 +777,17 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
+  if (c->load == CJ_CONV_LOAD_VGPR) {
+    cj_cv_kloop_vgpr(v);
+    return;
+  }
   const uint32_t S = c->stages, L = c->a_dma + c->b_dma, pf = c->prefetch;
   const uint32_t nops = c->mi_m + c->mi_n;
   LLVMValueRef wave_off0 = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
   v->wave_off = v->wave_off0 = wave_off0;
-  LLVMValueRef zero = cj_c32(g, 0);
 
   /* ---- prologue ---- */
-  for (uint32_t s = 0; s + 1 < S + pf; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s);
+  for (uint32_t s = 0; s + 1 < S + pf; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s, NULL);
   cj_cv_ops cur = {{0}};
   if (pf) {
     cj_irb_waitcnt(g, cj_waitcnt_imm((S - 1) * L, 7, 15));
@@ -631,36 +800,19 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
   LLVMValueRef phis[CJ_CONV_MAX_FRAG], ophis[2 * CJ_CONV_MAX_FRAG];
   cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / S);
   if (pf) cj_cv_loop_phis(v, &lp, cur.v, ophis, nops, "op");
-  LLVMValueRef ktg = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, S), ""), "");
-  /* Where a K step's 16-byte columns straddle taps (Cp % tile_k != 0),
-   * LLVM strength-reduces every (stage, column) k and its tap decode (k / Cp,
-   * / R*S, / S) into loop-carried SGPRs and hoists per-column constants
-   * beside them (C = 16 3x3x3 on gfx942: ~26 induction SGPRs, 95..106 SGPRs,
-   * spills). Pinning the K step once per iteration makes each stage decode
-   * its columns from one SGPR. Not when Cp % tile_k == 0: there all columns
-   * of a step share one tap, LLVM finds that only through the induction
-   * variables, and the pinned loop would run twice the instructions. */
-  if (c->g.cp % c->tile_k) ktg = cj_irb_opaque_sgpr(g, ktg);
+  LLVMValueRef ktg = cj_cv_group_kt(v, &lp);
   for (uint32_t s = 0; s < S; s++) {
     LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
     if (pf) {
       cj_cv_slices_pf(v, s, kt, &cur);
       continue;
     }
-    /* lgkmcnt(0) too: the barrier must not be passed with this wave's
-     * ds_reads of step s-1 outstanding: the DMA issued after it (by any
-     * wave) overwrites exactly that stage, (s-1)%S (docs/kernels.md, "LDS
-     * ordering"). LLVM's
-     * own waits would sink below the barrier (they wait only for the
-     * reads' registers); the ISA does not order an outstanding ds_read
-     * before another wave's later LDS DMA. */
-    cj_irb_waitcnt(g, cj_waitcnt_imm((S - 2) * L, 7, 0));
-    cj_irb_barrier(g);
+    cj_cv_step_sync(v, (S - 2) * L); /* step s's DMAs (issued S-1 steps ago) landed */
     cj_cv_pin_wave_off(v, wave_off0);
-    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, S - 1), ""), (s + S - 1) % S);
+    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, S - 1), ""), (s + S - 1) % S, NULL);
     /* Keep each stage's ds_reads with its own MFMAs: hoisting the next
      * stage's operands above them doubles the operand registers. */
-    cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+    cj_cv_fence_sched(v);
     cj_cv_compute(v, s);
   }
   if (pf) {
@@ -841,12 +993,6 @@ static void cj_cv_pp_sync(cj_cv *v, uint32_t vm, int reads_done) {
   cj_irb_barrier(v->g);
 }
 
-/* Keeps LLVM from moving instructions across phase boundaries. */
-static void cj_cv_fence_sched(cj_cv *v) {
-  LLVMValueRef zero = cj_c32(v->g, 0);
-  cj_irb_call(v->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
-}
-
 /* A phase of a step: wait (vmcnt(vm), and lgkmcnt(0) first in a step),
  * barrier, the next step's DMA of the halves (A or B, h) it may now issue,
  * then the MFMA burst at priority 1 (cj_cv_pp_burst_end closes it). */
@@ -977,8 +1123,7 @@ static void cj_cv_epilogue(cj_cv *v) {
       cj_cv_store(v, val, row0, col, yr, yptr);
       /* One fragment's index math at a time: interleaving them all keeps
        * every fragment's addresses live beside the accumulators. */
-      LLVMValueRef zero = cj_c32(g, 0);
-      cj_irb_call(g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+      cj_cv_fence_sched(v);
     }
 }
 

@@ -78,13 +78,15 @@ static uint64_t cj_big_in_span(const cj_conv_geom *g, uint32_t tile_m) {
  * caller's NCDHW x (no transpose). A DMA chunk runs along positions, so it
  * must not straddle a sample (Do*Ho*Wo % chunk elements == 0), and every x
  * offset must be below the OOB sentinel (no rebase on this path). Needs
- * c->g, elem_bytes, dma_bytes and need_t/h/w. */
+ * c->g, elem_bytes, dma_bytes and need_t/h/w. DMA only: the k-major A stage
+ * has no VGPR-path writer. */
 static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o) {
   const cj_conv_geom *g = &c->g;
   int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
                !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
-  return !o->no_fast_paths && !o->no_channel_gemm && !c->pure_gemm_a && is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
+  return !o->no_fast_paths && !o->no_channel_gemm && !c->pure_gemm_a && c->load == CJ_CONV_LOAD_DMA && is_1x1 &&
+         g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
          ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
 }
 
@@ -106,7 +108,12 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   const cj_conv_geom *g = &c->g;
 
   c->elem_bytes = g->elem_bytes;
-  c->dma_bytes = o->dma_bytes ? o->dma_bytes : cj_arch_dma_ok(arch, 16) ? 16 : 4;
+  c->load = o->load ? o->load : CJ_CONV_LOAD_DMA;
+  CJ_CHECK(c->load >= CJ_CONV_LOAD_DMA && c->load < CJ_CONV_LOAD_COUNT, CONVJIT_ERR_INVALID_ARG,
+           "conv.load = %u: must be 1 (DMA) or 2 (through VGPRs)", c->load);
+  int vload = c->load == CJ_CONV_LOAD_VGPR;
+  /* the VGPR path's loads are buffer_load_dwordx4 on every arch */
+  c->dma_bytes = o->dma_bytes ? o->dma_bytes : vload || cj_arch_dma_ok(arch, 16) ? 16 : 4;
   c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
   c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
   c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
@@ -127,10 +134,10 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
    * the conv is a 1x1x1 channel GEMM (no transpose pays more than the
    * schedule: REFERENCE.md "bf16 kernel", 1x1x1). ---- */
   /* Forced knobs only the multistage schedule takes (a tile, 3-4 stages,
-   * split-K, 4-byte DMA) select it. */
+   * split-K, 4-byte DMA, the VGPR load path) select it. */
   int pp_default = g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
                    (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
-                   (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o);
+                   !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o);
   c->sched = o->sched ? o->sched : pp_default ? CJ_CONV_SCHED_PINGPONG : CJ_CONV_SCHED_MULTISTAGE;
   CJ_CHECK(c->sched >= CJ_CONV_SCHED_MULTISTAGE && c->sched < CJ_CONV_SCHED_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.sched = %u: must be 1 (multistage) or 2 (ping-pong)", c->sched);
@@ -192,8 +199,11 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_CHECK(c->stages >= 2 && c->stages <= 4, CONVJIT_ERR_INVALID_ARG, "conv.stages = %u: must be 2..4", c->stages);
   CJ_CHECK(c->dma_bytes == 4 || c->dma_bytes == 16, CONVJIT_ERR_INVALID_ARG,
            "conv.dma_bytes = %u: must be 4 or 16", c->dma_bytes);
-  CJ_CHECK(cj_arch_dma_ok(arch, c->dma_bytes), CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(vload || cj_arch_dma_ok(arch, c->dma_bytes), CONVJIT_ERR_UNSUPPORTED,
            "conv.dma_bytes = %u: %s has no %u-byte buffer-to-LDS load", c->dma_bytes, arch->name, c->dma_bytes);
+  CJ_CHECK(!vload || (c->dma_bytes == 16 && !pp), CONVJIT_ERR_UNSUPPORTED,
+           "conv.load = 2 (VGPR path): needs 16-byte loads (dma_bytes = %u) and the multistage schedule (sched = %u)",
+           c->dma_bytes, c->sched);
   CJ_CHECK(c->wave_m >= 1 && c->wave_n >= 1 && c->wave_m <= 16 && c->wave_n <= 16, CONVJIT_ERR_INVALID_ARG,
            "conv.wave = %ux%u: must be 1..16 each", c->wave_m, c->wave_n);
   CJ_CHECK(c->tile_m >= 16 && c->tile_m <= 512 && c->tile_n >= 16 && c->tile_n <= 512, CONVJIT_ERR_INVALID_ARG,
@@ -240,10 +250,17 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_CHECK(c->a_dma <= CJ_CONV_MAX_DMA && c->b_dma <= CJ_CONV_MAX_DMA, CONVJIT_ERR_UNSUPPORTED,
            "conv tile %ux%u with %u threads and %u-byte DMA: %u A and %u B DMA loads per thread and K step, at "
            "most %u each", c->tile_m, c->tile_n, c->threads, c->dma_bytes, c->a_dma, c->b_dma, CJ_CONV_MAX_DMA);
-  /* The K loop waits with vmcnt((stages-2)*(a_dma+b_dma)): a 6-bit field. */
-  CJ_CHECK((c->stages - 2) * (c->a_dma + c->b_dma) <= 63, CONVJIT_ERR_UNSUPPORTED,
-           "conv: %u DMA loads in flight exceed vmcnt's 63 (tile %ux%u, %u threads, %u stages)",
-           (c->stages - 2) * (c->a_dma + c->b_dma), c->tile_m, c->tile_n, c->threads, c->stages);
+  /* The K loop waits with vmcnt((stages-2)*(a_dma+b_dma)): a 6-bit field.
+   * The VGPR path keeps two K steps of loads in flight (vmcnt(L) before a
+   * ds_write) in 2*L*4 VGPRs. */
+  uint32_t in_flight = vload ? 2 * (c->a_dma + c->b_dma) : (c->stages - 2) * (c->a_dma + c->b_dma);
+  CJ_CHECK(in_flight <= 63, CONVJIT_ERR_UNSUPPORTED,
+           "conv: %u loads in flight exceed vmcnt's 63 (tile %ux%u, %u threads, %u stages, load %u)", in_flight,
+           c->tile_m, c->tile_n, c->threads, c->stages, c->load);
+  CJ_CHECK(!vload || 2 * (c->a_dma + c->b_dma) * 4 <= CJ_CONV_MAX_LOAD_VGPRS, CONVJIT_ERR_UNSUPPORTED,
+           "conv.load = 2: %u loads per thread per K step hold %u VGPRs in flight, at most %u (tile %ux%u, %u "
+           "threads)", c->a_dma + c->b_dma, 2 * (c->a_dma + c->b_dma) * 4, CJ_CONV_MAX_LOAD_VGPRS, c->tile_m,
+           c->tile_n, c->threads);
   /* Operand prefetch (multistage): the prologue fills all S stages and
    * waits for the first, vmcnt((S-1)*L). By default only where a K step is
    * one MFMA slice of 8-byte operand reads (gfx942's 32-byte rows): there
@@ -253,13 +270,14 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
    * 9.5 and with two slices (gfx942 128x128) from 10.5 to 6.7: LLVM's
    * scheduler hoists the reads there. 1024-thread tiles have 128 VGPRs a
    * lane, no room for a second operand set. */
-  uint32_t in_flight = (c->stages - 1) * (c->a_dma + c->b_dma);
+  uint32_t pf_flight = (c->stages - 1) * (c->a_dma + c->b_dma);
   CJ_CHECK(o->prefetch <= 2, CONVJIT_ERR_INVALID_ARG, "conv.prefetch = %u: must be 1 (off) or 2 (on)", o->prefetch);
-  CJ_CHECK(o->prefetch != 2 || (!pp && in_flight <= 63), CONVJIT_ERR_UNSUPPORTED,
-           "conv.prefetch = 2: %s", pp ? "the ping-pong schedule has its own operand order"
-                                        : "the prologue's DMA loads in flight exceed vmcnt's 63");
+  CJ_CHECK(o->prefetch != 2 || (!pp && !vload && pf_flight <= 63), CONVJIT_ERR_UNSUPPORTED,
+           "conv.prefetch = 2: %s", pp      ? "the ping-pong schedule has its own operand order"
+                                    : vload ? "not with load = 2 (its ds_writes follow each step's barrier)"
+                                            : "the prologue's DMA loads in flight exceed vmcnt's 63");
   c->prefetch = o->prefetch ? o->prefetch == 2
-                            : !pp && c->threads <= 512 && in_flight <= 63 && c->tile_k == c->mfma_k &&
+                            : !pp && !vload && c->threads <= 512 && pf_flight <= 63 && c->tile_k == c->mfma_k &&
                                   mf->k_runs == 1 && mf->k_per_lane * c->elem_bytes == 8;
   c->lds_a_stage = c->tile_m * row_bytes;
   c->lds_b_stage = c->tile_n * row_bytes;

@@ -37,6 +37,7 @@
 #define CJ_CONV_BIG_IN_RECORDS 0x80000000ull /* rebased x resource: 2 GiB */
 #define CJ_CONV_CHUNK_BYTES 16 /* one im2col chunk: the widest DMA; Cp pads C to whole chunks */
 #define CJ_CONV_STAGE_ROW_BYTES 64 /* K bytes of one tile row per pipeline stage: 4 chunks */
+#define CJ_CONV_MAX_LOAD_VGPRS 64 /* VGPR path: registers of the loads two K steps keep in flight */
 #define CJ_CONV_MAX_DMA 64         /* DMA loads of A (and of B) per thread and K step the builder unrolls */
 
 /* Field tables. F(type, name, in_key, reason) is a scalar field,
@@ -93,6 +94,15 @@ typedef enum cj_conv_sched {
   CJ_CONV_SCHED_COUNT
 } cj_conv_sched;
 
+/* How A and B reach LDS (conv_igemm.c "VGPR load path"). */
+typedef enum cj_conv_load {
+  CJ_CONV_LOAD_DMA = 1,  /* buffer_load...lds: no VGPRs, but gfx942's is 4 bytes per lane (one M0,
+                            address and bounds check per 4 bytes) */
+  CJ_CONV_LOAD_VGPR = 2, /* buffer_load_dwordx4 into VGPRs two K steps ahead, ds_write into the stage:
+                            16 bytes per lane on every arch, one im2col check per 16-byte chunk */
+  CJ_CONV_LOAD_COUNT
+} cj_conv_load;
+
 /* Forced choices; 0 = default. Tile defaults to (128,128,2,4), stages 4,
  * split-K 1, WGM 8, DMA the widest legal. Test hooks force the large-tensor
  * paths on small shapes so the emulator can check them numerically. */
@@ -102,6 +112,7 @@ typedef struct cj_conv_opts {
   uint32_t splitk;                 /* >= 1 */
   uint32_t wgm;                    /* >= 1 */
   uint32_t dma_bytes;              /* 4 or 16 */
+  uint32_t load;                   /* cj_conv_load: 1 DMA, 2 through VGPRs (0: DMA) */
   uint32_t sched;                  /* cj_conv_sched */
   uint32_t k_bytes;                /* K bytes of each tile row per stage: 32, 64 or 128 (0: 64, ping-pong 128) */
   uint32_t prefetch;               /* multistage operand prefetch: 0 default, 1 off, 2 on */
@@ -135,7 +146,8 @@ typedef struct cj_conv_opts {
   X(uint32_t, halves, 0, "row blocks of the A and B tiles (2: half-block ping-pong, quadrant fragments)")    \
   X(uint32_t, stages, 1, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)")                      \
   X(uint32_t, prefetch, 1, "multistage: 1 = the next step's first operands are read before this step's last MFMAs") \
-  X(uint32_t, dma_bytes, 1, "per lane of buffer_load...lds (16 only on gfx950)")                            \
+  X(uint32_t, load, 1, "A/B load path (cj_conv_load): 1 buffer_load...lds DMA, 2 buffer_load_dwordx4 + ds_write") \
+  X(uint32_t, dma_bytes, 1, "per lane of one A/B load: buffer_load...lds (16 only on gfx950), 16 on load 2")  \
   X(uint32_t, a_dma, 0, "A DMA loads per thread per K step")                                                \
   X(uint32_t, b_dma, 0, "B DMA loads per thread per K step")                                                \
   X(uint32_t, lds_a_stage, 0, "bytes of one A stage")                                                       \

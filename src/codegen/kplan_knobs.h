@@ -23,6 +23,7 @@
   K("splitk", ONE, splitk, splitk, 1, 64, 1, "K loop split over grid z (1 = never)")                      \
   K("wgm", ONE, wgm, wgm, 1, 64, 1, "grouped-M workgroup order width")                                     \
   K("dma", ONE, dma_bytes, dma_bytes, 4, 16, 1, "bytes per lane of one buffer_load...lds (4 or 16)")      \
+  K("load", ONE, load, load, 1, 2, 1, "A/B load path: 1 buffer_load...lds DMA, 2 buffer_load_dwordx4 + ds_write") \
   K("kbytes", ONE, k_bytes, k_bytes, 32, 128, 1, "K bytes of each tile row per LDS stage (32, 64 or 128)")   \
   K("prefetch", ONE, prefetch, prefetch, 1, 2, 1, "multistage operand prefetch across K steps: 1 off, 2 on")  \
   K("sched", ONE, sched, sched, 1, 2, 1, "K-loop schedule: 1 multistage, 2 8-wave half ping-pong (fp8)")  \

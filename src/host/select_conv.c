@@ -90,7 +90,7 @@ static uint32_t cj_split_for(const cj_target *t, const cj_conv_geom *g, uint32_t
  * candidate's tile and stages. */
 static cj_conv_opts cj_candidate(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, uint32_t tm,
                                  uint32_t tn, uint32_t wm, uint32_t wn, uint32_t stages, uint32_t k_bytes,
-                                 uint32_t splitk) {
+                                 uint32_t splitk, uint32_t load) {
   cj_conv_opts o = *forced;
   if (!forced->tile_m) {
     o.tile_m = tm;
@@ -100,6 +100,7 @@ static cj_conv_opts cj_candidate(const cj_target *t, const cj_conv_geom *g, cons
   }
   if (!forced->stages) o.stages = stages;
   if (!forced->k_bytes) o.k_bytes = k_bytes;
+  if (!forced->load) o.load = load;
   if (!forced->wgm) o.wgm = 8;
   if (!forced->splitk) o.splitk = splitk ? splitk : cj_split_for(t, g, o.tile_m, o.tile_n, o.stages, o.k_bytes);
   return o;
@@ -165,25 +166,36 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
    * 256x256 (64x64 per wave, 4 waves/SIMD) re-reads each operand twice as
    * often (0.63), the 128x128 (2 waves/SIMD, 64x32 per wave) is LDS-bound
    * (1.00). The 4x4 tile (REFERENCE.md's best measured) stays a candidate. */
+  /* Where the arch has no 16-byte LDS DMA (gfx942) the 32-byte-row tile has
+   * two forms that both meet the issue-11 goals, bound by MFMA in the model:
+   * 4-byte DMA with operand prefetch (issue 0.34-0.47 of the MFMA cycles,
+   * 31.7-32 of 32 MFMAs behind each barrier before an LDS wait) and the VGPR
+   * load path (load 2: one buffer_load_dwordx4 + ds_write per operand per
+   * thread and step; issue 0.22-0.28, 6 MFMAs behind each barrier). The
+   * model's bound does not tell them apart; the exact barrier cover does, so
+   * DMA + prefetch leads (then its no-prefetch twin), the VGPR path follows
+   * (docs/kernels.md "gfx942 load path", docs/performance.md). */
   uint64_t big_tiles = ((g->npq + 255) / 256) * ((g->k + 255) / 256);
+  uint32_t vload = cj_arch_dma_ok(t->arch, 16) ? 0 : CJ_CONV_LOAD_VGPR;
   if (big_tiles >= t->cu_count) {
-    CJ_ADD(256, 256, 2, 4, 4, 64, 0);
-    CJ_ADD(256, 256, 2, 4, 4, 32, 0);
-    CJ_ADD(256, 256, 4, 4, 4, 0, 0);
+    CJ_ADD(256, 256, 2, 4, 4, 64, 0, 0);
+    CJ_ADD(256, 256, 2, 4, 4, 32, 0, 0);
+    if (vload) CJ_ADD(256, 256, 2, 4, 4, 32, 0, vload);
+    CJ_ADD(256, 256, 4, 4, 4, 0, 0, 0);
   }
   /* 4 pipeline stages (measured fastest for every shape), fewer only when
    * LDS cannot hold 4 or the kernel does not fit its registers. */
-  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0, 0);
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0, 0, 0);
   /* fp8 in 64 KiB of LDS (gfx942): 128x256 on 2x4 waves at 2 stages, the
    * fewest non-MFMA instructions per MFMA of the 512-thread tiles that fit
    * (EMULATED, docs/kernels.md "gfx942 fp8"), before any split; not the
    * head: one K step in flight against the 128x128 default's three. */
-  if (g->elem_bytes == 1 && t->arch->lds_bytes <= 65536) CJ_ADD(128, 256, 2, 4, 2, 0, 0);
+  if (g->elem_bytes == 1 && t->arch->lds_bytes <= 65536) CJ_ADD(128, 256, 2, 4, 2, 0, 0, 0);
   /* Register fallbacks: a split shortens nothing in the loop body but moves
    * bias and the epilogue's stores to the finalize; smaller tiles hold
    * fewer accumulators. */
-  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0, 2);
-  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(64, 64, 2, 2, st, 0, 0);
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(128, 128, 2, 4, st, 0, 2, 0);
+  for (uint32_t st = 4; st >= 2; st--) CJ_ADD(64, 64, 2, 2, st, 0, 0, 0);
 #undef CJ_ADD
   return n;
 }

@@ -66,6 +66,50 @@ static void test_bad_tiles(void **s) {
   expect_err(A950(), g, &o, CONVJIT_ERR_UNSUPPORTED, "whole");
   o = (cj_conv_opts){.splitk = 1000}; /* K steps = 27*16/32 = 14 (crs 432) */
   expect_err(A950(), g, &o, CONVJIT_ERR_INVALID_ARG, "K steps = 14");
+  /* the VGPR load path: its loads are 16 bytes, multistage only */
+  o = (cj_conv_opts){.load = 3};
+  expect_err(A942(), g, &o, CONVJIT_ERR_INVALID_ARG, "conv.load = 3");
+  o = (cj_conv_opts){.load = 2, .dma_bytes = 4};
+  expect_err(A942(), g, &o, CONVJIT_ERR_UNSUPPORTED, "needs 16-byte loads (dma_bytes = 4)");
+  g.dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  o = (cj_conv_opts){.load = 2, .sched = CJ_CONV_SCHED_PINGPONG};
+  expect_err(A950(), g, &o, CONVJIT_ERR_UNSUPPORTED, "conv.load = 2");
+  g.dtype = CONVJIT_DTYPE_BF16;
+}
+
+/* load 2 on gfx942 (no 16-byte LDS DMA): accepted with 16-byte loads; per
+ * thread and K step 256 rows x 32 B / (512 threads x 16 B) = 1 load of A and
+ * 1 of B on the shipped 256x256 tile; never the channel GEMM (its k-major A
+ * stage has no VGPR writer), the ping-pong not by default. */
+static void test_vgpr_load_plan(void **s) {
+  (void)s;
+  cj_kplan p;
+  cj_conv_geom g = geom(1, 64, 4, 16, 16, 256, 3, 3, 3, 1);
+  cj_conv_opts o = {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4, .k_bytes = 32, .load = 2};
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o), CONVJIT_OK);
+  assert_int_equal(p.u.conv.load, CJ_CONV_LOAD_VGPR);
+  assert_int_equal(p.u.conv.dma_bytes, 16);
+  assert_int_equal(p.u.conv.a_dma, 1);
+  assert_int_equal(p.u.conv.b_dma, 1);
+  assert_int_equal(p.lds_bytes, 65536);
+  cj_kplan q;
+  o.load = 1;
+  assert_int_equal(cj_kplan_conv_init(&q, A942(), &g, &o), CONVJIT_OK);
+  assert_int_equal(q.u.conv.dma_bytes, 4);
+  assert_int_equal(q.u.conv.a_dma, 4);
+  assert_string_not_equal(p.name, q.name); /* keyed */
+  g = geom(1, 64, 2, 8, 8, 64, 1, 1, 1, 0);
+  o = (cj_conv_opts){.load = 2};
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o), CONVJIT_OK);
+  assert_false(p.u.conv.channel_gemm);
+  o.load = 0;
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o), CONVJIT_OK);
+  assert_true(p.u.conv.channel_gemm);
+  g = geom(1, 64, 4, 16, 16, 256, 3, 3, 3, 1);
+  g.dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  o = (cj_conv_opts){.load = 2};
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o), CONVJIT_OK);
+  assert_int_equal(p.u.conv.sched, CJ_CONV_SCHED_MULTISTAGE);
 }
 
 /* Derived geometry and flags, by hand:
@@ -335,6 +379,7 @@ static void test_random_plans(void **st) {
                       .wave_n = lcg(&s) % 6, .stages = lcg(&s) % 6, .splitk = lcg(&s) % 9, .wgm = lcg(&s) % 10,
                       .dma_bytes = (lcg(&s) % 3) * 4, .has_bias = (int)(lcg(&s) % 2),
                       .force_big_in = (int)(lcg(&s) % 4 == 0), .force_big_out = (int)(lcg(&s) % 4 == 0)};
+    o.load = lcg(&s) % 3;
     const cj_arch *a = lcg(&s) % 2 ? A942() : A950();
     cj_kplan p;
     if (cj_kplan_conv_init(&p, a, &g, &o) != CONVJIT_OK) {
@@ -348,6 +393,9 @@ static void test_random_plans(void **st) {
     assert_int_equal((uint64_t)c->a_dma * c->threads * c->dma_bytes, (uint64_t)c->tile_m * 64);
     assert_int_equal((uint64_t)c->b_dma * c->threads * c->dma_bytes, (uint64_t)c->tile_n * 64);
     assert_true(c->k_tiles_split % c->stages == 0);
+    if (c->load == CJ_CONV_LOAD_VGPR) /* 16-byte loads, multistage, 2 K steps of them within vmcnt */
+      assert_true(c->dma_bytes == 16 && !c->channel_gemm && c->sched == CJ_CONV_SCHED_MULTISTAGE &&
+                  2 * (c->a_dma + c->b_dma) <= 63);
     assert_true((uint64_t)c->k_tiles_split * c->splitk * 32 >= c->g.crs);
     assert_true(c->tiles_m * c->tile_m >= c->g.npq && (c->tiles_m - 1) * c->tile_m < c->g.npq);
     if (c->splitk > 1) {
@@ -363,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_bad_shapes),   cmocka_unit_test(test_bad_tiles),    cmocka_unit_test(test_derived),
       cmocka_unit_test(test_big_thresholds), cmocka_unit_test(test_key_and_print), cmocka_unit_test(test_im2col_model),
       cmocka_unit_test(test_random_plans), cmocka_unit_test(test_every_keyed_field_in_key),
+      cmocka_unit_test(test_vgpr_load_plan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,6 +187,15 @@ static uint32_t pow2_width(uint64_t bytes) { /* largest power of two <= 16 divid
   return w;
 }
 
+/* The value of knob `name` (" name=N") in a row's options, else dflt. */
+static uint64_t row_knob(const golden_row *w, const char *name, uint64_t dflt) {
+  char key[32];
+  snprintf(key, sizeof key, "%s=", name);
+  for (const char *o = strstr(w->opts, key); o; o = strstr(o + 1, key))
+    if (o == w->opts || o[-1] == ' ') return strtoull(o + strlen(key), NULL, 10);
+  return dflt;
+}
+
 /* Appends "bound: why" for every violated bound; returns their number and,
  * in *desc, the bounds applied. */
 static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_row *m, cj_strbuf *out,
@@ -202,12 +211,13 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     const cj_mfma_row *row = cj_mfma_row_of(fp8 ? a->mfma_fp8 : a->mfma_bf16);
     assert_non_null(row);
     const uint64_t eb = fp8 ? 1 : 2;
-    /* one K step: 64 bytes of reduction elements (CONV_TILE_K bf16), or the
-     * row's kbytes= option, rounded up to whole MFMAs (gfx950's fp8 MFMA
-     * has k = 128: a 128-byte step) */
-    const char *kb = strstr(w->opts, "kbytes=");
-    const uint64_t row_bytes = kb ? strtoull(kb + 7, NULL, 10) : CONV_TILE_K * 2;
-    const uint64_t step = (row_bytes / eb + row->k - 1) / row->k * row->k;
+    /* one K step: 64 bytes of reduction elements (CONV_TILE_K bf16; the
+     * row's kbytes knob if it sets one), rounded up to whole MFMAs (gfx950's
+     * fp8 MFMA has k = 128: a 128-byte step) */
+    const uint64_t step0 = row_knob(w, "kbytes", CONV_TILE_K * 2) / eb;
+    const uint64_t step = (step0 + row->k - 1) / row->k * row->k;
+    /* load=2 (VGPR path): 16-byte buffer loads and one ds_write per load */
+    const int vload = row_knob(w, "load", 1) == 2;
     uint64_t waves = (uint64_t)c->wave_m * c->wave_n;
     threads = (uint32_t)(waves * a->wave_size);
     /* stages x (A + B rows) x one K step */
@@ -217,8 +227,9 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     /* per K step per wave: MFMAs of the fragments, DMA instructions of the
      * A+B stage, one operand read per fragment row/column, K slice and k run */
     uint64_t fm = c->tile_m / 16 / c->wave_m, fn = c->tile_n / 16 / c->wave_n, slices = step / row->k;
-    uint64_t mfma = fm * fn * slices, dma = (uint64_t)(c->tile_m + c->tile_n) * step * eb / (threads * a->dma_max_bytes);
-    uint64_t lds_rd = (fm + fn) * slices * row->k_runs;
+    uint64_t mfma = fm * fn * slices,
+             dma = (uint64_t)(c->tile_m + c->tile_n) * step * eb / (threads * (vload ? 16 : a->dma_max_bytes));
+    uint64_t lds_rd = (fm + fn) * slices * row->k_runs + (vload ? dma : 0);
     /* budget: the loop body is `stages` K steps, each of its essential
      * instructions with up to 3 more for addressing and waits (measured
      * <= 2.9 on gfx942, docs/kernels.md mix); the prologue's stages DMA

@@ -202,42 +202,54 @@ static void test_check_catches_dropped_product(void **s) {
     }
 }
 
-/* Dynamic instruction mix of one K step of the main loop, per wave, for
- * the default tile forced (128x128, waves 2x4, 4 stages, no split): the
+/* Dynamic instruction mix of one K step of the main loop, per wave: the
  * difference of two runs whose K loops differ by whole loop trips,
  * everything else equal. Generic path: convjit-mix's default shape
- * 1,128,4,8,8 -> 128 at filter depth T 3 vs 5 (pad 1 vs 2, same output;
- * 108 vs 180 K steps), C fixed (the kernel is specialised on Cp, so varying
- * C changes the loop body and only the MFMA, VMEM, LDS and barrier counts
- * would survive the difference). The channel GEMM has no filter depth: C
- * 512 vs 1024 (16 vs 32 steps). Expected counts are derived here from the
- * tile and arch constants (src/arch: the MFMA row's K, dma_max_bytes), not
- * from the plan's fields: per K step of 32 reduction elements a wave issues
- *   MFMA  (tile_m/16/wave_m) * (tile_n/16/wave_n) * (32 / mfma K)
- *   VMEM  (tile_m + tile_n) rows x 64 B / (threads x dma_max_bytes)
+ * 1,128,4,8,8 -> 128 at filter depth T 3 vs 5 (pad 1 vs 2, same output), C
+ * fixed (the kernel is specialised on Cp, so varying C changes the loop body
+ * and only the MFMA, VMEM, LDS and barrier counts would survive the
+ * difference). The channel GEMM has no filter depth: C 512 vs 1024. Tiles:
+ * the default (128x128, waves 2x4, 4 stages, 64-byte K rows, DMA), and the
+ * VGPR load path (load 2) as gfx942 ships it for big grids (256x256, waves
+ * 2x4, 4 stages, 32-byte rows) and at the default tile on gfx950 (its bf16
+ * MFMA is 64 bytes of K). Expected counts are derived here from the tile
+ * and arch constants (src/arch: the MFMA row's K, dma_max_bytes), not from
+ * the plan's fields: per K step of tile_k = kbytes / 2 reduction elements a
+ * wave issues
+ *   MFMA  (tile_m/16/wave_m) * (tile_n/16/wave_n) * (tile_k / mfma K)
+ *   VMEM  (tile_m + tile_n) rows x kbytes / (threads x B), B = dma_max_bytes
+ *         (DMA) or 16 (load 2: buffer_load_dwordx4)
  *   LDS   one operand read per fragment row and column per K slice, LLVM
- *         may pair two (gfx942 ds_read2(st64)_b64): [(fm+fn), (fm+fn)*slices]
- *   one barrier.
- * K steps: ceil(Cp*T*R*S / 32), Cp = C rounded up to 8, rounded up to the 4
- * stages. The 1x1x1 channel-GEMM loop's LDS (2-byte reads of a k-major
+ *         may pair two 8-byte ones (gfx942 ds_read2(st64)_b64):
+ *         [ceil((fm+fn)*slices/2), (fm+fn)*slices]; load 2 adds one ds_write
+ *         per 16-byte load (ds_write_b128, or gfx942's two halves as one
+ *         ds_write2st64_b64)
+ *   one barrier, and no s_waitcnt vmcnt(0) (the longer run executes no more
+ *   of them).
+ * K steps: ceil(Cp*T*R*S / tile_k), Cp = C rounded up to 8, rounded up to
+ * the stages. The 1x1x1 channel-GEMM loop's LDS (2-byte reads of a k-major
  * stage) is printed, not checked. */
-enum { MIX_TM = 128, MIX_TN = 128, MIX_WM = 2, MIX_WN = 4, MIX_STAGES = 4, MIX_TK = 32 };
-static uint64_t mix_k_steps(const tc_conv *t) {
-  uint64_t cp = (t->c + 7) / 8 * 8, steps = (cp * t->t * t->r * t->s + MIX_TK - 1) / MIX_TK;
-  return (steps + MIX_STAGES - 1) / MIX_STAGES * MIX_STAGES;
+typedef struct mix_cfg {
+  uint32_t tm, tn, wm, wn, stages, kbytes, load;
+} mix_cfg;
+static const mix_cfg MIX_DEFAULT = {128, 128, 2, 4, 4, 64, 0};
+static uint64_t mix_k_steps(const tc_conv *t, const mix_cfg *m) {
+  uint64_t tk = m->kbytes / 2, cp = (t->c + 7) / 8 * 8, steps = (cp * t->t * t->r * t->s + tk - 1) / tk;
+  return (steps + m->stages - 1) / m->stages * m->stages;
 }
-static void loop_mix(int a, tc_conv t1, tc_conv t2, int check_lds) {
+static void loop_mix(int a, tc_conv t1, tc_conv t2, int check_lds, const mix_cfg *m) {
   const cj_arch *ar = arch(a);
-  cj_conv_opts o = {.tile_m = MIX_TM, .tile_n = MIX_TN, .wave_m = MIX_WM, .wave_n = MIX_WN, .stages = MIX_STAGES,
-                    .splitk = 1};
+  cj_conv_opts o = {.tile_m = m->tm, .tile_n = m->tn, .wave_m = m->wm, .wave_n = m->wn, .stages = m->stages,
+                    .splitk = 1, .k_bytes = m->kbytes, .load = m->load};
   tc_result r1, r2;
   tc_conv_run(ar, &t1, &o, &r1);
   tc_conv_run(ar, &t2, &o, &r2);
   assert_int_equal(r1.stats.waves, r2.stats.waves);
-  assert_int_equal(r1.stats.waves, (uint64_t)((t1.n * t1.d * t1.h * t1.w + MIX_TM - 1) / MIX_TM) *
-                                       ((t1.k + MIX_TN - 1) / MIX_TN) * MIX_WM * MIX_WN);
-  double steps = (double)(mix_k_steps(&t2) - mix_k_steps(&t1)) * (double)r1.stats.waves;
-  printf("  %s %s, per K step per wave (EMULATED counts):", ar->name, t1.why);
+  assert_int_equal(r1.stats.waves, (uint64_t)((t1.n * t1.d * t1.h * t1.w + m->tm - 1) / m->tm) *
+                                       ((t1.k + m->tn - 1) / m->tn) * m->wm * m->wn);
+  double steps = (double)(mix_k_steps(&t2, m) - mix_k_steps(&t1, m)) * (double)r1.stats.waves;
+  printf("  %s %s, tile %ux%u load %u, per K step per wave (EMULATED counts):", ar->name, t1.why, m->tm, m->tn,
+         m->load ? m->load : 1);
   double per[EMU_CLASS_COUNT];
   for (int k = 0; k < EMU_CLASS_COUNT; k++) {
     per[k] = (double)(r2.stats.count[k] - r1.stats.count[k]) / steps;
@@ -246,13 +258,17 @@ static void loop_mix(int a, tc_conv t1, tc_conv t2, int check_lds) {
   printf("\n");
   const cj_mfma_row *row = cj_mfma_row_of(ar->mfma_bf16);
   assert_non_null(row);
-  uint32_t fm = MIX_TM / 16 / MIX_WM, fn = MIX_TN / 16 / MIX_WN, slices = MIX_TK / row->k;
-  uint32_t threads = MIX_WM * MIX_WN * ar->wave_size;
+  uint32_t tk = m->kbytes / 2, fm = m->tm / 16 / m->wm, fn = m->tn / 16 / m->wn, slices = tk / row->k;
+  uint32_t threads = m->wm * m->wn * ar->wave_size, vgpr = m->load == 2;
+  uint32_t vmem = (m->tm + m->tn) * m->kbytes / (threads * (vgpr ? 16 : ar->dma_max_bytes));
+  uint32_t writes = vgpr ? vmem : 0;
   assert_true(per[EMU_CLASS_MFMA] == (double)(fm * fn * slices));
-  assert_true(per[EMU_CLASS_VMEM] == (double)((MIX_TM + MIX_TN) * MIX_TK * 2 / (threads * ar->dma_max_bytes)));
+  assert_true(per[EMU_CLASS_VMEM] == (double)vmem);
   if (check_lds)
-    assert_true(per[EMU_CLASS_LDS] >= (double)(fm + fn) && per[EMU_CLASS_LDS] <= (double)((fm + fn) * slices));
+    assert_true(per[EMU_CLASS_LDS] >= (double)(((fm + fn) * slices + 1) / 2 + writes) &&
+                per[EMU_CLASS_LDS] <= (double)((fm + fn) * slices + writes));
   assert_true(per[EMU_CLASS_BARRIER] == 1.0);
+  assert_int_equal(r2.stats.vmcnt0_wave_max, r1.stats.vmcnt0_wave_max);
   emu_stats_free(&r1.stats);
   emu_stats_free(&r2.stats);
 }
@@ -266,9 +282,42 @@ static void test_loop_mix(void **s) {
   tc_conv c1 = {"channel GEMM 1x1x1 C 512 vs 1024", 1, 512, 1, 16, 16, 128, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 0, 0, 0};
   tc_conv c2 = c1;
   c2.c = 1024;
+  static const mix_cfg vgpr942 = {256, 256, 2, 4, 4, 32, 2}, vgpr950 = {128, 128, 2, 4, 4, 64, 2};
   for (int a = 0; a < 2; a++) {
-    loop_mix(a, g1, g2, 1);
-    loop_mix(a, c1, c2, 0);
+    loop_mix(a, g1, g2, 1, &MIX_DEFAULT);
+    loop_mix(a, c1, c2, 0, &MIX_DEFAULT);
+    loop_mix(a, g1, g2, 1, a == 0 ? &vgpr942 : &vgpr950);
+  }
+}
+
+/* The VGPR load path (load 2: buffer_load_dwordx4 two K steps ahead, then
+ * ds_write into the stage; docs/kernels.md "gfx942 load path") on the knob
+ * shape: 495 rows (M partial on 128 and 256), K = 80 (N tail), crs = 648 (K
+ * partial at 16 and 32 k per step), padding on every side. gfx942 writes its
+ * half-major stage (ds_write2st64_b64), gfx950 its [kq][row][16 B] one
+ * (ds_write_b128); run() asserts conflict-free LDS on both. The shipped
+ * gfx942 tile (256x256, 32-byte rows; gfx950: 64-byte), the 128x128 default,
+ * stages 2 and 3 (an odd ring: the register FIFO rotates by copies), split-K
+ * 2, BIG_IN (with real values), bias on every case. */
+static void test_vgpr_load(void **s) {
+  (void)s;
+  for (int a = 0; a < 2; a++) {
+    const cj_conv_opts O[] = {
+        {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4, .k_bytes = a ? 64 : 32, .load = 2},
+        {.load = 2},
+        {.load = 2, .stages = 2},
+        {.load = 2, .stages = 3},
+        {.load = 2, .splitk = 2},
+        {.load = 2, .force_big_in = 1},
+    };
+    static const char *const why[] = {"load 2, 256x256 2x4 s4", "load 2, 128x128 s4", "load 2, stages 2",
+                                      "load 2, stages 3", "load 2, split-K 2", "load 2, BIG_IN, real values"};
+    for (size_t i = 0; i < sizeof O / sizeof O[0]; i++) {
+      tc_conv tc = KNOB;
+      tc.why = why[i];
+      tc.real_values = O[i].force_big_in; /* fp32 rounding present: the derived bound, not exactness */
+      run(a, &tc, &O[i]);
+    }
   }
 }
 
@@ -330,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_forced_big),
       cmocka_unit_test(test_check_catches_dropped_product),
       cmocka_unit_test(test_loop_mix),
+      cmocka_unit_test(test_vgpr_load),
       cmocka_unit_test(test_random_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

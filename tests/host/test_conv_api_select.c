@@ -40,8 +40,9 @@ static cj_seq seq;
 
 /* 2048 ch [60,80,45] 3x3x3: M = 216000 -> 844 x 8 tiles of 256: fills 256
  * CUs -> 256x256 on 2x4 waves at 4 stages, no split: 64-byte K rows on
- * gfx950 (4 x 64 KiB of LDS), 32-byte ones on gfx942 (4 x 16 KiB in its
- * 64 KiB). */
+ * gfx950 (4 x 64 KiB of LDS) by DMA, 32-byte ones on gfx942 (4 x 16 KiB in
+ * its 64 KiB) through VGPRs (no 16-byte LDS DMA there), the DMA form of the
+ * same tile its next candidate. */
 static void test_big_shape_tiles(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 2048, 60, 80, 45, 2048, 3, 3, 3, 1);
@@ -55,6 +56,7 @@ static void test_big_shape_tiles(void **st) {
   assert_int_equal(c->tile_k, 32);
   assert_int_equal(c->splitk, 1);
   assert_int_equal(c->wgm, 8);
+  assert_int_equal(c->load, CJ_CONV_LOAD_DMA);
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, NULL, &seq), CONVJIT_OK);
   c = &conv_step(&seq)->plan.u.conv;
   assert_int_equal(c->tile_m, 256);
@@ -64,6 +66,31 @@ static void test_big_shape_tiles(void **st) {
   assert_int_equal(c->tile_k, 16);
   assert_int_equal(c->stages, 4);
   assert_int_equal(c->splitk, 1);
+  assert_int_equal(c->load, CJ_CONV_LOAD_DMA); /* DMA with operand prefetch leads (docs/kernels.md) */
+  assert_int_equal(c->prefetch, 1);
+  assert_int_equal(c->dma_bytes, 4);
+  {
+    cj_conv_geom g;
+    cj_conv_opts l[CJ_CONV_MAX_CANDIDATES];
+    assert_int_equal(cj_conv_problem_geom(&p, &g), CONVJIT_OK);
+    const cj_target t942 = {cj_arch_from_name("gfx942"), 304};
+    uint32_t n = cj_conv_candidates(&t942, &g, NULL, l, CJ_CONV_MAX_CANDIDATES);
+    /* the 32-byte-row tile: DMA (prefetch by default), its no-prefetch twin, then the VGPR path */
+    uint32_t i = 0;
+    while (i < n && !(l[i].tile_m == 256 && l[i].k_bytes == 32)) i++;
+    assert_true(i + 2 < n);
+    assert_true(l[i].load == 0 && l[i].prefetch == 0);
+    assert_true(l[i + 1].tile_m == 256 && l[i + 1].k_bytes == 32 && l[i + 1].load == 0 && l[i + 1].prefetch == 1);
+    assert_true(l[i + 2].tile_m == 256 && l[i + 2].k_bytes == 32 && l[i + 2].load == CJ_CONV_LOAD_VGPR);
+    /* a forced load wins: the VGPR path on the same tile, which does not prefetch */
+    cj_conv_opts f = {.load = CJ_CONV_LOAD_VGPR};
+    assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, &f, &seq), CONVJIT_OK);
+    assert_int_equal(conv_step(&seq)->plan.u.conv.load, CJ_CONV_LOAD_VGPR);
+    assert_int_equal(conv_step(&seq)->plan.u.conv.prefetch, 0);
+    assert_int_equal(conv_step(&seq)->plan.u.conv.tile_m, 256);
+    assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, NULL, &seq), CONVJIT_OK);
+    c = &conv_step(&seq)->plan.u.conv;
+  }
   /* sequence: pack = weight pack; fwd = transpose, conv (C % 8 == 0, no split) */
   assert_int_equal(seq.pack.nsteps, 1);
   assert_int_equal(seq.pack.step[0].plan.op, CJ_KOP_WEIGHT_PACK);

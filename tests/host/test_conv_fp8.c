@@ -201,8 +201,42 @@ static void test_variants(void **s) {
     }
 }
 
+/* The VGPR load path (load 2: buffer_load_dwordx4 two K steps ahead, then
+ * ds_write; docs/kernels.md "gfx942 load path"), forced, every output
+ * checked: 495 rows (M partial on 128 and 256), K = 80 (N tail), C = 24
+ * padded to 32, K steps past gemm_k (28 of 27 at 32 k), padding on every
+ * side, bias. gfx942: the shipped 256x256 tile (half-major stage,
+ * ds_write2st64_b64) and the 128x128 one; gfx950: the multistage f8f6f4
+ * loop at 128x128, 2 stages of 128-byte rows (two 16-byte runs per operand,
+ * [kq][row][16 B] stage, ds_write_b128). */
+static void test_vgpr_load(void **s) {
+  (void)s;
+  static const tc_conv V = {"load 2: 1,24,5,9,11 -> 80 p1 bias", 1, 24, 5, 9, 11, 80, 3, 3, 3, P1, {0}, P1, P1,
+                            1, 0, 0};
+  static const cj_conv_opts O942[] = {
+      {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4, .k_bytes = 32, .load = 2, .splitk = 1},
+      {.tile_m = 128, .tile_n = 128, .wave_m = 2, .wave_n = 4, .stages = 4, .load = 2, .splitk = 1},
+  };
+  static const cj_conv_opts O950 = {.tile_m = 128, .tile_n = 128, .wave_m = 2, .wave_n = 4, .stages = 2, .load = 2,
+                                    .splitk = 1};
+  for (int a = 0; a < 2; a++)
+    for (size_t i = 0; i < (a ? 1 : 2); i++) {
+      tc_conv tc = V;
+      cj_kplan p, pf;
+      int hf;
+      select_for(a, &tc, a ? &O950 : &O942[i], &p, &pf, &hf);
+      assert_int_equal(p.u.conv.load, CJ_CONV_LOAD_VGPR);
+      assert_true(p.u.conv.m_partial && p.u.conv.n_tail && p.u.conv.k_partial && p.u.conv.g.cp > p.u.conv.g.c);
+      tc_result r;
+      tc_conv_run_plan(&tc, &p, hf ? &pf : NULL, &r);
+      print_plan(a, tc.why, &p, &r, "outputs");
+      emu_stats_free(&r.stats);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_vgpr_load),
       cmocka_unit_test(test_variants),
       cmocka_unit_test(test_wgm),
       cmocka_unit_test(test_reference_shapes_gfx942),
