@@ -19,8 +19,9 @@
  * (CONVJIT_COMPILE_THREADS=1) and with the compile pool ($CONVJIT_COMPILE_THREADS,
  * else 4 threads) in alternation, then per
  * kernel of that plan the minimum of each stage over --reps single-thread
- * builds: codegen (IR build), -O3 middle-end, backend (verify, target
- * machine, isel..emit), ld.lld (temp files + spawn), code-object parse and
+ * builds: codegen (IR build), middle end (CJ_PASSES), backend (verify, target
+ * machine, isel..emit), lld (temp files + the in-process link, or the spawn
+ * of ld.lld when $CONVJIT_LLD names it), code-object parse and
  * the device's module load.
  *
  * --headline does the same for issue 11's three headline layers instead
@@ -39,6 +40,7 @@
 #include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "pipeline/build.h"
+#include "pipeline/link.h"
 #include "util/cj.h"
 
 typedef struct bench_shape {
@@ -244,9 +246,9 @@ int main(int argc, char **argv) {
   if (plans) {
     if (json) printf(",\"plans\":[");
     else printf("cold conv plan creation (emulator context, disk cache off; host CPU, min of %d; not a GPU figure)\n"
-                "  per kernel, min of each stage: codegen = IR build, opt = -O3 middle-end, backend = verify +\n"
-                "  target machine + isel..emit, lld = temp files + ld.lld spawn, parse = code object, load = module\n",
-                reps);
+                "  per kernel, min of each stage: codegen = IR build, opt = middle end, backend = verify +\n"
+                "  target machine + isel..emit, lld = temp files + link (%s), parse = code object, load = module\n",
+                reps, cj_lld_in_process() ? "in process" : "ld.lld spawned");
     int first = 1;
     const layer *ls = headline ? HEADLINE : LAYERS;
     int nl = headline ? 3 : 2;

@@ -55,10 +55,13 @@ bool readable(const llvm::object::ObjectFile &obj, std::string &why) {
       llvm::object::symbol_iterator target = r.getSymbol();
       // an ELF symbol's raw reference is (symbol table section, index);
       // index 0 is the null symbol, which symbols() leaves out
-      if (target != obj.symbol_end() && target->getRawDataRefImpl().d.b > nsyms)
-        return why = "relocation in " + name->str() + " names symbol " +
-                     std::to_string(target->getRawDataRefImpl().d.b) + " of " + std::to_string(nsyms),
-               false;
+      if (target != obj.symbol_end() && target->getRawDataRefImpl().d.b > nsyms) {
+        char n[96];
+        std::snprintf(n, sizeof n, " names symbol %llu of %llu",
+                      static_cast<unsigned long long>(target->getRawDataRefImpl().d.b),
+                      static_cast<unsigned long long>(nsyms));
+        return why = "relocation in " + name->str() + n, false;
+      }
     }
   }
   return true;
