@@ -19,11 +19,16 @@
  * (CONVJIT_COMPILE_THREADS=1) and with the compile pool ($CONVJIT_COMPILE_THREADS,
  * else 4 threads) in alternation, then per
  * kernel of that plan the minimum of each stage over --reps single-thread
- * builds: codegen (IR build), -O3 middle-end, backend (verify, target
- * machine, isel..emit), ld.lld (temp files + spawn), code-object parse and
+ * builds: codegen (IR build), middle end (CJ_PASSES), backend (verify, target
+ * machine, isel..emit), lld (temp files + the in-process link, or the spawn
+ * of ld.lld when $CONVJIT_LLD names it), code-object parse and
  * the device's module load.
  *
- *   convjit-bench-compile [--reps N] [--json] [--plans]
+ * --headline does the same for issue 11's three headline layers instead
+ * (1024->1024 [120,160,90] 1x3x3 and 3x1x1, 2048->2048 [60,80,45] 3x3x3:
+ * the default 256x256 conv kernels) and skips the single-kernel part.
+ *
+ *   convjit-bench-compile [--reps N] [--json] [--plans | --headline]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +40,7 @@
 #include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "pipeline/build.h"
+#include "pipeline/link.h"
 #include "util/cj.h"
 
 typedef struct bench_shape {
@@ -91,19 +97,24 @@ static int min_build_ms(const cj_kplan *p, int reps, double *out) {
 
 typedef struct layer {
   const char *name;
-  uint32_t t;
-  uint32_t pad_lo_t, pad_hi_t;
+  uint32_t c, k, d, h, w, t, rs;
+  uint32_t pad_lo_t, pad_hi_t, pad_hw;
 } layer;
-static const layer LAYERS[2] = {{"1,256,5,8,8->256 3x3x3 pad 2/0,1/1,1/1", 3, 2, 0},
-                                {"1,256,5,8,8->256 1x3x3 pad 0,1,1", 1, 0, 0}};
+static const layer LAYERS[2] = {{"1,256,5,8,8->256 3x3x3 pad 2/0,1/1,1/1", 256, 256, 5, 8, 8, 3, 3, 2, 0, 1},
+                                {"1,256,5,8,8->256 1x3x3 pad 0,1,1", 256, 256, 5, 8, 8, 1, 3, 0, 0, 1}};
+/* --headline: issue 11's three headline shapes (the default 256x256 conv kernels). */
+static const layer HEADLINE[3] = {
+    {"1,1024,120,160,90->1024 1x3x3 pad 0,1,1", 1024, 1024, 120, 160, 90, 1, 3, 0, 0, 1},
+    {"1,2048,60,80,45->2048 3x3x3 pad 1", 2048, 2048, 60, 80, 45, 3, 3, 1, 1, 1},
+    {"1,1024,120,160,90->1024 3x1x1 pad 1,0,0", 1024, 1024, 120, 160, 90, 3, 1, 1, 1, 0}};
 
 static convjit_conv_desc layer_desc(const layer *l, int fp8, const cj_arch *a) {
   convjit_conv_desc d = convjit_conv_desc_default();
-  d.n = 1; d.c = d.k = 256;
-  d.in[0] = 5; d.in[1] = d.in[2] = 8;
-  d.filter[0] = l->t; d.filter[1] = d.filter[2] = 3;
+  d.n = 1; d.c = l->c; d.k = l->k;
+  d.in[0] = l->d; d.in[1] = l->h; d.in[2] = l->w;
+  d.filter[0] = l->t; d.filter[1] = d.filter[2] = l->rs;
   d.pad_lo[0] = l->pad_lo_t; d.pad_hi[0] = l->pad_hi_t;
-  d.pad_lo[1] = d.pad_lo[2] = d.pad_hi[1] = d.pad_hi[2] = 1;
+  d.pad_lo[1] = d.pad_lo[2] = d.pad_hi[1] = d.pad_hi[2] = l->pad_hw;
   d.has_bias = 1;
   if (fp8) d.x_dtype = d.w_dtype = !strcmp(a->name, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
   return d;
@@ -188,17 +199,19 @@ fail:
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: convjit-bench-compile [--reps N (1..100, default 5)] [--json] [--plans]\n");
+  fprintf(f, "usage: convjit-bench-compile [--reps N (1..100, default 5)] [--json] [--plans] [--headline]\n");
 }
 
 int main(int argc, char **argv) {
-  int reps = 5, json = 0, plans = 0;
+  int reps = 5, json = 0, plans = 0, headline = 0;
   cli_set_tool("convjit-bench-compile");
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) {
       json = 1;
     } else if (!strcmp(argv[i], "--plans")) {
       plans = 1;
+    } else if (!strcmp(argv[i], "--headline")) {
+      plans = headline = 1;
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       uint64_t v;
       if (cli_u64("--reps", argv[++i], 1, 100, &v)) {
@@ -215,8 +228,8 @@ int main(int argc, char **argv) {
   int na = 0;
   const cj_arch *const *arches = cj_arch_list(&na);
   if (json) printf("{\"kind\":\"host compile time\",\"reps\":%d,\"archs\":[", reps);
-  else printf("cold build ms (codegen + -O3 + ld.lld; host CPU, this machine, min of %d; not a GPU figure)\n", reps);
-  for (int a = 0; a < na; a++) {
+  else if (!headline) printf("cold build ms (codegen + -O3 + ld.lld; host CPU, this machine, min of %d; not a GPU figure)\n", reps);
+  for (int a = 0; a < (headline ? 0 : na); a++) { /* --headline: only the plans */
     double ms[3];
     for (int s = 0; s < 3; s++) {
       cj_kplan p;
@@ -233,14 +246,16 @@ int main(int argc, char **argv) {
   if (plans) {
     if (json) printf(",\"plans\":[");
     else printf("cold conv plan creation (emulator context, disk cache off; host CPU, min of %d; not a GPU figure)\n"
-                "  per kernel, min of each stage: codegen = IR build, opt = -O3 middle-end, backend = verify +\n"
-                "  target machine + isel..emit, lld = temp files + ld.lld spawn, parse = code object, load = module\n",
-                reps);
+                "  per kernel, min of each stage: codegen = IR build, opt = middle end, backend = verify +\n"
+                "  target machine + isel..emit, lld = temp files + link (%s), parse = code object, load = module\n",
+                reps, cj_lld_in_process() ? "in process" : "ld.lld spawned");
     int first = 1;
+    const layer *ls = headline ? HEADLINE : LAYERS;
+    int nl = headline ? 3 : 2;
     for (int a = 0; a < na; a++)
-      for (int l = 0; l < 2; l++)
+      for (int l = 0; l < nl; l++)
         for (int f = 0; f < 2; f++, first = 0)
-          if (bench_plan(arches[a], &LAYERS[l], f, reps, json, first)) return 1;
+          if (bench_plan(arches[a], &ls[l], f, reps, json, first)) return 1;
     if (json) printf("]");
   }
   if (json) printf("}\n");

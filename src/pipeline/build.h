@@ -21,7 +21,7 @@ typedef struct cj_built {
   const cj_kernel_info *info;   /* the plan's kernel inside co */
   cj_blob ir, opt_ir, asm_text; /* NUL-terminated text when kept */
   /* Wall time per stage: codegen (IR build), compile (-O3 + codegen; its
-   * middle-end share opt_ms), link (ld.lld: temp files + spawn), parse. */
+   * middle-end share opt_ms), link (temp files + lld in process, or the ld.lld spawn), parse. */
   double codegen_ms, compile_ms, opt_ms, link_ms, parse_ms;
 } cj_built;
 

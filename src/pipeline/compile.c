@@ -1,7 +1,7 @@
 /* LLVM module -> relocatable AMDGPU object, at -O3 (contract in compile.h).
  *
  *   verify -> target machine (amdgcn-amd-amdhsa, arch CPU + features)
- *          -> new-PM "default<O3>" (in place) -> [optimized IR text]
+ *          -> new-PM CJ_PASSES (in place) -> [optimized IR text]
  *          -> [asm text, from a clone] -> object
  *
  * Everything is per call: its own TargetMachine, its own pass options, the
@@ -33,8 +33,54 @@
 #endif
 
 static pthread_once_t cj_llvm_once = PTHREAD_ONCE_INIT;
-static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, int want_asm, int want_opt_ir,
-                                 cj_compile_out *out);
+static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, const char *passes, int want_asm,
+                                 int want_opt_ir, cj_compile_out *out);
+
+/* The middle end: LLVM 22's default<O3> as `opt -passes='default<O3>'
+ * -print-pipeline-passes` spells it for amdgcn, less every pass whose
+ * removal (28 instances) left the code objects of a 55-kernel corpus (every kernel of the
+ * default plans of the three headline shapes and two video-VAE layers, bf16
+ * and fp8, both arches) byte-identical; it runs in about two thirds of the
+ * time (docs/pipeline.md, "Middle end"). tests/host/test_passes.c keeps
+ * checking the identity against default<O3>. */
+static const char CJ_PASSES[] =
+    "memprof-remove-attributes,annotation2metadata,forceattrs,inferattrs,coro-early,"
+    "function<eager-inv>(ee-instrument<>,lower-expect,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "sroa<modify-cfg>,early-cse<>),amdgpu-printf-runtime-binding,ipsccp,called-value-propagation,"
+    "globalopt,function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-verify-fixpoint>,"
+    "amdgpu-usenative,amdgpu-simplifylib,amdgpu-uniform-intrinsic-combine,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>),"
+    "always-inline,require<globals-aa>,function(invalidate<aa>),require<profile-summary>,"
+    "cgscc(devirt<4>(inline,function-attrs<skip-non-recursive-function-attrs>,argpromotion,"
+    "openmp-opt-cgscc,function(amdgpu-promote-kernel-arguments,infer-address-spaces,"
+    "amdgpu-lower-kernel-attributes,amdgpu-promote-alloca-to-vector),"
+    "function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,correlated-propagation,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "instcombine<max-iterations=1;no-verify-fixpoint>,amdgpu-usenative,amdgpu-simplifylib,"
+    "amdgpu-uniform-intrinsic-combine,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "reassociate,loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
+    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>),"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "instcombine<max-iterations=1;no-verify-fixpoint>,loop(indvars,extra-simple-loop-unswitch-passes,"
+    "loop-deletion,loop-unroll-full),sroa<modify-cfg>,gvn<>,sccp,amdgpu-usenative,amdgpu-simplifylib,"
+    "amdgpu-uniform-intrinsic-combine,jump-threading,correlated-propagation,move-auto-init,"
+    "loop-mssa(licm<allowspeculation>),coro-elide,infer-address-spaces,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "amdgpu-usenative,amdgpu-simplifylib,amdgpu-uniform-intrinsic-combine),function-attrs,"
+    "function(require<should-not-run-function-passes>),coro-split,coro-annotation-elide)),deadargelim,"
+    "coro-cleanup,globalopt,globaldce,elim-avail-extern,rpo-function-attrs,recompute-globalsaa,"
+    "function<eager-inv>(drop-unnecessary-assumes,lower-constant-intrinsics,"
+    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),inject-tli-mappings,"
+    "drop-unnecessary-assumes,infer-alignment,"
+    "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;no-keep-loops;hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "vector-combine,instcombine<max-iterations=1;no-verify-fixpoint>,loop-unroll<O3>,transform-warning,"
+    "sroa<preserve-cfg>,infer-alignment,instcombine<max-iterations=1;no-verify-fixpoint>,"
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,infer-address-spaces,tailcallelim,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),"
+    "alloc-token,amdgpu-attributor,globaldce,constmerge,cg-profile,rel-lookup-table-converter,"
+    "function(annotation-remarks),verify";
 
 #ifdef CJ_TSAN
 /* TSan builds only: one -O3 + codegen of a kernel calling inline asm, inside
@@ -62,7 +108,7 @@ static void cj_llvm_warmup(void) {
   LLVMBuildRetVoid(b);
   LLVMDisposeBuilder(b);
   cj_compile_out out;
-  if (cj_compile(m, cj_arch_from_name("gfx942"), 1, 0, &out) == CONVJIT_OK) cj_compile_out_free(&out);
+  if (cj_compile(m, cj_arch_from_name("gfx942"), CJ_PASSES, 1, 0, &out) == CONVJIT_OK) cj_compile_out_free(&out);
   LLVMDisposeModule(m);
   LLVMContextDispose(c);
 }
@@ -126,23 +172,24 @@ static convjit_status cj_emit(LLVMTargetMachineRef tm, LLVMModuleRef m, LLVMCode
   return st;
 }
 
-static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm, int want_asm,
+static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm, const char *passes, int want_asm,
                                        int want_opt_ir, cj_compile_out *out, cj_diag *diag) {
-  /* -O3 with the new pass manager; the target machine supplies AMDGPU's own
-   * passes and TTI (address spaces, uniformity), like clang's -O3. */
+  /* The new pass manager; the target machine supplies AMDGPU's own passes
+   * (the amdgpu-* names in CJ_PASSES) and TTI (address spaces, uniformity),
+   * like clang's -O3. */
   double t0 = cj_now_ms();
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   CJ_ALLOC_CHECK(po);
-  LLVMErrorRef e = LLVMRunPasses(m, "default<O3>", tm, po);
+  LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
   LLVMDisposePassBuilderOptions(po);
   out->opt_ms = cj_now_ms() - t0;
   if (e) {
     char *msg = LLVMGetErrorMessage(e);
-    convjit_status st = CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM -O3 pipeline failed: %s", msg ? msg : "?");
+    convjit_status st = CJ_ERR(CONVJIT_ERR_COMPILE, "LLVM middle-end pipeline failed: %s", msg ? msg : "?");
     LLVMDisposeErrorMessage(msg);
     return st;
   }
-  CJ_CHECK(diag->nerrors == 0, CONVJIT_ERR_COMPILE, "LLVM error in the -O3 pipeline: %s",
+  CJ_CHECK(diag->nerrors == 0, CONVJIT_ERR_COMPILE, "LLVM error in the middle-end pipeline: %s",
            diag->errors.s ? diag->errors.s : "?");
   if (want_opt_ir) {
     char *s = LLVMPrintModuleToString(m);
@@ -165,16 +212,21 @@ static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm,
 
 convjit_status cj_compile_module(LLVMModuleRef m, const cj_arch *arch, int want_asm,
                                  int want_opt_ir, cj_compile_out *out) {
+  return cj_compile_module_passes(m, arch, NULL, want_asm, want_opt_ir, out);
+}
+
+convjit_status cj_compile_module_passes(LLVMModuleRef m, const cj_arch *arch, const char *passes, int want_asm,
+                                        int want_opt_ir, cj_compile_out *out) {
   CJ_CHECK(m != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: module is NULL");
   CJ_CHECK(arch != NULL && arch->name != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: arch is NULL");
   CJ_CHECK(out != NULL, CONVJIT_ERR_INVALID_ARG, "cj_compile_module: out is NULL");
   cj_llvm_init();
-  return cj_compile(m, arch, want_asm, want_opt_ir, out);
+  return cj_compile(m, arch, passes ? passes : CJ_PASSES, want_asm, want_opt_ir, out);
 }
 
 /* cj_compile_module after its checks and LLVM's initialization. */
-static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, int want_asm, int want_opt_ir,
-                                 cj_compile_out *out) {
+static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, const char *passes, int want_asm,
+                                 int want_opt_ir, cj_compile_out *out) {
   memset(out, 0, sizeof *out);
   double t0 = cj_now_ms();
 
@@ -212,7 +264,7 @@ static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, int want_
   cj_diag diag = {0};
   LLVMContextSetDiagnosticHandler(ctx, cj_diag_handler, &diag);
 
-  convjit_status st = cj_compile_steps(m, tm, want_asm, want_opt_ir, out, &diag);
+  convjit_status st = cj_compile_steps(m, tm, passes, want_asm, want_opt_ir, out, &diag);
 
   LLVMContextSetDiagnosticHandler(ctx, old_h, old_c);
   cj_sb_free(&diag.errors);

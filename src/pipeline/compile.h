@@ -1,7 +1,8 @@
 /* LLVM module -> relocatable AMDGPU object (and assembly text), at -O3.
  * LLVM's process-wide initialization happens once, thread-safely, here.
- * The module is optimized in place by the new-PM "default<O3>" pipeline and
- * then lowered by codegen: it is not disposed (the caller owns it and its
+ * The module is optimized in place by convjit's middle end (CJ_PASSES in
+ * compile.c: LLVM 22's "default<O3>" less the passes that change no code
+ * object, docs/pipeline.md "Middle end") and then lowered by codegen: it is not disposed (the caller owns it and its
  * LLVMContext), but must not be compiled again. Its triple and data layout
  * are set to amdgcn-amd-amdhsa. Thread-safe for modules in distinct
  * contexts (each call has its own TargetMachine). */
@@ -20,7 +21,7 @@ typedef struct cj_compile_out {
   cj_blob opt_ir;   /* optimized IR text, when want_opt_ir */
   /* Every blob here has a NUL after its last byte, not counted in size. */
   double ms;        /* wall time of optimize + codegen */
-  double opt_ms;    /* the -O3 middle-end's share of ms (the rest: verify, target machine, codegen) */
+  double opt_ms;    /* the middle end's share of ms (the rest: verify, target machine, codegen) */
 } cj_compile_out;
 
 /* Verifies the module (LLVMVerifyModule) first; an invalid module is
@@ -29,6 +30,10 @@ typedef struct cj_compile_out {
  * CONVJIT_ERR_COMPILE with LLVM's message. On failure *out is empty. */
 convjit_status cj_compile_module(LLVMModuleRef m, const cj_arch *arch, int want_asm,
                                  int want_opt_ir, cj_compile_out *out);
+/* The same with another new-PM pipeline text for the middle end (NULL:
+ * convjit's own); tests compare it with "default<O3>". */
+convjit_status cj_compile_module_passes(LLVMModuleRef m, const cj_arch *arch, const char *passes, int want_asm,
+                                        int want_opt_ir, cj_compile_out *out);
 void cj_compile_out_free(cj_compile_out *o);
 
 #endif

@@ -1,9 +1,17 @@
 /* Relocatable object -> AMDGPU code object with ld.lld (contract in link.h).
  *
- * ld.lld has no stable C API, so the object goes through two private temp
- * files (mkstemp, in $TMPDIR or /tmp) and a child process started with
- * posix_spawn; its stdout and stderr are captured through a pipe so a
- * failure returns the linker's own words. Both temp files are unlinked on
+ * Two ways to run the same linker, same arguments, byte-identical output
+ * (docs/pipeline.md, "Linking"):
+ *   - in process (built with liblld, CJ_HAVE_LIBLLD; the default): lld's
+ *     ELF driver through lld_shim.cpp, one link at a time under a mutex
+ *     (lld's state is process-wide), `--threads=1` so lld starts no
+ *     threads of its own;
+ *   - a child process (no liblld at configure time, or $CONVJIT_LLD names
+ *     a linker binary): posix_spawn, stdout and stderr captured through a
+ *     pipe so a failure returns the linker's own words.
+ * Either way the object goes through two private temp files (mkstemp, in
+ * $TMPDIR or /tmp; lld cannot write its output to a memfd: it first
+ * creates a sibling temp file, which /proc/self/fd refuses), unlinked on
  * every path. The code object is a shared object, as the HSA loader wants:
  * `-shared --no-undefined` (an unresolved symbol is a codegen bug we want to
  * see at link time, not at load time).
@@ -20,6 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "pipeline/link.h"
+#ifdef CJ_HAVE_LIBLLD
+#include "pipeline/lld_shim.h"
+#endif
 
 extern char **environ;
 
@@ -30,6 +41,25 @@ extern char **environ;
 const char *cj_lld_path(void) {
   const char *e = getenv("CONVJIT_LLD");
   return (e && *e) ? e : CJ_LLD_PATH;
+}
+
+#ifdef CJ_HAVE_LIBLLD
+static pthread_mutex_t g_liblld_mu = PTHREAD_MUTEX_INITIALIZER; /* one in-process link at a time */
+static int g_liblld_off; /* set (atomically) once lld says it cannot run again: spawn from then on */
+#endif
+
+int cj_lld_in_process(void) {
+#ifdef CJ_HAVE_LIBLLD
+  const char *e = getenv("CONVJIT_LLD");
+  return !(e && *e) && !__atomic_load_n(&g_liblld_off, __ATOMIC_ACQUIRE);
+#else
+  return 0;
+#endif
+}
+
+/* Drops trailing newlines and blanks, so a message reads as one error line. */
+static void cj_trim_tail(char *s, size_t *len) {
+  while (*len && (s[*len - 1] == '\n' || s[*len - 1] == ' ')) s[--*len] = 0;
 }
 
 /* Creates an empty private temp file named <dir>/convjit-XXXXXX<suffix>. */
@@ -119,6 +149,14 @@ static pthread_mutex_t g_lld_mu = PTHREAD_MUTEX_INITIALIZER;
 static char g_lld_for[1024], g_lld_version[256];
 
 void cj_lld_version(char *out, size_t cap) {
+#ifdef CJ_HAVE_LIBLLD
+  if (cj_lld_in_process()) {
+    char v[200];
+    cj_liblld_version(v, sizeof v);
+    snprintf(out, cap, "%s (liblld, in process)", v);
+    return;
+  }
+#endif
   const char *lld = cj_lld_path();
   pthread_mutex_lock(&g_lld_mu);
   if (strcmp(g_lld_for, lld) != 0 || !g_lld_version[0]) {
@@ -148,6 +186,7 @@ int cj_lld_identity(char *out, size_t cap) {
   char rp[PATH_MAX];
   struct stat sb;
   const char *lld = cj_lld_path();
+  if (cj_lld_in_process()) return -1; /* nothing to run for the version line */
   if (!realpath(lld, rp) || stat(rp, &sb) != 0) return -1;
   int n = snprintf(out, cap, "%s|%llu:%llu|%lld|%lld.%09ld", rp, (unsigned long long)sb.st_dev,
                    (unsigned long long)sb.st_ino, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
@@ -155,9 +194,29 @@ int cj_lld_identity(char *out, size_t cap) {
   return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-static convjit_status cj_link_files(const cj_blob *object, const char *in_path, int in_fd,
-                                    const char *out_path, cj_blob *code_object) {
-  CJ_TRY(cj_write_all(in_fd, object->data, object->size, in_path));
+#ifdef CJ_HAVE_LIBLLD
+static convjit_status cj_link_liblld(const cj_blob *object, const char *in_path, const char *out_path) {
+  char msg[8192];
+  CJ_CHECK(cj_liblld_check_input(object->data, object->size, msg, sizeof msg) == 0, CONVJIT_ERR_COMPILE,
+           "linker liblld (in process) refused its input: %s", msg);
+  const char *argv[] = {"ld.lld", "-shared", "--no-undefined", "--threads=1", "-o", out_path, in_path};
+  int again = 1;
+  pthread_mutex_lock(&g_liblld_mu);
+  int rc = cj_liblld_link((int)(sizeof argv / sizeof argv[0]), argv, msg, sizeof msg, &again);
+  pthread_mutex_unlock(&g_liblld_mu);
+  if (!again) {
+    __atomic_store_n(&g_liblld_off, 1, __ATOMIC_RELEASE);
+    cj_log(CJ_LOG_ERROR, "link: liblld cannot run again in this process; spawning %s from now on", CJ_LLD_PATH);
+  }
+  size_t len = strlen(msg);
+  cj_trim_tail(msg, &len);
+  CJ_CHECK(rc == 0, CONVJIT_ERR_COMPILE, "linker liblld (in process) failed with status %d: %s", rc,
+           len ? msg : "(no output)");
+  return CONVJIT_OK;
+}
+#endif
+
+static convjit_status cj_link_spawn(const char *in_path, const char *out_path) {
   const char *lld = cj_lld_path();
   char *const argv[] = {(char *)lld, "-shared", "--no-undefined", "-o", (char *)out_path,
                         (char *)in_path, NULL};
@@ -165,8 +224,7 @@ static convjit_status cj_link_files(const cj_blob *object, const char *in_path, 
   int ws = 0;
   convjit_status st = cj_run(argv, &msg, &ws);
   if (st == CONVJIT_OK && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
-    /* Trim the trailing newline so the message reads as one error line. */
-    while (msg.len && (msg.s[msg.len - 1] == '\n' || msg.s[msg.len - 1] == ' ')) msg.s[--msg.len] = 0;
+    if (msg.s) cj_trim_tail(msg.s, &msg.len);
     if (WIFEXITED(ws))
       st = CJ_ERR(CONVJIT_ERR_COMPILE, "linker %s exited with status %d: %s", lld, WEXITSTATUS(ws),
                   msg.len ? msg.s : "(no output)");
@@ -175,6 +233,18 @@ static convjit_status cj_link_files(const cj_blob *object, const char *in_path, 
                   WIFSIGNALED(ws) ? WTERMSIG(ws) : -1, msg.len ? msg.s : "(no output)");
   }
   cj_sb_free(&msg);
+  return st;
+}
+
+static convjit_status cj_link_files(const cj_blob *object, const char *in_path, int in_fd,
+                                    const char *out_path, cj_blob *code_object) {
+  CJ_TRY(cj_write_all(in_fd, object->data, object->size, in_path));
+  convjit_status st;
+#ifdef CJ_HAVE_LIBLLD
+  if (cj_lld_in_process()) st = cj_link_liblld(object, in_path, out_path);
+  else
+#endif
+    st = cj_link_spawn(in_path, out_path);
   if (st == CONVJIT_OK) st = cj_read_file(out_path, code_object);
   return st;
 }

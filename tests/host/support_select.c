@@ -14,8 +14,7 @@ uint32_t ts_fp8_native(const cj_arch *a) {
   return (uint32_t)row->in_dtype;
 }
 
-void ts_select_conv(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced,
-                    cj_kplan *conv, cj_kplan *fin, int *has_fin) {
+void ts_select_seq(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced, cj_seq *seq) {
   cj_conv_problem p;
   memset(&p, 0, sizeof p);
   p.n = g->n; p.c = g->c; p.d = g->d; p.h = g->h; p.w = g->w;
@@ -33,9 +32,31 @@ void ts_select_conv(const cj_arch *a, const cj_conv_geom *g, int has_bias, const
   p.has_bias = has_bias;
   p.x_scale = p.w_scale = 1.0f;
   p.spatial_rank = 3;
-  static cj_seq seq; /* large: not on the stack */
   const cj_target t = {a, a->cu_count_default};
-  if (cj_select_conv(&p, &t, forced, &seq) != CONVJIT_OK) fail_msg("select on %s: %s", a->name, cj_error_text());
+  if (cj_select_conv(&p, &t, forced, seq) != CONVJIT_OK) fail_msg("select on %s: %s", a->name, cj_error_text());
+}
+
+void ts_headline_geom(int i, uint32_t dt, cj_conv_geom *g) {
+  static const uint32_t shape[TS_HEADLINE_N][10] = {/* c, d, h, w, k, t, r, s, pad t, pad hw */
+                                                    {1024, 120, 160, 90, 1024, 1, 3, 3, 0, 1},
+                                                    {2048, 60, 80, 45, 2048, 3, 3, 3, 1, 1},
+                                                    {1024, 120, 160, 90, 1024, 3, 1, 1, 1, 0}};
+  assert_true(i >= 0 && i < TS_HEADLINE_N);
+  const uint32_t *v = shape[i];
+  memset(g, 0, sizeof *g);
+  g->dtype = dt;
+  g->n = 1; g->c = v[0]; g->d = v[1]; g->h = v[2]; g->w = v[3];
+  g->k = v[4]; g->t = v[5]; g->r = v[6]; g->s = v[7];
+  for (int j = 0; j < 3; j++) {
+    g->stride[j] = g->dil[j] = 1;
+    g->pad_lo[j] = g->pad_hi[j] = j ? v[9] : v[8];
+  }
+}
+
+void ts_select_conv(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced,
+                    cj_kplan *conv, cj_kplan *fin, int *has_fin) {
+  static cj_seq seq; /* large: not on the stack */
+  ts_select_seq(a, g, has_bias, forced, &seq);
   int nconv = 0;
   *has_fin = 0;
   for (uint32_t i = 0; i < seq.fwd.nsteps; i++) {

@@ -5,6 +5,7 @@
 #define CJ_TESTS_HOST_SUPPORT_SELECT_H
 
 #include "codegen/kplan.h"
+#include "host/select.h"
 
 /* The arch's own fp8 format (the one its MFMA reads). */
 uint32_t ts_fp8_native(const cj_arch *a);
@@ -14,5 +15,15 @@ uint32_t ts_fp8_native(const cj_arch *a);
  * and `forced` options (NULL: none). Fails the test on any error. */
 void ts_select_conv(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced,
                     cj_kplan *conv, cj_kplan *fin, int *has_fin);
+
+/* The selection's whole launch sequence (weight pack, transpose, conv,
+ * finalize) for that conv. Fails the test on any error. */
+void ts_select_seq(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced, cj_seq *seq);
+
+/* Issue 11's headline shapes, i < TS_HEADLINE_N, in dtype dt: 1024->1024
+ * [120,160,90] 1x3x3 pad 0,1,1; 2048->2048 [60,80,45] 3x3x3 pad 1;
+ * 1024->1024 [120,160,90] 3x1x1 pad 1,0,0. */
+#define TS_HEADLINE_N 3
+void ts_headline_geom(int i, uint32_t dt, cj_conv_geom *g);
 
 #endif
