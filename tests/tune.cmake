@@ -1,0 +1,59 @@
+# Included by tests/CMakeLists.txt: convjit-tune on the emulator (issue 12's
+# acceptance, docs/tuning.md). Each test gets its own cache directory; the
+# shapes are examples/tune-shapes.txt (small: every candidate is compiled,
+# run and modelled) or one 1x1 shape for the concurrency tests.
+if(NOT TARGET convjit-tune)
+  return()
+endif()
+set(CJ_TUNE_SHAPES ${PROJECT_SOURCE_DIR}/examples/tune-shapes.txt)
+# --json: one row per shape with a winner, every row MODELLED; the progress
+# lines on stderr (not a terminal here): plain lines of a fixed format.
+set(CJ_TUNE_JSON_SH [=[
+set -u; tool=$0 shapes=$1 dir=$2; rm -rf "$dir"
+out=$("$tool" --device emu --shapes "$shapes" --cache-dir "$dir" --json 2>"$dir.err") || { cat "$dir.err"; echo "exit $?"; exit 1; }
+printf '%s\n' "$out"
+n=$(grep -cv '^[[:space:]]*\(#\|$\)' "$shapes")
+rows=$(grep -c '^{"shape":' <<<"$out")
+[[ $rows -eq $n ]] || { echo "$rows rows for $n shapes"; exit 1; }
+[[ $(grep -c '"winner":"tile=' <<<"$out") -eq $n ]] || { echo "a row without a winner"; exit 1; }
+[[ $(grep '^{"shape":' <<<"$out" | grep -c '"label":"MODELLED"') -eq $n ]] || { echo "a row not MODELLED"; exit 1; }
+grep -q '^{"tool":"convjit-tune","device":"emu",.*"modelled":true,"label":"MODELLED"' <<<"$out" || { echo "header not MODELLED"; exit 1; }
+re='^\[shape [0-9]+/[0-9]+\] candidate [0-9]+/[0-9]+ ([0-9.]+ ms|skipped \(.*\)|vetoed \(.*\)); best [0-9.]+ ms MODELLED; elapsed [0-9.]+ s$'
+bad=$(grep -Evc "$re" "$dir.err"); lines=$(wc -l <"$dir.err")
+[[ $lines -gt 0 && $bad -eq 0 ]] || { echo "progress lines off format ($bad of $lines):"; grep -Ev "$re" "$dir.err"; exit 1; }
+grep -q "^\[shape $n/$n\] candidate " "$dir.err" || { echo "no progress line for the last shape"; exit 1; }
+[[ $("$tool" --cache-dir "$dir" --count) -eq 0 ]] || { echo "modelled rows stored without --store-modelled"; exit 1; }
+"$tool" --device emu --shapes "$shapes" --cache-dir "$dir" | grep -v MODELLED && { echo "a table line without MODELLED"; exit 1; }
+rm -rf "$dir" "$dir.err"
+]=])
+add_test(NAME tools/tune_emu_json COMMAND bash -c "${CJ_TUNE_JSON_SH}" $<TARGET_FILE:convjit-tune> ${CJ_TUNE_SHAPES}
+  ${PROJECT_BINARY_DIR}/test-tune-json)
+# N processes at once on one shapes file and one cache directory, each
+# storing its MODELLED winners: all exit 0, the table holds one row per
+# shape, and every row authenticates (--export reads them back). A first
+# run fills the kernel cache so the N runs race on the tuning table.
+# Then export -> import into an empty directory reproduces the rows.
+set(CJ_TUNE_CONCURRENT_SH [=[
+set -u; tool=$0 shapes=$1 dir=$2 n=$3; rm -rf "$dir" "$dir.2"
+"$tool" --device emu --shapes "$shapes" --cache-dir "$dir" --no-store >/dev/null 2>&1 || { echo "warm-up run failed"; exit 1; }
+pids=()
+for i in $(seq 1 "$n"); do "$tool" --device emu --shapes "$shapes" --cache-dir "$dir" --store-modelled >"$dir.out$i" 2>&1 & pids+=($!); done
+rc=0; for i in "${!pids[@]}"; do wait "${pids[$i]}" || { echo "process $((i+1)) failed:"; cat "$dir.out$((i+1))"; rc=1; }; done
+[[ $rc -eq 0 ]] || exit 1
+want=$(grep -cv '^[[:space:]]*\(#\|$\)' "$shapes")
+got=$("$tool" --cache-dir "$dir" --count)
+[[ $got -eq $want ]] || { echo "$got rows for $want shapes"; exit 1; }
+"$tool" --cache-dir "$dir" --export "$dir.json" 2>/dev/null || exit 1
+[[ $(grep -c '"problem":' "$dir.json") -eq $want ]] || { echo "export lacks rows"; cat "$dir.json"; exit 1; }
+grep -q '"modelled":1' "$dir.json" || { echo "rows not marked modelled"; exit 1; }
+"$tool" --cache-dir "$dir.2" --import "$dir.json" || exit 1
+"$tool" --cache-dir "$dir.2" --export "$dir.2.json" 2>/dev/null || exit 1
+cmp "$dir.json" "$dir.2.json" || { echo "import did not reproduce the rows"; exit 1; }
+rm -rf "$dir" "$dir.2" "$dir".out* "$dir.json" "$dir.2.json"
+]=])
+file(WRITE ${PROJECT_BINARY_DIR}/tune-one-shape.txt "conv - bf16 1,32,1,8,8,64,1,1,1\n")
+add_test(NAME tools/tune_two_processes COMMAND bash -c "${CJ_TUNE_CONCURRENT_SH}" $<TARGET_FILE:convjit-tune>
+  ${CJ_TUNE_SHAPES} ${PROJECT_BINARY_DIR}/test-tune-two 2)
+add_test(NAME tools/tune_four_processes COMMAND bash -c "${CJ_TUNE_CONCURRENT_SH}" $<TARGET_FILE:convjit-tune>
+  ${PROJECT_BINARY_DIR}/tune-one-shape.txt ${PROJECT_BINARY_DIR}/test-tune-four 4)
+set_tests_properties(tools/tune_emu_json tools/tune_two_processes tools/tune_four_processes PROPERTIES LABELS tools)
