@@ -57,3 +57,7 @@ add_test(NAME tools/tune_two_processes COMMAND bash -c "${CJ_TUNE_CONCURRENT_SH}
 add_test(NAME tools/tune_four_processes COMMAND bash -c "${CJ_TUNE_CONCURRENT_SH}" $<TARGET_FILE:convjit-tune>
   ${PROJECT_BINARY_DIR}/tune-one-shape.txt ${PROJECT_BINARY_DIR}/test-tune-four 4)
 set_tests_properties(tools/tune_emu_json tools/tune_two_processes tools/tune_four_processes PROPERTIES LABELS tools)
+# Bad values: exit 2, the option and its text named, usage (tools_cli.cmake).
+cj_bad_args(tune_budget convjit-tune "--budget-ms 'abc'" --device emu --shapes ${CJ_TUNE_SHAPES} --budget-ms abc)
+cj_bad_args(tune_device convjit-tune "--device 'gpu'" --device gpu --shapes ${CJ_TUNE_SHAPES})
+cj_bad_args(tune_two_jobs convjit-tune "exactly one of" --count --clear)

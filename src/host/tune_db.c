@@ -26,7 +26,9 @@ void cj_tune_generation_bump(void) { atomic_fetch_add(&g_generation, 1); }
 /* ---- canonical problem text ------------------------------------------------- */
 
 /* Every field of cj_conv_problem is in the text or excluded with a reason
- * (the scales; the output extents follow from the rest): a new field must
+ * (the scales: kernel arguments; the output extents follow from the rest;
+ * spatial_rank: a 2D conv and the same conv written as 3D with depth 1
+ * normalize to one problem and run the same kernels): a new field must
  * join one or the other. */
 _Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 10 * 4, "cj_conv_problem changed: add the field to the tune key");
 
@@ -45,9 +47,9 @@ void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *o) {
   trio(o, "pad_lo", p->pad_lo);
   trio(o, "pad_hi", p->pad_hi);
   trio(o, "dil", p->dil);
-  cj_sb_printf(o, " groups=%" PRId64 " x=%s w=%s y=%s layout=%s,%s bias=%d channel_scale=%d rank=%d", p->groups,
+  cj_sb_printf(o, " groups=%" PRId64 " x=%s w=%s y=%s layout=%s,%s bias=%d channel_scale=%d", p->groups,
                cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype),
-               layout_name(p->x_layout), layout_name(p->y_layout), p->has_bias, p->has_channel_scale, p->spatial_rank);
+               layout_name(p->x_layout), layout_name(p->y_layout), p->has_bias, p->has_channel_scale);
 }
 
 static int dtype_of(const char *name, size_t len, convjit_dtype *t) {
@@ -77,7 +79,7 @@ static int ints(const char *s, size_t len, int64_t *v, int n) {
 
 convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
   convjit_conv_desc d = convjit_conv_desc_default();
-  int64_t nck[3] = {-1, -1, -1}, rank = -1, bias = 0, cscale = 0;
+  int64_t nck[3] = {-1, -1, -1}, bias = 0, cscale = 0;
   const char *p = text;
   while (p && *p) {
     size_t len = strcspn(p, " "), klen = strcspn(p, "=");
@@ -102,20 +104,18 @@ convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
     else if (KEY("layout")) ok = vlen == 11 && !strncmp(v, "ncdhw,ncdhw", 11);
     else if (KEY("bias")) ok = ints(v, vlen, &bias, 1);
     else if (KEY("channel_scale")) ok = ints(v, vlen, &cscale, 1);
-    else if (KEY("rank")) ok = ints(v, vlen, &rank, 1) && rank >= 1 && rank <= 3;
     else ok = 0;
 #undef KEY
     CJ_CHECK(ok, CONVJIT_ERR_INVALID_ARG, "problem '%.*s': unknown key or bad value", (int)len, p);
     p += len;
     while (*p == ' ') p++;
   }
-  CJ_CHECK(nck[0] >= 0 && nck[1] >= 0 && nck[2] >= 0 && rank >= 1, CONVJIT_ERR_INVALID_ARG,
-           "problem \"%.120s\": n, c, k and rank are required", text ? text : "");
+  CJ_CHECK(nck[0] >= 0 && nck[1] >= 0 && nck[2] >= 0, CONVJIT_ERR_INVALID_ARG,
+           "problem \"%.120s\": n, c and k are required", text ? text : "");
   d.n = nck[0], d.c = nck[1], d.k = nck[2];
   d.has_bias = (int)bias;
   d.has_channel_scale = (int)cscale;
   CJ_TRY(cj_conv_desc_normalize(&d, out));
-  out->spatial_rank = (int)rank;
   cj_strbuf again = {0};
   cj_tune_problem_text(out, &again);
   int same = again.s && !strcmp(again.s, text);

@@ -40,7 +40,8 @@ typedef struct cj_tune_row {
 } cj_tune_row;
 
 /* The canonical problem text (scales excluded: they are kernel arguments,
- * not constants, so one winner serves every calibration). */
+ * not constants, so one winner serves every calibration; spatial_rank
+ * excluded: 2D and 1D convs are planned as 3D ones). */
 void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *out);
 /* Its inverse; INVALID_ARG naming the token when text is not canonical. */
 convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out);

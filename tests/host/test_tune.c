@@ -377,6 +377,17 @@ static void test_bad_rows_ignored(void **st) {
   convjit_plan *q = NULL;
   OK(convjit_plan_create_conv(ctx, &d, &q));
   assert_string_equal(plan_conv_name(q), alt);
+  assert_int_equal(q->tuned, 1);
+  convjit_plan_destroy(q);
+  /* ... also by the same conv written as 3D with depth 1 (convjit-tune's form) */
+  convjit_conv_desc d3 = d;
+  d3.spatial_rank = 3;
+  d3.in[2] = d.in[1], d3.in[1] = d.in[0], d3.in[0] = 1;
+  d3.filter[2] = d.filter[1], d3.filter[1] = d.filter[0], d3.filter[0] = 1;
+  d3.pad_lo[2] = d3.pad_hi[2] = d.pad_lo[1], d3.pad_lo[1] = d3.pad_hi[1] = d.pad_lo[0];
+  d3.pad_lo[0] = d3.pad_hi[0] = 0;
+  OK(convjit_plan_create_conv(ctx, &d3, &q));
+  assert_string_equal(plan_conv_name(q), alt);
   convjit_plan_destroy(q);
   clear_table(ctx);
   convjit_plan_destroy(p);
