@@ -167,6 +167,29 @@ static void clear_table(convjit_context *ctx) {
   if (cj_tune_db_count(ctx->cache) > 0) OK(cj_tune_db_clear(ctx->cache));
 }
 
+/* A context of kind, a plan of small_desc() on it, its buffers. */
+typedef struct fixture {
+  convjit_context *ctx;
+  convjit_conv_desc d;
+  convjit_plan *p;
+  bufs b;
+} fixture;
+
+static fixture fix_open(convjit_device_kind kind) {
+  fixture f = {.ctx = ctx_new(kind), .d = small_desc()};
+  clear_table(f.ctx); /* so the plan is the heuristic's */
+  OK(convjit_plan_create_conv(f.ctx, &f.d, &f.p));
+  f.b = bufs_new(f.ctx, f.p);
+  return f;
+}
+
+static void fix_close(fixture *f) {
+  script(NULL, NULL, 0);
+  bufs_free(f->ctx, &f->b);
+  convjit_plan_destroy(f->p);
+  convjit_context_destroy(f->ctx);
+}
+
 /* Scripted times: candidate j's conv kernel takes 0.01 ms on two launches
  * of three and 50 ms on the third (median 0.01: wins; mean ~16.7: would
  * lose), candidate k's a steady 0.2 ms; the rest the fake's 0.25 ms. The
@@ -174,54 +197,46 @@ static void clear_table(convjit_context *ctx) {
  * table answers a second context with j. */
 static void test_winner_median_noalloc_two_contexts(void **st) {
   (void)st;
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP);
-  clear_table(ctx);
-  convjit_conv_desc d = small_desc();
-  convjit_plan *p = NULL;
-  OK(convjit_plan_create_conv(ctx, &d, &p));
-  bufs b = bufs_new(ctx, p);
+  fixture f = fix_open(CONVJIT_DEVICE_HIP);
   convjit_tune_result r = {.struct_size = sizeof r};
   convjit_tune_options o = quick(0);
   script(NULL, NULL, 0);
-  OK(convjit_plan_tune(p, &b.a, NULL, &o, &r)); /* unscripted: every candidate ties, the default stays */
+  OK(convjit_plan_tune(f.p, &f.b.a, NULL, &o, &r)); /* unscripted: every candidate ties, the default stays */
   assert_int_equal(r.winner, 0);
   assert_int_equal(r.modelled, 0);
   assert_true(r.count >= 4);
   int j = pick(&r, 1), k = pick(&r, j);
   char nj[64], nk[64], n0[64];
-  conv_name_of(ctx, &p->prob, r.cand[j].knobs, nj, sizeof nj);
-  conv_name_of(ctx, &p->prob, r.cand[k].knobs, nk, sizeof nk);
-  conv_name_of(ctx, &p->prob, r.cand[0].knobs, n0, sizeof n0);
+  conv_name_of(f.ctx, &f.p->prob, r.cand[j].knobs, nj, sizeof nj);
+  conv_name_of(f.ctx, &f.p->prob, r.cand[k].knobs, nk, sizeof nk);
+  conv_name_of(f.ctx, &f.p->prob, r.cand[0].knobs, n0, sizeof n0);
   assert_string_not_equal(nj, n0);
   const double tj[3] = {0.01, 0.01, 50.0}, tk[1] = {0.2};
   assert_int_equal(script(nj, tj, 3), 0);
   assert_int_equal(script(nk, tk, 1), 0);
   int mallocs = malloc_count();
   o = quick(1);
-  OK(convjit_plan_tune(p, &b.a, NULL, &o, &r));
+  OK(convjit_plan_tune(f.p, &f.b.a, NULL, &o, &r));
   assert_int_equal(malloc_count(), mallocs); /* the caller's buffers only */
   assert_int_equal(r.winner, j);
   assert_int_equal(r.cand[j].status, CONVJIT_TUNE_TIMED);
   assert_int_equal(r.cand[j].reps, 3);
   assert_true(r.stored);
-  assert_string_equal(plan_conv_name(p), nj);
+  assert_string_equal(plan_conv_name(f.p), nj);
   reset();
-  OK(convjit_conv_forward(p, &b.a, NULL));
+  OK(convjit_conv_forward(f.p, &f.b.a, NULL));
   int seen = 0;
   for (int i = 0; i < launch_count(); i++) seen |= !strcmp(get_launch(i)->name, nj);
   assert_true(seen);
   /* a second context (a new process would do the same) reads the row */
   convjit_context *ctx2 = ctx_new(CONVJIT_DEVICE_HIP);
   convjit_plan *p2 = NULL;
-  OK(convjit_plan_create_conv(ctx2, &d, &p2));
+  OK(convjit_plan_create_conv(ctx2, &f.d, &p2));
   assert_string_equal(plan_conv_name(p2), nj);
   assert_int_equal(p2->tuned, 1);
   convjit_plan_destroy(p2);
   convjit_context_destroy(ctx2);
-  script(NULL, NULL, 0);
-  bufs_free(ctx, &b);
-  convjit_plan_destroy(p);
-  convjit_context_destroy(ctx);
+  fix_close(&f);
 }
 
 /* A plan memoized before the tune is not served after it: on the tuning
@@ -266,51 +281,39 @@ static void test_memo_not_stale(void **st) {
 
 static void test_capture_refused(void **st) {
   (void)st;
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP);
-  convjit_conv_desc d = small_desc();
-  convjit_plan *p = NULL;
-  OK(convjit_plan_create_conv(ctx, &d, &p));
-  bufs b = bufs_new(ctx, p);
+  fixture f = fix_open(CONVJIT_DEVICE_HIP);
   char before[64];
-  snprintf(before, sizeof before, "%s", plan_conv_name(p));
+  snprintf(before, sizeof before, "%s", plan_conv_name(f.p));
   set_capturing(1);
   reset();
   convjit_tune_result r = {.struct_size = sizeof r};
-  assert_int_equal(convjit_plan_tune(p, &b.a, (void *)0x1234, NULL, &r), CONVJIT_ERR_INVALID_ARG);
+  assert_int_equal(convjit_plan_tune(f.p, &f.b.a, (void *)0x1234, NULL, &r), CONVJIT_ERR_INVALID_ARG);
   set_capturing(0);
   assert_non_null(strstr(convjit_last_error(), "graph capture"));
   assert_int_equal(launch_count(), 0); /* nothing enqueued into the capture */
-  assert_string_equal(plan_conv_name(p), before);
-  bufs_free(ctx, &b);
-  convjit_plan_destroy(p);
-  convjit_context_destroy(ctx);
+  assert_string_equal(plan_conv_name(f.p), before);
+  fix_close(&f);
 }
 
 static void test_bad_fields_named(void **st) {
   (void)st;
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP);
-  convjit_conv_desc d = small_desc();
-  convjit_plan *p = NULL;
-  OK(convjit_plan_create_conv(ctx, &d, &p));
-  bufs b = bufs_new(ctx, p);
+  fixture f = fix_open(CONVJIT_DEVICE_HIP);
   convjit_tune_options o = quick(0);
   o.max_reps = 1, o.min_reps = 2;
-  assert_int_equal(convjit_plan_tune(p, &b.a, NULL, &o, NULL), CONVJIT_ERR_INVALID_ARG);
+  assert_int_equal(convjit_plan_tune(f.p, &f.b.a, NULL, &o, NULL), CONVJIT_ERR_INVALID_ARG);
   assert_non_null(strstr(convjit_last_error(), "opts.max_reps = 1"));
   o = quick(0);
   o.budget_ms = -1;
-  assert_int_equal(convjit_plan_tune(p, &b.a, NULL, &o, NULL), CONVJIT_ERR_INVALID_ARG);
+  assert_int_equal(convjit_plan_tune(f.p, &f.b.a, NULL, &o, NULL), CONVJIT_ERR_INVALID_ARG);
   assert_non_null(strstr(convjit_last_error(), "opts.budget_ms = -1"));
-  convjit_conv_args a = b.a;
+  convjit_conv_args a = f.b.a;
   a.y = NULL;
-  assert_int_equal(convjit_plan_tune(p, &a, NULL, NULL, NULL), CONVJIT_ERR_INVALID_ARG);
+  assert_int_equal(convjit_plan_tune(f.p, &a, NULL, NULL, NULL), CONVJIT_ERR_INVALID_ARG);
   assert_non_null(strstr(convjit_last_error(), "args.y = NULL"));
   convjit_tune_result r = {.struct_size = 8};
-  assert_int_equal(convjit_plan_tune(p, &b.a, NULL, NULL, &r), CONVJIT_ERR_VERSION);
-  assert_int_equal(convjit_plan_tune(NULL, &b.a, NULL, NULL, NULL), CONVJIT_ERR_INVALID_ARG);
-  bufs_free(ctx, &b);
-  convjit_plan_destroy(p);
-  convjit_context_destroy(ctx);
+  assert_int_equal(convjit_plan_tune(f.p, &f.b.a, NULL, NULL, &r), CONVJIT_ERR_VERSION);
+  assert_int_equal(convjit_plan_tune(NULL, &f.b.a, NULL, NULL, NULL), CONVJIT_ERR_INVALID_ARG);
+  fix_close(&f);
 }
 
 /* A row for p's problem with knobs from text (kspec form), versions given. */
@@ -457,23 +460,19 @@ static void test_export_import(void **st) {
  * given the best time, is vetoed and the winner's output is the default's. */
 static void test_veto_emulator(void **st) {
   (void)st;
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_EMU);
-  convjit_conv_desc d = small_desc();
-  convjit_plan *p = NULL;
-  OK(convjit_plan_create_conv(ctx, &d, &p));
-  bufs b = bufs_new(ctx, p);
+  fixture f = fix_open(CONVJIT_DEVICE_EMU);
   /* nonzero inputs, so that the two convs differ */
-  const cj_conv_problem *q = &p->prob;
+  const cj_conv_problem *q = &f.p->prob;
   size_t nx = (size_t)(q->c * q->h * q->w), nw = (size_t)(q->k * q->c * 9);
   uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2);
   for (size_t i = 0; i < nx; i++) hx[i] = (uint16_t)(0x3f80 + (i * 7 % 61)); /* bf16 1.0 .. 1.47 */
   for (size_t i = 0; i < nw; i++) hw[i] = (uint16_t)(0x3c00 + (i * 13 % 97)); /* bf16 ~0.0078 .. */
   void *dw = NULL;
-  OK(convjit_malloc(ctx, nw * 2, &dw));
-  OK(convjit_memcpy_h2d(ctx, (void *)b.a.x, hx, nx * 2, NULL));
-  OK(convjit_memcpy_h2d(ctx, dw, hw, nw * 2, NULL));
-  OK(convjit_weight_pack(p, dw, (void *)b.a.w_packed, NULL));
-  convjit_conv_desc wd = d;
+  OK(convjit_malloc(f.ctx, nw * 2, &dw));
+  OK(convjit_memcpy_h2d(f.ctx, (void *)f.b.a.x, hx, nx * 2, NULL));
+  OK(convjit_memcpy_h2d(f.ctx, dw, hw, nw * 2, NULL));
+  OK(convjit_weight_pack(f.p, dw, (void *)f.b.a.w_packed, NULL));
+  convjit_conv_desc wd = f.d;
   wd.dilation[0] = wd.dilation[1] = 2;
   wd.pad_lo[0] = wd.pad_lo[1] = wd.pad_hi[0] = wd.pad_hi[1] = 2; /* same output extents, other sums */
   cj_conv_problem wrong;
@@ -482,7 +481,7 @@ static void test_veto_emulator(void **st) {
   cj_tune_hooks h = {.wrong_problem = &wrong, .wrong_ms = 1e-9};
   cj_tune_set_hooks(&h);
   convjit_tune_result r = {.struct_size = sizeof r};
-  convjit_status s = convjit_plan_tune(p, &b.a, NULL, NULL, &r);
+  convjit_status s = convjit_plan_tune(f.p, &f.b.a, NULL, NULL, &r);
   cj_tune_set_hooks(NULL);
   OK(s);
   assert_int_equal(r.modelled, 1);
@@ -499,10 +498,8 @@ static void test_veto_emulator(void **st) {
   assert_false(r.stored); /* a MODELLED winner is not stored unless asked */
   free(hx);
   free(hw);
-  convjit_free(ctx, dw);
-  bufs_free(ctx, &b);
-  convjit_plan_destroy(p);
-  convjit_context_destroy(ctx);
+  convjit_free(f.ctx, dw);
+  fix_close(&f);
 }
 
 /* The tolerance: one bf16 rounding step passes, a second fails, a NaN
