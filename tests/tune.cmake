@@ -61,3 +61,28 @@ set_tests_properties(tools/tune_emu_json tools/tune_two_processes tools/tune_fou
 cj_bad_args(tune_budget convjit-tune "--budget-ms 'abc'" --device emu --shapes ${CJ_TUNE_SHAPES} --budget-ms abc)
 cj_bad_args(tune_device convjit-tune "--device 'gpu'" --device gpu --shapes ${CJ_TUNE_SHAPES})
 cj_bad_args(tune_two_jobs convjit-tune "exactly one of" --count --clear)
+# CONVJIT_AUTOTUNE=1: convjit-run tunes a plan the table did not answer (on
+# its own buffers; the tuned plan still passes the CPU-reference check);
+# after convjit-tune stored that shape's MODELLED winner (a 3D line for
+# convjit-run's 2D conv: one problem), convjit-run's plan comes from the
+# table — another process's row — and it does not tune again.
+if(TARGET convjit-run)
+  set(CJ_TUNE_AUTOTUNE_SH [=[
+set -u; run=$0 tune=$1 dir=$2; rm -rf "$dir"; export CONVJIT_CACHE_DIR=$dir
+job=(--device emu --shape 1,16,8,8,32,3,3 --pad 1,1 --check)
+out=$(CONVJIT_AUTOTUNE=1 "$run" "${job[@]}" 2>&1) || { printf '%s\n' "$out"; exit 1; }
+grep -q '^convjit-run: CONVJIT_AUTOTUNE=1: tile=.* MODELLED' <<<"$out" || { printf '%s\n' "$out"; echo "no autotune line"; exit 1; }
+grep -q '^check    PASS' <<<"$out" || { printf '%s\n' "$out"; echo "tuned plan failed the check"; exit 1; }
+echo 'conv - bf16 1,16,1,8,8,32,1,3,3 pad=0,1,1' >"$dir.txt"
+"$tune" --device emu --shapes "$dir.txt" --store-modelled >/dev/null 2>&1 || { echo "convjit-tune failed"; exit 1; }
+[[ $("$tune" --count) -eq 1 ]] || { echo "no row stored"; exit 1; }
+out=$(CONVJIT_AUTOTUNE=1 CONVJIT_LOG=info "$run" "${job[@]}" 2>&1) || { printf '%s\n' "$out"; exit 1; }
+grep -q 'plan: tuning table winner (tile=.*) \[MODELLED row\]' <<<"$out" || { printf '%s\n' "$out"; echo "the row was not used"; exit 1; }
+grep -q 'CONVJIT_AUTOTUNE=1:' <<<"$out" && { echo "tuned again although the table answered"; exit 1; }
+grep -q '^check    PASS' <<<"$out" || { echo "table plan failed the check"; exit 1; }
+rm -rf "$dir" "$dir.txt"
+]=])
+  add_test(NAME tools/tune_autotune_run COMMAND bash -c "${CJ_TUNE_AUTOTUNE_SH}" $<TARGET_FILE:convjit-run>
+    $<TARGET_FILE:convjit-tune> ${PROJECT_BINARY_DIR}/test-tune-autotune)
+  set_tests_properties(tools/tune_autotune_run PROPERTIES LABELS tools)
+endif()

@@ -660,6 +660,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     fprintf(stderr, "convjit-run: CONVJIT_AUTOTUNE=1: %s (%d candidates, %.5f ms -> %.5f ms%s)%s\n",
             tr.cand[tr.winner].knobs, tr.count, tr.default_ms, tr.best_ms, tr.modelled ? " MODELLED" : "",
             tr.stored ? ", recorded" : "");
+    r->compile_ms = 0, r->cache_hits = 0; /* the tuned plan's kernels, counted afresh */
     collect_kernels(*plan_out, r);
   }
   TRY(stats_begin(ctx, a)); /* the pack kernel too: every kernel of the plan */

@@ -396,7 +396,10 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
     *out = p;
     return CONVJIT_OK;
   }
-  if (st == CONVJIT_OK && (o || !plan_conv_from_db(ctx, p))) st = plan_conv_select(ctx, o, p);
+  /* Nothing forced (no options, or all 0): the tuning table's winner first. */
+  static const cj_conv_opts automatic;
+  int from_table = !o || !memcmp(o, &automatic, sizeof automatic);
+  if (st == CONVJIT_OK && !(from_table && plan_conv_from_db(ctx, p))) st = plan_conv_select(ctx, o, p);
   if (st != CONVJIT_OK) {
     free(p);
     return st;

@@ -129,7 +129,8 @@ convjit_status cj_conv_args_check(const struct convjit_plan *p, const convjit_co
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);
 /* api.c: convjit_plan_create_conv with forced choices (tests, tools);
- * o NULL = all automatic. */
+ * o NULL = all automatic. With nothing forced (NULL or all 0) the tuning
+ * table is asked first; only NULL uses the plan memo. */
 convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                         convjit_plan **out);
 /* api.c: p (prob set) rebuilt as the candidate o: selection and every
