@@ -86,3 +86,22 @@ rm -rf "$dir" "$dir.txt"
     $<TARGET_FILE:convjit-tune> ${PROJECT_BINARY_DIR}/test-tune-autotune)
   set_tests_properties(tools/tune_autotune_run PROPERTIES LABELS tools)
 endif()
+# --device hip through the fake HIP library (times are FAKE: the fake's
+# 0.25 ms per launch): rows say TIMED, the device model is the fake's, the
+# timed winner is stored (not marked modelled).
+if(TARGET fakehip)
+  set(CJ_TUNE_FAKE_SH [=[
+set -u; tool=$0 shapes=$1 dir=$2; rm -rf "$dir"
+out=$("$tool" --device hip --shapes "$shapes" --cache-dir "$dir" --json 2>/dev/null) || { echo "exit $?"; exit 1; }
+printf '%s\n' "$out"
+grep -q '"label":"TIMED","device_model":"AMD Instinct MI300X (fake)"' <<<"$out" || { echo "header"; exit 1; }
+grep -q '^{"shape":.*"ok":true.*"stored":true,"modelled":false,"label":"TIMED"}' <<<"$out" || { echo "row"; exit 1; }
+[[ $("$tool" --cache-dir "$dir" --count) -eq 1 ]] || { echo "no row stored"; exit 1; }
+"$tool" --cache-dir "$dir" --export "$dir.json" 2>/dev/null && grep -q '"device":"AMD Instinct MI300X (fake)".*"modelled":0' "$dir.json" || { echo "export"; exit 1; }
+rm -rf "$dir" "$dir.json"
+]=])
+  add_test(NAME tools/tune_fake_hip COMMAND bash -c "${CJ_TUNE_FAKE_SH}" $<TARGET_FILE:convjit-tune>
+    ${PROJECT_BINARY_DIR}/tune-one-shape.txt ${PROJECT_BINARY_DIR}/test-tune-fake)
+  set_tests_properties(tools/tune_fake_hip PROPERTIES LABELS tools
+    ENVIRONMENT "CONVJIT_HIP_LIBRARY=$<TARGET_FILE:fakehip>")
+endif()

@@ -236,7 +236,7 @@ static void json_text(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static void print_table(const shape_row *rows, int n, int modelled, const char *arch) {
+static void print_table(const shape_row *rows, int n, int modelled, const char *arch, const char *model) {
   const char *tag = modelled ? "  MODELLED" : "";
   printf("%-52s %12s %12s %8s  %s%s\n", "shape", "default ms", "best ms", "speedup", "winner", tag);
   for (int i = 0; i < n; i++) {
@@ -251,11 +251,16 @@ static void print_table(const shape_row *rows, int n, int modelled, const char *
   if (modelled)
     printf("MODELLED: the emulator's bounds model (docs/tuning.md) on %s, not a GPU time; nothing stored unless "
            "--store-modelled\n", arch);
+  else printf("TIMED: median HIP event times on %s (%s)\n", model[0] ? model : "an unnamed device", arch);
 }
 
-static void print_json(const shape_row *rows, int n, int modelled, const char *device, const char *arch) {
-  printf("{\"tool\":\"convjit-tune\",\"device\":\"%s\",\"arch\":\"%s\",\"modelled\":%s,\"label\":\"%s\",\"shapes\":[",
+static void print_json(const shape_row *rows, int n, int modelled, const char *device, const char *arch,
+                       const char *model) {
+  printf("{\"tool\":\"convjit-tune\",\"device\":\"%s\",\"arch\":\"%s\",\"modelled\":%s,\"label\":\"%s\",",
          device, arch, modelled ? "true" : "false", modelled ? "MODELLED" : "TIMED");
+  printf("\"device_model\":");
+  json_text(stdout, model);
+  printf(",\"shapes\":[");
   for (int i = 0; i < n; i++) {
     const convjit_tune_result *r = &rows[i].res;
     printf("%s\n{\"shape\":", i ? "," : "");
@@ -317,8 +322,8 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const char *arch
     failed |= tune_shape(ctx, &descs[i], a, &pg, &rows[i]) != CONVJIT_OK;
   }
   if (pg.tty) fprintf(stderr, "\n");
-  if (a->json) print_json(rows, n, modelled, a->device, arch);
-  else print_table(rows, n, modelled, arch);
+  if (a->json) print_json(rows, n, modelled, a->device, arch, ctx->dev->model);
+  else print_table(rows, n, modelled, arch, ctx->dev->model);
   free(rows);
   free(descs);
   return failed;

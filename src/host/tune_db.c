@@ -16,7 +16,8 @@
   "CREATE TABLE IF NOT EXISTS tuning(key TEXT PRIMARY KEY, problem TEXT NOT NULL, arch TEXT NOT NULL,"          \
   " device TEXT NOT NULL, cus INTEGER NOT NULL, convjit TEXT NOT NULL, llvm TEXT NOT NULL, knobs TEXT NOT NULL," \
   " ms REAL NOT NULL, default_ms REAL NOT NULL, modelled INTEGER NOT NULL, created INTEGER NOT NULL,"           \
-  " mac BLOB NOT NULL)"
+  " mac BLOB NOT NULL);"                                                                                          \
+  "CREATE INDEX IF NOT EXISTS tuning_problem ON tuning(problem)" /* plan creation looks rows up by problem */
 #define TUNE_COLS "problem, arch, device, cus, convjit, llvm, knobs, ms, default_ms, modelled, created, mac"
 
 static _Atomic uint64_t g_generation;
