@@ -235,7 +235,8 @@ typedef struct convjit_transpose_desc {
 /* ---- plans ----------------------------------------------------------------
  * A plan is one op for one shape on one context: every kernel of its launch
  * sequence compiled (or fetched from the cache) and loaded at creation.
- * Immutable after creation: launches from several threads are safe. */
+ * Immutable after creation (convjit_plan_tune alone replaces its kernels):
+ * launches from several threads are safe. */
 typedef struct convjit_plan convjit_plan;
 
 /* Errors: INVALID_ARG, UNSUPPORTED, COMPILE (LLVM/ld.lld text), RESOURCE (a
