@@ -366,8 +366,9 @@ static int plan_conv_from_db(convjit_context *ctx, convjit_plan *p) {
     return 1;
   }
   cj_log(CJ_LOG_ERROR, "plan: tuning table row (%s) %s (%s): using the heuristic", knobs,
-         st == CONVJIT_ERR_UNSUPPORTED ? "is illegal now" : st == CONVJIT_ERR_RESOURCE ? "fails the resource gate"
-                                                                                       : "does not build",
+         st == CONVJIT_ERR_UNSUPPORTED || st == CONVJIT_ERR_INVALID_ARG ? "is illegal now"
+         : st == CONVJIT_ERR_RESOURCE                                    ? "fails the resource gate"
+                                                                         : "does not build",
          cj_error_text());
   cj_error_clear();
   return 0;

@@ -250,7 +250,8 @@ static void build_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
     snprintf(rc->reason, sizeof rc->reason, "needs %llu workspace bytes, args.workspace_bytes = %zu",
              (unsigned long long)c->plan.seq.workspace_bytes, r->a->workspace_bytes);
   } else if (st != CONVJIT_OK) {
-    rc->status = st == CONVJIT_ERR_UNSUPPORTED ? CONVJIT_TUNE_ILLEGAL
+    /* the plan init refuses a knob value with UNSUPPORTED or INVALID_ARG */
+    rc->status = st == CONVJIT_ERR_UNSUPPORTED || st == CONVJIT_ERR_INVALID_ARG ? CONVJIT_TUNE_ILLEGAL
                  : st == CONVJIT_ERR_RESOURCE  ? CONVJIT_TUNE_RESOURCE
                                                : CONVJIT_TUNE_FAILED;
     snprintf(rc->reason, sizeof rc->reason, "%s", cj_error_text());

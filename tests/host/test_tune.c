@@ -7,7 +7,8 @@
  * (a scripted outlier that would lose on the mean), no device allocation
  * (hipMalloc counted), graph capture refused before any launch, the table
  * read by a second context, a plan memoized before a tune not served
- * after it, stale-version, unauthenticated and illegal rows ignored, and
+ * after it, stale-version, unauthenticated and illegal rows ignored, a row
+ * whose kernel fails the resource gate (injected) falling back, and
  * export -> import round trip with validation.
  * Emulator: the numerical veto — a forced wrong kernel (the test hook
  * launches a dilation-2 conv's kernels for a dilation-1 problem, same
@@ -28,6 +29,7 @@
 #include "host/plan.h"
 #include "host/tune.h"
 #include "host/tune_db.h"
+#include "pipeline/codeobj.h"
 
 static void *g_lib;
 static int (*script)(const char *, const double *, int);
@@ -397,6 +399,52 @@ static void test_bad_rows_ignored(void **st) {
   convjit_context_destroy(ctx);
 }
 
+/* A device that refuses one kernel with RESOURCE, as the resource gate
+ * would (the way tests/host/test_stress_threads.c injects it). */
+static const cj_device_ops *g_real_ops;
+static char g_refuse[64];
+static convjit_status refusing_load(cj_device *d, const void *co, size_t size, void **mod) {
+  cj_codeobj *o = NULL;
+  convjit_status st = cj_codeobj_parse(co, size, &o);
+  if (st != CONVJIT_OK) return st;
+  int refuse = o->nkernels && !strcmp(o->kernels[0].name, g_refuse);
+  cj_codeobj_destroy(o);
+  if (refuse) return CJ_ERR(CONVJIT_ERR_RESOURCE, "injected: %s spills", g_refuse);
+  return g_real_ops->module_load(d, co, size, mod);
+}
+
+/* A row whose kernel fails the resource gate: plan creation logs it and
+ * plans with the heuristic. */
+static void test_resource_row_falls_back(void **st) {
+  (void)st;
+  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP);
+  cj_plan_memo_set_cap(&ctx->memo, 0);
+  clear_table(ctx);
+  convjit_conv_desc d = small_desc();
+  convjit_plan *p = NULL;
+  OK(convjit_plan_create_conv(ctx, &d, &p));
+  char heur[64];
+  snprintf(heur, sizeof heur, "%s", plan_conv_name(p));
+  const char *alt_knobs = "tile=64x64 waves=2x2 stages=3 splitk=1 wgm=4";
+  conv_name_of(ctx, &p->prob, alt_knobs, g_refuse, sizeof g_refuse);
+  put_row(ctx, &p->prob, alt_knobs, CJ_VERSION_STRING);
+  static cj_device_ops ops;
+  g_real_ops = ctx->dev->ops;
+  ops = *g_real_ops;
+  ops.module_load = refusing_load;
+  ctx->dev->ops = &ops;
+  convjit_plan *q = NULL;
+  convjit_status s = convjit_plan_create_conv(ctx, &d, &q);
+  ctx->dev->ops = g_real_ops;
+  OK(s);
+  assert_string_equal(plan_conv_name(q), heur);
+  assert_int_equal(q->tuned, 0);
+  convjit_plan_destroy(q);
+  clear_table(ctx);
+  convjit_plan_destroy(p);
+  convjit_context_destroy(ctx);
+}
+
 /* export -> import into an empty directory -> export: the same text;
  * invalid rows reported and skipped, a broken file writes nothing. */
 static void test_export_import(void **st) {
@@ -524,6 +572,7 @@ int main(void) {
       cmocka_unit_test(test_capture_refused),
       cmocka_unit_test(test_bad_fields_named),
       cmocka_unit_test(test_bad_rows_ignored),
+      cmocka_unit_test(test_resource_row_falls_back),
       cmocka_unit_test(test_export_import),
       cmocka_unit_test(test_veto_emulator),
   };
