@@ -181,8 +181,9 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   size_t ws = 0, pw = 0;
   TRY(convjit_plan_workspace_size(plan, &ws));
   TRY(convjit_plan_packed_weight_size(plan, &pw));
-  /* room for any split-K candidate: its fp32 partial sums after the
-   * transposed x (256-byte aligned sub-buffers, select_conv.c) */
+  /* room for the split-K candidates: their fp32 partial sums after the
+   * transposed x (256-byte aligned sub-buffers, select_conv.c); a
+   * candidate wanting more is tuned in a second pass (workspace_needed) */
   size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
   h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)p->k);
   st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
@@ -212,6 +213,14 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   o.progress_user = pg;
   row->res.struct_size = sizeof row->res;
   TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+  if (row->res.workspace_needed > ws_all) { /* a candidate wanted more: once more with room for all */
+    ws_all = row->res.workspace_needed;
+    TRY(convjit_free(ctx, dws));
+    dws = NULL;
+    TRY(convjit_malloc(ctx, ws_all, &dws));
+    args.workspace = dws, args.workspace_bytes = ws_all;
+    TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+  }
   row->ok = 1;
 done:
   if (st != CONVJIT_OK)
