@@ -646,6 +646,23 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   TRY(convjit_memcpy_h2d(ctx, dx, hx, nx * ebx, NULL));
   TRY(convjit_memcpy_h2d(ctx, dw, hw, nw * ebx, NULL));
   TRY(convjit_memset(ctx, dy, 0xA5, ny * eby, NULL));
+  /* CONVJIT_AUTOTUNE=1 (docs/tuning.md): a plan the tuning table did not
+   * answer is tuned here, on these buffers, before the measured run. */
+  const char *autotune = getenv("CONVJIT_AUTOTUNE");
+  if (autotune && !strcmp(autotune, "1") && !(*plan_out)->tuned) {
+    if (pw) TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
+    else TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL));
+    convjit_conv_args ta = convjit_conv_args_default();
+    ta.x = dx, ta.w_packed = dwp, ta.bias = p->has_bias ? db : NULL, ta.y = dy, ta.workspace = dws;
+    ta.workspace_bytes = ws;
+    convjit_tune_result tr = {.struct_size = sizeof tr};
+    TRY(convjit_plan_tune(*plan_out, &ta, NULL, NULL, &tr));
+    fprintf(stderr, "convjit-run: CONVJIT_AUTOTUNE=1: %s (%d candidates, %.5f ms -> %.5f ms%s)%s\n",
+            tr.cand[tr.winner].knobs, tr.count, tr.default_ms, tr.best_ms, tr.modelled ? " MODELLED" : "",
+            tr.stored ? ", recorded" : "");
+    r->compile_ms = 0, r->cache_hits = 0; /* the tuned plan's kernels, counted afresh */
+    collect_kernels(*plan_out, r);
+  }
   TRY(stats_begin(ctx, a)); /* the pack kernel too: every kernel of the plan */
   if (pw) TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
   else TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL)); /* no pack step: the raw weight is used */

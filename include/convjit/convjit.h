@@ -235,7 +235,8 @@ typedef struct convjit_transpose_desc {
 /* ---- plans ----------------------------------------------------------------
  * A plan is one op for one shape on one context: every kernel of its launch
  * sequence compiled (or fetched from the cache) and loaded at creation.
- * Immutable after creation: launches from several threads are safe. */
+ * Immutable after creation (convjit_plan_tune alone replaces its kernels):
+ * launches from several threads are safe. */
 typedef struct convjit_plan convjit_plan;
 
 /* Errors: INVALID_ARG, UNSUPPORTED, COMPILE (LLVM/ld.lld text), RESOURCE (a
@@ -305,6 +306,88 @@ CONVJIT_API convjit_status convjit_conv_forward(const convjit_plan *plan, const 
                                                 void *stream);
 /* Enqueues a transpose plan: x (N,C,S) -> y (N,S,C). Same rules as conv_fwd. */
 CONVJIT_API convjit_status convjit_transpose(const convjit_plan *plan, const void *x, void *y, void *stream);
+
+/* ---- autotuning (docs/tuning.md) ------------------------------------------
+ * convjit_plan_tune times the candidate kernels of a conv plan's family on
+ * the caller's buffers and stream, switches the plan to the fastest one
+ * whose output agrees with the default kernel's, and records it in the
+ * tuning table of the context's cache database, where later plan creations
+ * (any process, same device and versions) find it. */
+#define CONVJIT_TUNE_MAX_CANDIDATES 32
+
+/* Fixed numeric values. */
+typedef enum convjit_tune_status {
+  CONVJIT_TUNE_TIMED = 0,     /* ms is the median of HIP event times */
+  CONVJIT_TUNE_MODELLED = 1,  /* ms is MODELLED (emulator: the bounds model), not a GPU time */
+  CONVJIT_TUNE_ILLEGAL = 2,   /* the plan init refuses these knobs for this shape */
+  CONVJIT_TUNE_RESOURCE = 3,  /* the kernel spills, uses scratch or too much LDS */
+  CONVJIT_TUNE_WORKSPACE = 4, /* needs more workspace than args.workspace_bytes (workspace_bytes says how much) */
+  CONVJIT_TUNE_VETOED = 5,    /* its output differs from the default kernel's: never wins */
+  CONVJIT_TUNE_FAILED = 6     /* compile, launch or emulation failed (reason) */
+} convjit_tune_status;
+
+typedef struct convjit_tune_candidate {
+  char knobs[160];        /* "tile=128x128 waves=2x4 stages=4 splitk=1 wgm=8": kernel-spec option form */
+  convjit_tune_status status;
+  double ms;              /* TIMED: median ms; MODELLED: modelled ms; else 0 */
+  int reps;               /* timed repetitions (0 when modelled) */
+  double max_err;         /* largest |y - y_default| over the tolerance (<= 1 passes); -1 if not compared */
+  size_t workspace_bytes; /* what this candidate needs */
+  char reason[192];       /* why it is not a contender ("" when it is) */
+} convjit_tune_candidate;
+
+typedef struct convjit_tune_result {
+  size_t struct_size;     /* set by the caller: sizeof(convjit_tune_result) */
+  int modelled;           /* 1: every ms below is MODELLED (emulator), not measured */
+  int count;              /* candidates in cand[] */
+  int winner;             /* index into cand[] of the kernel the plan now runs */
+  double default_ms, best_ms; /* the default (cand[0]) and the winner */
+  size_t workspace_needed;    /* the largest workspace of the legal candidates */
+  int stored;             /* 1: the winner was written to the tuning table */
+  convjit_tune_candidate cand[CONVJIT_TUNE_MAX_CANDIDATES];
+} convjit_tune_result;
+
+/* Called after each candidate (index, of count) with the best ms so far. */
+typedef void (*convjit_tune_progress_fn)(void *user, int index, int count, const convjit_tune_candidate *cand,
+                                         double best_ms);
+
+typedef struct convjit_tune_options {
+  size_t struct_size;     /* sizeof(convjit_tune_options) */
+  int warmup;             /* untimed launches per candidate first (default 2) */
+  int min_reps, max_reps; /* timed repetitions: at least min, at most max (default 3, 50) ... */
+  double budget_ms;       /* ... stopping after min once the candidate's timed total passes this (default 20) */
+  int store;              /* 1 (default): record a timed winner in the tuning table */
+  int store_modelled;     /* 1: also record a MODELLED (emulator) winner, marked modelled (default 0) */
+  convjit_tune_progress_fn progress; /* may be NULL */
+  void *progress_user;
+} convjit_tune_options;
+
+static inline convjit_tune_options convjit_tune_options_default(void) {
+  convjit_tune_options o;
+  o.struct_size = sizeof(convjit_tune_options);
+  o.warmup = 2;
+  o.min_reps = 3;
+  o.max_reps = 50;
+  o.budget_ms = 20.0;
+  o.store = 1;
+  o.store_modelled = 0;
+  o.progress = NULL;
+  o.progress_user = NULL;
+  return o;
+}
+
+/* Tunes a conv plan on the caller's tensors (args as for
+ * convjit_conv_forward: x, w_packed from convjit_weight_pack, y and the
+ * workspace are overwritten; no device memory is allocated). Synchronizes
+ * stream; the plan must not be launched by another thread meanwhile.
+ * Candidates that need more workspace than args.workspace_bytes are
+ * skipped (result.workspace_needed says what covers them all). opts may be
+ * NULL (defaults); result may be NULL. Errors: INVALID_ARG (a bad field,
+ * named; a graph capture in progress on stream), VERSION (struct_size),
+ * UNSUPPORTED (no candidate could run), DEVICE / EMULATION (the default
+ * kernel failed). The plan keeps its kernels on any error. */
+CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *plan, const convjit_conv_args *args, void *stream,
+                                             const convjit_tune_options *opts, convjit_tune_result *result);
 
 /* ---- plan introspection -------------------------------------------------- */
 typedef enum convjit_cache_source {

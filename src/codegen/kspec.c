@@ -147,24 +147,42 @@ convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *s
   return cj_kplan_wpack_init(out, a, kspec_elem_bytes(dtype), u[0], u[1], u[2], u[3], u[4]);
 }
 
-/* A conv spec -> the conv plan (both conv ops start here). */
-static convjit_status kspec_conv_plan(const char *op, const cj_arch *a, const char *dtype, const char *shape,
-                                      const uint64_t *v, int n, const char *opts, cj_kplan *out) {
+/* A conv spec's fields -> geometry and options, parsed only. */
+static convjit_status kspec_conv_fields(const char *op, const cj_arch *a, const char *dtype, const char *shape,
+                                        const uint64_t *v, int n, const char *opts, cj_conv_geom *g,
+                                        cj_conv_opts *o) {
   CJ_CHECK(!strcmp(dtype, "bf16") || !strcmp(dtype, "fp8"), CONVJIT_ERR_INVALID_ARG,
            "spec dtype = %s: op %s takes bf16 or fp8", dtype, op);
   CJ_CHECK(n == KSPEC_MAX_SHAPE, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op %s takes N,C,D,H,W,K,T,R,S",
            shape, op);
-  cj_conv_geom g;
-  cj_conv_opts o;
-  memset(&g, 0, sizeof g);
-  memset(&o, 0, sizeof o);
+  memset(g, 0, sizeof *g);
+  memset(o, 0, sizeof *o);
   /* fp8: the arch's native format, the only one its MFMA reads */
-  g.dtype = !strcmp(dtype, "bf16") ? CONVJIT_DTYPE_BF16 : (uint32_t)cj_mfma_row_of(a->mfma_fp8)->in_dtype;
+  g->dtype = !strcmp(dtype, "bf16") ? CONVJIT_DTYPE_BF16 : (uint32_t)cj_mfma_row_of(a->mfma_fp8)->in_dtype;
   static const char *const names[KSPEC_MAX_SHAPE] = {"shape n", "shape c", "shape d", "shape h", "shape w",
                                                      "shape k", "shape t", "shape r", "shape s"};
-  uint32_t *dst[KSPEC_MAX_SHAPE] = {&g.n, &g.c, &g.d, &g.h, &g.w, &g.k, &g.t, &g.r, &g.s};
+  uint32_t *dst[KSPEC_MAX_SHAPE] = {&g->n, &g->c, &g->d, &g->h, &g->w, &g->k, &g->t, &g->r, &g->s};
   for (int i = 0; i < KSPEC_MAX_SHAPE; i++) CJ_TRY(kspec_u32(names[i], v[i], dst[i]));
-  CJ_TRY(kspec_conv_opts(opts, &g, &o));
+  return kspec_conv_opts(opts, g, o);
+}
+
+convjit_status cj_kspec_conv_parse(const char *arch, const char *dtype, const char *shape, const char *opts,
+                                   cj_conv_geom *g, cj_conv_opts *o) {
+  CJ_CHECK(arch && dtype && shape && g && o, CONVJIT_ERR_INVALID_ARG, "cj_kspec_conv_parse: NULL argument");
+  const cj_arch *a = cj_arch_from_name(arch);
+  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
+  uint64_t v[KSPEC_MAX_SHAPE];
+  int n = 0;
+  CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n, 0));
+  return kspec_conv_fields("conv", a, dtype, shape, v, n, opts, g, o);
+}
+
+/* A conv spec -> the conv plan (both conv ops start here). */
+static convjit_status kspec_conv_plan(const char *op, const cj_arch *a, const char *dtype, const char *shape,
+                                      const uint64_t *v, int n, const char *opts, cj_kplan *out) {
+  cj_conv_geom g;
+  cj_conv_opts o;
+  CJ_TRY(kspec_conv_fields(op, a, dtype, shape, v, n, opts, &g, &o));
   return cj_kplan_conv_init(out, a, &g, &o);
 }
 

@@ -41,6 +41,11 @@ CJ_KOP_TABLE(CJ_KSPEC_HOOK)
 
 convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype, const char *shape,
                              const char *opts, cj_kplan *out);
+/* The fields of a conv spec (op conv) without building a plan: geometry
+ * (extents, pad, stride, dil; fp8 = the arch's native format) and the
+ * knobs it sets. For the tuning shapes file (docs/tuning.md). */
+convjit_status cj_kspec_conv_parse(const char *arch, const char *dtype, const char *shape, const char *opts,
+                                   cj_conv_geom *g, cj_conv_opts *o);
 /* The spec's number lists, for tools parsing their own options: "a,b,c" ->
  * v[0..*n), at most max unsigned decimals; INVALID_ARG naming `what` and
  * the text ("--shape = 1,x: expected unsigned integers and commas"). */

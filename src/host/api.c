@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "host/plan.h"
+#include "host/tune_db.h"
 
 
 /* ---- context --------------------------------------------------------------- */
@@ -286,6 +287,14 @@ static convjit_status plan_finish(convjit_context *ctx, convjit_plan *p) {
   return CONVJIT_OK;
 }
 
+/* Clears what a failed attempt left in p's steps. */
+static void plan_steps_reset(convjit_plan *p) {
+  memset(p->pack, 0, sizeof p->pack);
+  memset(p->fwd, 0, sizeof p->fwd);
+  p->npack = p->nfwd = 0;
+  p->fwd_uses_w_packed = 0;
+}
+
 CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const convjit_conv_desc *desc,
                                                     convjit_plan **out) {
   return cj_plan_create_conv_opts(ctx, desc, NULL, out);
@@ -324,13 +333,45 @@ static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts 
                        o->stages, o->splitk, o->prefetch == 1 ? " no-prefetch" : "", cj_error_text());
       if (w > 0) used += (size_t)w < sizeof why - used ? (size_t)w : sizeof why - used - 1;
     }
-    memset(p->pack, 0, sizeof p->pack);
-    memset(p->fwd, 0, sizeof p->fwd);
-    p->npack = p->nfwd = 0;
-    p->fwd_uses_w_packed = 0;
+    plan_steps_reset(p);
   }
   return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", n,
                 resource ? "fits (resource gate or legality)" : "is legal", why);
+}
+
+convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p) {
+  const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
+  plan_steps_reset(p);
+  convjit_status st = cj_select_conv_with(&p->prob, &t, o, &p->seq);
+  if (st == CONVJIT_OK) st = plan_finish(ctx, p);
+  if (st != CONVJIT_OK) plan_steps_reset(p);
+  p->has_bias = p->prob.has_bias;
+  return st;
+}
+
+/* The tuning table's winner for p's problem (tune_db.h), when there is one
+ * and it still builds: 1 (p holds it), else 0 and p untouched — an illegal
+ * row or one whose kernel fails the resource gate is logged and the
+ * heuristic plans instead. Other failures (a device error) are the
+ * heuristic's to meet again. */
+static int plan_conv_from_db(convjit_context *ctx, convjit_plan *p) {
+  cj_tune_row row;
+  if (!cj_tune_db_lookup(ctx, &p->prob, &row)) return 0;
+  char knobs[160];
+  cj_tune_knobs_text(&row.knobs, knobs, sizeof knobs);
+  convjit_status st = cj_plan_build_with(ctx, &row.knobs, p);
+  if (st == CONVJIT_OK) {
+    p->tuned = 1;
+    cj_log(CJ_LOG_INFO, "plan: tuning table winner (%s)%s", knobs, row.modelled ? " [MODELLED row]" : "");
+    return 1;
+  }
+  cj_log(CJ_LOG_ERROR, "plan: tuning table row (%s) %s (%s): using the heuristic", knobs,
+         st == CONVJIT_ERR_UNSUPPORTED || st == CONVJIT_ERR_INVALID_ARG ? "is illegal now"
+         : st == CONVJIT_ERR_RESOURCE                                    ? "fails the resource gate"
+                                                                         : "does not build",
+         cj_error_text());
+  cj_error_clear();
+  return 0;
 }
 
 convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
@@ -356,7 +397,10 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
     *out = p;
     return CONVJIT_OK;
   }
-  if (st == CONVJIT_OK) st = plan_conv_select(ctx, o, p);
+  /* Nothing forced (no options, or all 0): the tuning table's winner first. */
+  static const cj_conv_opts automatic;
+  int from_table = !o || !memcmp(o, &automatic, sizeof automatic);
+  if (st == CONVJIT_OK && !(from_table && plan_conv_from_db(ctx, p))) st = plan_conv_select(ctx, o, p);
   if (st != CONVJIT_OK) {
     free(p);
     return st;
@@ -498,7 +542,7 @@ static uint32_t fwd_bind_kinds(const convjit_plan *p) {
 /* The checks and the launch of both conv entry points. f is the field
  * prefix of the messages: "args." for convjit_conv_forward, "" for
  * convjit_conv_fwd, whose texts stay those of its parameters. */
-static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_args *a, const char *f, void *stream) {
+convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args *a, const char *f) {
   CJ_TRY(cj_plan_check_ctx(p));
   CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
   CJ_CHECK(a->x, CONVJIT_ERR_INVALID_ARG, "%sx = NULL", f);
@@ -531,14 +575,15 @@ static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_arg
   CJ_TRY(check_align(a->scale, 4, f, "scale"));
   CJ_TRY(check_align(a->y, y4, f, "y"));
   CJ_TRY(check_align(a->workspace, CJ_ALIGN_VEC, f, "workspace"));
+  return CONVJIT_OK;
+}
+
+static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_args *a, const char *f, void *stream) {
+  CJ_TRY(cj_conv_args_check(p, a, f));
   cj_launch_ptrs ptrs = {.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual,
                          .scale = a->scale, .y = a->y, .workspace = a->workspace};
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
 }
-
-/* Bytes of convjit_conv_args in version 0.1 (every field up to
- * workspace_bytes): a caller's struct must hold at least these. */
-#define CONV_ARGS_V1_SIZE (offsetof(convjit_conv_args, workspace_bytes) + sizeof(size_t))
 
 CONVJIT_API convjit_status convjit_conv_forward(const convjit_plan *p, const convjit_conv_args *args, void *stream) {
   cj_error_clear();
@@ -642,6 +687,7 @@ CONVJIT_API convjit_status convjit_plan_describe(const convjit_plan *p, char *bu
   CJ_CHECK(buf || cap == 0, CONVJIT_ERR_INVALID_ARG, "buf = NULL with cap = %zu", cap);
   cj_strbuf sb = {0};
   cj_sb_printf(&sb, "%s\n", p->seq.summary);
+  if (p->tuned) cj_sb_printf(&sb, "tuned: the tuning table's or convjit_plan_tune's winner\n");
   const cj_step_list *lists[2] = {&p->seq.pack, &p->seq.fwd};
   const char *names[2] = {"pack", "fwd"};
   for (int l = 0; l < 2; l++)

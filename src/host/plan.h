@@ -26,6 +26,7 @@
 typedef struct cj_plan_memo_entry {
   uint64_t key[CJ_PLAN_MEMO_KEY_WORDS]; /* the problem, field by field */
   uint64_t hash, used;                  /* used: the memo's clock at the last hit */
+  uint64_t gen;                         /* cj_tune_generation() when put: older entries are not served */
   struct convjit_plan *plan;            /* owned; never handed out, only copied */
 } cj_plan_memo_entry;
 typedef struct cj_plan_memo {
@@ -88,6 +89,7 @@ struct convjit_plan {
   cj_plan_step pack[CJ_SEQ_MAX_STEPS], fwd[CJ_SEQ_MAX_STEPS];
   uint32_t npack, nfwd;
   int fwd_uses_w_packed, has_bias;
+  int tuned;                     /* 1: the tuning table's winner or convjit_plan_tune's */
   cj_conv_problem prob;          /* CJ_PLAN_CONV */
 };
 
@@ -100,6 +102,8 @@ void cj_plan_memo_init(cj_plan_memo *m);
 void cj_plan_memo_free(cj_plan_memo *m);
 int cj_plan_memo_get(cj_plan_memo *m, const cj_conv_problem *prob, struct convjit_plan *out);
 void cj_plan_memo_put(cj_plan_memo *m, const struct convjit_plan *p);
+/* put that replaces the problem's entry (a plan convjit_plan_tune switched). */
+void cj_plan_memo_replace(cj_plan_memo *m, const struct convjit_plan *p);
 void cj_plan_memo_set_cap(cj_plan_memo *m, uint32_t cap);
 uint64_t cj_plan_memo_hits(const cj_plan_memo *m);
 
@@ -115,13 +119,24 @@ typedef struct cj_launch_ptrs {
  * argument list and its binds; INTERNAL on any disagreement. */
 convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_kernel_info *ki,
                                       cj_plan_step *out);
+/* api.c: the checks of convjit_conv_forward (f: the message prefix of
+ * the fields, "args."), without the launch. */
+convjit_status cj_conv_args_check(const struct convjit_plan *p, const convjit_conv_args *a, const char *f);
+/* Bytes of convjit_conv_args in version 0.1 (every field up to
+ * workspace_bytes): a caller's struct must hold at least these. */
+#define CONV_ARGS_V1_SIZE (offsetof(convjit_conv_args, workspace_bytes) + sizeof(size_t))
 /* api.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);
 /* api.c: convjit_plan_create_conv with forced choices (tests, tools);
- * o NULL = all automatic. */
+ * o NULL = all automatic. With nothing forced (NULL or all 0) the tuning
+ * table is asked first; only NULL uses the plan memo. */
 convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                         convjit_plan **out);
+/* api.c: p (prob set) rebuilt as the candidate o: selection and every
+ * kernel through the cache. On failure p has no steps and the status says
+ * why (UNSUPPORTED illegal, RESOURCE the gate, others). */
+convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p);
 /* lifetime.c: the context handle table. register gives ctx a live handle
  * (OUT_OF_MEMORY past CJ_MAX_CONTEXTS live contexts); release destroys the
  * context's remaining device events (their handles stay valid, detached)

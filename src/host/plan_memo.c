@@ -20,10 +20,17 @@
  * forced options) is memoized.
  *
  * Table: CJ_PLAN_MEMO_CAP entries, least recently used evicted, one mutex
- * (held for the lookup and the 20 KB copy; the miss path builds outside it). */
+ * (held for the lookup and the 20 KB copy; the miss path builds outside it).
+ *
+ * Tuning: an entry remembers the tuning generation it was put in
+ * (tune_db.h); once this process writes the tuning table, older entries
+ * are not served, so the next create asks the table again and never gets
+ * the plan a tune has replaced. convjit_plan_tune also replaces the
+ * entry of the problem it tuned (cj_plan_memo_replace). */
 #include <stdlib.h>
 #include <string.h>
 #include "host/plan.h"
+#include "host/tune_db.h"
 
 /* Every field of cj_conv_problem is in the key: a new field must join it. */
 _Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 10 * 4,
@@ -97,12 +104,12 @@ void cj_plan_memo_set_cap(cj_plan_memo *m, uint32_t cap) {
 int cj_plan_memo_get(cj_plan_memo *m, const cj_conv_problem *prob, convjit_plan *out) {
   uint64_t k[CJ_PLAN_MEMO_KEY_WORDS];
   memo_key(prob, k);
-  uint64_t h = key_hash(k);
+  uint64_t h = key_hash(k), gen = cj_tune_generation();
   int hit = 0;
   pthread_mutex_lock(&m->mu);
   for (uint32_t i = 0; i < m->n && !hit; i++) {
     cj_plan_memo_entry *e = &m->e[i];
-    if (e->hash != h || memcmp(e->key, k, sizeof k) != 0) continue;
+    if (e->hash != h || e->gen != gen || memcmp(e->key, k, sizeof k) != 0) continue;
     *out = *e->plan;
     e->used = ++m->clock;
     atomic_fetch_add_explicit(&m->hits, 1, memory_order_relaxed);
@@ -112,7 +119,7 @@ int cj_plan_memo_get(cj_plan_memo *m, const cj_conv_problem *prob, convjit_plan 
   return hit;
 }
 
-void cj_plan_memo_put(cj_plan_memo *m, const convjit_plan *p) {
+static void memo_put(cj_plan_memo *m, const convjit_plan *p, int replace) {
   pthread_mutex_lock(&m->mu);
   int off = m->cap == 0;
   pthread_mutex_unlock(&m->mu);
@@ -130,14 +137,19 @@ void cj_plan_memo_put(cj_plan_memo *m, const convjit_plan *p) {
         lists[l][i].source = CJ_SRC_MEMORY;
         lists[l][i].compile_ms = 0.0;
       }
-  cj_plan_memo_entry e = {.plan = c};
+  cj_plan_memo_entry e = {.plan = c, .gen = cj_tune_generation()};
   memo_key(&p->prob, e.key);
   e.hash = key_hash(e.key);
   convjit_plan *gone = NULL;
   pthread_mutex_lock(&m->mu);
-  int have = 0; /* another thread may have put the same problem meanwhile */
-  for (uint32_t i = 0; i < m->n && !have; i++) have = m->e[i].hash == e.hash && !memcmp(m->e[i].key, e.key, sizeof e.key);
-  if (have || m->cap == 0) gone = c;
+  int have = -1; /* another thread may have put the same problem meanwhile */
+  for (uint32_t i = 0; i < m->n && have < 0; i++)
+    if (m->e[i].hash == e.hash && !memcmp(m->e[i].key, e.key, sizeof e.key)) have = (int)i;
+  if (have >= 0 && (replace || m->e[have].gen != e.gen)) { /* a tuned plan, or one planned before a tune */
+    gone = m->e[have].plan;
+    e.used = ++m->clock;
+    m->e[have] = e;
+  } else if (have >= 0 || m->cap == 0) gone = c;
   else {
     if (m->n >= m->cap) gone = evict_lru(m);
     e.used = ++m->clock;
@@ -146,5 +158,8 @@ void cj_plan_memo_put(cj_plan_memo *m, const convjit_plan *p) {
   pthread_mutex_unlock(&m->mu);
   free(gone);
 }
+
+void cj_plan_memo_put(cj_plan_memo *m, const convjit_plan *p) { memo_put(m, p, 0); }
+void cj_plan_memo_replace(cj_plan_memo *m, const convjit_plan *p) { memo_put(m, p, 1); }
 
 uint64_t cj_plan_memo_hits(const cj_plan_memo *m) { return atomic_load_explicit(&m->hits, memory_order_relaxed); }

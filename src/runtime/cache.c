@@ -44,6 +44,7 @@ typedef struct cj_entry {
   convjit_status err;     /* FAILED: the status ... */
   char *err_text;         /* ... and its text, replayed to later callers */
   cj_loaded loaded;
+  cj_blob code;           /* the code object, kept on emulated devices (cj_loaded.code) */
   cj_codeobj *co;
   void *mod;
 } cj_entry;
@@ -630,6 +631,7 @@ static void entries_free(cj_cache *c, cj_entry *e) {
     cj_entry *nx = e->next;
     if (e->mod && c->dev) c->dev->ops->module_unload(c->dev, e->mod);
     cj_codeobj_destroy(e->co);
+    cj_blob_free(&e->code);
     free(e->key);
     free(e->err_text);
     free(e);
@@ -658,6 +660,22 @@ void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s) {
 
 const char *cj_cache_disk_path(const cj_cache *c) { return c->user.db ? c->user.path : ""; }
 
+int cj_cache_db_acquire(cj_cache *c, cj_cache_db *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&c->db_mu);
+  if (!c->user.db) {
+    pthread_mutex_unlock(&c->db_mu);
+    return 0;
+  }
+  out->db = c->user.db;
+  out->key = c->user.key;
+  out->readonly = c->user.readonly;
+  out->path = c->user.path;
+  return 1;
+}
+
+void cj_cache_db_release(cj_cache *c) { pthread_mutex_unlock(&c->db_mu); }
+
 int cj_cache_disk_readonly(const cj_cache *c) { return c->user.db && c->user.readonly; }
 
 /* ---- the miss path ----------------------------------------------------------- */
@@ -683,6 +701,10 @@ static convjit_status entry_load(cj_cache *c, const cj_kplan *p, cj_entry *e, co
     return st;
   }
   e->loaded.info = ki;
+  if (c->dev->is_emulated && cj_blob_set(&e->code, blob->data, blob->size) == CONVJIT_OK) {
+    e->loaded.code = e->code.data;
+    e->loaded.code_size = e->code.size;
+  }
   return CONVJIT_OK;
 }
 

@@ -61,6 +61,10 @@ typedef struct cj_loaded {
   const cj_kernel_info *info; /* resources and argument layout (metadata) */
   void *kern;                 /* backend kernel handle for launch */
   double compile_ms;          /* build time when it was compiled here, else 0 */
+  /* The code object's bytes, kept on emulated devices only (the bounds
+   * model emulates them again to rank tuning candidates); else NULL, 0. */
+  const uint8_t *code;
+  size_t code_size;
 } cj_loaded;
 
 typedef enum {
@@ -114,6 +118,19 @@ void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
  * returned (k stays valid until cj_cache_destroy). 0: it was compiled in
  * this process, so the failure is real. */
 int cj_cache_discard(cj_cache *c, const cj_loaded *k, const char *why);
+
+/* Another table of the user's database (the tuning table, host/tune_db.c):
+ * the open connection (a sqlite3 *), the per-user MAC key and whether it is
+ * read-only, with the connection's mutex held until cj_cache_db_release.
+ * 0 (nothing held) when the user's level is off. */
+typedef struct cj_cache_db {
+  void *db;
+  const uint8_t *key; /* CJ_KEY_BYTES */
+  int readonly;
+  const char *path;
+} cj_cache_db;
+int cj_cache_db_acquire(cj_cache *c, cj_cache_db *out);
+void cj_cache_db_release(cj_cache *c);
 
 /* The user's SQLite file in use, or "" when that level is off. */
 const char *cj_cache_disk_path(const cj_cache *c);

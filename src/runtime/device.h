@@ -44,6 +44,10 @@ typedef struct cj_device_ops {
   convjit_status (*event_record)(cj_device *d, void *ev, void *stream);
   convjit_status (*event_elapsed_ms)(cj_device *d, void *start, void *stop, float *ms);
   convjit_status (*synchronize)(cj_device *d, void *stream);
+  /* *capturing = 1 while a graph capture is in progress on stream (HIP:
+   * hipStreamIsCapturing, 0 when the runtime lacks it; emulator: never).
+   * For callers that must synchronize (the tuner), which would break it. */
+  convjit_status (*stream_capturing)(cj_device *d, void *stream, int *capturing);
 } cj_device_ops;
 
 struct cj_device {

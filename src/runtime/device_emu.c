@@ -148,10 +148,15 @@ static convjit_status e_event_elapsed(cj_device *d, void *a, void *b, float *ms)
   return CONVJIT_OK;
 }
 static convjit_status e_sync(cj_device *d, void *stream) { (void)d; (void)stream; return CONVJIT_OK; }
+static convjit_status e_capturing(cj_device *d, void *stream, int *capturing) {
+  (void)d, (void)stream;
+  *capturing = 0; /* the emulator has no graphs */
+  return CONVJIT_OK;
+}
 
 static const cj_device_ops k_emu_ops = {
     "emu", e_destroy, e_module_load, e_module_unload, e_kernel_get, e_launch, e_alloc, e_free, e_h2d, e_d2h,
-    e_memset, e_event_create, e_event_destroy, e_event_record, e_event_elapsed, e_sync};
+    e_memset, e_event_create, e_event_destroy, e_event_record, e_event_elapsed, e_sync, e_capturing};
 
 convjit_status cj_device_emu_create(const char *arch, cj_device **out) {
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "cj_device_emu_create: out = NULL");

@@ -78,6 +78,7 @@ typedef struct hip_api {
   hip_err (*EventRecord)(void *, void *);
   hip_err (*EventSynchronize)(void *);
   hip_err (*EventElapsedTime)(float *, void *, void *);
+  hip_err (*StreamIsCapturing)(void *, int *); /* optional (HIP >= 5.3): hipStreamCaptureStatus out */
   int device;
   /* What hip_mem_alloc handed out and hip_mem_free has not taken back,
    * sorted: a free of anything else (unknown, interior, already freed, a
@@ -266,6 +267,17 @@ static convjit_status hip_sync(cj_device *d, void *stream) {
   return CONVJIT_OK;
 }
 
+/* hipStreamCaptureStatus: 0 none, 1 active, 2 invalidated (either way a
+ * synchronizing call would break the capture). */
+static convjit_status hip_capturing(cj_device *d, void *stream, int *capturing) {
+  *capturing = 0;
+  if (!H(d)->StreamIsCapturing) return CONVJIT_OK;
+  int status = 0;
+  HIP_CALL(H(d), H(d)->StreamIsCapturing(stream, &status), "hipStreamIsCapturing");
+  *capturing = status != 0;
+  return CONVJIT_OK;
+}
+
 static const cj_device_ops hip_ops = {
     .name = "hip",
     .destroy = hip_destroy,
@@ -283,6 +295,7 @@ static const cj_device_ops hip_ops = {
     .event_record = hip_event_record,
     .event_elapsed_ms = hip_event_elapsed,
     .synchronize = hip_sync,
+    .stream_capturing = hip_capturing,
 };
 
 static convjit_status hip_open(hip_api *h) {
@@ -326,6 +339,7 @@ static convjit_status hip_resolve(hip_api *h) {
   SYM(DeviceGetAttribute, "hipDeviceGetAttribute");
   h->RuntimeGetVersion = (hip_err(*)(int *))dlsym(h->lib, "hipRuntimeGetVersion");
   h->DeviceGetName = (hip_err(*)(char *, int, int))dlsym(h->lib, "hipDeviceGetName");
+  h->StreamIsCapturing = (hip_err(*)(void *, int *))dlsym(h->lib, "hipStreamIsCapturing");
   /* ROCm 6 exports the new-layout entry under a versioned name. */
   h->GetDeviceProperties = (hip_err(*)(void *, int))dlsym(h->lib, "hipGetDevicePropertiesR0600");
   if (!h->GetDeviceProperties) SYM(GetDeviceProperties, "hipGetDeviceProperties");

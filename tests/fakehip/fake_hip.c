@@ -5,8 +5,12 @@
  * can check grid, block, stream, the kernarg bytes convjit packed and the
  * code object (a copy) the kernel came from. Module loads apply the ROCR
  * loader's code object version rule of the runtime version played. Events
- * read a fake clock that each launch advances by FAKEHIP_LAUNCH_MS, so
- * hipEventElapsedTime is exact and known to the test.
+ * read a fake clock that each launch advances by FAKEHIP_LAUNCH_MS, or by
+ * the times a test scripted for that kernel name (fakehip_script_kernel:
+ * a list replayed in a cycle, so a test can plant an outlier), so
+ * hipEventElapsedTime is exact and known to the test. hipMalloc calls are
+ * counted (fakehip_malloc_count) and hipStreamIsCapturing answers what
+ * fakehip_set_capturing said.
  * The device properties follow the ROCm 5.x hipDeviceProp_t layout
  * (gcnArchName at byte 396) to exercise the backend's content scan. */
 #include <stdint.h>
@@ -25,6 +29,53 @@ static double g_clock_ms;
 static fakehip_launch g_launch[64];
 static int g_nlaunch, g_nmemset, g_nload, g_nmalloc, g_nsync;
 static size_t g_last_memset_bytes;
+
+/* Scripted launch times: kernel name -> ms list, cycled per launch. */
+#define FAKEHIP_SCRIPT_MAX 64
+typedef struct fake_script {
+  char name[128];
+  double ms[16];
+  int n, next;
+} fake_script;
+static fake_script g_script[FAKEHIP_SCRIPT_MAX];
+static int g_nscript, g_capturing;
+
+/* n = 0 removes the name's script; NULL name clears every script. */
+API int fakehip_script_kernel(const char *name, const double *ms, int n) {
+  if (!name) {
+    g_nscript = 0;
+    return 0;
+  }
+  int i = 0;
+  while (i < g_nscript && strcmp(g_script[i].name, name) != 0) i++;
+  if (n <= 0) {
+    if (i < g_nscript) g_script[i] = g_script[--g_nscript];
+    return 0;
+  }
+  if (n > 16 || strlen(name) >= sizeof g_script[0].name || (i == g_nscript && g_nscript == FAKEHIP_SCRIPT_MAX)) return -1;
+  if (i == g_nscript) g_nscript++;
+  snprintf(g_script[i].name, sizeof g_script[i].name, "%s", name);
+  memcpy(g_script[i].ms, ms, (size_t)n * sizeof *ms);
+  g_script[i].n = n;
+  g_script[i].next = 0;
+  return 0;
+}
+static double launch_ms(const char *name) {
+  for (int i = 0; i < g_nscript; i++)
+    if (!strcmp(g_script[i].name, name)) {
+      fake_script *s = &g_script[i];
+      double v = s->ms[s->next];
+      s->next = (s->next + 1) % s->n;
+      return v;
+    }
+  return FAKEHIP_LAUNCH_MS;
+}
+API void fakehip_set_capturing(int on) { g_capturing = on; }
+API int hipStreamIsCapturing(void *stream, int *status) {
+  (void)stream;
+  *status = g_capturing ? 1 : 0; /* hipStreamCaptureStatusActive */
+  return 0;
+}
 
 API int fakehip_launch_count(void) { return g_nlaunch; }
 API const fakehip_launch *fakehip_get_launch(int i) { return i >= 0 && i < g_nlaunch ? &g_launch[i] : NULL; }
@@ -164,7 +215,8 @@ API int hipModuleGetFunction(void **f, void *m, const char *name) {
 static fake_fn *fn_of(void *f) { return (fake_fn *)((char *)f - offsetof(fake_fn, name)); }
 API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
-  if (g_nlaunch == 64) return 1;
+  g_clock_ms += launch_ms((const char *)f);
+  if (g_nlaunch == 64) g_nlaunch = 0; /* a ring: tuning launches hundreds */
   fakehip_launch *l = &g_launch[g_nlaunch++];
   memset(l, 0, sizeof *l);
   strncpy(l->name, (const char *)f, sizeof l->name - 1);
@@ -176,7 +228,6 @@ API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, un
   const fake_module *fm = fn_of(f)->module;
   l->image = fm->image;
   l->image_size = fm->size;
-  g_clock_ms += FAKEHIP_LAUNCH_MS;
   if (extra && extra[0] == (void *)0x01 && extra[2] == (void *)0x02 && extra[4] == (void *)0x03) {
     l->extra_ok = 1;
     l->kernarg_size = *(size_t *)extra[3];

@@ -87,7 +87,8 @@ static convjit_status fk_sync(cj_device *d, void *st) { return CONVJIT_OK; }
 
 static const cj_device_ops fake_ops = {
     "fake", fk_destroy, fk_module_load, fk_module_unload, fk_kernel_get, fk_launch, fk_alloc, fk_free,
-    fk_h2d, fk_d2h, fk_memset, fk_ev_create, fk_ev_destroy, fk_ev_record, fk_ev_elapsed, fk_sync};
+    fk_h2d, fk_d2h, fk_memset, fk_ev_create, fk_ev_destroy, fk_ev_record, fk_ev_elapsed, fk_sync,
+    NULL /* stream_capturing: never (callers treat a missing op as no capture) */};
 
 cj_device *fake_device_create(const char *arch) {
   cj_device *d = calloc(1, sizeof *d);

@@ -1,0 +1,412 @@
+/* convjit_plan_tune (contract in convjit.h and tune.h; docs/tuning.md).
+ *
+ *   candidates   cj_conv_candidates (the heuristic's list: tile, stages,
+ *                split-K, the fp8 gfx942 variants) + WGM variants of the
+ *                default; each selected (illegal ones listed, not run)
+ *   compile      every kernel of every legal candidate through
+ *                cj_cache_get_many (the pool; compile-once across threads
+ *                and processes), then each candidate resolved as a plan
+ *   reference    the default candidate (the heuristic's plan) on the
+ *                caller's buffers, y copied to the host
+ *   each         run -> y compared with the reference (veto) -> timed
+ *                (HIP events: warm-up, repetitions to the budget, median)
+ *                or MODELLED (emulator: the bounds model)
+ *   switch       the plan becomes the fastest candidate that agrees; the
+ *                context's memo entry is replaced; the winner is recorded
+ *                (tune_db.h) when timed, or when asked for a MODELLED one
+ *
+ * No device memory is allocated: every launch uses the caller's x,
+ * w_packed, y and workspace (y is poisoned before each run so that a
+ * kernel that writes nothing cannot pass). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "host/bounds.h"
+#include "host/tune.h"
+#include "host/tune_db.h"
+#include "util/numfmt.h"
+
+#define TUNE_WGM_VARIANTS {1, 4, 16} /* the default is 8 (select_conv.c): narrower and wider orders */
+#define TUNE_Y_POISON 0xff           /* bf16 0xffff: a NaN no kernel writes */
+
+static cj_tune_hooks g_hooks;
+void cj_tune_set_hooks(const cj_tune_hooks *h) {
+  if (h) g_hooks = *h;
+  else memset(&g_hooks, 0, sizeof g_hooks);
+}
+
+double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n) {
+  double peak = 0, worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    double v = fabs((double)cj_bf16_to_f32(b[i]));
+    if (isfinite(v) && v > peak) peak = v;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (a[i] == b[i]) continue;
+    double x = cj_bf16_to_f32(a[i]), y = cj_bf16_to_f32(b[i]);
+    if (!isfinite(x) || !isfinite(y)) return INFINITY;
+    double tol = ldexp(fmax(fabs(x), fabs(y)), -7) + ldexp(peak, -8) + 1e-30;
+    double e = fabs(x - y) / tol;
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+/* The conv kernel step of a plan (the one the bounds model prices). */
+static const cj_step *conv_step(const convjit_plan *p, uint32_t *index) {
+  for (uint32_t i = 0; i < p->seq.fwd.nsteps; i++)
+    if (p->seq.fwd.step[i].kind == CJ_STEP_KERNEL && p->seq.fwd.step[i].plan.op == CJ_KOP_CONV) {
+      *index = i;
+      return &p->seq.fwd.step[i];
+    }
+  return NULL;
+}
+
+convjit_status cj_tune_modelled_ms(const convjit_plan *p, double *ms) {
+  uint32_t i;
+  const cj_step *s = conv_step(p, &i);
+  CJ_CHECK(s, CONVJIT_ERR_INTERNAL, "tune: the plan has no conv kernel");
+  const cj_loaded *k = p->fwd[i].k;
+  CJ_CHECK(k && k->code, CONVJIT_ERR_UNSUPPORTED, "tune: the device keeps no code objects (bounds model: emulator only)");
+  cj_built b = {.code_object = {(uint8_t *)k->code, k->code_size}, .info = k->info};
+  cj_bounds bd;
+  CJ_TRY(cj_bounds_conv(&s->plan, &b, &bd));
+  CJ_CHECK(bd.wgs_per_cu > 0, CONVJIT_ERR_RESOURCE, "tune: %s fits no workgroup on a CU (bounds model)", s->plan.name);
+  double cyc = fmax(fmax(bd.mfma, bd.lds), fmax(bd.issue, bd.hbm));
+  uint64_t wgs = s->plan.grid[0] * s->plan.grid[1] * s->plan.grid[2];
+  uint64_t cus = (uint64_t)p->ctx->cu_count, rounds = (wgs + cus - 1) / cus;
+  *ms = cyc * bd.k_steps * (double)rounds / (p->ctx->arch->clock_mhz * 1e3);
+  return CONVJIT_OK;
+}
+
+/* ---- one tuning call's state ---------------------------------------------- */
+
+typedef struct tune_cand {
+  cj_conv_opts o;
+  int wrong;           /* the test hook's forced wrong kernel */
+  convjit_plan plan;   /* resolved when legal and built */
+} tune_cand;
+
+typedef struct tune_run {
+  convjit_plan *p;
+  const convjit_conv_args *a;
+  void *stream;
+  convjit_tune_options o;
+  cj_device *dev;
+  size_t y_bytes, y_elems;
+  uint16_t *ref, *got; /* host copies of y */
+  tune_cand *c;
+  int n;
+} tune_run;
+
+static cj_launch_ptrs ptrs_of(const convjit_conv_args *a) {
+  return (cj_launch_ptrs){.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual,
+                          .scale = a->scale, .y = a->y, .workspace = a->workspace};
+}
+
+static convjit_status run_once(tune_run *r, const convjit_plan *p) {
+  cj_launch_ptrs ptrs = ptrs_of(r->a);
+  return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, r->stream);
+}
+
+/* y poisoned, the candidate run, y back on the host in out. */
+static convjit_status run_output(tune_run *r, const convjit_plan *p, uint16_t *out) {
+  CJ_TRY(r->dev->ops->memset_d8(r->dev, r->a->y, TUNE_Y_POISON, r->y_bytes, r->stream));
+  CJ_TRY(run_once(r, p));
+  CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->a->y, r->y_bytes, r->stream));
+  return r->dev->ops->synchronize(r->dev, r->stream);
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* HIP events on the caller's stream: warm-up, then repetitions until
+ * max_reps or (after min_reps) the budget; the median. */
+static convjit_status time_events(tune_run *r, const convjit_plan *p, double *ms, int *reps) {
+  cj_device *d = r->dev;
+  void *e0 = NULL, *e1 = NULL;
+  float *t = malloc((size_t)r->o.max_reps * sizeof *t);
+  CJ_ALLOC_CHECK(t);
+  convjit_status st = d->ops->event_create(d, &e0);
+  if (st == CONVJIT_OK) st = d->ops->event_create(d, &e1);
+  for (int i = 0; st == CONVJIT_OK && i < r->o.warmup; i++) st = run_once(r, p);
+  int n = 0;
+  double total = 0;
+  while (st == CONVJIT_OK && n < r->o.max_reps && (n < r->o.min_reps || total < r->o.budget_ms)) {
+    st = d->ops->event_record(d, e0, r->stream);
+    if (st == CONVJIT_OK) st = run_once(r, p);
+    if (st == CONVJIT_OK) st = d->ops->event_record(d, e1, r->stream);
+    if (st == CONVJIT_OK) st = d->ops->event_elapsed_ms(d, e0, e1, &t[n]);
+    if (st == CONVJIT_OK) total += t[n++];
+  }
+  if (st == CONVJIT_OK) {
+    qsort(t, (size_t)n, sizeof *t, cmp_float);
+    *ms = n % 2 ? t[n / 2] : 0.5 * ((double)t[n / 2 - 1] + t[n / 2]);
+    *reps = n;
+  }
+  if (e0) d->ops->event_destroy(d, e0);
+  if (e1) d->ops->event_destroy(d, e1);
+  free(t);
+  return st;
+}
+
+/* ---- candidates ---------------------------------------------------------- */
+
+static int same_opts(const cj_conv_opts *a, const cj_conv_opts *b) { return !memcmp(a, b, sizeof *a); }
+
+static int add_cand(tune_run *r, const cj_conv_opts *o) {
+  for (int i = 0; i < r->n; i++)
+    if (!r->c[i].wrong && same_opts(&r->c[i].o, o)) return 0;
+  if (r->n == CONVJIT_TUNE_MAX_CANDIDATES) return 0;
+  memset(&r->c[r->n], 0, sizeof r->c[r->n]);
+  r->c[r->n++].o = *o;
+  return 1;
+}
+
+/* The heuristic's list, its first legal entry (the default) moved first,
+ * then WGM variants of the default. */
+static convjit_status enumerate(tune_run *r, const cj_target *t) {
+  cj_conv_geom g;
+  CJ_TRY(cj_conv_problem_geom(&r->p->prob, &g));
+  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  uint32_t n = cj_conv_candidates(t, &g, NULL, list, CJ_CONV_MAX_CANDIDATES);
+  cj_seq seq;
+  uint32_t first = n;
+  for (uint32_t i = 0; i < n && first == n; i++)
+    if (cj_select_conv_with(&r->p->prob, t, &list[i], &seq) == CONVJIT_OK) first = i;
+  cj_error_clear();
+  CJ_CHECK(first < n, CONVJIT_ERR_UNSUPPORTED, "tune: no legal candidate for this problem");
+  add_cand(r, &list[first]);
+  for (uint32_t i = 0; i < n; i++) add_cand(r, &list[i]);
+  static const uint32_t wgm[] = TUNE_WGM_VARIANTS;
+  for (size_t i = 0; i < sizeof wgm / sizeof wgm[0]; i++) {
+    cj_conv_opts o = list[first];
+    o.wgm = wgm[i];
+    add_cand(r, &o);
+  }
+  if (g_hooks.wrong_problem && r->n < CONVJIT_TUNE_MAX_CANDIDATES) {
+    memset(&r->c[r->n], 0, sizeof r->c[r->n]);
+    r->c[r->n].o = list[first];
+    r->c[r->n++].wrong = 1;
+  }
+  return CONVJIT_OK;
+}
+
+/* Every kernel of the legal candidates, fetched CJ_CACHE_BATCH_MAX at a
+ * time so the misses compile concurrently; the answers stay in the cache
+ * for the resolves that follow (failures are met again there). */
+static void prefetch(tune_run *r, const cj_target *t) {
+  convjit_context *ctx = r->p->ctx;
+  cj_seq *seqs = calloc((size_t)r->n, sizeof *seqs);
+  if (!seqs) return; /* the resolves compile one by one instead */
+  cj_cache_req req[CJ_CACHE_BATCH_MAX];
+  uint32_t nreq = 0;
+  for (int i = 0; i < r->n; i++) {
+    const cj_conv_problem *prob = r->c[i].wrong ? g_hooks.wrong_problem : &r->p->prob;
+    if (cj_select_conv_with(prob, t, &r->c[i].o, &seqs[i]) != CONVJIT_OK) continue;
+    cj_step_list *lists[2] = {&seqs[i].pack, &seqs[i].fwd};
+    for (int l = 0; l < 2; l++)
+      for (uint32_t s = 0; s < lists[l]->nsteps; s++) {
+        cj_step *st = &lists[l]->step[s];
+        if (st->kind != CJ_STEP_KERNEL) continue;
+        st->plan.code_object_version = ctx->code_object_version;
+        req[nreq++].p = &st->plan;
+        if (nreq == CJ_CACHE_BATCH_MAX) {
+          cj_cache_get_many(ctx->cache, req, nreq);
+          nreq = 0;
+        }
+      }
+  }
+  if (nreq) cj_cache_get_many(ctx->cache, req, nreq);
+  cj_error_clear();
+  free(seqs);
+}
+
+/* The packed weight the caller made must serve the candidate: the same
+ * pack kernels (their names come from their keys). */
+static int same_pack(const convjit_plan *a, const convjit_plan *b) {
+  if (a->npack != b->npack || a->seq.packed_weight_bytes != b->seq.packed_weight_bytes) return 0;
+  for (uint32_t i = 0; i < a->npack; i++)
+    if (strcmp(a->pack[i].name, b->pack[i].name) != 0) return 0;
+  return 1;
+}
+
+/* Builds candidate i into c->plan; the status and reason into rc. */
+static void build_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
+  tune_cand *c = &r->c[i];
+  c->plan = *r->p;
+  if (c->wrong) c->plan.prob = *g_hooks.wrong_problem;
+  convjit_status st = cj_plan_build_with(r->p->ctx, &c->o, &c->plan);
+  c->plan.prob = r->p->prob;
+  rc->workspace_bytes = (size_t)c->plan.seq.workspace_bytes;
+  if (st == CONVJIT_OK && !same_pack(&c->plan, r->p)) {
+    rc->status = CONVJIT_TUNE_ILLEGAL;
+    snprintf(rc->reason, sizeof rc->reason, "packs the weight differently from the plan");
+  } else if (st == CONVJIT_OK && c->plan.seq.workspace_bytes > r->a->workspace_bytes) {
+    rc->status = CONVJIT_TUNE_WORKSPACE;
+    snprintf(rc->reason, sizeof rc->reason, "needs %llu workspace bytes, args.workspace_bytes = %zu",
+             (unsigned long long)c->plan.seq.workspace_bytes, r->a->workspace_bytes);
+  } else if (st != CONVJIT_OK) {
+    /* the plan init refuses a knob value with UNSUPPORTED or INVALID_ARG */
+    rc->status = st == CONVJIT_ERR_UNSUPPORTED || st == CONVJIT_ERR_INVALID_ARG ? CONVJIT_TUNE_ILLEGAL
+                 : st == CONVJIT_ERR_RESOURCE  ? CONVJIT_TUNE_RESOURCE
+                                               : CONVJIT_TUNE_FAILED;
+    snprintf(rc->reason, sizeof rc->reason, "%s", cj_error_text());
+    cj_error_clear();
+  }
+}
+
+/* Candidate i: output compared with the reference, then timed or modelled. */
+static void measure_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
+  tune_cand *c = &r->c[i];
+  int modelled = r->dev->is_emulated;
+  convjit_status st = run_output(r, &c->plan, r->got);
+  if (st == CONVJIT_OK) {
+    rc->max_err = cj_tune_compare(r->got, r->ref, r->y_elems);
+    if (!(rc->max_err <= 1.0)) {
+      rc->status = CONVJIT_TUNE_VETOED;
+      snprintf(rc->reason, sizeof rc->reason, "output differs from the default kernel's (%g x the tolerance)",
+               rc->max_err);
+      return;
+    }
+    if (modelled) st = cj_tune_modelled_ms(&c->plan, &rc->ms);
+    else st = time_events(r, &c->plan, &rc->ms, &rc->reps);
+  }
+  if (st != CONVJIT_OK) {
+    rc->status = st == CONVJIT_ERR_RESOURCE ? CONVJIT_TUNE_RESOURCE : CONVJIT_TUNE_FAILED;
+    snprintf(rc->reason, sizeof rc->reason, "%s", cj_error_text());
+    cj_error_clear();
+    rc->ms = 0;
+    return;
+  }
+  if (c->wrong) rc->ms = g_hooks.wrong_ms;
+  rc->status = modelled ? CONVJIT_TUNE_MODELLED : CONVJIT_TUNE_TIMED;
+}
+
+/* ---- the call --------------------------------------------------------------- */
+
+#define TUNE_OPTS_V1_SIZE sizeof(convjit_tune_options)
+
+static convjit_status check_opts(const convjit_tune_options *o) {
+  CJ_CHECK(o->warmup >= 0 && o->warmup <= 1000, CONVJIT_ERR_INVALID_ARG, "opts.warmup = %d: must be 0..1000",
+           o->warmup);
+  CJ_CHECK(o->min_reps >= 1 && o->min_reps <= 10000, CONVJIT_ERR_INVALID_ARG, "opts.min_reps = %d: must be 1..10000",
+           o->min_reps);
+  CJ_CHECK(o->max_reps >= o->min_reps && o->max_reps <= 10000, CONVJIT_ERR_INVALID_ARG,
+           "opts.max_reps = %d: must be opts.min_reps (%d)..10000", o->max_reps, o->min_reps);
+  CJ_CHECK(isfinite(o->budget_ms) && o->budget_ms >= 0, CONVJIT_ERR_INVALID_ARG,
+           "opts.budget_ms = %g: must be a finite number >= 0", o->budget_ms);
+  CJ_CHECK(o->store == 0 || o->store == 1, CONVJIT_ERR_INVALID_ARG, "opts.store = %d: must be 0 or 1", o->store);
+  CJ_CHECK(o->store_modelled == 0 || o->store_modelled == 1, CONVJIT_ERR_INVALID_ARG,
+           "opts.store_modelled = %d: must be 0 or 1", o->store_modelled);
+  return CONVJIT_OK;
+}
+
+/* The winner into the tuning table (when the options ask for it). */
+static int store_winner(tune_run *r, const convjit_tune_result *res) {
+  int modelled = res->modelled;
+  if (!(modelled ? r->o.store_modelled : r->o.store)) return 0;
+  cj_tune_row row;
+  cj_tune_row_init(&row, r->p->ctx, &r->p->prob);
+  row.knobs = r->c[res->winner].o;
+  row.ms = res->best_ms;
+  row.default_ms = res->default_ms;
+  row.modelled = modelled;
+  if (cj_tune_db_store(r->p->ctx->cache, &row) != CONVJIT_OK) {
+    cj_log(CJ_LOG_ERROR, "tune: winner not recorded: %s", cj_error_text());
+    cj_error_clear();
+    return 0;
+  }
+  return 1;
+}
+
+static convjit_status tune_body(tune_run *r, convjit_tune_result *res) {
+  convjit_context *ctx = r->p->ctx;
+  const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
+  CJ_TRY(enumerate(r, &t));
+  prefetch(r, &t);
+  res->count = r->n;
+  res->modelled = r->dev->is_emulated;
+  for (int i = 0; i < r->n; i++) {
+    convjit_tune_candidate *rc = &res->cand[i];
+    rc->max_err = -1;
+    if (r->c[i].wrong) snprintf(rc->knobs, sizeof rc->knobs, "test hook: a wrong kernel");
+    else cj_tune_knobs_text(&r->c[i].o, rc->knobs, sizeof rc->knobs);
+    build_cand(r, i, rc);
+    int legal = rc->status == CONVJIT_TUNE_TIMED || rc->status == CONVJIT_TUNE_WORKSPACE; /* TIMED: built, not run yet */
+    if (legal && rc->workspace_bytes > res->workspace_needed) res->workspace_needed = rc->workspace_bytes;
+  }
+  CJ_CHECK(res->cand[0].status == CONVJIT_TUNE_TIMED, CONVJIT_ERR_UNSUPPORTED,
+           "tune: the default candidate (%s) cannot run: %s", res->cand[0].knobs, res->cand[0].reason);
+  CJ_TRY(run_output(r, &r->c[0].plan, r->ref));
+  res->winner = 0;
+  for (int i = 0; i < r->n; i++) {
+    convjit_tune_candidate *rc = &res->cand[i];
+    if (rc->status == CONVJIT_TUNE_TIMED) measure_cand(r, i, rc);
+    int ok = rc->status == CONVJIT_TUNE_TIMED || rc->status == CONVJIT_TUNE_MODELLED;
+    if (i == 0) CJ_CHECK(ok, CONVJIT_ERR_DEVICE, "tune: the default candidate failed: %s", rc->reason);
+    if (ok && rc->ms < res->cand[res->winner].ms) res->winner = i;
+    if (r->o.progress) r->o.progress(r->o.progress_user, i, r->n, rc, res->cand[res->winner].ms);
+  }
+  res->default_ms = res->cand[0].ms;
+  res->best_ms = res->cand[res->winner].ms;
+  /* switch: the winner's steps, the plan's identity kept */
+  convjit_plan *w = &r->c[res->winner].plan;
+  w->tuned = 1;
+  *r->p = *w;
+  res->stored = store_winner(r, res);
+  cj_plan_memo_replace(&ctx->memo, r->p); /* after the store, which moves the memo's generation */
+  cj_log(CJ_LOG_INFO, "tune: winner %s (%.4f ms%s, default %.4f ms) of %d candidates%s", res->cand[res->winner].knobs,
+         res->best_ms, res->modelled ? " MODELLED" : "", res->default_ms, r->n, res->stored ? ", recorded" : "");
+  return CONVJIT_OK;
+}
+
+CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv_args *args, void *stream,
+                                             const convjit_tune_options *opts, convjit_tune_result *result) {
+  cj_error_clear();
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  CJ_CHECK(args, CONVJIT_ERR_INVALID_ARG, "args = NULL: need the tensors (convjit_conv_args_default)");
+  CJ_TRY(cj_check_struct_size(args->struct_size, CONV_ARGS_V1_SIZE, sizeof *args, "args"));
+  if (result) CJ_TRY(cj_check_struct_size(result->struct_size, sizeof *result, sizeof *result, "result"));
+  tune_run r = {.p = p, .stream = stream};
+  r.o = convjit_tune_options_default();
+  if (opts) {
+    CJ_TRY(cj_check_struct_size(opts->struct_size, TUNE_OPTS_V1_SIZE, sizeof r.o, "opts"));
+    memcpy(&r.o, opts, opts->struct_size);
+  }
+  CJ_TRY(check_opts(&r.o));
+  convjit_conv_args a = convjit_conv_args_default();
+  memcpy(&a, args, args->struct_size);
+  r.a = &a;
+  CJ_TRY(cj_conv_args_check(p, &a, "args."));
+  r.dev = p->ctx->dev;
+  int capturing = 0;
+  if (r.dev->ops->stream_capturing) CJ_TRY(r.dev->ops->stream_capturing(r.dev, stream, &capturing));
+  CJ_CHECK(!capturing, CONVJIT_ERR_INVALID_ARG,
+           "stream = %p: a graph capture is in progress on it; tuning synchronizes and would break the capture "
+           "(tune before capturing)", stream);
+  const cj_conv_problem *q = &p->prob;
+  r.y_elems = (size_t)(q->n * q->k * q->od * q->oh * q->ow);
+  r.y_bytes = r.y_elems * cj_dtype_bytes(q->y_dtype);
+  CJ_CHECK(q->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: y_dtype %s: the veto compares bf16",
+           cj_dtype_name(q->y_dtype));
+  r.ref = malloc(r.y_bytes);
+  r.got = malloc(r.y_bytes);
+  r.c = calloc(CONVJIT_TUNE_MAX_CANDIDATES, sizeof *r.c);
+  convjit_tune_result *res = calloc(1, sizeof *res);
+  convjit_status st = r.ref && r.got && r.c && res ? CONVJIT_OK
+                                                   : CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (tuning)");
+  if (st == CONVJIT_OK) {
+    res->struct_size = sizeof *res;
+    st = tune_body(&r, res);
+  }
+  if (st == CONVJIT_OK && result) *result = *res;
+  free(res);
+  free(r.c);
+  free(r.ref);
+  free(r.got);
+  return st;
+}

@@ -1,0 +1,562 @@
+/* The tuning table (contract in tune_db.h, docs/tuning.md). JSON is read
+ * with SQLite's own JSON functions (json_each, json_extract: built into
+ * the SQLite the cache already uses), written by hand. */
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "codegen/kplan_knobs.h"
+#include "host/tune_db.h"
+#include "runtime/cache_trust.h"
+
+#define TUNE_TABLE                                                                                              \
+  "CREATE TABLE IF NOT EXISTS tuning(key TEXT PRIMARY KEY, problem TEXT NOT NULL, arch TEXT NOT NULL,"          \
+  " device TEXT NOT NULL, cus INTEGER NOT NULL, convjit TEXT NOT NULL, llvm TEXT NOT NULL, knobs TEXT NOT NULL," \
+  " ms REAL NOT NULL, default_ms REAL NOT NULL, modelled INTEGER NOT NULL, created INTEGER NOT NULL,"           \
+  " mac BLOB NOT NULL);"                                                                                          \
+  "CREATE INDEX IF NOT EXISTS tuning_problem ON tuning(problem)" /* plan creation looks rows up by problem */
+#define TUNE_COLS "problem, arch, device, cus, convjit, llvm, knobs, ms, default_ms, modelled, created, mac"
+
+static _Atomic uint64_t g_generation;
+uint64_t cj_tune_generation(void) { return atomic_load(&g_generation); }
+void cj_tune_generation_bump(void) { atomic_fetch_add(&g_generation, 1); }
+
+/* ---- canonical problem text ------------------------------------------------- */
+
+/* Every field of cj_conv_problem is in the text or excluded with a reason
+ * (the scales: kernel arguments; the output extents follow from the rest;
+ * spatial_rank: a 2D conv and the same conv written as 3D with depth 1
+ * normalize to one problem and run the same kernels): a new field must
+ * join one or the other. */
+_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 10 * 4, "cj_conv_problem changed: add the field to the tune key");
+
+static const char *layout_name(convjit_layout l) { return l == CONVJIT_LAYOUT_NCDHW ? "ncdhw" : "ndhwc"; }
+
+static void trio(cj_strbuf *o, const char *name, const int64_t v[3]) {
+  cj_sb_printf(o, " %s=%" PRId64 ",%" PRId64 ",%" PRId64, name, v[0], v[1], v[2]);
+}
+
+void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *o) {
+  const int64_t in[3] = {p->d, p->h, p->w}, f[3] = {p->t, p->r, p->s};
+  cj_sb_printf(o, "n=%" PRId64 " c=%" PRId64 " k=%" PRId64, p->n, p->c, p->k);
+  trio(o, "in", in);
+  trio(o, "filter", f);
+  trio(o, "stride", p->stride);
+  trio(o, "pad_lo", p->pad_lo);
+  trio(o, "pad_hi", p->pad_hi);
+  trio(o, "dil", p->dil);
+  cj_sb_printf(o, " groups=%" PRId64 " x=%s w=%s y=%s layout=%s,%s bias=%d channel_scale=%d", p->groups,
+               cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype),
+               layout_name(p->x_layout), layout_name(p->y_layout), p->has_bias, p->has_channel_scale);
+}
+
+static int dtype_of(const char *name, size_t len, convjit_dtype *t) {
+  for (int v = CONVJIT_DTYPE_BF16; v <= CONVJIT_DTYPE_F32; v++)
+    if (strlen(cj_dtype_name((convjit_dtype)v)) == len && !strncmp(cj_dtype_name((convjit_dtype)v), name, len)) {
+      *t = (convjit_dtype)v;
+      return 1;
+    }
+  return 0;
+}
+
+/* "a,b,c" of n int64 values at s (len bytes). */
+static int ints(const char *s, size_t len, int64_t *v, int n) {
+  char buf[96];
+  if (len >= sizeof buf) return 0;
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  char *p = buf, *end;
+  for (int i = 0; i < n; i++) {
+    if (*p < '0' || *p > '9') return 0;
+    v[i] = strtoll(p, &end, 10);
+    if (*end != (i + 1 < n ? ',' : 0)) return 0;
+    p = end + 1;
+  }
+  return 1;
+}
+
+convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
+  convjit_conv_desc d = convjit_conv_desc_default();
+  int64_t nck[3] = {-1, -1, -1}, bias = 0, cscale = 0;
+  const char *p = text;
+  while (p && *p) {
+    size_t len = strcspn(p, " "), klen = strcspn(p, "=");
+    CJ_CHECK(klen < len, CONVJIT_ERR_INVALID_ARG, "problem '%.*s': expected key=value", (int)len, p);
+    const char *v = p + klen + 1;
+    size_t vlen = len - klen - 1;
+    int ok = 1;
+#define KEY(s) (klen == strlen(s) && !strncmp(p, s, klen))
+    if (KEY("n")) ok = ints(v, vlen, &nck[0], 1);
+    else if (KEY("c")) ok = ints(v, vlen, &nck[1], 1);
+    else if (KEY("k")) ok = ints(v, vlen, &nck[2], 1);
+    else if (KEY("in")) ok = ints(v, vlen, d.in, 3);
+    else if (KEY("filter")) ok = ints(v, vlen, d.filter, 3);
+    else if (KEY("stride")) ok = ints(v, vlen, d.stride, 3);
+    else if (KEY("pad_lo")) ok = ints(v, vlen, d.pad_lo, 3);
+    else if (KEY("pad_hi")) ok = ints(v, vlen, d.pad_hi, 3);
+    else if (KEY("dil")) ok = ints(v, vlen, d.dilation, 3);
+    else if (KEY("groups")) ok = ints(v, vlen, &d.groups, 1);
+    else if (KEY("x")) ok = dtype_of(v, vlen, &d.x_dtype);
+    else if (KEY("w")) ok = dtype_of(v, vlen, &d.w_dtype);
+    else if (KEY("y")) ok = dtype_of(v, vlen, &d.y_dtype);
+    else if (KEY("layout")) ok = vlen == 11 && !strncmp(v, "ncdhw,ncdhw", 11);
+    else if (KEY("bias")) ok = ints(v, vlen, &bias, 1);
+    else if (KEY("channel_scale")) ok = ints(v, vlen, &cscale, 1);
+    else ok = 0;
+#undef KEY
+    CJ_CHECK(ok, CONVJIT_ERR_INVALID_ARG, "problem '%.*s': unknown key or bad value", (int)len, p);
+    p += len;
+    while (*p == ' ') p++;
+  }
+  CJ_CHECK(nck[0] >= 0 && nck[1] >= 0 && nck[2] >= 0, CONVJIT_ERR_INVALID_ARG,
+           "problem \"%.120s\": n, c and k are required", text ? text : "");
+  d.n = nck[0], d.c = nck[1], d.k = nck[2];
+  d.has_bias = (int)bias;
+  d.has_channel_scale = (int)cscale;
+  CJ_TRY(cj_conv_desc_normalize(&d, out));
+  cj_strbuf again = {0};
+  cj_tune_problem_text(out, &again);
+  int same = again.s && !strcmp(again.s, text);
+  cj_sb_free(&again);
+  CJ_CHECK(same, CONVJIT_ERR_INVALID_ARG, "problem \"%.120s\": not in canonical form (fields out of order or "
+           "not normalized)", text);
+  return CONVJIT_OK;
+}
+
+/* ---- knobs ---------------------------------------------------------------- */
+
+void cj_tune_knobs_json(const cj_conv_opts *o, cj_strbuf *out) {
+  uint32_t n;
+  const cj_knob *k = cj_conv_knobs(&n);
+  int first = 1;
+  cj_sb_printf(out, "{");
+  for (uint32_t i = 0; i < n; i++) {
+    if (!k[i].tunable) continue;
+    uint32_t a = cj_conv_knob_get(o, &k[i], 0), b = cj_conv_knob_get(o, &k[i], 1);
+    if (k[i].kind == CJ_KNOB_PAIR) cj_sb_printf(out, "%s\"%s\":\"%ux%u\"", first ? "" : ",", k[i].name, a, b);
+    else cj_sb_printf(out, "%s\"%s\":%u", first ? "" : ",", k[i].name, a);
+    first = 0;
+  }
+  cj_sb_printf(out, "}");
+}
+
+void cj_tune_knobs_text(const cj_conv_opts *o, char *buf, size_t cap) {
+  uint32_t n;
+  const cj_knob *k = cj_conv_knobs(&n);
+  size_t used = 0;
+  buf[0] = 0;
+  for (uint32_t i = 0; i < n && used < cap; i++) {
+    uint32_t a = cj_conv_knob_get(o, &k[i], 0), b = cj_conv_knob_get(o, &k[i], 1);
+    if (!k[i].tunable || !a) continue;
+    int w = k[i].kind == CJ_KNOB_PAIR ? snprintf(buf + used, cap - used, "%s%s=%ux%u", used ? " " : "", k[i].name, a, b)
+                                      : snprintf(buf + used, cap - used, "%s%s=%u", used ? " " : "", k[i].name, a);
+    if (w > 0) used += (size_t)w;
+  }
+}
+
+/* The knobs JSON object of a row -> opts: every key a tunable knob of the
+ * table, each value of its kind (PAIR "AxB", ONE an integer), 0 (the plan's
+ * default) or inside the knob's lo..hi. */
+static convjit_status knobs_from_json(sqlite3 *db, const char *json, cj_conv_opts *o) {
+  memset(o, 0, sizeof *o);
+  sqlite3_stmt *st = NULL;
+  CJ_CHECK(sqlite3_prepare_v2(db, "SELECT key, value, type FROM json_each(?1)", -1, &st, NULL) == SQLITE_OK,
+           CONVJIT_ERR_IO, "tuning table: %s", sqlite3_errmsg(db));
+  sqlite3_bind_text(st, 1, json, -1, SQLITE_TRANSIENT);
+  convjit_status res = CONVJIT_OK;
+  int rc, seen = 0;
+  while (res == CONVJIT_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *key = (const char *)sqlite3_column_text(st, 0), *val = (const char *)sqlite3_column_text(st, 1);
+    const char *type = (const char *)sqlite3_column_text(st, 2);
+    const cj_knob *k = key ? cj_conv_knob_find(key, strlen(key)) : NULL;
+    seen++;
+    if (!k || !k->tunable) {
+      res = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "knobs.%s: not a tunable knob", key ? key : "?");
+      break;
+    }
+    int want_text = k->kind == CJ_KNOB_PAIR;
+    if (!type || !val || strcmp(type, want_text ? "text" : "integer") != 0) {
+      res = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "knobs.%s = %s: expected %s", key, val ? val : "null",
+                   want_text ? "a string \"AxB\"" : "an integer");
+      break;
+    }
+    char what[48];
+    snprintf(what, sizeof what, "knobs.%s", key);
+    res = cj_conv_knob_set(o, k, val, strlen(val), what);
+    for (int second = 0; res == CONVJIT_OK && second < (want_text ? 2 : 1); second++) {
+      uint32_t v = cj_conv_knob_get(o, k, second);
+      if (v && (v < k->lo || v > k->hi))
+        res = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "knobs.%s = %s: outside %u..%u", key, val, k->lo, k->hi);
+    }
+  }
+  sqlite3_finalize(st);
+  if (res == CONVJIT_OK && !seen) res = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "knobs: not a JSON object of knobs");
+  return res;
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+void cj_tune_row_init(cj_tune_row *row, const convjit_context *ctx, const cj_conv_problem *p) {
+  memset(row, 0, sizeof *row);
+  cj_strbuf t = {0};
+  cj_tune_problem_text(p, &t);
+  snprintf(row->problem, sizeof row->problem, "%s", t.s ? t.s : "");
+  cj_sb_free(&t);
+  snprintf(row->arch, sizeof row->arch, "%s", ctx->arch->name);
+  snprintf(row->device, sizeof row->device, "%s", ctx->dev->model[0] ? ctx->dev->model : ctx->device_name);
+  row->cus = ctx->cu_count;
+  snprintf(row->convjit, sizeof row->convjit, "%s", CJ_VERSION_STRING);
+  snprintf(row->llvm, sizeof row->llvm, "%s", CJ_LLVM_VERSION);
+}
+
+static void row_key(const cj_tune_row *r, cj_strbuf *k) {
+  cj_sb_printf(k, "tune|%s|arch=%s|device=%s|cus=%d|convjit=%s|llvm=%s", r->problem, r->arch, r->device, r->cus,
+               r->convjit, r->llvm);
+}
+
+/* What the MAC covers besides the key: every value column, as text. */
+static void row_value(const cj_tune_row *r, const char *knobs_json, cj_strbuf *v) {
+  cj_sb_printf(v, "knobs=%s|ms=%.17g|default_ms=%.17g|modelled=%d|created=%lld", knobs_json, r->ms, r->default_ms,
+               r->modelled, r->created);
+}
+
+static void row_mac(const uint8_t *key, const cj_tune_row *r, const char *knobs_json, uint8_t mac[CJ_MAC_BYTES]) {
+  cj_strbuf k = {0}, v = {0};
+  row_key(r, &k);
+  row_value(r, knobs_json, &v);
+  cj_entry_mac(key, k.s ? k.s : "", v.s ? v.s : "", v.len, mac);
+  cj_sb_free(&k);
+  cj_sb_free(&v);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t cap) {
+  const char *s = (const char *)sqlite3_column_text(st, i);
+  snprintf(dst, cap, "%s", s ? s : "");
+}
+
+/* One row of a SELECT TUNE_COLS: 1 and *r when it authenticates and its
+ * knobs parse; 0 with why. */
+static int row_read(sqlite3 *db, const uint8_t *key, sqlite3_stmt *st, cj_tune_row *r, char *why, size_t cap) {
+  memset(r, 0, sizeof *r);
+  col_text(st, 0, r->problem, sizeof r->problem);
+  col_text(st, 1, r->arch, sizeof r->arch);
+  col_text(st, 2, r->device, sizeof r->device);
+  r->cus = sqlite3_column_int(st, 3);
+  col_text(st, 4, r->convjit, sizeof r->convjit);
+  col_text(st, 5, r->llvm, sizeof r->llvm);
+  const char *knobs = (const char *)sqlite3_column_text(st, 6);
+  r->ms = sqlite3_column_double(st, 7);
+  r->default_ms = sqlite3_column_double(st, 8);
+  r->modelled = sqlite3_column_int(st, 9);
+  r->created = sqlite3_column_int64(st, 10);
+  const uint8_t *mac = sqlite3_column_blob(st, 11);
+  uint8_t want[CJ_MAC_BYTES];
+  if (!knobs || !mac || sqlite3_column_bytes(st, 11) != CJ_MAC_BYTES) {
+    snprintf(why, cap, "knobs or MAC missing");
+    return 0;
+  }
+  row_mac(key, r, knobs, want);
+  if (!cj_mac_equal(mac, want)) {
+    snprintf(why, cap, "MAC mismatch (damaged, or written with another key)");
+    return 0;
+  }
+  if (knobs_from_json(db, knobs, &r->knobs) != CONVJIT_OK) {
+    snprintf(why, cap, "%s", cj_error_text());
+    cj_error_clear();
+    return 0;
+  }
+  return 1;
+}
+
+int cj_tune_db_lookup(convjit_context *ctx, const cj_conv_problem *p, cj_tune_row *row) {
+  cj_tune_row want;
+  cj_tune_row_init(&want, ctx, p);
+  cj_cache_db h;
+  if (!cj_cache_db_acquire(ctx->cache, &h)) return 0;
+  sqlite3 *db = h.db;
+  sqlite3_stmt *st = NULL;
+  int found = 0;
+  /* every version's row of this machine, so stale ones can be named */
+  if (sqlite3_prepare_v2(db, "SELECT " TUNE_COLS " FROM tuning WHERE problem = ?1 AND arch = ?2 AND device = ?3"
+                         " AND cus = ?4", -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, want.problem, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, want.arch, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, want.device, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, want.cus);
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+      char why[256] = "";
+      cj_tune_row r;
+      int ok = row_read(db, h.key, st, &r, why, sizeof why);
+      int current = !strcmp(r.convjit, want.convjit) && !strcmp(r.llvm, want.llvm);
+      if (!current)
+        cj_log(CJ_LOG_INFO, "tuning: row for this shape from convjit %s / LLVM %s is stale (now %s / %s): ignored",
+               r.convjit, r.llvm, want.convjit, want.llvm);
+      else if (!ok)
+        cj_log(CJ_LOG_ERROR, "tuning: row for this shape in %s ignored: %s", h.path, why);
+      else {
+        *row = r;
+        found = 1;
+      }
+    }
+  }
+  sqlite3_finalize(st); /* no table yet (nothing tuned) is simply no row */
+  cj_cache_db_release(ctx->cache);
+  return found;
+}
+
+/* BEGIN IMMEDIATE takes the write lock at once, so the busy timeout (not
+ * a deadlock between two readers upgrading) arbitrates concurrent writers. */
+static int exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
+
+static int row_insert(sqlite3 *db, const uint8_t *key, const cj_tune_row *r) {
+  cj_strbuf k = {0}, kj = {0};
+  row_key(r, &k);
+  cj_tune_knobs_json(&r->knobs, &kj);
+  if (k.oom || kj.oom || !k.s || !kj.s) {
+    cj_sb_free(&k);
+    cj_sb_free(&kj);
+    return SQLITE_NOMEM;
+  }
+  uint8_t mac[CJ_MAC_BYTES];
+  row_mac(key, r, kj.s, mac);
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO tuning(key, " TUNE_COLS ")"
+                              " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, k.s, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->problem, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, r->arch, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->device, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, r->cus);
+    sqlite3_bind_text(st, 6, r->convjit, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, r->llvm, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, kj.s, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 9, r->ms);
+    sqlite3_bind_double(st, 10, r->default_ms);
+    sqlite3_bind_int(st, 11, r->modelled);
+    sqlite3_bind_int64(st, 12, r->created);
+    sqlite3_bind_blob(st, 13, mac, sizeof mac, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  cj_sb_free(&k);
+  cj_sb_free(&kj);
+  return rc;
+}
+
+/* Writes rows[0..n) in one transaction; IO with the reason otherwise. */
+static convjit_status rows_write(cj_cache *c, const cj_tune_row *rows, int n) {
+  cj_cache_db h;
+  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off (no database to write)");
+  sqlite3 *db = h.db;
+  convjit_status res = CONVJIT_OK;
+  if (h.readonly) {
+    res = CJ_ERR(CONVJIT_ERR_IO, "tuning table: %s is read-only", h.path);
+  } else {
+    int rc = exec(db, TUNE_TABLE);
+    if (rc == SQLITE_OK) rc = exec(db, "BEGIN IMMEDIATE");
+    for (int i = 0; rc == SQLITE_OK && i < n; i++) rc = row_insert(db, h.key, &rows[i]);
+    if (rc == SQLITE_OK) rc = exec(db, "COMMIT");
+    if (rc != SQLITE_OK) {
+      res = CJ_ERR(CONVJIT_ERR_IO, "tuning table in %s: %s (nothing written)", h.path, sqlite3_errmsg(db));
+      exec(db, "ROLLBACK");
+    }
+  }
+  cj_cache_db_release(c);
+  if (res == CONVJIT_OK) cj_tune_generation_bump();
+  return res;
+}
+
+convjit_status cj_tune_db_store(cj_cache *c, const cj_tune_row *row) {
+  cj_tune_row r = *row;
+  if (!r.created) r.created = (long long)time(NULL);
+  return rows_write(c, &r, 1);
+}
+
+/* JSON string body: the few characters a device name may need escaped. */
+static void json_str(cj_strbuf *o, const char *s) {
+  cj_sb_printf(o, "\"");
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') cj_sb_printf(o, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) cj_sb_printf(o, "\\u%04x", (unsigned char)*s);
+    else cj_sb_printf(o, "%c", *s);
+  }
+  cj_sb_printf(o, "\"");
+}
+
+convjit_status cj_tune_db_export(cj_cache *c, cj_strbuf *o, int *nrows) {
+  *nrows = 0;
+  cj_cache_db h;
+  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off");
+  sqlite3 *db = h.db;
+  sqlite3_stmt *st = NULL;
+  cj_sb_printf(o, "{\"format\":\"%s\",\"rows\":[", CJ_TUNE_FORMAT);
+  if (sqlite3_prepare_v2(db, "SELECT " TUNE_COLS " FROM tuning ORDER BY key", -1, &st, NULL) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      char why[256];
+      cj_tune_row r;
+      if (!row_read(db, h.key, st, &r, why, sizeof why)) {
+        cj_log(CJ_LOG_ERROR, "tuning: export skips a row of %s: %s", h.path, why);
+        continue;
+      }
+      cj_sb_printf(o, "%s\n{\"problem\":", *nrows ? "," : "");
+      json_str(o, r.problem);
+      cj_sb_printf(o, ",\"arch\":");
+      json_str(o, r.arch);
+      cj_sb_printf(o, ",\"device\":");
+      json_str(o, r.device);
+      cj_sb_printf(o, ",\"cus\":%d,\"convjit\":", r.cus);
+      json_str(o, r.convjit);
+      cj_sb_printf(o, ",\"llvm\":");
+      json_str(o, r.llvm);
+      cj_sb_printf(o, ",\"knobs\":");
+      cj_tune_knobs_json(&r.knobs, o);
+      cj_sb_printf(o, ",\"ms\":%.17g,\"default_ms\":%.17g,\"modelled\":%d,\"created\":%lld}", r.ms, r.default_ms,
+                   r.modelled, r.created);
+      (*nrows)++;
+    }
+  }
+  sqlite3_finalize(st);
+  cj_cache_db_release(c);
+  cj_sb_printf(o, "\n]}\n");
+  CJ_CHECK(!o->oom && o->s, CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (tuning export)");
+  return CONVJIT_OK;
+}
+
+/* One imported row, checked: fields present and typed, versions ours,
+ * knobs known and in range, legal for its problem on its arch. */
+static convjit_status import_row(sqlite3 *db, sqlite3_stmt *st, cj_tune_row *r) {
+  memset(r, 0, sizeof *r);
+  static const char *const names[] = {"problem", "arch", "device", "convjit", "llvm"};
+  char *dst[] = {r->problem, r->arch, r->device, r->convjit, r->llvm};
+  size_t cap[] = {sizeof r->problem, sizeof r->arch, sizeof r->device, sizeof r->convjit, sizeof r->llvm};
+  for (int i = 0; i < 5; i++) {
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    CJ_CHECK(s && sqlite3_column_type(st, i) == SQLITE_TEXT && strlen(s) < cap[i], CONVJIT_ERR_INVALID_ARG,
+             "%s: missing, not a string or too long", names[i]);
+    snprintf(dst[i], cap[i], "%s", s);
+  }
+  CJ_CHECK(sqlite3_column_type(st, 5) == SQLITE_INTEGER && sqlite3_column_int64(st, 5) >= 1 &&
+               sqlite3_column_int64(st, 5) <= 4096,
+           CONVJIT_ERR_INVALID_ARG, "cus = %s: expected an integer 1..4096", sqlite3_column_text(st, 5) ?
+           (const char *)sqlite3_column_text(st, 5) : "null");
+  r->cus = sqlite3_column_int(st, 5);
+  CJ_CHECK(!strcmp(r->convjit, CJ_VERSION_STRING) && !strcmp(r->llvm, CJ_LLVM_VERSION), CONVJIT_ERR_VERSION,
+           "version mismatch: row from convjit %s / LLVM %s, this is convjit %s / LLVM %s", r->convjit, r->llvm,
+           CJ_VERSION_STRING, CJ_LLVM_VERSION);
+  for (int i = 7; i <= 8; i++)
+    CJ_CHECK(sqlite3_column_type(st, i) == SQLITE_FLOAT || sqlite3_column_type(st, i) == SQLITE_INTEGER,
+             CONVJIT_ERR_INVALID_ARG, "%s: expected a number", i == 7 ? "ms" : "default_ms");
+  r->ms = sqlite3_column_double(st, 7);
+  r->default_ms = sqlite3_column_double(st, 8);
+  CJ_CHECK(r->ms > 0 && r->default_ms > 0, CONVJIT_ERR_INVALID_ARG, "ms = %g, default_ms = %g: must be > 0", r->ms,
+           r->default_ms);
+  r->modelled = sqlite3_column_int(st, 9) != 0;
+  r->created = sqlite3_column_int64(st, 10);
+  const char *knobs = (const char *)sqlite3_column_text(st, 6);
+  CJ_CHECK(knobs, CONVJIT_ERR_INVALID_ARG, "knobs: missing");
+  CJ_TRY(knobs_from_json(db, knobs, &r->knobs));
+  cj_conv_problem p;
+  CJ_TRY(cj_tune_problem_parse(r->problem, &p));
+  const cj_arch *arch = cj_arch_from_name(r->arch);
+  CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "arch = %s: not gfx942 or gfx950", r->arch);
+  const cj_target t = {arch, (uint32_t)r->cus};
+  cj_seq seq;
+  convjit_status s = cj_select_conv_with(&p, &t, &r->knobs, &seq);
+  CJ_CHECK(s == CONVJIT_OK, CONVJIT_ERR_UNSUPPORTED, "knobs illegal for this problem on %s: %s", r->arch,
+           cj_error_text());
+  return CONVJIT_OK;
+}
+
+convjit_status cj_tune_db_import(cj_cache *c, const char *json, int *imported, int *skipped, cj_strbuf *report) {
+  *imported = *skipped = 0;
+  cj_cache_db h;
+  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning import: the disk cache is off");
+  sqlite3 *db = h.db;
+  convjit_status res = CONVJIT_OK;
+  sqlite3_stmt *st = NULL;
+  cj_tune_row *rows = NULL;
+  int n = 0, cap = 0;
+  if (sqlite3_prepare_v2(db, "SELECT json_valid(?1), json_extract(?1, '$.format'), json_type(?1, '$.rows')", -1,
+                         &st, NULL) != SQLITE_OK) {
+    res = CJ_ERR(CONVJIT_ERR_IO, "tuning import: %s", sqlite3_errmsg(db));
+  } else {
+    sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+    const char *fmt = NULL, *rt = NULL;
+    int valid = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
+    if (valid) fmt = (const char *)sqlite3_column_text(st, 1), rt = (const char *)sqlite3_column_text(st, 2);
+    if (!valid) res = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "tuning import: not valid JSON");
+    else if (!fmt || strcmp(fmt, CJ_TUNE_FORMAT) != 0)
+      res = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "tuning import: format = %s: expected \"%s\"", fmt ? fmt : "absent",
+                   CJ_TUNE_FORMAT);
+    else if (!rt || strcmp(rt, "array") != 0)
+      res = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "tuning import: rows = %s: expected an array", rt ? rt : "absent");
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (res == CONVJIT_OK &&
+      sqlite3_prepare_v2(db, "SELECT json_extract(value,'$.problem'), json_extract(value,'$.arch'),"
+                         " json_extract(value,'$.device'), json_extract(value,'$.convjit'),"
+                         " json_extract(value,'$.llvm'), json_extract(value,'$.cus'),"
+                         " json(json_extract(value,'$.knobs')), json_extract(value,'$.ms'),"
+                         " json_extract(value,'$.default_ms'), json_extract(value,'$.modelled'),"
+                         " json_extract(value,'$.created') FROM json_each(?1, '$.rows') ORDER BY key",
+                         -1, &st, NULL) != SQLITE_OK)
+    res = CJ_ERR(CONVJIT_ERR_IO, "tuning import: %s", sqlite3_errmsg(db));
+  if (res == CONVJIT_OK) sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+  for (int i = 0; res == CONVJIT_OK && sqlite3_step(st) == SQLITE_ROW; i++) {
+    cj_tune_row r;
+    if (import_row(db, st, &r) != CONVJIT_OK) {
+      cj_sb_printf(report, "row %d: %s: skipped\n", i, cj_error_text());
+      cj_error_clear();
+      (*skipped)++;
+      continue;
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      cj_tune_row *nr = realloc(rows, (size_t)cap * sizeof *nr);
+      if (!nr) {
+        res = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (tuning import)");
+        break;
+      }
+      rows = nr;
+    }
+    if (!r.created) r.created = (long long)time(NULL);
+    rows[n++] = r;
+  }
+  sqlite3_finalize(st);
+  cj_cache_db_release(c);
+  if (res == CONVJIT_OK && n) res = rows_write(c, rows, n);
+  if (res == CONVJIT_OK) *imported = n;
+  free(rows);
+  return res;
+}
+
+int cj_tune_db_count(cj_cache *c) {
+  cj_cache_db h;
+  if (!cj_cache_db_acquire(c, &h)) return -1;
+  sqlite3_stmt *st = NULL;
+  int n = 0;
+  if (sqlite3_prepare_v2(h.db, "SELECT count(*) FROM tuning", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  cj_cache_db_release(c);
+  return n;
+}
+
+convjit_status cj_tune_db_clear(cj_cache *c) {
+  cj_cache_db h;
+  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off");
+  int rc = h.readonly ? SQLITE_READONLY : exec(h.db, TUNE_TABLE);
+  if (rc == SQLITE_OK) rc = exec(h.db, "DELETE FROM tuning");
+  const char *msg = rc == SQLITE_READONLY ? "read-only" : sqlite3_errmsg(h.db);
+  convjit_status res = rc == SQLITE_OK ? CONVJIT_OK : CJ_ERR(CONVJIT_ERR_IO, "tuning table in %s: %s", h.path, msg);
+  cj_cache_db_release(c);
+  if (res == CONVJIT_OK) cj_tune_generation_bump();
+  return res;
+}

@@ -1,0 +1,426 @@
+/* convjit-tune: tunes a list of conv shapes and manages the tuning table
+ * (docs/tuning.md).
+ *
+ *   convjit-tune --shapes FILE [--device hip|emu] [--arch A] [--cache-dir D]
+ *                [--json] [--store-modelled] [--no-store] [--budget-ms X]
+ *                [--warmup N] [--max-reps N]
+ *   convjit-tune --export FILE | --import FILE | --count | --clear  [--cache-dir D]
+ *
+ * Shapes file: one conv per line in the kernel-spec form of the conv op
+ * (codegen/kspec.h), "conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad=..
+ * stride=.. dil=.. bias]"; '#' starts a comment; a line for another arch
+ * than the device's is skipped. Each shape gets random inputs in device
+ * memory this tool allocates, then convjit_plan_tune. Progress goes to
+ * stderr (one line per candidate; rewritten in place on a terminal), the
+ * summary table (or --json) to stdout. On the emulator every time is the
+ * bounds model's and every line says MODELLED; nothing is stored unless
+ * --store-modelled. Exit 0 on success, 1 on a failure, 2 on usage. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "codegen/kspec.h"
+#include "host/plan.h"
+#include "host/tune_db.h"
+#include "util/numfmt.h"
+
+typedef struct tune_args {
+  const char *device, *arch, *shapes, *cache_dir, *export_file, *import_file;
+  int json, store_modelled, no_store, count, clear;
+  convjit_tune_options topt;
+} tune_args;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: convjit-tune --shapes FILE [--device hip|emu] [--arch gfx942|gfx950] [--cache-dir DIR]\n"
+          "                    [--json] [--store-modelled] [--no-store] [--budget-ms X] [--warmup N] [--max-reps N]\n"
+          "       convjit-tune (--export FILE | --import FILE | --count | --clear) [--cache-dir DIR]\n"
+          "  shapes: one conv per line, \"conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= bias]\"\n"
+          "  --device emu ranks candidates by the bounds model: every figure is MODELLED, and nothing is\n"
+          "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n");
+}
+
+static int parse_args(int argc, char **argv, tune_args *a) {
+  cli_set_tool("convjit-tune");
+  memset(a, 0, sizeof *a);
+  a->device = "hip";
+  a->topt = convjit_tune_options_default();
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    uint64_t u;
+#define NEEDV() do { if (!v) { fprintf(stderr, "convjit-tune: %s needs a value\n", o); return -1; } i++; } while (0)
+    if (!strcmp(o, "--device")) { NEEDV(); a->device = v; }
+    else if (!strcmp(o, "--arch")) { NEEDV(); a->arch = v; }
+    else if (!strcmp(o, "--shapes")) { NEEDV(); a->shapes = v; }
+    else if (!strcmp(o, "--cache-dir")) { NEEDV(); a->cache_dir = v; }
+    else if (!strcmp(o, "--export")) { NEEDV(); a->export_file = v; }
+    else if (!strcmp(o, "--import")) { NEEDV(); a->import_file = v; }
+    else if (!strcmp(o, "--json")) a->json = 1;
+    else if (!strcmp(o, "--store-modelled")) a->store_modelled = 1;
+    else if (!strcmp(o, "--no-store")) a->no_store = 1;
+    else if (!strcmp(o, "--count")) a->count = 1;
+    else if (!strcmp(o, "--clear")) a->clear = 1;
+    else if (!strcmp(o, "--budget-ms")) { NEEDV(); if (cli_double(o, v, -1e-300, 1e6, &a->topt.budget_ms)) return -1; }
+    else if (!strcmp(o, "--warmup")) { NEEDV(); if (cli_u64(o, v, 0, 1000, &u)) return -1; a->topt.warmup = (int)u; }
+    else if (!strcmp(o, "--max-reps")) {
+      NEEDV();
+      if (cli_u64(o, v, 1, 10000, &u)) return -1;
+      a->topt.max_reps = (int)u;
+      if (a->topt.min_reps > a->topt.max_reps) a->topt.min_reps = a->topt.max_reps;
+    } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
+    else { fprintf(stderr, "convjit-tune: unknown option %s\n", o); return -1; }
+#undef NEEDV
+  }
+  if (strcmp(a->device, "hip") && strcmp(a->device, "emu")) return cli_fail("--device", a->device, "hip or emu");
+  int jobs = !!a->shapes + !!a->export_file + !!a->import_file + a->count + a->clear;
+  if (jobs != 1) {
+    fprintf(stderr, "convjit-tune: give exactly one of --shapes, --export, --import, --count, --clear\n");
+    return -1;
+  }
+  a->topt.store = !a->no_store;
+  a->topt.store_modelled = a->store_modelled && !a->no_store;
+  return 0;
+}
+
+/* ---- progress --------------------------------------------------------------- */
+
+typedef struct progress {
+  int shape, nshapes, tty, modelled;
+  double t0;
+} progress;
+
+static void on_candidate(void *user, int index, int count, const convjit_tune_candidate *c, double best_ms) {
+  const progress *p = user;
+  const char *tag = p->modelled ? " MODELLED" : "";
+  char now[96];
+  if (c->status == CONVJIT_TUNE_TIMED || c->status == CONVJIT_TUNE_MODELLED) snprintf(now, sizeof now, "%.5f ms", c->ms);
+  else snprintf(now, sizeof now, "%s (%.60s)", c->status == CONVJIT_TUNE_VETOED ? "vetoed" : "skipped", c->reason);
+  fprintf(stderr, "%s[shape %d/%d] candidate %d/%d %s; best %.5f ms%s; elapsed %.1f s%s", p->tty ? "\r\033[K" : "",
+          p->shape, p->nshapes, index + 1, count, now, best_ms, tag, (cj_now_ms() - p->t0) / 1e3, p->tty ? "" : "\n");
+  fflush(stderr);
+}
+
+/* ---- one shape ------------------------------------------------------------- */
+
+typedef struct shape_row {
+  char text[160];
+  int ok, skipped;
+  convjit_tune_result res;
+} shape_row;
+
+/* "conv <arch|-> <dtype> <shape> [opts]" -> descriptor; 1 skip (other
+ * arch), 0 ok, -1 error (printed). */
+static int parse_shape(const char *line, const char *arch, convjit_conv_desc *d, int lineno) {
+  char op[16], sarch[16], dtype[16], shape[128];
+  int used = 0;
+  if (sscanf(line, "%15s %15s %15s %127s %n", op, sarch, dtype, shape, &used) < 4 || strcmp(op, "conv") != 0) {
+    fprintf(stderr, "convjit-tune: shapes line %d: expected \"conv <arch|-> <dtype> N,C,D,H,W,K,T,R,S [options]\"\n",
+            lineno);
+    return -1;
+  }
+  if (strcmp(sarch, "-") && strcmp(sarch, arch)) return 1;
+  char opts[256];
+  snprintf(opts, sizeof opts, "%s", used ? line + used : "");
+  opts[strcspn(opts, "\r\n")] = 0;
+  cj_conv_geom g;
+  cj_conv_opts o;
+  if (cj_kspec_conv_parse(arch, dtype, shape, opts[0] ? opts : "-", &g, &o) != CONVJIT_OK) {
+    fprintf(stderr, "convjit-tune: shapes line %d: %s\n", lineno, convjit_last_error());
+    return -1;
+  }
+  int bias = o.has_bias;
+  o.has_bias = 0;
+  static const cj_conv_opts none;
+  if (memcmp(&o, &none, sizeof o) != 0) {
+    fprintf(stderr, "convjit-tune: shapes line %d: a tuning shape takes pad=, stride=, dil= and bias; the knobs are "
+            "what is tuned\n", lineno);
+    return -1;
+  }
+  *d = convjit_conv_desc_default();
+  d->n = g.n, d->c = g.c, d->k = g.k;
+  const uint32_t in[3] = {g.d, g.h, g.w}, f[3] = {g.t, g.r, g.s};
+  for (int i = 0; i < 3; i++) {
+    d->in[i] = in[i], d->filter[i] = f[i], d->stride[i] = g.stride[i], d->dilation[i] = g.dil[i];
+    d->pad_lo[i] = g.pad_lo[i], d->pad_hi[i] = g.pad_hi[i];
+  }
+  d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
+  d->has_bias = bias;
+  return 0;
+}
+
+static uint64_t rng(uint64_t *s) { /* splitmix64: reproducible inputs */
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Random finite values: bf16 in [-1, 1); fp8 bytes with the top exponent
+ * bit clear (never a NaN code in either E4M3 flavour). */
+static void fill(void *h, size_t n, size_t eb, uint64_t *seed) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r = rng(seed);
+    if (eb == 1) ((uint8_t *)h)[i] = (uint8_t)(r & 0x77);
+    else ((uint16_t *)h)[i] = cj_f32_to_bf16_rne((float)((r >> 40) * (2.0 / 16777216.0) - 1.0));
+  }
+}
+
+#define TRY(x) do { if ((st = (x)) != CONVJIT_OK) goto done; } while (0)
+
+static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *d, const tune_args *a, progress *pg,
+                                 shape_row *row) {
+  convjit_status st;
+  convjit_plan *plan = NULL;
+  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *h = NULL;
+  TRY(convjit_plan_create_conv(ctx, d, &plan));
+  const cj_conv_problem *p = &plan->prob;
+  size_t eb = cj_dtype_bytes(p->x_dtype);
+  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+  size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  size_t ws = 0, pw = 0;
+  TRY(convjit_plan_workspace_size(plan, &ws));
+  TRY(convjit_plan_packed_weight_size(plan, &pw));
+  /* room for the split-K candidates: their fp32 partial sums after the
+   * transposed x (256-byte aligned sub-buffers, select_conv.c); a
+   * candidate wanting more is tuned in a second pass (workspace_needed) */
+  size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
+  h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)p->k);
+  st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
+  TRY(st);
+  TRY(convjit_malloc(ctx, nx * eb, &dx));
+  TRY(convjit_malloc(ctx, nw * eb, &dw));
+  TRY(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
+  TRY(convjit_malloc(ctx, ny * 2, &dy));
+  TRY(convjit_malloc(ctx, ws_all, &dws));
+  uint64_t seed = 1;
+  fill(h, nx, eb, &seed);
+  TRY(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
+  fill(h, nw, eb, &seed);
+  TRY(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
+  if (!pw) TRY(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
+  if (p->has_bias) {
+    float *b = h;
+    for (int64_t i = 0; i < p->k; i++) b[i] = (float)i / (float)p->k - 0.5f;
+    TRY(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
+    TRY(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
+  }
+  if (pw) TRY(convjit_weight_pack(plan, dw, dwp, NULL));
+  convjit_conv_args args = convjit_conv_args_default();
+  args.x = dx, args.w_packed = dwp, args.bias = db, args.y = dy, args.workspace = dws, args.workspace_bytes = ws_all;
+  convjit_tune_options o = a->topt;
+  o.progress = on_candidate;
+  o.progress_user = pg;
+  row->res.struct_size = sizeof row->res;
+  TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+  if (row->res.workspace_needed > ws_all) { /* a candidate wanted more: once more with room for all */
+    ws_all = row->res.workspace_needed;
+    TRY(convjit_free(ctx, dws));
+    dws = NULL;
+    TRY(convjit_malloc(ctx, ws_all, &dws));
+    args.workspace = dws, args.workspace_bytes = ws_all;
+    TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+  }
+  row->ok = 1;
+done:
+  if (st != CONVJIT_OK)
+    fprintf(stderr, "%sconvjit-tune: %s: %s: %s\n", pg->tty ? "\r\033[K" : "", row->text, convjit_status_string(st),
+            convjit_last_error());
+  void *dev[] = {dx, dw, dwp, db, dy, dws};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) convjit_free(ctx, dev[i]);
+  free(h);
+  convjit_plan_destroy(plan);
+  return st;
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+static void json_text(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void print_table(const shape_row *rows, int n, int modelled, const char *arch, const char *model) {
+  const char *tag = modelled ? "  MODELLED" : "";
+  printf("%-52s %12s %12s %8s  %s%s\n", "shape", "default ms", "best ms", "speedup", "winner", tag);
+  for (int i = 0; i < n; i++) {
+    const convjit_tune_result *r = &rows[i].res;
+    if (!rows[i].ok) {
+      printf("%-52s %12s %12s %8s  %s%s\n", rows[i].text, "-", "-", "-", "(failed)", tag);
+      continue;
+    }
+    printf("%-52s %12.5f %12.5f %7.2fx  %s%s\n", rows[i].text, r->default_ms, r->best_ms,
+           r->best_ms > 0 ? r->default_ms / r->best_ms : 0, r->cand[r->winner].knobs, tag);
+  }
+  if (modelled)
+    printf("MODELLED: the emulator's bounds model (docs/tuning.md) on %s, not a GPU time; nothing stored unless "
+           "--store-modelled\n", arch);
+  else printf("TIMED: median HIP event times on %s (%s)\n", model[0] ? model : "an unnamed device", arch);
+}
+
+static void print_json(const shape_row *rows, int n, int modelled, const char *device, const char *arch,
+                       const char *model) {
+  printf("{\"tool\":\"convjit-tune\",\"device\":\"%s\",\"arch\":\"%s\",\"modelled\":%s,\"label\":\"%s\",",
+         device, arch, modelled ? "true" : "false", modelled ? "MODELLED" : "TIMED");
+  printf("\"device_model\":");
+  json_text(stdout, model);
+  printf(",\"shapes\":[");
+  for (int i = 0; i < n; i++) {
+    const convjit_tune_result *r = &rows[i].res;
+    printf("%s\n{\"shape\":", i ? "," : "");
+    json_text(stdout, rows[i].text);
+    printf(",\"ok\":%s", rows[i].ok ? "true" : "false");
+    if (rows[i].ok) {
+      printf(",\"default_ms\":%.6g,\"best_ms\":%.6g,\"speedup\":%.4f,\"winner\":", r->default_ms, r->best_ms,
+             r->best_ms > 0 ? r->default_ms / r->best_ms : 0);
+      json_text(stdout, r->cand[r->winner].knobs);
+      printf(",\"candidates\":%d,\"stored\":%s", r->count, r->stored ? "true" : "false");
+    }
+    printf(",\"modelled\":%s,\"label\":\"%s\"}", modelled ? "true" : "false", modelled ? "MODELLED" : "TIMED");
+  }
+  printf("\n]}\n");
+}
+
+/* ---- jobs ------------------------------------------------------------------- */
+
+static int run_shapes(convjit_context *ctx, const tune_args *a, const char *arch, int modelled) {
+  FILE *f = fopen(a->shapes, "r");
+  if (!f) {
+    fprintf(stderr, "convjit-tune: --shapes %s: cannot open it\n", a->shapes);
+    return 1;
+  }
+  shape_row *rows = NULL;
+  convjit_conv_desc *descs = NULL;
+  int n = 0, cap = 0, lineno = 0, bad = 0;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    line[strcspn(line, "#\r\n")] = 0;
+    const char *s = line + strspn(line, " \t");
+    if (!*s) continue;
+    convjit_conv_desc d;
+    int pr = parse_shape(s, arch, &d, lineno);
+    if (pr < 0) bad = 1;
+    if (pr != 0) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      rows = realloc(rows, (size_t)cap * sizeof *rows);
+      descs = realloc(descs, (size_t)cap * sizeof *descs);
+      if (!rows || !descs) { fprintf(stderr, "convjit-tune: out of memory\n"); exit(1); }
+    }
+    memset(&rows[n], 0, sizeof rows[n]);
+    snprintf(rows[n].text, sizeof rows[n].text, "%.159s", s);
+    descs[n++] = d;
+  }
+  fclose(f);
+  if (bad || !n) {
+    if (!n && !bad) fprintf(stderr, "convjit-tune: %s holds no shape for %s\n", a->shapes, arch);
+    free(rows);
+    free(descs);
+    return bad ? 2 : 1;
+  }
+  progress pg = {.nshapes = n, .tty = isatty(2), .modelled = modelled, .t0 = cj_now_ms()};
+  int failed = 0;
+  for (int i = 0; i < n; i++) {
+    pg.shape = i + 1;
+    failed |= tune_shape(ctx, &descs[i], a, &pg, &rows[i]) != CONVJIT_OK;
+  }
+  if (pg.tty) fprintf(stderr, "\n");
+  if (a->json) print_json(rows, n, modelled, a->device, arch, ctx->dev->model);
+  else print_table(rows, n, modelled, arch, ctx->dev->model);
+  free(rows);
+  free(descs);
+  return failed;
+}
+
+static int run_export(convjit_context *ctx, const char *file) {
+  cj_strbuf js = {0};
+  int nrows = 0;
+  if (cj_tune_db_export(ctx->cache, &js, &nrows) != CONVJIT_OK) {
+    fprintf(stderr, "convjit-tune: --export: %s\n", convjit_last_error());
+    cj_sb_free(&js);
+    return 1;
+  }
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp-%d", file, (int)getpid());
+  FILE *f = fopen(tmp, "w");
+  int ok = f && fwrite(js.s, 1, js.len, f) == js.len;
+  if (f && fclose(f) != 0) ok = 0;
+  if (ok && rename(tmp, file) != 0) ok = 0; /* complete or absent: never half a file */
+  if (!ok) {
+    remove(tmp);
+    fprintf(stderr, "convjit-tune: --export %s: cannot write it\n", file);
+  } else {
+    fprintf(stderr, "convjit-tune: exported %d rows to %s\n", nrows, file);
+  }
+  cj_sb_free(&js);
+  return !ok;
+}
+
+static int run_import(convjit_context *ctx, const char *file) {
+  FILE *f = fopen(file, "rb");
+  if (!f) {
+    fprintf(stderr, "convjit-tune: --import %s: cannot open it\n", file);
+    return 1;
+  }
+  cj_strbuf js = {0};
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, f)) > 0) cj_sb_printf(&js, "%.*s", (int)got, buf);
+  fclose(f);
+  if (js.oom || !js.s) {
+    fprintf(stderr, "convjit-tune: --import %s: empty or out of memory\n", file);
+    cj_sb_free(&js);
+    return 1;
+  }
+  cj_strbuf report = {0};
+  int imported = 0, skipped = 0;
+  convjit_status st = cj_tune_db_import(ctx->cache, js.s, &imported, &skipped, &report);
+  if (report.s) fprintf(stderr, "%s", report.s);
+  if (st != CONVJIT_OK) fprintf(stderr, "convjit-tune: --import %s: %s\n", file, convjit_last_error());
+  else fprintf(stderr, "convjit-tune: imported %d rows, skipped %d\n", imported, skipped);
+  cj_sb_free(&js);
+  cj_sb_free(&report);
+  return st != CONVJIT_OK;
+}
+
+int main(int argc, char **argv) {
+  tune_args a;
+  if (parse_args(argc, argv, &a)) {
+    usage(stderr);
+    return 2;
+  }
+  convjit_context_options o = convjit_context_options_default();
+  int table_only = !a.shapes;
+  /* the table jobs need only the database: the emulator opens it anywhere */
+  o.device = !strcmp(a.device, "emu") || table_only ? CONVJIT_DEVICE_EMU : CONVJIT_DEVICE_HIP;
+  o.arch = a.arch;
+  o.cache_dir = a.cache_dir;
+  convjit_context *ctx = NULL;
+  if (convjit_context_create(&o, &ctx) != CONVJIT_OK) {
+    fprintf(stderr, "convjit-tune: %s\n", convjit_last_error());
+    return 1;
+  }
+  int rc;
+  if (table_only && !cj_cache_disk_path(ctx->cache)[0]) {
+    fprintf(stderr, "convjit-tune: no usable cache database (CONVJIT_LOG=info says why)\n");
+    rc = 1;
+  } else if (a.export_file) rc = run_export(ctx, a.export_file);
+  else if (a.import_file) rc = run_import(ctx, a.import_file);
+  else if (a.count) {
+    printf("%d\n", cj_tune_db_count(ctx->cache));
+    rc = 0;
+  } else if (a.clear) {
+    rc = cj_tune_db_clear(ctx->cache) != CONVJIT_OK;
+    if (rc) fprintf(stderr, "convjit-tune: --clear: %s\n", convjit_last_error());
+  } else {
+    rc = run_shapes(ctx, &a, ctx->arch->name, ctx->dev->is_emulated);
+  }
+  convjit_context_destroy(ctx);
+  return rc;
+}
