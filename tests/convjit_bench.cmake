@@ -32,28 +32,10 @@ if(TARGET convjit-bench)
   add_test(NAME tools/bench_help
            COMMAND bash -c "h=$(\"$0\" --help) || exit 1; for o in --device --arch --shapes --vs --json --budget-ms --warmup --min-reps --max-reps --seed --selftest --quick --full --case --list --report --no-disk-cache --help; do echo \"$h\" | grep -q -- \"$o\" || { echo \"--help lacks $o\"; exit 1; }; done"
                    ${cj_bench})
-  # Timing with scripted kernel times: the conv kernel takes 0.5 ms (bf16)
-  # / 0.4 ms (fp8), every other launch 0.125 ms, MIOpen 2 ms (all FAKE).
-  # Hand-derived expectations: kernel-only medians are exactly the
-  # scripted times; end-to-end = the conv plus >= 1 other step, so > the
-  # kernel time; MIOpen/convjit = 2 / end-to-end; the fake MIOpen computes
-  # the reference conv, so the outputs agree; every figure says FAKE.
-  # (Ratios to 1e-5 relative: the JSON prints 6 significant digits.)
+  # Timing with scripted kernel times, checked against hand-derived
+  # values (tests/bench/check_fake_timing.sh says which).
   add_test(NAME tools/bench_fake_timing
-           COMMAND bash -c "out=$(\"$0\" --shapes \"$1\" --vs miopen --json --warmup 1 --min-reps 3 --max-reps 3) || exit 1; echo \"$out\"; python3 -c '
-import json,sys
-d=json.loads(sys.argv[1]); assert d[\"kind\"]==\"FAKE\", d[\"kind\"]
-for r,want in zip(d[\"rows\"],(0.5,0.4)):
-    k=r[\"kernel_only\"]; e=r[\"end_to_end\"]; m=r[\"miopen\"]
-    assert k[\"kind\"]==e[\"kind\"]==m[\"kind\"]==\"FAKE\", r
-    assert k[\"median_ms\"]==want and k[\"reps\"]==3 and k[\"spread_pct\"]==0, k
-    assert e[\"median_ms\"]>want, e
-    assert m[\"median_ms\"]==2.0, m
-    assert abs(r[\"miopen_over_convjit\"]-2.0/e[\"median_ms\"])<1e-5*2.0/e[\"median_ms\"], r
-    assert abs(k[\"tflops\"]-r[\"gflop\"]*1e9/(want*1e-3)/1e12)<1e-5*k[\"tflops\"], k
-    assert r[\"agree\"] is True, r
-' \"$out\" && tab=$(\"$0\" --shapes \"$1\" --vs miopen --warmup 0 --min-reps 1 --max-reps 1) && echo \"$tab\" && ! echo \"$tab\" | grep ' TF' | grep -v -q 'TF FAKE'"
-                   ${cj_bench} ${cj_bench_shapes})
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench/check_fake_timing.sh ${cj_bench} ${cj_bench_shapes})
   set_tests_properties(tools/bench_fake_timing PROPERTIES
     ENVIRONMENT "${cj_bench_env};CJ_FAKEHIP_KERNEL_MS=cj_conv_bf16=0.5,cj_conv_fp8=0.4,0.125;CJ_FAKEMIOPEN_MS=2")
   # A disagreeing MIOpen (one output off by 1 + |y|/2): exit 1, named.
@@ -85,11 +67,19 @@ for r,want in zip(d[\"rows\"],(0.5,0.4)):
            COMMAND bash -c "out=$(\"$0\" --selftest --case bf16_3x3x3_bias); rc=$?; echo \"$out\"; [ $rc -eq 1 ] && echo \"$out\" | grep -q '^FAIL bf16_3x3x3_bias' && echo \"$out\" | grep -q 'device and emulator differ (same code objects) first at y\\[n 0\\]\\[k 0\\]\\[d 0\\]\\[h 0\\]\\[w 5\\] (output 5)' && echo \"$out\" | grep -q 'outside the reference.s bound; first at y\\[n 0\\]\\[k 0\\]\\[d 0\\]\\[h 0\\]\\[w 5\\]' && echo \"$out\" | grep -q 'reproduce: convjit-bench --device hip --selftest --case bf16_3x3x3_bias --seed 1'"
                    ${cj_bench})
   set_tests_properties(tools/bench_selftest_disagree PROPERTIES ENVIRONMENT "${cj_bench_env};CJ_FAKEHIP_CORRUPT_D2H=1")
+  # The sampled check of the large cases (cj_ref_conv_point, with a |x|,
+  # |w| pass for the bound), here on small cases: bf16 and fp8 with the
+  # quantizing pre-pass and channel scales pass; element 0 (always
+  # sampled) flipped in the device copy fails with its coordinates.
+  add_test(NAME tools/bench_selftest_sampled
+           COMMAND bash -c "for c in bf16_3x3x3_bias fp8_bf16x_quant_chscale; do out=$(\"$0\" --selftest --sampled --case $c) || exit 1; echo \"$out\"; echo \"$out\" | grep -q \"^PASS $c .*\\[sampled\\]\" || exit 1; done; out=$(CJ_FAKEHIP_CORRUPT_D2H=1@1 \"$0\" --selftest --sampled --case bf16_1x3x3); rc=$?; echo \"$out\"; [ $rc -eq 1 ] && echo \"$out\" | grep -q 'of 48 outputs outside the reference.s bound; first at y\\[n 0\\]\\[k 0\\]\\[d 0\\]\\[h 0\\]\\[w 0\\]'"
+                   ${cj_bench})
+  set_tests_properties(tools/bench_selftest_sampled PROPERTIES ENVIRONMENT "${cj_bench_env}")
   # On the emulator device: figures say EMULATED and no TFLOPS are printed.
   add_test(NAME tools/bench_emu
            COMMAND bash -c "out=$(\"$0\" --device emu --arch gfx942 --shapes \"$1\") || exit 1; echo \"$out\"; echo \"$out\" | grep -q 'ms EMULATED' && ! echo \"$out\" | grep -q ' TF'"
                    ${cj_bench} ${cj_bench_shapes})
   set_tests_properties(tools/bench_no_gpu tools/bench_help tools/bench_fake_timing tools/bench_fake_miopen_disagree
-                       tools/bench_fake_miopen_errors tools/bench_fake_report tools/bench_selftest_disagree tools/bench_emu
+                       tools/bench_fake_miopen_errors tools/bench_fake_report tools/bench_selftest_disagree tools/bench_selftest_sampled tools/bench_emu
                        PROPERTIES LABELS tools)
 endif()

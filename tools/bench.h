@@ -55,12 +55,14 @@ int bench_miopen_run(bench_miopen *m, const void *x, const void *w, void *y, voi
                      size_t cap);
 
 /* ---- the self-test (bench_selftest.c) ------------------------------------ */
+#define SELFTEST_SAMPLES 48 /* outputs checked on a sampled (large) case */
 typedef struct selftest_opts {
   int full;              /* 1: also REFERENCE.md's test shapes and the headline shapes (sampled) */
   const char *only_case; /* run this case only (the reproduction command), or NULL */
   uint64_t seed;
   const char *device_arg; /* the --device value, for the reproduction command */
   int list;              /* print the case names only */
+  int sampled;           /* check every case at sampled outputs, as the large cases are */
 } selftest_opts;
 typedef struct selftest_result {
   int pass, fail, skip;

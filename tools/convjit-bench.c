@@ -36,7 +36,7 @@
 
 typedef struct bench_opts {
   const char *device, *arch, *shapes_file, *report, *json_file;
-  int vs_miopen, json, selftest, no_disk, full, quick, list;
+  int vs_miopen, json, selftest, no_disk, full, quick, list, sampled;
   const char *only_case;
   double budget_ms;
   uint64_t warmup, min_reps, max_reps, seed;
@@ -89,8 +89,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: convjit-bench [--device hip|emu] [--arch gfx942|gfx950] [--shapes FILE] [--vs miopen] [--json]\n"
           "                     [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N] [--seed N]\n"
-          "                     [--selftest [--quick|--full] [--case NAME] [--list]] [--report FILE.md]\n"
-          "                     [--no-disk-cache] [--help]\n"
+          "                     [--selftest [--quick|--full] [--case NAME] [--list] [--sampled]]\n"
+          "                     [--report FILE.md] [--no-disk-cache] [--help]\n"
           "  --device hip|emu  hip (default): the HIP device (libamdhip64 via dlopen); no device is an error.\n"
           "                    emu: convjit's CPU emulator (times EMULATED, never TFLOPS; small shapes only)\n"
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
@@ -115,11 +115,13 @@ static void usage(FILE *f) {
           "                    default); --full (a HIP device's default): also REFERENCE.md's test shapes\n"
           "                    and the headline shapes (sampled outputs, skipped when memory is short)\n"
           "  --case NAME       the self-test of one case (the reproduction command); --list: the names\n"
+          "  --sampled         check every self-test case at %d sampled outputs only, as the large ones are\n"
           "  --report FILE.md  write the report to send back: device, versions, the bench table with\n"
           "                    ratios vs MIOpen and the published numbers, the self-test (run too unless\n"
           "                    --selftest alone asked for it), tuning rows\n"
           "  --no-disk-cache   memory kernel cache only\n"
-          "Exit: 0 ok, 1 self-test failure or MIOpen disagreement, 2 bad arguments, 3 convjit/device error.\n");
+          "Exit: 0 ok, 1 self-test failure or MIOpen disagreement, 2 bad arguments, 3 convjit/device error.\n",
+          SELFTEST_SAMPLES);
 }
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
@@ -162,6 +164,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     else if (!strcmp(a, "--full")) o->full = 1;
     else if (!strcmp(a, "--quick")) o->quick = 1;
     else if (!strcmp(a, "--list")) o->list = 1;
+    else if (!strcmp(a, "--sampled")) o->sampled = 1;
     else if (!strcmp(a, "--no-disk-cache")) o->no_disk = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
     else { fprintf(stderr, TOOL ": unknown option %s\n", a); return -1; }
@@ -173,8 +176,8 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     return -1;
   }
   if (o->full && o->quick) { fprintf(stderr, TOOL ": --full and --quick exclude each other\n"); return -1; }
-  if ((o->only_case || o->list || o->full || o->quick) && !o->selftest && !o->report) {
-    fprintf(stderr, TOOL ": --case, --list, --full and --quick belong to --selftest\n");
+  if ((o->only_case || o->list || o->full || o->quick || o->sampled) && !o->selftest && !o->report) {
+    fprintf(stderr, TOOL ": --case, --list, --full, --quick and --sampled belong to --selftest\n");
     return -1;
   }
   return 0;
@@ -779,7 +782,8 @@ int main(int argc, char **argv) {
   size_t loglen = 0;
   if (do_selftest) {
     selftest_opts so = {.full = o.full || (!o.quick && !ci.emulated && env.kind == BENCH_MEASURED),
-                        .only_case = o.only_case, .seed = o.seed, .device_arg = o.device, .list = o.list};
+                        .only_case = o.only_case, .seed = o.seed, .device_arg = o.device, .list = o.list,
+                        .sampled = o.sampled};
     /* The lines go to stdout (unless --json) and into the report. */
     FILE *mem = open_memstream(&log, &loglen);
     if (!mem) { fprintf(stderr, TOOL ": out of memory\n"); rc = 3; goto out_rows; }
