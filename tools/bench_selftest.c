@@ -215,19 +215,6 @@ done:
 
 /* ---- the reference ---------------------------------------------------------------- */
 
-static cj_ref_conv_shape ref_shape(const cj_conv_problem *p) {
-  cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)p->n, (uint64_t)p->c, (uint64_t)p->d, (uint64_t)p->h,
-                                                (uint64_t)p->w, (uint64_t)p->k, (uint64_t)p->t, (uint64_t)p->r,
-                                                (uint64_t)p->s);
-  for (int i = 0; i < 3; i++) {
-    sh.stride[i] = (uint32_t)p->stride[i];
-    sh.pad_lo[i] = (uint32_t)p->pad_lo[i];
-    sh.pad_hi[i] = (uint32_t)p->pad_hi[i];
-    sh.dilation[i] = (uint32_t)p->dil[i];
-  }
-  return sh;
-}
-
 /* The reference's inputs: fp8 x bytes (the given ones, or bf16 x quantized
  * as the pre-pass does), the per-channel weight scales. */
 typedef struct st_ref {
@@ -303,7 +290,7 @@ static float w_at(void *u, uint64_t k, uint64_t c, uint64_t t, uint64_t rr, uint
 /* want/mag of output i (sampled cases). */
 static convjit_status ref_point(st_ref *r, size_t i, float *want, float *mag) {
   const cj_conv_problem *p = r->p;
-  cj_ref_conv_shape sh = ref_shape(p);
+  cj_ref_conv_shape sh = tool_ref_shape(p);
   uint64_t ow = i % (uint64_t)p->ow, q = i / (uint64_t)p->ow, oh = q % (uint64_t)p->oh;
   q /= (uint64_t)p->oh;
   uint64_t od = q % (uint64_t)p->od, k = (q / (uint64_t)p->od) % (uint64_t)p->k, n = q / (uint64_t)p->od / (uint64_t)p->k;
@@ -471,7 +458,7 @@ static int run_one(st_ctx *s, const st_case *c, uint64_t seed) {
       got[j] = tool_decode(d.y_dev, idx[j], CONVJIT_DTYPE_BF16);
     }
     if (rs == CONVJIT_OK && !sampled) {
-      cj_ref_conv_shape sh = ref_shape(p);
+      cj_ref_conv_shape sh = tool_ref_shape(p);
       if (r.fp8) {
         cj_ref_conv_fp8_in in = {.fmt = r.fmt, .x = r.qx, .w = d.hw, .x_scale = r.xs, .w_scale = r.wsc,
                                  .w_scale_per_k = 1, .bias = p->has_bias ? d.bias : NULL};

@@ -623,15 +623,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   r->kernel_ms = ms;
   TRY(convjit_memcpy_d2h(ctx, hy, dy, ny * eby, NULL));
   if (a->check) {
-    cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)p->n, (uint64_t)p->c, (uint64_t)p->d, (uint64_t)p->h,
-                                                  (uint64_t)p->w, (uint64_t)p->k, (uint64_t)p->t, (uint64_t)p->r,
-                                                  (uint64_t)p->s);
-    for (int i = 0; i < 3; i++) {
-      sh.stride[i] = (uint32_t)p->stride[i];
-      sh.pad_lo[i] = (uint32_t)p->pad_lo[i];
-      sh.pad_hi[i] = (uint32_t)p->pad_hi[i];
-      sh.dilation[i] = (uint32_t)p->dil[i];
-    }
+    cj_ref_conv_shape sh = tool_ref_shape(p);
     ref = malloc(ny * sizeof *ref);
     refabs = malloc(ny * sizeof *refabs);
     got = malloc(ny * sizeof *got);

@@ -39,3 +39,16 @@ size_t tool_dtype_bytes(convjit_dtype t) { return t == CONVJIT_DTYPE_F32 ? 4 : t
 int tool_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
 
 cj_nf_fp8 tool_fp8_format(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN; }
+
+cj_ref_conv_shape tool_ref_shape(const cj_conv_problem *p) {
+  cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)p->n, (uint64_t)p->c, (uint64_t)p->d, (uint64_t)p->h,
+                                                (uint64_t)p->w, (uint64_t)p->k, (uint64_t)p->t, (uint64_t)p->r,
+                                                (uint64_t)p->s);
+  for (int i = 0; i < 3; i++) {
+    sh.stride[i] = (uint32_t)p->stride[i];
+    sh.pad_lo[i] = (uint32_t)p->pad_lo[i];
+    sh.pad_hi[i] = (uint32_t)p->pad_hi[i];
+    sh.dilation[i] = (uint32_t)p->dil[i];
+  }
+  return sh;
+}

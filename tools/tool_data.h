@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "convjit/convjit.h"
+#include "host/select.h"
+#include "ref/ref_conv.h"
 #include "util/numfmt.h"
 
 /* splitmix64: the same seed gives the same tensors on every machine. */
@@ -22,5 +24,8 @@ size_t tool_dtype_bytes(convjit_dtype t);
 int tool_is_fp8(convjit_dtype t);
 /* The fp8 number format of an fp8 dtype (E4M3FN for anything else). */
 cj_nf_fp8 tool_fp8_format(convjit_dtype t);
+
+/* The CPU reference's shape of a normalized conv problem (a plan's prob). */
+cj_ref_conv_shape tool_ref_shape(const cj_conv_problem *p);
 
 #endif

@@ -74,9 +74,7 @@ API int hipDeviceGetAttribute(int *v, int attr, int dev) {
 }
 API int hipGetDeviceProperties(void *p, int dev) {
   (void)dev;
-  memset(p, 0, 792);
-  strcpy((char *)p, "AMD Instinct MI300X (fake)");
-  strcpy((char *)p + 396, "gfx942:sramecc+:xnack-");
+  fakehip_fill_props(p, "AMD Instinct MI300X (fake)");
   return 0;
 }
 /* hipDeviceGetName: the same name as the properties (truncated to len). */

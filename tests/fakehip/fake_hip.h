@@ -20,6 +20,14 @@ typedef struct fakehip_launch {
   size_t image_size;
 } fakehip_launch;
 
+/* hipGetDeviceProperties of a fake gfx942: the ROCm 5.x hipDeviceProp_t
+ * layout (name first, gcnArchName at byte 396), the rest zero. */
+static inline void fakehip_fill_props(void *p, const char *name) {
+  memset(p, 0, 792);
+  strcpy((char *)p, name);
+  strcpy((char *)p + 396, "gfx942:sramecc+:xnack-");
+}
+
 /* Bytes of an ELF64 image: the end of its section header table or of its
  * furthest section, whichever is later (the loader gets no size). */
 static inline size_t fakehip_elf_size(const uint8_t *b) {

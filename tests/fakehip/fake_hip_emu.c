@@ -79,9 +79,7 @@ API int hipDeviceGetAttribute(int *v, int attr, int d) {
 }
 API int hipGetDeviceProperties(void *p, int d) {
   (void)d;
-  memset(p, 0, 792);
-  strcpy((char *)p, "AMD Instinct MI300X (fake, emulated)");
-  strcpy((char *)p + 396, "gfx942:sramecc+:xnack-");
+  fakehip_fill_props(p, "AMD Instinct MI300X (fake, emulated)");
   return 0;
 }
 API int hipDeviceGetName(char *name, int len, int d) {
