@@ -158,7 +158,7 @@ static convjit_status upload(convjit_context *ctx, void *dst, const void *blk, s
     size_t m = n - off < nblk ? n - off : nblk;
     CJ_TRY(convjit_memcpy_h2d(ctx, (uint8_t *)dst + off * eb, blk, m * eb, NULL));
   }
-  return CONVJIT_OK;
+  return convjit_synchronize(ctx, NULL); /* the host block may change or go once this returns */
 }
 
 /* One run of the case's plan on ctx: inputs from d, output into *y (ny bf16). */
@@ -204,6 +204,7 @@ static convjit_status run_case(convjit_context *ctx, const convjit_plan *plan, c
   }
   T(convjit_synchronize(ctx, NULL));
   T(convjit_memcpy_d2h(ctx, y, dy, d->ny * yb, NULL)); /* the case's one device-to-host copy */
+  T(convjit_synchronize(ctx, NULL));
 done:
 #undef T
   if (st != CONVJIT_OK) snprintf(err, cap, "%s: %s", convjit_status_string(st), convjit_last_error());

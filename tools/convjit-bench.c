@@ -381,6 +381,7 @@ static convjit_status fill_device(convjit_context *ctx, void *dst, size_t n, int
     size_t m = n - off < blk ? n - off : blk;
     st = convjit_memcpy_h2d(ctx, (uint8_t *)dst + off * (size_t)eb, h, m * (size_t)eb, NULL);
     if (st == CONVJIT_OK && hb) st = convjit_memcpy_h2d(ctx, (uint8_t *)bf16_twin + off * 2, hb, m * 2, NULL);
+    if (st == CONVJIT_OK) st = convjit_synchronize(ctx, NULL); /* the host block is rewritten / freed next */
   }
   free(h); free(vals); free(hb);
   return st;
@@ -410,7 +411,7 @@ static int compare_outputs(convjit_context *ctx, const void *ya, const void *yb,
   for (size_t off = 0; off < n; off += blk) {
     size_t m = n - off < blk ? n - off : blk;
     if (convjit_memcpy_d2h(ctx, a, (const uint16_t *)ya + off, m * 2, NULL) ||
-        convjit_memcpy_d2h(ctx, b, (const uint16_t *)yb + off, m * 2, NULL)) {
+        convjit_memcpy_d2h(ctx, b, (const uint16_t *)yb + off, m * 2, NULL) || convjit_synchronize(ctx, NULL)) {
       snprintf(err, cap, "reading the outputs back: %s", convjit_last_error());
       free(a); free(b);
       return -1;
@@ -483,6 +484,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
     for (int64_t i = 0; i < p->k; i++) hb[i] = tool_rng_unit(&seed);
     convjit_status st = convjit_malloc(ctx, (size_t)p->k * 4, &b.bias);
     if (st == CONVJIT_OK) st = convjit_memcpy_h2d(ctx, b.bias, hb, (size_t)p->k * 4, NULL);
+    if (st == CONVJIT_OK) st = convjit_synchronize(ctx, NULL);
     free(hb);
     DEV(st);
   }
@@ -624,6 +626,17 @@ static void print_table(FILE *f, const bench_row *rows, int n, const bench_env *
   }
 }
 
+/* A JSON string value (quotes, backslashes and control bytes escaped). */
+static void json_str(cj_strbuf *sb, const char *key, const char *v) {
+  cj_sb_printf(sb, "\"%s\":\"", key);
+  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+    if (*c == '"' || *c == '\\') cj_sb_printf(sb, "\\%c", *c);
+    else if (*c < 0x20) cj_sb_printf(sb, "\\u%04x", *c);
+    else cj_sb_printf(sb, "%c", *c);
+  }
+  cj_sb_printf(sb, "\"");
+}
+
 static void json_stat(cj_strbuf *sb, const char *key, const bench_stat *s, double flop, bench_kind k) {
   cj_sb_printf(sb, "\"%s\":{\"kind\":\"%s\",\"reps\":%d,\"median_ms\":%.6g,\"min_ms\":%.6g,\"max_ms\":%.6g,"
                "\"spread_pct\":%.4g", key, bench_kind_label(k), s->reps, s->median, s->min, s->max, s->spread_pct);
@@ -640,9 +653,10 @@ static void json_out(const bench_row *rows, int n, const bench_env *e, const con
                CJ_LLVM_VERSION, mi_version ? "\"" : "", mi_version ? mi_version : "null", mi_version ? "\"" : "");
   for (int i = 0; i < n; i++) {
     const bench_row *r = &rows[i];
-    cj_sb_printf(&sb, "%s{\"shape\":\"%s\",\"gflop\":%.6g,\"ok\":%s", i ? "," : "", r->s.name, r->flop / 1e9,
-                 r->ok ? "true" : "false");
-    if (!r->ok) cj_sb_printf(&sb, ",\"error\":\"%s\"", r->err);
+    cj_sb_printf(&sb, "%s{", i ? "," : "");
+    json_str(&sb, "shape", r->s.name);
+    cj_sb_printf(&sb, ",\"gflop\":%.6g,\"ok\":%s", r->flop / 1e9, r->ok ? "true" : "false");
+    if (!r->ok) { cj_sb_printf(&sb, ","); json_str(&sb, "error", r->err); }
     else {
       cj_sb_printf(&sb, ",\"kernel\":\"%s\",", r->kernel_name);
       json_stat(&sb, "end_to_end", &r->e2e, r->flop, e->kind);
@@ -655,9 +669,8 @@ static void json_out(const bench_row *rows, int n, const bench_env *e, const con
       cj_sb_printf(&sb, ",\"miopen_over_convjit\":%.6g,\"agree\":%s,\"agree_worst_index\":%zu", r->mi.median / r->e2e.median,
                    r->agree ? "true" : "false", r->agree_worst);
     } else if (r->mi_ran == -1) {
-      cj_sb_printf(&sb, ",\"miopen_error\":\"");
-      for (const char *c = r->mi_note; *c; c++) cj_sb_printf(&sb, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
-      cj_sb_printf(&sb, "\"");
+      cj_sb_printf(&sb, ",");
+      json_str(&sb, "miopen_error", r->mi_note);
     }
     if (r->pub) cj_sb_printf(&sb, ",\"published_mi355x\":{\"kernel_tflops\":%g,\"e2e_tflops\":%g,\"miopen_tflops\":%g}",
                              r->pub->pub_kernel_tf, r->pub->pub_e2e_tf, r->pub->pub_miopen_tf);
@@ -747,6 +760,12 @@ int main(int argc, char **argv) {
   if (ci.emulated) { /* one run per figure: an emulated run is slow and has no spread */
     if (!o.warmup_given) o.warmup = 0;
     if (!o.budget_given) { o.min_reps = 1; o.max_reps = 1; }
+  }
+  if (do_bench && !shapes && ci.emulated) {
+    fprintf(stderr, TOOL ": the default shapes (up to 14 GB tensors) are far too large for the emulator; give "
+                    "--shapes FILE with small ones (e.g. tests/bench/tiny_shapes.txt)\n");
+    convjit_context_destroy(ctx);
+    return 2;
   }
   if (do_bench && !shapes) {
     nshapes = (int)(sizeof bench_default_shapes / sizeof bench_default_shapes[0]);
