@@ -33,6 +33,7 @@
 #include "ref/ref_conv.h"
 #include "util/numfmt.h"
 #include "cli.h"
+#include "tool_data.h"
 
 typedef struct run_args {
   const char *device, *op, *arch, *dtype;
@@ -162,32 +163,6 @@ static int parse_args(int argc, char **argv, run_args *a) {
   return 0;
 }
 
-/* ---- data ------------------------------------------------------------------- */
-
-static uint64_t rng_next(uint64_t *s) { /* splitmix64: reproducible inputs */
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static float rng_unit(uint64_t *s) { return (float)((rng_next(s) >> 40) * (2.0 / 16777216.0) - 1.0); }
-
-/* Random elements of dtype in [-1, 1) and their exact float values. */
-static void fill_random(void *dst, float *vals, size_t n, int eb, cj_nf_fp8 fmt, uint64_t *seed) {
-  for (size_t i = 0; i < n; i++) {
-    float f = rng_unit(seed);
-    if (eb == 2) {
-      uint16_t h = cj_f32_to_bf16_rne(f);
-      ((uint16_t *)dst)[i] = h;
-      if (vals) vals[i] = cj_bf16_to_f32(h);
-    } else {
-      uint8_t b = cj_f32_to_fp8_rne(f, fmt, 1);
-      ((uint8_t *)dst)[i] = b;
-      if (vals) vals[i] = cj_fp8_to_f32(b, fmt);
-    }
-  }
-}
 
 #define TRY(call)                                                                             \
   do {                                                                                        \
@@ -509,7 +484,7 @@ static int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan *
   href = malloc(bytes);
   if (!hx || !hy || !href) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
   uint64_t seed = a->seed;
-  fill_random(hx, NULL, n, eb, CJ_NF_E4M3FN, &seed);
+  tool_fill_random(hx, NULL, n, eb, CJ_NF_E4M3FN, &seed);
   TRY(convjit_malloc(ctx, bytes, &dx));
   TRY(convjit_malloc(ctx, bytes, &dy));
   TRY(convjit_memcpy_h2d(ctx, dx, hx, bytes, NULL));
@@ -551,19 +526,6 @@ done:
   if (dy) convjit_free(ctx, dy);
   free(hx); free(hy); free(href);
   return rc;
-}
-
-static float decode(const void *p, size_t i, convjit_dtype t) {
-  switch (t) {
-  case CONVJIT_DTYPE_BF16: return cj_bf16_to_f32(((const uint16_t *)p)[i]);
-  case CONVJIT_DTYPE_F32: return ((const float *)p)[i];
-  case CONVJIT_DTYPE_FP8_E4M3FNUZ: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FNUZ);
-  default: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FN);
-  }
-}
-
-static size_t dtype_bytes(convjit_dtype t) {
-  return t == CONVJIT_DTYPE_F32 ? 4 : t == CONVJIT_DTYPE_BF16 ? 2 : 1;
 }
 
 static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
@@ -622,15 +584,15 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   const cj_conv_problem *p = &(*plan_out)->prob;
   size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
   size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
-  size_t ebx = dtype_bytes(p->x_dtype), eby = dtype_bytes(p->y_dtype);
+  size_t ebx = tool_dtype_bytes(p->x_dtype), eby = tool_dtype_bytes(p->y_dtype);
   cj_nf_fp8 fmt = p->x_dtype == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
   hx = malloc(nx * ebx); hw = malloc(nw * ebx); hy = malloc(ny * eby);
   fx = malloc(nx * sizeof *fx); fw = malloc(nw * sizeof *fw); fb = malloc((size_t)p->k * sizeof *fb);
   if (!hx || !hw || !hy || !fx || !fw || !fb) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
   uint64_t seed = a->seed;
-  fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
-  fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
-  for (int64_t i = 0; i < p->k; i++) fb[i] = rng_unit(&seed);
+  tool_fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
+  tool_fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
+  for (int64_t i = 0; i < p->k; i++) fb[i] = tool_rng_unit(&seed);
   size_t ws = 0, pw = 0;
   TRY(convjit_plan_workspace_size(*plan_out, &ws));
   TRY(convjit_plan_packed_weight_size(*plan_out, &pw));
@@ -678,15 +640,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   r->kernel_ms = ms;
   TRY(convjit_memcpy_d2h(ctx, hy, dy, ny * eby, NULL));
   if (a->check) {
-    cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)p->n, (uint64_t)p->c, (uint64_t)p->d, (uint64_t)p->h,
-                                                  (uint64_t)p->w, (uint64_t)p->k, (uint64_t)p->t, (uint64_t)p->r,
-                                                  (uint64_t)p->s);
-    for (int i = 0; i < 3; i++) {
-      sh.stride[i] = (uint32_t)p->stride[i];
-      sh.pad_lo[i] = (uint32_t)p->pad_lo[i];
-      sh.pad_hi[i] = (uint32_t)p->pad_hi[i];
-      sh.dilation[i] = (uint32_t)p->dil[i];
-    }
+    cj_ref_conv_shape sh = tool_ref_shape(p);
     ref = malloc(ny * sizeof *ref);
     refabs = malloc(ny * sizeof *refabs);
     got = malloc(ny * sizeof *got);
@@ -710,7 +664,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
       r->tol = cj_ref_conv_bound(products, y_bf16, 0);
       r->bound = "cj_ref_conv_bound";
     }
-    for (size_t i = 0; i < ny; i++) got[i] = decode(hy, i, p->y_dtype);
+    for (size_t i = 0; i < ny; i++) got[i] = tool_decode(hy, i, p->y_dtype);
     cj_ref_cmp cmp;
     cj_ref_conv_check(got, ref, refabs, ny, r->tol, &cmp);
     r->checked = 1;

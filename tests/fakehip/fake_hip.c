@@ -125,9 +125,7 @@ API int hipDeviceGetAttribute(int *v, int attr, int dev) {
 }
 API int hipGetDeviceProperties(void *p, int dev) {
   (void)dev;
-  memset(p, 0, 792);
-  strcpy((char *)p, "AMD Instinct MI300X (fake)");
-  strcpy((char *)p + 396, "gfx942:sramecc+:xnack-");
+  fakehip_fill_props(p, "AMD Instinct MI300X (fake)");
   return 0;
 }
 /* hipDeviceGetName: the same name as the properties (truncated to len). */
@@ -135,26 +133,6 @@ API int hipDeviceGetName(char *name, int len, int dev) {
   if (dev < 0 || dev >= fake_device_count() || len < 1) return 1; /* hipErrorInvalidValue */
   snprintf(name, (size_t)len, "%s", "AMD Instinct MI300X (fake)");
   return 0;
-}
-/* Bytes of an ELF64 image: the end of its section header table or of its
- * furthest section, whichever is later (the loader gets no size). */
-static size_t elf_size(const uint8_t *b) {
-  uint64_t shoff, end;
-  uint16_t shnum, shentsize;
-  memcpy(&shoff, b + 0x28, 8);
-  memcpy(&shentsize, b + 0x3a, 2);
-  memcpy(&shnum, b + 0x3c, 2);
-  end = shoff + (uint64_t)shnum * shentsize;
-  for (unsigned i = 0; i < shnum; i++) {
-    const uint8_t *sh = b + shoff + (uint64_t)i * shentsize;
-    uint32_t type;
-    uint64_t off, size;
-    memcpy(&type, sh + 4, 4);
-    memcpy(&off, sh + 0x18, 8);
-    memcpy(&size, sh + 0x20, 8);
-    if (type != 8 /* SHT_NOBITS */ && off + size > end) end = off + size;
-  }
-  return (size_t)end;
 }
 typedef struct fake_module {
   uint8_t *image;
@@ -170,7 +148,7 @@ API int hipModuleLoadData(void **m, const void *image) {
   if (b[7] != 64 /* ELFOSABI_AMDGPU_HSA */ || b[8] > newest_abi) return 200;
   fake_module *fm = malloc(sizeof *fm);
   if (!fm) return 2;
-  fm->size = elf_size(b);
+  fm->size = fakehip_elf_size(b);
   fm->image = malloc(fm->size);
   if (!fm->image) { free(fm); return 2; }
   memcpy(fm->image, b, fm->size); /* as HIP, the caller's bytes may go away after the load */

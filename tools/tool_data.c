@@ -1,0 +1,54 @@
+/* tool_data.h: the tools' reproducible test data and dtype helpers. */
+#include "tool_data.h"
+
+uint64_t tool_rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+float tool_rng_unit(uint64_t *s) { return (float)((tool_rng_next(s) >> 40) * (2.0 / 16777216.0) - 1.0); }
+
+void tool_fill_random(void *dst, float *vals, size_t n, int eb, cj_nf_fp8 fmt, uint64_t *seed) {
+  for (size_t i = 0; i < n; i++) {
+    float f = tool_rng_unit(seed);
+    if (eb == 2) {
+      uint16_t h = cj_f32_to_bf16_rne(f);
+      ((uint16_t *)dst)[i] = h;
+      if (vals) vals[i] = cj_bf16_to_f32(h);
+    } else {
+      uint8_t b = cj_f32_to_fp8_rne(f, fmt, 1);
+      ((uint8_t *)dst)[i] = b;
+      if (vals) vals[i] = cj_fp8_to_f32(b, fmt);
+    }
+  }
+}
+
+float tool_decode(const void *p, size_t i, convjit_dtype t) {
+  switch (t) {
+  case CONVJIT_DTYPE_BF16: return cj_bf16_to_f32(((const uint16_t *)p)[i]);
+  case CONVJIT_DTYPE_F32: return ((const float *)p)[i];
+  case CONVJIT_DTYPE_FP8_E4M3FNUZ: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FNUZ);
+  default: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FN);
+  }
+}
+
+size_t tool_dtype_bytes(convjit_dtype t) { return t == CONVJIT_DTYPE_F32 ? 4 : t == CONVJIT_DTYPE_BF16 ? 2 : 1; }
+
+int tool_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
+
+cj_nf_fp8 tool_fp8_format(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN; }
+
+cj_ref_conv_shape tool_ref_shape(const cj_conv_problem *p) {
+  cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)p->n, (uint64_t)p->c, (uint64_t)p->d, (uint64_t)p->h,
+                                                (uint64_t)p->w, (uint64_t)p->k, (uint64_t)p->t, (uint64_t)p->r,
+                                                (uint64_t)p->s);
+  for (int i = 0; i < 3; i++) {
+    sh.stride[i] = (uint32_t)p->stride[i];
+    sh.pad_lo[i] = (uint32_t)p->pad_lo[i];
+    sh.pad_hi[i] = (uint32_t)p->pad_hi[i];
+    sh.dilation[i] = (uint32_t)p->dil[i];
+  }
+  return sh;
+}

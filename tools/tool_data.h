@@ -1,0 +1,31 @@
+/* Test data and element decoding shared by the tools (convjit-run,
+ * convjit-bench): reproducible random tensors and the dtype helpers.
+ * Linked into every tool with cli.c (the cj_cli library). */
+#ifndef CJ_TOOLS_TOOL_DATA_H
+#define CJ_TOOLS_TOOL_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "convjit/convjit.h"
+#include "host/select.h"
+#include "ref/ref_conv.h"
+#include "util/numfmt.h"
+
+/* splitmix64: the same seed gives the same tensors on every machine. */
+uint64_t tool_rng_next(uint64_t *s);
+/* Uniform in [-1, 1) on a 2^-23 grid. */
+float tool_rng_unit(uint64_t *s);
+/* n random elements in [-1, 1) of elem_bytes 2 (bf16) or 1 (fp8 of fmt,
+ * saturated), and their exact float values in vals (may be NULL). */
+void tool_fill_random(void *dst, float *vals, size_t n, int elem_bytes, cj_nf_fp8 fmt, uint64_t *seed);
+/* Element i of an array of dtype t, as a float (exact). */
+float tool_decode(const void *p, size_t i, convjit_dtype t);
+size_t tool_dtype_bytes(convjit_dtype t);
+int tool_is_fp8(convjit_dtype t);
+/* The fp8 number format of an fp8 dtype (E4M3FN for anything else). */
+cj_nf_fp8 tool_fp8_format(convjit_dtype t);
+
+/* The CPU reference's shape of a normalized conv problem (a plan's prob). */
+cj_ref_conv_shape tool_ref_shape(const cj_conv_problem *p);
+
+#endif
