@@ -105,3 +105,12 @@ rm -rf "$dir" "$dir.json"
   set_tests_properties(tools/tune_fake_hip PROPERTIES LABELS tools
     ENVIRONMENT "CONVJIT_HIP_LIBRARY=$<TARGET_FILE:fakehip>")
 endif()
+# convjit-bench's report carries the tuning rows of its cache database
+# (issue 13 item 3): two MODELLED rows stored by convjit-tune appear there.
+if(TARGET convjit-bench)
+  add_test(NAME tools/bench_report_tuning_rows
+           COMMAND bash -c "d=\"$2\"; rm -rf \"$d\"; \"$0\" --device emu --shapes \"$3\" --cache-dir \"$d\" --store-modelled >/dev/null || exit 1; CONVJIT_CACHE_DIR=\"$d\" \"$1\" --device emu --arch gfx950 --shapes \"$4\" --report \"$d/r.md\" >/dev/null || exit 1; grep -q '^2 rows' \"$d/r.md\" && grep -q '\"modelled\"' \"$d/r.md\"; rc=$?; rm -rf \"$d\"; exit $rc"
+                   $<TARGET_FILE:convjit-tune> $<TARGET_FILE:convjit-bench> ${PROJECT_BINARY_DIR}/test-bench-tuning
+                   ${CJ_TUNE_SHAPES} ${cj_bench_shapes})
+  set_tests_properties(tools/bench_report_tuning_rows PROPERTIES LABELS tools)
+endif()

@@ -31,6 +31,8 @@
 #include "bench.h"
 #include "cli.h"
 #include "tool_data.h"
+#include "host/plan.h"
+#include "host/tune_db.h"
 
 #define TOOL "convjit-bench"
 
@@ -684,13 +686,23 @@ static void json_out(const bench_row *rows, int n, const bench_env *e, const con
   cj_sb_free(&sb);
 }
 
-/* Tuning rows: the autotune database's entries for this device, once the
- * tuning database exists; until then the section says there is none. */
-static void report_tuning(FILE *f) {
-  fprintf(f, "## Tuning\n\nno tuning table (autotune has not run on this device, or this build has no tuning database)\n\n");
+/* Tuning rows: the tuning table of the context's cache database, as
+ * `convjit-tune --export` writes it (docs/tuning.md), or why there is none. */
+static void report_tuning(FILE *f, convjit_context *ctx) {
+  fprintf(f, "## Tuning\n\n");
+  cj_strbuf js = {0};
+  int nrows = 0;
+  if (!ctx->cache || cj_tune_db_export(ctx->cache, &js, &nrows) != CONVJIT_OK)
+    fprintf(f, "no tuning table (no cache database: %s)\n\n", ctx->cache ? convjit_last_error() : "disk cache off");
+  else if (nrows == 0)
+    fprintf(f, "no tuning rows (autotune has not run with this cache: `convjit-tune`, docs/tuning.md)\n\n");
+  else
+    fprintf(f, "%d rows (`convjit-tune --export` form):\n\n```json\n%s\n```\n\n", nrows, js.s ? js.s : "");
+  cj_sb_free(&js);
 }
 
-static int write_report(const char *path, const bench_opts *o, const convjit_context_info *ci, const bench_env *e,
+static int write_report(const char *path, convjit_context *ctx, const bench_opts *o, const convjit_context_info *ci,
+                        const bench_env *e,
                         const bench_row *rows, int n, const char *mi_version, const char *selftest_log,
                         const selftest_result *st) {
   FILE *f = fopen(path, "w");
@@ -717,7 +729,7 @@ static int write_report(const char *path, const bench_opts *o, const convjit_con
             st->pass, st->fail, st->skip, st->bitwise_checked, st->bitwise_equal);
     fprintf(f, "```\n%s```\n\n", selftest_log ? selftest_log : "");
   }
-  report_tuning(f);
+  report_tuning(f, ctx);
   fclose(f);
   return 0;
 }
@@ -817,7 +829,7 @@ int main(int argc, char **argv) {
   }
   if (o.json) json_out(rows, do_bench ? nshapes : 0, &env, &ci, do_selftest ? &st : NULL, mi ? mi_version : NULL);
   else if (do_bench) print_table(stdout, rows, nshapes, &env, 0);
-  if (o.report && write_report(o.report, &o, &ci, &env, rows, do_bench ? nshapes : 0, mi ? mi_version : NULL, log,
+  if (o.report && write_report(o.report, ctx, &o, &ci, &env, rows, do_bench ? nshapes : 0, mi ? mi_version : NULL, log,
                                do_selftest ? &st : NULL))
     rc = 3;
   if (o.report && !o.json) printf("report written to %s\n", o.report);
