@@ -30,7 +30,7 @@ if(TARGET convjit-bench)
   # --help documents every option the parser takes (the list is the
   # parser's, tools/convjit-bench.c parse_args).
   add_test(NAME tools/bench_help
-           COMMAND bash -c "h=$(\"$0\" --help) || exit 1; for o in --device --arch --shapes --vs --json --budget-ms --warmup --min-reps --max-reps --seed --selftest --quick --full --case --list --report --no-disk-cache --help; do echo \"$h\" | grep -q -- \"$o\" || { echo \"--help lacks $o\"; exit 1; }; done"
+           COMMAND bash -c "h=$(\"$0\" --help) || exit 1; for o in --device --arch --shapes --vs --json --budget-ms --warmup --min-reps --max-reps --seed --selftest --quick --full --case --list --sampled --report --no-disk-cache --help; do echo \"$h\" | grep -q -- \"$o\" || { echo \"--help lacks $o\"; exit 1; }; done"
                    ${cj_bench})
   # Timing with scripted kernel times, checked against hand-derived
   # values (tests/bench/check_fake_timing.sh says which).
