@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,9 +202,23 @@ static convjit_status cj_link_liblld(const cj_blob *object, const char *in_path,
            "linker liblld (in process) refused its input: %s", msg);
   const char *argv[] = {"ld.lld", "-shared", "--no-undefined", "--threads=1", "-o", out_path, in_path};
   int again = 1;
+  /* lld's temporary output file registers LLVM's signal handlers
+   * (RemoveFileOnSignal), once per process, and on the calling thread
+   * replaces an alternate signal stack it finds too small with its own
+   * (LLVM's Unix Signals.inc). A compile-pool thread then exits with a
+   * sigaltstack that is not the one its runtime set up: under ASan that is
+   * a fatal "unable to unmmap" at thread exit (found by the conv_desc
+   * fuzzer). The handlers stay (they chain to the previous ones); the
+   * thread's own alternate stack is put back. */
+  stack_t alt;
+  int have_alt = sigaltstack(NULL, &alt) == 0;
   pthread_mutex_lock(&g_liblld_mu);
   int rc = cj_liblld_link((int)(sizeof argv / sizeof argv[0]), argv, msg, sizeof msg, &again);
   pthread_mutex_unlock(&g_liblld_mu);
+  if (have_alt) {
+    if (alt.ss_flags & SS_DISABLE) alt.ss_size = MINSIGSTKSZ; /* ignored with SS_DISABLE, but must be valid */
+    (void)sigaltstack(&alt, NULL);
+  }
   if (!again) {
     __atomic_store_n(&g_liblld_off, 1, __ATOMIC_RELEASE);
     cj_log(CJ_LOG_ERROR, "link: liblld cannot run again in this process; spawning %s from now on", CJ_LLD_PATH);
