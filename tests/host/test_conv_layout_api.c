@@ -67,10 +67,12 @@ static void run_case(const lay_case *k) {
     OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
     fail_msg("%s: %d kernels, expected %d\n%s", k->why, nk, k->expect_kernels, desc);
   }
-  cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)k->n, (uint64_t)k->c, (uint64_t)k->d, (uint64_t)k->h,
-                                                (uint64_t)k->w, (uint64_t)k->k, (uint64_t)k->t, (uint64_t)k->r,
-                                                (uint64_t)k->s);
-  for (int i = 0; i < 3; i++) sh.pad_lo[i] = sh.pad_hi[i] = (uint32_t)k->pad;
+  /* the reference's shape from the descriptor the plan was made of (totals: c, k of all groups) */
+  cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)d.n, (uint64_t)d.c, (uint64_t)d.in[0], (uint64_t)d.in[1],
+                                                (uint64_t)d.in[2], (uint64_t)d.k, (uint64_t)d.filter[0],
+                                                (uint64_t)d.filter[1], (uint64_t)d.filter[2]);
+  memcpy(sh.pad_lo, (uint32_t[3]){(uint32_t)d.pad_lo[0], (uint32_t)d.pad_lo[1], (uint32_t)d.pad_lo[2]}, sizeof sh.pad_lo);
+  memcpy(sh.pad_hi, (uint32_t[3]){(uint32_t)d.pad_hi[0], (uint32_t)d.pad_hi[1], (uint32_t)d.pad_hi[2]}, sizeof sh.pad_hi);
   uint64_t od[3];
   OK(cj_ref_conv_out_dims(&sh, od));
   size_t eb = k->fp8 ? 1 : 2, cg = (size_t)(k->c / k->groups);
@@ -109,18 +111,9 @@ static void run_case(const lay_case *k) {
   OK(convjit_plan_packed_weight_size(plan, &pw));
   if (k->expect_ws_zero) assert_int_equal(ws, 0);
   else assert_true(ws > 0);
-  void *dx, *dw, *dpw, *dy, *db = NULL, *dws = NULL;
-  OK(convjit_malloc(ctx, nx * eb, &dx));
-  OK(convjit_malloc(ctx, nw * eb, &dw));
-  OK(convjit_malloc(ctx, pw, &dpw));
-  OK(convjit_malloc(ctx, ny * 2, &dy));
-  if (ws) OK(convjit_malloc(ctx, ws, &dws));
-  if (k->bias) {
-    OK(convjit_malloc(ctx, sh.k * 4, &db));
-    OK(convjit_memcpy_h2d(ctx, db, bias, sh.k * 4, NULL));
-  }
-  OK(convjit_memcpy_h2d(ctx, dx, hx, nx * eb, NULL));
-  OK(convjit_memcpy_h2d(ctx, dw, hw, nw * eb, NULL));
+  void *dx = api_upload(ctx, hx, nx * eb), *dw = api_upload(ctx, hw, nw * eb), *dpw = api_upload(ctx, NULL, pw);
+  void *dy = api_upload(ctx, NULL, ny * 2), *dws = ws ? api_upload(ctx, NULL, ws) : NULL;
+  void *db = k->bias ? api_upload(ctx, bias, sh.k * 4) : NULL;
   OK(convjit_memset(ctx, dy, 0xEE, ny * 2, NULL)); /* bf16 NaN pattern: an unwritten output fails */
   if (ws) OK(convjit_memset(ctx, dws, 0x7F, ws, NULL));
   OK(convjit_weight_pack(plan, dw, dpw, NULL));
