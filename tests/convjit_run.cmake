@@ -47,6 +47,15 @@ if(TARGET convjit-run)
            COMMAND bash -c "out=$(\"$0\" --device emu --arch gfx942 --op conv --dtype fp8 --fp8-format fn --x-scale 0.5 --w-scale 0.03 --shape 1,32,4,8,8,48,3,3,3 --pad 1,1,1 --bias --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' && { err=$(\"$0\" --device emu --arch gfx950 --op conv --dtype fp8 --fp8-format fnuz --shape 1,32,4,8,8,48,3,3,3 --no-disk-cache 2>&1); rc=$?; echo \"$err\"; [ $rc -ne 0 ] && echo \"$err\" | grep -q 'no exact image of E4M3FNUZ'; }"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(tools/run_fp8_fn_on_gfx942 PROPERTIES LABELS tools)
+  # Issue 14 acceptance (items 1, 2, 5): channels-last x and y read and
+  # written in place (C = 40: a whole number of bf16 chunks, but 2.5 fp8
+  # chunks, so fp8 takes the masked 4-byte path): the check passes, no
+  # transpose kernel runs and the workspace is 0; grouped conv (4 groups of
+  # 16 -> 32 channels) passes on both arches and dtypes.
+  add_test(NAME tools/run_ndhwc_groups
+           COMMAND bash -c "for a in gfx950 gfx942; do for t in bf16 fp8; do out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --layout ndhwc --shape 1,40,5,12,12,64,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' && echo \"$out\" | grep -q '\"workspace_bytes\":0' && ! echo \"$out\" | grep -q 'transpose' || exit 1; out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --groups 4 --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done; done"
+                   $<TARGET_FILE:convjit-run>)
+  set_tests_properties(tools/run_ndhwc_groups PROPERTIES LABELS tools)
 endif()
 # convjit-bench-api runs (a smoke run: numbers are printed, never asserted):
 # every call of the timed loops reached the backend (launches_ok) and the

@@ -103,3 +103,16 @@ int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *tex
     return cli_fail(opt, text, cj_error_text()); /* not reached: the syntax was checked above */
   return 0;
 }
+
+int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc) {
+  const char *t = text ? text : "";
+  size_t n = strcspn(t, ",");
+  const char *y = t[n] == ',' ? t + n + 1 : t; /* one name: x and y alike */
+  size_t ny = strlen(y);
+  int xv = n == 5 && !strncmp(t, "ndhwc", 5), xc = n == 5 && !strncmp(t, "ncdhw", 5);
+  int yv = ny == 5 && !strcmp(y, "ndhwc"), yc = ny == 5 && !strcmp(y, "ncdhw");
+  if (!(xv || xc) || !(yv || yc)) return cli_fail(opt, text, "ncdhw, ndhwc, or x,y of those (ndhwc,ncdhw)");
+  *x_ndhwc = xv;
+  *y_ndhwc = yv;
+  return 0;
+}

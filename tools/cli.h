@@ -34,5 +34,8 @@ int cli_list(const char *opt, const char *text, int64_t *out, int min, int max, 
 /* A conv knob (kplan_knobs.h) given as --<name> [text]: a flag takes no text,
  * ONE an integer < 2^32, PAIR "AxB"/"A,B" of them. 0, or -1. */
 int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *text);
+/* A conv --layout: "ncdhw" | "ndhwc" (x and y) or "X,Y" of those (mixed);
+ * *x_ndhwc, *y_ndhwc = 1 for channels-last. 0, or -1 with the message. */
+int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc);
 
 #endif

@@ -112,6 +112,8 @@ static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max
 typedef struct conv_opts {
   int64_t stride[3], pad[6], dil[3];
   int nstride, npad, ndil;
+  uint64_t groups;         /* --groups (0: 1) */
+  int x_ndhwc, y_ndhwc;    /* --layout */
   cj_conv_opts sel; /* the knobs (--tile, --stages, ..., --bias): kplan_knobs.h */
 } conv_opts;
 
@@ -119,6 +121,8 @@ static const dump_opt_def conv_opt_defs[] = {
   {"stride", 1, "sd,sh,sw (default 1,1,1)"},
   {"pad", 1, "pd,ph,pw (both sides) or lo_d,lo_h,lo_w,hi_d,hi_h,hi_w (default 0)"},
   {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
+  {"layout", 1, "ncdhw|ndhwc (x and y) or x,y (default ncdhw): NDHWC x is read in place"},
+  {"groups", 1, "G: grouped conv, G divides C and K (default 1)"},
   {NULL, 0, NULL},
 };
 
@@ -128,6 +132,8 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   snprintf(what, sizeof what, "--%s", name);
   if (!strcmp(name, "stride")) CLI(o->nstride = cli_list(what, v, o->stride, 3, 3, 0, CLI_MAX_EXTENT));
   else if (!strcmp(name, "dilation")) CLI(o->ndil = cli_list(what, v, o->dil, 3, 3, 0, CLI_MAX_EXTENT));
+  else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
+  else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
   else if (!strcmp(name, "pad")) {
     CLI(o->npad = cli_list(what, v, o->pad, 3, 6, 0, CLI_MAX_EXTENT));
     if (o->npad != 3 && o->npad != 6) CLI(cli_fail(what, v, "takes 3 values (both sides) or 6 (all low, then all high)"));
@@ -157,6 +163,9 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
     if (o->npad == 6) d.pad_hi[i] = o->pad[3 + i];
   }
   d.has_bias = o->sel.has_bias != 0;
+  d.groups = o->groups ? (int64_t)o->groups : 1;
+  d.x_layout = o->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
+  d.y_layout = o->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   cj_conv_problem p;
   CJ_TRY(cj_conv_desc_normalize(&d, &p));
   cj_seq *seq = calloc(1, sizeof *seq);

@@ -48,6 +48,8 @@ typedef struct run_args {
   cj_conv_opts forced;
   const char *fp8_format; /* "fn" | "fnuz" | NULL: the arch's native one */
   double x_scale, w_scale; /* 0 = 1.0 (the descriptor's rule) */
+  int64_t groups;          /* --groups (1) */
+  int x_ndhwc, y_ndhwc;    /* --layout: channels-last x / y */
 } run_args;
 
 typedef struct run_result {
@@ -63,6 +65,7 @@ typedef struct run_result {
   char note[200];
   convjit_emu_stats st[8]; /* --stats: the recorded launches (pack, then fwd) */
   size_t nst;
+  size_t workspace_bytes;  /* the plan's (0 for a transpose job: it has none) */
 } run_result;
 
 static void usage(FILE *f) {
@@ -70,10 +73,14 @@ static void usage(FILE *f) {
           "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
+          "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
           "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--dma B] [--stats]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
+          "  --layout  conv: x and y NCDHW (default) or NDHWC (channels-last, read/written in place);\n"
+          "            X,Y for mixed (ndhwc,ncdhw)\n"
+          "  --groups  conv: grouped conv, G divides C and K (w is K x C/G x T x R x S)\n"
           "  --dtype   conv: fp8 = x and w in the arch's native E4M3 format (gfx950 E4M3FN,\n"
           "            gfx942 E4M3FNUZ), y bf16; transpose: fp8 = E4M3FN bytes, moved unchanged\n"
           "  --fp8-format fn|fnuz   conv fp8 tensors in that format instead (fn on gfx942: mapped\n"
@@ -97,6 +104,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
   a->arch = NULL;
   a->dtype = NULL; /* bf16 unless given; with no shape, both (main) */
   a->seed = 1;
+  a->groups = 1;
+  uint64_t u = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -138,6 +147,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
       NEEDV();
       if (cli_double(o, v, 0.0, 1e30, o[2] == 'x' ? &a->x_scale : &a->w_scale)) return -1;
     }
+    else if (!strcmp(o, "--groups")) { NEEDV(); if (cli_u64(o, v, 1, 65535, &u)) return -1; a->groups = (int64_t)u; }
+    else if (!strcmp(o, "--layout")) { NEEDV(); if (cli_layout(o, v, &a->x_ndhwc, &a->y_ndhwc)) return -1; }
     else if (!strcmp(o, "--bias")) a->bias = 1;
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
@@ -329,6 +340,9 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
   if (p->dil[0] != 1 || p->dil[1] != 1 || p->dil[2] != 1)
     printf(", dilation %lld,%lld,%lld", (long long)p->dil[0], (long long)p->dil[1], (long long)p->dil[2]);
   printf("\n");
+  if (p->groups > 1 || p->x_layout != CONVJIT_LAYOUT_NCDHW || p->y_layout != CONVJIT_LAYOUT_NCDHW)
+    printf("layout   x %s, y %s, groups %lld\n", p->x_layout == CONVJIT_LAYOUT_NDHWC ? "NDHWC" : "NCDHW",
+           p->y_layout == CONVJIT_LAYOUT_NDHWC ? "NDHWC" : "NCDHW", (long long)p->groups);
   const char *f8 = fp8_format(p->x_dtype);
   printf("dtypes   x %s, w %s, y %s", cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype));
   if (f8) {
@@ -448,10 +462,12 @@ static void json_job(const run_args *a, const convjit_context_info *ci, const co
   }
   const char *mine = kern->s ? kern->s + k0 : "";
   if (*mine == ',') mine++;
-  cj_sb_printf(obj, "\"kernels\":[%s]", mine);
+  cj_sb_printf(obj, "\"kernels\":[%s],\"workspace_bytes\":%zu", mine, r->workspace_bytes);
   if (!strcmp(a->op, "conv"))
-    cj_sb_printf(obj, ",\"x_dtype\":\"%s\",\"w_dtype\":\"%s\",\"y_dtype\":\"%s\"", cj_dtype_name(plan->prob.x_dtype),
-                 cj_dtype_name(plan->prob.w_dtype), cj_dtype_name(plan->prob.y_dtype));
+    cj_sb_printf(obj, ",\"x_dtype\":\"%s\",\"w_dtype\":\"%s\",\"y_dtype\":\"%s\",\"groups\":%lld,\"layout\":\"%s,%s\"",
+                 cj_dtype_name(plan->prob.x_dtype), cj_dtype_name(plan->prob.w_dtype), cj_dtype_name(plan->prob.y_dtype),
+                 (long long)plan->prob.groups, plan->prob.x_layout == CONVJIT_LAYOUT_NDHWC ? "ndhwc" : "ncdhw",
+                 plan->prob.y_layout == CONVJIT_LAYOUT_NDHWC ? "ndhwc" : "ncdhw");
   if (r->checked && r->bound)
     cj_sb_printf(obj,
                  ",\"outputs\":%zu,\"tol_at_max_err\":%.6g,\"worst_ratio\":%.6g,"
@@ -565,6 +581,9 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
   d->w_scale = (float)a->w_scale;
   d->y_dtype = CONVJIT_DTYPE_BF16;
   d->has_bias = a->bias;
+  d->groups = a->groups;
+  d->x_layout = a->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
+  d->y_layout = a->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   return 0;
 }
 
@@ -582,7 +601,8 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   r->plan_ms = cj_now_ms() - t0;
   collect_kernels(*plan_out, r);
   const cj_conv_problem *p = &(*plan_out)->prob;
-  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+  /* x and y in their layouts (the reference reads them so); w K x C/groups x T x R x S */
+  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * (p->c / p->groups) * p->t * p->r * p->s);
   size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
   size_t ebx = tool_dtype_bytes(p->x_dtype), eby = tool_dtype_bytes(p->y_dtype);
   cj_nf_fp8 fmt = p->x_dtype == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
@@ -595,6 +615,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   for (int64_t i = 0; i < p->k; i++) fb[i] = tool_rng_unit(&seed);
   size_t ws = 0, pw = 0;
   TRY(convjit_plan_workspace_size(*plan_out, &ws));
+  r->workspace_bytes = ws;
   TRY(convjit_plan_packed_weight_size(*plan_out, &pw));
   TRY(convjit_malloc(ctx, nx * ebx, &dx));
   TRY(convjit_malloc(ctx, nw * ebx, &dw));
@@ -650,17 +671,19 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
      * y's rounding (2^-8 |ref| for bf16) plus fp32 accumulation of the
      * C*T*R*S exact products and the bias (fp8: and the epilogue's scale
      * multiplies, here by 1). */
-    uint64_t products = (uint64_t)(p->c * p->t * p->r * p->s);
+    uint64_t products = (uint64_t)(p->c / p->groups * p->t * p->r * p->s);
+    const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
+                                 .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
     int y_bf16 = p->y_dtype == CONVJIT_DTYPE_BF16;
     if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
       const float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
       cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = &sw,
                                .bias = p->has_bias ? fb : NULL};
-      TRY(cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs}));
+      TRY(cj_ref_conv_fp8_ext(&sh, &ext, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs}));
       r->tol = cj_ref_conv_bound_fp8(products, y_bf16, p->x_scale > sw ? p->x_scale : sw);
       r->bound = "cj_ref_conv_bound_fp8";
     } else {
-      TRY(cj_ref_conv_fwd_mag(&sh, fx, fw, p->has_bias ? fb : NULL, ref, refabs));
+      TRY(cj_ref_conv_fwd_ext(&sh, &ext, fx, fw, p->has_bias ? fb : NULL, ref, refabs));
       r->tol = cj_ref_conv_bound(products, y_bf16, 0);
       r->bound = "cj_ref_conv_bound";
     }

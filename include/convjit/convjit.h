@@ -86,7 +86,7 @@ typedef enum convjit_dtype {
 
 typedef enum convjit_layout {
   CONVJIT_LAYOUT_NCDHW = 1, /* channels-first (NCHW / NCW for 2D / 1D) */
-  CONVJIT_LAYOUT_NDHWC = 2  /* channels-last: reserved, not supported yet */
+  CONVJIT_LAYOUT_NDHWC = 2  /* channels-last (PyTorch channels_last_3d; NHWC / NWC), read and written in place */
 } convjit_layout;
 
 /* ---- context ------------------------------------------------------------
@@ -185,7 +185,8 @@ typedef struct convjit_conv_desc {
   int64_t pad_lo[3];       /* padding before, >= 0 */
   int64_t pad_hi[3];       /* padding after, >= 0 */
   int64_t dilation[3];     /* >= 1 */
-  int64_t groups;          /* 1 (grouped conv: UNSUPPORTED) */
+  int64_t groups;          /* >= 1, divides c and k; w is k x c/groups x T x R x S (PyTorch). c/groups must be
+                              a multiple of 8 (bf16) / 16 (fp8); depthwise (c/groups = 1): UNSUPPORTED */
   convjit_dtype x_dtype, w_dtype, y_dtype;
   convjit_layout x_layout, y_layout;
   int has_bias;            /* 1: fp32 bias of k elements */

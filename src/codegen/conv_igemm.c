@@ -87,6 +87,7 @@ typedef struct cj_cv {
   LLVMValueRef bok[CJ_CONV_MAX_DMA];   /* output channel < K */
   LLVMValueRef kt0, k_end;             /* first K step, end of the split (elements) */
   LLVMValueRef m0, n0;
+  LLVMValueRef grp;                    /* group index (grid y; constant 0 when ungrouped) */
   LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
   LLVMValueRef wave_off;               /* wave*64*dma_bytes: the DMAs' M0 base (pinned per stage in the loop) */
   LLVMValueRef wave_off0;              /* ... as computed before the loop */
@@ -432,19 +433,29 @@ static void cj_cv_tile_ids(cj_cv *v, LLVMValueRef pid, LLVMValueRef *tm, LLVMVal
   *tm = LLVMBuildAdd(b, first, LLVMBuildSub(b, in, LLVMBuildMul(b, *tn, gsz, ""), ""), "tm");
 }
 
-/* NCDHW element index of output (row m, channel col), in type ty (i32, or
- * i64 for BIG_OUT): (n*K + col)*Do*Ho*Wo + p with m = n*Do*Ho*Wo + p. */
+/* The group's first output channel plus col: y's channel of fragment column
+ * col (the bias and scale index too). */
+static LLVMValueRef cj_cv_y_chan(cj_cv *v, LLVMValueRef col) {
+  if (v->c->g.groups == 1) return col;
+  return LLVMBuildAdd(v->b, LLVMBuildMul(v->b, v->grp, cj_c32(v->g, v->c->g.k), ""), col, "y.chan");
+}
+
+/* Element index of output (row m, channel col of this group), in type ty
+ * (i32, or i64 for BIG_OUT), with ch = the y channel (cj_cv_y_chan) and
+ * K' = K*groups: NCDHW (n*K' + ch)*Do*Ho*Wo + p with m = n*Do*Ho*Wo + p;
+ * NDHWC m*K' + ch (m already counts n's positions). */
 static LLVMValueRef cj_cv_y_elem(cj_cv *v, LLVMValueRef m, LLVMValueRef col, LLVMTypeRef ty) {
   LLVMBuilderRef b = v->b;
   const cj_conv_geom *G = &v->c->g;
-  LLVMValueRef odhw = LLVMConstInt(ty, G->odhw, 0);
+  LLVMValueRef odhw = LLVMConstInt(ty, G->odhw, 0), ch = cj_cv_y_chan(v, col);
   if (ty != v->g->i32) {
     m = LLVMBuildZExt(b, m, ty, "");
-    col = LLVMBuildZExt(b, col, ty, "");
+    ch = LLVMBuildZExt(b, ch, ty, "");
   }
+  if (G->y_ndhwc) return LLVMBuildAdd(b, LLVMBuildMul(b, m, LLVMConstInt(ty, G->k_all, 0), ""), ch, "y.elem");
   LLVMValueRef n = G->n == 1 ? LLVMConstInt(ty, 0, 0) : LLVMBuildUDiv(b, m, odhw, "");
   LLVMValueRef p = LLVMBuildSub(b, m, LLVMBuildMul(b, n, odhw, ""), "");
-  LLVMValueRef nk = LLVMBuildAdd(b, LLVMBuildMul(b, n, LLVMConstInt(ty, G->k, 0), ""), col, "");
+  LLVMValueRef nk = LLVMBuildAdd(b, LLVMBuildMul(b, n, LLVMConstInt(ty, G->k_all, 0), ""), ch, "");
   return LLVMBuildAdd(b, LLVMBuildMul(b, nk, odhw, ""), p, "y.elem");
 }
 
@@ -534,6 +545,7 @@ static void cj_cv_ids(cj_cv *v) {
   v->m0 = LLVMBuildMul(b, tm, cj_c32(g, c->tile_m), "m0");
   v->n0 = LLVMBuildMul(b, tn, cj_c32(g, c->tile_n), "n0");
   LLVMValueRef kz = c->splitk > 1 ? cj_irb_wgid(g, 2) : cj_c32(g, 0);
+  v->grp = c->g.groups > 1 ? cj_irb_wgid(g, 1) : cj_c32(g, 0);
   v->kt0 = LLVMBuildMul(b, kz, cj_c32(g, c->k_tiles_split), "kt0");
   LLVMValueRef kend = LLVMBuildMul(b, LLVMBuildAdd(b, v->kt0, cj_c32(g, c->k_tiles_split), ""),
                                    cj_c32(g, c->tile_k), "");
@@ -541,19 +553,30 @@ static void cj_cv_ids(cj_cv *v) {
   v->k_end = LLVMBuildSelect(b, over, cj_c32(g, (uint32_t)c->g.crs), kend, "k.end");
 }
 
-/* Buffer resources of x (rebased per workgroup when BIG_IN) and w. */
+/* Buffer resources of x (rebased per workgroup when BIG_IN) and w, both
+ * from the group's first channel / weight row (grouped conv: x + gi*C
+ * channels, w + gi*K rows; num_records shrinks by the same bytes). */
 static void cj_cv_resources(cj_cv *v, LLVMValueRef xptr, LLVMValueRef wptr) {
   cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   cj_im2col_init(g, &v->ic, c, c->elem_bytes);
+  LLVMValueRef gi = LLVMBuildZExt(b, v->grp, g->i64, "");
+  LLVMValueRef xg = LLVMBuildMul(b, gi, cj_c64(g, (uint64_t)c->g.c * c->elem_bytes), "x.group");
+  LLVMValueRef wg = LLVMBuildMul(b, gi, cj_c64(g, (uint64_t)c->g.k * c->g.crs * c->elem_bytes), "w.group");
   if (c->big_in) {
-    LLVMValueRef origin = cj_im2col_rebase(g, &v->ic, v->m0);
-    LLVMValueRef xb = LLVMBuildGEP2(v->b, g->i8, xptr, &origin, 1, "x.rebased");
+    LLVMValueRef origin = LLVMBuildAdd(b, cj_im2col_rebase(g, &v->ic, v->m0), xg, "");
+    LLVMValueRef xb = LLVMBuildGEP2(b, g->i8, xptr, &origin, 1, "x.rebased");
     v->xr = cj_irb_rsrc(g, xb, cj_c64(g, CJ_CONV_BIG_IN_RECORDS));
+  } else if (c->g.groups > 1) {
+    v->xr = cj_irb_rsrc(g, LLVMBuildGEP2(b, g->i8, xptr, &xg, 1, ""), LLVMBuildSub(b, cj_c64(g, c->x_bytes), xg, ""));
   } else {
     v->xr = cj_irb_rsrc(g, xptr, cj_c64(g, c->x_bytes));
   }
-  v->wr = cj_irb_rsrc(g, wptr, cj_c64(g, c->w_bytes));
+  if (c->g.groups > 1)
+    v->wr = cj_irb_rsrc(g, LLVMBuildGEP2(b, g->i8, wptr, &wg, 1, ""), cj_c64(g, c->w_bytes / c->g.groups));
+  else
+    v->wr = cj_irb_rsrc(g, wptr, cj_c64(g, c->w_bytes));
 }
 
 /* Per-thread DMA rows (im2col row decompositions, weight rows) and MFMA
@@ -1088,7 +1111,7 @@ static void cj_cv_epilogue(cj_cv *v) {
     if (!c->big_out) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->y_bytes));
   }
   cj_epi_rsrc er;
-  cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k, &er);
+  cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k_all, &er);
   /* The lane re-derived after the loop: otherwise its l16 and g4 forms
    * cross the K loop in two VGPRs (spilled on 1024-thread tiles). */
   LLVMValueRef lane = cj_irb_opaque(g, v->lane);
@@ -1116,7 +1139,7 @@ static void cj_cv_epilogue(cj_cv *v) {
       LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j / fn * (c->tile_n / c->halves) + j % fn * 16), "col");
       /* One channel per fragment column, its operands loaded once; channels
        * >= K read 0 through the range check. */
-      if (!loaded[j]) cj_epi_load_channel(g, &c->epi, &er, col, chan[j]);
+      if (!loaded[j]) cj_epi_load_channel(g, &c->epi, &er, cj_cv_y_chan(v, col), chan[j]);
       loaded[j] = 1;
       LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i / fm * (c->tile_m / c->halves) + i % fm * 16), "row");
       LLVMValueRef val = cj_epi_apply(g, &c->epi, v->acc[i * c->mi_n + j], chan[j]);

@@ -13,7 +13,8 @@ int64_t cj_im2col_ref(const cj_conv_geom *g, uint64_t m, uint64_t k) {
   int64_t ih = (int64_t)(oh * g->stride[1] + r * g->dil[1]) - g->pad_lo[1];
   int64_t iw = (int64_t)(ow * g->stride[2] + s * g->dil[2]) - g->pad_lo[2];
   if (id < 0 || id >= g->d || ih < 0 || ih >= g->h || iw < 0 || iw >= g->w) return -1;
-  return ((((int64_t)n * g->d + id) * g->h + ih) * g->w + iw) * g->cp + (int64_t)c;
+  if (g->c_mask && c >= g->c) return -1; /* in place: channels >= C are the next pixel's */
+  return ((((int64_t)n * g->d + id) * g->h + ih) * g->w + iw) * g->x_cs + (int64_t)c;
 }
 
 void cj_im2col_init(cj_irb *g, cj_im2col *ic, const cj_conv_plan *c, uint32_t eb) {
@@ -45,7 +46,7 @@ LLVMValueRef cj_im2col_rebase(cj_irb *g, cj_im2col *ic, LLVMValueRef m0) {
   ic->tbase = cj_irb_readfirstlane(g, LLVMBuildSelect(b, neg, cj_c32(g, 0), t0, "tbase"));
   LLVMValueRef planes = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildZExt(b, nb, g->i64, ""), cj_c64(g, G->d), ""),
                                      LLVMBuildZExt(b, ic->tbase, g->i64, ""), "");
-  return LLVMBuildMul(b, planes, cj_c64(g, (uint64_t)G->h * G->w * G->cp * ic->eb), "x.origin");
+  return LLVMBuildMul(b, planes, cj_c64(g, (uint64_t)G->h * G->w * G->x_cs * ic->eb), "x.origin");
 }
 
 void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2col_row *row) {
@@ -87,7 +88,7 @@ void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2co
                         cj_c32(g, G->w), ""),
         row->iw0, "");
   }
-  row->base = LLVMBuildMul(b, pix, cj_c32(g, G->cp * ic->eb), "a.row");
+  row->base = LLVMBuildMul(b, pix, cj_c32(g, G->x_cs * ic->eb), "a.row");
   if (ic->mask_rows) {
     /* A row past the GEMM fails the time check: no extra register per row. */
     LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), "");
@@ -119,7 +120,10 @@ void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValu
                       cj_c32(g, G->w), ""),
       col->dw, "");
   if (k_in) c = LLVMBuildAdd(b, c, k_in, "");
-  col->off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, pix, cj_c32(g, G->cp), ""), c, ""),
+  /* x in place with C % chunk != 0: the lane's channels past C belong to
+   * the next pixel (or lie past the tensor) and read zero instead */
+  if (G->c_mask) col->valid = LLVMBuildAnd(b, col->valid, LLVMBuildICmp(b, LLVMIntULT, c, cj_c32(g, G->c), ""), "c.in");
+  col->off = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, pix, cj_c32(g, G->x_cs), ""), c, ""),
                           cj_c32(g, ic->eb), "a.col");
 }
 

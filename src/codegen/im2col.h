@@ -3,9 +3,13 @@
  *
  * A[m][k]: m = ((n*Do + od)*Ho + oh)*Wo + ow is an output position;
  * k = tap*Cp + c with tap = (t*R + r)*S + s (c fastest, KTRSC). The input
- * element is x[n][id][ih][iw][c] in NDHWC with channel stride Cp, where
+ * element is x[n][id][ih][iw][c] in NDHWC with channel stride x_cs (Cp*groups
+ * in the workspace, C*groups in the caller's NDHWC x; a group's x pointer is
+ * offset to its first channel), where
  * id = od*stride - pad_lo + t*dil (likewise ih, iw). Taps outside the input,
- * rows m >= N*Do*Ho*Wo and columns k >= k_end read zero.
+ * rows m >= N*Do*Ho*Wo, columns k >= k_end and (c_mask: in-place x with
+ * C % chunk != 0) channels c >= C read zero; c_mask's check is per lane,
+ * so the plan gives it 4-byte loads that never straddle a pixel.
  *
  * IR contract: the row part (n, od, oh, ow: 4 divisions) is built once per
  * A row a thread loads, outside the K loop; the column part (tap, c: by
@@ -34,9 +38,10 @@
 #include "codegen/irb.h"
 #include "codegen/kplan.h"
 
-/* Element offset of A[m][k] in NDHWC(Cp) x, or -1 when it reads zero
- * (padding tap, m >= npq or k >= crs). Pad channels (C <= c < Cp) are real
- * (zero) elements of x and get their offset. */
+/* Element offset of A[m][k] in NDHWC x (channel stride x_cs, group 0), or
+ * -1 when it reads zero (padding tap, m >= npq or k >= crs). Pad channels
+ * (C <= c < Cp) are real (zero) elements of a workspace x and get their
+ * offset; of an in-place x (c_mask) they read zero. */
 int64_t cj_im2col_ref(const cj_conv_geom *g, uint64_t m, uint64_t k);
 
 typedef struct cj_im2col {

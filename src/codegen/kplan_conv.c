@@ -47,7 +47,26 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   g->od = (uint32_t)out[0];
   g->oh = (uint32_t)out[1];
   g->ow = (uint32_t)out[2];
-  g->cp = (uint32_t)cj_round_up(g->c, CJ_CONV_CHUNK_BYTES / g->elem_bytes);
+  uint32_t chunk = CJ_CONV_CHUNK_BYTES / g->elem_bytes;
+  g->cp = (uint32_t)cj_round_up(g->c, chunk);
+  if (g->groups == 0) g->groups = 1;
+  CJ_CHECK(g->x_ndhwc <= 1 && g->y_ndhwc <= 1, CONVJIT_ERR_INVALID_ARG, "conv.x_ndhwc = %u, y_ndhwc = %u: must be 0 or 1",
+           g->x_ndhwc, g->y_ndhwc);
+  CJ_CHECK(g->groups <= 65535, CONVJIT_ERR_UNSUPPORTED, "conv.groups = %u: must be <= 65535 (grid y)", g->groups);
+  /* Depthwise and other narrow groups: the GEMM's K pads every tap's
+   * channels to a 16-byte chunk, so with C/groups = 1 one of 8 (bf16) or
+   * 16 (fp8) K elements is real: >= 87% of the MFMA work and of the A
+   * loads would be zeros. */
+  CJ_CHECK(g->groups == 1 || g->c != 1, CONVJIT_ERR_UNSUPPORTED,
+           "conv.groups = %u with C/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
+           "channel to %u, wasting %u of %u MFMA K elements (a depthwise conv needs a direct kernel)",
+           g->groups, chunk, chunk - 1, chunk);
+  CJ_CHECK(g->groups == 1 || g->c % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
+           "conv.groups = %u with C/groups = %u: must be a multiple of %u (one 16-byte chunk of %s), so a "
+           "group's channels start on a chunk", g->groups, g->c, chunk, cj_dtype_name((convjit_dtype)g->dtype));
+  g->x_cs = (g->x_ndhwc ? g->c : g->cp) * g->groups;
+  g->c_mask = g->x_ndhwc && g->c != g->cp;
+  g->k_all = g->k * g->groups;
   uint64_t taps = (uint64_t)g->t * g->r * g->s;
   g->crs = taps * g->cp;
   /* The K column index and per-row offsets are i32 in the kernel. */
@@ -59,8 +78,8 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   g->npq = (uint64_t)g->n * g->odhw;
   CJ_CHECK(g->npq < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv N*Do*Ho*Wo = %" PRIu64 ": must be < 2^31 (GEMM row index is i32)", g->npq);
-  CJ_CHECK((uint64_t)g->h * g->w * g->cp < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
-           "conv H*W*C = %" PRIu64 ": one input plane must be < 2^31 elements", (uint64_t)g->h * g->w * g->cp);
+  CJ_CHECK((uint64_t)g->h * g->w * g->x_cs < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv H*W*C = %" PRIu64 ": one input plane must be < 2^31 elements", (uint64_t)g->h * g->w * g->x_cs);
   return CONVJIT_OK;
 }
 
@@ -71,7 +90,7 @@ static uint64_t cj_big_in_span(const cj_conv_geom *g, uint32_t tile_m) {
   uint64_t out_planes = (tile_m - 1) / plane_out + 2;
   uint64_t in_planes = 2 * (out_planes * g->stride[0] + (uint64_t)(g->t - 1) * g->dil[0] + g->pad_lo[0] +
                             g->pad_hi[0] + 1);
-  return in_planes * g->h * g->w * g->cp * g->elem_bytes;
+  return in_planes * g->h * g->w * g->x_cs * g->elem_bytes;
 }
 
 /* 1x1x1, stride 1, no padding: A[m][c] = x[n][c][p] read from the
@@ -85,7 +104,9 @@ static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o)
   int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
                !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
-  return !o->no_fast_paths && !o->no_channel_gemm && !c->pure_gemm_a && c->load == CJ_CONV_LOAD_DMA && is_1x1 &&
+  /* NCDHW x of one group only (its A stage is [k][positions] of x as given) */
+  int ncdhw = !g->x_ndhwc && g->groups == 1;
+  return ncdhw && !o->no_fast_paths && !o->no_channel_gemm && !c->pure_gemm_a && c->load == CJ_CONV_LOAD_DMA && is_1x1 &&
          g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
          ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
 }
@@ -112,8 +133,15 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_CHECK(c->load >= CJ_CONV_LOAD_DMA && c->load < CJ_CONV_LOAD_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.load = %u: must be 1 (DMA) or 2 (through VGPRs)", c->load);
   int vload = c->load == CJ_CONV_LOAD_VGPR;
-  /* the VGPR path's loads are buffer_load_dwordx4 on every arch */
-  c->dma_bytes = o->dma_bytes ? o->dma_bytes : vload || cj_arch_dma_ok(arch, 16) ? 16 : 4;
+  /* the VGPR path's loads are buffer_load_dwordx4 on every arch; x read in
+   * place with C % chunk != 0 (c_mask): 4 bytes per lane, so a lane's load
+   * is wholly inside a pixel's C channels or wholly past them (masked) —
+   * a 16-byte chunk would straddle into the next pixel */
+  c->dma_bytes = o->dma_bytes ? o->dma_bytes : g->c_mask || (!vload && !cj_arch_dma_ok(arch, 16)) ? 4 : 16;
+  CJ_CHECK(!g->c_mask || (!vload && c->dma_bytes == 4 && g->c % (4 / c->elem_bytes) == 0), CONVJIT_ERR_UNSUPPORTED,
+           "conv x NDHWC in place with C = %u (not a multiple of %u): needs 4-byte DMA loads (dma_bytes = %u, load = "
+           "%u) and C a multiple of %u, so no load straddles two pixels",
+           g->c, CJ_CONV_CHUNK_BYTES / c->elem_bytes, c->dma_bytes, c->load, 4 / c->elem_bytes);
   c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
   c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
   c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
@@ -137,7 +165,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
    * split-K, 4-byte DMA, the VGPR load path) select it. */
   int pp_default = g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
                    (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
-                   !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o);
+                   !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o) && !g->c_mask;
   c->sched = o->sched ? o->sched : pp_default ? CJ_CONV_SCHED_PINGPONG : CJ_CONV_SCHED_MULTISTAGE;
   CJ_CHECK(c->sched >= CJ_CONV_SCHED_MULTISTAGE && c->sched < CJ_CONV_SCHED_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.sched = %u: must be 1 (multistage) or 2 (ping-pong)", c->sched);
@@ -308,18 +336,18 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
                      g->stride[1] == 1 && g->stride[2] == 1 && !c->need_h && !c->need_w;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
   c->channel_gemm = !pp && cj_conv_channel_gemm_ok(c, o);
-  c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->cp * c->elem_bytes;
+  c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->x_cs * c->elem_bytes;
   if (c->pure_gemm_a) {
     c->x_bytes = g->npq * g->crs * c->elem_bytes;
     CJ_CHECK(c->x_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
              "conv.pure_gemm_a: the A matrix (%" PRIu64 " bytes) must be <= %u (32-bit offsets, no rebase)",
              c->x_bytes, CJ_CONV_OOB);
   }
-  c->w_bytes = (uint64_t)g->k * g->crs * c->elem_bytes;
+  c->w_bytes = (uint64_t)g->k_all * g->crs * c->elem_bytes;
   /* ---- epilogue: fp32 atomics into the workspace when split (the
    * finalize then runs the same ops), else (+bias) and bf16 ---- */
   if (c->splitk == 1) CJ_TRY(cj_conv_epi_ops(&c->epi, c->has_alpha, c->has_channel_scale, c->has_bias));
-  c->y_bytes = (uint64_t)g->n * g->k * g->odhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
+  c->y_bytes = (uint64_t)g->n * g->k_all * g->odhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
            "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
   c->big_in = c->x_bytes > CJ_CONV_OOB || o->force_big_in;
@@ -330,9 +358,12 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
              span);
   }
   c->big_out = c->y_bytes >= (1ull << 31) || o->force_big_out;
-  c->vec4_store = fast && g->n == 1 && c->splitk == 1 && g->odhw % 4 == 0;
+  c->vec4_store = fast && g->n == 1 && c->splitk == 1 && g->odhw % 4 == 0 && !g->y_ndhwc;
+  /* The finalize reads and writes NCDHW (conv_finalize.c). */
+  CJ_CHECK(c->splitk == 1 || !g->y_ndhwc, CONVJIT_ERR_UNSUPPORTED,
+           "conv.splitk = %u with NDHWC y: the split-K finalize writes NCDHW only", c->splitk);
   if (c->splitk > 1) {
-    c->ws_bytes = (uint64_t)g->n * g->k * g->odhw * 4;
+    c->ws_bytes = (uint64_t)g->n * g->k_all * g->odhw * 4;
     CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
              "conv.splitk = %u: the fp32 workspace (%" PRIu64 " bytes) must be < 2^31", c->splitk, c->ws_bytes);
   }
@@ -341,7 +372,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   p->block[0] = c->threads;
   p->block[1] = p->block[2] = 1;
   p->grid[0] = c->tiles_m * c->tiles_n;
-  p->grid[1] = 1;
+  p->grid[1] = g->groups;
   p->grid[2] = c->splitk;
   /* The argument order, written once: builders and binders go by role. */
   cj_kplan_add_arg(p, CJ_ARG_X, NULL);
@@ -370,7 +401,7 @@ convjit_status cj_conv_epi_ops(cj_epilogue *e, int has_alpha, int has_channel_sc
 void cj_conv_geom_key(cj_strbuf *key, const char *field, cj_conv_geom g) {
   (void)field; /* the geometry's fields are keyed by their own names */
 #define CJ_GEOM_KEY_F(type, name, in_key, reason) \
-  if (in_key) cj_kplan_key_u64(key, #name, g.name);
+  if (in_key == 1 || (in_key == 2 && g.name != 0) || (in_key == 3 && g.name > 1)) cj_kplan_key_u64(key, #name, g.name);
 #define CJ_GEOM_KEY_A(type, name, count, in_key, reason)                \
   for (int i_ = 0; in_key && i_ < count; i_++) {                        \
     char f_[32];                                                        \
@@ -389,7 +420,7 @@ void cj_conv_geom_print(cj_strbuf *out, const char *field, cj_conv_geom g, const
                g.stride[1], g.stride[2], g.dil[0], g.dil[1], g.dil[2], g.pad_lo[0], g.pad_hi[0], g.pad_lo[1],
                g.pad_hi[1], g.pad_lo[2], g.pad_hi[2]);
 #define CJ_GEOM_PRINT_F(type, name, in_key, reason) \
-  if (!in_key) cj_kplan_print_u64(out, #name, g.name, reason);
+  if (in_key != 1) cj_kplan_print_u64(out, #name, g.name, reason);
 #define CJ_GEOM_PRINT_A(type, name, count, in_key, reason)
   CJ_CONV_GEOM_FIELDS(CJ_GEOM_PRINT_F, CJ_GEOM_PRINT_A)
 #undef CJ_GEOM_PRINT_F

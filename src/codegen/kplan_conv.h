@@ -8,13 +8,19 @@
  * output channels, K_gemm = T*R*S*Cp taps x channels with c fastest (KTRSC).
  * Cp = C rounded up to a 16-byte chunk (8 bf16, 16 fp8), so a DMA (16 bytes
  * on gfx950, 4 on gfx942) never straddles a tap. Inputs the conv kernel reads:
- *   x  NDHWC with channel stride Cp (pad channels zero) — made by the
- *      layout transpose (C == Cp) or the pad-transpose (C < Cp); the 1x1x1
- *      channel-GEMM path reads the caller's NCDHW x directly instead.
- *   w  K rows of crs = T*R*S*Cp elements (KTRSC, pad channels zero).
- *   bias K fp32 (optional).
- * Output: y NCDHW in the epilogue's type, or (split-K) an fp32 workspace in
- * the same NCDHW order that the finalize kernel turns into y (+bias).
+ *   x  NDHWC with channel stride x_cs: the caller's own NDHWC x in place
+ *      (x_ndhwc: x_cs = C*groups; when C % chunk != 0 the loads are 4 bytes
+ *      per lane and mask channels >= C, c_mask), or the workspace the
+ *      layout transpose (C == Cp) / pad-transpose (C < Cp) wrote (x_cs =
+ *      Cp*groups); the 1x1x1 channel-GEMM path reads the caller's NCDHW x.
+ *   w  K*groups rows of crs = T*R*S*Cp elements (KTRSC, pad channels zero);
+ *      group gi's K rows follow group gi-1's.
+ *   bias K*groups fp32 (optional).
+ * Grouped conv (groups > 1): c and k are per group; grid y is the group,
+ * which offsets x by gi*C channels, w by gi*K rows and y by gi*K channels.
+ * Output: y NCDHW (or NDHWC, y_ndhwc) in the epilogue's type, or (split-K,
+ * NCDHW only) an fp32 workspace in NCDHW order that the finalize kernel
+ * turns into y (+bias).
  *
  * The plan is filled before any IR exists; every flag has a reason printed
  * next to it (cj_kplan_print). Tile/stages/split-K/WGM come from the caller
@@ -49,7 +55,8 @@
 
 /* The conv problem in codegen terms (3D; 1D/2D are normalized by the
  * caller). Arrays are (depth/time, height, width). Derived fields (in_key 0)
- * are filled by cj_conv_geom_derive. */
+ * are filled by cj_conv_geom_derive. in_key 2 (3): keyed only when nonzero
+ * (> 1), so the kernels that existed before the field keep their keys. */
 #define CJ_CONV_GEOM_FIELDS(F, A)                                                               \
   F(uint32_t, dtype, 1, "convjit_dtype of x and w (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3)")      \
   F(uint32_t, n, 1, "batch")                                                                     \
@@ -65,11 +72,17 @@
   A(uint32_t, dil, 3, 1, "dilation (d, h, w)")                                                   \
   A(uint32_t, pad_lo, 3, 1, "padding before (d, h, w)")                                          \
   A(uint32_t, pad_hi, 3, 1, "padding after (d, h, w)")                                           \
+  F(uint32_t, groups, 3, "groups (0 = 1): c and k are per group, the group is grid y")           \
+  F(uint32_t, x_ndhwc, 2, "x is the caller's NDHWC (channel stride C*groups), read in place")     \
+  F(uint32_t, y_ndhwc, 2, "y is NDHWC (channels-last): channel stride 1, position stride K*groups") \
   F(uint32_t, elem_bytes, 0, "bytes per x/w element")                                            \
   F(uint32_t, od, 0, "output depth")                                                             \
   F(uint32_t, oh, 0, "output height")                                                            \
   F(uint32_t, ow, 0, "output width")                                                             \
   F(uint32_t, cp, 0, "C padded to whole 16-byte chunks: a DMA chunk never straddles a tap")      \
+  F(uint32_t, x_cs, 0, "x channel stride (elements per pixel): C*groups in place, else Cp*groups") \
+  F(uint32_t, c_mask, 0, "x in place with C % chunk != 0: loads mask channels >= C per lane")      \
+  F(uint32_t, k_all, 0, "K*groups: the output channels of y")                                    \
   F(uint32_t, taps, 0, "T*R*S")                                                                  \
   F(uint64_t, dhw, 0, "D*H*W")                                                                   \
   F(uint64_t, odhw, 0, "Do*Ho*Wo")                                                               \

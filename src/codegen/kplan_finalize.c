@@ -12,9 +12,9 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   p->op = CJ_KOP_CONV_FINALIZE;
   p->arch = arch;
   cj_finalize_plan *f = &p->u.fin;
-  f->total = (uint64_t)c->g.n * c->g.k * c->g.odhw;
+  f->total = (uint64_t)c->g.n * c->g.k_all * c->g.odhw; /* every group's channels: one finalize */
   f->odhw = c->g.odhw;
-  f->k = c->g.k;
+  f->k = c->g.k_all;
   f->has_bias = c->has_bias;
   /* The conv stored raw fp32 sums; the epilogue it would have run runs here. */
   CJ_TRY(cj_conv_epi_ops(&f->epi, c->has_alpha, c->has_channel_scale, f->has_bias));

@@ -85,6 +85,20 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       CJ_TRY(kspec_dims("opts stride", val, g->stride));
     } else if (!flag && !strcmp(key, "dil")) {
       CJ_TRY(kspec_dims("opts dil", val, g->dil));
+    } else if (!flag && !strcmp(key, "groups")) {
+      uint32_t gv[3] = {0};
+      CJ_TRY(kspec_dims("opts groups", val, gv)); /* one value: all three read it */
+      g->groups = gv[0];
+    } else if (!flag && !strcmp(key, "layout")) {
+      /* ndhwc | ncdhw (x and y) or x,y: the in-place NDHWC paths */
+      size_t xl = strcspn(val, ", ");
+      const char *y = xl < vlen && val[xl] == ',' ? val + xl + 1 : val;
+      size_t yl = xl < vlen && val[xl] == ',' ? vlen - xl - 1 : xl;
+      int ok = (xl == 5 && (!strncmp(val, "ndhwc", 5) || !strncmp(val, "ncdhw", 5))) &&
+               (yl == 5 && (!strncmp(y, "ndhwc", 5) || !strncmp(y, "ncdhw", 5)));
+      CJ_CHECK(ok, CONVJIT_ERR_INVALID_ARG, "spec opts layout=%.*s: ndhwc, ncdhw or x,y of those", (int)vlen, val);
+      g->x_ndhwc = !strncmp(val, "ndhwc", 5);
+      g->y_ndhwc = !strncmp(y, "ndhwc", 5);
     } else {
       cj_strbuf known = {0};
       cj_conv_knobs_help(&known, "", "=");

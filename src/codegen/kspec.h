@@ -21,6 +21,7 @@
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)
  *            stride=..  dil=..                  (same forms, default 1)
  *            tile=MxN  waves=MxN  stages=S  splitk=K  wgm=G  dma=B  sched=1|2
+ *            groups=G  layout=ndhwc|ncdhw|X,Y   (grouped; NDHWC x read in place, y)
  *            bias  big_in  big_out  no_fast     (flags)
  *          unset conv options take the plan's defaults (cj_conv_opts = 0).
  *

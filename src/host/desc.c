@@ -145,12 +145,19 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_TRY(cj_mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
   CJ_TRY(cj_mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
   /* Valid from here on; what follows is "no kernel for it (yet)". */
-  CJ_CHECK(d->groups == 1, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld: grouped convolution has no kernel yet (groups = 1 only)", (long long)d->groups);
-  CJ_CHECK(d->x_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_layout = NDHWC: reserved; only NCDHW inputs are supported now");
-  CJ_CHECK(d->y_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
-           "desc.y_layout = NDHWC: reserved; only NCDHW outputs are supported now");
+  /* Grouped convs: the implicit GEMM pads each tap's channels to a 16-byte
+   * chunk (8 bf16, 16 fp8), and a group's channels must start on one
+   * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the
+   * same for codegen callers. NDHWC layouts need nothing here. */
+  const int64_t cg = d->c / d->groups, chunk = fp8_conv ? 16 : 8;
+  CJ_CHECK(d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
+           "desc.groups = %lld with c/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
+           "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
+           (long long)d->groups, (long long)chunk, (long long)chunk - 1, (long long)chunk);
+  CJ_CHECK(d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
+           "desc.groups = %lld with c/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
+           "group's channels start on a chunk", (long long)d->groups, (long long)cg, (long long)chunk,
+           fp8_conv ? "fp8" : "bf16");
   CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
            "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
   CJ_CHECK(d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
@@ -169,7 +176,7 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
     p->stride[j] = st[j]; p->dil[j] = dl[j]; p->pad_lo[j] = plo[j]; p->pad_hi[j] = phi[j];
   }
   p->od = out[0]; p->oh = out[1]; p->ow = out[2];
-  p->groups = 1;
+  p->groups = d->groups;
   p->x_dtype = d->x_dtype; p->w_dtype = d->w_dtype; p->y_dtype = d->y_dtype;
   p->x_layout = d->x_layout; p->y_layout = d->y_layout;
   p->has_bias = d->has_bias;

@@ -48,9 +48,13 @@ static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geo
   /* fp8 compute when either operand is fp8 (its flavour stands in here;
    * cj_conv_fmt_of picks the arch's own). */
   g->dtype = (uint32_t)(p->x_dtype == CONVJIT_DTYPE_BF16 ? p->w_dtype : p->x_dtype);
+  int64_t groups = p->groups > 1 ? p->groups : 1;
+  CJ_TRY(cj_u32_field("groups", groups, 1, &g->groups));
   CJ_TRY(cj_u32_field("n", p->n, 1, &g->n));
-  CJ_TRY(cj_u32_field("c", p->c, 1, &g->c));
-  CJ_TRY(cj_u32_field("k", p->k, 1, &g->k));
+  CJ_TRY(cj_u32_field("c", p->c / groups, 1, &g->c)); /* per group (the API checked that groups divides c, k) */
+  CJ_TRY(cj_u32_field("k", p->k / groups, 1, &g->k));
+  g->x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC;
+  g->y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC;
   CJ_TRY(cj_u32_field("d", p->d, 1, &g->d));
   CJ_TRY(cj_u32_field("h", p->h, 1, &g->h));
   CJ_TRY(cj_u32_field("w", p->w, 1, &g->w));
@@ -76,7 +80,9 @@ static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geo
  * steps per split so the prologue is amortized. */
 static uint32_t cj_split_for(const cj_target *t, const cj_conv_geom *g, uint32_t tm, uint32_t tn, uint32_t stages,
                              uint32_t k_bytes) {
-  uint64_t tiles = ((g->npq + tm - 1) / tm) * ((g->k + tn - 1) / tn);
+  /* NDHWC y: the finalize writes NCDHW only (the plan refuses the split) */
+  if (g->y_ndhwc) return 1;
+  uint64_t tiles = ((g->npq + tm - 1) / tm) * ((g->k + tn - 1) / tn) * (g->groups ? g->groups : 1);
   uint64_t tile_k = (k_bytes ? k_bytes : CJ_CONV_STAGE_ROW_BYTES) / g->elem_bytes;
   uint64_t ksteps = (g->crs + tile_k - 1) / tile_k;
   if (4 * tiles >= 3 * (uint64_t)t->cu_count) return 1;
@@ -205,8 +211,6 @@ convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
            "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take bf16 or fp8 x and w and give bf16",
            (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
            (int)p->y_dtype, cj_dtype_name(p->y_dtype));
-  CJ_CHECK(p->groups == 1 || p->groups == 0, CONVJIT_ERR_UNSUPPORTED, "desc.groups = %" PRId64 ": must be 1",
-           p->groups);
   return cj_geom_from_problem(p, g);
 }
 
@@ -293,6 +297,14 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   cj_conv_fmt fm;
   CJ_TRY(cj_conv_fmt_of(p, arch, &fm));
   g.dtype = (uint32_t)fm.compute;
+  /* NDHWC x is read in place unless its elements change on the way (a
+   * converting pre-pass) or C is too ragged for the masked 4-byte loads
+   * (bf16 C odd, fp8 C % 4 != 0): then the pre-pass copies it to
+   * NDHWC(Cp) in the workspace, like an NCDHW x. */
+  uint32_t ceb = cj_dtype_bytes(fm.compute), cchunk = 16 / ceb;
+  int x_in_place = g.x_ndhwc && fm.x_mode == CJ_PREP_COPY && (g.c % cchunk == 0 || g.c % (4 / ceb) == 0);
+  int x_copy = g.x_ndhwc && !x_in_place;
+  g.x_ndhwc = (uint32_t)x_in_place;
   cj_conv_opts co = *o;
   co.has_bias = p->has_bias;
   /* Every fp8 conv takes alpha (the plan's rule; 1.0 when unscaled): one
@@ -306,18 +318,28 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   /* ---- pack: w KCTRS -> KTRSC(Cp), [FN -> FNUZ | quantized with w_scale] ---- */
   uint32_t w_in = cj_dtype_bytes(p->w_dtype), x_in = cj_dtype_bytes(p->x_dtype);
   cj_kplan kp;
-  CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, w_in, fm.w_mode, g.k, g.c, g.taps, g.cp, (uint32_t)g.crs));
+  CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, w_in, fm.w_mode, g.k_all, g.c, g.taps, g.cp, (uint32_t)g.crs));
   const cj_role_bind pack_binds[] = {
       {CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}, {CJ_ARG_QSCALE, cj_f32_bind(fm.w_q)}};
   CJ_TRY(cj_seq_add_bound(&out->pack, &kp, pack_binds, 3));
   out->packed_weight_bytes = c->w_bytes;
 
   /* ---- fwd ---- */
-  /* The channel-GEMM path reads the caller's NCDHW x: no layout step. */
-  uint64_t x_off = 0, ws_off = c->channel_gemm ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
-  if (!c->channel_gemm) {
-    if (g.c == g.cp) {
-      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, g.dhw));
+  /* The channel-GEMM path reads the caller's NCDHW x, and an in-place
+   * NDHWC x is read as given: no layout step, no x workspace. */
+  int x_given = c->channel_gemm || x_in_place;
+  uint64_t x_off = 0, ws_off = x_given ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
+  if (x_copy) {
+    /* NDHWC(C) -> NDHWC(Cp): the pack kernel with K = N*D*H*W pixels of C
+     * channels and one tap (same modes) */
+    uint64_t pix = (uint64_t)g.n * g.dhw, cpg = (uint64_t)g.cp * g.groups;
+    CJ_CHECK(pix <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+             "conv with NDHWC x copied to the workspace: N*D*H*W = %" PRIu64 " must be < 2^32", pix);
+    CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, (uint32_t)pix, g.c * g.groups, 1, (uint32_t)cpg,
+                                    (uint32_t)cpg));
+  } else if (!x_given) {
+    if (g.c == g.cp) { /* grouped convs always: C/groups is a whole number of chunks */
+      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c * g.groups, g.dhw));
     } else {
       CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
                "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
@@ -325,6 +347,8 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
       CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, (uint32_t)g.dhw, g.cp,
                                       (uint32_t)(g.dhw * g.cp)));
     }
+  }
+  if (!x_given) {
     const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}},
                                          {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}},
                                          {CJ_ARG_QSCALE, cj_f32_bind(fm.x_q)}};
@@ -334,7 +358,7 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
 
   /* Every role a conv-family kernel may take, bound once for all of them. */
   const cj_role_bind conv_binds[] = {
-      {CJ_ARG_X, c->channel_gemm ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off}},
+      {CJ_ARG_X, x_given ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off}},
       {CJ_ARG_W, {CJ_BIND_W_PACKED, 0}},
       {CJ_ARG_BIAS, {CJ_BIND_BIAS, 0}},
       {CJ_ARG_Y, {CJ_BIND_Y, 0}},
@@ -349,12 +373,19 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
     CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, conv_binds, nconv_binds));
     out->workspace_bytes = ws_off + c->ws_bytes;
   } else {
-    out->workspace_bytes = c->channel_gemm ? 0 : c->x_bytes;
+    out->workspace_bytes = x_given ? 0 : c->x_bytes;
   }
   static const char *const prep[] = {"", " fn->fnuz", " quantize"};
-  snprintf(out->summary, sizeof out->summary, "%s%s + conv %s %ux%ux%u w%ux%u s%u%s%s%s",
-           c->channel_gemm ? "no transpose (channel GEMM)" : g.c == g.cp ? "transpose" : "pad-transpose",
-           c->channel_gemm ? "" : prep[fm.x_mode], cj_dtype_name((convjit_dtype)g.dtype), c->tile_m, c->tile_n,
+  char grp[32] = "";
+  if (g.groups > 1) snprintf(grp, sizeof grp, " groups %u", g.groups);
+  snprintf(out->summary, sizeof out->summary, "%s%s + conv %s%s%s%s %ux%ux%u w%ux%u s%u%s%s%s",
+           c->channel_gemm ? "no transpose (channel GEMM)"
+           : x_in_place    ? (g.c_mask ? "no transpose (NDHWC x in place, channel mask)" : "no transpose (NDHWC x in place)")
+           : x_copy        ? "NDHWC pad-copy"
+           : g.c == g.cp   ? "transpose"
+                           : "pad-transpose",
+           x_given ? "" : prep[fm.x_mode], cj_dtype_name((convjit_dtype)g.dtype), grp,
+           g.y_ndhwc ? " y NDHWC" : "", "", c->tile_m, c->tile_n,
            c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
            c->has_channel_scale ? " scale[k]" : "", c->splitk > 1 ? " + finalize" : "");
   return CONVJIT_OK;

@@ -80,6 +80,25 @@ typedef struct cj_ref_conv_fp8_out {
 
 convjit_status cj_ref_conv_fp8(const cj_ref_conv_shape *sh, const cj_ref_conv_fp8_in *in, cj_ref_conv_fp8_out *out);
 
+/* ---- groups and layouts (ref_conv_ext.c) -------------------------------------
+ * Grouped conv (sh->c, sh->k are the totals; w is K x C/groups x T x R x S,
+ * group gi's output channels gi*K/groups .. read input channels
+ * gi*C/groups ..; bias and per-channel w scales are K long) and
+ * channels-last x / y (N,D,H,W,C). Computed by the functions above, one
+ * group at a time on gathered NCDHW copies, so every output is bit for bit
+ * the plain reference's of its group. */
+typedef struct cj_ref_conv_ext {
+  uint64_t groups;      /* 0 or 1: ungrouped */
+  int x_ndhwc, y_ndhwc; /* 1: that tensor is channels-last */
+} cj_ref_conv_ext;
+
+/* cj_ref_conv_fwd_mag with groups and layouts (e may be NULL; mag may be NULL). */
+convjit_status cj_ref_conv_fwd_ext(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e, const float *x,
+                                   const float *wt, const float *bias, float *y, float *mag);
+/* cj_ref_conv_fp8 with groups and layouts (e may be NULL). */
+convjit_status cj_ref_conv_fp8_ext(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e,
+                                   const cj_ref_conv_fp8_in *in, cj_ref_conv_fp8_out *out);
+
 /* Element accessors for the sampled version: callers may compute x from its
  * indices (procedural tensors past 2^31 elements, never allocated). */
 typedef float (*cj_ref_x_at_fn)(void *user, uint64_t n, uint64_t c, uint64_t d, uint64_t h, uint64_t w);

@@ -337,7 +337,10 @@ static void check_im2col(cj_conv_geom g) {
                   int64_t ih = (int64_t)(oh * g.stride[1] + r * g.dil[1]) - g.pad_lo[1];
                   int64_t iw = (int64_t)(ow * g.stride[2] + s * g.dil[2]) - g.pad_lo[2];
                   int in = id >= 0 && id < g.d && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-                  int64_t want = in ? (int64_t)((((n * g.d + id) * g.h + ih) * g.w + iw) * g.cp + c) : -1;
+                  /* pixel stride: Cp (workspace) or C (in place, where c >= C reads zero) */
+                  uint64_t px = g.x_ndhwc ? g.c : g.cp;
+                  in = in && (!g.x_ndhwc || c < g.c);
+                  int64_t want = in ? (int64_t)((((n * g.d + id) * g.h + ih) * g.w + iw) * px + c) : -1;
                   assert_int_equal(cj_im2col_ref(&g, m, k), want);
                   hits += in;
                 }
@@ -352,6 +355,69 @@ static void test_im2col_model(void **s) {
   cj_conv_geom g = geom(1, 8, 7, 6, 9, 1, 2, 3, 2, 0);
   g.stride[0] = 2; g.stride[2] = 3; g.dil[1] = 2; g.pad_lo[0] = 1; g.pad_hi[2] = 2; g.pad_lo[1] = 2;
   check_im2col(g);
+  /* x NDHWC in place: C = 5 (masked tail, stride 5) and C = 16 (stride 16) */
+  g = geom(2, 5, 3, 4, 5, 1, 3, 3, 3, 1);
+  g.x_ndhwc = 1;
+  check_im2col(g);
+  g = geom(1, 16, 3, 4, 5, 1, 3, 1, 3, 1);
+  g.x_ndhwc = 1;
+  check_im2col(g);
+}
+
+/* Layouts and groups in the plan: the masked in-place path takes 4-byte
+ * DMA and refuses what would straddle pixels; groups go to grid y and
+ * scale the weight and output; the refusals name their reason. */
+static void test_layout_group_plans(void **s) {
+  (void)s;
+  cj_kplan p;
+  cj_conv_geom g = geom(1, 20, 3, 6, 6, 32, 3, 3, 3, 1);
+  g.dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  g.x_ndhwc = 1;
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  const cj_conv_plan *c = &p.u.conv;
+  assert_int_equal(c->g.x_cs, 20);                 /* the caller's channel stride */
+  assert_int_equal(c->g.c_mask, 1);                /* 20 = 1.25 chunks of 16 fp8 */
+  assert_int_equal(c->dma_bytes, 4);               /* a 16-byte chunk would reach the next pixel */
+  assert_int_equal(c->sched, CJ_CONV_SCHED_MULTISTAGE);
+  assert_int_equal(c->x_bytes, 3 * 6 * 6 * 20);
+  cj_conv_opts o16 = {.dma_bytes = 16};
+  expect_err(A950(), g, &o16, CONVJIT_ERR_UNSUPPORTED, "4-byte DMA");
+  g.c = 22; /* fp8: 4-byte lanes need C % 4 == 0 */
+  expect_err(A950(), g, NULL, CONVJIT_ERR_UNSUPPORTED, "C = 22");
+  /* C a whole number of chunks: in place, no mask, 16-byte DMA */
+  g = geom(2, 32, 3, 6, 6, 32, 3, 3, 3, 1);
+  g.x_ndhwc = g.y_ndhwc = 1;
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(c->g.c_mask, 0);
+  assert_int_equal(c->dma_bytes, 16);
+  assert_int_equal(c->vec4_store, 0); /* NDHWC y: a fragment's 4 rows are K apart */
+  cj_conv_opts split = {.splitk = 2};
+  expect_err(A950(), g, &split, CONVJIT_ERR_UNSUPPORTED, "NDHWC y");
+  /* groups: per-group c, k; grid y; whole weight and y */
+  g = geom(1, 16, 3, 6, 6, 24, 3, 3, 3, 1);
+  g.groups = 4;
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(p.grid[1], 4);
+  assert_int_equal(c->g.k_all, 96);
+  assert_int_equal(c->g.x_cs, 64);
+  assert_int_equal(c->w_bytes, 96ull * 27 * 16 * 2);
+  assert_int_equal(c->y_bytes, 96ull * 3 * 6 * 6 * 2);
+  g.c = 1; /* depthwise */
+  expect_err(A942(), g, NULL, CONVJIT_ERR_UNSUPPORTED, "depthwise");
+  g.c = 4;
+  expect_err(A942(), g, NULL, CONVJIT_ERR_UNSUPPORTED, "C/groups = 4");
+  /* the defaults keep the key of the kernel before the fields existed */
+  cj_kplan a, b;
+  g = geom(1, 16, 3, 6, 6, 24, 3, 3, 3, 1);
+  assert_int_equal(cj_kplan_conv_init(&a, A942(), &g, NULL), CONVJIT_OK);
+  g.groups = 1;
+  assert_int_equal(cj_kplan_conv_init(&b, A942(), &g, NULL), CONVJIT_OK);
+  assert_string_equal(a.name, b.name);
+  cj_strbuf ka = {0};
+  cj_kplan_key(&a, &ka);
+  assert_null(strstr(ka.s, "groups="));
+  assert_null(strstr(ka.s, "ndhwc="));
+  cj_sb_free(&ka);
 }
 
 static uint32_t lcg(uint64_t *s) {
@@ -411,7 +477,7 @@ int main(void) {
       cmocka_unit_test(test_bad_shapes),   cmocka_unit_test(test_bad_tiles),    cmocka_unit_test(test_derived),
       cmocka_unit_test(test_big_thresholds), cmocka_unit_test(test_key_and_print), cmocka_unit_test(test_im2col_model),
       cmocka_unit_test(test_random_plans), cmocka_unit_test(test_every_keyed_field_in_key),
-      cmocka_unit_test(test_vgpr_load_plan),
+      cmocka_unit_test(test_vgpr_load_plan), cmocka_unit_test(test_layout_group_plans),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "codegen/kplan.h"
+#include "codegen/kspec.h"
 #include "pipeline/build.h"
 
 typedef struct big_shape {
@@ -225,13 +226,66 @@ static void test_default_tile_reference_shapes(void **state) {
       }
 }
 
+/* Issue 14's paths, spill-free on both arches at the default tile and the
+ * big-grid 256x256: NDHWC x read in place and NDHWC y on the headline
+ * 1x3x3 layer (BIG_IN rebase with stride C, BIG_OUT 64-bit NDHWC stores),
+ * the masked 4-byte path (fp8 C = 40), and grouped convs (fp8, NDHWC).
+ * A tile whose plan the arch refuses (LDS) is skipped by name. */
+static void test_layout_group_paths_spill_free(void **state) {
+  (void)state;
+  /* big: archs (1 gfx942, 2 gfx950) that also build the 256x256 form. Not
+   * gfx950's masked fp8 path: 64 four-byte DMAs a K step spill 16 SGPRs
+   * there, the resource gate refuses it and the selection ships the
+   * default tile (golden row) instead. */
+  typedef struct { const char *why; const char *dtype; const char *shape; const char *opts; int big; } path;
+  static const path P[] = {
+      {"NDHWC x+y in place, BIG_IN + BIG_OUT", "bf16", "1,1024,240,160,90,1024,1,3,3", "pad=0,1,1 layout=ndhwc", 3},
+      {"NDHWC x in place (fp8), NCDHW y", "fp8", "1,1024,240,160,90,1024,1,3,3", "pad=0,1,1 layout=ndhwc,ncdhw", 3},
+      {"fp8 C = 40: masked 4-byte loads", "fp8", "1,40,5,12,12,64,3,3,3", "pad=1 layout=ndhwc", 1},
+      {"groups 4, fp8, NDHWC", "fp8", "1,64,4,10,10,128,3,3,3", "pad=1 groups=4 layout=ndhwc", 3},
+      {"groups 4, bf16, split-K 2", "bf16", "2,64,4,10,10,128,3,3,3", "pad=1 groups=4 splitk=2", 3},
+  };
+  /* the default tile, and each arch's 256x256 form that fits its LDS
+   * (gfx942: 32-byte K rows at 4 stages through VGPRs, as the selection
+   * ships it; the masked path has no VGPR form) */
+  static const char *const big[2] = {" tile=256x256 waves=2x4 stages=4 kbytes=32 load=2", " tile=256x256 waves=2x4 stages=2"};
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  for (size_t i = 0; i < sizeof P / sizeof P[0]; i++)
+    for (int a = 0; a < na; a++)
+      for (size_t t = 0; t < 2; t++) {
+        char opts[160];
+        int is950 = strcmp(arches[a]->name, "gfx942") != 0;
+        if (t && !(P[i].big & (1 << is950))) continue;
+        const char *tile = t ? big[is950] : "";
+        snprintf(opts, sizeof opts, "%s%s", P[i].opts, tile);
+        cj_kplan p;
+        convjit_status st = cj_kspec_plan("conv", arches[a]->name, P[i].dtype, P[i].shape, opts, &p);
+        if (st == CONVJIT_ERR_UNSUPPORTED && t) {
+          printf("    %-6s %s%s: no plan (%s)\n", arches[a]->name, P[i].why, tile, cj_error_text());
+          continue;
+        }
+        if (st != CONVJIT_OK) fail_msg("%s %s %s: %s", arches[a]->name, P[i].why, opts, cj_error_text());
+        cj_built b = {0};
+        if (cj_build_kernel(&p, 0, &b) != CONVJIT_OK) fail_msg("%s: build: %s", p.name, cj_error_text());
+        if (cj_check_resources(b.info, p.arch) != CONVJIT_OK) fail_msg("%s: %s", p.name, cj_error_text());
+        assert_int_equal(b.info->vgpr_spill_count, 0);
+        assert_int_equal(b.info->sgpr_spill_count, 0);
+        assert_int_equal(b.info->private_segment_size, 0);
+        assert_int_equal(b.info->group_segment_size, p.lds_bytes);
+        printf("    %-6s %-40s%-44s vgpr %3u agpr %3u sgpr %3u\n", arches[a]->name, P[i].why, tile,
+               b.info->vgpr_count, b.info->agpr_count, b.info->sgpr_count);
+        cj_built_free(&b);
+      }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big_shape_flags),
       cmocka_unit_test(test_code_size_flat),
       cmocka_unit_test(test_heavy_tiles_n2_splitk),
       cmocka_unit_test(test_default_tile_reference_shapes),
-      cmocka_unit_test(test_all_tiles_spill_free),
+      cmocka_unit_test(test_all_tiles_spill_free), cmocka_unit_test(test_layout_group_paths_spill_free),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

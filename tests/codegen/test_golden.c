@@ -216,7 +216,9 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
      * fp8 MFMA has k = 128: a 128-byte step) */
     const uint64_t step0 = row_knob(w, "kbytes", CONV_TILE_K * 2) / eb;
     const uint64_t step = (step0 + row->k - 1) / row->k * row->k;
-    /* load=2 (VGPR path): 16-byte buffer loads and one ds_write per load */
+    /* load=2 (VGPR path): 16-byte buffer loads and one ds_write per load;
+     * a row's dma=B knob (4 on the masked in-place NDHWC path) sets the
+     * DMA width, else the arch's widest */
     const int vload = row_knob(w, "load", 1) == 2;
     uint64_t waves = (uint64_t)c->wave_m * c->wave_n;
     threads = (uint32_t)(waves * a->wave_size);
@@ -228,7 +230,8 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
      * A+B stage, one operand read per fragment row/column, K slice and k run */
     uint64_t fm = c->tile_m / 16 / c->wave_m, fn = c->tile_n / 16 / c->wave_n, slices = step / row->k;
     uint64_t mfma = fm * fn * slices,
-             dma = (uint64_t)(c->tile_m + c->tile_n) * step * eb / (threads * (vload ? 16 : a->dma_max_bytes));
+             dma = (uint64_t)(c->tile_m + c->tile_n) * step * eb /
+                   (threads * (vload ? 16 : row_knob(w, "dma", a->dma_max_bytes)));
     uint64_t lds_rd = (fm + fn) * slices * row->k_runs + (vload ? dma : 0);
     /* budget: the loop body is `stages` K steps, each of its essential
      * instructions with up to 3 more for addressing and waits (measured

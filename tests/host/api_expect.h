@@ -33,4 +33,12 @@ static inline convjit_context *api_ctx(convjit_device_kind kind, const char *arc
   return c;
 }
 
+/* Device buffer of `bytes` on ctx, filled from host when host is not NULL. */
+static inline void *api_upload(convjit_context *ctx, const void *host, size_t bytes) {
+  void *d = NULL;
+  OK(convjit_malloc(ctx, bytes, &d));
+  if (host) OK(convjit_memcpy_h2d(ctx, d, host, bytes, NULL));
+  return d;
+}
+
 #endif

@@ -75,8 +75,7 @@ M(m_overflow, d->n = (int64_t)1 << 30; d->c = (int64_t)1 << 30; d->in[0] = (int6
 M(m_w_overflow, d->k = ((int64_t)1 << 31) - 1; d->c = ((int64_t)1 << 31) - 1; d->n = 1;
   for (int i = 0; i < 3; i++) { d->in[i] = 4; d->filter[i] = 4; d->pad_lo[i] = d->pad_hi[i] = 0; })
 /* valid, unsupported */
-M(m_ndhwc, d->x_layout = CONVJIT_LAYOUT_NDHWC)
-M(m_y_ndhwc, d->y_layout = CONVJIT_LAYOUT_NDHWC)
+M(m_gdw, d->groups = 8; d->k = 16) /* c = 8: depthwise */
 M(m_f32in, d->x_dtype = d->w_dtype = CONVJIT_DTYPE_F32)
 M(m_mixed, d->w_dtype = CONVJIT_DTYPE_F32)
 M(m_bf16_scale, d->x_scale = 0.5f)
@@ -116,7 +115,9 @@ static const bad_case cases[] = {
     {"pad_hi < 0", m_phi, CONVJIT_ERR_INVALID_ARG, "desc.pad_hi[2]", "= -4"},
     {"groups 0", m_g0, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 0"},
     {"groups not dividing", m_gbad, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 3"},
-    {"groups 2", m_g2, CONVJIT_ERR_UNSUPPORTED, "desc.groups", "= 2"},
+    /* c/groups = 4 bf16 channels: half a 16-byte chunk */
+    {"groups 2", m_g2, CONVJIT_ERR_UNSUPPORTED, "desc.groups = 2", "multiple of 8"},
+    {"depthwise", m_gdw, CONVJIT_ERR_UNSUPPORTED, "desc.groups = 8", "depthwise"},
     /* "no kernel" must not hide a field that is wrong (found by test_api_fuzz) */
     {"groups 2 + bad layout", m_g2_badlayout, CONVJIT_ERR_INVALID_ARG, "desc.x_layout", "= 7"},
     {"x dtype 0", m_xdt, CONVJIT_ERR_INVALID_ARG, "desc.x_dtype", "= 0"},
@@ -132,8 +133,6 @@ static const bad_case cases[] = {
     {"struct_size big", m_size_big, CONVJIT_ERR_VERSION, "desc.struct_size", "newer"},
     {"x elements overflow", m_overflow, CONVJIT_ERR_INVALID_ARG, "x element count", "overflows"},
     {"w elements overflow", m_w_overflow, CONVJIT_ERR_INVALID_ARG, "weight element count", "overflows"},
-    {"x NDHWC", m_ndhwc, CONVJIT_ERR_UNSUPPORTED, "desc.x_layout", "NDHWC"},
-    {"y NDHWC", m_y_ndhwc, CONVJIT_ERR_UNSUPPORTED, "desc.y_layout", "NDHWC"},
     {"f32 inputs", m_f32in, CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype", "f32"},
     {"f32 weights", m_mixed, CONVJIT_ERR_UNSUPPORTED, "desc.w_dtype", "f32"},
     {"scale on a bf16 conv", m_bf16_scale, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 0.5", "both are bf16"},
@@ -169,6 +168,14 @@ static void test_null_and_good(void **st) {
   convjit_conv_desc d = good();
   assert_int_equal(convjit_conv_desc_validate(&d), CONVJIT_OK);
   assert_string_equal(convjit_last_error(), ""); /* a success clears the text */
+  /* channels-last x and y, mixed, and groups of whole chunks are valid and supported */
+  convjit_conv_desc v = good();
+  v.x_layout = CONVJIT_LAYOUT_NDHWC;
+  assert_int_equal(convjit_conv_desc_validate(&v), CONVJIT_OK);
+  v.y_layout = CONVJIT_LAYOUT_NDHWC;
+  assert_int_equal(convjit_conv_desc_validate(&v), CONVJIT_OK);
+  v.c = 32, v.k = 16, v.groups = 2; /* 16 bf16 channels a group */
+  assert_int_equal(convjit_conv_desc_validate(&v), CONVJIT_OK);
   int64_t out[3];
   assert_int_equal(convjit_conv_output_dims(&d, NULL), CONVJIT_ERR_INVALID_ARG);
   assert_int_equal(convjit_conv_output_dims(&d, out), CONVJIT_OK);
