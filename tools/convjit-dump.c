@@ -113,12 +113,19 @@ typedef struct conv_opts {
   int64_t stride[3], pad[6], dil[3];
   int nstride, npad, ndil;
   cj_conv_opts sel; /* the knobs (--tile, --stages, ..., --bias): kplan_knobs.h */
+  /* the fused epilogue (descriptor fields): --residual, --beta, --act, --alpha */
+  int residual, act, channel_scale;
+  double beta, alpha;
 } conv_opts;
 
 static const dump_opt_def conv_opt_defs[] = {
   {"stride", 1, "sd,sh,sw (default 1,1,1)"},
   {"pad", 1, "pd,ph,pw (both sides) or lo_d,lo_h,lo_w,hi_d,hi_h,hi_w (default 0)"},
   {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
+  {"residual", 0, "fused epilogue: + beta * z (bf16 z shaped like y, args.residual)"},
+  {"beta", 1, "z's factor (default 1; a plan constant)"},
+  {"act", 1, "identity|relu|silu|gelu: activation applied last"},
+  {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
   {NULL, 0, NULL},
 };
 
@@ -128,7 +135,18 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   snprintf(what, sizeof what, "--%s", name);
   if (!strcmp(name, "stride")) CLI(o->nstride = cli_list(what, v, o->stride, 3, 3, 0, CLI_MAX_EXTENT));
   else if (!strcmp(name, "dilation")) CLI(o->ndil = cli_list(what, v, o->dil, 3, 3, 0, CLI_MAX_EXTENT));
-  else if (!strcmp(name, "pad")) {
+  else if (!strcmp(name, "residual")) o->residual = 1;
+  else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
+  else if (!strcmp(name, "alpha")) {
+    if (!strcmp(v, "k")) o->channel_scale = 1;
+    else CLI(cli_double(what, v, 0.0, 1e30, &o->alpha));
+  } else if (!strcmp(name, "act")) {
+    static const char *const acts[] = {"identity", "relu", "silu", "gelu"};
+    o->act = -1;
+    for (int j = 0; j < 4; j++)
+      if (!strcmp(v, acts[j])) o->act = j;
+    if (o->act < 0) CLI(cli_fail(what, v, "identity, relu, silu or gelu (tanh form)"));
+  } else if (!strcmp(name, "pad")) {
     CLI(o->npad = cli_list(what, v, o->pad, 3, 6, 0, CLI_MAX_EXTENT));
     if (o->npad != 3 && o->npad != 6) CLI(cli_fail(what, v, "takes 3 values (both sides) or 6 (all low, then all high)"));
   } else {
@@ -157,6 +175,11 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
     if (o->npad == 6) d.pad_hi[i] = o->pad[3 + i];
   }
   d.has_bias = o->sel.has_bias != 0;
+  d.has_residual = o->residual || o->sel.has_residual;
+  d.beta = (float)o->beta;
+  d.act = (convjit_activation)o->act;
+  d.has_channel_scale = o->channel_scale;
+  d.x_scale = (float)o->alpha;
   cj_conv_problem p;
   CJ_TRY(cj_conv_desc_normalize(&d, &p));
   cj_seq *seq = calloc(1, sizeof *seq);

@@ -31,6 +31,7 @@
 #include "codegen/kspec.h"
 #include "ref/ref.h"
 #include "ref/ref_conv.h"
+#include "ref/ref_epi.h"
 #include "util/numfmt.h"
 #include "cli.h"
 
@@ -47,6 +48,11 @@ typedef struct run_args {
   cj_conv_opts forced;
   const char *fp8_format; /* "fn" | "fnuz" | NULL: the arch's native one */
   double x_scale, w_scale; /* 0 = 1.0 (the descriptor's rule) */
+  /* fused epilogue: y = act(alpha * conv + beta * z + bias) */
+  int residual, act, channel_scale;
+  double beta;             /* 0 = 1.0 */
+  int stream_chunks[32];   /* --stream-chunks: frames per chunk (sum = D), 0 entries = off */
+  int nchunks;
 } run_args;
 
 typedef struct run_result {
@@ -78,6 +84,14 @@ static void usage(FILE *f) {
           "  --fp8-format fn|fnuz   conv fp8 tensors in that format instead (fn on gfx942: mapped\n"
           "            exactly by the pre-pass; fnuz on gfx950 is refused)\n"
           "  --x-scale S, --w-scale S   fp8 per-tensor dequantization scales (y = acc*S_x*S_w + bias)\n"
+          "  --alpha S|k  fp8: the per-tensor dequantization factor alpha = S (as --x-scale S), or k:\n"
+          "            per-output-channel weight scales too (random, args.scale)\n"
+          "  --residual    fused epilogue: + beta * z, z a random bf16 tensor shaped like y\n"
+          "  --beta B      z's factor (default 1)\n"
+          "  --act identity|relu|silu|gelu   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
+          "  --stream-chunks LIST   causal streaming: run the conv over chunks of LIST frames (sum = D,\n"
+          "            pad (T-1, 0) in time), each with x_prev = the previous chunk's last T-1 frames,\n"
+          "            and require the result bit-identical to the whole-tensor conv\n"
           "  --device  auto (default): HIP if a device is present, else the emulator (arch: the\n"
           "            HIP device's; on the emulator --arch, default gfx950)\n"
           "  --json    one JSON object instead of the text summary\n"
@@ -123,7 +137,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (n <= 3) memcpy(a->pad_hi, p, sizeof(int64_t) * (size_t)n);
       else memcpy(a->pad_hi, p + n / 2, sizeof(int64_t) * (size_t)(n / 2));
     } else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
-               strcmp(o, "--bias")) { /* the conv knobs (kplan_knobs.h); --bias is the problem's */
+               strcmp(o, "--bias") && strcmp(o, "--residual") &&
+               strcmp(o, "--act")) { /* the conv knobs (kplan_knobs.h); --bias, --residual, --act: the problem's */
       const cj_knob *k = cj_conv_knob_find(o + 2, strlen(o + 2));
       if (k->kind != CJ_KNOB_FLAG) NEEDV();
       if (cli_knob(&a->forced, k, o, k->kind == CJ_KNOB_FLAG ? NULL : v)) return -1;
@@ -137,6 +152,29 @@ static int parse_args(int argc, char **argv, run_args *a) {
       NEEDV();
       if (cli_double(o, v, 0.0, 1e30, o[2] == 'x' ? &a->x_scale : &a->w_scale)) return -1;
     }
+    else if (!strcmp(o, "--alpha")) {
+      NEEDV();
+      if (!strcmp(v, "k")) a->channel_scale = 1;
+      else if (cli_double(o, v, 0.0, 1e30, &a->x_scale)) return -1;
+    } else if (!strcmp(o, "--beta")) {
+      NEEDV();
+      if (cli_double(o, v, -1e30, 1e30, &a->beta)) return -1;
+    } else if (!strcmp(o, "--act")) {
+      NEEDV();
+      static const char *const acts[] = {"identity", "relu", "silu", "gelu"};
+      a->act = -1;
+      for (int j = 0; j < 4; j++)
+        if (!strcmp(v, acts[j])) a->act = j;
+      if (a->act < 0) return cli_fail(o, v, "identity, relu, silu or gelu (tanh form)");
+    } else if (!strcmp(o, "--stream-chunks")) {
+      NEEDV();
+      int64_t ch[32];
+      int n = cli_list(o, v, ch, 1, 32, 1, CLI_MAX_EXTENT);
+      if (n < 0) return -1;
+      for (int j = 0; j < n; j++) a->stream_chunks[j] = (int)ch[j];
+      a->nchunks = n;
+    }
+    else if (!strcmp(o, "--residual")) a->residual = 1;
     else if (!strcmp(o, "--bias")) a->bias = 1;
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
@@ -343,7 +381,9 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
     return;
   }
   const cj_conv_problem *p = &plan->prob;
-  printf("op       conv forward (implicit GEMM)%s\n", p->has_bias ? " + fp32 bias" : "");
+  printf("op       conv forward (implicit GEMM)%s%s%s%s%s\n", p->has_channel_scale ? " * scale[k]" : "",
+         p->has_residual ? " + beta*z" : "", p->has_bias ? " + fp32 bias" : "", p->act ? ", then " : "",
+         p->act == 1 ? "relu" : p->act == 2 ? "silu" : p->act == 3 ? "gelu (tanh)" : "");
   printf("shape    N,C,D,H,W %lld,%lld,%lld,%lld,%lld -> K %lld (y %lld,%lld,%lld,%lld,%lld), filter %lldx%lldx%lld, "
          "stride %lld,%lld,%lld, pad %lld/%lld,%lld/%lld,%lld/%lld (before/after, D,H,W)",
          (long long)p->n, (long long)p->c, (long long)p->d, (long long)p->h, (long long)p->w, (long long)p->k,
@@ -595,14 +635,22 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
     int fnuz = a->fp8_format ? !strcmp(a->fp8_format, "fnuz") : !strcmp(arch, "gfx942");
     d->x_dtype = d->w_dtype = fnuz ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
   }
-  if ((a->fp8_format || a->x_scale || a->w_scale) && strcmp(a->dtype, "fp8")) {
-    fprintf(stderr, "convjit-run: --fp8-format, --x-scale and --w-scale need --dtype fp8\n");
+  if ((a->fp8_format || a->x_scale || a->w_scale || a->channel_scale) && strcmp(a->dtype, "fp8")) {
+    fprintf(stderr, "convjit-run: --fp8-format, --x-scale, --w-scale and --alpha need --dtype fp8\n");
     return -1;
   }
   d->x_scale = (float)a->x_scale;
   d->w_scale = (float)a->w_scale;
   d->y_dtype = CONVJIT_DTYPE_BF16;
   d->has_bias = a->bias;
+  d->has_channel_scale = a->channel_scale;
+  d->has_residual = a->residual;
+  d->beta = (float)a->beta;
+  d->act = (convjit_activation)a->act;
+  if (a->beta != 0.0 && !a->residual) {
+    fprintf(stderr, "convjit-run: --beta needs --residual\n");
+    return -1;
+  }
   return 0;
 }
 
@@ -612,8 +660,9 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   convjit_conv_desc d;
   if (build_conv_desc(a, arch, &d)) return -2; /* usage */
   void *hx = NULL, *hw = NULL, *hy = NULL;
-  float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL;
-  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL;
+  float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL, *fz = NULL, *fs = NULL;
+  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *dz = NULL, *dsc = NULL;
+  uint16_t *hz = NULL;
   convjit_event *e0 = NULL, *e1 = NULL;
   double t0 = cj_now_ms();
   TRY_PLAN(cj_plan_create_conv_opts(ctx, &d, &a->forced, plan_out));
@@ -631,6 +680,21 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
   fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
   for (int64_t i = 0; i < p->k; i++) fb[i] = rng_unit(&seed);
+  if (p->has_residual) { /* z: bf16 in [-1, 1), y's shape */
+    hz = malloc(ny * sizeof *hz);
+    fz = malloc(ny * sizeof *fz);
+    if (!hz || !fz) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+    fill_random(hz, fz, ny, 2, fmt, &seed);
+    TRY(convjit_malloc(ctx, ny * 2, &dz));
+    TRY(convjit_memcpy_h2d(ctx, dz, hz, ny * 2, NULL));
+  }
+  if (p->has_channel_scale) { /* scale[k] in [0.5, 1.5), 5 significant bits */
+    fs = malloc((size_t)p->k * sizeof *fs);
+    if (!fs) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+    for (int64_t i = 0; i < p->k; i++) fs[i] = 0.5f + (float)(rng_next(&seed) >> 60) / 16.0f;
+    TRY(convjit_malloc(ctx, (size_t)p->k * sizeof(float), &dsc));
+    TRY(convjit_memcpy_h2d(ctx, dsc, fs, (size_t)p->k * sizeof(float), NULL));
+  }
   size_t ws = 0, pw = 0;
   TRY(convjit_plan_workspace_size(*plan_out, &ws));
   TRY(convjit_plan_packed_weight_size(*plan_out, &pw));
@@ -654,6 +718,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     else TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL));
     convjit_conv_args ta = convjit_conv_args_default();
     ta.x = dx, ta.w_packed = dwp, ta.bias = p->has_bias ? db : NULL, ta.y = dy, ta.workspace = dws;
+    ta.residual = dz, ta.scale = dsc;
     ta.workspace_bytes = ws;
     convjit_tune_result tr = {.struct_size = sizeof tr};
     TRY(convjit_plan_tune(*plan_out, &ta, NULL, NULL, &tr));
@@ -669,7 +734,10 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   TRY(convjit_event_create(ctx, &e0));
   TRY(convjit_event_create(ctx, &e1));
   TRY(convjit_event_record(e0, NULL));
-  TRY(convjit_conv_fwd(*plan_out, dx, dwp, p->has_bias ? db : NULL, dy, dws, ws, NULL));
+  convjit_conv_args fa = convjit_conv_args_default();
+  fa.x = dx, fa.w_packed = dwp, fa.bias = p->has_bias ? db : NULL, fa.residual = dz, fa.scale = dsc;
+  fa.y = dy, fa.workspace = dws, fa.workspace_bytes = ws;
+  TRY(convjit_conv_forward(*plan_out, &fa, NULL));
   TRY(convjit_event_record(e1, NULL));
   TRY(convjit_synchronize(ctx, NULL));
   TRY(stats_end(ctx, a, r));
@@ -699,16 +767,31 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     uint64_t products = (uint64_t)(p->c * p->t * p->r * p->s);
     int y_bf16 = p->y_dtype == CONVJIT_DTYPE_BF16;
     if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
-      const float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
-      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = &sw,
-                               .bias = p->has_bias ? fb : NULL};
-      TRY(cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs}));
-      r->tol = cj_ref_conv_bound_fp8(products, y_bf16, p->x_scale > sw ? p->x_scale : sw);
+      float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
+      float *swk = NULL;     /* per channel: w_scale * scale[k] (rounded once: within the epilogue's bound) */
+      if (fs) {
+        swk = malloc((size_t)p->k * sizeof *swk);
+        if (!swk) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+        for (int64_t i = 0; i < p->k; i++) swk[i] = (float)((double)sw * fs[i]);
+      }
+      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = swk ? swk : &sw,
+                               .w_scale_per_k = swk != NULL, .bias = p->has_bias ? fb : NULL};
+      convjit_status rs = cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs});
+      free(swk);
+      TRY(rs);
+      double smax = p->x_scale > sw * 1.5 ? p->x_scale : sw * 1.5; /* scale[k] < 1.5 */
+      r->tol = cj_ref_conv_bound_fp8(products, y_bf16, smax);
       r->bound = "cj_ref_conv_bound_fp8";
     } else {
       TRY(cj_ref_conv_fwd_mag(&sh, fx, fw, p->has_bias ? fb : NULL, ref, refabs));
       r->tol = cj_ref_conv_bound(products, y_bf16, 0);
       r->bound = "cj_ref_conv_bound";
+    }
+    if (p->has_residual || p->act) { /* the fused epilogue on top (ref_epi.h) */
+      cj_ref_epi ep = {.z = fz, .beta = p->beta, .act = p->act};
+      r->tol = cj_ref_epi_apply(r->tol, &ep, ref, refabs, ny);
+      r->bound = p->x_dtype == p->w_dtype && ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
+                                                       : "cj_ref_conv_bound + cj_ref_epi_apply";
     }
     for (size_t i = 0; i < ny; i++) got[i] = decode(hy, i, p->y_dtype);
     cj_ref_cmp cmp;
@@ -731,10 +814,11 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
 done:
   convjit_event_destroy(e0);
   convjit_event_destroy(e1);
-  void *dev[] = {dx, dw, dwp, db, dy, dws};
+  void *dev[] = {dx, dw, dwp, db, dy, dws, dz, dsc};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     if (dev[i]) convjit_free(ctx, dev[i]);
   free(hx); free(hw); free(hy); free(fx); free(fw); free(fb); free(ref); free(refabs); free(got);
+  free(hz); free(fz); free(fs);
   return rc;
 }
 

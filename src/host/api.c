@@ -553,9 +553,10 @@ convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args
   uint32_t kinds = fwd_bind_kinds(p);
   int takes_residual = (kinds >> CJ_BIND_RESIDUAL) & 1, takes_scale = (kinds >> CJ_BIND_SCALE) & 1;
   CJ_CHECK(!a->residual || takes_residual, CONVJIT_ERR_UNSUPPORTED,
-           "%sresidual = %p: this plan has no residual input (no fused residual epilogue yet)", f, a->residual);
+           "%sresidual = %p: this plan has no residual input (the descriptor has has_residual = 0)", f, a->residual);
   CJ_CHECK(a->residual || !takes_residual, CONVJIT_ERR_INVALID_ARG,
-           "%sresidual = NULL: the plan adds a residual input shaped like y", f);
+           "%sresidual = NULL: the plan adds a residual input shaped like y (has_residual = 1)%s", f,
+           *f ? "" : "; pass it with convjit_conv_forward");
   CJ_CHECK(!a->scale || takes_scale, CONVJIT_ERR_UNSUPPORTED,
            "%sscale = %p: this plan has no per-channel scale input (the descriptor has has_channel_scale = 0)", f,
            a->scale);

@@ -41,6 +41,9 @@ typedef struct cj_conv_problem {
   int has_bias;              /* fp32 bias of K elements */
   float x_scale, w_scale;    /* dequantization scales of an fp8 conv; 1.0 when unused */
   int has_channel_scale;     /* fp32 per-output-channel weight scales (args.scale) */
+  int has_residual;          /* + beta * z (args.residual, bf16 shaped like y) */
+  float beta;                /* z's factor, normalized (0 became 1.0) */
+  int act;                   /* convjit_activation, applied last */
   int spatial_rank;          /* 1..3 as the caller gave it (for messages) */
 } cj_conv_problem;
 

@@ -298,6 +298,9 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   /* Every fp8 conv takes alpha (the plan's rule; 1.0 when unscaled): one
    * kernel per shape whatever the calibration. */
   co.has_channel_scale = p->has_channel_scale;
+  co.has_residual = p->has_residual;
+  co.beta = p->beta;
+  co.act = p->act;
   co.no_channel_gemm = o->no_channel_gemm || fm.x_mode != CJ_PREP_COPY;
   cj_kplan conv;
   CJ_TRY(cj_kplan_conv_init(&conv, arch, &g, &co));
@@ -341,6 +344,7 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
       {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, ws_off}},
       {CJ_ARG_ALPHA, cj_f32_bind(fm.alpha)},
       {CJ_ARG_SCALE, {CJ_BIND_SCALE, 0}},
+      {CJ_ARG_RESIDUAL, {CJ_BIND_RESIDUAL, 0}},
   };
   const uint32_t nconv_binds = sizeof conv_binds / sizeof conv_binds[0];
   CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, conv_binds, nconv_binds));

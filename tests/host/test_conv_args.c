@@ -193,7 +193,7 @@ static void test_forward_errors(void **st) {
   a = good; a.residual = fake;
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED, "args.residual = ");
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED,
-         "this plan has no residual input (no fused residual epilogue yet)");
+         "this plan has no residual input (the descriptor has has_residual = 0)");
   a = good; a.scale = fake;
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED, "args.scale = ");
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED, "this plan has no per-channel scale input");
