@@ -5,6 +5,8 @@
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]
  *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--stats]
+ *               [--residual [--beta B]] [--act identity|relu|silu|gelu] [--alpha S|k]
+ *               [--stream-chunks LIST]
  *
  * With no arguments: a video-VAE decoder layer scaled down for the emulator
  * (default_conv: 256 -> 256 channels, causal 3x3x3 conv + bias), first in
@@ -76,6 +78,7 @@ static void usage(FILE *f) {
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--dma B] [--stats]\n"
+          "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
@@ -654,6 +657,93 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
   return 0;
 }
 
+/* --stream-chunks: the conv of the whole tensor (y_whole, on the device)
+ * recomputed chunk by chunk, each chunk after the first reading the
+ * previous T-1 input frames through x_prev (docs/api.md "Causal
+ * streaming"), with the whole plan's conv knobs forced (one kernel family,
+ * one reduction order). Returns the (channel, chunk) slices that differ
+ * from the whole bit for bit in *bad, or a convjit status. */
+static int run_stream(convjit_context *ctx, const run_args *a, const convjit_conv_desc *dwhole,
+                      const convjit_plan *whole, const void *hx, const uint16_t *hz, const void *dw, const void *db,
+                      const void *dsc, const uint16_t *hy_whole, int *bad) {
+  int rc = 0;
+  const cj_conv_problem *p = &whole->prob;
+  cj_conv_opts o = {0};
+  for (uint32_t i = 0; i < whole->seq.fwd.nsteps; i++) {
+    const cj_kplan *kp = &whole->seq.fwd.step[i].plan;
+    if (whole->seq.fwd.step[i].kind != CJ_STEP_KERNEL || kp->op != CJ_KOP_CONV) continue;
+    const cj_conv_plan *c = &kp->u.conv;
+    o = (cj_conv_opts){.tile_m = c->tile_m, .tile_n = c->tile_n, .wave_m = c->wave_m, .wave_n = c->wave_n,
+                       .stages = c->stages, .splitk = 1, .wgm = c->wgm, .dma_bytes = c->dma_bytes, .load = c->load,
+                       .sched = c->sched, .k_bytes = c->tile_k * c->elem_bytes, .prefetch = c->prefetch ? 2 : 1};
+  }
+  const size_t eb = dtype_bytes(p->x_dtype), plane = (size_t)(p->h * p->w), oplane = (size_t)(p->oh * p->ow);
+  const int64_t P = p->pad_lo[0], D = p->d;
+  convjit_plan *pl[2] = {NULL, NULL}; /* [0] without x_prev (first chunk), [1] with; rebuilt per chunk length */
+  void *dxc = NULL, *dprev = NULL, *dzc = NULL, *dyc = NULL, *dws = NULL, *dwp = NULL;
+  uint8_t *hc = malloc((size_t)(p->c * D * plane) * eb), *hprev = malloc((size_t)(p->c * P * plane) * eb);
+  uint16_t *hyc = malloc((size_t)(p->k * p->od * oplane) * 2), *hzc = malloc((size_t)(p->k * p->od * oplane) * 2);
+  if (!hc || !hprev || !hyc || !hzc) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+  TRY(convjit_malloc(ctx, (size_t)(p->c * D * plane) * eb, &dxc));
+  TRY(convjit_malloc(ctx, (size_t)(p->c * P * plane) * eb, &dprev));
+  TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * 2, &dyc));
+  if (hz) TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * 2, &dzc));
+  *bad = 0;
+  int64_t f0 = 0;
+  for (int ci = 0; ci < a->nchunks; ci++) {
+    const int64_t fc = a->stream_chunks[ci];
+    convjit_conv_desc d = *dwhole;
+    d.in[0] = fc;
+    d.has_x_prev = ci > 0;
+    convjit_plan_destroy(pl[0]);
+    pl[0] = NULL;
+    TRY(cj_plan_create_conv_opts(ctx, &d, &o, &pl[0]));
+    size_t ws = 0, pw = 0;
+    TRY(convjit_plan_workspace_size(pl[0], &ws));
+    TRY(convjit_plan_packed_weight_size(pl[0], &pw));
+    if (dws) convjit_free(ctx, dws), dws = NULL;
+    if (dwp) convjit_free(ctx, dwp), dwp = NULL;
+    if (ws) TRY(convjit_malloc(ctx, ws, &dws));
+    TRY(convjit_malloc(ctx, pw, &dwp));
+    TRY(convjit_weight_pack(pl[0], dw, dwp, NULL));
+    /* the chunk's x; x_prev = the P frames before it (zeros before frame 0) */
+    for (int64_t c = 0; c < p->c; c++) {
+      memcpy(hc + (size_t)(c * fc) * plane * eb, (const uint8_t *)hx + (size_t)(c * D + f0) * plane * eb,
+             (size_t)fc * plane * eb);
+      for (int64_t t = 0; t < P; t++) {
+        uint8_t *dst = hprev + (size_t)(c * P + t) * plane * eb;
+        int64_t f = f0 - P + t;
+        if (f < 0) memset(dst, 0, plane * eb);
+        else memcpy(dst, (const uint8_t *)hx + (size_t)(c * D + f) * plane * eb, plane * eb);
+      }
+    }
+    TRY(convjit_memcpy_h2d(ctx, dxc, hc, (size_t)(p->c * fc) * plane * eb, NULL));
+    TRY(convjit_memcpy_h2d(ctx, dprev, hprev, (size_t)(p->c * P) * plane * eb, NULL));
+    if (hz) {
+      for (int64_t k = 0; k < p->k; k++)
+        memcpy(hzc + (size_t)(k * fc) * oplane, hz + (size_t)(k * p->od + f0) * oplane, (size_t)fc * oplane * 2);
+      TRY(convjit_memcpy_h2d(ctx, dzc, hzc, (size_t)(p->k * fc) * oplane * 2, NULL));
+    }
+    convjit_conv_args ca = convjit_conv_args_default();
+    ca.x = dxc, ca.x_prev = ci ? dprev : NULL, ca.w_packed = dwp, ca.bias = db, ca.scale = dsc, ca.residual = dzc;
+    ca.y = dyc, ca.workspace = dws, ca.workspace_bytes = ws;
+    TRY(convjit_conv_forward(pl[0], &ca, NULL));
+    TRY(convjit_memcpy_d2h(ctx, hyc, dyc, (size_t)(p->k * fc) * oplane * 2, NULL));
+    for (int64_t k = 0; k < p->k; k++)
+      if (memcmp(hyc + (size_t)(k * fc) * oplane, hy_whole + (size_t)(k * p->od + f0) * oplane,
+                 (size_t)fc * oplane * 2))
+        (*bad)++;
+    f0 += fc;
+  }
+done:
+  convjit_plan_destroy(pl[0]);
+  void *dev[] = {dxc, dprev, dzc, dyc, dws, dwp};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) convjit_free(ctx, dev[i]);
+  free(hc); free(hprev); free(hyc); free(hzc);
+  return rc;
+}
+
 static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out,
                     run_result *r) {
   int rc = 0;
@@ -665,7 +755,19 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   uint16_t *hz = NULL;
   convjit_event *e0 = NULL, *e1 = NULL;
   double t0 = cj_now_ms();
-  TRY_PLAN(cj_plan_create_conv_opts(ctx, &d, &a->forced, plan_out));
+  cj_conv_opts forced = a->forced;
+  if (a->nchunks) { /* streaming: a causal conv, no split-K (its atomics' order would depend on the chunking) */
+    int64_t sum = 0;
+    for (int i = 0; i < a->nchunks; i++) sum += a->stream_chunks[i];
+    if (d.spatial_rank != 3 || sum != d.in[0] || d.pad_lo[0] != (d.filter[0] - 1) * d.dilation[0] ||
+        d.filter[0] < 2 || d.stride[0] != 1) {
+      fprintf(stderr, "convjit-run: --stream-chunks: a 3D causal conv (pad_lo[0] = (T-1)*dilation, T > 1, time "
+                      "stride 1) whose chunks sum to D = %lld\n", (long long)d.in[0]);
+      return -2;
+    }
+    forced.splitk = 1;
+  }
+  TRY_PLAN(cj_plan_create_conv_opts(ctx, &d, &forced, plan_out));
   r->plan_ms = cj_now_ms() - t0;
   collect_kernels(*plan_out, r);
   const cj_conv_problem *p = &(*plan_out)->prob;
@@ -810,6 +912,18 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
       r->tol_at_max = r->tol.abs + r->tol.rel * fabs(ref[imax]) + r->tol.mag * fabs(refabs[imax]);
     r->pass = cmp.nbad == 0;
     if (cmp.nbad) snprintf(r->note, sizeof r->note, "%zu of %zu outputs outside the tolerance", cmp.nbad, ny);
+  }
+  if (a->nchunks) { /* chunked with x_prev vs the whole, bit for bit */
+    int bad = 0;
+    rc = run_stream(ctx, a, &d, *plan_out, hx, hz, dw, db, dsc, hy, &bad);
+    if (rc) goto done;
+    int ok = bad == 0;
+    size_t used = strlen(r->note);
+    snprintf(r->note + used, sizeof r->note - used, "%sstream %d chunks: %s", used ? "; " : "", a->nchunks,
+             ok ? "bit-identical to the whole-tensor conv" : "DIFFERS from the whole-tensor conv");
+    if (!ok) fprintf(stderr, "convjit-run: --stream-chunks: %d (channel, chunk) slices differ\n", bad);
+    r->pass = (r->checked ? r->pass : 1) && ok;
+    r->checked = 1;
   }
 done:
   convjit_event_destroy(e0);

@@ -210,6 +210,12 @@ typedef struct convjit_conv_desc {
   int has_residual;        /* 1: convjit_conv_args.residual is read */
   float beta;              /* z's factor, finite (0 = 1.0; a plan constant) */
   convjit_activation act;
+  /* Causal streaming (docs/api.md "Causal streaming"): 1 = the time taps
+   * before this chunk read convjit_conv_args.x_prev (the previous chunk's
+   * last pad_lo[0] input frames, N,C,pad_lo[0],H,W in x_dtype) instead of
+   * zeros. 3D, pad_lo[0] == (filter[0]-1)*dilation[0] > 0, stride[0] 1,
+   * n 1. Appended after act: a struct_size without it reads as 0. */
+  int has_x_prev;
 } convjit_conv_desc;
 
 /* A 3D descriptor with every field at its neutral value (stride and
@@ -234,6 +240,7 @@ static inline convjit_conv_desc convjit_conv_desc_default(void) {
   d.has_residual = 0;
   d.beta = 0.0f;
   d.act = CONVJIT_ACT_IDENTITY;
+  d.has_x_prev = 0;
   return d;
 }
 
@@ -305,6 +312,9 @@ typedef struct convjit_conv_args {
   void *y;                /* output (N,K,Do,Ho,Wo, y_dtype) */
   void *workspace;        /* workspace_bytes of scratch (may be NULL when the plan needs 0) */
   size_t workspace_bytes; /* >= convjit_plan_workspace_size */
+  /* appended: the previous chunk's last frames (has_x_prev plans only; NULL
+   * otherwise); a struct_size without it reads as NULL */
+  const void *x_prev;
 } convjit_conv_args;
 
 /* struct_size of this header, every pointer NULL, workspace_bytes 0. */
@@ -314,6 +324,7 @@ static inline convjit_conv_args convjit_conv_args_default(void) {
   a.x = a.w_packed = a.bias = a.residual = a.scale = NULL;
   a.y = a.workspace = NULL;
   a.workspace_bytes = 0;
+  a.x_prev = NULL;
   return a;
 }
 

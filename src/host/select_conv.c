@@ -289,11 +289,25 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   const cj_arch *arch = t->arch;
   memset(out, 0, sizeof *out);
   cj_conv_geom g;
-  CJ_TRY(cj_conv_problem_geom(p, &g));
+  /* Causal streaming: the pre-pass writes x_prev's P = pad_lo[0] frames
+   * directly before x's in the workspace (n == 1: one NDHWC tensor of
+   * P + D frames), and the conv runs over that with no low time padding:
+   * the same kernel family, the same per-output reduction order. */
+  const uint64_t prev_frames = p->has_x_prev ? (uint64_t)p->pad_lo[0] : 0;
+  if (p->has_x_prev) {
+    cj_conv_problem q = *p;
+    q.d += p->pad_lo[0];
+    q.pad_lo[0] = 0;
+    CJ_TRY(cj_conv_problem_geom(&q, &g));
+  } else {
+    CJ_TRY(cj_conv_problem_geom(p, &g));
+  }
   cj_conv_fmt fm;
   CJ_TRY(cj_conv_fmt_of(p, arch, &fm));
   g.dtype = (uint32_t)fm.compute;
   cj_conv_opts co = *o;
+  /* split-K's atomics would make the chunked result depend on the chunking */
+  if (p->has_x_prev) co.splitk = 1;
   co.has_bias = p->has_bias;
   /* Every fp8 conv takes alpha (the plan's rule; 1.0 when unscaled): one
    * kernel per shape whatever the calibration. */
@@ -318,18 +332,21 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   /* ---- fwd ---- */
   /* The channel-GEMM path reads the caller's NCDHW x: no layout step. */
   uint64_t x_off = 0, ws_off = c->channel_gemm ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
-  if (!c->channel_gemm) {
+  CJ_CHECK(!p->has_x_prev || !c->channel_gemm, CONVJIT_ERR_INTERNAL, "conv with x_prev on the channel-GEMM path");
+  /* x (and x_prev first, to the frames before it: same pre-pass) -> NDHWC(Cp) */
+  for (int part = p->has_x_prev ? 0 : 1; !c->channel_gemm && part < 2; part++) {
+    const uint64_t hw = (uint64_t)g.h * g.w, frames = part ? (uint64_t)p->d : prev_frames, s = frames * hw;
+    const uint64_t dst = x_off + (part ? prev_frames * hw * g.cp * c->elem_bytes : 0);
     if (g.c == g.cp) {
-      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, g.dhw));
+      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, s));
     } else {
-      CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+      CJ_CHECK(s * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
                "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
-               "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, g.dhw);
-      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, (uint32_t)g.dhw, g.cp,
-                                      (uint32_t)(g.dhw * g.cp)));
+               "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, s);
+      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, (uint32_t)s, g.cp, (uint32_t)(s * g.cp)));
     }
-    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}},
-                                         {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}},
+    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {part ? CJ_BIND_X : CJ_BIND_X_PREV, 0}},
+                                         {CJ_ARG_DST, {CJ_BIND_WORKSPACE, dst}},
                                          {CJ_ARG_QSCALE, cj_f32_bind(fm.x_q)}};
     CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, layout_binds, 3));
   }

@@ -31,7 +31,7 @@ void cj_tune_generation_bump(void) { atomic_fetch_add(&g_generation, 1); }
  * spatial_rank: a 2D conv and the same conv written as 3D with depth 1
  * normalize to one problem and run the same kernels): a new field must
  * join one or the other. */
-_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 13 * 4 + 4 /* tail padding */, "cj_conv_problem changed: add the field to the tune key");
+_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 14 * 4, "cj_conv_problem changed: add the field to the tune key");
 
 static const char *layout_name(convjit_layout l) { return l == CONVJIT_LAYOUT_NCDHW ? "ncdhw" : "ndhwc"; }
 
@@ -54,6 +54,7 @@ void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *o) {
   /* the fused epilogue, only when present: older tuning rows keep their text */
   if (p->has_residual || p->act)
     cj_sb_printf(o, " residual=%d beta=%a act=%d", p->has_residual, (double)p->beta, p->act);
+  if (p->has_x_prev) cj_sb_printf(o, " x_prev=1");
 }
 
 static int dtype_of(const char *name, size_t len, convjit_dtype *t) {
@@ -83,7 +84,7 @@ static int ints(const char *s, size_t len, int64_t *v, int n) {
 
 convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
   convjit_conv_desc d = convjit_conv_desc_default();
-  int64_t nck[3] = {-1, -1, -1}, bias = 0, cscale = 0, resid = 0, act = 0;
+  int64_t nck[3] = {-1, -1, -1}, bias = 0, cscale = 0, resid = 0, act = 0, xprev = 0;
   const char *p = text;
   while (p && *p) {
     size_t len = strcspn(p, " "), klen = strcspn(p, "=");
@@ -110,6 +111,7 @@ convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
     else if (KEY("channel_scale")) ok = ints(v, vlen, &cscale, 1);
     else if (KEY("residual")) ok = ints(v, vlen, &resid, 1);
     else if (KEY("act")) ok = ints(v, vlen, &act, 1);
+    else if (KEY("x_prev")) ok = ints(v, vlen, &xprev, 1);
     else if (KEY("beta")) {
       char *end = NULL;
       d.beta = strtof(v, &end);
@@ -128,6 +130,7 @@ convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
   d.has_channel_scale = (int)cscale;
   d.has_residual = (int)resid;
   d.act = (convjit_activation)act;
+  d.has_x_prev = (int)xprev;
   if (!d.has_residual) d.beta = 0.0f; /* printed as the normalized 1.0 only with a residual */
   CJ_TRY(cj_conv_desc_normalize(&d, out));
   cj_strbuf again = {0};

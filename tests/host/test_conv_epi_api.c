@@ -43,6 +43,14 @@ typedef struct epi_case {
   uint32_t splitk; /* 0: the selection's choice */
 } epi_case;
 
+/* A device copy of n host bytes. */
+static void *upload(convjit_context *ctx, const void *h, size_t n) {
+  void *d = NULL;
+  OK(convjit_malloc(ctx, n, &d));
+  OK(convjit_memcpy_h2d(ctx, d, h, n, NULL));
+  return d;
+}
+
 /* y of one case on one arch, and the reference inputs. */
 typedef struct epi_run {
   size_t ny;
@@ -119,26 +127,13 @@ static void run_case(const char *arch, const epi_case *k, epi_run *r) {
   size_t ws = 0, pw = 0;
   OK(convjit_plan_workspace_size(plan, &ws));
   OK(convjit_plan_packed_weight_size(plan, &pw));
-  void *dx, *dw, *dpw, *dy, *db = NULL, *ds = NULL, *dz = NULL, *dws = NULL;
-  OK(convjit_malloc(ctx, nx * eb, &dx));
-  OK(convjit_malloc(ctx, nw * eb, &dw));
+  void *dpw, *dy, *dws = NULL;
+  void *dx = upload(ctx, hx, nx * eb), *dw = upload(ctx, hw, nw * eb);
+  void *db = k->bias ? upload(ctx, bias, sh.k * 4) : NULL, *ds = k->channel_scale ? upload(ctx, csc, sh.k * 4) : NULL;
+  void *dz = k->residual ? upload(ctx, hz, ny * 2) : NULL;
   OK(convjit_malloc(ctx, pw, &dpw));
   OK(convjit_malloc(ctx, ny * 2, &dy));
   if (ws) OK(convjit_malloc(ctx, ws, &dws));
-  if (k->bias) {
-    OK(convjit_malloc(ctx, sh.k * 4, &db));
-    OK(convjit_memcpy_h2d(ctx, db, bias, sh.k * 4, NULL));
-  }
-  if (k->channel_scale) {
-    OK(convjit_malloc(ctx, sh.k * 4, &ds));
-    OK(convjit_memcpy_h2d(ctx, ds, csc, sh.k * 4, NULL));
-  }
-  if (k->residual) {
-    OK(convjit_malloc(ctx, ny * 2, &dz));
-    OK(convjit_memcpy_h2d(ctx, dz, hz, ny * 2, NULL));
-  }
-  OK(convjit_memcpy_h2d(ctx, dx, hx, nx * eb, NULL));
-  OK(convjit_memcpy_h2d(ctx, dw, hw, nw * eb, NULL));
   OK(convjit_memset(ctx, dy, 0xEE, ny * 2, NULL));
   OK(convjit_weight_pack(plan, dw, dpw, NULL));
   convjit_conv_args a = convjit_conv_args_default();

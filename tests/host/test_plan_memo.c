@@ -54,6 +54,7 @@ static void desc_fill(convjit_conv_desc *d, uint8_t junk, int fp8) {
   d->has_residual = 0;
   d->beta = 0.0f;
   d->act = CONVJIT_ACT_IDENTITY;
+  d->has_x_prev = 0;
 }
 
 /* A stand-in plan for prob: the memo copies plans, it never runs them. */
