@@ -24,8 +24,17 @@ if(TARGET convjit-run)
   add_test(NAME host/run_check_c128
            COMMAND bash -c "for a in gfx942 gfx950; do out=$(\"$0\" --device emu --arch $a --op conv --dtype bf16 --shape 1,128,3,4,4,16,3,3,3 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done"
                    $<TARGET_FILE:convjit-run>)
+  # Issue 14 items 3-5: the fused epilogue's acceptance command (residual +
+  # SiLU + bias) on both arches and dtypes, and the causal streaming run (17
+  # frames in chunks of 1+4+4+4+4 with x_prev, bit-identical to the whole).
+  add_test(NAME host/run_epilogue_residual_silu
+           COMMAND bash -c "for a in gfx950 gfx942; do for d in bf16 fp8; do out=$(\"$0\" --device emu --arch $a --op conv --dtype $d --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --residual --act silu --bias --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done; done"
+                   $<TARGET_FILE:convjit-run>)
+  add_test(NAME host/run_stream_chunks
+           COMMAND bash -c "for a in gfx950 gfx942; do out=$(\"$0\" --device emu --arch $a --op conv --dtype bf16 --shape 1,16,17,6,6,32,3,3,3 --pad 2,1,1,0,1,1 --bias --act gelu --residual --stream-chunks 1,4,4,4,4 --json) && echo \"$out\" && echo \"$out\" | grep -q 'bit-identical' && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done"
+                   $<TARGET_FILE:convjit-run>)
   set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
-                       PROPERTIES LABELS host)
+                       host/run_epilogue_residual_silu host/run_stream_chunks PROPERTIES LABELS host)
   # Issue 10 item 13: convjit-run with no arguments (scripts/run's job)
   # prints the fp8 and the bf16 summary, each checked and passing.
   add_test(NAME tools/run_no_args

@@ -115,6 +115,11 @@ typedef struct conv_opts {
   uint64_t groups;         /* --groups (0: 1) */
   int x_ndhwc, y_ndhwc;    /* --layout */
   cj_conv_opts sel; /* the knobs (--tile, --stages, ..., --bias): kplan_knobs.h */
+  /* the fused epilogue (descriptor fields): --residual, --beta, --act, --alpha */
+  int residual, act, channel_scale;
+  double beta, alpha;
+  int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
+  int nchunks;
 } conv_opts;
 
 static const dump_opt_def conv_opt_defs[] = {
@@ -123,6 +128,12 @@ static const dump_opt_def conv_opt_defs[] = {
   {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
   {"layout", 1, "ncdhw|ndhwc (x and y) or x,y (default ncdhw): NDHWC x is read in place"},
   {"groups", 1, "G: grouped conv, G divides C and K (default 1)"},
+  {"residual", 0, "fused epilogue: + beta * z (bf16 z shaped like y, args.residual)"},
+  {"beta", 1, "z's factor (default 1; a plan constant)"},
+  {"act", 1, "identity|relu|silu|gelu: activation applied last"},
+  {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
+  {"stream-chunks", 1, "LIST: causal streaming, frames per chunk (sum = D): the kernels of the first chunk and of "
+                       "each later chunk length, those reading x_prev"},
   {NULL, 0, NULL},
 };
 
@@ -134,7 +145,19 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   else if (!strcmp(name, "dilation")) CLI(o->ndil = cli_list(what, v, o->dil, 3, 3, 0, CLI_MAX_EXTENT));
   else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
   else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
-  else if (!strcmp(name, "pad")) {
+  else if (!strcmp(name, "residual")) o->residual = 1;
+  else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
+  else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
+  else if (!strcmp(name, "alpha")) {
+    if (!strcmp(v, "k")) o->channel_scale = 1;
+    else CLI(cli_double(what, v, 0.0, 1e30, &o->alpha));
+  } else if (!strcmp(name, "act")) {
+    static const char *const acts[] = {"identity", "relu", "silu", "gelu"};
+    o->act = -1;
+    for (int j = 0; j < 4; j++)
+      if (!strcmp(v, acts[j])) o->act = j;
+    if (o->act < 0) CLI(cli_fail(what, v, "identity, relu, silu or gelu (tanh form)"));
+  } else if (!strcmp(name, "pad")) {
     CLI(o->npad = cli_list(what, v, o->pad, 3, 6, 0, CLI_MAX_EXTENT));
     if (o->npad != 3 && o->npad != 6) CLI(cli_fail(what, v, "takes 3 values (both sides) or 6 (all low, then all high)"));
   } else {
@@ -166,20 +189,42 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
   d.groups = o->groups ? (int64_t)o->groups : 1;
   d.x_layout = o->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d.y_layout = o->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
-  cj_conv_problem p;
-  CJ_TRY(cj_conv_desc_normalize(&d, &p));
+  d.has_residual = o->residual || o->sel.has_residual;
+  d.beta = (float)o->beta;
+  d.act = (convjit_activation)o->act;
+  d.has_channel_scale = o->channel_scale;
+  d.x_scale = (float)o->alpha;
+  cj_conv_opts sel = o->sel;
+  int64_t sum = 0;
+  for (int c = 0; c < o->nchunks; c++) sum += o->chunks[c];
+  CJ_CHECK(!o->nchunks || sum == d.in[0], CONVJIT_ERR_INVALID_ARG,
+           "--stream-chunks: the chunks sum to %lld frames; the shape has D = %lld", (long long)sum, (long long)d.in[0]);
+  if (o->nchunks) sel.splitk = 1; /* as the streaming plans force it */
   cj_seq *seq = calloc(1, sizeof *seq);
   CJ_ALLOC_CHECK(seq);
   const cj_target t = {a->arch, a->arch->cu_count_default};
-  convjit_status st = cj_select_conv(&p, &t, &o->sel, seq);
+  convjit_status st = CONVJIT_OK;
   *n = 0;
-  const cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
-  for (int l = 0; st == CONVJIT_OK && l < 2; l++)
-    for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
-      if (lists[l]->step[i].kind != CJ_STEP_KERNEL) continue;
-      if (*n >= max) { st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: more than %d kernels", max); break; }
-      out[(*n)++] = lists[l]->step[i].plan;
+  /* one plan, or (streaming) the first chunk's and each later chunk length's with x_prev */
+  for (int c = 0; st == CONVJIT_OK && c < (o->nchunks ? o->nchunks : 1); c++) {
+    int dup = 0;
+    for (int e = 1; e < c; e++) dup |= o->chunks[e] == o->chunks[c];
+    if (dup) continue;
+    if (o->nchunks) {
+      d.in[0] = o->chunks[c];
+      d.has_x_prev = c > 0;
     }
+    cj_conv_problem p;
+    st = cj_conv_desc_normalize(&d, &p);
+    if (st == CONVJIT_OK) st = cj_select_conv(&p, &t, &sel, seq);
+    const cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
+    for (int l = 0; st == CONVJIT_OK && l < 2; l++)
+      for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
+        if (lists[l]->step[i].kind != CJ_STEP_KERNEL) continue;
+        if (*n >= max) { st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: more than %d kernels", max); break; }
+        out[(*n)++] = lists[l]->step[i].plan;
+      }
+  }
   free(seq);
   return st;
 }

@@ -5,6 +5,8 @@
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]
  *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--stats]
+ *               [--residual [--beta B]] [--act identity|relu|silu|gelu] [--alpha S|k]
+ *               [--stream-chunks LIST]
  *
  * With no arguments: a video-VAE decoder layer scaled down for the emulator
  * (default_conv: 256 -> 256 channels, causal 3x3x3 conv + bias), first in
@@ -31,6 +33,7 @@
 #include "codegen/kspec.h"
 #include "ref/ref.h"
 #include "ref/ref_conv.h"
+#include "ref/ref_epi.h"
 #include "util/numfmt.h"
 #include "cli.h"
 #include "tool_data.h"
@@ -50,6 +53,11 @@ typedef struct run_args {
   double x_scale, w_scale; /* 0 = 1.0 (the descriptor's rule) */
   int64_t groups;          /* --groups (1) */
   int x_ndhwc, y_ndhwc;    /* --layout: channels-last x / y */
+  /* fused epilogue: y = act(alpha * conv + beta * z + bias) */
+  int residual, act, channel_scale;
+  double beta;             /* 0 = 1.0 */
+  int stream_chunks[32];   /* --stream-chunks: frames per chunk (sum = D), 0 entries = off */
+  int nchunks;
 } run_args;
 
 typedef struct run_result {
@@ -75,6 +83,7 @@ static void usage(FILE *f) {
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
           "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--dma B] [--stats]\n"
+          "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
@@ -86,6 +95,14 @@ static void usage(FILE *f) {
           "  --fp8-format fn|fnuz   conv fp8 tensors in that format instead (fn on gfx942: mapped\n"
           "            exactly by the pre-pass; fnuz on gfx950 is refused)\n"
           "  --x-scale S, --w-scale S   fp8 per-tensor dequantization scales (y = acc*S_x*S_w + bias)\n"
+          "  --alpha S|k  fp8: the per-tensor dequantization factor alpha = S (as --x-scale S), or k:\n"
+          "            per-output-channel weight scales too (random, args.scale)\n"
+          "  --residual    fused epilogue: + beta * z, z a random bf16 tensor shaped like y\n"
+          "  --beta B      z's factor (default 1)\n"
+          "  --act identity|relu|silu|gelu   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
+          "  --stream-chunks LIST   causal streaming: run the conv over chunks of LIST frames (sum = D,\n"
+          "            pad (T-1, 0) in time), each with x_prev = the previous chunk's last T-1 frames,\n"
+          "            and require the result bit-identical to the whole-tensor conv\n"
           "  --device  auto (default): HIP if a device is present, else the emulator (arch: the\n"
           "            HIP device's; on the emulator --arch, default gfx950)\n"
           "  --json    one JSON object instead of the text summary\n"
@@ -133,7 +150,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (n <= 3) memcpy(a->pad_hi, p, sizeof(int64_t) * (size_t)n);
       else memcpy(a->pad_hi, p + n / 2, sizeof(int64_t) * (size_t)(n / 2));
     } else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
-               strcmp(o, "--bias")) { /* the conv knobs (kplan_knobs.h); --bias is the problem's */
+               strcmp(o, "--bias") && strcmp(o, "--residual") &&
+               strcmp(o, "--act")) { /* the conv knobs (kplan_knobs.h); --bias, --residual, --act: the problem's */
       const cj_knob *k = cj_conv_knob_find(o + 2, strlen(o + 2));
       if (k->kind != CJ_KNOB_FLAG) NEEDV();
       if (cli_knob(&a->forced, k, o, k->kind == CJ_KNOB_FLAG ? NULL : v)) return -1;
@@ -149,6 +167,29 @@ static int parse_args(int argc, char **argv, run_args *a) {
     }
     else if (!strcmp(o, "--groups")) { NEEDV(); if (cli_u64(o, v, 1, 65535, &u)) return -1; a->groups = (int64_t)u; }
     else if (!strcmp(o, "--layout")) { NEEDV(); if (cli_layout(o, v, &a->x_ndhwc, &a->y_ndhwc)) return -1; }
+    else if (!strcmp(o, "--alpha")) {
+      NEEDV();
+      if (!strcmp(v, "k")) a->channel_scale = 1;
+      else if (cli_double(o, v, 0.0, 1e30, &a->x_scale)) return -1;
+    } else if (!strcmp(o, "--beta")) {
+      NEEDV();
+      if (cli_double(o, v, -1e30, 1e30, &a->beta)) return -1;
+    } else if (!strcmp(o, "--act")) {
+      NEEDV();
+      static const char *const acts[] = {"identity", "relu", "silu", "gelu"};
+      a->act = -1;
+      for (int j = 0; j < 4; j++)
+        if (!strcmp(v, acts[j])) a->act = j;
+      if (a->act < 0) return cli_fail(o, v, "identity, relu, silu or gelu (tanh form)");
+    } else if (!strcmp(o, "--stream-chunks")) {
+      NEEDV();
+      int64_t ch[32];
+      int n = cli_list(o, v, ch, 1, 32, 1, CLI_MAX_EXTENT);
+      if (n < 0) return -1;
+      for (int j = 0; j < n; j++) a->stream_chunks[j] = (int)ch[j];
+      a->nchunks = n;
+    }
+    else if (!strcmp(o, "--residual")) a->residual = 1;
     else if (!strcmp(o, "--bias")) a->bias = 1;
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
@@ -329,7 +370,9 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
     return;
   }
   const cj_conv_problem *p = &plan->prob;
-  printf("op       conv forward (implicit GEMM)%s\n", p->has_bias ? " + fp32 bias" : "");
+  printf("op       conv forward (implicit GEMM)%s%s%s%s%s\n", p->has_channel_scale ? " * scale[k]" : "",
+         p->has_residual ? " + beta*z" : "", p->has_bias ? " + fp32 bias" : "", p->act ? ", then " : "",
+         p->act == 1 ? "relu" : p->act == 2 ? "silu" : p->act == 3 ? "gelu (tanh)" : "");
   printf("shape    N,C,D,H,W %lld,%lld,%lld,%lld,%lld -> K %lld (y %lld,%lld,%lld,%lld,%lld), filter %lldx%lldx%lld, "
          "stride %lld,%lld,%lld, pad %lld/%lld,%lld/%lld,%lld/%lld (before/after, D,H,W)",
          (long long)p->n, (long long)p->c, (long long)p->d, (long long)p->h, (long long)p->w, (long long)p->k,
@@ -573,8 +616,8 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
     int fnuz = a->fp8_format ? !strcmp(a->fp8_format, "fnuz") : !strcmp(arch, "gfx942");
     d->x_dtype = d->w_dtype = fnuz ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
   }
-  if ((a->fp8_format || a->x_scale || a->w_scale) && strcmp(a->dtype, "fp8")) {
-    fprintf(stderr, "convjit-run: --fp8-format, --x-scale and --w-scale need --dtype fp8\n");
+  if ((a->fp8_format || a->x_scale || a->w_scale || a->channel_scale) && strcmp(a->dtype, "fp8")) {
+    fprintf(stderr, "convjit-run: --fp8-format, --x-scale, --w-scale and --alpha need --dtype fp8\n");
     return -1;
   }
   d->x_scale = (float)a->x_scale;
@@ -584,7 +627,102 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
   d->groups = a->groups;
   d->x_layout = a->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d->y_layout = a->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
+  d->has_channel_scale = a->channel_scale;
+  d->has_residual = a->residual;
+  d->beta = (float)a->beta;
+  d->act = (convjit_activation)a->act;
+  if (a->beta != 0.0 && !a->residual) {
+    fprintf(stderr, "convjit-run: --beta needs --residual\n");
+    return -1;
+  }
   return 0;
+}
+
+/* --stream-chunks: the conv of the whole tensor (y_whole, on the device)
+ * recomputed chunk by chunk, each chunk after the first reading the
+ * previous T-1 input frames through x_prev (docs/api.md "Causal
+ * streaming"), with the whole plan's conv knobs forced (one kernel family,
+ * one reduction order). Returns the (channel, chunk) slices that differ
+ * from the whole bit for bit in *bad, or a convjit status. */
+static int run_stream(convjit_context *ctx, const run_args *a, const convjit_conv_desc *dwhole,
+                      const convjit_plan *whole, const void *hx, const uint16_t *hz, const void *dw, const void *db,
+                      const void *dsc, const uint16_t *hy_whole, int *bad) {
+  int rc = 0;
+  const cj_conv_problem *p = &whole->prob;
+  cj_conv_opts o = {0};
+  for (uint32_t i = 0; i < whole->seq.fwd.nsteps; i++) {
+    const cj_kplan *kp = &whole->seq.fwd.step[i].plan;
+    if (whole->seq.fwd.step[i].kind != CJ_STEP_KERNEL || kp->op != CJ_KOP_CONV) continue;
+    const cj_conv_plan *c = &kp->u.conv;
+    o = (cj_conv_opts){.tile_m = c->tile_m, .tile_n = c->tile_n, .wave_m = c->wave_m, .wave_n = c->wave_n,
+                       .stages = c->stages, .splitk = 1, .wgm = c->wgm, .dma_bytes = c->dma_bytes, .load = c->load,
+                       .sched = c->sched, .k_bytes = c->tile_k * c->elem_bytes, .prefetch = c->prefetch ? 2 : 1};
+  }
+  const size_t eb = dtype_bytes(p->x_dtype), plane = (size_t)(p->h * p->w), oplane = (size_t)(p->oh * p->ow);
+  const int64_t P = p->pad_lo[0], D = p->d;
+  convjit_plan *pl[2] = {NULL, NULL}; /* [0] without x_prev (first chunk), [1] with; rebuilt per chunk length */
+  void *dxc = NULL, *dprev = NULL, *dzc = NULL, *dyc = NULL, *dws = NULL, *dwp = NULL;
+  uint8_t *hc = malloc((size_t)(p->c * D * plane) * eb), *hprev = malloc((size_t)(p->c * P * plane) * eb);
+  uint16_t *hyc = malloc((size_t)(p->k * p->od * oplane) * 2), *hzc = malloc((size_t)(p->k * p->od * oplane) * 2);
+  if (!hc || !hprev || !hyc || !hzc) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+  TRY(convjit_malloc(ctx, (size_t)(p->c * D * plane) * eb, &dxc));
+  TRY(convjit_malloc(ctx, (size_t)(p->c * P * plane) * eb, &dprev));
+  TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * 2, &dyc));
+  if (hz) TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * 2, &dzc));
+  *bad = 0;
+  int64_t f0 = 0;
+  for (int ci = 0; ci < a->nchunks; ci++) {
+    const int64_t fc = a->stream_chunks[ci];
+    convjit_conv_desc d = *dwhole;
+    d.in[0] = fc;
+    d.has_x_prev = ci > 0;
+    convjit_plan_destroy(pl[0]);
+    pl[0] = NULL;
+    TRY(cj_plan_create_conv_opts(ctx, &d, &o, &pl[0]));
+    size_t ws = 0, pw = 0;
+    TRY(convjit_plan_workspace_size(pl[0], &ws));
+    TRY(convjit_plan_packed_weight_size(pl[0], &pw));
+    if (dws) convjit_free(ctx, dws), dws = NULL;
+    if (dwp) convjit_free(ctx, dwp), dwp = NULL;
+    if (ws) TRY(convjit_malloc(ctx, ws, &dws));
+    TRY(convjit_malloc(ctx, pw, &dwp));
+    TRY(convjit_weight_pack(pl[0], dw, dwp, NULL));
+    /* the chunk's x; x_prev = the P frames before it (zeros before frame 0) */
+    for (int64_t c = 0; c < p->c; c++) {
+      memcpy(hc + (size_t)(c * fc) * plane * eb, (const uint8_t *)hx + (size_t)(c * D + f0) * plane * eb,
+             (size_t)fc * plane * eb);
+      for (int64_t t = 0; t < P; t++) {
+        uint8_t *dst = hprev + (size_t)(c * P + t) * plane * eb;
+        int64_t f = f0 - P + t;
+        if (f < 0) memset(dst, 0, plane * eb);
+        else memcpy(dst, (const uint8_t *)hx + (size_t)(c * D + f) * plane * eb, plane * eb);
+      }
+    }
+    TRY(convjit_memcpy_h2d(ctx, dxc, hc, (size_t)(p->c * fc) * plane * eb, NULL));
+    TRY(convjit_memcpy_h2d(ctx, dprev, hprev, (size_t)(p->c * P) * plane * eb, NULL));
+    if (hz) {
+      for (int64_t k = 0; k < p->k; k++)
+        memcpy(hzc + (size_t)(k * fc) * oplane, hz + (size_t)(k * p->od + f0) * oplane, (size_t)fc * oplane * 2);
+      TRY(convjit_memcpy_h2d(ctx, dzc, hzc, (size_t)(p->k * fc) * oplane * 2, NULL));
+    }
+    convjit_conv_args ca = convjit_conv_args_default();
+    ca.x = dxc, ca.x_prev = ci ? dprev : NULL, ca.w_packed = dwp, ca.bias = db, ca.scale = dsc, ca.residual = dzc;
+    ca.y = dyc, ca.workspace = dws, ca.workspace_bytes = ws;
+    TRY(convjit_conv_forward(pl[0], &ca, NULL));
+    TRY(convjit_memcpy_d2h(ctx, hyc, dyc, (size_t)(p->k * fc) * oplane * 2, NULL));
+    for (int64_t k = 0; k < p->k; k++)
+      if (memcmp(hyc + (size_t)(k * fc) * oplane, hy_whole + (size_t)(k * p->od + f0) * oplane,
+                 (size_t)fc * oplane * 2))
+        (*bad)++;
+    f0 += fc;
+  }
+done:
+  convjit_plan_destroy(pl[0]);
+  void *dev[] = {dxc, dprev, dzc, dyc, dws, dwp};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) convjit_free(ctx, dev[i]);
+  free(hc); free(hprev); free(hyc); free(hzc);
+  return rc;
 }
 
 static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out,
@@ -593,11 +731,24 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   convjit_conv_desc d;
   if (build_conv_desc(a, arch, &d)) return -2; /* usage */
   void *hx = NULL, *hw = NULL, *hy = NULL;
-  float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL;
-  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL;
+  float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL, *fz = NULL, *fs = NULL;
+  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *dz = NULL, *dsc = NULL;
+  uint16_t *hz = NULL;
   convjit_event *e0 = NULL, *e1 = NULL;
   double t0 = cj_now_ms();
-  TRY_PLAN(cj_plan_create_conv_opts(ctx, &d, &a->forced, plan_out));
+  cj_conv_opts forced = a->forced;
+  if (a->nchunks) { /* streaming: a causal conv, no split-K (its atomics' order would depend on the chunking) */
+    int64_t sum = 0;
+    for (int i = 0; i < a->nchunks; i++) sum += a->stream_chunks[i];
+    if (d.spatial_rank != 3 || sum != d.in[0] || d.pad_lo[0] != (d.filter[0] - 1) * d.dilation[0] ||
+        d.filter[0] < 2 || d.stride[0] != 1) {
+      fprintf(stderr, "convjit-run: --stream-chunks: a 3D causal conv (pad_lo[0] = (T-1)*dilation, T > 1, time "
+                      "stride 1) whose chunks sum to D = %lld\n", (long long)d.in[0]);
+      return -2;
+    }
+    forced.splitk = 1;
+  }
+  TRY_PLAN(cj_plan_create_conv_opts(ctx, &d, &forced, plan_out));
   r->plan_ms = cj_now_ms() - t0;
   collect_kernels(*plan_out, r);
   const cj_conv_problem *p = &(*plan_out)->prob;
@@ -613,6 +764,21 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   tool_fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
   tool_fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
   for (int64_t i = 0; i < p->k; i++) fb[i] = tool_rng_unit(&seed);
+  if (p->has_residual) { /* z: bf16 in [-1, 1), y's shape */
+    hz = malloc(ny * sizeof *hz);
+    fz = malloc(ny * sizeof *fz);
+    if (!hz || !fz) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+    tool_fill_random(hz, fz, ny, 2, fmt, &seed);
+    TRY(convjit_malloc(ctx, ny * 2, &dz));
+    TRY(convjit_memcpy_h2d(ctx, dz, hz, ny * 2, NULL));
+  }
+  if (p->has_channel_scale) { /* scale[k] in [0.5, 1.5), 5 significant bits */
+    fs = malloc((size_t)p->k * sizeof *fs);
+    if (!fs) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+    for (int64_t i = 0; i < p->k; i++) fs[i] = 0.5f + (float)(tool_rng_next(&seed) >> 60) / 16.0f;
+    TRY(convjit_malloc(ctx, (size_t)p->k * sizeof(float), &dsc));
+    TRY(convjit_memcpy_h2d(ctx, dsc, fs, (size_t)p->k * sizeof(float), NULL));
+  }
   size_t ws = 0, pw = 0;
   TRY(convjit_plan_workspace_size(*plan_out, &ws));
   r->workspace_bytes = ws;
@@ -637,6 +803,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     else TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL));
     convjit_conv_args ta = convjit_conv_args_default();
     ta.x = dx, ta.w_packed = dwp, ta.bias = p->has_bias ? db : NULL, ta.y = dy, ta.workspace = dws;
+    ta.residual = dz, ta.scale = dsc;
     ta.workspace_bytes = ws;
     convjit_tune_result tr = {.struct_size = sizeof tr};
     TRY(convjit_plan_tune(*plan_out, &ta, NULL, NULL, &tr));
@@ -652,7 +819,10 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   TRY(convjit_event_create(ctx, &e0));
   TRY(convjit_event_create(ctx, &e1));
   TRY(convjit_event_record(e0, NULL));
-  TRY(convjit_conv_fwd(*plan_out, dx, dwp, p->has_bias ? db : NULL, dy, dws, ws, NULL));
+  convjit_conv_args fa = convjit_conv_args_default();
+  fa.x = dx, fa.w_packed = dwp, fa.bias = p->has_bias ? db : NULL, fa.residual = dz, fa.scale = dsc;
+  fa.y = dy, fa.workspace = dws, fa.workspace_bytes = ws;
+  TRY(convjit_conv_forward(*plan_out, &fa, NULL));
   TRY(convjit_event_record(e1, NULL));
   TRY(convjit_synchronize(ctx, NULL));
   TRY(stats_end(ctx, a, r));
@@ -676,16 +846,31 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
                                  .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
     int y_bf16 = p->y_dtype == CONVJIT_DTYPE_BF16;
     if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
-      const float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
-      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = &sw,
-                               .bias = p->has_bias ? fb : NULL};
-      TRY(cj_ref_conv_fp8_ext(&sh, &ext, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs}));
-      r->tol = cj_ref_conv_bound_fp8(products, y_bf16, p->x_scale > sw ? p->x_scale : sw);
+      float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
+      float *swk = NULL;     /* per channel: w_scale * scale[k] (rounded once: within the epilogue's bound) */
+      if (fs) {
+        swk = malloc((size_t)p->k * sizeof *swk);
+        if (!swk) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
+        for (int64_t i = 0; i < p->k; i++) swk[i] = (float)((double)sw * fs[i]);
+      }
+      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = swk ? swk : &sw,
+                               .w_scale_per_k = swk != NULL, .bias = p->has_bias ? fb : NULL};
+      convjit_status rs = cj_ref_conv_fp8_ext(&sh, &ext, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs});
+      free(swk);
+      TRY(rs);
+      double smax = p->x_scale > sw * 1.5 ? p->x_scale : sw * 1.5; /* scale[k] < 1.5 */
+      r->tol = cj_ref_conv_bound_fp8(products, y_bf16, smax);
       r->bound = "cj_ref_conv_bound_fp8";
     } else {
       TRY(cj_ref_conv_fwd_ext(&sh, &ext, fx, fw, p->has_bias ? fb : NULL, ref, refabs));
       r->tol = cj_ref_conv_bound(products, y_bf16, 0);
       r->bound = "cj_ref_conv_bound";
+    }
+    if (p->has_residual || p->act) { /* the fused epilogue on top (ref_epi.h) */
+      cj_ref_epi ep = {.z = fz, .beta = p->beta, .act = p->act};
+      r->tol = cj_ref_epi_apply(r->tol, &ep, ref, refabs, ny);
+      r->bound = p->x_dtype == p->w_dtype && ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
+                                                       : "cj_ref_conv_bound + cj_ref_epi_apply";
     }
     for (size_t i = 0; i < ny; i++) got[i] = tool_decode(hy, i, p->y_dtype);
     cj_ref_cmp cmp;
@@ -705,13 +890,26 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     r->pass = cmp.nbad == 0;
     if (cmp.nbad) snprintf(r->note, sizeof r->note, "%zu of %zu outputs outside the tolerance", cmp.nbad, ny);
   }
+  if (a->nchunks) { /* chunked with x_prev vs the whole, bit for bit */
+    int bad = 0;
+    rc = run_stream(ctx, a, &d, *plan_out, hx, hz, dw, db, dsc, hy, &bad);
+    if (rc) goto done;
+    int ok = bad == 0;
+    size_t used = strlen(r->note);
+    snprintf(r->note + used, sizeof r->note - used, "%sstream %d chunks: %s", used ? "; " : "", a->nchunks,
+             ok ? "bit-identical to the whole-tensor conv" : "DIFFERS from the whole-tensor conv");
+    if (!ok) fprintf(stderr, "convjit-run: --stream-chunks: %d (channel, chunk) slices differ\n", bad);
+    r->pass = (r->checked ? r->pass : 1) && ok;
+    r->checked = 1;
+  }
 done:
   convjit_event_destroy(e0);
   convjit_event_destroy(e1);
-  void *dev[] = {dx, dw, dwp, db, dy, dws};
+  void *dev[] = {dx, dw, dwp, db, dy, dws, dz, dsc};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     if (dev[i]) convjit_free(ctx, dev[i]);
   free(hx); free(hw); free(hy); free(fx); free(fw); free(fb); free(ref); free(refabs); free(got);
+  free(hz); free(fz); free(fs);
   return rc;
 }
 

@@ -84,6 +84,15 @@ typedef enum convjit_dtype {
   CONVJIT_DTYPE_F32 = 4
 } convjit_dtype;
 
+/* The fused epilogue's activation, applied last (docs/api.md "Fused
+ * epilogue"). Fixed numeric values. */
+typedef enum convjit_activation {
+  CONVJIT_ACT_IDENTITY = 0,
+  CONVJIT_ACT_RELU = 1,
+  CONVJIT_ACT_SILU = 2,     /* v * sigmoid(v) */
+  CONVJIT_ACT_GELU_TANH = 3 /* 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))) */
+} convjit_activation;
+
 typedef enum convjit_layout {
   CONVJIT_LAYOUT_NCDHW = 1, /* channels-first (NCHW / NCW for 2D / 1D) */
   CONVJIT_LAYOUT_NDHWC = 2  /* channels-last (PyTorch channels_last_3d; NHWC / NWC), read and written in place */
@@ -161,7 +170,8 @@ typedef struct convjit_context_info {
 CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info);
 
 /* ---- convolution descriptor -----------------------------------------------
- * Forward conv, y = conv(x, w) + bias. Extents are given for the first
+ * Forward conv, y = act(alpha * conv(x, w) + beta * z + bias) (the fused
+ * epilogue fields last; the default is y = conv(x, w) + bias). Extents are given for the first
  * spatial_rank dims (D,H,W for 3D; H,W for 2D; W for 1D); the rest are
  * ignored. A valid descriptor that no kernel handles yet gives
  * CONVJIT_ERR_UNSUPPORTED with the reason, never a wrong answer.
@@ -193,6 +203,20 @@ typedef struct convjit_conv_desc {
   float x_scale, w_scale;  /* dequantization scales (0 = 1.0) of an fp8 conv: x ~ x_scale * fp8 x */
   /* appended after the 0.1 fields: a struct_size without it reads as 0 */
   int has_channel_scale;   /* 1: convjit_conv_args.scale, fp32 x k weight scales (fp8 w only) */
+  /* Fused epilogue, cuDNN's ConvBiasActivation form (docs/api.md):
+   *   y = act(alpha * conv(x, w) + beta * z + bias)
+   * alpha the fp8 dequantization above (1 for bf16), z = args.residual (bf16,
+   * y's shape and layout). Appended after has_channel_scale: a struct_size
+   * without them reads as no residual, beta 1, identity. */
+  int has_residual;        /* 1: convjit_conv_args.residual is read */
+  float beta;              /* z's factor, finite (0 = 1.0; a plan constant) */
+  convjit_activation act;
+  /* Causal streaming (docs/api.md "Causal streaming"): 1 = the time taps
+   * before this chunk read convjit_conv_args.x_prev (the previous chunk's
+   * last pad_lo[0] input frames, N,C,pad_lo[0],H,W in x_dtype) instead of
+   * zeros. 3D, pad_lo[0] == (filter[0]-1)*dilation[0] > 0, stride[0] 1,
+   * n 1. Appended after act: a struct_size without it reads as 0. */
+  int has_x_prev;
 } convjit_conv_desc;
 
 /* A 3D descriptor with every field at its neutral value (stride and
@@ -214,6 +238,10 @@ static inline convjit_conv_desc convjit_conv_desc_default(void) {
   d.has_bias = 0;
   d.x_scale = d.w_scale = 0.0f;
   d.has_channel_scale = 0;
+  d.has_residual = 0;
+  d.beta = 0.0f;
+  d.act = CONVJIT_ACT_IDENTITY;
+  d.has_x_prev = 0;
   return d;
 }
 
@@ -280,11 +308,14 @@ typedef struct convjit_conv_args {
   const void *x;          /* input activations (N,C,D,H,W, x_dtype) */
   const void *w_packed;   /* written by convjit_weight_pack */
   const void *bias;       /* fp32, k elements; NULL unless the descriptor has_bias */
-  const void *residual;   /* shaped like y, added in the epilogue; NULL (no plan takes one yet) */
+  const void *residual;   /* z: bf16 shaped like y, beta * z added before the bias; NULL unless has_residual */
   const void *scale;      /* fp32 per output channel; NULL unless the descriptor has_channel_scale */
   void *y;                /* output (N,K,Do,Ho,Wo, y_dtype) */
   void *workspace;        /* workspace_bytes of scratch (may be NULL when the plan needs 0) */
   size_t workspace_bytes; /* >= convjit_plan_workspace_size */
+  /* appended: the previous chunk's last frames (has_x_prev plans only; NULL
+   * otherwise); a struct_size without it reads as NULL */
+  const void *x_prev;
 } convjit_conv_args;
 
 /* struct_size of this header, every pointer NULL, workspace_bytes 0. */
@@ -294,12 +325,14 @@ static inline convjit_conv_args convjit_conv_args_default(void) {
   a.x = a.w_packed = a.bias = a.residual = a.scale = NULL;
   a.y = a.workspace = NULL;
   a.workspace_bytes = 0;
+  a.x_prev = NULL;
   return a;
 }
 
 /* convjit_conv_fwd with the tensors in a struct (same enqueue-only rules).
  * Errors: INVALID_ARG (NULL plan/args, a required pointer NULL, bias or an
- * epilogue input the plan takes missing — scale when has_channel_scale —,
+ * epilogue input the plan takes missing — scale when has_channel_scale,
+ * residual when has_residual —,
  * bias given without has_bias, short workspace, not a conv plan),
  * UNSUPPORTED (residual or scale given to a plan that takes none),
  * VERSION (struct_size unknown). */

@@ -28,11 +28,14 @@ convjit_status cj_conv_finalize_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef val = cj_irb_buf_load(g, vt, wsr, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 4), ""), CJ_CONV_OOB),
                                      NULL, 0);
   cj_epi_rsrc er;
-  cj_epi_rsrc_init(g, p, &f->epi, f->k, &er);
+  cj_epi_rsrc_init(g, p, &f->epi, f->k, f->total, &er);
   LLVMValueRef chan[CJ_EPI_MAX_OPS];
   LLVMValueRef k = LLVMBuildURem(b, LLVMBuildUDiv(b, e, cj_c32(g, (uint32_t)f->odhw), ""), cj_c32(g, f->k), "k");
   cj_epi_load_channel(g, &f->epi, &er, k, chan);
-  LLVMValueRef h = cj_epi_apply(g, &f->epi, val, chan);
+  /* z (bf16, shaped like y) at the element's own offset */
+  LLVMValueRef z = cj_epi_load_z(g, &f->epi, &er, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 2), ""), CJ_CONV_OOB),
+                                 ok, f->per_thread);
+  LLVMValueRef h = cj_epi_apply(g, &f->epi, val, chan, z);
   if (f->per_thread == 4) h = LLVMBuildBitCast(b, h, yb == 1 ? g->i32 : LLVMVectorType(g->i32, yb), "");
   cj_irb_buf_store(g, h, yr, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, yb), ""), CJ_CONV_OOB), NULL, 0);
   LLVMBuildRetVoid(b);

@@ -459,19 +459,61 @@ static LLVMValueRef cj_cv_y_elem(cj_cv *v, LLVMValueRef m, LLVMValueRef col, LLV
   return LLVMBuildAdd(b, LLVMBuildMul(b, nk, odhw, ""), p, "y.elem");
 }
 
+/* Byte offset of output row m, channel col: i32 routed past the range
+ * when masked, or i64 (BIG_OUT). */
+static LLVMValueRef cj_cv_y_off(cj_cv *v, LLVMValueRef m, LLVMValueRef col, LLVMValueRef ok, uint32_t yb) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  if (v->c->big_out) return LLVMBuildMul(b, cj_cv_y_elem(v, m, col, g->i64), cj_c64(g, yb), "");
+  return cj_irb_oob(g, ok, LLVMBuildMul(b, cj_cv_y_elem(v, m, col, g->i32), cj_c32(g, yb), ""), CJ_CONV_OOB);
+}
+
+/* Store r of a fragment's values val4 (element bits) at byte offset off
+ * (NULL: row m's, cj_cv_y_off): the buffer store, or, BIG_OUT, a 64-bit
+ * addressed store that masked lanes branch around. */
+static void cj_cv_store_one(cj_cv *v, LLVMValueRef val4, uint32_t r, LLVMValueRef ok, LLVMValueRef off,
+                            LLVMValueRef m, LLVMValueRef col, LLVMValueRef yr, LLVMValueRef yptr) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
+  /* vec4: the 4 values as one 4*yb-byte store (yb == 2: <2 x i32>) */
+  LLVMTypeRef vt = yb == 1 ? g->i32 : LLVMVectorType(g->i32, yb);
+  LLVMValueRef val = c->vec4_store ? LLVMBuildBitCast(b, val4, vt, "") : LLVMBuildExtractElement(b, val4, cj_c32(g, r), "");
+  if (!off) off = cj_cv_y_off(v, m, col, ok, yb);
+  if (!c->big_out) {
+    cj_irb_buf_store(g, val, yr, off, NULL, 0);
+    return;
+  }
+  LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st");
+  LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.next");
+  LLVMBuildCondBr(b, ok, st, nx);
+  LLVMPositionBuilderAtEnd(b, st);
+  LLVMValueRef ptr = LLVMBuildGEP2(b, g->i8, yptr, &off, 1, "");
+  LLVMValueRef sti = LLVMBuildStore(b, val, ptr);
+  LLVMSetAlignment(sti, c->vec4_store ? 4 * yb : yb);
+  LLVMBuildBr(b, nx);
+  LLVMPositionBuilderAtEnd(b, nx);
+}
+
 /* Stores one accumulator fragment's 4 values (rows row0 .. +3 of channel
- * col), already through the epilogue ops: fp32 atomics into the split-K
- * workspace, or the output's element bits (one 8-byte vec4 store when 4
- * rows are 4 consecutive outputs; 64-bit addressed when BIG_OUT). */
-static void cj_cv_store(cj_cv *v, LLVMValueRef val4, LLVMValueRef row0, LLVMValueRef col, LLVMValueRef yr,
-                        LLVMValueRef yptr) {
+ * col) through the epilogue ops: fp32 atomics into the split-K workspace
+ * (raw sums: the finalize runs the ops), or the output's element bits (one
+ * 8-byte vec4 store when 4 rows are 4 consecutive outputs; 64-bit
+ * addressed when BIG_OUT). A residual z (bf16 like y) is read at the
+ * stores' own offsets, with the same masks. */
+static void cj_cv_store(cj_cv *v, LLVMValueRef acc4, const LLVMValueRef chan[CJ_EPI_MAX_OPS], const cj_epi_rsrc *er,
+                        LLVMValueRef row0, LLVMValueRef col, LLVMValueRef yr, LLVMValueRef yptr) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   const cj_conv_geom *G = &c->g;
+  int has_z = cj_epi_find(&c->epi, CJ_EPI_RESIDUAL) != NULL;
+  /* Without z the values come first (the order every kernel without a
+   * residual has always been built in); with z after the offsets. */
+  LLVMValueRef val4 = has_z ? NULL : cj_epi_apply(g, &c->epi, acc4, chan, NULL);
   LLVMValueRef col_ok = LLVMBuildICmp(b, LLVMIntULT, col, cj_c32(g, G->k), "");
   if (c->splitk > 1) {
-    /* fp32 partial sums; the finalize kernel runs the epilogue ops. */
     for (uint32_t r = 0; r < 4; r++) {
       LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
       LLVMValueRef e = cj_cv_y_elem(v, m, col, g->i32);
@@ -486,31 +528,28 @@ static void cj_cv_store(cj_cv *v, LLVMValueRef val4, LLVMValueRef row0, LLVMValu
   }
   uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
   uint32_t nst = c->vec4_store ? 1 : 4;
+  LLVMValueRef ok[4], off[4];
   for (uint32_t r = 0; r < nst; r++) {
     LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
-    LLVMValueRef ok = LLVMBuildAnd(b, col_ok, LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), ""), "");
-    /* vec4: the 4 values as one 4*yb-byte store (yb == 2: <2 x i32>) */
-    LLVMTypeRef vt = yb == 1 ? g->i32 : LLVMVectorType(g->i32, yb);
-    LLVMValueRef val = c->vec4_store ? LLVMBuildBitCast(b, val4, vt, "")
-                                     : LLVMBuildExtractElement(b, val4, cj_c32(g, r), "");
-    if (!c->big_out) {
-      LLVMValueRef e = cj_cv_y_elem(v, m, col, g->i32);
-      LLVMValueRef voff = cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, yb), ""), CJ_CONV_OOB);
-      cj_irb_buf_store(g, val, yr, voff, NULL, 0);
+    ok[r] = LLVMBuildAnd(b, col_ok, LLVMBuildICmp(b, LLVMIntULT, m, cj_c32(g, (uint32_t)G->npq), ""), "");
+    if (!has_z) {
+      cj_cv_store_one(v, val4, r, ok[r], NULL, m, col, yr, yptr);
       continue;
     }
-    /* BIG_OUT: the element index needs 64 bits; masked lanes branch around. */
-    LLVMValueRef off = LLVMBuildMul(b, cj_cv_y_elem(v, m, col, g->i64), cj_c64(g, yb), "");
-    LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st");
-    LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.next");
-    LLVMBuildCondBr(b, ok, st, nx);
-    LLVMPositionBuilderAtEnd(b, st);
-    LLVMValueRef ptr = LLVMBuildGEP2(b, g->i8, yptr, &off, 1, "");
-    LLVMValueRef sti = LLVMBuildStore(b, val, ptr);
-    LLVMSetAlignment(sti, c->vec4_store ? 4 * yb : yb);
-    LLVMBuildBr(b, nx);
-    LLVMPositionBuilderAtEnd(b, nx);
+    off[r] = cj_cv_y_off(v, m, col, ok[r], yb);
   }
+  if (!has_z) return;
+  /* z is bf16 like y (yb == 2): its byte offsets and masks are y's */
+  LLVMValueRef z;
+  if (c->vec4_store) {
+    z = cj_epi_load_z(g, &c->epi, er, off[0], ok[0], 4);
+  } else {
+    z = LLVMGetPoison(v->accty);
+    for (uint32_t r = 0; r < 4; r++)
+      z = LLVMBuildInsertElement(b, z, cj_epi_load_z(g, &c->epi, er, off[r], ok[r], 1), cj_c32(g, r), "");
+  }
+  val4 = cj_epi_apply(g, &c->epi, acc4, chan, z);
+  for (uint32_t r = 0; r < nst; r++) cj_cv_store_one(v, val4, r, ok[r], off[r], NULL, NULL, yr, yptr);
 }
 
 /* ---- the kernel, in its parts ---------------------------------------------- */
@@ -1111,7 +1150,7 @@ static void cj_cv_epilogue(cj_cv *v) {
     if (!c->big_out) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->y_bytes));
   }
   cj_epi_rsrc er;
-  cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k_all, &er);
+  cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k_all, (uint64_t)c->g.n * c->g.k_all * c->g.odhw, &er);
   /* The lane re-derived after the loop: otherwise its l16 and g4 forms
    * cross the K loop in two VGPRs (spilled on 1024-thread tiles). */
   LLVMValueRef lane = cj_irb_opaque(g, v->lane);
@@ -1142,8 +1181,7 @@ static void cj_cv_epilogue(cj_cv *v) {
       if (!loaded[j]) cj_epi_load_channel(g, &c->epi, &er, cj_cv_y_chan(v, col), chan[j]);
       loaded[j] = 1;
       LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i / fm * (c->tile_m / c->halves) + i % fm * 16), "row");
-      LLVMValueRef val = cj_epi_apply(g, &c->epi, v->acc[i * c->mi_n + j], chan[j]);
-      cj_cv_store(v, val, row0, col, yr, yptr);
+      cj_cv_store(v, v->acc[i * c->mi_n + j], chan[j], &er, row0, col, yr, yptr);
       /* One fragment's index math at a time: interleaving them all keeps
        * every fragment's addresses live beside the accumulators. */
       cj_cv_fence_sched(v);

@@ -19,18 +19,36 @@
  * per-channel arguments, fp32 values of the by-value ones. */
 typedef struct cj_epi_rsrc {
   LLVMValueRef by_role[CJ_ARG_ROLE_COUNT];
+  LLVMValueRef z_ptr; /* the per-element operand's pointer (64-bit addressed loads), or NULL */
 } cj_epi_rsrc;
 
 /* Fills the resource of every argument e's ops read, from the kernel's
- * parameters: `elems` is how many fp32 values a per-channel argument has. */
-void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64_t channels, cj_epi_rsrc *r);
+ * parameters: `channels` is how many fp32 values a per-channel argument
+ * has, `elems` how many bf16 values the per-element one (z, shaped like y)
+ * has; its buffer resource only when they fit 32-bit offsets. */
+void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64_t channels, uint64_t elems,
+                      cj_epi_rsrc *r);
+/* z (the RESIDUAL op's bf16 tensor) as fp32: n (1 or 4) consecutive
+ * elements at byte offset `off` (i32, through the buffer resource; OOB
+ * offsets read 0), or, when off is i64, through the pointer at
+ * select(ok, off, 0). NULL when e has no RESIDUAL op. */
+LLVMValueRef cj_epi_load_z(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef off, LLVMValueRef ok,
+                           unsigned n);
 /* Loads arg[channel] (fp32) of every per-channel op into chan[op index]
  * (a scalar op's chan[] is its argument's value);
  * channels past the argument read 0 through the buffer range check. */
 void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel,
                          LLVMValueRef chan[CJ_EPI_MAX_OPS]);
 /* Applies the ops to acc (fp32 vector or scalar) and returns the result in
- * its element type's bits: <n x i16> / i16 for bf16, acc itself for fp32. */
-LLVMValueRef cj_epi_apply(cj_irb *g, const cj_epilogue *e, LLVMValueRef acc, const LLVMValueRef chan[CJ_EPI_MAX_OPS]);
+ * its element type's bits: <n x i16> / i16 for bf16, acc itself for fp32.
+ * z: the RESIDUAL op's fp32 values in acc's shape (cj_epi_load_z), NULL
+ * without one.
+ * SiLU and GELU are v * sigmoid(t) (t = v, or 2 sqrt(2/pi)(v + 0.044715 v^3)),
+ * sigmoid(t) = rcp(1 + exp2(-t log2 e)) on v_exp_f32 and v_rcp_f32 (the
+ * llvm.amdgcn.exp2 / rcp intrinsics, no range reduction: a result that
+ * flushes or overflows still gives sigmoid's limit 1 or 0); the error
+ * bound is derived in src/ref/ref_epi.c. */
+LLVMValueRef cj_epi_apply(cj_irb *g, const cj_epilogue *e, LLVMValueRef acc, const LLVMValueRef chan[CJ_EPI_MAX_OPS],
+                          LLVMValueRef z);
 
 #endif

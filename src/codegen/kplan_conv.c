@@ -183,6 +183,14 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
    * kernel is the same for every calibration */
   c->has_alpha = g->dtype != CONVJIT_DTYPE_BF16;
   c->has_channel_scale = o->has_channel_scale != 0;
+  c->has_residual = o->has_residual != 0;
+  {
+    float beta = o->beta == 0.0f ? 1.0f : o->beta;
+    memcpy(&c->beta_bits, &beta, sizeof beta);
+  }
+  CJ_CHECK(o->act >= 0 && o->act < CJ_EPI_ACT_COUNT, CONVJIT_ERR_INVALID_ARG, "conv.act = %d: must be 0..%d", o->act,
+           CJ_EPI_ACT_COUNT - 1);
+  c->act = o->act;
   /* ---- dtype row: element size, chunk, MFMA ---- */
   c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
   c->mfma = g->dtype == CONVJIT_DTYPE_BF16 ? arch->mfma_bf16 : arch->mfma_fp8;
@@ -346,7 +354,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->w_bytes = (uint64_t)g->k_all * g->crs * c->elem_bytes;
   /* ---- epilogue: fp32 atomics into the workspace when split (the
    * finalize then runs the same ops), else (+bias) and bf16 ---- */
-  if (c->splitk == 1) CJ_TRY(cj_conv_epi_ops(&c->epi, c->has_alpha, c->has_channel_scale, c->has_bias));
+  if (c->splitk == 1) CJ_TRY(cj_conv_epi_ops(&c->epi, c));
   c->y_bytes = (uint64_t)g->n * g->k_all * g->odhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
            "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
@@ -388,11 +396,19 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   return cj_kplan_name_from_key(p, prefix);
 }
 
-convjit_status cj_conv_epi_ops(cj_epilogue *e, int has_alpha, int has_channel_scale, int has_bias) {
+convjit_status cj_conv_epi_ops(cj_epilogue *e, const cj_conv_plan *c) {
   memset(e, 0, sizeof *e);
-  if (has_alpha) CJ_TRY(cj_epi_push(e, CJ_EPI_ALPHA, CJ_ARG_ALPHA, 0));
-  if (has_channel_scale) CJ_TRY(cj_epi_push(e, CJ_EPI_SCALE, CJ_ARG_SCALE, 0));
-  if (has_bias) CJ_TRY(cj_epi_push(e, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
+  if (c->has_alpha) CJ_TRY(cj_epi_push(e, CJ_EPI_ALPHA, CJ_ARG_ALPHA, 0));
+  if (c->has_channel_scale) CJ_TRY(cj_epi_push(e, CJ_EPI_SCALE, CJ_ARG_SCALE, 0));
+  if (c->has_residual) {
+    CJ_TRY(cj_epi_push(e, CJ_EPI_RESIDUAL, CJ_ARG_RESIDUAL, 0));
+    memcpy(&e->ops[e->nops - 1].beta, &c->beta_bits, sizeof(float));
+  }
+  if (c->has_bias) CJ_TRY(cj_epi_push(e, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
+  if (c->act != CJ_EPI_ACT_IDENTITY) {
+    CJ_TRY(cj_epi_push(e, CJ_EPI_ACTIVATION, 0, 0));
+    e->ops[e->nops - 1].act = (uint8_t)c->act;
+  }
   return cj_epi_push(e, CJ_EPI_CONVERT, 0, CONVJIT_DTYPE_BF16);
 }
 

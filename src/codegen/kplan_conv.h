@@ -131,6 +131,9 @@ typedef struct cj_conv_opts {
   uint32_t prefetch;               /* multistage operand prefetch: 0 default, 1 off, 2 on */
   int has_bias;
   int has_channel_scale;           /* fp32 per-output-channel scales, a pointer argument */
+  int has_residual;                /* + beta * z, z bf16 shaped like y (a pointer argument) */
+  float beta;                      /* z's factor (0 = 1.0) */
+  int act;                         /* cj_epi_act applied last */
   int no_channel_gemm;             /* x goes through a converting pre-pass: never read as given */
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
@@ -177,6 +180,9 @@ typedef struct cj_conv_opts {
    * conv hands them to its finalize, whose epi keys them. */              \
   X(int, has_alpha, 0, "fp8: acc * alpha (fp32 by-value argument: sx*sw, one kernel for every calibration)") \
   X(int, has_channel_scale, 0, "acc * scale[k] (fp32 per-output-channel weight scales)")                   \
+  X(int, has_residual, 0, "+ beta * z[element] (bf16 z shaped like y) before the bias")                     \
+  X(uint32_t, beta_bits, 0, "fp32 bits of the residual's factor beta (a plan constant)")                    \
+  X(int, act, 0, "activation last (cj_epi_act: 0 identity, 1 relu, 2 silu, 3 gelu tanh)")                   \
   X(int, big_in, 1, "x past the OOB sentinel: rebase x per workgroup")                                      \
   X(int, big_out, 1, "y >= 2^31 bytes: 64-bit addressed stores")                                            \
   X(int, vec4_store, 1, "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs")            \
@@ -208,10 +214,11 @@ uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t d
 /* 1 if the arch can run the 8-wave ping-pong schedule: 16-byte LDS DMA and
  * 128 KiB of LDS (gfx950). */
 int cj_conv_pingpong_arch(const cj_arch *arch);
-/* The conv family's epilogue before the store: [alpha] [scale[k]] [bias[k]]
- * then bf16 (y = acc * sx*sw * sw[k] + bias); the conv runs it, or the
- * split-K finalize. */
-convjit_status cj_conv_epi_ops(cj_epilogue *e, int has_alpha, int has_channel_scale, int has_bias);
+/* The conv family's epilogue before the store, cuDNN's ConvBiasActivation
+ * form: [alpha] [scale[k]] [beta * z] [bias[k]] [act] then bf16
+ * (y = act(acc * sx*sw * sw[k] + beta * z + bias)); from c's has_* fields,
+ * beta_bits and act. The conv runs it, or the split-K finalize. */
+convjit_status cj_conv_epi_ops(cj_epilogue *e, const struct cj_conv_plan *c);
 /* Validates the shape fields ("conv.c = 0: must be > 0") and fills the
  * derived ones. */
 convjit_status cj_conv_geom_derive(cj_conv_geom *g);

@@ -18,6 +18,17 @@ int cj_epi_op_per_channel(cj_epi_op op) {
   return op > CJ_EPI_NONE && op < CJ_EPI_OP_COUNT && cj_epi_rows[op].per_channel;
 }
 
+const char *cj_epi_act_name(int act) {
+  static const char *const n[CJ_EPI_ACT_COUNT] = {"identity", "relu", "silu", "gelu"};
+  return act >= 0 && act < CJ_EPI_ACT_COUNT ? n[act] : NULL;
+}
+
+const cj_epi_step *cj_epi_find(const cj_epilogue *e, cj_epi_op op) {
+  for (uint32_t i = 0; i < e->nops && i < CJ_EPI_MAX_OPS; i++)
+    if (e->ops[i].op == op) return &e->ops[i];
+  return NULL;
+}
+
 int cj_epi_op_scalar(cj_epi_op op) { return op > CJ_EPI_NONE && op < CJ_EPI_OP_COUNT && cj_epi_rows[op].scalar; }
 
 void cj_epi_add_args(cj_kplan *p, const cj_epilogue *e) {
@@ -31,7 +42,7 @@ void cj_epi_add_args(cj_kplan *p, const cj_epilogue *e) {
 
 convjit_status cj_epi_push(cj_epilogue *e, cj_epi_op op, int role, int dtype) {
   CJ_CHECK(e->nops < CJ_EPI_MAX_OPS, CONVJIT_ERR_INTERNAL, "epilogue: more than %d ops", CJ_EPI_MAX_OPS);
-  e->ops[e->nops++] = (cj_epi_step){.op = (uint8_t)op, .role = (uint8_t)role, .dtype = (uint8_t)dtype};
+  e->ops[e->nops++] = (cj_epi_step){.op = (uint8_t)op, .role = (uint8_t)role, .dtype = (uint8_t)dtype, .beta = 1.0f};
   return CONVJIT_OK;
 }
 
@@ -42,7 +53,8 @@ int cj_epi_out_dtype(const cj_epilogue *e) {
   return dt;
 }
 
-/* "bias@bias,convert:bf16" (op@argument-role, :dtype for CONVERT); "none". */
+/* "bias@bias,convert:bf16" (op@argument-role, :dtype for CONVERT, *beta for
+ * a RESIDUAL whose beta is not 1, :act for ACTIVATION); "none". */
 static void cj_epi_text(cj_strbuf *sb, const cj_epilogue *e) {
   if (e->nops == 0) cj_sb_printf(sb, "none");
   for (uint32_t i = 0; i < e->nops && i < CJ_EPI_MAX_OPS; i++) {
@@ -54,6 +66,11 @@ static void cj_epi_text(cj_strbuf *sb, const cj_epilogue *e) {
       cj_sb_printf(sb, "@%s", r ? r : "?");
     }
     if (s->op == CJ_EPI_CONVERT) cj_sb_printf(sb, ":%s", cj_dtype_name((convjit_dtype)s->dtype));
+    if (s->op == CJ_EPI_RESIDUAL && s->beta != 1.0f) cj_sb_printf(sb, "*%a", (double)s->beta);
+    if (s->op == CJ_EPI_ACTIVATION) {
+      const char *a = cj_epi_act_name(s->act);
+      cj_sb_printf(sb, ":%s", a ? a : "?");
+    }
   }
 }
 

@@ -10,8 +10,9 @@
  *                                           calibration)
  *   SCALE       v *= arg[channel]          (per-channel fp32 weight scales)
  *   BIAS        v += arg[channel]          (fp32 bias of K elements)
- *   RESIDUAL    v += arg[element]          (a tensor shaped like y; next)
- *   ACTIVATION  v = act(v)                 (next)
+ *   RESIDUAL    v += beta * arg[element]   (bf16 z shaped like y; beta a plan
+ *                                           constant, the step's `beta`: 1 adds)
+ *   ACTIVATION  v = act(v)                 (the step's `act`, cj_epi_act)
  *   CONVERT     v -> dtype bits            (last: the stored element type)
  * An op's `role` names the kernel argument it reads (CJ_ARG_NONE if none).
  * A list without CONVERT stores fp32.
@@ -41,10 +42,22 @@ typedef enum cj_epi_op {
 } cj_epi_op;
 
 #define CJ_EPI_MAX_OPS 6
+/* Activations of the ACTIVATION op (numeric values are convjit_activation's). */
+typedef enum cj_epi_act {
+  CJ_EPI_ACT_IDENTITY = 0,
+  CJ_EPI_ACT_RELU = 1,
+  CJ_EPI_ACT_SILU = 2,      /* v * sigmoid(v) */
+  CJ_EPI_ACT_GELU_TANH = 3, /* 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))) = v * sigmoid(2 u) */
+  CJ_EPI_ACT_COUNT
+} cj_epi_act;
+const char *cj_epi_act_name(int act); /* "identity", "relu", "silu", "gelu"; NULL if unknown */
+
 typedef struct cj_epi_step {
   uint8_t op;    /* cj_epi_op */
   uint8_t role;  /* cj_arg_role of the argument it reads, or 0 */
   uint8_t dtype; /* CONVERT: convjit_dtype of the result */
+  uint8_t act;   /* ACTIVATION: cj_epi_act */
+  float beta;    /* RESIDUAL: z's factor (a plan constant, keyed) */
 } cj_epi_step;
 
 typedef struct cj_epilogue {
@@ -57,6 +70,8 @@ int cj_epi_op_per_channel(cj_epi_op op);  /* 1: reads arg[channel] */
 int cj_epi_op_scalar(cj_epi_op op);       /* 1: reads a by-value fp32 argument */
 /* Appends an op; INTERNAL if the list is full. */
 convjit_status cj_epi_push(cj_epilogue *e, cj_epi_op op, int role, int dtype);
+/* The op's step, or NULL if the list has none. */
+const cj_epi_step *cj_epi_find(const cj_epilogue *e, cj_epi_op op);
 /* The list's result type: the last CONVERT's dtype, else CONVJIT_DTYPE_F32. */
 int cj_epi_out_dtype(const cj_epilogue *e);
 struct cj_kplan;

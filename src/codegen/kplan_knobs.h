@@ -28,6 +28,8 @@
   K("prefetch", ONE, prefetch, prefetch, 1, 2, 1, "multistage operand prefetch across K steps: 1 off, 2 on")  \
   K("sched", ONE, sched, sched, 1, 2, 1, "K-loop schedule: 1 multistage, 2 8-wave half ping-pong (fp8)")  \
   K("bias", FLAG, has_bias, has_bias, 0, 1, 0, "fp32 bias (a problem property)")                          \
+  K("residual", FLAG, has_residual, has_residual, 0, 1, 0, "+ beta * z, bf16 z shaped like y (a problem property)") \
+  K("act", ONE, act, act, 0, 3, 0, "activation last: 0 identity, 1 relu, 2 silu, 3 gelu tanh (a problem property)") \
   K("big_in", FLAG, force_big_in, force_big_in, 0, 1, 0, "test hook: force the BIG_IN rebase")             \
   K("big_out", FLAG, force_big_out, force_big_out, 0, 1, 0, "test hook: force 64-bit BIG_OUT stores")      \
   K("no_fast", FLAG, no_fast_paths, no_fast_paths, 0, 1, 0, "disable temporal fast path, channel GEMM, vec4") \

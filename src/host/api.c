@@ -481,6 +481,7 @@ static uint64_t bind_value(const cj_bind *b, const cj_launch_ptrs *ptrs) {
   case CJ_BIND_BIAS: return (uint64_t)(uintptr_t)ptrs->bias;
   case CJ_BIND_RESIDUAL: return (uint64_t)(uintptr_t)ptrs->residual;
   case CJ_BIND_SCALE: return (uint64_t)(uintptr_t)ptrs->scale;
+  case CJ_BIND_X_PREV: return (uint64_t)(uintptr_t)ptrs->x_prev;
   case CJ_BIND_Y: return (uint64_t)(uintptr_t)ptrs->y;
   case CJ_BIND_WORKSPACE: return (uint64_t)(uintptr_t)ptrs->workspace + b->value;
   case CJ_BIND_CONST_U32:
@@ -531,7 +532,7 @@ CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *p, const void
  * takes a fused-epilogue input exactly when one of its kernels has that
  * role. One pass over a few dozen binds per launch, nothing cached, so the
  * plan stays immutable. */
-_Static_assert(CJ_BIND_SCALE < 32, "cj_bind_kind values must fit the mask of fwd_bind_kinds");
+_Static_assert(CJ_BIND_X_PREV < 32, "cj_bind_kind values must fit the mask of fwd_bind_kinds");
 static uint32_t fwd_bind_kinds(const convjit_plan *p) {
   uint32_t m = 0;
   for (uint32_t i = 0; i < p->nfwd; i++)
@@ -553,9 +554,16 @@ convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args
   uint32_t kinds = fwd_bind_kinds(p);
   int takes_residual = (kinds >> CJ_BIND_RESIDUAL) & 1, takes_scale = (kinds >> CJ_BIND_SCALE) & 1;
   CJ_CHECK(!a->residual || takes_residual, CONVJIT_ERR_UNSUPPORTED,
-           "%sresidual = %p: this plan has no residual input (no fused residual epilogue yet)", f, a->residual);
+           "%sresidual = %p: this plan has no residual input (the descriptor has has_residual = 0)", f, a->residual);
   CJ_CHECK(a->residual || !takes_residual, CONVJIT_ERR_INVALID_ARG,
-           "%sresidual = NULL: the plan adds a residual input shaped like y", f);
+           "%sresidual = NULL: the plan adds a residual input shaped like y (has_residual = 1)%s", f,
+           *f ? "" : "; pass it with convjit_conv_forward");
+  int takes_x_prev = (kinds >> CJ_BIND_X_PREV) & 1;
+  CJ_CHECK(!a->x_prev || takes_x_prev, CONVJIT_ERR_UNSUPPORTED,
+           "%sx_prev = %p: this plan reads no previous frames (the descriptor has has_x_prev = 0)", f, a->x_prev);
+  CJ_CHECK(a->x_prev || !takes_x_prev, CONVJIT_ERR_INVALID_ARG,
+           "%sx_prev = NULL: the plan reads the previous chunk's last frames (has_x_prev = 1)%s", f,
+           *f ? "" : "; pass them with convjit_conv_forward");
   CJ_CHECK(!a->scale || takes_scale, CONVJIT_ERR_UNSUPPORTED,
            "%sscale = %p: this plan has no per-channel scale input (the descriptor has has_channel_scale = 0)", f,
            a->scale);
@@ -569,6 +577,7 @@ convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args
            "%sworkspace = NULL: the plan needs %llu bytes", f, (unsigned long long)p->seq.workspace_bytes);
   uint64_t y4 = 4ull * cj_dtype_bytes(p->prob.y_dtype);
   CJ_TRY(check_align(a->x, CJ_ALIGN_VEC, f, "x"));
+  CJ_TRY(check_align(a->x_prev, CJ_ALIGN_VEC, f, "x_prev"));
   CJ_TRY(check_align(a->w_packed, CJ_ALIGN_VEC, f, "w_packed"));
   CJ_TRY(check_align(a->bias, 4, f, "bias"));
   CJ_TRY(check_align(a->residual, y4, f, "residual"));
@@ -581,7 +590,7 @@ convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args
 static convjit_status conv_forward(const convjit_plan *p, const convjit_conv_args *a, const char *f, void *stream) {
   CJ_TRY(cj_conv_args_check(p, a, f));
   cj_launch_ptrs ptrs = {.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual,
-                         .scale = a->scale, .y = a->y, .workspace = a->workspace};
+                         .scale = a->scale, .x_prev = a->x_prev, .y = a->y, .workspace = a->workspace};
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
 }
 

@@ -53,7 +53,12 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_TRY(cj_check_struct_size(dp->struct_size, DESC_V1_SIZE, sizeof *dp, "desc"));
   convjit_conv_desc dv = convjit_conv_desc_default();
   memcpy(&dv, dp, dp->struct_size);
+  /* fields past an older caller's struct_size keep their defaults */
   if (dp->struct_size < offsetof(convjit_conv_desc, has_channel_scale) + sizeof(int)) dv.has_channel_scale = 0;
+  if (dp->struct_size < offsetof(convjit_conv_desc, has_residual) + sizeof(int)) dv.has_residual = 0;
+  if (dp->struct_size < offsetof(convjit_conv_desc, beta) + sizeof(float)) dv.beta = 0.0f;
+  if (dp->struct_size < offsetof(convjit_conv_desc, act) + sizeof(convjit_activation)) dv.act = CONVJIT_ACT_IDENTITY;
+  if (dp->struct_size < offsetof(convjit_conv_desc, has_x_prev) + sizeof(int)) dv.has_x_prev = 0;
   const convjit_conv_desc *d = &dv;
   memset(p, 0, sizeof *p);
   CJ_CHECK(d->spatial_rank >= 1 && d->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
@@ -137,6 +142,24 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_CHECK(!d->has_channel_scale || fp8_conv, CONVJIT_ERR_INVALID_ARG,
            "desc.has_channel_scale = 1: per-channel weight scales apply to fp8 convs (x_dtype or w_dtype fp8), "
            "but both are bf16");
+  CJ_CHECK(d->has_residual == 0 || d->has_residual == 1, CONVJIT_ERR_INVALID_ARG,
+           "desc.has_residual = %d: must be 0 or 1", d->has_residual);
+  CJ_CHECK(isfinite(d->beta), CONVJIT_ERR_INVALID_ARG, "desc.beta = %g: must be finite", (double)d->beta);
+  CJ_CHECK(d->beta == 0.0f || d->has_residual, CONVJIT_ERR_INVALID_ARG,
+           "desc.beta = %g: beta scales the residual, but has_residual = 0", (double)d->beta);
+  CJ_CHECK((int)d->act >= CONVJIT_ACT_IDENTITY && (int)d->act <= CONVJIT_ACT_GELU_TANH, CONVJIT_ERR_INVALID_ARG,
+           "desc.act = %d: must be 0 (identity), 1 (relu), 2 (silu) or 3 (gelu tanh)", (int)d->act);
+  CJ_CHECK(d->has_x_prev == 0 || d->has_x_prev == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = %d: must be 0 or 1",
+           d->has_x_prev);
+  if (d->has_x_prev) { /* a causal temporal conv: x_prev holds exactly the frames of the low time padding */
+    CJ_CHECK(rank == 3, CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1 with spatial_rank = %d: needs a time dim (3)",
+             rank);
+    CJ_CHECK(d->filter[0] > 1 && d->pad_lo[0] == (d->filter[0] - 1) * d->dilation[0], CONVJIT_ERR_INVALID_ARG,
+             "desc.pad_lo[0] = %lld: has_x_prev needs the causal pad (filter[0]-1)*dilation[0] = %lld > 0 "
+             "(x_prev holds those frames)", (long long)d->pad_lo[0], (long long)((d->filter[0] - 1) * d->dilation[0]));
+    CJ_CHECK(d->stride[0] == 1, CONVJIT_ERR_INVALID_ARG, "desc.stride[0] = %lld: has_x_prev needs time stride 1",
+             (long long)d->stride[0]);
+  }
   int64_t e;
   CJ_TRY(cj_mul_checked(d->n * d->c, in[0] * in[1], &e, "x element count n*c*d*h*w"));
   CJ_TRY(cj_mul_checked(e, in[2], &e, "x element count n*c*d*h*w"));
@@ -166,6 +189,11 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_CHECK(!d->has_channel_scale || is_fp8(d->w_dtype), CONVJIT_ERR_UNSUPPORTED,
            "desc.has_channel_scale = 1 with desc.w_dtype = bf16: bf16 weights are quantized per tensor by w_scale "
            "when packed; per-channel scales need fp8 weights");
+  CJ_CHECK(!d->has_x_prev || d->n == 1, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_x_prev = 1 with desc.n = %lld: streaming convs take one sample (the pre-pass writes x_prev's "
+           "frames directly before x's)", (long long)d->n);
+  CJ_CHECK(!d->has_residual || d->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_residual = 1 with desc.y_dtype = %s: the residual z is bf16 like a bf16 y", cj_dtype_name(d->y_dtype));
   CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d (%s): fp8 outputs have no kernel (bf16 or f32)",
            (int)d->y_dtype, cj_dtype_name(d->y_dtype));
 
@@ -183,6 +211,10 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
   p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
   p->has_channel_scale = d->has_channel_scale;
+  p->has_residual = d->has_residual;
+  p->beta = d->has_residual && d->beta != 0.0f ? d->beta : 1.0f;
+  p->act = (int)d->act;
+  p->has_x_prev = d->has_x_prev;
   p->spatial_rank = rank;
   return CONVJIT_OK;
 }

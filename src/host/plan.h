@@ -22,7 +22,7 @@
  * copy), CJ_PLAN_MEMO_CAP entries, LRU, one mutex. Only
  * convjit_plan_create_conv uses it (no forced options). */
 #define CJ_PLAN_MEMO_CAP 64
-#define CJ_PLAN_MEMO_KEY_WORDS 35
+#define CJ_PLAN_MEMO_KEY_WORDS 39
 typedef struct cj_plan_memo_entry {
   uint64_t key[CJ_PLAN_MEMO_KEY_WORDS]; /* the problem, field by field */
   uint64_t hash, used;                  /* used: the memo's clock at the last hit */
@@ -111,6 +111,7 @@ uint64_t cj_plan_memo_hits(const cj_plan_memo *m);
 typedef struct cj_launch_ptrs {
   const void *x, *w_raw, *w_packed, *bias;
   const void *residual, *scale; /* fused-epilogue inputs (CJ_BIND_RESIDUAL / CJ_BIND_SCALE) */
+  const void *x_prev;           /* causal streaming (CJ_BIND_X_PREV) */
   void *y, *workspace;
 } cj_launch_ptrs;
 

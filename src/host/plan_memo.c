@@ -33,7 +33,7 @@
 #include "host/tune_db.h"
 
 /* Every field of cj_conv_problem is in the key: a new field must join it. */
-_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 10 * 4,
+_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 14 * 4,
                "cj_conv_problem changed: add the new field to memo_key");
 
 static uint64_t f32_bits(float f) {
@@ -61,6 +61,10 @@ static void memo_key(const cj_conv_problem *p, uint64_t k[CJ_PLAN_MEMO_KEY_WORDS
   k[n++] = f32_bits(p->x_scale); /* normalized: 0 became 1.0, NaN and -0 are refused */
   k[n++] = f32_bits(p->w_scale);
   k[n++] = (uint64_t)p->has_channel_scale;
+  k[n++] = (uint64_t)p->has_residual;
+  k[n++] = f32_bits(p->beta);
+  k[n++] = (uint64_t)p->act;
+  k[n++] = (uint64_t)p->has_x_prev;
   k[n++] = (uint64_t)p->spatial_rank;
 }
 

@@ -41,6 +41,10 @@ typedef struct cj_conv_problem {
   int has_bias;              /* fp32 bias of K elements */
   float x_scale, w_scale;    /* dequantization scales of an fp8 conv; 1.0 when unused */
   int has_channel_scale;     /* fp32 per-output-channel weight scales (args.scale) */
+  int has_residual;          /* + beta * z (args.residual, bf16 shaped like y) */
+  float beta;                /* z's factor, normalized (0 became 1.0) */
+  int act;                   /* convjit_activation, applied last */
+  int has_x_prev;            /* causal streaming: args.x_prev holds the pad_lo[0] frames before x */
   int spatial_rank;          /* 1..3 as the caller gave it (for messages) */
 } cj_conv_problem;
 
@@ -57,7 +61,8 @@ typedef enum cj_bind_kind {
   CJ_BIND_CONST_U64 = 8, /* value, 8 bytes */
   CJ_BIND_CONST_F32 = 9, /* f32 bits in the low 32 bits of value */
   CJ_BIND_RESIDUAL = 10, /* the user's residual input, shaped like y (NULL when the plan has none) */
-  CJ_BIND_SCALE = 11     /* the user's fp32 per-channel scales (NULL when the plan has none) */
+  CJ_BIND_SCALE = 11,    /* the user's fp32 per-channel scales (NULL when the plan has none) */
+  CJ_BIND_X_PREV = 12    /* the user's previous-chunk frames (causal streaming; NULL when the plan has none) */
 } cj_bind_kind;
 
 typedef struct cj_bind {

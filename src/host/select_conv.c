@@ -293,7 +293,19 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   const cj_arch *arch = t->arch;
   memset(out, 0, sizeof *out);
   cj_conv_geom g;
-  CJ_TRY(cj_conv_problem_geom(p, &g));
+  /* Causal streaming: the pre-pass writes x_prev's P = pad_lo[0] frames
+   * directly before x's in the workspace (n == 1: one NDHWC tensor of
+   * P + D frames), and the conv runs over that with no low time padding:
+   * the same kernel family, the same per-output reduction order. */
+  const uint64_t prev_frames = p->has_x_prev ? (uint64_t)p->pad_lo[0] : 0;
+  if (p->has_x_prev) {
+    cj_conv_problem q = *p;
+    q.d += p->pad_lo[0];
+    q.pad_lo[0] = 0;
+    CJ_TRY(cj_conv_problem_geom(&q, &g));
+  } else {
+    CJ_TRY(cj_conv_problem_geom(p, &g));
+  }
   cj_conv_fmt fm;
   CJ_TRY(cj_conv_fmt_of(p, arch, &fm));
   g.dtype = (uint32_t)fm.compute;
@@ -306,10 +318,15 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   int x_copy = g.x_ndhwc && !x_in_place;
   g.x_ndhwc = (uint32_t)x_in_place;
   cj_conv_opts co = *o;
+  /* split-K's atomics would make the chunked result depend on the chunking */
+  if (p->has_x_prev) co.splitk = 1;
   co.has_bias = p->has_bias;
   /* Every fp8 conv takes alpha (the plan's rule; 1.0 when unscaled): one
    * kernel per shape whatever the calibration. */
   co.has_channel_scale = p->has_channel_scale;
+  co.has_residual = p->has_residual;
+  co.beta = p->beta;
+  co.act = p->act;
   co.no_channel_gemm = o->no_channel_gemm || fm.x_mode != CJ_PREP_COPY;
   cj_kplan conv;
   CJ_TRY(cj_kplan_conv_init(&conv, arch, &g, &co));
@@ -329,6 +346,10 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
    * NDHWC x is read as given: no layout step, no x workspace. */
   int x_given = c->channel_gemm || x_in_place;
   uint64_t x_off = 0, ws_off = x_given ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
+  CJ_CHECK(!p->has_x_prev || (!x_given && !x_copy), CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_x_prev = 1 with %s: causal streaming places x_prev before x through the NCDHW transpose "
+           "pre-pass; give NCDHW x",
+           c->channel_gemm ? "the 1x1x1 channel-GEMM path" : "desc.x_layout = NDHWC");
   if (x_copy) {
     /* NDHWC(C) -> NDHWC(Cp): the pack kernel with K = N*D*H*W pixels of C
      * channels and one tap (same modes) */
@@ -337,20 +358,25 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
              "conv with NDHWC x copied to the workspace: N*D*H*W = %" PRIu64 " must be < 2^32", pix);
     CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, (uint32_t)pix, g.c * g.groups, 1, (uint32_t)cpg,
                                     (uint32_t)cpg));
-  } else if (!x_given) {
-    if (g.c == g.cp) { /* grouped convs always: C/groups is a whole number of chunks */
-      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c * g.groups, g.dhw));
-    } else {
-      CJ_CHECK(g.dhw * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
-               "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
-               "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, g.dhw);
-      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, (uint32_t)g.dhw, g.cp,
-                                      (uint32_t)(g.dhw * g.cp)));
-    }
+    const cj_role_bind copy_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}},
+                                       {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}},
+                                       {CJ_ARG_QSCALE, cj_f32_bind(fm.x_q)}};
+    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, copy_binds, 3));
   }
-  if (!x_given) {
-    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}},
-                                         {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}},
+  /* NCDHW x (and x_prev first, to the frames before it: same pre-pass) -> NDHWC(Cp) */
+  for (int part = p->has_x_prev ? 0 : 1; !x_given && !x_copy && part < 2; part++) {
+    const uint64_t hw = (uint64_t)g.h * g.w, frames = part ? (uint64_t)p->d : prev_frames, s = frames * hw;
+    const uint64_t dst = x_off + (part ? prev_frames * hw * g.cp * g.groups * c->elem_bytes : 0);
+    if (g.c == g.cp) { /* grouped convs always: C/groups is a whole number of chunks */
+      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c * g.groups, s));
+    } else {
+      CJ_CHECK(s * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+               "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
+               "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, s);
+      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, (uint32_t)s, g.cp, (uint32_t)(s * g.cp)));
+    }
+    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {part ? CJ_BIND_X : CJ_BIND_X_PREV, 0}},
+                                         {CJ_ARG_DST, {CJ_BIND_WORKSPACE, dst}},
                                          {CJ_ARG_QSCALE, cj_f32_bind(fm.x_q)}};
     CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, layout_binds, 3));
   }
@@ -365,6 +391,7 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
       {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, ws_off}},
       {CJ_ARG_ALPHA, cj_f32_bind(fm.alpha)},
       {CJ_ARG_SCALE, {CJ_BIND_SCALE, 0}},
+      {CJ_ARG_RESIDUAL, {CJ_BIND_RESIDUAL, 0}},
   };
   const uint32_t nconv_binds = sizeof conv_binds / sizeof conv_binds[0];
   CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, conv_binds, nconv_binds));

@@ -101,7 +101,7 @@ typedef struct tune_run {
 } tune_run;
 
 static cj_launch_ptrs ptrs_of(const convjit_conv_args *a) {
-  return (cj_launch_ptrs){.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual,
+  return (cj_launch_ptrs){.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual, .x_prev = a->x_prev,
                           .scale = a->scale, .y = a->y, .workspace = a->workspace};
 }
 

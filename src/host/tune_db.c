@@ -31,7 +31,7 @@ void cj_tune_generation_bump(void) { atomic_fetch_add(&g_generation, 1); }
  * spatial_rank: a 2D conv and the same conv written as 3D with depth 1
  * normalize to one problem and run the same kernels): a new field must
  * join one or the other. */
-_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 10 * 4, "cj_conv_problem changed: add the field to the tune key");
+_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 14 * 4, "cj_conv_problem changed: add the field to the tune key");
 
 static const char *layout_name(convjit_layout l) { return l == CONVJIT_LAYOUT_NCDHW ? "ncdhw" : "ndhwc"; }
 
@@ -51,6 +51,10 @@ void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *o) {
   cj_sb_printf(o, " groups=%" PRId64 " x=%s w=%s y=%s layout=%s,%s bias=%d channel_scale=%d", p->groups,
                cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype),
                layout_name(p->x_layout), layout_name(p->y_layout), p->has_bias, p->has_channel_scale);
+  /* the fused epilogue, only when present: older tuning rows keep their text */
+  if (p->has_residual || p->act)
+    cj_sb_printf(o, " residual=%d beta=%a act=%d", p->has_residual, (double)p->beta, p->act);
+  if (p->has_x_prev) cj_sb_printf(o, " x_prev=1");
 }
 
 static int dtype_of(const char *name, size_t len, convjit_dtype *t) {
@@ -80,7 +84,7 @@ static int ints(const char *s, size_t len, int64_t *v, int n) {
 
 convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
   convjit_conv_desc d = convjit_conv_desc_default();
-  int64_t nck[3] = {-1, -1, -1}, bias = 0, cscale = 0;
+  int64_t nck[3] = {-1, -1, -1}, bias = 0, cscale = 0, resid = 0, act = 0, xprev = 0;
   const char *p = text;
   while (p && *p) {
     size_t len = strcspn(p, " "), klen = strcspn(p, "=");
@@ -105,6 +109,14 @@ convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
     else if (KEY("layout")) ok = vlen == 11 && !strncmp(v, "ncdhw,ncdhw", 11);
     else if (KEY("bias")) ok = ints(v, vlen, &bias, 1);
     else if (KEY("channel_scale")) ok = ints(v, vlen, &cscale, 1);
+    else if (KEY("residual")) ok = ints(v, vlen, &resid, 1);
+    else if (KEY("act")) ok = ints(v, vlen, &act, 1);
+    else if (KEY("x_prev")) ok = ints(v, vlen, &xprev, 1);
+    else if (KEY("beta")) {
+      char *end = NULL;
+      d.beta = strtof(v, &end);
+      ok = end == v + vlen;
+    }
     else ok = 0;
 #undef KEY
     CJ_CHECK(ok, CONVJIT_ERR_INVALID_ARG, "problem '%.*s': unknown key or bad value", (int)len, p);
@@ -116,6 +128,10 @@ convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
   d.n = nck[0], d.c = nck[1], d.k = nck[2];
   d.has_bias = (int)bias;
   d.has_channel_scale = (int)cscale;
+  d.has_residual = (int)resid;
+  d.act = (convjit_activation)act;
+  d.has_x_prev = (int)xprev;
+  if (!d.has_residual) d.beta = 0.0f; /* printed as the normalized 1.0 only with a residual */
   CJ_TRY(cj_conv_desc_normalize(&d, out));
   cj_strbuf again = {0};
   cj_tune_problem_text(out, &again);

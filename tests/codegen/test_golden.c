@@ -237,9 +237,14 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
      * instructions with up to 3 more for addressing and waits (measured
      * <= 2.9 on gfx942, docs/kernels.md mix); the prologue's stages DMA
      * steps (all of them with operand prefetch) at 8 instructions per DMA; an epilogue of 8 per accumulator
-     * (bias, convert, pack, store); 256 of setup. Unrolling the K loop
-     * over C*T*R*S would break it by far. */
-    inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * c->stages * dma + 8 * acc_min + 256;
+     * (bias, convert, pack, store) and the fused ops' own per element
+     * (residual 3: its share of the load, the bf16 -> fp32 shift, the add;
+     * relu 1; silu 5: mul, v_exp, add, v_rcp, mul; gelu 7: silu's + v^2 and
+     * an fma); 256 of setup. Unrolling the K loop over C*T*R*S would break
+     * it by far. */
+    static const uint64_t act_inst[4] = {0, 1, 5, 7};
+    uint64_t epi = 8 + (c->has_residual ? 3 : 0) + (c->act >= 0 && c->act < 4 ? act_inst[c->act] : 0);
+    inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * c->stages * dma + epi * acc_min + 256;
   } else if (p->op == CJ_KOP_TRANSPOSE) {
     /* 64 x 64 tile in LDS of the input element (bf16 for bf16-fp8) */
     uint64_t n = 0, cc = 0, sp = 0;

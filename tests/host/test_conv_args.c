@@ -193,7 +193,7 @@ static void test_forward_errors(void **st) {
   a = good; a.residual = fake;
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED, "args.residual = ");
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED,
-         "this plan has no residual input (no fused residual epilogue yet)");
+         "this plan has no residual input (the descriptor has has_residual = 0)");
   a = good; a.scale = fake;
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED, "args.scale = ");
   EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_UNSUPPORTED, "this plan has no per-channel scale input");
@@ -261,14 +261,20 @@ static void test_forward_struct_size(void **st) {
   case_open(&k, &d);
   convjit_conv_args a = case_args(&k);
   assert_int_equal(convjit_conv_args_default().struct_size, sizeof(convjit_conv_args));
-  const size_t bad[] = {0, 1, sizeof(size_t), offsetof(convjit_conv_args, workspace_bytes),
-                        sizeof(convjit_conv_args) - 1};
+  /* the first version's struct ends at workspace_bytes (x_prev was appended) */
+  const size_t v1 = offsetof(convjit_conv_args, workspace_bytes) + sizeof(size_t);
+  const size_t bad[] = {0, 1, sizeof(size_t), offsetof(convjit_conv_args, workspace_bytes), v1 - 1};
   char want[96];
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     a.struct_size = bad[i];
-    snprintf(want, sizeof want, "args.struct_size = %zu: at least %zu expected", bad[i], sizeof a);
+    snprintf(want, sizeof want, "args.struct_size = %zu: at least %zu expected", bad[i], v1);
     EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_VERSION, want);
   }
+  /* an older header's struct: x_prev past its size is not read (garbage there) */
+  a.struct_size = v1;
+  a.x_prev = (const void *)(uintptr_t)0x1000;
+  OK(convjit_conv_forward(k.plan, &a, NULL));
+  a = case_args(&k);
   /* a newer header's larger struct (its extra bytes all zero) or garbage */
   struct {
     convjit_conv_args a;

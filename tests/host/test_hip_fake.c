@@ -89,6 +89,7 @@ static uint64_t bind_expect(const cj_bind *b, const cj_launch_ptrs *q) {
   case CJ_BIND_Y: return (uintptr_t)q->y;
   case CJ_BIND_RESIDUAL: return (uintptr_t)q->residual;
   case CJ_BIND_SCALE: return (uintptr_t)q->scale;
+  case CJ_BIND_X_PREV: return (uintptr_t)q->x_prev;
   case CJ_BIND_WORKSPACE: return (uintptr_t)q->workspace + b->value;
   case CJ_BIND_CONST_U32:
   case CJ_BIND_CONST_F32:
