@@ -65,6 +65,14 @@ if(TARGET convjit-run)
            COMMAND bash -c "for a in gfx950 gfx942; do for t in bf16 fp8; do out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --layout ndhwc --shape 1,40,5,12,12,64,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' && echo \"$out\" | grep -q '\"workspace_bytes\":0' && ! echo \"$out\" | grep -q 'transpose' || exit 1; out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --groups 4 --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done; done"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(tools/run_ndhwc_groups PROPERTIES LABELS tools)
+  # The issue-14 features together: a grouped conv with NDHWC x and y,
+  # residual (in y's layout), GELU and bias, both arches and dtypes; and a
+  # grouped causal conv streamed in chunks with a residual, bit-identical
+  # to the whole tensor.
+  add_test(NAME tools/run_issue14_combined
+           COMMAND bash -c "for a in gfx950 gfx942; do for t in bf16 fp8; do out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --groups 4 --layout ndhwc --residual --act gelu --bias --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done; done; out=$(\"$0\" --device emu --arch gfx950 --op conv --dtype bf16 --groups 2 --residual --act silu --shape 1,32,9,8,8,64,3,3,3 --pad 2,1,1,0,1,1 --stream-chunks 1,4,4 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q 'bit-identical' && echo \"$out\" | grep -q '\"pass\":true'"
+                   $<TARGET_FILE:convjit-run>)
+  set_tests_properties(tools/run_issue14_combined PROPERTIES LABELS tools)
 endif()
 # convjit-bench-api runs (a smoke run: numbers are printed, never asserted):
 # every call of the timed loops reached the backend (launches_ok) and the

@@ -658,7 +658,7 @@ static int run_stream(convjit_context *ctx, const run_args *a, const convjit_con
                        .stages = c->stages, .splitk = 1, .wgm = c->wgm, .dma_bytes = c->dma_bytes, .load = c->load,
                        .sched = c->sched, .k_bytes = c->tile_k * c->elem_bytes, .prefetch = c->prefetch ? 2 : 1};
   }
-  const size_t eb = dtype_bytes(p->x_dtype), plane = (size_t)(p->h * p->w), oplane = (size_t)(p->oh * p->ow);
+  const size_t eb = tool_dtype_bytes(p->x_dtype), plane = (size_t)(p->h * p->w), oplane = (size_t)(p->oh * p->ow);
   const int64_t P = p->pad_lo[0], D = p->d;
   convjit_plan *pl[2] = {NULL, NULL}; /* [0] without x_prev (first chunk), [1] with; rebuilt per chunk length */
   void *dxc = NULL, *dprev = NULL, *dzc = NULL, *dyc = NULL, *dws = NULL, *dwp = NULL;
