@@ -359,6 +359,11 @@ static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRe
  * others take (a, b, c, cbsz, abid, blgp). */
 static LLVMValueRef cj_cv_mfma(cj_cv *v, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc) {
   cj_irb *g = v->g;
+  if (v->c->vec_ch_store) { /* accumulate D^T = B A^T: lane l holds channels 4*(l/16) .. +3 of position l%16 */
+    LLVMValueRef t = a;
+    a = b;
+    b = t;
+  }
   if (v->mf->k_runs == 2) {
     LLVMValueRef args[9] = {a, b, acc, cj_c32(g, v->mf->cbsz), cj_c32(g, v->mf->blgp),
                             cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0), cj_c32(g, 0)};
@@ -479,7 +484,8 @@ static void cj_cv_store_one(cj_cv *v, LLVMValueRef val4, uint32_t r, LLVMValueRe
   uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
   /* vec4: the 4 values as one 4*yb-byte store (yb == 2: <2 x i32>) */
   LLVMTypeRef vt = yb == 1 ? g->i32 : LLVMVectorType(g->i32, yb);
-  LLVMValueRef val = c->vec4_store ? LLVMBuildBitCast(b, val4, vt, "") : LLVMBuildExtractElement(b, val4, cj_c32(g, r), "");
+  const int vec = c->vec4_store || c->vec_ch_store;
+  LLVMValueRef val = vec ? LLVMBuildBitCast(b, val4, vt, "") : LLVMBuildExtractElement(b, val4, cj_c32(g, r), "");
   if (!off) off = cj_cv_y_off(v, m, col, ok, yb);
   if (!c->big_out) {
     cj_irb_buf_store(g, val, yr, off, NULL, 0);
@@ -491,7 +497,7 @@ static void cj_cv_store_one(cj_cv *v, LLVMValueRef val4, uint32_t r, LLVMValueRe
   LLVMPositionBuilderAtEnd(b, st);
   LLVMValueRef ptr = LLVMBuildGEP2(b, g->i8, yptr, &off, 1, "");
   LLVMValueRef sti = LLVMBuildStore(b, val, ptr);
-  LLVMSetAlignment(sti, c->vec4_store ? 4 * yb : yb);
+  LLVMSetAlignment(sti, vec ? 4 * yb : yb);
   LLVMBuildBr(b, nx);
   LLVMPositionBuilderAtEnd(b, nx);
 }
@@ -527,7 +533,9 @@ static void cj_cv_store(cj_cv *v, LLVMValueRef acc4, const LLVMValueRef chan[CJ_
     return;
   }
   uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
-  uint32_t nst = c->vec4_store ? 1 : 4;
+  /* one store: 4 consecutive positions (vec4_store) or channels (vec_ch_store, row0 the position, col the first) */
+  const int vec = c->vec4_store || c->vec_ch_store;
+  uint32_t nst = vec ? 1 : 4;
   LLVMValueRef ok[4], off[4];
   for (uint32_t r = 0; r < nst; r++) {
     LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
@@ -541,7 +549,7 @@ static void cj_cv_store(cj_cv *v, LLVMValueRef acc4, const LLVMValueRef chan[CJ_
   if (!has_z) return;
   /* z is bf16 like y (yb == 2): its byte offsets and masks are y's */
   LLVMValueRef z;
-  if (c->vec4_store) {
+  if (vec) {
     z = cj_epi_load_z(g, &c->epi, er, off[0], ok[0], 4);
   } else {
     z = LLVMGetPoison(v->accty);
@@ -1159,10 +1167,13 @@ static void cj_cv_epilogue(cj_cv *v) {
   /* Fragment i of a wave: row block i / fm (of tile_m / halves rows), the
    * wave's fm fragments in it from wm*fm*16 (flat grid: one block). */
   uint32_t fm = c->mi_m / c->halves, fn = c->mi_n / c->halves;
+  /* vec_ch_store (swapped MFMA operands): the lane's position is l%16 and
+   * its 4 channels start at 4*(l/16); else the reverse */
+  const int tr = c->vec_ch_store;
   LLVMValueRef rbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->m0, LLVMBuildMul(b, v->wm, cj_c32(g, fm * 16), ""), ""),
-                                    g4, "");
+                                    tr ? l16 : g4, "");
   LLVMValueRef cbase = LLVMBuildAdd(b, LLVMBuildAdd(b, v->n0, LLVMBuildMul(b, v->wn, cj_c32(g, fn * 16), ""), ""),
-                                    l16, "");
+                                    tr ? g4 : l16, "");
   /* Fragments row by row where VGPRs allow (< 1024 threads): LLVM builds
    * each output row's m < npq lane mask (an SGPR pair) once, so column by
    * column all mi_m*4 row masks stay live across the columns (a 256x256
@@ -1178,7 +1189,7 @@ static void cj_cv_epilogue(cj_cv *v) {
       LLVMValueRef col = LLVMBuildAdd(b, cbase, cj_c32(g, j / fn * (c->tile_n / c->halves) + j % fn * 16), "col");
       /* One channel per fragment column, its operands loaded once; channels
        * >= K read 0 through the range check. */
-      if (!loaded[j]) cj_epi_load_channel(g, &c->epi, &er, cj_cv_y_chan(v, col), chan[j]);
+      if (!loaded[j]) cj_epi_load_channel(g, &c->epi, &er, cj_cv_y_chan(v, col), tr ? 4 : 1, chan[j]);
       loaded[j] = 1;
       LLVMValueRef row0 = LLVMBuildAdd(b, rbase, cj_c32(g, i / fm * (c->tile_m / c->halves) + i % fm * 16), "row");
       cj_cv_store(v, v->acc[i * c->mi_n + j], chan[j], &er, row0, col, yr, yptr);

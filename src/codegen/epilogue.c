@@ -25,14 +25,15 @@ void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64
   }
 }
 
-void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel,
+void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel, unsigned n,
                          LLVMValueRef chan[CJ_EPI_MAX_OPS]) {
+  LLVMTypeRef ty = n > 1 ? LLVMVectorType(g->f32, n) : g->f32;
   for (uint32_t i = 0; i < CJ_EPI_MAX_OPS; i++) chan[i] = NULL;
   for (uint32_t i = 0; i < e->nops && i < CJ_EPI_MAX_OPS; i++) {
     const cj_epi_step *s = &e->ops[i];
     if (cj_epi_op_scalar((cj_epi_op)s->op)) chan[i] = r->by_role[s->role];
     if (!cj_epi_op_per_channel((cj_epi_op)s->op) || !r->by_role[s->role]) continue;
-    chan[i] = cj_irb_buf_load(g, g->f32, r->by_role[s->role], LLVMBuildMul(g->b, channel, cj_c32(g, 4), ""), NULL, 0);
+    chan[i] = cj_irb_buf_load(g, ty, r->by_role[s->role], LLVMBuildMul(g->b, channel, cj_c32(g, 4), ""), NULL, 0);
   }
 }
 
@@ -58,7 +59,7 @@ LLVMValueRef cj_epi_load_z(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r
 
 /* v broadcast to acc's shape (a scalar stays a scalar). */
 static LLVMValueRef cj_epi_splat(cj_irb *g, LLVMValueRef v, LLVMTypeRef ty) {
-  if (LLVMGetTypeKind(ty) != LLVMVectorTypeKind) return v;
+  if (LLVMGetTypeKind(ty) != LLVMVectorTypeKind || LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind) return v;
   LLVMBuilderRef b = g->b;
   unsigned n = LLVMGetVectorSize(ty);
   LLVMValueRef zero[16];

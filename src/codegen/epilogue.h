@@ -34,10 +34,11 @@ void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64
  * select(ok, off, 0). NULL when e has no RESIDUAL op. */
 LLVMValueRef cj_epi_load_z(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef off, LLVMValueRef ok,
                            unsigned n);
-/* Loads arg[channel] (fp32) of every per-channel op into chan[op index]
- * (a scalar op's chan[] is its argument's value);
- * channels past the argument read 0 through the buffer range check. */
-void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel,
+/* Loads arg[channel .. channel+n-1] (fp32; n = 1, or 4 as a vector, one
+ * per accumulator element) of every per-channel op into chan[op index] (a
+ * scalar op's chan[] is its argument's value); channels past the argument
+ * read 0 through the buffer range check. */
+void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel, unsigned n,
                          LLVMValueRef chan[CJ_EPI_MAX_OPS]);
 /* Applies the ops to acc (fp32 vector or scalar) and returns the result in
  * its element type's bits: <n x i16> / i16 for bf16, acc itself for fp32.

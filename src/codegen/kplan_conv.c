@@ -367,6 +367,11 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   }
   c->big_out = c->y_bytes >= (1ull << 31) || o->force_big_out;
   c->vec4_store = fast && g->n == 1 && c->splitk == 1 && g->odhw % 4 == 0 && !g->y_ndhwc;
+  /* NDHWC y: with A and B swapped in the MFMA the accumulator is the
+   * fragment transposed, so a lane holds 4 consecutive output channels of
+   * one position, contiguous in NDHWC: one 8-byte store instead of 4
+   * scalar ones (the ping-pong's quadrant epilogue keeps the scalar form). */
+  c->vec_ch_store = g->y_ndhwc && c->splitk == 1 && g->k % 4 == 0 && c->sched == CJ_CONV_SCHED_MULTISTAGE;
   /* The finalize reads and writes NCDHW (conv_finalize.c). */
   CJ_CHECK(c->splitk == 1 || !g->y_ndhwc, CONVJIT_ERR_UNSUPPORTED,
            "conv.splitk = %u with NDHWC y: the split-K finalize writes NCDHW only", c->splitk);
