@@ -391,6 +391,16 @@ static void test_layout_group_plans(void **s) {
   assert_int_equal(c->g.c_mask, 0);
   assert_int_equal(c->dma_bytes, 16);
   assert_int_equal(c->vec4_store, 0); /* NDHWC y: a fragment's 4 rows are K apart */
+  /* bf16 multistage, K % 4 == 0: 4 consecutive channels per lane, one store */
+  assert_int_equal(c->vec_ch_store, 1);
+  g.k = 30; /* 4 channels of a lane would straddle K */
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(c->vec_ch_store, 0);
+  g.k = 32;
+  g.y_ndhwc = 0; /* NCDHW y keeps the position-vector store */
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(c->vec_ch_store, 0);
+  g.y_ndhwc = 1;
   cj_conv_opts split = {.splitk = 2};
   expect_err(A950(), g, &split, CONVJIT_ERR_UNSUPPORTED, "NDHWC y");
   /* groups: per-group c, k; grid y; whole weight and y */
