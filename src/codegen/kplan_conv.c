@@ -370,8 +370,9 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   /* NDHWC y: with A and B swapped in the MFMA the accumulator is the
    * fragment transposed, so a lane holds 4 consecutive output channels of
    * one position, contiguous in NDHWC: one 8-byte store instead of 4
-   * scalar ones (the ping-pong's quadrant epilogue keeps the scalar form). */
-  c->vec_ch_store = g->y_ndhwc && c->splitk == 1 && g->k % 4 == 0 && c->sched == CJ_CONV_SCHED_MULTISTAGE;
+   * scalar ones (both schedules: they share the MFMA call and the
+   * epilogue's fragment map). */
+  c->vec_ch_store = g->y_ndhwc && c->splitk == 1 && g->k % 4 == 0;
   /* The finalize reads and writes NCDHW (conv_finalize.c). */
   CJ_CHECK(c->splitk == 1 || !g->y_ndhwc, CONVJIT_ERR_UNSUPPORTED,
            "conv.splitk = %u with NDHWC y: the split-K finalize writes NCDHW only", c->splitk);

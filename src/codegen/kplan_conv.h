@@ -186,7 +186,7 @@ typedef struct cj_conv_opts {
   X(int, big_in, 1, "x past the OOB sentinel: rebase x per workgroup")                                      \
   X(int, big_out, 1, "y >= 2^31 bytes: 64-bit addressed stores")                                            \
   X(int, vec4_store, 1, "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs")            \
-  X(int, vec_ch_store, 1, "NDHWC y, multistage, no split, K/groups % 4 == 0: MFMA operands swapped, a lane's 4 values are 4 consecutive channels of one position, one 8-byte store") \
+  X(int, vec_ch_store, 1, "NDHWC y, no split, K/groups % 4 == 0: MFMA operands swapped, a lane's 4 values are 4 consecutive channels of one position, one 8-byte store") \
   X(int, temporal_fast, 1, "(T,1,1), stride 1, no H/W pad, n == 1: A row = m + tap plane, one division")    \
   X(int, channel_gemm, 1, "1x1x1 stride 1 no pad: A read from NCDHW x, no transpose")                       \
   X(int, need_t, 1, "some tap leaves [0, D): bounds check in time")                                         \
