@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "codegen/kplan_epi.h"
 
 static const char *g_tool = "convjit";
 
@@ -102,6 +103,15 @@ int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *tex
   if (cj_conv_knob_set(o, k, text, text ? strlen(text) : 0, opt) != CONVJIT_OK)
     return cli_fail(opt, text, cj_error_text()); /* not reached: the syntax was checked above */
   return 0;
+}
+
+int cli_act(const char *opt, const char *text, int *act) {
+  for (int j = 0; cj_epi_act_name(j); j++)
+    if (text && !strcmp(text, cj_epi_act_name(j))) {
+      *act = j;
+      return 0;
+    }
+  return cli_fail(opt, text, "identity, relu, silu or gelu (tanh form)");
 }
 
 int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc) {

@@ -37,5 +37,8 @@ int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *tex
 /* A conv --layout: "ncdhw" | "ndhwc" (x and y) or "X,Y" of those (mixed);
  * *x_ndhwc, *y_ndhwc = 1 for channels-last. 0, or -1 with the message. */
 int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc);
+/* An --act: one of the epilogue's activation names (cj_epi_act_name);
+ * *act = its index. 0, or -1 with the message. */
+int cli_act(const char *opt, const char *text, int *act);
 
 #endif

@@ -152,11 +152,7 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
     if (!strcmp(v, "k")) o->channel_scale = 1;
     else CLI(cli_double(what, v, 0.0, 1e30, &o->alpha));
   } else if (!strcmp(name, "act")) {
-    static const char *const acts[] = {"identity", "relu", "silu", "gelu"};
-    o->act = -1;
-    for (int j = 0; j < 4; j++)
-      if (!strcmp(v, acts[j])) o->act = j;
-    if (o->act < 0) CLI(cli_fail(what, v, "identity, relu, silu or gelu (tanh form)"));
+    CLI(cli_act(what, v, &o->act));
   } else if (!strcmp(name, "pad")) {
     CLI(o->npad = cli_list(what, v, o->pad, 3, 6, 0, CLI_MAX_EXTENT));
     if (o->npad != 3 && o->npad != 6) CLI(cli_fail(what, v, "takes 3 values (both sides) or 6 (all low, then all high)"));

@@ -176,11 +176,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (cli_double(o, v, -1e30, 1e30, &a->beta)) return -1;
     } else if (!strcmp(o, "--act")) {
       NEEDV();
-      static const char *const acts[] = {"identity", "relu", "silu", "gelu"};
-      a->act = -1;
-      for (int j = 0; j < 4; j++)
-        if (!strcmp(v, acts[j])) a->act = j;
-      if (a->act < 0) return cli_fail(o, v, "identity, relu, silu or gelu (tanh form)");
+      if (cli_act(o, v, &a->act)) return -1;
     } else if (!strcmp(o, "--stream-chunks")) {
       NEEDV();
       int64_t ch[32];
