@@ -1,0 +1,329 @@
+"""convjit.ops.conv: a forward convolution through the C library."""
+
+import ctypes
+import time
+
+import torch
+
+from . import _lib, _runtime
+
+_FP8_NAMES = {"fp8_e4m3fn": _lib.DTYPE_FP8_E4M3FN, "e4m3fn": _lib.DTYPE_FP8_E4M3FN,
+              "fp8_e4m3fnuz": _lib.DTYPE_FP8_E4M3FNUZ, "e4m3fnuz": _lib.DTYPE_FP8_E4M3FNUZ}
+_TORCH_FP8 = {}
+for _name, _code in (("float8_e4m3fn", _lib.DTYPE_FP8_E4M3FN), ("float8_e4m3fnuz", _lib.DTYPE_FP8_E4M3FNUZ)):
+    if hasattr(torch, _name):   # torch >= 2.1 (2.2 for fnuz); Debian 12's 1.13 has neither
+        _TORCH_FP8[getattr(torch, _name)] = _code
+_ACTS = {None: _lib.ACT_IDENTITY, "identity": _lib.ACT_IDENTITY, "relu": _lib.ACT_RELU,
+         "silu": _lib.ACT_SILU, "gelu_tanh": _lib.ACT_GELU_TANH}
+_CHANNELS_LAST = {5: torch.channels_last_3d, 4: torch.channels_last}
+
+
+def _dtype_code(t, role, dtype):
+    if t.dtype == torch.bfloat16:
+        return _lib.DTYPE_BF16
+    if t.dtype in _TORCH_FP8:
+        return _TORCH_FP8[t.dtype]
+    if t.dtype == torch.uint8:
+        if dtype is None:
+            raise TypeError(f"convjit: {role} is torch.uint8: say which fp8 format its bytes hold with "
+                            "dtype='fp8_e4m3fn' or dtype='fp8_e4m3fnuz'")
+        return dtype
+    fp8 = "torch.float8_e4m3fn/fnuz, " if _TORCH_FP8 else ""
+    raise TypeError(f"convjit: {role} dtype {t.dtype}: convjit takes torch.bfloat16 or fp8 ({fp8}or "
+                    f"torch.uint8 with dtype='fp8_e4m3fn'/'fp8_e4m3fnuz'); convert with .bfloat16()")
+
+
+def _tuple(v, rank, name, minimum):
+    if isinstance(v, torch.Size):
+        v = tuple(v)
+    if isinstance(v, int):
+        v = (v,) * rank
+    v = tuple(v)
+    if len(v) == 1 and rank > 1:
+        v = v * rank
+    if len(v) != rank or not all(isinstance(e, int) for e in v):
+        raise ValueError(f"convjit: {name}={v!r}: expected an int or {rank} ints for a {rank}D conv")
+    if any(e < minimum for e in v):
+        raise ValueError(f"convjit: {name}={v!r}: every value must be >= {minimum}")
+    return v
+
+
+def _padding(padding, padding_hi, rank, filt, dilation, stride):
+    if isinstance(padding, str):
+        if padding_hi is not None:
+            raise ValueError(f"convjit: padding={padding!r} with padding_hi: give padding as numbers")
+        if padding == "valid":
+            return (0,) * rank, (0,) * rank
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"convjit: padding='same' needs stride 1 (as in torch), got stride={stride}")
+            total = [d * (f - 1) for d, f in zip(dilation, filt)]
+            lo = tuple(t // 2 for t in total)   # torch's split: the odd element goes after
+            return lo, tuple(t - l for t, l in zip(total, lo))
+        raise ValueError(f"convjit: padding={padding!r}: expected 'same', 'valid', an int or {rank} ints")
+    lo = _tuple(padding, rank, "padding", 0)
+    hi = lo if padding_hi is None else _tuple(padding_hi, rank, "padding_hi", 0)
+    return lo, hi
+
+
+def _layout_of(t, rank):
+    """NCDHW or NDHWC when t is dense in one of them, else None."""
+    if t.is_contiguous():
+        return _lib.LAYOUT_NCDHW
+    if rank + 2 in _CHANNELS_LAST and t.is_contiguous(memory_format=_CHANNELS_LAST[rank + 2]):
+        return _lib.LAYOUT_NDHWC
+    if rank == 1 and t.permute(0, 2, 1).is_contiguous():   # NWC: torch has no memory format for 3-D tensors
+        return _lib.LAYOUT_NDHWC
+    return None
+
+
+def _dense(t, layout, rank):
+    """t as a dense tensor of layout (a copy only when it is not one)."""
+    if _layout_of(t, rank) == layout:
+        return t
+    _runtime.count("input_copies")
+    if layout == _lib.LAYOUT_NCDHW:
+        return t.contiguous()
+    if rank == 1:
+        return t.permute(0, 2, 1).contiguous().permute(0, 2, 1)
+    return t.contiguous(memory_format=_CHANNELS_LAST[rank + 2])
+
+
+def _empty(shape, layout, rank, device):
+    if layout == _lib.LAYOUT_NCDHW:
+        return torch.empty(shape, dtype=torch.bfloat16, device=device)
+    if rank == 1:
+        n, k, w = shape
+        return torch.empty((n, w, k), dtype=torch.bfloat16, device=device).permute(0, 2, 1)
+    return torch.empty(shape, dtype=torch.bfloat16, device=device, memory_format=_CHANNELS_LAST[rank + 2])
+
+
+def _scalar(v, name):
+    if v is None:
+        return 0.0
+    if isinstance(v, torch.Tensor):
+        if v.numel() != 1:
+            raise ValueError(f"convjit: {name} has {v.numel()} elements: expected one (per-tensor scale)")
+        v = v.item()
+    v = float(v)
+    if not (v > 0 and v != float("inf")):
+        raise ValueError(f"convjit: {name}={v}: a scale must be finite and > 0")
+    return v
+
+
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_hi=None, residual=None,
+         act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None):
+    """y = act(alpha * conv(x, w) + beta * residual + bias), computed by convjit.
+
+    x: (N, C, *spatial) or unbatched (C, *spatial); w: (K, C/groups,
+    *filter) with 1 to 3 spatial dims (w.dim() decides 1D/2D/3D), like
+    torch.nn.functional.conv1d/2d/3d. Dtypes: torch.bfloat16, or fp8
+    (torch.float8_e4m3fn/fnuz where torch has them, else torch.uint8 holding
+    the bytes plus dtype='fp8_e4m3fn'/'fp8_e4m3fnuz'); y is bfloat16. An
+    fp8 conv dequantizes with alpha = x_scale * w_scale, where w_scale may
+    also be a tensor of K per-output-channel scales (fp8 w only).
+
+    Layout: x may be contiguous or channels-last (channels_last_3d,
+    channels_last, or N,W,C strides for 1D); convjit reads it in place and
+    y has x's layout (or out='s, when given). Any other strides are copied
+    to contiguous first. padding: int, tuple, 'same' or 'valid';
+    padding_hi gives the padding after each dim when it differs (causal:
+    padding=(2,1,1), padding_hi=(0,1,1)). x_prev: for causal streaming, the
+    previous chunk's last padding[0] frames (N, C, padding[0], H, W).
+    act: None, 'relu', 'silu' or 'gelu_tanh'. residual: bf16, y's shape.
+
+    CPU tensors run on convjit's emulator; ROCm tensors on their device and
+    torch's current stream. Errors from convjit raise ConvjitError (or its
+    ValueError / NotImplementedError subclasses) with convjit's message.
+    """
+    t_start = time.perf_counter()
+    if not isinstance(x, torch.Tensor) or not isinstance(w, torch.Tensor):
+        raise TypeError(f"convjit: x and w must be torch tensors, got {type(x).__name__} and {type(w).__name__}")
+    rank = w.dim() - 2
+    if rank not in (1, 2, 3):
+        raise ValueError(f"convjit: w has {w.dim()} dims {tuple(w.shape)}: expected K, C/groups and 1 to 3 "
+                         "filter dims")
+    unbatched = x.dim() == rank + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+        for name, t in (("residual", residual), ("x_prev", x_prev), ("out", out)):
+            if t is not None:
+                raise ValueError(f"convjit: {name} with an unbatched x: give x a batch dim")
+    if x.dim() != rank + 2:
+        raise ValueError(f"convjit: x has {x.dim()} dims {tuple(x.shape)} but w {tuple(w.shape)} is a {rank}D "
+                         f"filter: expected x with {rank + 2} dims (N, C, ...)")
+    dev = x.device
+    for name, t in (("w", w), ("bias", bias), ("residual", residual), ("x_prev", x_prev), ("out", out),
+                    ("w_scale", w_scale if isinstance(w_scale, torch.Tensor) else None)):
+        if t is not None and t.device != dev:
+            raise ValueError(f"convjit: {name} is on {t.device} but x is on {dev}: put them on one device")
+    fp8 = None
+    if dtype is not None:
+        fp8 = _FP8_NAMES.get(dtype) if isinstance(dtype, str) else _TORCH_FP8.get(dtype)
+        if fp8 is None:
+            raise ValueError(f"convjit: dtype={dtype!r}: expected 'fp8_e4m3fn' or 'fp8_e4m3fnuz' "
+                             "(the fp8 format of uint8 tensors)")
+    xdt, wdt = _dtype_code(x, "x", fp8), _dtype_code(w, "w", fp8)
+    stride = _tuple(stride, rank, "stride", 1)
+    dilation = _tuple(dilation, rank, "dilation", 1)
+    filt = tuple(w.shape[2:])
+    pad_lo, pad_hi = _padding(padding, padding_hi, rank, filt, dilation, stride)
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
+    if act not in _ACTS:
+        raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
+    n, c = x.shape[0], x.shape[1]
+    k = w.shape[0]
+    if w.shape[1] * groups != c:
+        raise ValueError(f"convjit: w {tuple(w.shape)} with groups={groups} takes {w.shape[1] * groups} input "
+                         f"channels, x {tuple(x.shape)} has {c}")
+    xs = _scalar(x_scale, "x_scale")
+    channel_scale = None
+    if isinstance(w_scale, torch.Tensor) and w_scale.numel() != 1:
+        if w_scale.shape != (k,):
+            raise ValueError(f"convjit: w_scale {tuple(w_scale.shape)}: expected one scale or K={k} "
+                             "per-output-channel scales")
+        channel_scale = w_scale.to(torch.float32).contiguous()
+        ws = 0.0
+    else:
+        ws = _scalar(w_scale, "w_scale")
+
+    x_layout = _layout_of(x, rank)
+    if x_layout is None:
+        x = _dense(x, _lib.LAYOUT_NCDHW, rank)
+        x_layout = _lib.LAYOUT_NCDHW
+    y_layout = x_layout
+    if out is not None:
+        if out.dtype != torch.bfloat16:
+            raise TypeError(f"convjit: out dtype {out.dtype}: y is torch.bfloat16")
+        y_layout = _layout_of(out, rank)
+        if y_layout is None:
+            raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
+                             "convjit writes y in place, so out must be dense")
+    if x_prev is not None:
+        x_prev = _dense(x_prev, _lib.LAYOUT_NCDHW, rank)
+        if _dtype_code(x_prev, "x_prev", fp8) != xdt:
+            raise TypeError(f"convjit: x_prev dtype {x_prev.dtype} differs from x's {x.dtype}")
+
+    key = (("rank", rank), ("n", n), ("c", c), ("k", k), ("in", tuple(x.shape[2:])), ("filter", filt),
+           ("stride", stride), ("pad_lo", pad_lo), ("pad_hi", pad_hi), ("dilation", dilation),
+           ("groups", groups), ("x_dtype", xdt), ("w_dtype", wdt), ("x_layout", x_layout),
+           ("y_layout", y_layout), ("bias", bias is not None), ("x_scale", xs), ("w_scale", ws),
+           ("channel_scale", channel_scale is not None), ("residual", residual is not None),
+           ("beta", float(beta) if residual is not None else 0.0), ("act", _ACTS[act]),
+           ("x_prev", x_prev is not None))
+
+    def make_desc():
+        d = _lib.ConvDesc()
+        d.struct_size = ctypes.sizeof(d)
+        d.spatial_rank, d.n, d.c, d.k, d.groups = rank, n, c, k, groups
+        for i in range(rank):
+            d.in_[i], d.filter[i], d.stride[i] = x.shape[2 + i], filt[i], stride[i]
+            d.pad_lo[i], d.pad_hi[i], d.dilation[i] = pad_lo[i], pad_hi[i], dilation[i]
+        for i in range(rank, 3):
+            d.stride[i] = d.dilation[i] = 1
+        d.x_dtype, d.w_dtype, d.y_dtype = xdt, wdt, _lib.DTYPE_BF16
+        d.x_layout, d.y_layout = x_layout, y_layout
+        d.has_bias = bias is not None
+        d.x_scale, d.w_scale = xs, ws
+        d.has_channel_scale = channel_scale is not None
+        d.has_residual = residual is not None
+        d.beta = float(beta) if residual is not None else 0.0
+        d.act = _ACTS[act]
+        d.has_x_prev = x_prev is not None
+        return d
+
+    ctx = _runtime.context_for(dev)
+    plan = ctx.plan(key, make_desc)
+    y_shape = (n, k) + plan.out_dims
+    if out is not None and tuple(out.shape) != y_shape:
+        raise ValueError(f"convjit: out {tuple(out.shape)}: y is {y_shape}")
+    if residual is not None:
+        if tuple(residual.shape) != y_shape:
+            raise ValueError(f"convjit: residual {tuple(residual.shape)}: expected y's shape {y_shape}")
+        if residual.dtype != torch.bfloat16:
+            raise TypeError(f"convjit: residual dtype {residual.dtype}: the fused residual is torch.bfloat16")
+        residual = _dense(residual, y_layout, rank)
+    if bias is not None:
+        if bias.shape != (k,):
+            raise ValueError(f"convjit: bias {tuple(bias.shape)}: expected K={k} elements")
+        bias = bias.to(torch.float32).contiguous()
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, w, bias, residual)):
+        _runtime.warn_no_grad()
+    w = w.detach()
+    y = out if out is not None else _empty(y_shape, y_layout, rank, dev)
+    with torch.no_grad():
+        if ctx.emulated:
+            _run_emulated(ctx, plan, x, w, bias, residual, channel_scale, x_prev, y)
+        else:
+            _run_hip(ctx, plan, x, w, bias, residual, channel_scale, x_prev, y)
+    _runtime.count("calls")
+    _runtime.count("call_seconds", time.perf_counter() - t_start)
+    return y.squeeze(0) if unbatched else y
+
+
+def _args():
+    a = _lib.ConvArgs()
+    a.struct_size = ctypes.sizeof(a)
+    return a
+
+
+def _run_emulated(ctx, plan, x, w, bias, residual, scale, x_prev, y):
+    bufs = []
+
+    def upload(t):
+        if t is None:
+            return None
+        b = _runtime._EmuBuffer(ctx, _nbytes(t))
+        bufs.append(b)
+        _runtime._timed_call("convjit_memcpy_h2d", ctx.handle, b.ptr, t.data_ptr(), _nbytes(t), None)
+        return b.ptr
+
+    with ctx.lock:
+        try:
+            a = _args()
+            a.w_packed = _runtime.packed_weight(plan, w).ptr
+            a.x, a.bias, a.residual = upload(x), upload(bias), upload(residual)
+            a.scale, a.x_prev = upload(scale), upload(x_prev)
+            yb = _runtime._EmuBuffer(ctx, _nbytes(y))
+            bufs.append(yb)
+            a.y = yb.ptr
+            ws = ctx.workspace(plan.workspace_bytes)
+            a.workspace, a.workspace_bytes = (ws.ptr, ws.nbytes) if ws else (None, 0)
+            _runtime._timed_call("convjit_conv_forward", plan.handle, ctypes.byref(a), None)
+            _runtime._timed_call("convjit_memcpy_d2h", ctx.handle, y.data_ptr(), yb.ptr, _nbytes(y), None)
+        finally:
+            for b in bufs:
+                b.free()
+
+
+def _aligned(t):
+    if t is None or t.data_ptr() % 16 == 0:
+        return t
+    _runtime.count("input_copies")
+    return t.clone(memory_format=torch.preserve_format)
+
+
+def _run_hip(ctx, plan, x, w, bias, residual, scale, x_prev, y):
+    stream = torch.cuda.current_stream(x.device)
+    pk = _runtime.packed_weight(plan, w, stream)
+    if pk.stream is not None and pk.stream != stream:
+        stream.wait_event(pk.event)      # packed on another stream: order the read after the pack
+        pk.buf.record_stream(stream)
+    if y.data_ptr() % 16:
+        raise ValueError(f"convjit: out's data pointer {y.data_ptr():#x} is not 16-byte aligned")
+    x, bias, residual, scale, x_prev = (_aligned(t) for t in (x, bias, residual, scale, x_prev))
+    a = _args()
+    a.w_packed = pk.ptr
+    for f, t in (("x", x), ("bias", bias), ("residual", residual), ("scale", scale), ("x_prev", x_prev),
+                 ("y", y)):
+        setattr(a, f, t.data_ptr() if t is not None else None)
+    ws = None
+    if plan.workspace_bytes:
+        ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=x.device)
+        a.workspace, a.workspace_bytes = ws.data_ptr(), plan.workspace_bytes
+    _runtime._timed_call("convjit_conv_forward", plan.handle, ctypes.byref(a), ctypes.c_void_p(stream.cuda_stream))
