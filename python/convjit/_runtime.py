@@ -243,9 +243,10 @@ def context_for(device):
 def caller_stacklevel():
     """warnings.warn's stacklevel that names the first frame outside this
     package (the user's call, whether through ops.conv or a module)."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    import torch
+    inside = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(torch.__file__)))
     f, level = sys._getframe(1), 1
-    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(inside):
         f, level = f.f_back, level + 1
     return level
 
