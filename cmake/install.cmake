@@ -34,3 +34,46 @@ foreach(part ${cj_libdir_parts})
 endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/convjit.pc.in ${PROJECT_BINARY_DIR}/convjit.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/convjit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The header's CONVJIT_VERSION_* is the version (the Python package reads it
+# too: python/setup.py); project() must say the same, or the soname, the
+# CMake version file and the package would disagree.
+file(STRINGS ${PROJECT_SOURCE_DIR}/include/convjit/convjit.h cj_ver_lines
+     REGEX "^#define CONVJIT_VERSION_(MAJOR|MINOR|PATCH) +[0-9]+")
+set(CJ_HEADER_VERSION "")
+foreach(part MAJOR MINOR PATCH)
+  string(REGEX MATCH "CONVJIT_VERSION_${part} +([0-9]+)" m "${cj_ver_lines}")
+  list(APPEND CJ_HEADER_VERSION ${CMAKE_MATCH_1})
+endforeach()
+list(JOIN CJ_HEADER_VERSION "." CJ_HEADER_VERSION)
+if(NOT CJ_HEADER_VERSION STREQUAL PROJECT_VERSION)
+  message(FATAL_ERROR "include/convjit/convjit.h says version ${CJ_HEADER_VERSION}, project() ${PROJECT_VERSION}: make them agree")
+endif()
+
+# The Python package (python/convjit, docs/python.md) into
+# <prefix>/${CJ_PYTHON_SITE} (cmake/python.cmake; for /usr/local on Debian
+# /usr/local/lib/python3.X/dist-packages, on Debian python3's sys.path),
+# plus two files written at install time, so that --prefix and DESTDIR
+# count: _install_prefix.py (LIBDIR, the absolute libdir of this install,
+# where convjit._lib looks after $CONVJIT_LIBRARY and the package's own
+# directory) and _version.py (the header's version, as python/setup.py
+# writes it into a wheel). No pip metadata: `pip install ./python` is the
+# way to a distribution pip knows (then the library is found through
+# $CONVJIT_LIBRARY, a copy next to the package or the loader's path).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/convjit DESTINATION ${CJ_PYTHON_SITE}
+        PATTERN __pycache__ EXCLUDE PATTERN _install_prefix.py EXCLUDE PATTERN _version.py EXCLUDE)
+install(CODE "set(cj_py_site \"${CJ_PYTHON_SITE}\")\nset(cj_libdir \"${CMAKE_INSTALL_LIBDIR}\")\nset(cj_version \"${CJ_HEADER_VERSION}\")")
+install(CODE [[
+  foreach(v cj_py_site cj_libdir)
+    if(NOT IS_ABSOLUTE "${${v}}")
+      set(${v} "${CMAKE_INSTALL_PREFIX}/${${v}}")
+    endif()
+  endforeach()
+  set(pkg "$ENV{DESTDIR}${cj_py_site}/convjit")
+  message(STATUS "Installing: ${pkg}/_install_prefix.py (LIBDIR ${cj_libdir}), ${pkg}/_version.py")
+  file(WRITE "${pkg}/_install_prefix.py"
+       "# Written by cmake --install (cmake/install.cmake): the libdir it installed libconvjit.so into.\nLIBDIR = \"${cj_libdir}\"\n")
+  file(WRITE "${pkg}/_version.py"
+       "# Written by cmake --install from include/convjit/convjit.h (CONVJIT_VERSION_*).\nVERSION = \"${cj_version}\"\n")
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${pkg}/_install_prefix.py" "${pkg}/_version.py")
+]])

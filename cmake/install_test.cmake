@@ -3,6 +3,8 @@
 # and with pkg-config — and run both builds on the emulator.
 # Inputs: -DBIN=<build dir> -DSRC=<source dir> -DWORK=<scratch dir>
 # [-DSANITIZE=-fsanitize=...: the library is sanitizer-built, so the consumers must be too]
+# [-DPYTHON=<python with torch> -DPYSITE=<package dir relative to the prefix>: the
+#  installed Python package must import and find the installed library]
 file(REMOVE_RECURSE ${WORK})
 set(PREFIX ${WORK}/prefix)
 set(san_flags "")
@@ -46,4 +48,32 @@ endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 run(cc -std=c11 -Wall -Wextra -Werror ${san_flags} ${SRC}/examples/embed.c -o ${WORK}/embed-pc ${flags})
 run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${WORK}/embed-pc emu gfx950)
+
+# 3. the Python package: found through its _install_prefix.py alone (no
+# CONVJIT_LIBRARY), so library_path() must be the prefix's copy, and its
+# _version.py must be the version that library reports
+if(PYTHON AND NOT IS_ABSOLUTE "${PYSITE}")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=CONVJIT_LIBRARY PYTHONPATH=${PREFIX}/${PYSITE}
+                  PYTHONDONTWRITEBYTECODE=1 ${PYTHON} -c
+                  "import convjit, convjit._lib as l, convjit._version as v; print(l.__file__); print(l.library_path()); print(v.VERSION); print(l.version_string())"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+  string(REPLACE "\n" ";" lines "${out}")
+  list(LENGTH lines n)
+  if(NOT rc EQUAL 0 OR NOT n EQUAL 4)
+    message(FATAL_ERROR "the installed Python package does not import (${rc}):\n${out}\n${err}")
+  endif()
+  list(GET lines 0 pyfile)
+  list(GET lines 1 libpath)
+  list(GET lines 2 pyver)
+  list(GET lines 3 libver)
+  file(GLOB_RECURSE libs ${PREFIX}/*/libconvjit.so)
+  list(FIND libs "${libpath}" i)
+  if(NOT pyfile STREQUAL "${PREFIX}/${PYSITE}/convjit/_lib.py" OR i LESS 0)
+    message(FATAL_ERROR "installed package ${pyfile} loaded ${libpath}, not the prefix's ${libs}")
+  endif()
+  if(NOT pyver STREQUAL libver)
+    message(FATAL_ERROR "installed convjit/_version.py says ${pyver}, the library ${libver}")
+  endif()
+  message(STATUS "python: ${pyfile} loads ${libpath}, version ${pyver}")
+endif()
 file(REMOVE_RECURSE ${WORK})
