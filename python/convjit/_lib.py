@@ -195,6 +195,17 @@ def _bind(lib):
         f.argtypes = args
 
 
+def _built_version():
+    """The header version an installed package was built from
+    (convjit/_version.py, written by setup.py or cmake --install); None in
+    a source checkout, which has no such file."""
+    try:
+        from . import _version
+    except ImportError:
+        return None
+    return _version.VERSION
+
+
 def load():
     """The loaded library (ctypes.CDLL), loading it on first use. Raises
     OSError naming every place it looked when none holds a loadable
@@ -219,6 +230,10 @@ def load():
                 _bind(lib)
             except AttributeError as e:  # an older library without an entry point this binding uses
                 raise OSError(f"{p} lacks a convjit entry point this binding needs ({e}): rebuild it") from e
+            built = _built_version()
+            if built is not None and int(built.split(".")[0]) != lib.convjit_version() // 10000:
+                raise OSError(f"{p} is convjit {lib.convjit_version()}, this package was built for "
+                              f"{built}: the major versions differ (rebuild one of them)")
             _lib, _lib_path = lib, p
             return lib
         raise OSError("convjit: libconvjit.so not found; tried: " + "; ".join(tried) +
