@@ -307,7 +307,7 @@ def packed_weight(plan, w, hip_stream=None):
             return e
     e = _Pack()
     e.version, e.data_ptr, e.event, e.stream = w._version, w.data_ptr(), None, None
-    wc = w.contiguous()
+    wc = w.detach().contiguous()   # never the caller's tensor itself: the cache must not keep it alive
     nbytes = wc.numel() * wc.element_size()
     if ctx.emulated:
         raw = _EmuBuffer(ctx, nbytes)

@@ -254,7 +254,6 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
         bias = bias.to(torch.float32).contiguous()
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, w, bias, residual)):
         _runtime.warn_no_grad()
-    w = w.detach()
     y = out if out is not None else _empty(y_shape, y_layout, rank, dev)
     with torch.no_grad():
         if ctx.emulated:
