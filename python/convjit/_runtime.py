@@ -38,7 +38,7 @@ _contexts = {}
 _contexts_lock = threading.Lock()
 _warned_emulator = False
 MAX_PLANS_PER_CONTEXT = 256   # LRU beyond this (each holds loaded kernels)
-MAX_PACKS_PER_WEIGHT = 8      # packed copies of one weight (one per plan that used it), LRU
+MAX_PACKS_PER_WEIGHT = 8      # packed forms of one weight (one per distinct packing its plans use), LRU
 
 counters = {"calls": 0, "plan_hits": 0, "plan_misses": 0, "packs": 0, "pack_hits": 0,
             "input_copies": 0, "c_seconds": 0.0, "call_seconds": 0.0}
@@ -114,6 +114,14 @@ class Plan:
         _lib.call("convjit_conv_output_dims", ctypes.byref(desc), out)
         self.out_dims = tuple(out[:desc.spatial_rank])
         self.kernels = self._kernel_infos()
+        # What decides the packed bytes: the weight-pack kernels (their names
+        # carry every specialization field), the size, and the value
+        # arguments a quantizing pack takes (w's dtype and scale). Plans that
+        # agree share one packed copy of a weight (e.g. the chunk plans of a
+        # causal stream, which differ only in D and x_prev).
+        kd = dict(key)
+        self.pack_id = (tuple(k["name"] for k in self.kernels if k["stage"] == "pack"), self.packed_bytes,
+                        kd["w_dtype"], kd["w_scale"])
 
     def _kernel_infos(self):
         n = ctypes.c_int()
@@ -296,7 +304,7 @@ def packed_weight(plan, w, hip_stream=None):
     weight version) when needed. Returns the device pointer and, on HIP, a
     torch.cuda.Event the caller's stream waits on."""
     ctx = plan.ctx
-    pk = (id(ctx), plan.key)
+    pk = (id(ctx), plan.pack_id)
     wid = id(w)
     with _packs_lock:
         per = _packs.get(wid)
