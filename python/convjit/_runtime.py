@@ -112,7 +112,7 @@ class Plan:
         self.packed_bytes = sz.value
         out = (ctypes.c_int64 * 3)()
         _lib.call("convjit_conv_output_dims", ctypes.byref(desc), out)
-        self.out_dims = tuple(out[:desc.spatial_rank])
+        self.out_dims = tuple(out[3 - desc.spatial_rank:])   # (Do, Ho, Wo) in 3D order: 2D is out[1:], 1D out[2:]
         self.kernels = self._kernel_infos()
         # What decides the packed bytes: the weight-pack kernels (their names
         # carry every specialization field), the size, and the value

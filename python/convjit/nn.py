@@ -33,7 +33,11 @@ class _ConvjitConv:
                 raise ValueError(f"convjit: padding_mode={self.padding_mode!r} with a per-call padding or x_prev: "
                                  "only zero padding can be changed per call")
             # torch pads these modes itself before its conv; so do we, then convolve unpadded
-            input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            if input.dtype == torch.bfloat16:   # torch 1.13's CPU reflect/replicate pads lack bf16; exact via fp32
+                input = F.pad(input.float(), self._reversed_padding_repeated_twice,
+                              mode=self.padding_mode).to(torch.bfloat16)
+            else:
+                input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             pad = 0
         return ops.conv(input, self.weight, self.bias, self.stride, pad, self.dilation, self.groups,
                         padding_hi=padding_hi, residual=residual, x_prev=x_prev,

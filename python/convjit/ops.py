@@ -209,12 +209,14 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
         if _dtype_code(x_prev, "x_prev", fp8) != xdt:
             raise TypeError(f"convjit: x_prev dtype {x_prev.dtype} differs from x's {x.dtype}")
 
+    # beta = 0 drops the residual: the descriptor's beta 0 means 1.0 (convjit.h), so it cannot say 0
+    fuse_res = residual is not None and float(beta) != 0.0
     key = (("rank", rank), ("n", n), ("c", c), ("k", k), ("in", tuple(x.shape[2:])), ("filter", filt),
            ("stride", stride), ("pad_lo", pad_lo), ("pad_hi", pad_hi), ("dilation", dilation),
            ("groups", groups), ("x_dtype", xdt), ("w_dtype", wdt), ("x_layout", x_layout),
            ("y_layout", y_layout), ("bias", bias is not None), ("x_scale", xs), ("w_scale", ws),
-           ("channel_scale", channel_scale is not None), ("residual", residual is not None),
-           ("beta", float(beta) if residual is not None else 0.0), ("act", _ACTS[act]),
+           ("channel_scale", channel_scale is not None), ("residual", fuse_res),
+           ("beta", float(beta) if fuse_res else 0.0), ("act", _ACTS[act]),
            ("x_prev", x_prev is not None))
 
     def make_desc():
@@ -231,8 +233,8 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
         d.has_bias = bias is not None
         d.x_scale, d.w_scale = xs, ws
         d.has_channel_scale = channel_scale is not None
-        d.has_residual = residual is not None
-        d.beta = float(beta) if residual is not None else 0.0
+        d.has_residual = fuse_res
+        d.beta = float(beta) if fuse_res else 0.0
         d.act = _ACTS[act]
         d.has_x_prev = x_prev is not None
         return d
@@ -247,7 +249,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
             raise ValueError(f"convjit: residual {tuple(residual.shape)}: expected y's shape {y_shape}")
         if residual.dtype != torch.bfloat16:
             raise TypeError(f"convjit: residual dtype {residual.dtype}: the fused residual is torch.bfloat16")
-        residual = _dense(residual, y_layout, rank)
+        residual = _dense(residual, y_layout, rank) if fuse_res else None
     if bias is not None:
         if bias.shape != (k,):
             raise ValueError(f"convjit: bias {tuple(bias.shape)}: expected K={k} elements")

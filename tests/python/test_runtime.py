@@ -1,0 +1,114 @@
+"""The binding's runtime: plan and packed-weight caches (convjit.stats()
+counters), re-packing after an in-place weight update, clear_caches, and
+the once-per-process warnings (checked in fresh subprocesses, since they
+are per process). EMULATED."""
+
+import json
+import os
+import sys
+import textwrap
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cjtest as cj  # noqa: E402
+
+import torch  # noqa: E402
+
+import convjit  # noqa: E402
+from convjit import ops  # noqa: E402
+
+setUpModule = cj.quiet
+
+
+def tearDownModule():
+    cj.report("test_runtime")
+
+
+def counters():
+    return dict(convjit.stats()["binding"])
+
+
+def delta(before, after):
+    return {k: after[k] - before[k] for k in ("calls", "plan_hits", "plan_misses", "packs", "pack_hits")}
+
+
+class TestCaches(unittest.TestCase):
+    def setUp(self):
+        g = cj.gen(0)
+        self.x = cj.randn_bf16((1, 16, 3, 6, 6), g)
+        self.w = cj.weight_bf16((24, 16, 3, 3, 3), g)
+        self.b = cj.randn_bf16((24,), g)
+
+    def test_second_call_hits(self):
+        y1 = ops.conv(self.x, self.w, self.b, padding=1)
+        c0 = counters()
+        y2 = ops.conv(self.x, self.w, self.b, padding=1)
+        self.assertEqual(delta(c0, counters()),
+                         {"calls": 1, "plan_hits": 1, "plan_misses": 0, "packs": 0, "pack_hits": 1})
+        self.assertTrue(torch.equal(y1, y2))
+
+    def test_in_place_update_repacks(self):
+        y_old = ops.conv(self.x, self.w, self.b, padding=1)
+        with torch.no_grad():
+            self.w.add_(1)     # bumps w._version; same tensor object, same storage
+        c0 = counters()
+        y_new = ops.conv(self.x, self.w, self.b, padding=1)
+        self.assertEqual(delta(c0, counters()),
+                         {"calls": 1, "plan_hits": 1, "plan_misses": 0, "packs": 1, "pack_hits": 0})
+        self.assertFalse(torch.equal(y_new, y_old))
+        ref, mag = cj.conv64(self.x, self.w, self.b, padding=1)
+        cj.check(self, y_new, ref, cj.bound(ref, mag, cj.products(self.w) + 1), "after w.add_(1)")
+        c1 = counters()
+        ops.conv(self.x, self.w, self.b, padding=1)
+        self.assertEqual(delta(c1, counters())["pack_hits"], 1, "the new pack is cached in turn")
+
+    def test_parameter_weight_hits(self):
+        """An nn.Parameter (requires_grad) keys the pack cache like a plain tensor."""
+        p = torch.nn.Parameter(self.w.clone())
+        with torch.no_grad():
+            ops.conv(self.x, p, padding=1)
+            c0 = counters()
+            ops.conv(self.x, p, padding=1)
+        self.assertEqual(delta(c0, counters())["pack_hits"], 1)
+
+    def test_clear_caches(self):
+        ops.conv(self.x, self.w, padding=1)
+        convjit.clear_caches()
+        c0 = counters()
+        ops.conv(self.x, self.w, padding=1)
+        d = delta(c0, counters())
+        self.assertEqual((d["plan_misses"], d["packs"]), (1, 1))
+        ctx = convjit.stats()["contexts"]
+        self.assertTrue(any(v["emulated"] for v in ctx.values()))
+
+
+class TestWarnings(unittest.TestCase):
+    def test_emulator_warning_once(self):
+        """Two convs (and a module call) in a fresh process: one
+        EmulatorWarning, attributed to the caller's line (here '<string>'),
+        and one GradientWarning for a weight that requires grad."""
+        code = textwrap.dedent("""
+            import json, warnings, torch, convjit
+            from convjit import ops
+            with warnings.catch_warnings(record=True) as ws:
+                warnings.simplefilter("always")
+                x = torch.randn(1, 16, 6, 6).bfloat16()
+                w = torch.randn(16, 16, 3, 3).bfloat16()
+                ops.conv(x, w, padding=1)
+                ops.conv(x, w, padding=1)
+                m = convjit.nn.Conv2d(16, 16, 3, padding=1, dtype=torch.bfloat16)
+                m(x)
+                m(x)
+            print(json.dumps([[w.category.__name__, w.filename] for w in ws]))
+        """)
+        r = cj.run_python(code)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        cats = [c for c, _ in got]
+        self.assertEqual(cats.count("EmulatorWarning"), 1, got)
+        self.assertEqual(cats.count("GradientWarning"), 1, got)
+        self.assertEqual({f for _, f in got if _ in ("EmulatorWarning", "GradientWarning")}, {"<string>"}, got)
+
+
+if __name__ == "__main__":
+    unittest.main()
