@@ -71,6 +71,23 @@ class TestCaches(unittest.TestCase):
             ops.conv(self.x, p, padding=1)
         self.assertEqual(delta(c0, counters())["pack_hits"], 1)
 
+    def test_plans_with_one_packing_share_it(self):
+        """Two plans that differ only in D (the chunk plans of a stream)
+        run the same weight-pack kernel: one packed copy serves both, and
+        both results are right."""
+        x2 = cj.randn_bf16((1, 16, 5, 6, 6), cj.gen(1))
+        ops.conv(self.x, self.w, self.b, padding=1)
+        kinds = lambda d: [p["kernels"] for p in convjit.plans() if p["desc"]["in"] == d]  # noqa: E731
+        c0 = counters()
+        y2 = ops.conv(x2, self.w, self.b, padding=1)
+        d = delta(c0, counters())
+        pack_names = {tuple(k["name"] for k in ks if k["stage"] == "pack") for d_ in ((3, 6, 6), (5, 6, 6))
+                      for ks in kinds(d_)}
+        self.assertEqual(len(pack_names), 1, "both plans run one weight-pack kernel")
+        self.assertEqual((d["plan_misses"], d["packs"], d["pack_hits"]), (1, 0, 1))
+        ref, mag = cj.conv64(x2, self.w, self.b, padding=1)
+        cj.check(self, y2, ref, cj.bound(ref, mag, cj.products(self.w) + 1), "shared pack, D=5")
+
     def test_clear_caches(self):
         ops.conv(self.x, self.w, padding=1)
         convjit.clear_caches()
