@@ -219,8 +219,21 @@ class Context:
                 if f not in ("struct_size", "wave_min", "wave_max", "kernel")} | {"kernel": s.kernel.decode()}
 
 
+_NAMES = {"x_dtype": {_lib.DTYPE_BF16: "bf16", _lib.DTYPE_FP8_E4M3FN: "fp8_e4m3fn",
+                      _lib.DTYPE_FP8_E4M3FNUZ: "fp8_e4m3fnuz"},
+          "x_layout": {_lib.LAYOUT_NCDHW: "ncdhw", _lib.LAYOUT_NDHWC: "ndhwc"},
+          "act": {_lib.ACT_RELU: "relu", _lib.ACT_SILU: "silu", _lib.ACT_GELU_TANH: "gelu_tanh"}}
+_NAMES["w_dtype"], _NAMES["y_layout"] = _NAMES["x_dtype"], _NAMES["x_layout"]
+
+
 def _key_text(key):
-    return "conv " + " ".join(f"{k}={v}" for k, v in key if v not in (None, 0, (), False))
+    """A plan key as one readable line (neutral fields left out)."""
+    def val(k, v):
+        v = _NAMES.get(k, {}).get(v, v)
+        return "x".join(map(str, v)) if isinstance(v, tuple) else v
+    return "conv " + " ".join(f"{k}={val(k, v)}" for k, v in key
+                              if v not in (None, 0, 0.0, (), False) and not (k in ("stride", "dilation") and
+                                                                             set(v) == {1}))
 
 
 def context_for(device):
@@ -291,7 +304,7 @@ _packs_lock = threading.Lock()
 
 
 class _Pack:
-    __slots__ = ("version", "data_ptr", "buf", "ptr", "keep", "event", "stream")
+    __slots__ = ("version", "data_ptr", "buf", "ptr", "event", "stream")
 
 
 def _drop_packs(wid):
@@ -326,17 +339,15 @@ def packed_weight(plan, w, hip_stream=None):
             raw.free()
         else:
             e.buf = raw
-        e.ptr, e.keep = e.buf.ptr, None
+        e.ptr = e.buf.ptr
     else:
         import torch
         if plan.packed_bytes:
             e.buf = torch.empty(plan.packed_bytes, dtype=torch.uint8, device=w.device)
             _timed_call("convjit_weight_pack", plan.handle, ctypes.c_void_p(wc.data_ptr()),
                         ctypes.c_void_p(e.buf.data_ptr()), ctypes.c_void_p(hip_stream.cuda_stream))
-            e.keep = None
         else:
             e.buf = wc if wc.data_ptr() % 16 == 0 else wc.clone()
-            e.keep = None
         e.ptr = e.buf.data_ptr()
         e.stream = hip_stream
         e.event = torch.cuda.Event()
