@@ -313,9 +313,10 @@ def _drop_packs(wid):
 
 
 def packed_weight(plan, w, hip_stream=None):
-    """The packed form of weight tensor w for plan, packing (once per
-    weight version) when needed. Returns the device pointer and, on HIP, a
-    torch.cuda.Event the caller's stream waits on."""
+    """The packed form of weight tensor w for plan (a _Pack: .ptr the
+    device pointer), packing once per weight version and packing. On HIP
+    the pack is enqueued on hip_stream and .event / .stream say where, so a
+    call on another stream can wait for it."""
     ctx = plan.ctx
     pk = (id(ctx), plan.pack_id)
     wid = id(w)
