@@ -10,7 +10,9 @@
  * (computed here independently). A valid descriptor whose tensors are small
  * (SMALL_* below: each input stays well under a second) is planned on an
  * emulator context (memory cache only, one per arch, kept for the process:
- * repeated shapes are hits), launched, and compared with src/ref. Inputs on
+ * repeated shapes are hits), launched, and compared with src/ref (its
+ * grouped, layout-aware form: x and y in the descriptor's layouts, w K x
+ * C/groups x T x R x S). Inputs on
  * a 1/8 grid (|v| <= 1: exact in bf16, E4M3FN and E4M3FNUZ) keep every
  * fp32 sum exact, so a bf16 conv's only error is y's bf16 rounding: at most
  * half an ulp, 2^-8 |want|. fp8 convs (either input fp8): an fp8 operand
@@ -159,7 +161,10 @@ static void operand(size_t n, int span, convjit_dtype t, int fp8_conv, cj_nf_fp8
 
 static void run_and_check(convjit_context *c, int arch, const convjit_conv_desc *d, const convjit_plan *p,
                           const cj_ref_conv_shape *sh, const int64_t out[3]) {
-  size_t nx = sh->n * sh->c * sh->d * sh->h * sh->w, nw = sh->k * sh->c * sh->t * sh->r * sh->s;
+  /* w is K x C/groups x T x R x S; x and y are in their descriptor layouts,
+   * which the reference reads and writes as given (cj_ref_conv_ext) */
+  uint64_t groups = d->groups > 1 ? (uint64_t)d->groups : 1;
+  size_t nx = sh->n * sh->c * sh->d * sh->h * sh->w, nw = sh->k * (sh->c / groups) * sh->t * sh->r * sh->s;
   size_t ny = sh->n * sh->k * (size_t)(out[0] * out[1] * out[2]), ws = 0, pw = 0;
   int fp8 = is_fp8(d->x_dtype) || is_fp8(d->w_dtype);
   size_t ebx = is_fp8(d->x_dtype) ? 1 : 2, ebw = is_fp8(d->w_dtype) ? 1 : 2;
@@ -174,7 +179,9 @@ static void run_and_check(convjit_context *c, int arch, const convjit_conv_desc 
   operand(nx, 8, d->x_dtype, fp8, fmt, sx, &seed, xb, x);
   operand(nw, 4, d->w_dtype, fp8, fmt, sw, &seed, wb, w);
   for (size_t i = 0; i < sh->k; i++) bias[i] = (float)((int)(lcg(&seed) % 33) - 16) / 8.0f;
-  REQUIRE(cj_ref_conv_fwd_mag(sh, x, w, d->has_bias ? bias : NULL, want, mag) == CONVJIT_OK);
+  const cj_ref_conv_ext ext = {.groups = groups, .x_ndhwc = d->x_layout == CONVJIT_LAYOUT_NDHWC,
+                               .y_ndhwc = d->y_layout == CONVJIT_LAYOUT_NDHWC};
+  REQUIRE(cj_ref_conv_fwd_ext(sh, &ext, x, w, d->has_bias ? bias : NULL, want, mag) == CONVJIT_OK);
   REQUIRE(convjit_plan_workspace_size(p, &ws) == CONVJIT_OK);
   REQUIRE(convjit_plan_packed_weight_size(p, &pw) == CONVJIT_OK);
   void *dx = NULL, *dw = NULL, *dpw = NULL, *db = NULL, *dy = NULL, *dws = NULL;
