@@ -221,6 +221,43 @@ static void t_coverage_of_convjit_kernels(void **st) {
   }
 }
 
+/* gfx950 f8f6f4 MFMAs whose A or B field is not a VGPR/AGPR crash LLVM 22's
+ * disassembler (found by fuzz_codeobj; four such encodings from a
+ * fork-per-instruction search): they must decode as bad, without asking
+ * LLVM, while the same MFMA with VGPR operands (llvm-mc's encoding of
+ * v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3]) decodes. */
+static void t_f8f6f4_non_vgpr_operand(void **st) {
+  (void)st;
+  static const uint8_t bytes[][8] = {
+      {0x58, 0x04, 0xae, 0xd3, 0xcc, 0x8c, 0xd1, 0xe4}, /* 32x32x64, A = inline constant -12, fp4 */
+      {0x81, 0x84, 0xad, 0xd3, 0x77, 0x8a, 0x2b, 0x88}, /* 16x16x128, A = ttmp11, fp4 */
+      {0x87, 0x02, 0xae, 0xd3, 0xfc, 0xe5, 0x54, 0x72}, /* B = s114, fp6 */
+      {0x38, 0x02, 0xad, 0xd3, 0x90, 0x92, 0xe9, 0xf7}, /* A = inline constant 16 */
+      {0x00, 0x00, 0xad, 0xd3, 0x04, 0x19, 0x02, 0x04}, /* valid: A v[4:11], B v[12:19] */
+  };
+  enum { N = sizeof bytes / sizeof bytes[0] };
+  for (int i = 0; i < N; i++) {
+    cj_codeobj co;
+    memset(&co, 0, sizeof co);
+    co.text.data = (uint8_t *)bytes[i];
+    co.text.size = 8;
+    co.text_vaddr = 0x1000;
+    emu_module m;
+    memset(&m, 0, sizeof m);
+    m.co = &co;
+    m.arch = cj_arch_from_name("gfx950");
+    OK(emu_decode_module(&m));
+    assert_true(m.ninsts >= 1);
+    if (i < N - 1) {
+      assert_true(m.insts[0].bad);
+    } else {
+      assert_false(m.insts[0].bad);
+      assert_int_equal(m.insts[0].size, 8);
+    }
+    emu_decode_free(&m);
+  }
+}
+
 /* Robustness: random words through the disassembler and the text parser
  * never crash; whatever decodes either parses into a table row or is bad
  * with a reason. */
@@ -269,6 +306,7 @@ int main(void) {
       cmocka_unit_test(t_unknown_only_when_reached),
       cmocka_unit_test(t_coverage_of_convjit_kernels),
       cmocka_unit_test(t_random_bytes),
+      cmocka_unit_test(t_f8f6f4_non_vgpr_operand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
