@@ -24,6 +24,7 @@
  * |bias|: the tolerance adds 2^-21 of that. abort() on any broken promise
  * (libFuzzer reports it as a crash). */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ static convjit_conv_desc decode(reader *r, int *arch) {
   unsigned h = next(r);
   *arch = h & 1;
   d.spatial_rank = (int)((h >> 1) & 3);  /* 0: invalid */
-  if ((h >> 3) == 0x1F) d.struct_size = (h & 2) ? sizeof d + 8 : sizeof d - 8; /* VERSION */
+  if ((h >> 3) == 0x1F) d.struct_size = (h & 2) ? sizeof d + 8 : sizeof d - 8; /* VERSION / an older header */
   d.has_bias = (h >> 4) & 1;
   d.n = field(r, 1, 3);
   d.c = field(r, 1, 72);
@@ -225,7 +226,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t out[3] = {0, 0, 0}, want_out[3];
   convjit_status o = convjit_conv_output_dims(&d, out);
   REQUIRE(o == v);
-  int legal = d.struct_size == sizeof d && expect_dims(&d, want_out);
+  /* docs/api.md, versioned structs: any size from the 0.1 struct (fields up
+   * to w_scale) to this header's is read, later fields at their defaults
+   * (sizeof - 8 is the header before has_x_prev); a larger one is VERSION */
+  size_t v1 = offsetof(convjit_conv_desc, w_scale) + sizeof(float);
+  int legal = d.struct_size >= v1 && d.struct_size <= sizeof d && expect_dims(&d, want_out);
   if (v == CONVJIT_OK) {
     REQUIRE(legal);
     REQUIRE(out[0] == want_out[0] && out[1] == want_out[1] && out[2] == want_out[2]);
