@@ -5,7 +5,6 @@ float64 torch reference, and it exits 0."""
 import os
 import re
 import subprocess
-import sys
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
