@@ -241,8 +241,9 @@ def fp8_quantize_like_prepass(x_bf16, scale, fmt):
 
 
 # ---- subprocesses -----------------------------------------------------------
-def run_python(code, timeout=120):
+def run_python(code, timeout=120, env=None):
     """Runs code in a fresh /usr/bin/python3 with this process's environment
-    (PYTHONPATH, CONVJIT_LIBRARY, CONVJIT_CACHE_DIR); returns CompletedProcess."""
+    (PYTHONPATH, CONVJIT_LIBRARY, CONVJIT_CACHE_DIR) updated by env;
+    returns CompletedProcess."""
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ))
+                          env=dict(os.environ, **(env or {})))

@@ -99,6 +99,29 @@ class TestCaches(unittest.TestCase):
         self.assertTrue(any(v["emulated"] for v in ctx.values()))
 
 
+class TestLibraryLookup(unittest.TestCase):
+    def test_missing_library_names_where_it_looked(self):
+        """A CONVJIT_LIBRARY that does not exist: importing works (torch users
+        may import before building), the first use raises OSError naming
+        the path and what to do."""
+        code = textwrap.dedent("""
+            import convjit, torch
+            try:
+                convjit.ops.conv(torch.zeros(1, 8, 4).bfloat16(), torch.zeros(8, 8, 1).bfloat16())
+            except OSError as e:
+                print("OSError:", e)
+        """)
+        r = cj.run_python(code, env={"CONVJIT_LIBRARY": "/nonexistent/libconvjit.so"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("OSError: convjit: libconvjit.so not found", r.stdout)
+        self.assertIn("/nonexistent/libconvjit.so (no such file)", r.stdout)
+        self.assertIn("CONVJIT_LIBRARY", r.stdout)
+
+    def test_loaded_library_is_the_one_named(self):
+        self.assertEqual(os.path.realpath(convjit.library_path()), os.path.realpath(os.environ["CONVJIT_LIBRARY"]))
+        self.assertRegex(convjit.version(), r"^\d+\.\d+\.\d+$")
+
+
 class TestWarnings(unittest.TestCase):
     def test_emulator_warning_once(self):
         """Two convs (and a module call) in a fresh process: one
