@@ -10,8 +10,8 @@ Memory: on a HIP device every buffer (output, workspace, packed weights,
 the fp32 bias) is a torch tensor, so torch's caching allocator owns device
 memory and its stream rules apply. The emulator's device memory is not host
 memory (its pointers are emulator addresses), so CPU tensors are copied in
-and out with convjit_memcpy_*; the packed weights and one grow-only
-workspace per context live in emulator memory.
+and out with convjit_memcpy_*; the packed weights and, per context, one
+grow-only staging buffer per tensor role live in emulator memory.
 """
 
 import ctypes
@@ -165,7 +165,7 @@ class Context:
         self.emulated = kind == "emu"
         self.lock = threading.RLock()   # plan cache; on the emulator also the shared workspace
         self.plans = {}                 # key -> Plan, in LRU order (dicts keep insertion order)
-        self._workspace = None          # emulator: grow-only workspace
+        self._staging = {}              # emulator: grow-only buffer per tensor role
         self.arch = self.info()["arch"]
 
     def info(self):
@@ -200,16 +200,19 @@ class Context:
                 self.plans.pop(next(iter(self.plans)))
             return self.plans[key]
 
-    def workspace(self, nbytes):
-        """Emulator: the context's workspace of at least nbytes (call with
-        self.lock held)."""
+    def staging(self, role, nbytes):
+        """Emulator: the context's buffer for one tensor role ("workspace",
+        "x", "y", ...) of at least nbytes, grown when a call needs more and
+        reused by the next (call with self.lock held, which every emulator
+        run holds from its first copy in to its last copy out)."""
         if nbytes == 0:
             return None
-        if self._workspace is None or self._workspace.nbytes < nbytes:
-            if self._workspace is not None:
-                self._workspace.free()
-            self._workspace = _EmuBuffer(self, nbytes)
-        return self._workspace
+        b = self._staging.get(role)
+        if b is None or b.nbytes < nbytes:
+            if b is not None:
+                b.free()
+            b = self._staging[role] = _EmuBuffer(self, nbytes)
+        return b
 
     def emu_stats(self):
         s = _lib.EmuStats()

@@ -274,32 +274,24 @@ def _args():
 
 
 def _run_emulated(ctx, plan, x, w, bias, residual, scale, x_prev, y):
-    bufs = []
-
-    def upload(t):
+    def upload(role, t):
         if t is None:
             return None
-        b = _runtime._EmuBuffer(ctx, _nbytes(t))
-        bufs.append(b)
+        b = ctx.staging(role, _nbytes(t))
         _runtime._timed_call("convjit_memcpy_h2d", ctx.handle, b.ptr, t.data_ptr(), _nbytes(t), None)
         return b.ptr
 
     with ctx.lock:
-        try:
-            a = _args()
-            a.w_packed = _runtime.packed_weight(plan, w).ptr
-            a.x, a.bias, a.residual = upload(x), upload(bias), upload(residual)
-            a.scale, a.x_prev = upload(scale), upload(x_prev)
-            yb = _runtime._EmuBuffer(ctx, _nbytes(y))
-            bufs.append(yb)
-            a.y = yb.ptr
-            ws = ctx.workspace(plan.workspace_bytes)
-            a.workspace, a.workspace_bytes = (ws.ptr, ws.nbytes) if ws else (None, 0)
-            _runtime._timed_call("convjit_conv_forward", plan.handle, ctypes.byref(a), None)
-            _runtime._timed_call("convjit_memcpy_d2h", ctx.handle, y.data_ptr(), yb.ptr, _nbytes(y), None)
-        finally:
-            for b in bufs:
-                b.free()
+        a = _args()
+        a.w_packed = _runtime.packed_weight(plan, w).ptr
+        a.x, a.bias, a.residual = upload("x", x), upload("bias", bias), upload("residual", residual)
+        a.scale, a.x_prev = upload("scale", scale), upload("x_prev", x_prev)
+        yb = ctx.staging("y", _nbytes(y))
+        a.y = yb.ptr
+        ws = ctx.staging("workspace", plan.workspace_bytes)
+        a.workspace, a.workspace_bytes = (ws.ptr, plan.workspace_bytes) if ws else (None, 0)
+        _runtime._timed_call("convjit_conv_forward", plan.handle, ctypes.byref(a), None)
+        _runtime._timed_call("convjit_memcpy_d2h", ctx.handle, y.data_ptr(), yb.ptr, _nbytes(y), None)
 
 
 def _aligned(t):
