@@ -245,6 +245,11 @@ def context_for(device):
     if device.type == "cpu":
         key = ("emu", emulator_arch())
     elif device.type == "cuda":
+        import torch
+        if getattr(torch.version, "hip", None) is None:
+            raise ValueError(f"convjit: tensors on {device} of a torch built without ROCm (torch.version.hip is "
+                             "None): convjit runs on AMD GPUs through a ROCm (HIP) build of torch, and CPU "
+                             "tensors on its emulator")
         key = ("hip", device.index if device.index is not None else _current_cuda_index())
     else:
         raise ValueError(f"convjit: tensors on device {device}: convjit runs CPU tensors on its emulator "

@@ -168,5 +168,14 @@ class HipGlue(unittest.TestCase):
         self.assertEqual(_runtime.counters["input_copies"] - before, 1)
 
 
+class CudaBuild(unittest.TestCase):
+    def test_cuda_device_without_rocm_is_refused(self):
+        """A 'cuda' tensor of a torch without ROCm (this one: CPU only; or an
+        NVIDIA build) is refused with the reason, before any context."""
+        with mock.patch.object(torch.version, "hip", None):
+            with self.assertRaisesRegex(ValueError, r"cuda:0 of a torch built without ROCm"):
+                _runtime.context_for(torch.device("cuda", 0))
+
+
 if __name__ == "__main__":
     unittest.main()
