@@ -33,6 +33,17 @@ static inline convjit_context *api_ctx(convjit_device_kind kind, const char *arc
   return c;
 }
 
+/* A context on `kind` with its disk cache in `cache_dir` (tests of what
+ * persists: tuning rows, cached code objects). */
+static inline convjit_context *api_ctx_disk(convjit_device_kind kind, const char *cache_dir) {
+  convjit_context_options o = convjit_context_options_default();
+  o.device = kind;
+  o.cache_dir = cache_dir;
+  convjit_context *c = NULL;
+  OK(convjit_context_create(&o, &c));
+  return c;
+}
+
 /* Device buffer of `bytes` on ctx, filled from host when host is not NULL. */
 static inline void *api_upload(convjit_context *ctx, const void *host, size_t bytes) {
   void *d = NULL;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "convjit/convjit.h"
+#include "api_expect.h"
 #include "host/plan.h"
 #include "support_kernargs.h"
 
@@ -56,21 +57,6 @@ static int teardown(void **st) {
   (void)!system(cmd);
   unsetenv("CONVJIT_HIP_LIBRARY");
   return 0;
-}
-
-#define OK(call)                                                                              \
-  do {                                                                                        \
-    convjit_status s_ = (call);                                                               \
-    if (s_ != CONVJIT_OK) fail_msg("%s: %s: %s", #call, convjit_status_string(s_), convjit_last_error()); \
-  } while (0)
-
-static convjit_context *hip_ctx(convjit_device_kind kind) {
-  convjit_context_options o = convjit_context_options_default();
-  o.device = kind;
-  o.cache_dir = g_dir;
-  convjit_context *c = NULL;
-  OK(convjit_context_create(&o, &c));
-  return c;
 }
 
 static uint64_t arg_u64(const fakehip_launch *l, size_t off) {
@@ -137,7 +123,7 @@ static const cj_step *kernel_step_of(const cj_step_list *sl, int k) {
 
 static void test_device_facts(void **st) {
   (void)st;
-  convjit_context *c = hip_ctx(CONVJIT_DEVICE_AUTO); /* auto takes HIP when a device is present */
+  convjit_context *c = api_ctx_disk(CONVJIT_DEVICE_AUTO, g_dir); /* auto takes HIP when a device is present */
   convjit_context_info ci = {.struct_size = sizeof ci};
   OK(convjit_context_get_info(c, &ci));
   assert_string_equal(ci.device, "hip");
@@ -162,7 +148,7 @@ static void test_device_facts(void **st) {
   assert_int_equal(convjit_context_create(&o, &c), CONVJIT_ERR_INVALID_ARG);
   assert_non_null(strstr(convjit_last_error(), "options.arch = \"gfx950\" but the hip device is gfx942"));
   /* emulator-only calls are refused on HIP */
-  c = hip_ctx(CONVJIT_DEVICE_HIP);
+  c = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   uint64_t id = 0;
   assert_int_equal(convjit_emu_set_workgroups(c, &id, 1), CONVJIT_ERR_UNSUPPORTED);
   convjit_context_destroy(c);
@@ -175,13 +161,13 @@ static void test_device_facts(void **st) {
 static void test_cu_count_attribute_by_version(void **st) {
   (void)st;
   setenv("FAKEHIP_RUNTIME_VERSION", "40500000", 1); /* ROCm 4.5.0 */
-  convjit_context *c = hip_ctx(CONVJIT_DEVICE_HIP);
+  convjit_context *c = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   convjit_context_info ci = {.struct_size = sizeof ci};
   OK(convjit_context_get_info(c, &ci));
   assert_int_equal(ci.cu_count, 228);
   convjit_context_destroy(c);
   setenv("FAKEHIP_RUNTIME_VERSION", "70000000", 1); /* ROCm 7.0.0: still 63 */
-  c = hip_ctx(CONVJIT_DEVICE_HIP);
+  c = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   ci.struct_size = sizeof ci;
   OK(convjit_context_get_info(c, &ci));
   assert_int_equal(ci.cu_count, 304);
@@ -227,7 +213,7 @@ static void test_device_index_keeps_current(void **st) {
 
 static void test_transpose_launch(void **st) {
   (void)st;
-  convjit_context *c = hip_ctx(CONVJIT_DEVICE_HIP);
+  convjit_context *c = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   convjit_transpose_desc d = {sizeof d, 2, 24, 1000, CONVJIT_DTYPE_BF16};
   convjit_plan *p = NULL;
   OK(convjit_plan_create_transpose(c, &d, &p));
@@ -286,7 +272,7 @@ static void test_transpose_launch(void **st) {
  * workspace plus an offset inside it). */
 static void test_conv_launch(void **st) {
   (void)st;
-  convjit_context *c = hip_ctx(CONVJIT_DEVICE_HIP);
+  convjit_context *c = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   convjit_conv_desc d = convjit_conv_desc_default();
   d.n = 1; d.c = 32; d.k = 32;
   d.in[0] = 4; d.in[1] = 16; d.in[2] = 16;

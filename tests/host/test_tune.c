@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "convjit/convjit.h"
+#include "api_expect.h"
 #include "codegen/kplan_knobs.h"
 #include "host/plan.h"
 #include "host/tune.h"
@@ -38,12 +39,6 @@ static int (*malloc_count)(void), (*launch_count)(void);
 static void (*reset)(void);
 static const struct fakehip_launch_name { char name[128]; } *(*get_launch)(int);
 static char g_dir[256];
-
-#define OK(call)                                                                                          \
-  do {                                                                                                    \
-    convjit_status s_ = (call);                                                                           \
-    if (s_ != CONVJIT_OK) fail_msg("%s: %s: %s", #call, convjit_status_string(s_), convjit_last_error()); \
-  } while (0)
 
 static int setup(void **st) {
   (void)st;
@@ -66,15 +61,6 @@ static int teardown(void **st) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
   (void)!system(cmd);
   return 0;
-}
-
-static convjit_context *ctx_new(convjit_device_kind kind) {
-  convjit_context_options o = convjit_context_options_default();
-  o.device = kind;
-  o.cache_dir = g_dir;
-  convjit_context *c = NULL;
-  OK(convjit_context_create(&o, &c));
-  return c;
 }
 
 /* The shape every fake test tunes: a 3x3 conv with padding (one 128x128
@@ -178,7 +164,7 @@ typedef struct fixture {
 } fixture;
 
 static fixture fix_open(convjit_device_kind kind) {
-  fixture f = {.ctx = ctx_new(kind), .d = small_desc()};
+  fixture f = {.ctx = api_ctx_disk(kind, g_dir), .d = small_desc()};
   clear_table(f.ctx); /* so the plan is the heuristic's */
   OK(convjit_plan_create_conv(f.ctx, &f.d, &f.p));
   f.b = bufs_new(f.ctx, f.p);
@@ -231,7 +217,7 @@ static void test_winner_median_noalloc_two_contexts(void **st) {
   for (int i = 0; i < launch_count(); i++) seen |= !strcmp(get_launch(i)->name, nj);
   assert_true(seen);
   /* a second context (a new process would do the same) reads the row */
-  convjit_context *ctx2 = ctx_new(CONVJIT_DEVICE_HIP);
+  convjit_context *ctx2 = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   convjit_plan *p2 = NULL;
   OK(convjit_plan_create_conv(ctx2, &f.d, &p2));
   assert_string_equal(plan_conv_name(p2), nj);
@@ -245,7 +231,7 @@ static void test_winner_median_noalloc_two_contexts(void **st) {
  * context and on another context of the process. */
 static void test_memo_not_stale(void **st) {
   (void)st;
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP), *other = ctx_new(CONVJIT_DEVICE_HIP);
+  convjit_context *ctx = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir), *other = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   clear_table(ctx);
   convjit_conv_desc d = small_desc();
   convjit_plan *p = NULL, *q = NULL;
@@ -349,7 +335,7 @@ static void sql(const char *path, const char *q) {
 static void test_bad_rows_ignored(void **st) {
   (void)st;
   convjit_conv_desc d = small_desc();
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP);
+  convjit_context *ctx = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   cj_plan_memo_set_cap(&ctx->memo, 0);
   clear_table(ctx);
   convjit_plan *p = NULL;
@@ -417,7 +403,7 @@ static convjit_status refusing_load(cj_device *d, const void *co, size_t size, v
  * plans with the heuristic. */
 static void test_resource_row_falls_back(void **st) {
   (void)st;
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP);
+  convjit_context *ctx = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   cj_plan_memo_set_cap(&ctx->memo, 0);
   clear_table(ctx);
   convjit_conv_desc d = small_desc();
@@ -449,7 +435,7 @@ static void test_resource_row_falls_back(void **st) {
  * invalid rows reported and skipped, a broken file writes nothing. */
 static void test_export_import(void **st) {
   (void)st;
-  convjit_context *ctx = ctx_new(CONVJIT_DEVICE_HIP);
+  convjit_context *ctx = api_ctx_disk(CONVJIT_DEVICE_HIP, g_dir);
   clear_table(ctx);
   convjit_conv_desc d = small_desc();
   convjit_plan *p = NULL;
