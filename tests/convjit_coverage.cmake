@@ -23,7 +23,7 @@ if(TARGET convjit-run)
   foreach(arch gfx942 gfx950)
     foreach(shape 1,24,8,8,32,3,3 1,40,8,8,16,3,3)
       add_test(NAME tools/coverage_run_${arch}_${shape}
-               COMMAND bash -c "out=$(\"$0\" --device emu --check --no-disk-cache --arch $1 --shape $2 --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true'"
+               COMMAND bash -c "${CJ_RUN_PASS}; run --device emu --check --no-disk-cache --arch $1 --shape $2"
                        $<TARGET_FILE:convjit-run> ${arch} ${shape})
       set_tests_properties(tools/coverage_run_${arch}_${shape} PROPERTIES LABELS "tools;emu"
         ENVIRONMENT "CONVJIT_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")

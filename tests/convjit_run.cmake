@@ -14,7 +14,7 @@ if(TARGET convjit-run)
   # (Its own job, not run_test.cmake's twice-run: the rejected candidate
   # already loads the pack and transpose kernels, so those are memory hits.)
   add_test(NAME host/run_conv_fallback_gfx942
-           COMMAND bash -c "out=$(\"$0\" --device emu --arch gfx942 --op conv --dtype bf16 --shape 1,16,2,2,3,640,3,3,3 --pad 1,1,1 --bias --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true'"
+           COMMAND bash -c "${CJ_RUN_PASS}; run --device emu --arch gfx942 --op conv --dtype bf16 --shape 1,16,2,2,3,640,3,3,3 --pad 1,1,1 --bias --check"
                    $<TARGET_FILE:convjit-run>)
   # Issue 9 item 10c: --check on a real-valued C = 128 conv, where the old
   # tolerance (2^-8 of sum |x*w|, > 3 here, above any single |x*w| <= 1)
@@ -22,16 +22,16 @@ if(TARGET convjit-run)
   # (a weight pack dropping each row's last element passed the old check
   # and fails this one).
   add_test(NAME host/run_check_c128
-           COMMAND bash -c "for a in gfx942 gfx950; do out=$(\"$0\" --device emu --arch $a --op conv --dtype bf16 --shape 1,128,3,4,4,16,3,3,3 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done"
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx942 gfx950; do run --device emu --arch $a --op conv --dtype bf16 --shape 1,128,3,4,4,16,3,3,3 --no-disk-cache --check || exit 1; done"
                    $<TARGET_FILE:convjit-run>)
   # Issue 14 items 3-5: the fused epilogue's acceptance command (residual +
   # SiLU + bias) on both arches and dtypes, and the causal streaming run (17
   # frames in chunks of 1+4+4+4+4 with x_prev, bit-identical to the whole).
   add_test(NAME host/run_epilogue_residual_silu
-           COMMAND bash -c "for a in gfx950 gfx942; do for d in bf16 fp8; do out=$(\"$0\" --device emu --arch $a --op conv --dtype $d --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --residual --act silu --bias --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done; done"
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for d in bf16 fp8; do run --device emu --arch $a --op conv --dtype $d --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --residual --act silu --bias --check || exit 1; done; done"
                    $<TARGET_FILE:convjit-run>)
   add_test(NAME host/run_stream_chunks
-           COMMAND bash -c "for a in gfx950 gfx942; do out=$(\"$0\" --device emu --arch $a --op conv --dtype bf16 --shape 1,16,17,6,6,32,3,3,3 --pad 2,1,1,0,1,1 --bias --act gelu --residual --stream-chunks 1,4,4,4,4 --json) && echo \"$out\" && echo \"$out\" | grep -q 'bit-identical' && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done"
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do run --device emu --arch $a --op conv --dtype bf16 --shape 1,16,17,6,6,32,3,3,3 --pad 2,1,1,0,1,1 --bias --act gelu --residual --stream-chunks 1,4,4,4,4 && echo \"$out\" | grep -q 'bit-identical' || exit 1; done"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
                        host/run_epilogue_residual_silu host/run_stream_chunks PROPERTIES LABELS host)
@@ -53,7 +53,7 @@ if(TARGET convjit-run)
   # reference in E4M3FN; E4M3FNUZ data on gfx950 is refused (exit 1, the
   # reason named), never run.
   add_test(NAME tools/run_fp8_fn_on_gfx942
-           COMMAND bash -c "out=$(\"$0\" --device emu --arch gfx942 --op conv --dtype fp8 --fp8-format fn --x-scale 0.5 --w-scale 0.03 --shape 1,32,4,8,8,48,3,3,3 --pad 1,1,1 --bias --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' && { err=$(\"$0\" --device emu --arch gfx950 --op conv --dtype fp8 --fp8-format fnuz --shape 1,32,4,8,8,48,3,3,3 --no-disk-cache 2>&1); rc=$?; echo \"$err\"; [ $rc -ne 0 ] && echo \"$err\" | grep -q 'no exact image of E4M3FNUZ'; }"
+           COMMAND bash -c "${CJ_RUN_PASS}; run --device emu --arch gfx942 --op conv --dtype fp8 --fp8-format fn --x-scale 0.5 --w-scale 0.03 --shape 1,32,4,8,8,48,3,3,3 --pad 1,1,1 --bias --no-disk-cache --check && { err=$(\"$0\" --device emu --arch gfx950 --op conv --dtype fp8 --fp8-format fnuz --shape 1,32,4,8,8,48,3,3,3 --no-disk-cache 2>&1); rc=$?; echo \"$err\"; [ $rc -ne 0 ] && echo \"$err\" | grep -q 'no exact image of E4M3FNUZ'; }"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(tools/run_fp8_fn_on_gfx942 PROPERTIES LABELS tools)
   # Issue 14 acceptance (items 1, 2, 5): channels-last x and y read and
@@ -62,7 +62,7 @@ if(TARGET convjit-run)
   # transpose kernel runs and the workspace is 0; grouped conv (4 groups of
   # 16 -> 32 channels) passes on both arches and dtypes.
   add_test(NAME tools/run_ndhwc_groups
-           COMMAND bash -c "for a in gfx950 gfx942; do for t in bf16 fp8; do out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --layout ndhwc --shape 1,40,5,12,12,64,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' && echo \"$out\" | grep -q '\"workspace_bytes\":0' && ! echo \"$out\" | grep -q 'transpose' || exit 1; out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --groups 4 --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done; done"
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for t in bf16 fp8; do run --device emu --arch $a --op conv --dtype $t --layout ndhwc --shape 1,40,5,12,12,64,3,3,3 --pad 1,1,1 --no-disk-cache --check && echo \"$out\" | grep -q '\"workspace_bytes\":0' && ! echo \"$out\" | grep -q 'transpose' || exit 1; run --device emu --arch $a --op conv --dtype $t --groups 4 --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check || exit 1; done; done"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(tools/run_ndhwc_groups PROPERTIES LABELS tools)
   # The issue-14 features together: a grouped conv with NDHWC x and y,
@@ -70,7 +70,7 @@ if(TARGET convjit-run)
   # grouped causal conv streamed in chunks with a residual, bit-identical
   # to the whole tensor.
   add_test(NAME tools/run_issue14_combined
-           COMMAND bash -c "for a in gfx950 gfx942; do for t in bf16 fp8; do out=$(\"$0\" --device emu --arch $a --op conv --dtype $t --groups 4 --layout ndhwc --residual --act gelu --bias --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q '\"pass\":true' || exit 1; done; done; out=$(\"$0\" --device emu --arch gfx950 --op conv --dtype bf16 --groups 2 --residual --act silu --shape 1,32,9,8,8,64,3,3,3 --pad 2,1,1,0,1,1 --stream-chunks 1,4,4 --no-disk-cache --check --json) && echo \"$out\" && echo \"$out\" | grep -q 'bit-identical' && echo \"$out\" | grep -q '\"pass\":true'"
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for t in bf16 fp8; do run --device emu --arch $a --op conv --dtype $t --groups 4 --layout ndhwc --residual --act gelu --bias --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check || exit 1; done; done; run --device emu --arch gfx950 --op conv --dtype bf16 --groups 2 --residual --act silu --shape 1,32,9,8,8,64,3,3,3 --pad 2,1,1,0,1,1 --stream-chunks 1,4,4 --no-disk-cache --check && echo \"$out\" | grep -q 'bit-identical'"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(tools/run_issue14_combined PROPERTIES LABELS tools)
 endif()
