@@ -98,19 +98,11 @@ def _why_not(m):
     rank = w.dim() - 2
     # The shape-independent constraints (channels per group, groups, dtypes)
     # are convjit's: ask its validator with an input just large enough.
-    d = _lib.ConvDesc()
-    d.struct_size = ctypes.sizeof(d)
-    d.spatial_rank, d.n, d.c, d.k, d.groups = rank, 1, m.in_channels, m.out_channels, m.groups
     pad = (0,) * rank if isinstance(m.padding, str) else m.padding
-    for i in range(rank):
-        d.filter[i], d.stride[i], d.dilation[i] = w.shape[2 + i], m.stride[i], m.dilation[i]
-        d.pad_lo[i] = d.pad_hi[i] = pad[i]
-        d.in_[i] = (w.shape[2 + i] - 1) * m.dilation[i] + 1
-    for i in range(rank, 3):
-        d.stride[i] = d.dilation[i] = 1
-    d.x_dtype = d.w_dtype = d.y_dtype = _lib.DTYPE_BF16
-    d.x_layout = d.y_layout = _lib.LAYOUT_NCDHW
-    d.has_bias = m.bias is not None
+    filt = tuple(w.shape[2:])
+    d = ops.desc_of(ops.conv_key(rank, 1, m.in_channels, m.out_channels,
+                                 [(f - 1) * dl + 1 for f, dl in zip(filt, m.dilation)], filt, m.stride, pad, pad,
+                                 m.dilation, m.groups, bias=m.bias is not None))
     st = _lib.load().convjit_conv_desc_validate(ctypes.byref(d))
     if st != _lib.OK:
         return "convjit refuses it: " + _lib.load().convjit_last_error().decode(errors="replace")

@@ -115,6 +115,40 @@ def _nbytes(t):
     return t.numel() * t.element_size()
 
 
+def conv_key(rank, n, c, k, in_, filt, stride, pad_lo, pad_hi, dilation, groups, *,
+             x_dtype=_lib.DTYPE_BF16, w_dtype=_lib.DTYPE_BF16, x_layout=_lib.LAYOUT_NCDHW,
+             y_layout=_lib.LAYOUT_NCDHW, bias=False, x_scale=0.0, w_scale=0.0, channel_scale=False,
+             residual=False, beta=0.0, act=_lib.ACT_IDENTITY, x_prev=False):
+    """Every field of a conv descriptor as a hashable tuple of (name, value):
+    the plan cache's key, and (desc_of) the descriptor itself."""
+    return (("rank", rank), ("n", n), ("c", c), ("k", k), ("in", tuple(in_)), ("filter", tuple(filt)),
+            ("stride", tuple(stride)), ("pad_lo", tuple(pad_lo)), ("pad_hi", tuple(pad_hi)),
+            ("dilation", tuple(dilation)), ("groups", groups), ("x_dtype", x_dtype), ("w_dtype", w_dtype),
+            ("x_layout", x_layout), ("y_layout", y_layout), ("bias", bias), ("x_scale", x_scale),
+            ("w_scale", w_scale), ("channel_scale", channel_scale), ("residual", residual), ("beta", beta),
+            ("act", act), ("x_prev", x_prev))
+
+
+def desc_of(key):
+    """The convjit_conv_desc of a conv_key (y is always bf16)."""
+    f = dict(key)
+    d = _lib.ConvDesc()
+    d.struct_size = ctypes.sizeof(d)
+    rank = f["rank"]
+    d.spatial_rank, d.n, d.c, d.k, d.groups = rank, f["n"], f["c"], f["k"], f["groups"]
+    for i in range(3):
+        used = i < rank
+        d.in_[i], d.filter[i] = (f["in"][i], f["filter"][i]) if used else (0, 0)
+        d.stride[i], d.dilation[i] = (f["stride"][i], f["dilation"][i]) if used else (1, 1)
+        d.pad_lo[i], d.pad_hi[i] = (f["pad_lo"][i], f["pad_hi"][i]) if used else (0, 0)
+    d.x_dtype, d.w_dtype, d.y_dtype = f["x_dtype"], f["w_dtype"], _lib.DTYPE_BF16
+    d.x_layout, d.y_layout = f["x_layout"], f["y_layout"]
+    d.has_bias, d.x_scale, d.w_scale = f["bias"], f["x_scale"], f["w_scale"]
+    d.has_channel_scale, d.has_residual, d.beta = f["channel_scale"], f["residual"], f["beta"]
+    d.act, d.has_x_prev = f["act"], f["x_prev"]
+    return d
+
+
 def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_hi=None, residual=None,
          act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None):
     """y = act(alpha * conv(x, w) + beta * residual + bias), computed by convjit.
@@ -211,36 +245,13 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
 
     # beta = 0 drops the residual: the descriptor's beta 0 means 1.0 (convjit.h), so it cannot say 0
     fuse_res = residual is not None and float(beta) != 0.0
-    key = (("rank", rank), ("n", n), ("c", c), ("k", k), ("in", tuple(x.shape[2:])), ("filter", filt),
-           ("stride", stride), ("pad_lo", pad_lo), ("pad_hi", pad_hi), ("dilation", dilation),
-           ("groups", groups), ("x_dtype", xdt), ("w_dtype", wdt), ("x_layout", x_layout),
-           ("y_layout", y_layout), ("bias", bias is not None), ("x_scale", xs), ("w_scale", ws),
-           ("channel_scale", channel_scale is not None), ("residual", fuse_res),
-           ("beta", float(beta) if fuse_res else 0.0), ("act", _ACTS[act]),
-           ("x_prev", x_prev is not None))
-
-    def make_desc():
-        d = _lib.ConvDesc()
-        d.struct_size = ctypes.sizeof(d)
-        d.spatial_rank, d.n, d.c, d.k, d.groups = rank, n, c, k, groups
-        for i in range(rank):
-            d.in_[i], d.filter[i], d.stride[i] = x.shape[2 + i], filt[i], stride[i]
-            d.pad_lo[i], d.pad_hi[i], d.dilation[i] = pad_lo[i], pad_hi[i], dilation[i]
-        for i in range(rank, 3):
-            d.stride[i] = d.dilation[i] = 1
-        d.x_dtype, d.w_dtype, d.y_dtype = xdt, wdt, _lib.DTYPE_BF16
-        d.x_layout, d.y_layout = x_layout, y_layout
-        d.has_bias = bias is not None
-        d.x_scale, d.w_scale = xs, ws
-        d.has_channel_scale = channel_scale is not None
-        d.has_residual = fuse_res
-        d.beta = float(beta) if fuse_res else 0.0
-        d.act = _ACTS[act]
-        d.has_x_prev = x_prev is not None
-        return d
+    key = conv_key(rank, n, c, k, tuple(x.shape[2:]), filt, stride, pad_lo, pad_hi, dilation, groups,
+                   x_dtype=xdt, w_dtype=wdt, x_layout=x_layout, y_layout=y_layout, bias=bias is not None,
+                   x_scale=xs, w_scale=ws, channel_scale=channel_scale is not None, residual=fuse_res,
+                   beta=float(beta) if fuse_res else 0.0, act=_ACTS[act], x_prev=x_prev is not None)
 
     ctx = _runtime.context_for(dev)
-    plan = ctx.plan(key, make_desc)
+    plan = ctx.plan(key, lambda: desc_of(key))
     y_shape = (n, k) + plan.out_dims
     if out is not None and tuple(out.shape) != y_shape:
         raise ValueError(f"convjit: out {tuple(out.shape)}: y is {y_shape}")
