@@ -16,6 +16,7 @@ for that pack's event and record_stream()s the packed buffer; a view below
 import ctypes
 import os
 import sys
+import types
 import unittest
 from unittest import mock
 
@@ -66,11 +67,10 @@ class HipGlue(unittest.TestCase):
                  x_prev=self.x_prev)
         emu_plan = [p for p in _runtime.contexts()[("emu", _runtime.emulator_arch())].plans.values()
                     if dict(p.key)["x_prev"] and dict(p.key)["residual"] and dict(p.key)["c"] == 16][-1]
-        self.plan = mock.Mock(wraps=emu_plan)
-        self.plan.ctx = FakeHipContext()
-        self.plan.handle = 0xB0
-        self.plan.pack_id, self.plan.packed_bytes = emu_plan.pack_id, emu_plan.packed_bytes
-        self.plan.workspace_bytes, self.plan.out_dims = emu_plan.workspace_bytes, emu_plan.out_dims
+        # what packed_weight and _run_hip read of a plan: the emulator plan's sizes on a fake HIP context
+        self.plan = types.SimpleNamespace(ctx=FakeHipContext(), handle=0xB0, pack_id=emu_plan.pack_id,
+                                          packed_bytes=emu_plan.packed_bytes,
+                                          workspace_bytes=emu_plan.workspace_bytes, out_dims=emu_plan.out_dims)
         self.calls, self.allocs = [], []
         real_empty = torch.empty
 
