@@ -531,6 +531,127 @@ CONVJIT_API convjit_status convjit_emu_record_launches(convjit_context *ctx, int
 CONVJIT_API convjit_status convjit_emu_recorded_stats(convjit_context *ctx, convjit_emu_stats *stats, size_t max,
                                                       size_t *count);
 
+/* ---- running any code object on the emulator ----------------------------
+ * Load a gfx942/gfx950 code object (an ELF shared object as ld.lld links
+ * it: convjit-dump --save-dir's, hipcc --genco's, llvm-mc + ld.lld's), look
+ * up a kernel by name and launch it with typed arguments that convjit packs
+ * by the code object's own metadata (names, offsets, sizes): the explicit
+ * bytes a HIP module launch takes, with the hidden arguments (block counts,
+ * group sizes, grid dims, dynamic LDS size...) filled as the HIP runtime
+ * fills them. docs/emulator.md "Running your own kernels" lists the
+ * instruction subset and what is (not) modelled. */
+typedef struct convjit_emu_module convjit_emu_module;
+
+/* Parses the ELF and its metadata and decodes the whole .text (nothing of
+ * code_object is kept). INVALID_ARG, naming what is wrong: not an ELF, not
+ * an AMDGPU code object, another arch than the context's, malformed
+ * metadata. The module may be unloaded before or after its context; using
+ * it after the context is destroyed is INVALID_ARG. */
+CONVJIT_API convjit_status convjit_emu_module_load(convjit_context *ctx, const void *code_object, size_t bytes,
+                                                   convjit_emu_module **mod);
+CONVJIT_API void convjit_emu_module_unload(convjit_emu_module *mod); /* NULL-safe */
+
+typedef struct convjit_emu_kernel_info {
+  size_t struct_size;         /* set by the caller */
+  char name[128];
+  char target[64];            /* the module's amdhsa.target, e.g. "amdgcn-amd-amdhsa--gfx942" */
+  uint32_t nargs;             /* metadata arguments, hidden ones included (convjit_emu_kernel_arg) */
+  uint32_t explicit_args;     /* the ones a launch must give */
+  uint32_t kernarg_bytes;     /* .kernarg_segment_size */
+  uint32_t static_lds_bytes;  /* .group_segment_fixed_size */
+  uint32_t max_lds_bytes;     /* the arch's LDS per workgroup: static + dynamic may not exceed it */
+  uint32_t max_block_threads; /* .max_flat_workgroup_size */
+  uint32_t wavefront_size;
+  uint32_t vgprs, agprs, sgprs, vgpr_spills, sgpr_spills;
+  uint32_t scratch_bytes;     /* per lane; the emulator refuses kernels with scratch */
+  uint64_t code_bytes;        /* machine code from the entry point */
+  uint32_t instructions;      /* decoded instructions in the code */
+  /* Instructions in the code the emulator cannot run (not in its ISA
+   * table, or bytes LLVM does not decode): a launch stops if it reaches
+   * one. 0 = the whole kernel is inside the subset. The list:
+   * convjit_emu_kernel_unsupported. */
+  uint32_t unsupported;
+} convjit_emu_kernel_info;
+
+typedef struct convjit_emu_arg_info {
+  size_t struct_size;         /* set by the caller */
+  char name[40];              /* .name, or "" when the metadata has none (give it as "#<index>") */
+  char value_kind[40];        /* "global_buffer", "by_value", "hidden_block_count_x", ... */
+  uint32_t offset, size;      /* in the kernarg segment */
+  int hidden;                 /* 1: filled by the launch, never given */
+  int explicit_index;         /* its "#<index>" among the explicit arguments; -1 if hidden */
+} convjit_emu_arg_info;
+
+typedef struct convjit_emu_inst_info {
+  size_t struct_size;         /* set by the caller */
+  uint64_t offset;            /* bytes from the kernel's entry point */
+  char text[128];             /* the instruction as LLVM prints it, or ".long 0x..." */
+  char reason[96];            /* why the emulator cannot run it */
+} convjit_emu_inst_info;
+
+CONVJIT_API convjit_status convjit_emu_module_kernel_count(const convjit_emu_module *mod, int *count);
+/* index: 0 .. count-1, in the metadata's order. */
+CONVJIT_API convjit_status convjit_emu_module_kernel_info(const convjit_emu_module *mod, int index,
+                                                          convjit_emu_kernel_info *info);
+/* INVALID_ARG naming the kernel and the module's kernels when absent. */
+CONVJIT_API convjit_status convjit_emu_kernel_find(const convjit_emu_module *mod, const char *name, int *index);
+CONVJIT_API convjit_status convjit_emu_kernel_arg(const convjit_emu_module *mod, int index, uint32_t arg,
+                                                  convjit_emu_arg_info *info);
+/* The i-th of the kernel's info.unsupported instructions, in address order. */
+CONVJIT_API convjit_status convjit_emu_kernel_unsupported(const convjit_emu_module *mod, int index, uint32_t i,
+                                                          convjit_emu_inst_info *info);
+
+typedef enum convjit_emu_arg_type {
+  CONVJIT_EMU_ARG_PTR = 1,    /* ptr: an emulator address inside a live allocation of the context, or NULL;
+                               * only for global_buffer arguments */
+  CONVJIT_EMU_ARG_I32 = 2,    /* i: a by_value argument of 1, 2 or 4 bytes; the value must fit (signed or unsigned) */
+  CONVJIT_EMU_ARG_I64 = 3,    /* i: a by_value argument of 8 bytes */
+  CONVJIT_EMU_ARG_F32 = 4,    /* f, rounded to float: a by_value argument of 4 bytes */
+  CONVJIT_EMU_ARG_F64 = 5,    /* f: a by_value argument of 8 bytes */
+  CONVJIT_EMU_ARG_BYTES = 6   /* bytes/nbytes: raw little-endian bytes of exactly the argument's size (a struct) */
+} convjit_emu_arg_type;
+
+typedef struct convjit_emu_arg {
+  const char *name;           /* the metadata .name, or "#<index>" among the explicit arguments */
+  convjit_emu_arg_type type;
+  const void *ptr;            /* PTR */
+  int64_t i;                  /* I32 / I64 */
+  double f;                   /* F32 / F64 */
+  const void *bytes;          /* BYTES */
+  size_t nbytes;
+} convjit_emu_arg;
+
+typedef struct convjit_emu_launch_options {
+  size_t struct_size;         /* sizeof(convjit_emu_launch_options) as compiled by the caller */
+  uint32_t grid[3];           /* WORKGROUPS per dimension (hipModuleLaunchKernel's gridDim), each >= 1 */
+  uint32_t block[3];          /* threads per workgroup, product <= the kernel's max_block_threads */
+  uint32_t dynamic_lds_bytes; /* hipModuleLaunchKernel's sharedMemBytes: LDS after the static part */
+  int hazards;                /* 1: the hazard checker stops the run at the first hazard (default); 0: off */
+} convjit_emu_launch_options;
+
+static inline convjit_emu_launch_options convjit_emu_launch_options_default(void) {
+  convjit_emu_launch_options o;
+  o.struct_size = sizeof(convjit_emu_launch_options);
+  o.grid[0] = o.grid[1] = o.grid[2] = 1;
+  o.block[0] = o.block[1] = o.block[2] = 1;
+  o.dynamic_lds_bytes = 0;
+  o.hazards = 1;
+  return o;
+}
+
+/* Runs kernel `index` to completion (the emulator's enqueue). Every
+ * explicit argument must be given exactly once; INVALID_ARG names the
+ * argument (unknown, missing, given twice, wrong type for its value kind
+ * or size, value out of range, pointer outside every allocation) or the
+ * launch field (grid, block, LDS over the arch's limit). EMULATION names
+ * the instruction, its offset, the workgroup, wave and lane (bad access,
+ * hazard, an instruction outside the subset). Statistics:
+ * convjit_emu_last_launch_stats. The workgroup subset of
+ * convjit_emu_set_workgroups applies. */
+CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int index,
+                                              const convjit_emu_launch_options *opts, const convjit_emu_arg *args,
+                                              size_t nargs);
+
 #ifdef __cplusplus
 }
 #endif
