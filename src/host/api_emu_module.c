@@ -87,6 +87,15 @@ static convjit_status kernel_at(const convjit_emu_module *mod, int index, const 
   return emu_kernel_get(mod->m, (*ki)->name, k);
 }
 
+/* The start of every query: the caller's info struct (its struct_size
+ * field, NULL when info is NULL) and the kernel it asks about. */
+static convjit_status query_start(const convjit_emu_module *mod, int index, const size_t *struct_size, size_t want,
+                                  const cj_kernel_info **ki, const emu_kernel **k) {
+  CJ_CHECK(struct_size, CONVJIT_ERR_INVALID_ARG, "info = NULL");
+  CJ_CHECK(*struct_size == want, CONVJIT_ERR_VERSION, "info.struct_size = %zu: expected %zu", *struct_size, want);
+  return kernel_at(mod, index, ki, k);
+}
+
 static int explicit_count(const cj_kernel_info *ki) {
   int n = 0;
   for (uint32_t a = 0; a < ki->nargs; a++) n += cj_kernel_arg_is_explicit(&ki->args[a]);
@@ -105,12 +114,9 @@ CONVJIT_API convjit_status convjit_emu_module_kernel_count(const convjit_emu_mod
 CONVJIT_API convjit_status convjit_emu_module_kernel_info(const convjit_emu_module *mod, int index,
                                                           convjit_emu_kernel_info *info) {
   cj_error_clear();
-  CJ_CHECK(info, CONVJIT_ERR_INVALID_ARG, "info = NULL");
-  CJ_CHECK(info->struct_size == sizeof *info, CONVJIT_ERR_VERSION, "info.struct_size = %zu: expected %zu",
-           info->struct_size, sizeof *info);
   const cj_kernel_info *ki;
   const emu_kernel *k;
-  CJ_TRY(kernel_at(mod, index, &ki, &k));
+  CJ_TRY(query_start(mod, index, info ? &info->struct_size : NULL, sizeof *info, &ki, &k));
   memset(info, 0, sizeof *info);
   info->struct_size = sizeof *info;
   snprintf(info->name, sizeof info->name, "%s", ki->name);
@@ -159,12 +165,9 @@ CONVJIT_API convjit_status convjit_emu_kernel_find(const convjit_emu_module *mod
 CONVJIT_API convjit_status convjit_emu_kernel_arg(const convjit_emu_module *mod, int index, uint32_t arg,
                                                   convjit_emu_arg_info *info) {
   cj_error_clear();
-  CJ_CHECK(info, CONVJIT_ERR_INVALID_ARG, "info = NULL");
-  CJ_CHECK(info->struct_size == sizeof *info, CONVJIT_ERR_VERSION, "info.struct_size = %zu: expected %zu",
-           info->struct_size, sizeof *info);
   const cj_kernel_info *ki;
   const emu_kernel *k;
-  CJ_TRY(kernel_at(mod, index, &ki, &k));
+  CJ_TRY(query_start(mod, index, info ? &info->struct_size : NULL, sizeof *info, &ki, &k));
   CJ_CHECK(arg < ki->nargs, CONVJIT_ERR_INVALID_ARG, "arg = %u: kernel %s has %u arguments", arg, ki->name, ki->nargs);
   const cj_kernel_arg *a = &ki->args[arg];
   memset(info, 0, sizeof *info);
@@ -185,12 +188,9 @@ CONVJIT_API convjit_status convjit_emu_kernel_arg(const convjit_emu_module *mod,
 CONVJIT_API convjit_status convjit_emu_kernel_unsupported(const convjit_emu_module *mod, int index, uint32_t i,
                                                           convjit_emu_inst_info *info) {
   cj_error_clear();
-  CJ_CHECK(info, CONVJIT_ERR_INVALID_ARG, "info = NULL");
-  CJ_CHECK(info->struct_size == sizeof *info, CONVJIT_ERR_VERSION, "info.struct_size = %zu: expected %zu",
-           info->struct_size, sizeof *info);
   const cj_kernel_info *ki;
   const emu_kernel *k;
-  CJ_TRY(kernel_at(mod, index, &ki, &k));
+  CJ_TRY(query_start(mod, index, info ? &info->struct_size : NULL, sizeof *info, &ki, &k));
   uint32_t off = 0, n = 0, bad = 0;
   const char *text = NULL, *reason = NULL;
   emu_kernel_scan(k, &n, &bad);
