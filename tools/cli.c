@@ -126,3 +126,20 @@ int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc) {
   *y_ndhwc = yv;
   return 0;
 }
+
+void cli_json_str(cj_strbuf *sb, const char *s) {
+  cj_sb_printf(sb, "\"");
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    switch (*c) {
+    case '"': cj_sb_printf(sb, "\\\""); break;
+    case '\\': cj_sb_printf(sb, "\\\\"); break;
+    case '\n': cj_sb_printf(sb, "\\n"); break;
+    case '\t': cj_sb_printf(sb, "\\t"); break;
+    case '\r': cj_sb_printf(sb, "\\r"); break;
+    default:
+      if (*c < 0x20 || *c == 0x7f) cj_sb_printf(sb, "\\u%04x", *c);
+      else cj_sb_printf(sb, "%c", *c);
+    }
+  }
+  cj_sb_printf(sb, "\"");
+}

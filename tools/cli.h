@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include "codegen/kplan_knobs.h"
+#include "util/cj.h"
 
 /* The largest value a list option (--shape, --stride, --pad, --dilation)
  * takes: what a descriptor's int64 field holds. The public API then applies
@@ -40,5 +41,9 @@ int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc);
 /* An --act: one of the epilogue's activation names (cj_epi_act_name);
  * *act = its index. 0, or -1 with the message. */
 int cli_act(const char *opt, const char *text, int *act);
+
+/* s as a JSON string value, quoted, with quotes, backslashes and control
+ * bytes escaped: every tool's --json uses it. */
+void cli_json_str(cj_strbuf *sb, const char *s);
 
 #endif

@@ -630,13 +630,8 @@ static void print_table(FILE *f, const bench_row *rows, int n, const bench_env *
 
 /* A JSON string value (quotes, backslashes and control bytes escaped). */
 static void json_str(cj_strbuf *sb, const char *key, const char *v) {
-  cj_sb_printf(sb, "\"%s\":\"", key);
-  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-    if (*c == '"' || *c == '\\') cj_sb_printf(sb, "\\%c", *c);
-    else if (*c < 0x20) cj_sb_printf(sb, "\\u%04x", *c);
-    else cj_sb_printf(sb, "%c", *c);
-  }
-  cj_sb_printf(sb, "\"");
+  cj_sb_printf(sb, "\"%s\":", key);
+  cli_json_str(sb, v);
 }
 
 static void json_stat(cj_strbuf *sb, const char *key, const bench_stat *s, double flop, bench_kind k) {

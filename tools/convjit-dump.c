@@ -383,23 +383,6 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
 
 /* ---- output --------------------------------------------------------------- */
 
-static void json_str(cj_strbuf *o, const char *s, size_t n) {
-  cj_sb_printf(o, "\"");
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    switch (c) {
-    case '"': cj_sb_printf(o, "\\\""); break;
-    case '\\': cj_sb_printf(o, "\\\\"); break;
-    case '\n': cj_sb_printf(o, "\\n"); break;
-    case '\t': cj_sb_printf(o, "\\t"); break;
-    case '\r': cj_sb_printf(o, "\\r"); break;
-    default:
-      if (c < 0x20 || c == 0x7f) cj_sb_printf(o, "\\u%04x", c);
-      else cj_sb_printf(o, "%c", c);
-    }
-  }
-  cj_sb_printf(o, "\"");
-}
 
 /* One text stage of every kernel, each introduced by a comment line naming
  * the kernel. Text output marks every line of its own with ';' (a comment in
@@ -435,7 +418,7 @@ static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_str
       if (a->json) cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"error\":", k ? "," : "", b[k].info->name);
       else cj_sb_printf(o, "; kernel %s: disassembly failed: ", b[k].info->name);
       const char *e = convjit_last_error();
-      if (a->json) { json_str(o, e, strlen(e)); cj_sb_printf(o, "}"); }
+      if (a->json) { cli_json_str(o, e); cj_sb_printf(o, "}"); }
       else cj_sb_printf(o, "%s\n", e);
       continue;
     }
@@ -475,7 +458,7 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
       cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"kind\":\"modelled\"", first ? "" : ",", plans[k].name);
       if (st != CONVJIT_OK) {
         cj_sb_printf(o, ",\"error\":");
-        json_str(o, convjit_last_error(), strlen(convjit_last_error()));
+        cli_json_str(o, convjit_last_error());
       } else
         cj_sb_printf(o,
                      ",\"sampled_workgroup\":%llu,\"waves\":%u,\"k_steps\":%u,\"per\":\"K step\","
@@ -520,7 +503,7 @@ static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *pla
                       int built, double total_ms, cj_strbuf *o) {
   if (a->json) {
     cj_sb_printf(o, "{\"arch\":\"%s\",\"op\":\"%s\"", a->arch->name, op->name);
-    if (a->dtype) { cj_sb_printf(o, ",\"dtype\":"); json_str(o, a->dtype, strlen(a->dtype)); }
+    if (a->dtype) { cj_sb_printf(o, ",\"dtype\":"); cli_json_str(o, a->dtype); }
     cj_sb_printf(o, ",\"shape\":[");
     for (int i = 0; i < a->nshape; i++) cj_sb_printf(o, "%s%lld", i ? "," : "", (long long)a->shape[i]);
     cj_sb_printf(o, "]");
@@ -531,7 +514,7 @@ static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *pla
     collect_stage(&t, plans, b, n, stages[s].stage);
     if (a->json) {
       cj_sb_printf(o, ",\"%s\":", stages[s].json);
-      json_str(o, t.s ? t.s : "", t.len);
+      cli_json_str(o, t.s ? t.s : "");
     } else {
       cj_sb_printf(o, "; ==== %s ====\n%s", stages[s].title, t.s ? t.s : "");
       if (t.len && t.s[t.len - 1] != '\n') cj_sb_printf(o, "\n");

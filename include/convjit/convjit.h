@@ -547,6 +547,10 @@ typedef struct convjit_emu_module convjit_emu_module;
  * an AMDGPU code object, another arch than the context's, malformed
  * metadata. The module may be unloaded before or after its context; using
  * it after the context is destroyed is INVALID_ARG. */
+/* The arch a code object is for, without loading it: "gfx942" / "gfx950"
+ * into arch (cap bytes incl. the NUL). INVALID_ARG for a malformed object,
+ * UNSUPPORTED naming its target for another AMDGPU arch. */
+CONVJIT_API convjit_status convjit_emu_code_object_arch(const void *code_object, size_t bytes, char *arch, size_t cap);
 CONVJIT_API convjit_status convjit_emu_module_load(convjit_context *ctx, const void *code_object, size_t bytes,
                                                    convjit_emu_module **mod);
 CONVJIT_API void convjit_emu_module_unload(convjit_emu_module *mod); /* NULL-safe */

@@ -129,6 +129,41 @@ convjit_status emu_kernel_get(emu_module *m, const char *name, const emu_kernel 
 }
 const cj_kernel_info *emu_kernel_info(const emu_kernel *k) { return k ? k->info : NULL; }
 
+/* The kernel's code: [entry, entry + code_size), or to the end of .text. */
+static void code_range(const emu_kernel *k, uint32_t *lo, uint32_t *hi) {
+  uint32_t tsz = k->mod->text_size;
+  uint64_t end = k->info->code_size ? (uint64_t)k->entry + k->info->code_size : tsz;
+  *lo = k->entry < tsz ? k->entry : tsz;
+  *hi = end < tsz ? (uint32_t)end : tsz;
+}
+
+void emu_kernel_scan(const emu_kernel *k, uint32_t *ninsts, uint32_t *nbad) {
+  uint32_t lo, hi, n = 0, bad = 0;
+  code_range(k, &lo, &hi);
+  for (uint32_t pc = lo; pc < hi; pc += 4) {
+    const emu_inst *in = k->mod->inst_at[pc / 4];
+    if (!in) continue;
+    n++;
+    bad += in->bad != NULL;
+  }
+  *ninsts = n;
+  *nbad = bad;
+}
+
+int emu_kernel_bad_inst(const emu_kernel *k, uint32_t i, uint32_t *offset, const char **text, const char **reason) {
+  uint32_t lo, hi;
+  code_range(k, &lo, &hi);
+  for (uint32_t pc = lo; pc < hi; pc += 4) {
+    const emu_inst *in = k->mod->inst_at[pc / 4];
+    if (!in || !in->bad || i--) continue;
+    *offset = pc - k->entry;
+    *text = in->text;
+    *reason = in->bad;
+    return 0;
+  }
+  return -1;
+}
+
 /* ---- kernarg segment ------------------------------------------------------------ */
 static void put(uint8_t *seg, uint32_t segsz, const cj_kernel_arg *a, uint64_t v) {
   if (a->offset + a->size > segsz || a->size > 8) return;
@@ -141,7 +176,7 @@ static convjit_status build_kernargs(emu_run *L, const void *kernargs, size_t ke
   uint32_t explicit_end = 0;
   for (uint32_t i = 0; i < ki->nargs; i++) {
     const cj_kernel_arg *a = &ki->args[i];
-    if (a->kind == CJ_ARG_BY_VALUE || a->kind == CJ_ARG_GLOBAL_BUFFER || a->kind == CJ_ARG_OTHER)
+    if (cj_kernel_arg_is_explicit(a))
       if (a->offset + a->size > explicit_end) explicit_end = a->offset + a->size;
   }
   CJ_CHECK(kernarg_size >= explicit_end, CONVJIT_ERR_INVALID_ARG,
@@ -169,6 +204,7 @@ static convjit_status build_kernargs(emu_run *L, const void *kernargs, size_t ke
     case CJ_ARG_HIDDEN_GLOBAL_OFFSET_X: case CJ_ARG_HIDDEN_GLOBAL_OFFSET_Y: case CJ_ARG_HIDDEN_GLOBAL_OFFSET_Z:
       put(seg, sz, a, 0); break;
     case CJ_ARG_HIDDEN_GRID_DIMS: put(seg, sz, a, dims); break;
+    case CJ_ARG_HIDDEN_DYNAMIC_LDS_SIZE: put(seg, sz, a, L->dyn_lds_bytes); break;
     default: break; /* other hidden args (heap, queue, hostcall...) stay zero */
     }
   }
@@ -298,7 +334,7 @@ static convjit_status run_wg(worker *wk, uint64_t linear) {
   g.nwaves = (nthreads + 63) / 64;
   g.waves = wk->waves;
   g.lds = wk->lds;
-  g.lds_size = L->k->lds_bytes;
+  g.lds_size = L->k->lds_bytes + L->dyn_lds_bytes;
   if (g.lds_size) memset(g.lds, 0, g.lds_size);
   for (uint32_t i = 0; i < g.nwaves; i++) init_wave(&g.waves[i], &g, i, nthreads);
   convjit_status st = emu_mem_wg_begin(&g);
@@ -472,6 +508,12 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   memcpy(L.grid, grid, sizeof L.grid);
   memcpy(L.block, block, sizeof L.block);
   L.hazard = (o && o->hazard >= 0) ? (o->hazard != 0) : c->hazard;
+  L.dyn_lds_bytes = o ? o->dyn_lds_bytes : 0;
+  CJ_CHECK(L.dyn_lds_bytes <= L.arch->lds_bytes && k->lds_bytes <= L.arch->lds_bytes - L.dyn_lds_bytes,
+           CONVJIT_ERR_INVALID_ARG,
+           "emu_launch: kernel %s: %u bytes of static LDS + %u dynamic = %llu: %s allows %u per workgroup", ki->name,
+           k->lds_bytes, L.dyn_lds_bytes, (unsigned long long)k->lds_bytes + L.dyn_lds_bytes, L.arch->name,
+           L.arch->lds_bytes);
   CJ_TRY(launch_align_mode(c, &L.align_mode));
   uint8_t *seg = NULL;
   uint32_t segsz = 0;
@@ -506,7 +548,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
     worker *wk = &wks[i];
     wk->L = &L; wk->S = &S; wk->maxwaves = nwaves;
     wk->waves = malloc(sizeof(emu_wave) * nwaves);
-    wk->lds = malloc(k->lds_bytes ? k->lds_bytes : 16);
+    wk->lds = malloc(k->lds_bytes + L.dyn_lds_bytes ? k->lds_bytes + L.dyn_lds_bytes : 16);
     if (!wk->waves || !wk->lds) { st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emu_launch: out of memory for wave state"); break; }
   }
   if (st == CONVJIT_OK) {

@@ -83,6 +83,14 @@ const cj_codeobj *emu_module_codeobj(const emu_module *m);
 const char *emu_module_inst_text(const emu_module *m, uint32_t text_offset);
 convjit_status emu_kernel_get(emu_module *m, const char *name, const emu_kernel **out);
 const cj_kernel_info *emu_kernel_info(const emu_kernel *k);
+/* What of kernel k's code (entry .. entry + info->code_size) the emulator
+ * can run, known before any launch: *ninsts decoded instructions, *nbad of
+ * them outside the subset (not in the ISA table, or bytes LLVM does not
+ * decode). A launch fails only if it reaches one. */
+void emu_kernel_scan(const emu_kernel *k, uint32_t *ninsts, uint32_t *nbad);
+/* The i-th (0-based, address order) of those nbad: its offset from the
+ * entry, text and reason (module strings). 0, or -1 when i >= nbad. */
+int emu_kernel_bad_inst(const emu_kernel *k, uint32_t i, uint32_t *offset, const char **text, const char **reason);
 
 /* ---- statistics (per launch) --------------------------------------------- */
 /* LDS bank model (MODELLED, docs/emulator.md "LDS bank model"): the LDS
@@ -158,6 +166,10 @@ typedef struct emu_launch_opts {
   void *final_state;
   uint64_t final_wg;
   uint32_t final_wave;
+  /* LDS bytes after the kernel's static group segment (HIP's
+   * sharedMemBytes; the hidden_dynamic_lds_size argument); static +
+   * dynamic must fit the arch's LDS per workgroup. */
+  uint32_t dyn_lds_bytes;
 } emu_launch_opts;
 
 /* opts and stats may be NULL. Runs to completion. */

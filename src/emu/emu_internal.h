@@ -247,7 +247,7 @@ struct emu_wg {
   uint32_t nwaves;
   emu_wave *waves;       /* [nwaves] */
   uint8_t *lds;          /* lds_size bytes, zeroed at workgroup start */
-  uint32_t lds_size;     /* the kernel's group_segment_fixed_size */
+  uint32_t lds_size;     /* the kernel's group_segment_fixed_size + the launch's dynamic LDS */
   uint32_t barriers;     /* barrier generation (increments on each release) */
   void *mem;             /* memory.c / exec_mem.c per-workgroup state (e.g. atomic log) */
   void *hz;              /* hazard.c per-workgroup state (LDS race tracking) */
@@ -259,6 +259,7 @@ struct emu_run {
   const cj_arch *arch;   /* the module's */
   uint32_t grid[3];      /* workgroups per dimension */
   uint32_t block[3];     /* threads per workgroup */
+  uint32_t dyn_lds_bytes; /* dynamic LDS after the static part (emu_launch_opts) */
   uint64_t kernarg_addr; /* device address of the kernarg segment */
   uint32_t kernarg_size;
   int hazard;

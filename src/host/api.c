@@ -151,11 +151,6 @@ CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, 
 
 /* ---- plans ------------------------------------------------------------------- */
 
-static int arg_is_explicit(const cj_kernel_arg *a) {
-  return a->kind == CJ_ARG_BY_VALUE || a->kind == CJ_ARG_GLOBAL_BUFFER ||
-         (a->kind == CJ_ARG_OTHER && strncmp(a->value_kind, "hidden_", 7) != 0);
-}
-
 /* The explicit arguments of the code object's metadata, in order, matched
  * with the plan's argument list: each gets its bind and the metadata's
  * offset and size (plan.h). */
@@ -165,7 +160,7 @@ convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, c
   out->kernarg_bytes = 0;
   for (uint32_t a = 0; a < ki->nargs; a++) {
     const cj_kernel_arg *ma = &ki->args[a];
-    if (!arg_is_explicit(ma)) continue;
+    if (!cj_kernel_arg_is_explicit(ma)) continue;
     CJ_CHECK(j < kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has more arguments than its plan (%u)",
              kp->name, kp->nargs);
     uint32_t want = kp->args[j].is_ptr ? 8 : kp->args[j].size;

@@ -8,7 +8,7 @@
 #include "host/plan.h"
 #include "runtime/device_emu.h"
 
-static convjit_status need_emu(convjit_context *ctx, const char *fn) {
+convjit_status cj_need_emu(convjit_context *ctx, const char *fn) {
   CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
   CJ_CHECK(cj_device_emu_ctx(ctx->dev), CONVJIT_ERR_UNSUPPORTED, "%s: the context's device is %s, not the emulator",
            fn, ctx->device_name);
@@ -18,7 +18,7 @@ static convjit_status need_emu(convjit_context *ctx, const char *fn) {
 CONVJIT_API convjit_status convjit_emu_alloc_procedural(convjit_context *ctx, uint64_t bytes,
                                                         convjit_emu_fill_fn fill, void *user, void **dptr) {
   cj_error_clear();
-  CJ_TRY(need_emu(ctx, "convjit_emu_alloc_procedural"));
+  CJ_TRY(cj_need_emu(ctx, "convjit_emu_alloc_procedural"));
   CJ_CHECK(dptr, CONVJIT_ERR_INVALID_ARG, "dptr = NULL");
   *dptr = NULL;
   CJ_CHECK(fill, CONVJIT_ERR_INVALID_ARG, "fill = NULL");
@@ -29,7 +29,7 @@ CONVJIT_API convjit_status convjit_emu_alloc_procedural(convjit_context *ctx, ui
 CONVJIT_API convjit_status convjit_emu_alloc_sink(convjit_context *ctx, uint64_t bytes, const uint64_t *off,
                                                   const uint64_t *len, uint32_t nwindows, void **dptr) {
   cj_error_clear();
-  CJ_TRY(need_emu(ctx, "convjit_emu_alloc_sink"));
+  CJ_TRY(cj_need_emu(ctx, "convjit_emu_alloc_sink"));
   CJ_CHECK(dptr, CONVJIT_ERR_INVALID_ARG, "dptr = NULL");
   *dptr = NULL;
   CJ_CHECK(bytes > 0, CONVJIT_ERR_INVALID_ARG, "bytes = 0: must be > 0");
@@ -43,7 +43,7 @@ CONVJIT_API convjit_status convjit_emu_alloc_sink(convjit_context *ctx, uint64_t
 
 CONVJIT_API convjit_status convjit_emu_set_workgroups(convjit_context *ctx, const uint64_t *ids, size_t count) {
   cj_error_clear();
-  CJ_TRY(need_emu(ctx, "convjit_emu_set_workgroups"));
+  CJ_TRY(cj_need_emu(ctx, "convjit_emu_set_workgroups"));
   CJ_CHECK(count == 0 || ids, CONVJIT_ERR_INVALID_ARG, "ids = NULL with count = %zu", count);
   if (count == 0) {
     CJ_TRY(cj_device_emu_set_launch_opts(ctx->dev, NULL));
@@ -123,7 +123,7 @@ static convjit_status export_stats(const emu_stats *s, const char *kernel, convj
 
 CONVJIT_API convjit_status convjit_emu_last_launch_stats(convjit_context *ctx, convjit_emu_stats *out) {
   cj_error_clear();
-  CJ_TRY(need_emu(ctx, "convjit_emu_last_launch_stats"));
+  CJ_TRY(cj_need_emu(ctx, "convjit_emu_last_launch_stats"));
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "stats = NULL");
   const emu_stats *s = cj_device_emu_last_stats(ctx->dev);
   CJ_CHECK(s, CONVJIT_ERR_INTERNAL, "emulator device without statistics");
@@ -132,14 +132,14 @@ CONVJIT_API convjit_status convjit_emu_last_launch_stats(convjit_context *ctx, c
 
 CONVJIT_API convjit_status convjit_emu_record_launches(convjit_context *ctx, int on) {
   cj_error_clear();
-  CJ_TRY(need_emu(ctx, "convjit_emu_record_launches"));
+  CJ_TRY(cj_need_emu(ctx, "convjit_emu_record_launches"));
   return cj_device_emu_record_launches(ctx->dev, on);
 }
 
 CONVJIT_API convjit_status convjit_emu_recorded_stats(convjit_context *ctx, convjit_emu_stats *stats, size_t max,
                                                       size_t *count) {
   cj_error_clear();
-  CJ_TRY(need_emu(ctx, "convjit_emu_recorded_stats"));
+  CJ_TRY(cj_need_emu(ctx, "convjit_emu_recorded_stats"));
   CJ_CHECK(count, CONVJIT_ERR_INVALID_ARG, "count = NULL");
   CJ_CHECK(max == 0 || stats, CONVJIT_ERR_INVALID_ARG, "stats = NULL with max = %zu", max);
   size_t n = 0;

@@ -146,6 +146,8 @@ convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, c
 convjit_status cj_ctx_register(convjit_context *ctx);
 void cj_ctx_release(convjit_context *ctx);
 int cj_ctx_alive(cj_ctx_ref r);
+/* api_emu.c: OK for an emulator context; UNSUPPORTED naming fn and the device otherwise. */
+convjit_status cj_need_emu(convjit_context *ctx, const char *fn);
 /* INVALID_ARG unless the plan's context is alive (every plan entry point
  * that reaches the context or its kernels checks this first). */
 convjit_status cj_plan_check_ctx(const convjit_plan *p);

@@ -237,12 +237,17 @@ static const struct { const char *text; cj_arg_kind kind; } cj_arg_kinds[] = {
   {"hidden_global_offset_y", CJ_ARG_HIDDEN_GLOBAL_OFFSET_Y},
   {"hidden_global_offset_z", CJ_ARG_HIDDEN_GLOBAL_OFFSET_Z},
   {"hidden_grid_dims", CJ_ARG_HIDDEN_GRID_DIMS},
+  {"hidden_dynamic_lds_size", CJ_ARG_HIDDEN_DYNAMIC_LDS_SIZE},
 };
 
 static cj_arg_kind cj_arg_kind_of(const char *vk) {
   for (size_t i = 0; i < sizeof cj_arg_kinds / sizeof cj_arg_kinds[0]; i++)
     if (strcmp(vk, cj_arg_kinds[i].text) == 0) return cj_arg_kinds[i].kind;
   return strncmp(vk, "hidden_", 7) == 0 ? CJ_ARG_HIDDEN_OTHER : CJ_ARG_OTHER;
+}
+
+int cj_kernel_arg_is_explicit(const cj_kernel_arg *a) {
+  return a->kind == CJ_ARG_BY_VALUE || a->kind == CJ_ARG_GLOBAL_BUFFER || a->kind == CJ_ARG_OTHER;
 }
 
 static convjit_status cj_read_args(const msgpack_object *km, cj_kernel_info *k) {

@@ -17,6 +17,7 @@ typedef enum {
   CJ_ARG_HIDDEN_REMAINDER_X, CJ_ARG_HIDDEN_REMAINDER_Y, CJ_ARG_HIDDEN_REMAINDER_Z,
   CJ_ARG_HIDDEN_GLOBAL_OFFSET_X, CJ_ARG_HIDDEN_GLOBAL_OFFSET_Y, CJ_ARG_HIDDEN_GLOBAL_OFFSET_Z,
   CJ_ARG_HIDDEN_GRID_DIMS,
+  CJ_ARG_HIDDEN_DYNAMIC_LDS_SIZE, /* the launch's dynamic LDS bytes (hipModuleLaunchKernel sharedMemBytes) */
   CJ_ARG_HIDDEN_OTHER /* any other hidden_*: zero-filled by launchers */
 } cj_arg_kind;
 
@@ -59,6 +60,12 @@ typedef struct cj_codeobj {
   uint64_t text_vaddr;
   cj_blob text;
 } cj_codeobj;
+
+/* 1 for an argument the caller gives (global_buffer, by_value and any other
+ * non-hidden value kind); 0 for hidden_* ones, which the launcher fills.
+ * The one rule every packer (plans, convjit_emu_launch, the emulator's
+ * kernarg segment) uses. */
+int cj_kernel_arg_is_explicit(const cj_kernel_arg *a);
 
 convjit_status cj_codeobj_parse(const void *elf, size_t size, cj_codeobj **out);
 void cj_codeobj_destroy(cj_codeobj *co); /* NULL-safe */

@@ -64,17 +64,24 @@ static convjit_status e_kernel_get(cj_device *d, void *mod, const char *name, vo
   return CONVJIT_OK;
 }
 
-static convjit_status e_launch(cj_device *d, void *kern, const uint32_t grid[3], const uint32_t block[3],
-                               const void *kernargs, size_t kernarg_size, void *stream) {
-  (void)stream;
+convjit_status cj_device_emu_launch(cj_device *d, const emu_kernel *kern, const uint32_t grid[3],
+                                    const uint32_t block[3], const void *kernargs, size_t kernarg_size,
+                                    uint32_t dyn_lds_bytes, int hazard) {
   emu_dev *e = dev_of(d);
+  CJ_CHECK(e, CONVJIT_ERR_INVALID_ARG, "cj_device_emu_launch: not an emulator device");
   CJ_CHECK(kern, CONVJIT_ERR_INVALID_ARG, "emu device: launch of a NULL kernel");
   emu_stats st;
   pthread_mutex_lock(&e->mu);
-  int have_opts = e->have_opts;
-  emu_launch_opts opts = e->opts;
+  emu_launch_opts opts = e->opts; /* the subset of convjit_emu_set_workgroups, when set */
+  if (!e->have_opts) {
+    memset(&opts, 0, sizeof opts);
+    opts.size = sizeof opts;
+    opts.hazard = -1;
+  }
   pthread_mutex_unlock(&e->mu);
-  CJ_TRY(emu_launch(kern, grid, block, kernargs, kernarg_size, have_opts ? &opts : NULL, &st));
+  if (hazard >= 0) opts.hazard = hazard;
+  opts.dyn_lds_bytes = dyn_lds_bytes;
+  CJ_TRY(emu_launch(kern, grid, block, kernargs, kernarg_size, &opts, &st));
   convjit_status rc = CONVJIT_OK;
   pthread_mutex_lock(&e->mu);
   emu_stats_free(&e->last);
@@ -100,6 +107,12 @@ static convjit_status e_launch(cj_device *d, void *kern, const uint32_t grid[3],
   }
   pthread_mutex_unlock(&e->mu);
   return rc;
+}
+
+static convjit_status e_launch(cj_device *d, void *kern, const uint32_t grid[3], const uint32_t block[3],
+                               const void *kernargs, size_t kernarg_size, void *stream) {
+  (void)stream;
+  return cj_device_emu_launch(d, kern, grid, block, kernargs, kernarg_size, 0, -1);
 }
 
 static convjit_status e_alloc(cj_device *d, size_t bytes, void **dptr) {
