@@ -215,8 +215,11 @@ def test_listing():
 
 def test_isa():
     so, _ = run(["--isa"])
-    lines = [l.split() for l in so.splitlines() if l.strip()]
+    # "mnemonic class" lines, and one "# N mnemonics ..." comment counting them
+    lines = [l.split() for l in so.splitlines() if l.strip() and not l.startswith("#")]
     check(len(lines) > 100 and all(len(l) == 2 for l in lines), "--isa: not 'mnemonic class' lines:\n" + so[:500])
+    counts = re.findall(r"^# (\d+) mnemonics", so, re.M)
+    check(counts == [str(len(lines))], "--isa: the count %s is not the %d lines" % (counts, len(lines)))
     names = {l[0] for l in lines}
     for m in ("s_endpgm", "v_mfma_f32_16x16x16_bf16", "global_load_dword", "ds_read_b32", "s_barrier"):
         check(m in names, "--isa lacks " + m)
@@ -251,7 +254,7 @@ def test_bad_inputs():
                  [("out", "zeros:176"), ("i32", "1"), ("i64", "2"), ("f32", "3.0f"), ("f64", "4.0"),
                   ("i16", "5"), ("i8", "256")]), "'i8'")
     fails(launch(co("unsupported", "gfx950"), "unsupported", (1, 1, 1), (64, 1, 1), [("go", "1")]),
-          "v_mfma_f64_16x16x4_f64", "lane")
+          "v_mfma_f64_16x16x4_f64", "wave 0")  # a whole-wave stop: no lane to name
     run(launch(co("unsupported", "gfx950"), "unsupported", (1, 1, 1), (64, 1, 1), [("go", "0")]))
     # --json on failure: one object with ok false, still exit 2
     p = subprocess.run([EMU] + launch(s942, "nope", g, b, good, extra=["--json"]), capture_output=True, text=True)
