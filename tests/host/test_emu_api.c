@@ -93,7 +93,6 @@ static convjit_emu_stats last_stats(convjit_context *c) {
   return s;
 }
 
-static void *dbuf(convjit_context *c, const void *host, size_t bytes) { return api_upload(c, host, bytes); }
 static void d2h(convjit_context *c, void *dst, const void *src, size_t bytes) {
   OK(convjit_memcpy_d2h(c, dst, src, bytes, NULL));
 }
@@ -120,7 +119,7 @@ static void saxpy_run(convjit_context *c, const convjit_emu_module *m, int k, ui
   saxpy_io *d = malloc(sizeof *d);
   assert_non_null(d);
   saxpy_data(d, grid * 131 + block);
-  void *x = dbuf(c, d->x, sizeof d->x), *y = dbuf(c, d->y, sizeof d->y);
+  void *x = api_upload(c, d->x, sizeof d->x), *y = api_upload(c, d->y, sizeof d->y);
   convjit_emu_arg a[4] = {aptr("x", x), aptr("y", y), aflt("a", CONVJIT_EMU_ARG_F32, 1.5),
                           aint("#3", CONVJIT_EMU_ARG_I32, SAXPY_N)}; /* n by its explicit index */
   convjit_emu_launch_options o = lopts(grid, 1, 1, block, 1, 1, 0);
@@ -197,7 +196,7 @@ static void t_saxpy_workgroup_subset(void **st) {
   saxpy_io *d = malloc(sizeof *d);
   assert_non_null(d);
   saxpy_data(d, 7);
-  void *x = dbuf(c, d->x, sizeof d->x), *y = dbuf(c, d->y, sizeof d->y);
+  void *x = api_upload(c, d->x, sizeof d->x), *y = api_upload(c, d->y, sizeof d->y);
   const uint64_t one[1] = {1};
   OK(convjit_emu_set_workgroups(c, one, 1));
   convjit_emu_arg a[4] = {aptr("x", x), aptr("y", y), aflt("a", CONVJIT_EMU_ARG_F32, 1.5),
@@ -228,7 +227,7 @@ static void t_args(void **st) {
     int k = find(m, "args");
     uint8_t ones[176];
     memset(ones, 0xa5, sizeof ones);
-    void *out = dbuf(c, ones, sizeof ones);
+    void *out = api_upload(c, ones, sizeof ones);
     const uint8_t f64raw[8] = {0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f}; /* 0.1 as a double */
     for (int variant = 0; variant < 2; variant++) {
       convjit_emu_arg a[7] = {
@@ -299,7 +298,7 @@ static void lds_reduce_run(convjit_context *c, const convjit_emu_module *m, cons
     x[i] = lcg(&seed);
     want[i / 256] += x[i]; /* mod 2^32, as the kernel's v_add_u32 */
   }
-  void *dx = dbuf(c, x, sizeof x), *dout = dbuf(c, NULL, sizeof got);
+  void *dx = api_upload(c, x, sizeof x), *dout = api_upload(c, NULL, sizeof got);
   convjit_emu_arg a[2] = {aptr("x", dx), aptr("out", dout)};
   convjit_emu_launch_options o = lopts(G, 1, 1, 256, 1, 1, lds);
   OK(convjit_emu_launch(m, find(m, name), &o, a, 2));
@@ -360,7 +359,8 @@ static void t_mfma(void **st) {
         for (int k = 0; k < 16; k++) s += (double)af[i * 16 + k] * bf[j * 16 + k]; /* bt is N x K */
         want[i * 16 + j] = (float)s;
       }
-    void *da = dbuf(c, a16, sizeof a16), *db = dbuf(c, b16, sizeof b16), *dd = dbuf(c, NULL, sizeof got);
+    void *da = api_upload(c, a16, sizeof a16), *db = api_upload(c, b16, sizeof b16);
+    void *dd = api_upload(c, NULL, sizeof got);
     convjit_emu_arg a[3] = {aptr("a", da), aptr("bt", db), aptr("d", dd)};
     convjit_emu_launch_options o = lopts(1, 1, 1, 64, 1, 1, 0);
     OK(convjit_emu_launch(m, find(m, "mfma"), &o, a, 3));
@@ -547,7 +547,7 @@ static void t_bad_arguments(void **st) {
   (void)st;
   convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx942");
   convjit_emu_module *m = load(c, "saxpy", "gfx942");
-  void *x = dbuf(c, NULL, SAXPY_N * 4), *y = dbuf(c, NULL, SAXPY_N * 4);
+  void *x = api_upload(c, NULL, SAXPY_N * 4), *y = api_upload(c, NULL, SAXPY_N * 4);
   convjit_emu_launch_options o = lopts(4, 1, 1, 256, 1, 1, 0);
   const convjit_status IA = CONVJIT_ERR_INVALID_ARG;
   const convjit_emu_arg X = aptr("x", x), Y = aptr("y", y), A = aflt("a", CONVJIT_EMU_ARG_F32, 1.0),
@@ -579,13 +579,13 @@ static void t_bad_arguments(void **st) {
   {
     float host[4];
     SAXPY_BAD(IA, "argument 'x'", "allocation", aptr("x", host), Y, A, N);
-    void *gone = dbuf(c, NULL, 64);
+    void *gone = api_upload(c, NULL, 64);
     OK(convjit_free(c, gone));
     SAXPY_BAD(IA, "argument 'y'", "allocation", X, aptr("y", gone), A, N);
   }
   /* a buffer too small for n: the emulator stops at the first bad lane */
   {
-    void *small = dbuf(c, NULL, 64 * 4);
+    void *small = api_upload(c, NULL, 64 * 4);
     SAXPY_BAD(CONVJIT_ERR_EMULATION, "outside every allocation", "lane", X, aptr("y", small), A, N);
     OK(convjit_free(c, small));
   }
@@ -620,7 +620,7 @@ static void t_bad_argument_sizes(void **st) {
   (void)st;
   convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_emu_module *m = load(c, "args", "gfx950");
-  void *out = dbuf(c, NULL, 176);
+  void *out = api_upload(c, NULL, 176);
   convjit_emu_launch_options o = lopts(1, 1, 1, 64, 1, 1, 0);
   convjit_emu_arg a[7] = {aptr("out", out), aint("i32", CONVJIT_EMU_ARG_I32, 1), aint("i64", CONVJIT_EMU_ARG_I64, 2),
                           aflt("f32", CONVJIT_EMU_ARG_F32, 3), aflt("f64", CONVJIT_EMU_ARG_F64, 4),
@@ -665,7 +665,7 @@ static void t_bad_lds(void **st) {
     convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, arches[ai]);
     convjit_emu_module *m = load(c, "lds_reduce", arches[ai]);
     uint32_t x[256] = {0}, out[1];
-    void *dx = dbuf(c, x, sizeof x), *dout = dbuf(c, NULL, sizeof out);
+    void *dx = api_upload(c, x, sizeof x), *dout = api_upload(c, NULL, sizeof out);
     convjit_emu_arg a[2] = {aptr("x", dx), aptr("out", dout)};
     convjit_emu_kernel_info ki = kinfo(m, 1);
     convjit_emu_launch_options o = lopts(1, 1, 1, 256, 1, 1, ki.max_lds_bytes - 1024);
