@@ -302,7 +302,8 @@ static int make_arg(const emu_args *a, convjit_context *ctx, convjit_emu_module 
   }
   char *end = NULL;
   errno = 0;
-  long long iv = strtoll(v, &end, 0);
+  const char *digits = v + (v[0] == '-');
+  long long iv = strtoll(v, &end, digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10);
   if (*v && end && !*end && errno == 0) {
     convjit_emu_arg_info ai;
     int j = find_arg(mod, k, nargs, name, &ai);

@@ -317,9 +317,8 @@ static convjit_status pack_one(emu_mem *mem, const cj_kernel_info *ki, const cj_
   }
 }
 
-static convjit_status check_launch_opts(const cj_kernel_info *ki, const emu_kernel *k, const cj_arch *arch,
+static convjit_status check_launch_opts(const cj_kernel_info *ki, const cj_arch *arch,
                                         const convjit_emu_launch_options *o) {
-  (void)k;
   CJ_CHECK(o, CONVJIT_ERR_INVALID_ARG, "opts = NULL: grid and block are required");
   CJ_CHECK(o->struct_size == sizeof *o, CONVJIT_ERR_VERSION, "opts.struct_size = %zu: expected %zu", o->struct_size,
            sizeof *o);
@@ -370,7 +369,7 @@ CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int
   const cj_kernel_info *ki;
   const emu_kernel *k;
   CJ_TRY(kernel_at(mod, index, &ki, &k));
-  CJ_TRY(check_launch_opts(ki, k, mod->ctx->arch, opts));
+  CJ_TRY(check_launch_opts(ki, mod->ctx->arch, opts));
   CJ_CHECK(nargs == 0 || args, CONVJIT_ERR_INVALID_ARG, "args = NULL with nargs = %zu", nargs);
   emu_mem *mem = emu_ctx_mem(cj_device_emu_ctx(mod->ctx->dev));
   uint32_t explicit_end = 0;
