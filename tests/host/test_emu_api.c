@@ -587,6 +587,8 @@ static void t_bad_arguments(void **st) {
   {
     void *small = api_upload(c, NULL, 64 * 4);
     SAXPY_BAD(CONVJIT_ERR_EMULATION, "outside every allocation", "lane", X, aptr("y", small), A, N);
+    if (!strstr(convjit_last_error(), "argument 'y'")) /* the same text names the buffer run past */
+      fail_msg("too small a buffer: \"%s\" does not name argument 'y'", convjit_last_error());
     OK(convjit_free(c, small));
   }
   /* launch fields */

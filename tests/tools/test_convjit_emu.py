@@ -244,7 +244,8 @@ def test_bad_inputs():
     fails(launch(s942, "saxpy", g, b, [("x", "42")] + good[1:]), "'x'", "global_buffer")
     fails(launch(s942, "saxpy", g, b, good + [("zz", "1")]), "'zz'")
     fails(launch(s942, "saxpy", g, b, good[:3] + [("n", "4294967296")]), "'n'")
-    fails(launch(s942, "saxpy", g, b, [good[0], ("y", "zeros:256")] + good[2:]), "outside every allocation", "lane")
+    fails(launch(s942, "saxpy", g, b, [good[0], ("y", "zeros:256")] + good[2:]), "outside every allocation", "lane",
+          "argument 'y'")
     fails(launch(s942, "saxpy", g, b, [("x", "@" + path("missing.bin"))] + good[1:]), "missing.bin")
     fails(launch(s942, "saxpy", (0, 1, 1), b, good), "grid")
     fails(launch(s942, "saxpy", g, (2048, 1, 1), good), "block")
