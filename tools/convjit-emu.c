@@ -49,8 +49,8 @@ static void usage(FILE *f) {
           "       convjit-emu CODE_OBJECT --kernel NAME --grid X,Y,Z --block X,Y,Z [--lds BYTES]\n"
           "                   --arg NAME=VALUE ... [--out NAME=FILE ...] [--stats] [--hazards on|off]\n"
           "                   [--arch gfx942|gfx950] [--json]\n"
-          "  --grid     WORKGROUPS per dimension (hipModuleLaunchKernel's gridDim)\n"
-          "  --block    threads per workgroup\n"
+          "  --grid     WORKGROUPS per dimension (hipModuleLaunchKernel's gridDim); X, X,Y or X,Y,Z\n"
+          "  --block    threads per workgroup; X, X,Y or X,Y,Z (missing ones are 1)\n"
           "  --lds      dynamic LDS bytes after the kernel's static LDS (sharedMemBytes; default 0)\n"
           "  --arg      NAME=@FILE      a buffer holding FILE's bytes\n"
           "             NAME=zeros:N    a zeroed buffer of N bytes\n"
@@ -91,8 +91,10 @@ static int parse_args(int argc, char **argv, emu_args *a) {
       takes = 0;
     } else if (!v) {
       return cli_fail(o, "", "needs a value");
-    } else if (!strcmp(o, "--kernel")) a->kernel = v;
-    else if (!strcmp(o, "--arch")) a->arch = v;
+    } else if (!strcmp(o, "--kernel")) {
+      if (a->kernel) return cli_fail(o, v, "given twice (one kernel per run)");
+      a->kernel = v;
+    } else if (!strcmp(o, "--arch")) a->arch = v;
     else if (!strcmp(o, "--grid")) { if (parse_dim3(o, v, a->grid)) return -1; a->have_grid = 1; }
     else if (!strcmp(o, "--block")) { if (parse_dim3(o, v, a->block)) return -1; a->have_block = 1; }
     else if (!strcmp(o, "--lds")) {
@@ -120,6 +122,16 @@ static int parse_args(int argc, char **argv, emu_args *a) {
   if (run && !a->kernel) return cli_fail("--kernel", "", "missing: which kernel to run");
   if (run && !a->have_grid) return cli_fail("--grid", "", "missing: workgroups per dimension");
   if (run && !a->have_block) return cli_fail("--block", "", "missing: threads per workgroup");
+  for (int i = 0; i < a->nouts; i++) { /* each --out names a buffer an --arg makes */
+    const char *o = a->argv_out[i], *eq = strchr(o, '=');
+    int found = 0;
+    for (int j = 0; j < a->nargs && !found; j++) {
+      const char *g = a->argv_arg[j], *ge = strchr(g, '=');
+      found = ge - g == eq - o && !strncmp(g, o, (size_t)(eq - o)) && (ge[1] == '@' || !strncmp(ge + 1, "zeros:", 6));
+    }
+    if (!found) return cli_fail("--out", o, "no --arg gives a buffer (@FILE or zeros:BYTES) of that name");
+    if (!eq[1]) return cli_fail("--out", o, "expected NAME=FILE");
+  }
   return 0;
 }
 

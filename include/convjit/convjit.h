@@ -542,15 +542,16 @@ CONVJIT_API convjit_status convjit_emu_recorded_stats(convjit_context *ctx, conv
  * instruction subset and what is (not) modelled. */
 typedef struct convjit_emu_module convjit_emu_module;
 
+/* The arch a code object is for, without loading it: "gfx942" / "gfx950"
+ * into arch (cap bytes incl. the NUL). INVALID_ARG for a malformed object,
+ * UNSUPPORTED naming its target for another AMDGPU arch. */
+CONVJIT_API convjit_status convjit_emu_code_object_arch(const void *code_object, size_t bytes, char *arch, size_t cap);
+
 /* Parses the ELF and its metadata and decodes the whole .text (nothing of
  * code_object is kept). INVALID_ARG, naming what is wrong: not an ELF, not
  * an AMDGPU code object, another arch than the context's, malformed
  * metadata. The module may be unloaded before or after its context; using
  * it after the context is destroyed is INVALID_ARG. */
-/* The arch a code object is for, without loading it: "gfx942" / "gfx950"
- * into arch (cap bytes incl. the NUL). INVALID_ARG for a malformed object,
- * UNSUPPORTED naming its target for another AMDGPU arch. */
-CONVJIT_API convjit_status convjit_emu_code_object_arch(const void *code_object, size_t bytes, char *arch, size_t cap);
 CONVJIT_API convjit_status convjit_emu_module_load(convjit_context *ctx, const void *code_object, size_t bytes,
                                                    convjit_emu_module **mod);
 CONVJIT_API void convjit_emu_module_unload(convjit_emu_module *mod); /* NULL-safe */
@@ -649,7 +650,8 @@ static inline convjit_emu_launch_options convjit_emu_launch_options_default(void
  * or size, value out of range, pointer outside every allocation) or the
  * launch field (grid, block, LDS over the arch's limit). EMULATION names
  * the instruction, its offset, the workgroup, wave and lane (bad access,
- * hazard, an instruction outside the subset). Statistics:
+ * hazard, an instruction outside the subset; the lane where one lane's
+ * address is at fault). Statistics:
  * convjit_emu_last_launch_stats. The workgroup subset of
  * convjit_emu_set_workgroups applies. */
 CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int index,

@@ -383,7 +383,10 @@ CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int
     uint32_t a = 0;
     st = resolve_arg(ki, args[j].name, &a);
     if (st == CONVJIT_OK && given[a])
-      st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s' of kernel %s is given twice", args[j].name, ki->name);
+      st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s'%s%s%s of kernel %s is given twice", args[j].name,
+                  strcmp(args[j].name, ki->args[a].name) && ki->args[a].name[0] ? " (" : "",
+                  strcmp(args[j].name, ki->args[a].name) ? ki->args[a].name : "",
+                  strcmp(args[j].name, ki->args[a].name) && ki->args[a].name[0] ? ")" : "", ki->name);
     if (st == CONVJIT_OK) st = pack_one(mem, ki, &ki->args[a], &args[j], ka);
     if (st == CONVJIT_OK) given[a] = 1;
   }

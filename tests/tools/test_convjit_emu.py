@@ -250,6 +250,9 @@ def test_bad_inputs():
     fails(launch(s942, "saxpy", (0, 1, 1), b, good), "grid")
     fails(launch(s942, "saxpy", g, (2048, 1, 1), good), "block")
     fails(launch(s942, "saxpy", g, b, good, extra=["--bogus"]), "--bogus")
+    fails(launch(s942, "saxpy", g, b, good, extra=["--out", "zz=" + path("zz.bin")]), "zz", "no --arg gives a buffer")
+    fails(launch(s942, "saxpy", g, b, good, extra=["--kernel", "saxpy"]), "--kernel", "given twice")
+    fails(launch(s942, "saxpy", g, b, good + [("#0", "@" + xp)]), "'#0' (x)", "given twice")
     fails(launch(s942, "saxpy", g, b, good, extra=["--hazards", "maybe"]), "hazards")
     fails(launch(co("args", "gfx942"), "args", (1, 1, 1), (64, 1, 1),
                  [("out", "zeros:176"), ("i32", "1"), ("i64", "2"), ("f32", "3.0f"), ("f64", "4.0"),
