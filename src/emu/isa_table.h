@@ -351,6 +351,20 @@ X("v_mfma_f32_16x16x16_bf16", V_MFMA_F32_16X16X16_BF16, EMU_CLASS_MFMA, 1, emu_x
 X("v_mfma_f32_16x16x32_bf16", V_MFMA_F32_16X16X32_BF16, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
 X("v_mfma_f32_16x16x32_fp8_fp8", V_MFMA_F32_16X16X32_FP8_FP8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
 X("v_mfma_f32_16x16x128_f8f6f4", V_MFMA_F32_16X16X128_F8F6F4, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_16x16x16_f16", V_MFMA_F32_16X16X16_F16, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x8_f16", V_MFMA_F32_32X32X8_F16, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x8_bf16", V_MFMA_F32_32X32X8_BF16, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_16x16x32_fp8_bf8", V_MFMA_F32_16X16X32_FP8_BF8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_16x16x32_bf8_fp8", V_MFMA_F32_16X16X32_BF8_FP8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_16x16x32_bf8_bf8", V_MFMA_F32_16X16X32_BF8_BF8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x16_fp8_fp8", V_MFMA_F32_32X32X16_FP8_FP8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x16_fp8_bf8", V_MFMA_F32_32X32X16_FP8_BF8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x16_bf8_fp8", V_MFMA_F32_32X32X16_BF8_FP8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x16_bf8_bf8", V_MFMA_F32_32X32X16_BF8_BF8, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_16x16x32_f16", V_MFMA_F32_16X16X32_F16, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x16_f16", V_MFMA_F32_32X32X16_F16, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x16_bf16", V_MFMA_F32_32X32X16_BF16, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
+X("v_mfma_f32_32x32x64_f8f6f4", V_MFMA_F32_32X32X64_F8F6F4, EMU_CLASS_MFMA, 1, emu_x_mfma, 0, 0)
 
 /* ---- memory (exec_mem.c, emu-mem adds its rows below this line) ---------- */
 /* scalar loads (exec_mem.c) */

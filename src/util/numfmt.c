@@ -1,4 +1,4 @@
-/* bf16 and fp8 conversions (contract in numfmt.h).
+/* bf16, f16 and fp8 conversions (contract in numfmt.h).
  *
  * Decoding builds the f32 bit pattern directly from the fields; encoding
  * rounds the exact f32 significand with integer arithmetic. One parameter
@@ -62,6 +62,18 @@ void cj_bf16_to_f32_array(const uint16_t *in, float *out, size_t n) {
 
 void cj_f32_to_bf16_array(const float *in, uint16_t *out, size_t n) {
   for (size_t i = 0; i < n; i++) out[i] = cj_f32_to_bf16_rne(in[i]);
+}
+
+/* ---- f16 ------------------------------------------------------------------ */
+
+/* binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. */
+float cj_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0x1F) return f32_from_bits(sign | 0x7F800000u | (m << 13)); /* inf, NaN */
+  if (e != 0) return f32_from_bits(sign | ((e - 15 + 127) << 23) | (m << 13));
+  /* zero or subnormal m * 2^-24: exact (an integer below 2^10 times a power of two) */
+  float v = ldexpf((float)m, -24);
+  return sign ? -v : v;
 }
 
 /* ---- fp8 ------------------------------------------------------------------ */

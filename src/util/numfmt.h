@@ -1,8 +1,12 @@
-/* Number formats of the GPU side: bf16 and the four 8-bit float formats.
+/* Number formats of the GPU side: bf16, f16 (decode only) and the four 8-bit
+ * float formats.
  *
  * Contract:
  * - bf16 -> f32 is exact. f32 -> bf16 rounds to nearest, ties to even (RNE);
  *   a NaN stays a NaN and is made quiet (mantissa bit 6 set), sign kept.
+ * - f16 (IEEE binary16) -> f32 is exact: subnormals become f32 normals,
+ *   +-inf stay +-inf, a NaN stays a NaN with its sign and payload (shifted
+ *   into the top of the f32 mantissa, so a quiet NaN stays quiet).
  * - fp8 decode is exact for every one of the 256 codes of each format.
  * - fp8 encode is RNE on the exact value (no double rounding), computed with
  *   integer arithmetic, so it does not depend on the FPU rounding mode.
@@ -37,6 +41,9 @@ typedef enum {
 /* bf16 */
 float cj_bf16_to_f32(uint16_t h);
 uint16_t cj_f32_to_bf16_rne(float f);
+
+/* f16 (MFMA f16 operands) */
+float cj_f16_to_f32(uint16_t h);
 
 /* fp8. cj_fp8_to_f32 of an invalid format returns NaN; cj_f32_to_fp8_rne of
  * an invalid format returns 0. */

@@ -1,4 +1,4 @@
-/* numfmt: bf16 and fp8 conversions against expectations derived here, by
+/* numfmt: bf16, f16 and fp8 conversions against expectations derived here, by
  * other means than the library uses (double-precision ldexp of the fields,
  * brute-force nearest-code search, hand-checked anchors). */
 #include <math.h>
@@ -293,6 +293,38 @@ static void test_bf16(void **state) {
   assert_true(out[0] == 1.0f && out[1] == -0.5f && out[2] == 3.0f);
 }
 
+/* f16 decode: hand-checked codes, then properties that do not restate the
+ * decoder (positive codes increase strictly up to inf; a negative code is
+ * the exact negation of its positive twin). */
+static void test_f16_decode(void **state) {
+  (void)state;
+  assert_true(cj_f16_to_f32(0x3C00) == 1.0f);
+  assert_true(cj_f16_to_f32(0xC000) == -2.0f);
+  assert_true(cj_f16_to_f32(0x3555) == 0.333251953125f); /* 1 + 0x155/1024 = 1365/1024, times 2^-2 */
+  assert_true(cj_f16_to_f32(0x0001) == 0x1p-24f);         /* smallest subnormal */
+  assert_true(cj_f16_to_f32(0x03FF) == 1023 * 0x1p-24f);  /* largest subnormal */
+  assert_true(cj_f16_to_f32(0x0400) == 0x1p-14f);         /* smallest normal */
+  assert_true(cj_f16_to_f32(0x7BFF) == 65504.0f);         /* largest finite: (2 - 2^-10) * 2^15 */
+  assert_true(cj_f16_to_f32(0x7C00) == INFINITY);
+  assert_true(cj_f16_to_f32(0xFC00) == -INFINITY);
+  float nz = cj_f16_to_f32(0x8000);
+  assert_true(nz == 0.0f && signbit(nz));
+  assert_true(isnan(cj_f16_to_f32(0x7E00)));
+  assert_true(isnan(cj_f16_to_f32(0xFD01)));
+  float qn = cj_f16_to_f32(0x7E00);
+  uint32_t qb;
+  memcpy(&qb, &qn, 4);
+  assert_int_equal(qb, 0x7FC00000u); /* the quiet bit stays the top mantissa bit */
+  float prev = -1.0f;
+  for (uint32_t h = 0; h <= 0x7C00; h++) {
+    float v = cj_f16_to_f32((uint16_t)h);
+    if (!(v > prev)) fail_msg("f16 0x%04x = %g not above 0x%04x = %g", h, v, h - 1, prev);
+    if (cj_f16_to_f32((uint16_t)(h | 0x8000)) != -v) fail_msg("f16 0x%04x is not -(0x%04x)", h | 0x8000, h);
+    prev = v;
+  }
+  for (uint32_t h = 0x7C01; h <= 0x7FFF; h++) assert_true(isnan(cj_f16_to_f32((uint16_t)h)));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fp8_decode_all_codes),
@@ -304,6 +336,7 @@ int main(void) {
     cmocka_unit_test(test_fp8_overflow_and_saturation),
     cmocka_unit_test(test_fp8_arrays),
     cmocka_unit_test(test_bf16),
+    cmocka_unit_test(test_f16_decode),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
