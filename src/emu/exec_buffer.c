@@ -82,8 +82,9 @@ static convjit_status buffer_lds(emu_wave *w, const emu_inst *in, const emu_memo
     if (emu_mem_is_misaligned(la, 4))
       return emu_mem_misaligned(w, in, EMU_ALIGN_LDS_DMA, "LDS DMA destination", la, 4, l);
     if (la + mo->bytes > w->wg->lds_size)
-      return emu_fail(w, in, "LDS DMA destination 0x%llx + %u (lane %u, M0 = 0x%x) is past the workgroup's %u LDS bytes",
-                      (unsigned long long)la, mo->bytes, l, w->m0, w->wg->lds_size);
+      return emu_fail(w, in, "LDS DMA destination 0x%llx + %u (lane %u, M0 = 0x%x) is past the workgroup's %u LDS bytes "
+                      "(static %u + dynamic %u)", (unsigned long long)la, mo->bytes, l, w->m0, w->wg->lds_size,
+                      w->wg->L->k->lds_bytes, w->wg->L->dyn_lds_bytes);
     lane_addr a = buffer_lane(w, in, v, vaddr, soff, l, nelem, mo->elem, 0);
     if (a.ok && emu_mem_is_misaligned(a.addr, need))
       return emu_mem_misaligned(w, in, EMU_ALIGN_VMEM, "buffer load to LDS", a.addr, need, l);

@@ -15,8 +15,9 @@
 
 static convjit_status lds_check(emu_wave *w, const emu_inst *in, uint64_t a, unsigned n, unsigned lane) {
   if (a + n > w->wg->lds_size)
-    return emu_fail(w, in, "LDS access of %u bytes at 0x%llx (lane %u) is past the workgroup's %u LDS bytes", n,
-                    (unsigned long long)a, lane, w->wg->lds_size);
+    return emu_fail(w, in, "LDS access of %u bytes at 0x%llx (lane %u) is past the workgroup's %u LDS bytes "
+                    "(static %u + dynamic %u)", n, (unsigned long long)a, lane, w->wg->lds_size, w->wg->L->k->lds_bytes,
+                    w->wg->L->dyn_lds_bytes);
   return CONVJIT_OK;
 }
 

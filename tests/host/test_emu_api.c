@@ -678,6 +678,7 @@ static void t_bad_lds(void **st) {
     EXPECT(convjit_emu_launch(m, 0, &o, a, 2), CONVJIT_ERR_INVALID_ARG, "LDS");
     o.dynamic_lds_bytes = 0;
     EXPECT2(convjit_emu_launch(m, 0, &o, a, 2), CONVJIT_ERR_EMULATION, "ds_write_b32", "lane");
+    assert_non_null(strstr(convjit_last_error(), "(static 0 + dynamic 0)")); /* says where LDS comes from */
     o.block[0] = 512; /* over lds_reduce's max_flat_workgroup_size 256 */
     o.dynamic_lds_bytes = 1024;
     EXPECT2(convjit_emu_launch(m, 0, &o, a, 2), CONVJIT_ERR_INVALID_ARG, "block", "256");
