@@ -1,6 +1,7 @@
 /* exec_valu.c — the vector ALU: integer/bit ops, 64-bit ops, carry chains,
- * f32 arithmetic, compares (VCC/EXEC), lane ops and AGPR moves. Operand
- * access is wave.c's; MFMA is exec_mfma.c's.
+ * f32 arithmetic (with the f32 division macro's scale/fmas/fixup), compares
+ * (VCC/EXEC), lane ops and AGPR moves. Operand access is wave.c's; MFMA is
+ * exec_mfma.c's.
  *
  * Rules applied to every VALU instruction here:
  *  - only lanes in EXEC are written;
@@ -516,6 +517,115 @@ convjit_status emu_x_vpk_f32(emu_wave *w, const emu_inst *in) {
   }
   emu_vwrite_exec(w, &in->o[0], 0, lo);
   emu_vwrite_exec(w, &in->o[0], 1, hi);
+  return CONVJIT_OK;
+}
+
+/* ---- f32 division macro: v_div_scale / v_div_fmas / v_div_fixup -------------------------
+ * The ISA guides' pseudocode (CDNA3 "AMD Instinct MI300" ISA, RDNA3), with
+ * the readings docs/emulator.md argues for where the text is not usable as
+ * printed. S0 = value to scale (or quotient), S1 = denominator, S2 = numerator. */
+static unsigned f32_expf(uint32_t b) { return (b >> 23) & 0xffu; }
+static int f32_is_denorm(uint32_t b) { return (b & 0x7f800000u) == 0 && (b & 0x007fffffu) != 0; }
+
+/* v_div_scale_f32 for one lane; *vcc gets the post-scale flag. */
+static uint32_t div_scale1(uint32_t s0, uint32_t s1, uint32_t s2, int *vcc) {
+  float a = f(s0), den = f(s1), num = f(s2);
+  int d = (int)f32_expf(s2) - (int)f32_expf(s1);
+  *vcc = 0;
+  if (num == 0.0f || den == 0.0f) return 0x7fc00000u;        /* NaN; v_div_fixup decides */
+  if (d >= 96) {                                             /* quotient near overflow */
+    *vcc = 1;
+    return a == den ? u(ldexpf(a, 64)) : s0;                 /* scale the denominator only */
+  }
+  if (f32_is_denorm(s1)) return u(ldexpf(a, 64));            /* both operands */
+  /* "1.0 / S1 == DENORM" read in f32 (the f64 cast in the guides' text would
+   * make these two branches dead), and the denominator-only scale of the
+   * first one taken as 2^-64 (2^+64 overflows any |S1| > 2^126 that gets here) */
+  int rcp_dn = f32_is_denorm(u(1.0f / den)), q_dn = f32_is_denorm(u(num / den));
+  if (rcp_dn && q_dn) {
+    *vcc = 1;
+    return a == den ? u(ldexpf(a, -64)) : s0;
+  }
+  if (rcp_dn) return u(ldexpf(a, -64));                      /* both operands */
+  if (q_dn) {                                                /* quotient denormal */
+    *vcc = 1;
+    return a == num ? u(ldexpf(a, 64)) : s0;                 /* scale the numerator only */
+  }
+  if (f32_expf(s2) <= 23) return u(ldexpf(a, 64));           /* numerator tiny: both */
+  return s0;
+}
+
+/* fma(a, b, c) * 2^k rounded once to f32 (v_div_fmas with vcc set: the
+ * post-scale may land in the denormal range, where rounding the fma first
+ * and scaling after would round twice). a*b is exact in double; the sum is
+ * made exact with TwoSum, rounded to odd in double (53 >= 24 + 2 bits, so
+ * the final rounding to f32 is the correct one), scaled (exact in double)
+ * and rounded to f32. */
+static float fma_scaled(float a, float b, float c, int k) {
+  if (!isfinite(a) || !isfinite(b) || !isfinite(c)) return ldexpf(fmaf(a, b, c), k);
+  double p = (double)a * (double)b, s = p + (double)c;
+  double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);
+  if (err != 0.0) {
+    if ((err < 0.0) != (s < 0.0)) s = nextafter(s, 0.0); /* round toward zero ... */
+    uint64_t bits;
+    memcpy(&bits, &s, 8);
+    bits |= 1; /* ... then make the last bit odd: the sticky bit */
+    memcpy(&s, &bits, 8);
+  }
+  return (float)ldexp(s, k);
+}
+
+/* v_div_fixup_f32 for one lane: the special cases of S2 / S1, else S0 with
+ * the quotient's sign. */
+static uint32_t div_fixup1(uint32_t s0, uint32_t s1, uint32_t s2) {
+  float den = f(s1), num = f(s2);
+  uint32_t sign = (s1 ^ s2) & 0x80000000u;
+  if (isnan(num)) return s2 | 0x00400000u;                   /* quieted */
+  if (isnan(den)) return s1 | 0x00400000u;
+  if (den == 0.0f && num == 0.0f) return 0xffc00000u;        /* 0/0 */
+  if (isinf(den) && isinf(num)) return 0xffc00000u;          /* inf/inf */
+  if (den == 0.0f || isinf(num)) return sign | 0x7f800000u;  /* x/0, inf/y */
+  if (isinf(den) || num == 0.0f) return sign;                /* x/inf, 0/y */
+  /* |quotient| < 2^-150: rounds to zero (the guides' UNDERFLOW_F32) */
+  if ((int)f32_expf(s2) - (int)f32_expf(s1) < -150) return sign;
+  /* a NaN quotient from finite non-zero operands means the scaled quotient
+   * overflowed inside the macro (e.g. 2^44 / 2^-148): infinity, as
+   * tinygrad's emulator reads it (the guides' text would return the NaN) */
+  if (isnan(f(s0))) return sign | 0x7f800000u;
+  return sign | (s0 & 0x7fffffffu);
+}
+
+convjit_status emu_x_vdiv(emu_wave *w, const emu_inst *in) {
+  if (in->enc == EMU_ENC_DPP || in->enc == EMU_ENC_SDWA) return emu_fail(w, in, "DPP/SDWA form of a division op is not modelled");
+  uint32_t s0[64], s1[64], s2[64], r[64];
+  unsigned first = in->ndst;
+  if (in->nops < first + 3) return emu_fail(w, in, "division op needs three sources");
+  load_src(w, in, first, s0, NULL);
+  load_src(w, in, first + 1, s1, NULL);
+  load_src(w, in, first + 2, s2, NULL);
+  uint64_t e = w->exec, vcc = 0;
+  for (int l = 0; l < 64; l++) {
+    switch (in->op) {
+    case EMU_OP_V_DIV_SCALE_F32: {
+      int c;
+      r[l] = div_scale1(s0[l], s1[l], s2[l], &c);
+      if (c && ((e >> l) & 1)) vcc |= 1ull << l;
+      break;
+    }
+    case EMU_OP_V_DIV_FMAS_F32: {
+      float x;
+      /* post-scale direction from the quotient's exponent (see docs/emulator.md) */
+      if ((w->vcc >> l) & 1) x = fma_scaled(f(s0[l]), f(s1[l]), f(s2[l]), f32_expf(s2[l]) > 127 ? 64 : -64);
+      else x = fmaf(f(s0[l]), f(s1[l]), f(s2[l]));
+      r[l] = u(outmod(in, x));
+      break;
+    }
+    case EMU_OP_V_DIV_FIXUP_F32: r[l] = u(outmod(in, f(div_fixup1(s0[l], s1[l], s2[l])))); break;
+    default: return emu_fail(w, in, "division opcode without semantics");
+    }
+  }
+  store_dst(w, in, r, ~0ull);
+  if (in->op == EMU_OP_V_DIV_SCALE_F32) emu_swrite64(w, &in->o[1], vcc);
   return CONVJIT_OK;
 }
 

@@ -263,6 +263,12 @@ X("v_ldexp_f32", V_LDEXP_F32, EMU_CLASS_VALU, 1, emu_x_vf32, 0, 0)
 X("v_pk_add_f32", V_PK_ADD_F32, EMU_CLASS_VALU, 1, emu_x_vpk_f32, 0, 0)
 X("v_pk_mul_f32", V_PK_MUL_F32, EMU_CLASS_VALU, 1, emu_x_vpk_f32, 0, 0)
 X("v_pk_fma_f32", V_PK_FMA_F32, EMU_CLASS_VALU, 1, emu_x_vpk_f32, 0, 0)
+/* LLVM's IEEE f32 division: scale, (rcp + Newton-Raphson fmas), fmas, fixup
+ * (exec_valu.c; semantics and sources in docs/emulator.md). div_scale is
+ * VOP3b: vdst, sdst (vcc or an SGPR pair), src0, src1, src2; div_fmas reads vcc */
+X("v_div_scale_f32", V_DIV_SCALE_F32, EMU_CLASS_VALU, 2, emu_x_vdiv, 0, 0)
+X("v_div_fmas_f32", V_DIV_FMAS_F32, EMU_CLASS_VALU, 1, emu_x_vdiv, 0, 0)
+X("v_div_fixup_f32", V_DIV_FIXUP_F32, EMU_CLASS_VALU, 1, emu_x_vdiv, 0, 0)
 
 /* ---- conversions (exec_vcvt.c) ------------------------------------------------ */
 X("v_cvt_f32_u32", V_CVT_F32_U32, EMU_CLASS_VALU, 1, emu_x_vcvt, 0, 0)
