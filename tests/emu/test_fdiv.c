@@ -132,26 +132,18 @@ static void t_div_fmas_fixup(void **st) {
                 "  v_mov_b32 v7, 0x00800000\n  v_mov_b32 v8, 0x53800000\n"
                 "  v_div_fixup_f32 v31, v1, v8, v7\n",           /* 2^-126/2^40: exponents 1 - 167 < -150 -> +0 */
                 1, 64, NULL, 0, 0, 0));
+  /* register -> expected value in every lane (v14: lanes 0..31 only, see above) */
+  static const struct { int reg; uint32_t want; } want[] = {
+      {10, 0x40e00000u}, {11, 0x60a00000u /* 5 * 2^64 */}, {12, 0x1f800000u /* 2^-64 */}, {13, 0x00008001u},
+      {14, 0x00008001u}, {15, 0xc0a00000u}, {20, 0x3f000000u}, {21, 0xbf000000u}, {22, 0x3f000000u},
+      {23, 0x7fc00001u}, {24, 0x7fc00001u}, {25, 0xffc00000u}, {26, 0xffc00000u}, {27, 0xff800000u},
+      {28, 0x7f800000u}, {29, 0x80000000u}, {30, 0x80000000u}, {31, 0x00000000u}};
   emu_wave *w = r.wave;
   for (int l = 0; l < 64; l++) {
-    assert_int_equal(w->v[10][l], 0x40e00000u);
-    assert_int_equal(w->v[11][l], 0x60a00000u); /* 5 * 2^64 */
-    assert_int_equal(w->v[12][l], 0x1f800000u); /* 2^-64 */
-    assert_int_equal(w->v[13][l], 0x00008001u);
-    assert_int_equal(w->v[14][l], l < 32 ? 0x00008001u : 0x1c800080u);
-    assert_int_equal(w->v[15][l], 0xc0a00000u);
-    assert_int_equal(w->v[20][l], 0x3f000000u);
-    assert_int_equal(w->v[21][l], 0xbf000000u);
-    assert_int_equal(w->v[22][l], 0x3f000000u);
-    assert_int_equal(w->v[23][l], 0x7fc00001u);
-    assert_int_equal(w->v[24][l], 0x7fc00001u);
-    assert_int_equal(w->v[25][l], 0xffc00000u);
-    assert_int_equal(w->v[26][l], 0xffc00000u);
-    assert_int_equal(w->v[27][l], 0xff800000u);
-    assert_int_equal(w->v[28][l], 0x7f800000u);
-    assert_int_equal(w->v[29][l], 0x80000000u);
-    assert_int_equal(w->v[30][l], 0x80000000u);
-    assert_int_equal(w->v[31][l], 0x00000000u);
+    for (size_t c = 0; c < sizeof want / sizeof want[0]; c++) {
+      uint32_t x = want[c].reg == 14 && l >= 32 ? 0x1c800080u : want[c].want;
+      if (w->v[want[c].reg][l] != x) fail_msg("v%d lane %d: got 0x%08x want 0x%08x", want[c].reg, l, w->v[want[c].reg][l], x);
+    }
   }
   tb_run_free(&r);
 }
