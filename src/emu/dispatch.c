@@ -64,6 +64,28 @@ void emu_ctx_set_align_mode(emu_ctx *c, int mode) {
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
+/* What the HSA loader does: one allocation for the whole image, the
+ * segments copied to their p_vaddr, the dynamic relocations applied
+ * (pipeline/codeobj.h cj_image_place). */
+static convjit_status load_image(emu_module *m, const void *elf, size_t size) {
+  cj_image im;
+  CJ_TRY(cj_image_read(elf, size, &im));
+  uint64_t text_end = m->co->text_vaddr + m->co->text.size;
+  convjit_status st = CONVJIT_OK;
+  if (im.size < text_end)
+    st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "code object: .text [0x%llx, 0x%llx) is not inside the %llu-byte loaded image",
+                (unsigned long long)m->co->text_vaddr, (unsigned long long)text_end, (unsigned long long)im.size);
+  if (st == CONVJIT_OK) st = emu_mem_alloc(m->ctx->mem, im.size, &m->image_addr);
+  if (st == CONVJIT_OK) {
+    m->image_size = im.size;
+    uint8_t *p = emu_mem_host_ptr(m->ctx->mem, m->image_addr, im.size);
+    st = p ? cj_image_place(&im, m->image_addr, p)
+           : CJ_ERR(CONVJIT_ERR_INTERNAL, "emu_module_load: the image allocation has no host bytes");
+  }
+  cj_image_free(&im);
+  return st;
+}
+
 convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_module **out) {
   CJ_CHECK(c && elf && out, CONVJIT_ERR_INVALID_ARG, "emu_module_load: NULL argument");
   CJ_CHECK(size > 0, CONVJIT_ERR_INVALID_ARG, "emu_module_load: size = 0");
@@ -80,6 +102,8 @@ convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_mod
   }
   m->arch = c->arch;
   st = emu_decode_module(m);
+  if (st != CONVJIT_OK) goto fail;
+  st = load_image(m, elf, size);
   if (st != CONVJIT_OK) goto fail;
   m->kernels = calloc(m->co->nkernels ? m->co->nkernels : 1, sizeof *m->kernels);
   if (!m->kernels) { st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "emu_module_load: out of memory"); goto fail; }
@@ -102,19 +126,27 @@ convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_mod
   *out = m;
   return CONVJIT_OK;
 fail:
-  emu_decode_free(m);
-  cj_codeobj_destroy(m->co);
-  free(m->kernels);
-  free(m);
+  emu_module_unload(m);
   return st;
 }
 
-void emu_module_unload(emu_module *m) {
+void emu_module_unload_detached(emu_module *m) {
   if (!m) return;
   emu_decode_free(m);
   cj_codeobj_destroy(m->co);
   free(m->kernels);
   free(m);
+}
+
+void emu_module_unload(emu_module *m) {
+  if (!m) return;
+  emu_mem_free(m->ctx->mem, m->image_addr); /* 0 (nothing placed yet) is a no-op */
+  emu_module_unload_detached(m);
+}
+
+uint64_t emu_module_image(const emu_module *m, uint64_t *size) {
+  if (size) *size = m ? m->image_size : 0;
+  return m ? m->image_addr : 0;
 }
 
 const cj_codeobj *emu_module_codeobj(const emu_module *m) { return m ? m->co : NULL; }

@@ -4,7 +4,11 @@
  *  - A context (emu_ctx) owns one device address space (emu_mem, see
  *    emu/memory.h by emu-mem: allocations, procedural and sink buffers,
  *    host<->device copies) and the loaded modules.
- *  - emu_module_load parses the code object (pipeline/codeobj.h) and decodes
+ *  - emu_module_load parses the code object (pipeline/codeobj.h), loads its
+ *    image as the HSA loader would (one plain allocation of the context's
+ *    memory holding every PT_LOAD segment at its p_vaddr, .bss zeroed,
+ *    dynamic relocations applied: constant tables and globals live there,
+ *    shared by all launches of the module) and decodes
  *    the whole .text once with LLVM's disassembler. Bytes that do not decode
  *    or mnemonics the ISA table (emu/isa_table.h) lacks are remembered and
  *    fail only if a launch reaches them (LLVM pads .text after s_endpgm).
@@ -61,7 +65,9 @@ typedef struct emu_options {
 
 /* opt may be NULL (defaults). arch: "gfx942" or "gfx950". */
 convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx **out);
-void emu_ctx_destroy(emu_ctx *c); /* NULL-safe; unloads remaining modules */
+/* NULL-safe. Frees the memory, with the images of modules still loaded:
+ * unload those afterwards with emu_module_unload_detached only. */
+void emu_ctx_destroy(emu_ctx *c);
 emu_mem *emu_ctx_mem(emu_ctx *c);  /* the device address space (emu/memory.h) */
 const char *emu_ctx_arch(const emu_ctx *c);
 void emu_ctx_set_hazard(emu_ctx *c, int on);
@@ -77,7 +83,12 @@ void emu_ctx_set_align_mode(emu_ctx *c, int mode);
 
 /* ---- modules and kernels ------------------------------------------------ */
 convjit_status emu_module_load(emu_ctx *c, const void *elf, size_t size, emu_module **out);
-void emu_module_unload(emu_module *m); /* NULL-safe */
+void emu_module_unload(emu_module *m); /* NULL-safe; frees its image in the context's memory */
+/* The same, leaving the image alone: for a module outliving its context
+ * (emu_ctx_destroy freed the memory, the image with it). NULL-safe. */
+void emu_module_unload_detached(emu_module *m);
+/* Device address of the module's loaded image (*size its bytes; may be NULL). */
+uint64_t emu_module_image(const emu_module *m, uint64_t *size);
 const cj_codeobj *emu_module_codeobj(const emu_module *m);
 /* Text of the decoded instruction at a .text byte offset (NULL if none). */
 const char *emu_module_inst_text(const emu_module *m, uint32_t text_offset);

@@ -192,6 +192,9 @@ struct emu_module {
   emu_inst **inst_at;        /* [text_size/4]: instruction starting at byte 4*i, or NULL */
   char *strpool;             /* instruction texts */
   emu_kernel *kernels;       /* [co->nkernels] */
+  /* The loaded image (every PT_LOAD at image_addr + p_vaddr, relocated):
+   * one plain range of ctx->mem, shared by all launches of the module. */
+  uint64_t image_addr, image_size;
 };
 
 struct emu_kernel {

@@ -58,17 +58,21 @@ convjit_status emu_x_s_branch(emu_wave *w, const emu_inst *in) {
   return CONVJIT_OK;
 }
 
-/* s_getpc_b64 gives the address of the next instruction in the code
- * object's virtual addresses; s_setpc_b64 jumps back into .text. */
+/* s_getpc_b64 gives the device address of the next instruction in the
+ * module's loaded image (emu_module.image_addr + .text's p_vaddr + offset),
+ * so PC-relative (rel32) and GOT references reach the image's data;
+ * s_setpc_b64 maps such an address back and must land inside .text. */
 convjit_status emu_x_s_pc(emu_wave *w, const emu_inst *in) {
-  uint64_t base = w->wg->L->k->mod->co->text_vaddr;
+  const emu_module *m = w->wg->L->k->mod;
+  uint64_t base = m->image_addr + m->co->text_vaddr;
   if (in->op == EMU_OP_S_GETPC_B64) {
     emu_swrite64(w, &in->o[0], base + w->pc_next);
     return CONVJIT_OK;
   }
   uint64_t a = emu_sread64(w, &in->o[0]);
-  if (a < base || a - base >= w->wg->L->k->mod->text_size)
-    return emu_fail(w, in, "s_setpc_b64 to 0x%llx: outside .text", (unsigned long long)a);
+  if (a < base || a - base >= m->text_size)
+    return emu_fail(w, in, "s_setpc_b64 to 0x%llx: outside .text [0x%llx, +0x%x) of the loaded image",
+                    (unsigned long long)a, (unsigned long long)base, m->text_size);
   w->pc_next = (uint32_t)(a - base);
   return CONVJIT_OK;
 }

@@ -65,7 +65,10 @@ CONVJIT_API convjit_status convjit_emu_module_load(convjit_context *ctx, const v
 
 CONVJIT_API void convjit_emu_module_unload(convjit_emu_module *mod) {
   if (!mod) return;
-  emu_module_unload(mod->m); /* host memory only: never touches the context */
+  /* After its context, the context's emulator memory (and the module's
+   * image in it) is gone: free the host side only. */
+  if (cj_ctx_alive(mod->ref)) emu_module_unload(mod->m);
+  else emu_module_unload_detached(mod->m);
   free(mod);
 }
 

@@ -463,3 +463,157 @@ const cj_kernel_info *cj_codeobj_find(const cj_codeobj *co, const char *name) {
     if (strcmp(co->kernels[i].name, name) == 0) return &co->kernels[i];
   return NULL;
 }
+
+/* ---- the loaded image ------------------------------------------------------ */
+
+#define CJ_R_AMDGPU_NONE 0        /* llvm/BinaryFormat/ELFRelocs/AMDGPU.def */
+#define CJ_R_AMDGPU_ABS64 3
+#define CJ_R_AMDGPU_RELATIVE64 13
+
+static convjit_status cj_image_segments(const cj_elf *e, cj_image *im) {
+  const Elf64_Ehdr *h = &e->eh;
+  CJ_CHECK(h->e_phnum > 0 && h->e_phentsize == sizeof(Elf64_Phdr), CONVJIT_ERR_INVALID_ARG,
+           "code object: e_phnum = %u, e_phentsize = %u: no usable program headers", (unsigned)h->e_phnum,
+           (unsigned)h->e_phentsize);
+  CJ_CHECK(cj_in(e, h->e_phoff, (uint64_t)h->e_phnum * sizeof(Elf64_Phdr)), CONVJIT_ERR_INVALID_ARG,
+           "code object: program headers (e_phoff %llu, %u entries) lie outside the %zu-byte file",
+           (unsigned long long)h->e_phoff, (unsigned)h->e_phnum, e->size);
+  im->segs = calloc(h->e_phnum, sizeof *im->segs);
+  CJ_ALLOC_CHECK(im->segs);
+  for (uint32_t i = 0; i < h->e_phnum; i++) {
+    Elf64_Phdr ph;
+    memcpy(&ph, e->p + h->e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
+    if (ph.p_type != PT_LOAD) continue;
+    CJ_CHECK(ph.p_filesz <= ph.p_memsz && cj_in(e, ph.p_offset, ph.p_filesz), CONVJIT_ERR_INVALID_ARG,
+             "code object: PT_LOAD %u (offset %llu, filesz %llu, memsz %llu) lies outside the %zu-byte file", i,
+             (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_memsz,
+             e->size);
+    CJ_CHECK(ph.p_vaddr <= CJ_IMAGE_MAX_BYTES && ph.p_memsz <= CJ_IMAGE_MAX_BYTES - ph.p_vaddr,
+             CONVJIT_ERR_INVALID_ARG,
+             "code object: PT_LOAD %u (vaddr 0x%llx, memsz %llu) ends past the %llu bytes an image may take", i,
+             (unsigned long long)ph.p_vaddr, (unsigned long long)ph.p_memsz, (unsigned long long)CJ_IMAGE_MAX_BYTES);
+    cj_image_seg *s = &im->segs[im->nsegs++];
+    s->vaddr = ph.p_vaddr;
+    s->memsz = ph.p_memsz;
+    s->filesz = ph.p_filesz;
+    s->bytes = e->p + ph.p_offset;
+    if (ph.p_vaddr + ph.p_memsz > im->size) im->size = ph.p_vaddr + ph.p_memsz;
+  }
+  CJ_CHECK(im->nsegs > 0, CONVJIT_ERR_INVALID_ARG, "code object: no PT_LOAD program header");
+  return CONVJIT_OK;
+}
+
+/* The relocations of one SHF_ALLOC SHT_RELA section, with their symbols. */
+static convjit_status cj_image_rela(const cj_elf *e, uint32_t idx, const Elf64_Shdr *sh, cj_image *im) {
+  CJ_CHECK(sh->sh_entsize == sizeof(Elf64_Rela), CONVJIT_ERR_INVALID_ARG,
+           "code object: relocation section %u has sh_entsize %llu", idx, (unsigned long long)sh->sh_entsize);
+  uint64_t n = sh->sh_size / sizeof(Elf64_Rela);
+  if (n == 0) return CONVJIT_OK;
+  Elf64_Shdr symsh, strsh;
+  CJ_TRY(cj_shdr(e, sh->sh_link, &symsh));
+  CJ_CHECK((symsh.sh_type == SHT_DYNSYM || symsh.sh_type == SHT_SYMTAB) && symsh.sh_entsize == sizeof(Elf64_Sym),
+           CONVJIT_ERR_INVALID_ARG, "code object: relocation section %u links section %u, not a symbol table", idx,
+           sh->sh_link);
+  CJ_TRY(cj_shdr(e, symsh.sh_link, &strsh));
+  uint64_t nsyms = symsh.sh_size / sizeof(Elf64_Sym);
+  CJ_CHECK(n <= UINT32_MAX - im->nrelocs, CONVJIT_ERR_INVALID_ARG, "code object: too many relocations");
+  cj_reloc *r = realloc(im->relocs, (im->nrelocs + n) * sizeof *r);
+  CJ_ALLOC_CHECK(r);
+  im->relocs = r;
+  for (uint64_t j = 0; j < n; j++) {
+    Elf64_Rela ra;
+    memcpy(&ra, e->p + sh->sh_offset + j * sizeof ra, sizeof ra);
+    cj_reloc *o = &im->relocs[im->nrelocs];
+    memset(o, 0, sizeof *o);
+    o->offset = ra.r_offset;
+    o->type = (uint32_t)ELF64_R_TYPE(ra.r_info);
+    o->addend = ra.r_addend;
+    o->sym_index = (uint32_t)ELF64_R_SYM(ra.r_info);
+    if (o->sym_index) {
+      CJ_CHECK(o->sym_index < nsyms, CONVJIT_ERR_INVALID_ARG,
+               "code object: relocation %llu of section %u names symbol %u of %llu", (unsigned long long)j, idx,
+               o->sym_index, (unsigned long long)nsyms);
+      Elf64_Sym s;
+      memcpy(&s, e->p + symsh.sh_offset + (uint64_t)o->sym_index * sizeof s, sizeof s);
+      o->sym_value = s.st_value;
+      o->sym_shndx = s.st_shndx;
+      o->sym_bind = (uint8_t)ELF64_ST_BIND(s.st_info);
+      const char *nm = cj_str(e, &strsh, s.st_name);
+      snprintf(o->sym, sizeof o->sym, "%s", nm ? nm : "?");
+    }
+    im->nrelocs++;
+  }
+  return CONVJIT_OK;
+}
+
+static convjit_status cj_image_read_into(const void *elf, size_t size, cj_image *im) {
+  cj_elf e;
+  CJ_TRY(cj_elf_open(&e, elf, size));
+  CJ_TRY(cj_image_segments(&e, im));
+  for (uint32_t i = 0; i < e.eh.e_shnum; i++) {
+    Elf64_Shdr sh;
+    CJ_TRY(cj_shdr(&e, i, &sh));
+    if (!(sh.sh_flags & SHF_ALLOC)) continue; /* static (link-time) relocations: already applied */
+    CJ_CHECK(sh.sh_type != SHT_REL, CONVJIT_ERR_INVALID_ARG,
+             "code object: section %u holds SHT_REL dynamic relocations: only SHT_RELA ones are read", i);
+    if (sh.sh_type == SHT_RELA) CJ_TRY(cj_image_rela(&e, i, &sh, im));
+  }
+  return CONVJIT_OK;
+}
+
+convjit_status cj_image_read(const void *elf, size_t size, cj_image *out) {
+  CJ_CHECK(out != NULL, CONVJIT_ERR_INVALID_ARG, "cj_image_read: out is NULL");
+  memset(out, 0, sizeof *out);
+  convjit_status st = cj_image_read_into(elf, size, out);
+  if (st != CONVJIT_OK) cj_image_free(out);
+  return st;
+}
+
+/* The 64-bit value relocation r stores for load address base. */
+static convjit_status cj_reloc_value(const cj_reloc *r, uint64_t base, uint64_t *v) {
+  switch (r->type) {
+  case CJ_R_AMDGPU_RELATIVE64:
+    *v = base + (uint64_t)r->addend;
+    return CONVJIT_OK;
+  case CJ_R_AMDGPU_ABS64:
+    if (r->sym_index && r->sym_shndx == SHN_UNDEF) {
+      CJ_CHECK(r->sym_bind == STB_WEAK, CONVJIT_ERR_INVALID_ARG,
+               "code object: R_AMDGPU_ABS64 at 0x%llx refers to undefined symbol %s (the loader has nothing to bind "
+               "it to)",
+               (unsigned long long)r->offset, r->sym);
+      *v = (uint64_t)r->addend; /* an undefined weak symbol is 0 */
+      return CONVJIT_OK;
+    }
+    *v = (r->sym_index && r->sym_shndx == SHN_ABS ? 0 : base) + r->sym_value + (uint64_t)r->addend;
+    return CONVJIT_OK;
+  default:
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG,
+                  "code object: dynamic relocation type %u at 0x%llx (symbol %s): only R_AMDGPU_NONE (0), "
+                  "R_AMDGPU_ABS64 (3) and R_AMDGPU_RELATIVE64 (13) are applied",
+                  r->type, (unsigned long long)r->offset, r->sym[0] ? r->sym : "none");
+  }
+}
+
+convjit_status cj_image_place(const cj_image *im, uint64_t base, uint8_t *dst) {
+  CJ_CHECK(im && dst, CONVJIT_ERR_INVALID_ARG, "cj_image_place: NULL argument");
+  memset(dst, 0, im->size);
+  for (uint32_t i = 0; i < im->nsegs; i++) memcpy(dst + im->segs[i].vaddr, im->segs[i].bytes, im->segs[i].filesz);
+  for (uint32_t i = 0; i < im->nrelocs; i++) {
+    const cj_reloc *r = &im->relocs[i];
+    if (r->type == CJ_R_AMDGPU_NONE) continue;
+    uint64_t v = 0;
+    CJ_TRY(cj_reloc_value(r, base, &v));
+    CJ_CHECK(r->offset <= im->size && im->size - r->offset >= 8, CONVJIT_ERR_INVALID_ARG,
+             "code object: relocation at 0x%llx (symbol %s) lies outside the %llu-byte image",
+             (unsigned long long)r->offset, r->sym[0] ? r->sym : "none", (unsigned long long)im->size);
+    memcpy(dst + r->offset, &v, 8); /* little-endian host */
+  }
+  return CONVJIT_OK;
+}
+
+void cj_image_free(cj_image *im) {
+  if (!im) return;
+  free(im->segs);
+  free(im->relocs);
+  memset(im, 0, sizeof *im);
+}

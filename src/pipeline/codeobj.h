@@ -68,6 +68,53 @@ typedef struct cj_codeobj {
 int cj_kernel_arg_is_explicit(const cj_kernel_arg *a);
 
 convjit_status cj_codeobj_parse(const void *elf, size_t size, cj_codeobj **out);
+
+/* ---- the loaded image (what an HSA loader maps) ---------------------------
+ * cj_image_read reads the PT_LOAD program headers and the dynamic
+ * relocations (SHF_ALLOC SHT_RELA sections, i.e. .rela.dyn, with the
+ * symbols of their linked symbol table) of the same untrusted bytes.
+ * cj_image_place then lays the image out for load address `base`: every
+ * segment's file bytes at dst + p_vaddr, zero to p_memsz (.bss), and applies
+ * the relocations (AMDGPUUsage "Relocation Records"):
+ *   R_AMDGPU_NONE        nothing
+ *   R_AMDGPU_RELATIVE64  base + addend
+ *   R_AMDGPU_ABS64       base + symbol value + addend (an SHN_ABS symbol's
+ *                        value without base; an undefined weak one is 0)
+ * Anything else (another type, a strong undefined symbol, a target outside
+ * the image) is CONVJIT_ERR_INVALID_ARG naming it; cj_image_read accepts
+ * it, so disassembly of such objects still works. Segment bytes point into
+ * the caller's ELF buffer: place before that buffer is freed. */
+typedef struct cj_image_seg {
+  uint64_t vaddr, memsz, filesz;
+  const uint8_t *bytes; /* filesz bytes inside the ELF buffer */
+} cj_image_seg;
+
+typedef struct cj_reloc {
+  uint64_t offset;      /* r_offset: image address of the 8 patched bytes */
+  uint32_t type;        /* ELF64_R_TYPE */
+  int64_t addend;
+  uint32_t sym_index;   /* 0: no symbol */
+  uint64_t sym_value;
+  uint16_t sym_shndx;   /* SHN_UNDEF: undefined, SHN_ABS: absolute */
+  uint8_t sym_bind;     /* STB_* */
+  char sym[128];        /* its name ("" for none), truncated to fit */
+} cj_reloc;
+
+typedef struct cj_image {
+  uint64_t size;        /* bytes from address 0 to the end of the last PT_LOAD */
+  uint32_t nsegs;
+  cj_image_seg *segs;
+  uint32_t nrelocs;
+  cj_reloc *relocs;
+} cj_image;
+
+/* The largest image accepted (a corrupt p_memsz must not ask for terabytes). */
+#define CJ_IMAGE_MAX_BYTES (1ull << 32)
+
+convjit_status cj_image_read(const void *elf, size_t size, cj_image *out);
+/* dst holds im->size bytes (any contents: every byte is written). */
+convjit_status cj_image_place(const cj_image *im, uint64_t base, uint8_t *dst);
+void cj_image_free(cj_image *im); /* NULL-safe; leaves it empty */
 void cj_codeobj_destroy(cj_codeobj *co); /* NULL-safe */
 const cj_kernel_info *cj_codeobj_find(const cj_codeobj *co, const char *name);
 

@@ -1,6 +1,7 @@
 /* libFuzzer target: the code-object reader (src/pipeline/codeobj.c) on
  * arbitrary bytes, then what the runtime does with a parsed object: kernel
- * lookup, the resource gate, and the disassembly of each kernel's bytes.
+ * lookup, the resource gate, the disassembly of each kernel's bytes and
+ * the loader's image (segments, dynamic relocations).
  * A malformed object must be a status; a parsed one must satisfy the
  * reader's contract (checked here, abort() on a violation). Seeds: code
  * objects convjit emits (tests/fuzz/corpus/codeobj). */
@@ -49,5 +50,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)cj_disasm_kernel(co, k, count_inst, &n); /* INVALID_ARG for an unknown machine is fine */
   }
   cj_codeobj_destroy(co);
+  /* The loader's view (emu_module_load): segments inside the file and the
+   * image; placing it (bounded here) is a status, never a crash. */
+  cj_image im;
+  if (cj_image_read(data, size, &im) == CONVJIT_OK) {
+    REQUIRE(im.nsegs > 0 && im.size <= CJ_IMAGE_MAX_BYTES);
+    for (uint32_t i = 0; i < im.nsegs; i++) {
+      const cj_image_seg *g = &im.segs[i];
+      REQUIRE(g->filesz <= g->memsz && g->vaddr + g->memsz <= im.size);
+      REQUIRE(g->bytes >= data && g->filesz <= size - (size_t)(g->bytes - data));
+    }
+    uint8_t *img = im.size <= (1u << 24) ? malloc(im.size ? im.size : 1) : NULL;
+    if (img) (void)cj_image_place(&im, 1ull << 40, img);
+    free(img);
+    cj_image_free(&im);
+  }
   return 0;
 }

@@ -5,6 +5,7 @@
  *   - saxpy, args, lds_reduce (dynamic and static LDS) and mfma on gfx942
  *     and gfx950, each output compared with a value computed here (saxpy
  *     and mfma on exactly representable data, so equality is exact);
+ *   - globals (a .rodata table and a GOT-reached .data global) on both;
  *   - kernel and argument queries against the metadata written in the .s;
  *   - convjit_emu_last_launch_stats against counts read off the kernels' text;
  *   - every bad input the header names: status and a fragment of the error.
@@ -726,6 +727,28 @@ static void t_not_emulator(void **st) {
 }
 
 /* a module outlives its context: using it is INVALID_ARG, unloading is fine */
+/* globals.s: a .rodata table (rel32) + a .data global through the GOT;
+ * the module's image is loaded and relocated by convjit_emu_module_load. */
+static void t_globals(void **st) {
+  (void)st;
+  static const int32_t tab[16] = {31, -4, 159, 26, -535, 89, 79, 3, 238, -462, 643, 38, 327, -950, 288, 41};
+  for (int a = 0; a < 2; a++) {
+    convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, arches[a]);
+    convjit_emu_module *m = load(c, "globals", arches[a]);
+    void *out = NULL;
+    OK(convjit_malloc(c, 256, &out));
+    convjit_emu_launch_options o = lopts(1, 1, 1, 64, 1, 1, 0);
+    convjit_emu_arg arg = aptr("out", out);
+    OK(convjit_emu_launch(m, 0, &o, &arg, 1));
+    int32_t got[64];
+    d2h(c, got, out, sizeof got);
+    for (int i = 0; i < 64; i++) assert_int_equal(got[i], tab[i & 15] + 1000);
+    OK(convjit_free(c, out));
+    convjit_emu_module_unload(m);
+    convjit_context_destroy(c);
+  }
+}
+
 static void t_module_after_context(void **st) {
   (void)st;
   convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, "gfx942");
@@ -739,7 +762,21 @@ static void t_module_after_context(void **st) {
   EXPECT(convjit_emu_launch(m, 0, &o, a, 4), CONVJIT_ERR_INVALID_ARG, "context");
   int n = 0;
   EXPECT(convjit_emu_module_kernel_count(m, &n), CONVJIT_ERR_INVALID_ARG, "context");
+  /* unloading it now frees host memory only: the image died with the
+   * context's emulator memory, and a newer context is left alone */
+  convjit_context *c2 = api_ctx(CONVJIT_DEVICE_EMU, "gfx942");
+  convjit_emu_module *g = load(c2, "globals", "gfx942");
   convjit_emu_module_unload(m);
+  void *out = NULL;
+  OK(convjit_malloc(c2, 256, &out));
+  convjit_emu_arg ga = aptr("out", out);
+  OK(convjit_emu_launch(g, 0, &o, &ga, 1));
+  int32_t got0 = 0;
+  d2h(c2, &got0, out, sizeof got0);
+  assert_int_equal(got0, 31 + 1000); /* tab[0] + bias (globals.s) */
+  OK(convjit_free(c2, out));
+  convjit_emu_module_unload(g);
+  convjit_context_destroy(c2);
 }
 
 int main(void) {
@@ -756,6 +793,7 @@ int main(void) {
       cmocka_unit_test(t_bad_arguments),
       cmocka_unit_test(t_bad_argument_sizes),
       cmocka_unit_test(t_bad_lds),
+      cmocka_unit_test(t_globals),
       cmocka_unit_test(t_module_after_context),
       cmocka_unit_test(t_code_object_arch),
       cmocka_unit_test(t_not_emulator),

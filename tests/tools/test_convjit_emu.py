@@ -275,6 +275,16 @@ def plan_field(text, key):
     return m.group(1)
 
 
+def test_globals():
+    # globals.s: a .rodata table (rel32) plus a .data global through the GOT
+    tab = [31, -4, 159, 26, -535, 89, 79, 3, 238, -462, 643, 38, 327, -950, 288, 41]
+    want = struct.pack("<64i", *[tab[i & 15] + 1000 for i in range(64)])
+    for arch in ARCHES:
+        out = path("globals_out.bin")
+        run(launch(co("globals", arch), "globals", (1, 1, 1), (64, 1, 1), [("out", "zeros:256")], [("out", out)]))
+        check(read(out) == want, "globals %s: out is not tab[i & 15] + 1000" % arch)
+
+
 def test_dump_transpose():
     for arch, (n, c, s) in (("gfx942", (2, 16, 64)), ("gfx942", (1, 24, 40)), ("gfx950", (2, 16, 64))):
         d = tempfile.mkdtemp(dir=TMP)
