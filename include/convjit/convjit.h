@@ -547,14 +547,23 @@ typedef struct convjit_emu_module convjit_emu_module;
  * UNSUPPORTED naming its target for another AMDGPU arch. */
 CONVJIT_API convjit_status convjit_emu_code_object_arch(const void *code_object, size_t bytes, char *arch, size_t cap);
 
-/* Parses the ELF and its metadata and decodes the whole .text (nothing of
- * code_object is kept). INVALID_ARG, naming what is wrong: not an ELF, not
+/* Parses the ELF and its metadata, loads its image into the context's
+ * emulator memory (segments placed, dynamic relocations applied) and
+ * decodes the whole .text (nothing of code_object is kept). INVALID_ARG, naming what is wrong: not an ELF, not
  * an AMDGPU code object, another arch than the context's, malformed
- * metadata. The module may be unloaded before or after its context; using
+ * metadata, a dynamic relocation type the loader does not apply or an
+ * undefined symbol (each named). The module may be unloaded before or after its context; using
  * it after the context is destroyed is INVALID_ARG. */
 CONVJIT_API convjit_status convjit_emu_module_load(convjit_context *ctx, const void *code_object, size_t bytes,
                                                    convjit_emu_module **mod);
 CONVJIT_API void convjit_emu_module_unload(convjit_emu_module *mod); /* NULL-safe */
+/* The module's loaded image in the context's emulator memory: every
+ * PT_LOAD segment at *addr + its p_vaddr, relocated (its .rodata, .data
+ * and .bss: globals live there, shared by all launches of the module;
+ * docs/emulator.md "Code-object data"). *addr is a device address (read it
+ * with convjit_memcpy_d2h), *bytes its size; either may be NULL. Freed by
+ * convjit_emu_module_unload. INVALID_ARG after the context is destroyed. */
+CONVJIT_API convjit_status convjit_emu_module_image(const convjit_emu_module *mod, void **addr, uint64_t *bytes);
 
 typedef struct convjit_emu_kernel_info {
   size_t struct_size;         /* set by the caller */

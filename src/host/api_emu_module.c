@@ -79,6 +79,17 @@ static convjit_status check_mod(const convjit_emu_module *mod) {
   return CONVJIT_OK;
 }
 
+CONVJIT_API convjit_status convjit_emu_module_image(const convjit_emu_module *mod, void **addr, uint64_t *bytes) {
+  cj_error_clear();
+  if (addr) *addr = NULL;
+  if (bytes) *bytes = 0;
+  CJ_TRY(check_mod(mod));
+  uint64_t n = 0, a = emu_module_image(mod->m, &n);
+  if (addr) *addr = (void *)(uintptr_t)a;
+  if (bytes) *bytes = n;
+  return CONVJIT_OK;
+}
+
 /* Kernel `index` of the module: its metadata and its emulator kernel. */
 static convjit_status kernel_at(const convjit_emu_module *mod, int index, const cj_kernel_info **ki,
                                 const emu_kernel **k) {

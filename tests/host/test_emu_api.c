@@ -743,6 +743,18 @@ static void t_globals(void **st) {
     int32_t got[64];
     d2h(c, got, out, sizeof got);
     for (int i = 0; i < 64; i++) assert_int_equal(got[i], tab[i & 15] + 1000);
+    /* the image holds the table's bytes (searched for, not assumed at an offset) */
+    void *img = NULL;
+    uint64_t ib = 0;
+    OK(convjit_emu_module_image(m, &img, &ib));
+    assert_true(img != NULL && ib >= 64 && ib < (1u << 20));
+    uint8_t *host = malloc(ib);
+    assert_non_null(host);
+    d2h(c, host, img, ib);
+    int found = 0;
+    for (uint64_t o = 0; o + sizeof tab <= ib && !found; o += 4) found = !memcmp(host + o, tab, sizeof tab);
+    assert_true(found);
+    free(host);
     OK(convjit_free(c, out));
     convjit_emu_module_unload(m);
     convjit_context_destroy(c);
@@ -762,6 +774,9 @@ static void t_module_after_context(void **st) {
   EXPECT(convjit_emu_launch(m, 0, &o, a, 4), CONVJIT_ERR_INVALID_ARG, "context");
   int n = 0;
   EXPECT(convjit_emu_module_kernel_count(m, &n), CONVJIT_ERR_INVALID_ARG, "context");
+  void *img = &n;
+  EXPECT(convjit_emu_module_image(m, &img, NULL), CONVJIT_ERR_INVALID_ARG, "context");
+  assert_null(img);
   /* unloading it now frees host memory only: the image died with the
    * context's emulator memory, and a newer context is left alone */
   convjit_context *c2 = api_ctx(CONVJIT_DEVICE_EMU, "gfx942");
