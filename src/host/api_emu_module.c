@@ -160,20 +160,17 @@ CONVJIT_API convjit_status convjit_emu_kernel_find(const convjit_emu_module *mod
   CJ_TRY(check_mod(mod));
   CJ_CHECK(name, CONVJIT_ERR_INVALID_ARG, "name = NULL");
   const cj_codeobj *co = emu_module_codeobj(mod->m);
-  char list[512] = "";
-  size_t used = 0;
-  for (uint32_t i = 0; i < co->nkernels; i++) {
+  for (uint32_t i = 0; i < co->nkernels; i++)
     if (!strcmp(co->kernels[i].name, name)) {
       *index = (int)i;
       return CONVJIT_OK;
     }
-    if (used < sizeof list) {
-      int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", co->kernels[i].name);
-      used += n > 0 ? (size_t)n : 0;
-    }
-  }
-  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "kernel \"%s\" is not in the module; its %u kernel%s: %s", name, co->nkernels,
-                co->nkernels == 1 ? "" : "s", co->nkernels ? list : "(none)");
+  cj_strbuf list = {0}; /* only for the message: the lookup itself builds nothing */
+  for (uint32_t i = 0; i < co->nkernels; i++) cj_sb_printf(&list, "%s%s", i ? ", " : "", co->kernels[i].name);
+  convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "kernel \"%s\" is not in the module; its %u kernel%s: %s", name,
+                             co->nkernels, co->nkernels == 1 ? "" : "s", list.len && !list.oom ? list.s : "(none)");
+  cj_sb_free(&list);
+  return st;
 }
 
 CONVJIT_API convjit_status convjit_emu_kernel_arg(const convjit_emu_module *mod, int index, uint32_t arg,
@@ -241,25 +238,25 @@ static convjit_status resolve_arg(const cj_kernel_info *ki, const char *name, ui
     return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s': kernel %s has %lu explicit arguments (#0..#%lu)", name,
                   ki->name, j, j ? j - 1 : 0);
   }
-  char list[400] = "";
-  size_t used = 0;
   for (uint32_t a = 0; a < ki->nargs; a++) {
     const cj_kernel_arg *m = &ki->args[a];
-    if (!strcmp(m->name, name) || !strcmp(m->value_kind, name)) {
-      CJ_CHECK(cj_kernel_arg_is_explicit(m), CONVJIT_ERR_INVALID_ARG,
-               "argument '%s' of kernel %s is hidden (%s): the launch fills it", name, ki->name, m->value_kind);
-      if (!strcmp(m->name, name)) {
-        *out = a;
-        return CONVJIT_OK;
-      }
-    }
-    if (cj_kernel_arg_is_explicit(m) && used < sizeof list) {
-      int n = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", m->name[0] ? m->name : "(unnamed)");
-      used += n > 0 ? (size_t)n : 0;
+    if (strcmp(m->name, name) && strcmp(m->value_kind, name)) continue;
+    CJ_CHECK(cj_kernel_arg_is_explicit(m), CONVJIT_ERR_INVALID_ARG,
+             "argument '%s' of kernel %s is hidden (%s): the launch fills it", name, ki->name, m->value_kind);
+    if (!strcmp(m->name, name)) {
+      *out = a;
+      return CONVJIT_OK;
     }
   }
-  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s' is not an argument of kernel %s; its explicit arguments: %s",
-                name, ki->name, used ? list : "(none)");
+  cj_strbuf list = {0}; /* only for the message */
+  for (uint32_t a = 0; a < ki->nargs; a++)
+    if (cj_kernel_arg_is_explicit(&ki->args[a]))
+      cj_sb_printf(&list, "%s%s", list.len ? ", " : "", ki->args[a].name[0] ? ki->args[a].name : "(unnamed)");
+  convjit_status st =
+      CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s' is not an argument of kernel %s; its explicit arguments: %s", name,
+             ki->name, list.len && !list.oom ? list.s : "(none)");
+  cj_sb_free(&list);
+  return st;
 }
 
 static const char *type_name(convjit_emu_arg_type t) {
