@@ -36,6 +36,7 @@ typedef struct emu_args {
   const char *argv_arg[MAX_ARGS];
   int nargs;
   const char *argv_out[MAX_ARGS];
+  int out_arg[MAX_ARGS]; /* the --arg (index into argv_arg) whose buffer each --out writes */
   int nouts;
   uint32_t grid[3], block[3], lds;
   int have_grid, have_block, stats, json, hazards, isa;
@@ -65,6 +66,9 @@ static void usage(FILE *f) {
           "exit: 0 the kernel ran, 2 anything stopped it (bad option, argument or code object, or the\n"
           "      emulator stopping the kernel: the message names the instruction, offset and lane)\n");
 }
+
+/* NAME=@FILE or NAME=zeros:BYTES: the value of an --arg that makes a buffer. */
+static int is_buffer_value(const char *v) { return v[0] == '@' || !strncmp(v, "zeros:", 6); }
 
 static int parse_dim3(const char *opt, const char *text, uint32_t out[3]) {
   int64_t v[3] = {1, 1, 1};
@@ -124,12 +128,12 @@ static int parse_args(int argc, char **argv, emu_args *a) {
   if (run && !a->have_block) return cli_fail("--block", "", "missing: threads per workgroup");
   for (int i = 0; i < a->nouts; i++) { /* each --out names a buffer an --arg makes */
     const char *o = a->argv_out[i], *eq = strchr(o, '=');
-    int found = 0;
-    for (int j = 0; j < a->nargs && !found; j++) {
+    a->out_arg[i] = -1;
+    for (int j = 0; j < a->nargs && a->out_arg[i] < 0; j++) {
       const char *g = a->argv_arg[j], *ge = strchr(g, '=');
-      found = ge - g == eq - o && !strncmp(g, o, (size_t)(eq - o)) && (ge[1] == '@' || !strncmp(ge + 1, "zeros:", 6));
+      if (ge - g == eq - o && !strncmp(g, o, (size_t)(eq - o)) && is_buffer_value(ge + 1)) a->out_arg[i] = j;
     }
-    if (!found) return cli_fail("--out", o, "no --arg gives a buffer (@FILE or zeros:BYTES) of that name");
+    if (a->out_arg[i] < 0) return cli_fail("--out", o, "no --arg gives a buffer (@FILE or zeros:BYTES) of that name");
     if (!eq[1]) return cli_fail("--out", o, "expected NAME=FILE");
   }
   return 0;
@@ -290,7 +294,7 @@ static int make_arg(const emu_args *a, convjit_context *ctx, convjit_emu_module 
   memset(out, 0, sizeof *out);
   out->name = name;
   b->dptr = NULL;
-  if (v[0] == '@' || !strncmp(v, "zeros:", 6)) {
+  if (is_buffer_value(v)) {
     uint8_t *data = NULL;
     size_t n = 0;
     if (v[0] == '@') {
@@ -333,15 +337,13 @@ static int make_arg(const emu_args *a, convjit_context *ctx, convjit_emu_module 
   return fail(a, "--arg '%s': VALUE must be @FILE, zeros:BYTES, an integer (42, -7, 0x2a), 1.5f or 1.5", spec);
 }
 
-static int write_outputs(const emu_args *a, convjit_context *ctx, const buf *bufs, int nbufs) {
+/* bufs[j] is --arg j's buffer (every one was made: parse_args matched each
+ * --out with a buffer --arg, out_arg). */
+static int write_outputs(const emu_args *a, convjit_context *ctx, const buf *bufs) {
   if (a->json) cj_sb_printf(&g_js, ",\"outputs\":[");
   for (int i = 0; i < a->nouts; i++) {
     const char *spec = a->argv_out[i], *eq = strchr(spec, '=');
-    const buf *b = NULL;
-    for (int j = 0; j < nbufs; j++)
-      if (bufs[j].dptr && strlen(bufs[j].name) == (size_t)(eq - spec) && !strncmp(bufs[j].name, spec, eq - spec))
-        b = &bufs[j];
-    if (!b) return fail(a, "--out '%s': no --arg gave a buffer (@FILE or zeros:BYTES) of that name", spec);
+    const buf *b = &bufs[a->out_arg[i]];
     uint8_t *host = malloc(b->bytes);
     if (!host) return fail(a, "--out %s: out of memory for %zu bytes", spec, b->bytes);
     if (convjit_memcpy_d2h(ctx, host, b->dptr, b->bytes, NULL) != CONVJIT_OK) {
@@ -424,7 +426,7 @@ static int run_kernel(const emu_args *a, convjit_context *ctx, convjit_emu_modul
     cj_sb_printf(&g_js, ",\"ok\":true");
   }
   if (!rc) print_stats(a, &s);
-  if (!rc) rc = write_outputs(a, ctx, bufs, n);
+  if (!rc) rc = write_outputs(a, ctx, bufs);
   if (!rc && a->json) { printf("%s}\n", g_js.s); cj_sb_free(&g_js); }
   for (int i = 0; i < n; i++) if (bufs[i].dptr) convjit_free(ctx, bufs[i].dptr);
   return rc;
