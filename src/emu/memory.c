@@ -121,7 +121,7 @@ static convjit_status access_error(emu_mem *m, const char *what, uint64_t addr, 
   const emu_range *r = snap_floor(s, addr);
   char near[160] = "no allocation below it";
   if (r)
-    snprintf(near, sizeof near, "nearest allocation below: 0x%" PRIx64 " + %" PRIu64 " bytes (%s)", r->base,
+    snprintf(near, sizeof near, "nearest allocation below: " EMU_MEM_RANGE_FMT " (%s)", r->base,
              r->size, kind_name(r->kind));
   return CJ_ERR(CONVJIT_ERR_EMULATION,
                 "%s of %" PRIu64 " bytes at device address 0x%" PRIx64

@@ -25,6 +25,7 @@
 #ifndef CJ_EMU_MEMORY_H
 #define CJ_EMU_MEMORY_H
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "util/cj.h"
@@ -33,6 +34,11 @@
 #define EMU_MEM_PAGE 4096ull
 
 typedef struct emu_mem emu_mem;
+
+/* How an out-of-allocation error names the allocation nearest below the
+ * address (base, size): callers that know which buffer is which (the
+ * public launch names the argument) find that text in the error. */
+#define EMU_MEM_RANGE_FMT "0x%" PRIx64 " + %" PRIu64 " bytes"
 
 /* Fills dst with the n bytes at `offset` of a procedural range. Must be
  * pure (same offset -> same bytes) and thread-safe: it is called

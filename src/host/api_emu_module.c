@@ -364,7 +364,7 @@ static void name_fault_buffer(emu_mem *mem, const convjit_emu_arg *args, size_t 
     const emu_range *r = emu_mem_find(mem, (uint64_t)(uintptr_t)args[j].ptr, 0);
     char key[64];
     if (!r) continue;
-    snprintf(key, sizeof key, "0x%" PRIx64 " + %" PRIu64 " bytes", r->base, r->size);
+    snprintf(key, sizeof key, EMU_MEM_RANGE_FMT, r->base, r->size);
     if (strstr(text, key)) {
       CJ_ERR(st, "%s; that allocation is the buffer of argument '%s' (%" PRIu64 " bytes): is it too small?", text,
              args[j].name, r->size);
