@@ -297,9 +297,14 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
 
 /* Plan creation walks the selection's candidates (select.h): an illegal one
  * (UNSUPPORTED from its plan init) or one whose kernel fails the resource
- * gate (RESOURCE: spills, scratch, LDS) is logged and the next is tried, so
- * a valid shape only fails when no candidate fits — with UNSUPPORTED and
- * the reasons, as the header promises. Other errors end the walk. */
+ * gate (RESOURCE: spills, scratch, LDS) is logged at debug and the next is
+ * tried (one info line counts them when a later one is taken), so a valid
+ * shape only fails when no candidate fits — with UNSUPPORTED and the
+ * reasons, as the header promises: a refusal in the descriptor's terms
+ * ("desc.<field> ...": a limit of the descriptor, such as the x pre-pass's,
+ * not of a tile) alone when there is one. Other errors end the walk. A
+ * rejection is expected, so the candidates' errors are quiet (cj.h): a
+ * plan that succeeds logs no error. */
 static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts *forced, convjit_plan *p) {
   cj_conv_geom g;
   CJ_TRY(cj_conv_problem_geom(&p->prob, &g));
@@ -307,22 +312,28 @@ static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts 
   const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
   cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
   uint32_t n = cj_conv_candidates(&t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
-  char why[512] = "";
+  char why[512] = "", desc_why[400] = "";
   size_t used = 0;
   int resource = 0;
   for (uint32_t i = 0; i < n; i++) {
     const cj_conv_opts *o = &list[i];
+    cj_error_quiet_begin();
     convjit_status st = cj_select_conv_with(&p->prob, &t, o, &p->seq);
     if (st == CONVJIT_OK) st = plan_finish(ctx, p);
+    cj_error_quiet_end();
     if (st == CONVJIT_OK) {
-      if (i > 0) cj_log(CJ_LOG_INFO, "plan: candidate %u of %u taken (%s)", i + 1, n, why);
+      if (i > 0) cj_log(CJ_LOG_INFO, "plan: candidate %u of %u taken, %u rejected (%s)", i + 1, n, i, why);
       return CONVJIT_OK;
     }
-    if (st != CONVJIT_ERR_UNSUPPORTED && st != CONVJIT_ERR_RESOURCE) return st;
+    if (st != CONVJIT_ERR_UNSUPPORTED && st != CONVJIT_ERR_RESOURCE) {
+      cj_error_log_escaped(st);
+      return st;
+    }
     resource |= st == CONVJIT_ERR_RESOURCE;
-    cj_log(st == CONVJIT_ERR_RESOURCE ? CJ_LOG_INFO : CJ_LOG_DEBUG,
-           "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", i + 1, o->tile_m, o->tile_n,
-           o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
+    if (!desc_why[0] && !strncmp(cj_error_text(), "desc.", 5))
+      snprintf(desc_why, sizeof desc_why, "%s", cj_error_text());
+    cj_log(CJ_LOG_DEBUG, "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", i + 1,
+           o->tile_m, o->tile_n, o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
     if (used + 1 < sizeof why) {
       int w = snprintf(why + used, sizeof why - used, "%s%ux%u s%u k%u%s: %s", used ? "; " : "", o->tile_m, o->tile_n,
                        o->stages, o->splitk, o->prefetch == 1 ? " no-prefetch" : "", cj_error_text());
@@ -330,6 +341,7 @@ static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts 
     }
     plan_steps_reset(p);
   }
+  if (desc_why[0] && !resource) return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "%s", desc_why);
   return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", n,
                 resource ? "fits (resource gate or legality)" : "is legal", why);
 }
