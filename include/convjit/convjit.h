@@ -47,7 +47,7 @@ typedef enum convjit_status {
   CONVJIT_ERR_IO = 7,           /* file system / cache database */
   CONVJIT_ERR_VERSION = 8,      /* header and library disagree */
   CONVJIT_ERR_INTERNAL = 9,     /* a convjit bug: please report */
-  CONVJIT_ERR_EMULATION = 10    /* the emulator stopped the kernel (bad access, hazard, unknown op) */
+  CONVJIT_ERR_EMULATION = 10    /* the emulator stopped the kernel (bad access, hazard, unknown op, budget) */
 } convjit_status;
 
 CONVJIT_API const char *convjit_status_string(convjit_status s);
@@ -635,12 +635,25 @@ typedef struct convjit_emu_arg {
   size_t nbytes;
 } convjit_emu_arg;
 
+/* The instruction budget of every emulated launch (convjit's kernels and
+ * convjit_emu_launch alike): a wave that has executed this many
+ * instructions without ending stops the launch with EMULATION, naming the
+ * kernel, the workgroup, the wave and the program counter (a kernel that
+ * never ends, e.g. a branch to itself). $CONVJIT_EMU_MAX_INSTRUCTIONS (an
+ * integer >= 1) replaces it; docs/emulator.md "Instruction budget" says why
+ * this value. */
+#define CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT (UINT64_C(1) << 26)
+
 typedef struct convjit_emu_launch_options {
   size_t struct_size;         /* sizeof(convjit_emu_launch_options) as compiled by the caller */
   uint32_t grid[3];           /* WORKGROUPS per dimension (hipModuleLaunchKernel's gridDim), each >= 1 */
   uint32_t block[3];          /* threads per workgroup, product <= the kernel's max_block_threads */
   uint32_t dynamic_lds_bytes; /* hipModuleLaunchKernel's sharedMemBytes: LDS after the static part */
   int hazards;                /* 1: the hazard checker stops the run at the first hazard (default); 0: off */
+  /* appended: instructions one wave may execute (the budget above); 0 =
+   * $CONVJIT_EMU_MAX_INSTRUCTIONS, else CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT.
+   * A struct_size without it reads as 0. */
+  uint64_t max_instructions;
 } convjit_emu_launch_options;
 
 static inline convjit_emu_launch_options convjit_emu_launch_options_default(void) {
@@ -650,6 +663,7 @@ static inline convjit_emu_launch_options convjit_emu_launch_options_default(void
   o.block[0] = o.block[1] = o.block[2] = 1;
   o.dynamic_lds_bytes = 0;
   o.hazards = 1;
+  o.max_instructions = 0;
   return o;
 }
 
@@ -659,8 +673,8 @@ static inline convjit_emu_launch_options convjit_emu_launch_options_default(void
  * or size, value out of range, pointer outside every allocation) or the
  * launch field (grid, block, LDS over the arch's limit). EMULATION names
  * the instruction, its offset, the workgroup, wave and lane (bad access,
- * hazard, an instruction outside the subset; the lane where one lane's
- * address is at fault). Statistics:
+ * hazard, an instruction outside the subset, the instruction budget spent;
+ * the lane where one lane's address is at fault). Statistics:
  * convjit_emu_last_launch_stats. The workgroup subset of
  * convjit_emu_set_workgroups applies. */
 CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int index,
