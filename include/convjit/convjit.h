@@ -316,6 +316,12 @@ typedef struct convjit_conv_args {
   /* appended: the previous chunk's last frames (has_x_prev plans only; NULL
    * otherwise); a struct_size without it reads as NULL */
   const void *x_prev;
+  /* appended: the bytes of the x_prev tensor the caller holds. The plan
+   * reads exactly N*C*pad_lo[0]*H*W elements of x_dtype (NCDHW) there, so
+   * with x_prev given this must equal that (INVALID_ARG naming both
+   * otherwise: a tensor of other frames, channels or extents is not read).
+   * A struct_size without it (an older header) is not checked. */
+  size_t x_prev_bytes;
 } convjit_conv_args;
 
 /* struct_size of this header, every pointer NULL, workspace_bytes 0. */
@@ -326,13 +332,15 @@ static inline convjit_conv_args convjit_conv_args_default(void) {
   a.y = a.workspace = NULL;
   a.workspace_bytes = 0;
   a.x_prev = NULL;
+  a.x_prev_bytes = 0;
   return a;
 }
 
 /* convjit_conv_fwd with the tensors in a struct (same enqueue-only rules).
  * Errors: INVALID_ARG (NULL plan/args, a required pointer NULL, bias or an
  * epilogue input the plan takes missing — scale when has_channel_scale,
- * residual when has_residual —,
+ * residual when has_residual, x_prev when has_x_prev —, x_prev_bytes not
+ * the plan's,
  * bias given without has_bias, short workspace, not a conv plan),
  * UNSUPPORTED (residual or scale given to a plan that takes none),
  * VERSION (struct_size unknown). */

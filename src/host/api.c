@@ -480,6 +480,19 @@ static convjit_status check_align(const void *ptr, uint64_t align, const char *f
   return CONVJIT_OK;
 }
 
+/* A device pointer carries no size: the caller's stated x_prev size against
+ * the N*C*pad_lo[0]*H*W elements the pre-pass reads (a tensor of another
+ * shape would be read past its end, or its frames read as the wrong ones). */
+static convjit_status check_x_prev_bytes(const convjit_plan *p, size_t bytes, const char *f) {
+  const cj_conv_problem *q = &p->prob;
+  uint64_t need = (uint64_t)q->n * q->c * q->pad_lo[0] * q->h * q->w * cj_dtype_bytes(q->x_dtype);
+  CJ_CHECK(bytes == need, CONVJIT_ERR_INVALID_ARG,
+           "%sx_prev_bytes = %zu: the plan reads x_prev as (N, C, pad_lo[0], H, W) = (%lld, %lld, %lld, %lld, %lld) "
+           "%s = %llu bytes", f, bytes, (long long)q->n, (long long)q->c, (long long)q->pad_lo[0], (long long)q->h,
+           (long long)q->w, cj_dtype_name(q->x_dtype), (unsigned long long)need);
+  return CONVJIT_OK;
+}
+
 static uint64_t bind_value(const cj_bind *b, const cj_launch_ptrs *ptrs) {
   switch (b->kind) {
   case CJ_BIND_X: return (uint64_t)(uintptr_t)ptrs->x;
@@ -571,6 +584,8 @@ convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args
   CJ_CHECK(a->x_prev || !takes_x_prev, CONVJIT_ERR_INVALID_ARG,
            "%sx_prev = NULL: the plan reads the previous chunk's last frames (has_x_prev = 1)%s", f,
            *f ? "" : "; pass them with convjit_conv_forward");
+  if (a->x_prev && a->struct_size >= offsetof(convjit_conv_args, x_prev_bytes) + sizeof(size_t))
+    CJ_TRY(check_x_prev_bytes(p, a->x_prev_bytes, f));
   CJ_CHECK(!a->scale || takes_scale, CONVJIT_ERR_UNSUPPORTED,
            "%sscale = %p: this plan has no per-channel scale input (the descriptor has has_channel_scale = 0)", f,
            a->scale);

@@ -122,6 +122,27 @@ class TestErrors(unittest.TestCase):
     def test_unbatched_with_residual(self):
         self.raises(ValueError, "residual", "unbatched", x=self.x[0], residual=torch.zeros((16, 6, 6)))
 
+    def test_x_prev_shape(self):
+        """x_prev is (N, C, padding[0], H, W) of x: a wrong frame count,
+        channel count, height or width (or rank) is refused naming the
+        dimension and both values, never read as if it were right."""
+        g = cj.gen(4)
+        x = cj.randn_bf16((1, 16, 3, 6, 6), g)
+        w = cj.weight_bf16((16, 16, 3, 3, 3), g)
+        causal = dict(padding=(2, 1, 1), padding_hi=(0, 1, 1))
+        for shape, needles in (((1, 16, 3, 6, 6), ("frames", "= 3", "expected 2")),
+                               ((1, 16, 1, 6, 6), ("frames", "= 1", "expected 2")),
+                               ((1, 8, 2, 6, 6), ("channels", "= 8", "expected 16")),
+                               ((1, 16, 2, 5, 6), ("height", "= 5", "expected 6")),
+                               ((1, 16, 2, 6, 5), ("width", "= 5", "expected 6")),
+                               ((1, 16, 2, 6), ("4 dims", "expected 5"))):
+            with self.subTest(shape=shape):
+                e = self.raises(ValueError, "x_prev", *needles, x=x, w=w,
+                                x_prev=torch.zeros(shape, dtype=torch.bfloat16), **causal)
+                self.assertNotIsInstance(e, convjit.ConvjitError)
+        ok = ops.conv(x, w, x_prev=torch.zeros((1, 16, 2, 6, 6), dtype=torch.bfloat16), **causal)
+        self.assertEqual(tuple(ok.shape), (1, 16, 3, 6, 6))
+
 
 if __name__ == "__main__":
     unittest.main()
