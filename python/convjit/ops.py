@@ -16,6 +16,15 @@ for _name, _code in (("float8_e4m3fn", _lib.DTYPE_FP8_E4M3FN), ("float8_e4m3fnuz
 _ACTS = {None: _lib.ACT_IDENTITY, "identity": _lib.ACT_IDENTITY, "relu": _lib.ACT_RELU,
          "silu": _lib.ACT_SILU, "gelu_tanh": _lib.ACT_GELU_TANH}
 _CHANNELS_LAST = {5: torch.channels_last_3d, 4: torch.channels_last}
+_INT64_MAX = 2 ** 63 - 1   # the descriptor's int64 fields: ctypes would keep only the low 64 bits of a wider int
+
+
+def _int64(v, name, shown=None):
+    """v, refused with the argument's name when the descriptor's int64 cannot hold it."""
+    if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+        raise ValueError(f"convjit: {name}={shown if shown is not None else v!r}: {v} does not fit the "
+                         f"descriptor's int64 (at most 2**63-1)")
+    return v
 
 
 def _dtype_code(t, role, dtype):
@@ -45,6 +54,8 @@ def _tuple(v, rank, name, minimum):
         raise ValueError(f"convjit: {name}={v!r}: expected an int or {rank} ints for a {rank}D conv")
     if any(e < minimum for e in v):
         raise ValueError(f"convjit: {name}={v!r}: every value must be >= {minimum}")
+    for e in v:
+        _int64(e, name, v)
     return v
 
 
@@ -150,6 +161,10 @@ def conv_key(rank, n, c, k, in_, filt, stride, pad_lo, pad_hi, dilation, groups,
 def desc_of(key):
     """The convjit_conv_desc of a conv_key (y is always bf16)."""
     f = dict(key)
+    for name, v in key:   # the last gate before ctypes: derived values too ('same' padding of a huge dilation)
+        for e in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(e, int):
+                _int64(e, name, v)
     d = _lib.ConvDesc()
     d.struct_size = ctypes.sizeof(d)
     rank = f["rank"]
@@ -226,6 +241,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     pad_lo, pad_hi = _padding(padding, padding_hi, rank, filt, dilation, stride)
     if not isinstance(groups, int) or groups < 1:
         raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
+    _int64(groups, "groups")
     if act not in _ACTS:
         raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
     n, c = x.shape[0], x.shape[1]

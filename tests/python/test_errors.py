@@ -122,6 +122,32 @@ class TestErrors(unittest.TestCase):
     def test_unbatched_with_residual(self):
         self.raises(ValueError, "residual", "unbatched", x=self.x[0], residual=torch.zeros((16, 6, 6)))
 
+    def test_integers_past_int64(self):
+        """Every integer argument is checked against the descriptor's int64
+        before ctypes, which would keep only its low 64 bits (2^64 + 1 -> 1)
+        and so compute another conv: a ValueError of the binding's own
+        naming the argument and the value the caller gave."""
+        big, wide = 2 ** 64 + 1, 2 ** 63
+        cases = [("stride", big, dict(stride=big)), ("stride", wide, dict(stride=(1, wide))),
+                 ("padding", big, dict(padding=big)), ("padding", wide, dict(padding=(wide, 1))),
+                 ("dilation", big, dict(dilation=big)), ("dilation", wide, dict(dilation=(wide, 1))),
+                 ("padding_hi", big, dict(padding=1, padding_hi=big)),
+                 ("padding_hi", wide, dict(padding=1, padding_hi=(1, wide))), ("groups", big, dict(groups=big))]
+        for name, value, kw in cases:
+            with self.subTest(name=name, value=value):
+                e = self.raises(ValueError, name + "=", str(value), "int64", **kw)
+                self.assertNotIsInstance(e, convjit.ConvjitError)   # refused before any C call
+        # a module's own attributes and its per-call padding go through the same check
+        m = convjit.nn.Conv2d(16, 16, 3, stride=big).to(torch.bfloat16)
+        with self.assertRaises(ValueError) as cm:
+            m(self.x)
+        self.assertIn("stride=", str(cm.exception))
+        self.assertIn(str(big), str(cm.exception))
+        m = convjit.nn.Conv2d(16, 16, 3).to(torch.bfloat16)
+        with self.assertRaises(ValueError) as cm:
+            m(self.x, padding=(1, big))
+        self.assertIn(str(big), str(cm.exception))
+
     def test_x_prev_shape(self):
         """x_prev is (N, C, padding[0], H, W) of x: a wrong frame count,
         channel count, height or width (or rank) is refused naming the
