@@ -650,7 +650,7 @@ typedef struct convjit_emu_arg {
  * never ends, e.g. a branch to itself). $CONVJIT_EMU_MAX_INSTRUCTIONS (an
  * integer >= 1) replaces it; docs/emulator.md "Instruction budget" says why
  * this value. */
-#define CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT (UINT64_C(1) << 26)
+#define CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT (UINT64_C(1) << 25)
 
 typedef struct convjit_emu_launch_options {
   size_t struct_size;         /* sizeof(convjit_emu_launch_options) as compiled by the caller */
