@@ -73,6 +73,33 @@ if(TARGET convjit-run)
            COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for t in bf16 fp8; do run --device emu --arch $a --op conv --dtype $t --groups 4 --layout ndhwc --residual --act gelu --bias --shape 1,64,4,10,10,128,3,3,3 --pad 1,1,1 --no-disk-cache --check || exit 1; done; done; run --device emu --arch gfx950 --op conv --dtype bf16 --groups 2 --residual --act silu --shape 1,32,9,8,8,64,3,3,3 --pad 2,1,1,0,1,1 --stream-chunks 1,4,4 --no-disk-cache --check && echo \"$out\" | grep -q 'bit-identical'"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(tools/run_issue14_combined PROPERTIES LABELS tools)
+  # Issue 25 item 5: a run that succeeds logs no error. With CONVJIT_LOG=error
+  # the candidates the selection rejects on the way (a split-K one on a
+  # single K step; on gfx942 one that fails the resource gate) print
+  # nothing: they are logged at debug (info for the resource gate).
+  set(CJ_RUN_LOG_ERROR_SH [=[
+for args in "--arch gfx950 --shape 1,16,6,6,8,1,1" "--arch gfx942 --shape 1,16,6,6,8,1,1" \
+            "--arch gfx942 --shape 1,16,2,2,3,640,3,3,3 --pad 1,1,1 --bias"; do
+  err=$(CONVJIT_LOG=error "$0" --device emu --check --no-disk-cache $args 2>&1 >/dev/null); rc=$?
+  [[ $rc -eq 0 ]] || { echo "$args: exit $rc"; echo "$err"; exit 1; }
+  [[ -z $err ]] || { echo "$args: CONVJIT_LOG=error printed on a run that succeeds:"; echo "$err"; exit 1; }
+done
+]=])
+  add_test(NAME tools/run_log_error_quiet COMMAND bash -c "${CJ_RUN_LOG_ERROR_SH}" $<TARGET_FILE:convjit-run>)
+  # Issue 25 item 4: 2^31 input elements, 8 -> 8 channels, 1x1x1 (a valid
+  # descriptor): the selection's own candidates never surface as the user's
+  # invalid argument (exit 2 with usage); the answer is a plan or a status
+  # in the descriptor's terms (docs/api.md "Size limits").
+  set(CJ_RUN_HUGE_SH [=[
+err=$("$0" --device emu --shape 1,8,64,2048,2048,8,1,1,1 --pad 0,0,0 --no-disk-cache 2>&1 >/dev/null); rc=$?
+echo "exit $rc: $err"
+[[ $rc -ne 2 ]] || { echo "exit 2: refused as a usage error"; exit 1; }
+! grep -q '^usage' <<<"$err" || { echo "usage printed"; exit 1; }
+! grep -q 'splitk\|candidate' <<<"$err" || { echo "an internal candidate's message"; exit 1; }
+[[ $rc -eq 0 ]] || grep -q 'unsupported.*desc\.' <<<"$err" || { echo "no descriptor field named"; exit 1; }
+]=])
+  add_test(NAME tools/run_huge_1x1x1 COMMAND bash -c "${CJ_RUN_HUGE_SH}" $<TARGET_FILE:convjit-run>)
+  set_tests_properties(tools/run_log_error_quiet tools/run_huge_1x1x1 PROPERTIES LABELS tools)
 endif()
 # convjit-bench-api runs (a smoke run: numbers are printed, never asserted):
 # every call of the timed loops reached the backend (launches_ok) and the

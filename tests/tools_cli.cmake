@@ -40,6 +40,16 @@ cj_bad_args(run_transpose_zero convjit-run "desc.c = 0: must be in 1..2^31-1" ${
 cj_bad_args(run_dilation_overflow convjit-run "desc.dilation[1] = 1073741824: the dilated filter[1] = 3 spans"
             ${RUN} --shape 1,8,4,4,8,3,3 --dilation 1,1073741824)
 
+# Issue 25 item 6: a knob given 0 would read as "not forced" and run the
+# default plan; every tool sharing the knob parser refuses it, naming the
+# option (leave the option out to let convjit choose).
+foreach(k stages splitk wgm dma)
+  cj_bad_args(run_${k}_zero convjit-run "--${k} '0': 0 is not a choice" ${RUN} --${k} 0)
+endforeach()
+cj_bad_args(run_tile_half_auto convjit-run "--tile '0x128': 0 is not a choice" ${RUN} --tile 0x128)
+cj_bad_args(run_waves_zero convjit-run "--waves '0x4': 0 is not a choice" ${RUN} --waves 0x4)
+cj_bad_args(run_tile_zero_second convjit-run "--tile '128,0': 0 is not a choice" ${RUN} --tile 128,0)
+
 set(DUMP --arch gfx942 --dtype bf16 --op conv)
 cj_bad_args(dump_shape_zero convjit-dump "desc.n = 0: must be in 1..2^31-1" ${DUMP} --shape 0,8,4,8,8,16,3,3,3)
 cj_bad_args(dump_shape_2g convjit-dump "desc.n = 3000000000: must be in 1..2^31-1" ${DUMP}
@@ -66,3 +76,10 @@ cj_bad_args(bench_mfma_seconds convjit-bench-mfma "--seconds 'abc': expected a d
 cj_bad_args(bench_kstep_lengths convjit-bench-kstep "--lengths '2,2,4': expected a < b < c"
             --arch gfx942 --shape 1,64,2,8,8,128,3,3,3 --lengths 2,2,4)
 cj_bad_args(bench_kstep_dtype convjit-bench-kstep "--dtype 'fp16': expected bf16 or fp8" --dtype fp16)
+cj_bad_args(dump_stages_zero convjit-dump "--stages '0': 0 is not a choice" ${DUMP} --shape 1,8,4,8,8,16,3,3,3
+            --stages 0)
+cj_bad_args(dump_tile_half_auto convjit-dump "--tile '0x128': 0 is not a choice" ${DUMP} --shape 1,8,4,8,8,16,3,3,3
+            --tile 0x128)
+cj_bad_args(mix_splitk_zero convjit-mix "--splitk '0': 0 is not a choice" --splitk 0)
+cj_bad_args(bench_kstep_waves_zero convjit-bench-kstep "--waves '0x4': 0 is not a choice" --arch gfx942
+            --shape 1,64,2,8,8,128,3,3,3 --waves 0x4)

@@ -114,3 +114,10 @@ if(TARGET convjit-bench)
                    ${CJ_TUNE_SHAPES} ${cj_bench_shapes})
   set_tests_properties(tools/bench_report_tuning_rows PROPERTIES LABELS tools)
 endif()
+# Issue 25 items 7 and 8: --import refuses a NUL inside any text field (and
+# fields of the wrong kind), a foreign `tuning` table is moved aside and
+# recreated (logged), and the tool never claims a store that did not happen
+# (tests/tools/test_tune_db.py).
+add_test(NAME tools/tune_db_edges COMMAND ${CJ_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/test_tune_db.py
+  $<TARGET_FILE:convjit-tune> $<TARGET_FILE:convjit-run> ${PROJECT_BINARY_DIR}/test-tune-db)
+set_tests_properties(tools/tune_db_edges PROPERTIES LABELS tools)

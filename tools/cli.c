@@ -100,8 +100,11 @@ int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *tex
         a > UINT32_MAX || b > UINT32_MAX)
       return cli_fail(opt, text, "expected AxB (or A,B), unsigned integers < 2^32");
   }
-  if (cj_conv_knob_set(o, k, text, text ? strlen(text) : 0, opt) != CONVJIT_OK)
+  cj_conv_opts v = *o;
+  if (cj_conv_knob_set(&v, k, text, text ? strlen(text) : 0, opt) != CONVJIT_OK)
     return cli_fail(opt, text, cj_error_text()); /* not reached: the syntax was checked above */
+  if (cj_conv_knob_zero(&v, k)) return cli_fail(opt, text, cj_conv_knob_zero_why(k));
+  *o = v;
   return 0;
 }
 

@@ -33,7 +33,9 @@ int cli_double(const char *opt, const char *text, double lo_excl, double hi, dou
 /* "a,b,c": between min and max values, each in lo..hi; the count, or -1. */
 int cli_list(const char *opt, const char *text, int64_t *out, int min, int max, int64_t lo, int64_t hi);
 /* A conv knob (kplan_knobs.h) given as --<name> [text]: a flag takes no text,
- * ONE an integer < 2^32, PAIR "AxB"/"A,B" of them. 0, or -1. */
+ * ONE an integer < 2^32, PAIR "AxB"/"A,B" of them; a 0 where the knob's
+ * domain starts above 0 is refused ("--tile 0x128" is no half-auto tile:
+ * leaving the option out lets convjit choose). 0, or -1. */
 int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *text);
 /* A conv --layout: "ncdhw" | "ndhwc" (x and y) or "X,Y" of those (mixed);
  * *x_ndhwc, *y_ndhwc = 1 for channels-last. 0, or -1 with the message. */

@@ -4,7 +4,8 @@
  *   convjit-emu --isa                            the instruction subset
  *   convjit-emu CODE_OBJECT --kernel NAME --grid X,Y,Z --block X,Y,Z [--lds BYTES]
  *               --arg NAME=@in.bin | NAME=zeros:BYTES | NAME=42 | NAME=1.5f | NAME=1.5 ...
- *               [--out NAME=out.bin ...] [--stats] [--hazards on|off] [--arch A] [--json]
+ *               [--out NAME=out.bin ...] [--stats] [--hazards on|off] [--max-instructions N]
+ *               [--arch A] [--json]
  *
  * Everything goes through the public API's experimental emulator section
  * (convjit_emu_module_load ... convjit_emu_launch): this tool is also its
@@ -12,7 +13,8 @@
  * from the kernel's metadata. Exit 0 when the kernel ran; 2 when anything
  * stopped it: a bad option or argument, a bad code object, or the emulator
  * stopping the kernel (bad access, hazard, an instruction outside the
- * subset: the message names the instruction, its offset and the lane).
+ * subset, a wave past the instruction budget: the message names the
+ * instruction, its offset and the wave or lane).
  * Times are EMULATED counts, never GPU measurements. */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +41,7 @@ typedef struct emu_args {
   int out_arg[MAX_ARGS]; /* the --arg (index into argv_arg) whose buffer each --out writes */
   int nouts;
   uint32_t grid[3], block[3], lds;
+  uint64_t max_insts; /* 0: the library's (CONVJIT_EMU_MAX_INSTRUCTIONS, else the default) */
   int have_grid, have_block, stats, json, hazards, isa;
 } emu_args;
 
@@ -49,7 +52,7 @@ static void usage(FILE *f) {
           "       convjit-emu --isa                             the instructions the emulator runs\n"
           "       convjit-emu CODE_OBJECT --kernel NAME --grid X,Y,Z --block X,Y,Z [--lds BYTES]\n"
           "                   --arg NAME=VALUE ... [--out NAME=FILE ...] [--stats] [--hazards on|off]\n"
-          "                   [--arch gfx942|gfx950] [--json]\n"
+          "                   [--max-instructions N] [--arch gfx942|gfx950] [--json]\n"
           "  --grid     WORKGROUPS per dimension (hipModuleLaunchKernel's gridDim); X, X,Y or X,Y,Z\n"
           "  --block    threads per workgroup; X, X,Y or X,Y,Z (missing ones are 1)\n"
           "  --lds      dynamic LDS bytes after the kernel's static LDS (sharedMemBytes; default 0)\n"
@@ -61,10 +64,13 @@ static void usage(FILE *f) {
           "  --out      NAME=FILE: after the run, the bytes of buffer NAME into FILE\n"
           "  --stats    per-class instruction counts (EMULATED) and the LDS bank model\n"
           "  --hazards  the hazard checker: on (default) stops at the first hazard; off\n"
+          "  --max-instructions N  instructions one wave may execute before the run stops (a kernel that\n"
+          "             never ends); default $CONVJIT_EMU_MAX_INSTRUCTIONS, else %llu\n"
           "  --arch     the emulator's arch (default: the code object's); must match it\n"
           "  --json     one JSON object on stdout\n"
           "exit: 0 the kernel ran, 2 anything stopped it (bad option, argument or code object, or the\n"
-          "      emulator stopping the kernel: the message names the instruction, offset and lane)\n");
+          "      emulator stopping the kernel: the message names the instruction, offset and lane)\n",
+          (unsigned long long)CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT);
 }
 
 /* NAME=@FILE or NAME=zeros:BYTES: the value of an --arg that makes a buffer. */
@@ -105,6 +111,8 @@ static int parse_args(int argc, char **argv, emu_args *a) {
       uint64_t x;
       if (cli_u64(o, v, 0, UINT32_MAX, &x)) return -1;
       a->lds = (uint32_t)x;
+    } else if (!strcmp(o, "--max-instructions")) {
+      if (cli_u64(o, v, 1, UINT64_MAX, &a->max_insts)) return -1;
     } else if (!strcmp(o, "--hazards")) {
       if (strcmp(v, "on") && strcmp(v, "off")) return cli_fail(o, v, "expected on or off");
       a->hazards = !strcmp(v, "on");
@@ -416,7 +424,10 @@ static int run_kernel(const emu_args *a, convjit_context *ctx, convjit_emu_modul
     memcpy(o.block, a->block, sizeof o.block);
     o.dynamic_lds_bytes = a->lds;
     o.hazards = a->hazards;
-    if (convjit_emu_launch(mod, k, &o, args, (size_t)a->nargs) != CONVJIT_OK) rc = fail(a, "%s", convjit_last_error());
+    o.max_instructions = a->max_insts;
+    if (convjit_emu_launch(mod, k, &o, args, (size_t)a->nargs) != CONVJIT_OK)
+      rc = fail(a, "%s%s", convjit_last_error(),
+                strstr(convjit_last_error(), "instruction budget") ? " (here: --max-instructions N)" : "");
   }
   convjit_emu_stats s = {.struct_size = sizeof s};
   if (!rc && convjit_emu_last_launch_stats(ctx, &s) != CONVJIT_OK) rc = fail(a, "%s", convjit_last_error());

@@ -703,6 +703,7 @@ static int run_stream(convjit_context *ctx, const run_args *a, const convjit_con
     }
     convjit_conv_args ca = convjit_conv_args_default();
     ca.x = dxc, ca.x_prev = ci ? dprev : NULL, ca.w_packed = dwp, ca.bias = db, ca.scale = dsc, ca.residual = dzc;
+    ca.x_prev_bytes = ci ? (size_t)(p->c * P) * plane * eb : 0;
     ca.y = dyc, ca.workspace = dws, ca.workspace_bytes = ws;
     TRY(convjit_conv_forward(pl[0], &ca, NULL));
     TRY(convjit_memcpy_d2h(ctx, hyc, dyc, (size_t)(p->k * fc) * oplane * 2, NULL));

@@ -14,7 +14,10 @@
  * stderr (one line per candidate; rewritten in place on a terminal), the
  * summary table (or --json) to stdout. On the emulator every time is the
  * bounds model's and every line says MODELLED; nothing is stored unless
- * --store-modelled. Exit 0 on success, 1 on a failure, 2 on usage. */
+ * --store-modelled. The table's last line says how many winners were
+ * stored; a winner that was to be stored and was not (the database could
+ * not be written) fails the run. Exit 0 on success, 1 on a failure, 2 on
+ * usage. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +248,27 @@ static void json_text(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* Winners stored out of those tuned (a shape that failed has none). */
+static void count_stored(const shape_row *rows, int n, int *stored, int *tuned) {
+  *stored = *tuned = 0;
+  for (int i = 0; i < n; i++) {
+    *tuned += rows[i].ok;
+    *stored += rows[i].ok && rows[i].res.stored;
+  }
+}
+
+/* What happened to the winners, said as it is: the tool never implies a
+ * store that did not happen (a table it could not write, moved-aside or
+ * not: CONVJIT_LOG=error gives the library's reason). */
+static void print_store_line(const shape_row *rows, int n, int modelled, int asked, const char *path) {
+  int stored, tuned;
+  count_stored(rows, n, &stored, &tuned);
+  const char *tag = modelled ? "MODELLED winners" : "winners";
+  if (!asked) printf("%s: nothing stored (%s)\n", tag, modelled ? "--store-modelled stores them, marked modelled"
+                                                                  : "--no-store");
+  else printf("%s: stored %d of %d in the tuning table of %s\n", tag, stored, tuned, path[0] ? path : "(no database)");
+}
+
 static void print_table(const shape_row *rows, int n, int modelled, const char *arch, const char *model) {
   const char *tag = modelled ? "  MODELLED" : "";
   printf("%-52s %12s %12s %8s  %s%s\n", "shape", "default ms", "best ms", "speedup", "winner", tag);
@@ -257,9 +281,7 @@ static void print_table(const shape_row *rows, int n, int modelled, const char *
     printf("%-52s %12.5f %12.5f %7.2fx  %s%s\n", rows[i].text, r->default_ms, r->best_ms,
            r->best_ms > 0 ? r->default_ms / r->best_ms : 0, r->cand[r->winner].knobs, tag);
   }
-  if (modelled)
-    printf("MODELLED: the emulator's bounds model (docs/tuning.md) on %s, not a GPU time; nothing stored unless "
-           "--store-modelled\n", arch);
+  if (modelled) printf("MODELLED: the emulator's bounds model (docs/tuning.md) on %s, not a GPU time\n", arch);
   else printf("TIMED: median HIP event times on %s (%s)\n", model[0] ? model : "an unnamed device", arch);
 }
 
@@ -331,8 +353,19 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const char *arch
     failed |= tune_shape(ctx, &descs[i], a, &pg, &rows[i]) != CONVJIT_OK;
   }
   if (pg.tty) fprintf(stderr, "\n");
+  int asked = modelled ? a->topt.store_modelled : a->topt.store, stored, tuned;
   if (a->json) print_json(rows, n, modelled, a->device, arch, ctx->dev->model);
-  else print_table(rows, n, modelled, arch, ctx->dev->model);
+  else {
+    print_table(rows, n, modelled, arch, ctx->dev->model);
+    print_store_line(rows, n, modelled, asked, cj_cache_disk_path(ctx->cache));
+  }
+  count_stored(rows, n, &stored, &tuned);
+  if (asked && stored < tuned) {
+    fprintf(stderr, "convjit-tune: %d of %d winners not stored: the tuning table of %s could not be written "
+            "(CONVJIT_LOG=error gives the reason)\n", tuned - stored, tuned,
+            cj_cache_disk_path(ctx->cache)[0] ? cj_cache_disk_path(ctx->cache) : "(no database: disk cache off)");
+    failed = 1;
+  }
   free(rows);
   free(descs);
   return failed;

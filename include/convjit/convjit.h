@@ -47,7 +47,7 @@ typedef enum convjit_status {
   CONVJIT_ERR_IO = 7,           /* file system / cache database */
   CONVJIT_ERR_VERSION = 8,      /* header and library disagree */
   CONVJIT_ERR_INTERNAL = 9,     /* a convjit bug: please report */
-  CONVJIT_ERR_EMULATION = 10    /* the emulator stopped the kernel (bad access, hazard, unknown op) */
+  CONVJIT_ERR_EMULATION = 10    /* the emulator stopped the kernel (bad access, hazard, unknown op, budget) */
 } convjit_status;
 
 CONVJIT_API const char *convjit_status_string(convjit_status s);
@@ -316,6 +316,12 @@ typedef struct convjit_conv_args {
   /* appended: the previous chunk's last frames (has_x_prev plans only; NULL
    * otherwise); a struct_size without it reads as NULL */
   const void *x_prev;
+  /* appended: the bytes of the x_prev tensor the caller holds. The plan
+   * reads exactly N*C*pad_lo[0]*H*W elements of x_dtype (NCDHW) there, so
+   * with x_prev given this must equal that (INVALID_ARG naming both
+   * otherwise: a tensor of other frames, channels or extents is not read).
+   * A struct_size without it (an older header) is not checked. */
+  size_t x_prev_bytes;
 } convjit_conv_args;
 
 /* struct_size of this header, every pointer NULL, workspace_bytes 0. */
@@ -326,13 +332,15 @@ static inline convjit_conv_args convjit_conv_args_default(void) {
   a.y = a.workspace = NULL;
   a.workspace_bytes = 0;
   a.x_prev = NULL;
+  a.x_prev_bytes = 0;
   return a;
 }
 
 /* convjit_conv_fwd with the tensors in a struct (same enqueue-only rules).
  * Errors: INVALID_ARG (NULL plan/args, a required pointer NULL, bias or an
  * epilogue input the plan takes missing — scale when has_channel_scale,
- * residual when has_residual —,
+ * residual when has_residual, x_prev when has_x_prev —, x_prev_bytes not
+ * the plan's,
  * bias given without has_bias, short workspace, not a conv plan),
  * UNSUPPORTED (residual or scale given to a plan that takes none),
  * VERSION (struct_size unknown). */
@@ -635,12 +643,25 @@ typedef struct convjit_emu_arg {
   size_t nbytes;
 } convjit_emu_arg;
 
+/* The instruction budget of every emulated launch (convjit's kernels and
+ * convjit_emu_launch alike): a wave that has executed this many
+ * instructions without ending stops the launch with EMULATION, naming the
+ * kernel, the workgroup, the wave and the program counter (a kernel that
+ * never ends, e.g. a branch to itself). $CONVJIT_EMU_MAX_INSTRUCTIONS (an
+ * integer >= 1) replaces it; docs/emulator.md "Instruction budget" says why
+ * this value. */
+#define CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT (UINT64_C(1) << 25)
+
 typedef struct convjit_emu_launch_options {
   size_t struct_size;         /* sizeof(convjit_emu_launch_options) as compiled by the caller */
   uint32_t grid[3];           /* WORKGROUPS per dimension (hipModuleLaunchKernel's gridDim), each >= 1 */
   uint32_t block[3];          /* threads per workgroup, product <= the kernel's max_block_threads */
   uint32_t dynamic_lds_bytes; /* hipModuleLaunchKernel's sharedMemBytes: LDS after the static part */
   int hazards;                /* 1: the hazard checker stops the run at the first hazard (default); 0: off */
+  /* appended: instructions one wave may execute (the budget above); 0 =
+   * $CONVJIT_EMU_MAX_INSTRUCTIONS, else CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT.
+   * A struct_size without it reads as 0. */
+  uint64_t max_instructions;
 } convjit_emu_launch_options;
 
 static inline convjit_emu_launch_options convjit_emu_launch_options_default(void) {
@@ -650,6 +671,7 @@ static inline convjit_emu_launch_options convjit_emu_launch_options_default(void
   o.block[0] = o.block[1] = o.block[2] = 1;
   o.dynamic_lds_bytes = 0;
   o.hazards = 1;
+  o.max_instructions = 0;
   return o;
 }
 
@@ -659,8 +681,8 @@ static inline convjit_emu_launch_options convjit_emu_launch_options_default(void
  * or size, value out of range, pointer outside every allocation) or the
  * launch field (grid, block, LDS over the arch's limit). EMULATION names
  * the instruction, its offset, the workgroup, wave and lane (bad access,
- * hazard, an instruction outside the subset; the lane where one lane's
- * address is at fault). Statistics:
+ * hazard, an instruction outside the subset, the instruction budget spent;
+ * the lane where one lane's address is at fault). Statistics:
  * convjit_emu_last_launch_stats. The workgroup subset of
  * convjit_emu_set_workgroups applies. */
 CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int index,

@@ -71,7 +71,8 @@ class ConvArgs(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("x", ctypes.c_void_p), ("w_packed", ctypes.c_void_p),
                 ("bias", ctypes.c_void_p), ("residual", ctypes.c_void_p), ("scale", ctypes.c_void_p),
                 ("y", ctypes.c_void_p), ("workspace", ctypes.c_void_p),
-                ("workspace_bytes", ctypes.c_size_t), ("x_prev", ctypes.c_void_p)]
+                ("workspace_bytes", ctypes.c_size_t), ("x_prev", ctypes.c_void_p),
+                ("x_prev_bytes", ctypes.c_size_t)]
 
 
 class KernelInfo(ctypes.Structure):

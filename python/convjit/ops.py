@@ -16,6 +16,15 @@ for _name, _code in (("float8_e4m3fn", _lib.DTYPE_FP8_E4M3FN), ("float8_e4m3fnuz
 _ACTS = {None: _lib.ACT_IDENTITY, "identity": _lib.ACT_IDENTITY, "relu": _lib.ACT_RELU,
          "silu": _lib.ACT_SILU, "gelu_tanh": _lib.ACT_GELU_TANH}
 _CHANNELS_LAST = {5: torch.channels_last_3d, 4: torch.channels_last}
+_INT64_MAX = 2 ** 63 - 1   # the descriptor's int64 fields: ctypes would keep only the low 64 bits of a wider int
+
+
+def _int64(v, name, shown=None):
+    """v, refused with the argument's name when the descriptor's int64 cannot hold it."""
+    if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+        raise ValueError(f"convjit: {name}={shown if shown is not None else v!r}: {v} does not fit the "
+                         f"descriptor's int64 (at most 2**63-1)")
+    return v
 
 
 def _dtype_code(t, role, dtype):
@@ -45,6 +54,8 @@ def _tuple(v, rank, name, minimum):
         raise ValueError(f"convjit: {name}={v!r}: expected an int or {rank} ints for a {rank}D conv")
     if any(e < minimum for e in v):
         raise ValueError(f"convjit: {name}={v!r}: every value must be >= {minimum}")
+    for e in v:
+        _int64(e, name, v)
     return v
 
 
@@ -115,6 +126,24 @@ def _nbytes(t):
     return t.numel() * t.element_size()
 
 
+_X_PREV_DIMS = ("batch", "channels", "frames", "height", "width")
+
+
+def _check_x_prev(x_prev, x, pad_lo):
+    """x_prev must be (N, C, padding[0], H, W) of x: the previous chunk's
+    last padding[0] input frames, which convjit reads in place of the zero
+    padding before x. Another shape would be read as if it were that one."""
+    want = (x.shape[0], x.shape[1], pad_lo[0]) + tuple(x.shape[3:])
+    if x_prev.dim() != len(want):
+        raise ValueError(f"convjit: x_prev {tuple(x_prev.shape)} has {x_prev.dim()} dims, expected {len(want)}: "
+                         f"(N, C, padding[0], H, W) = {want}, the frames before x {tuple(x.shape)}")
+    for i, (got, exp) in enumerate(zip(x_prev.shape, want)):
+        if got != exp:
+            raise ValueError(f"convjit: x_prev {tuple(x_prev.shape)}: dim {i} ({_X_PREV_DIMS[i]}) = {got}, expected "
+                             f"{exp}: x_prev is (N, C, padding[0], H, W) = {want}, the frames before x "
+                             f"{tuple(x.shape)}")
+
+
 def conv_key(rank, n, c, k, in_, filt, stride, pad_lo, pad_hi, dilation, groups, *,
              x_dtype=_lib.DTYPE_BF16, w_dtype=_lib.DTYPE_BF16, x_layout=_lib.LAYOUT_NCDHW,
              y_layout=_lib.LAYOUT_NCDHW, bias=False, x_scale=0.0, w_scale=0.0, channel_scale=False,
@@ -132,6 +161,10 @@ def conv_key(rank, n, c, k, in_, filt, stride, pad_lo, pad_hi, dilation, groups,
 def desc_of(key):
     """The convjit_conv_desc of a conv_key (y is always bf16)."""
     f = dict(key)
+    for name, v in key:   # the last gate before ctypes: derived values too ('same' padding of a huge dilation)
+        for e in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(e, int):
+                _int64(e, name, v)
     d = _lib.ConvDesc()
     d.struct_size = ctypes.sizeof(d)
     rank = f["rank"]
@@ -208,6 +241,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     pad_lo, pad_hi = _padding(padding, padding_hi, rank, filt, dilation, stride)
     if not isinstance(groups, int) or groups < 1:
         raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
+    _int64(groups, "groups")
     if act not in _ACTS:
         raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
     n, c = x.shape[0], x.shape[1]
@@ -239,6 +273,8 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
             raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
                              "convjit writes y in place, so out must be dense")
     if x_prev is not None:
+        if rank == 3:   # (convjit refuses x_prev of a 1D or 2D conv itself: no time dim)
+            _check_x_prev(x_prev, x, pad_lo)
         x_prev = _dense(x_prev, _lib.LAYOUT_NCDHW, rank)
         if _dtype_code(x_prev, "x_prev", fp8) != xdt:
             raise TypeError(f"convjit: x_prev dtype {x_prev.dtype} differs from x's {x.dtype}")
@@ -297,6 +333,7 @@ def _run_emulated(ctx, plan, x, w, bias, residual, scale, x_prev, y):
         a.w_packed = _runtime.packed_weight(plan, w).ptr
         a.x, a.bias, a.residual = upload("x", x), upload("bias", bias), upload("residual", residual)
         a.scale, a.x_prev = upload("scale", scale), upload("x_prev", x_prev)
+        a.x_prev_bytes = _nbytes(x_prev) if x_prev is not None else 0
         yb = ctx.staging("y", _nbytes(y))
         a.y = yb.ptr
         ws = ctx.staging("workspace", plan.workspace_bytes)
@@ -328,6 +365,7 @@ def _run_hip(ctx, plan, x, w, bias, residual, scale, x_prev, y):
     for f, t in (("x", x), ("bias", bias), ("residual", residual), ("scale", scale), ("x_prev", x_prev),
                  ("y", y)):
         setattr(a, f, t.data_ptr() if t is not None else None)
+    a.x_prev_bytes = _nbytes(x_prev) if x_prev is not None else 0
     ws = None
     if plan.workspace_bytes:
         ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=x.device)

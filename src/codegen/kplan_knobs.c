@@ -34,6 +34,18 @@ uint32_t cj_conv_knob_get(const cj_conv_opts *o, const cj_knob *k, int second) {
   return v;
 }
 
+int cj_conv_knob_zero(const cj_conv_opts *o, const cj_knob *k) {
+  if (k->kind == CJ_KNOB_FLAG || k->lo == 0) return 0;
+  return cj_conv_knob_get(o, k, 0) == 0 || (k->kind == CJ_KNOB_PAIR && cj_conv_knob_get(o, k, 1) == 0);
+}
+
+const char *cj_conv_knob_zero_why(const cj_knob *k) {
+  static _Thread_local char why[160];
+  snprintf(why, sizeof why, "0 is not a choice (0 would mean 'not forced'): give %s%u..%u, or leave %s out to let "
+           "convjit choose", k->kind == CJ_KNOB_PAIR ? "both values in " : "", k->lo, k->hi, k->name);
+  return why;
+}
+
 /* One unsigned decimal < 2^32 at s (len bytes); *used = digits read. */
 static int cj_knob_u32(const char *s, size_t len, uint32_t *v, size_t *used) {
   size_t i = 0;

@@ -54,6 +54,14 @@ const cj_knob *cj_conv_knob_find(const char *name, size_t len); /* NULL if none 
 convjit_status cj_conv_knob_set(cj_conv_opts *o, const cj_knob *k, const char *value, size_t value_len,
                                 const char *what);
 uint32_t cj_conv_knob_get(const cj_conv_opts *o, const cj_knob *k, int second);
+/* 1 when knob k of o holds a 0 (either half of a pair) where its domain
+ * starts above 0: a 0 field of cj_conv_opts means "not forced", so a
+ * forced 0 (or half of "0x128") would silently run the heuristic's choice.
+ * The tools and kernel specs refuse it (cj_conv_knob_zero_why); tuning rows
+ * keep 0 as "the plan's default". */
+int cj_conv_knob_zero(const cj_conv_opts *o, const cj_knob *k);
+/* The refusal's text for k (static storage of the calling thread). */
+const char *cj_conv_knob_zero_why(const cj_knob *k);
 /* One line per knob for usage text: "  <pre><name><sep>N  help (lo..hi)"
  * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs). */
 void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep);

@@ -78,6 +78,8 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       char what[40];
       snprintf(what, sizeof what, "spec opts %s", kn->name);
       CJ_TRY(cj_conv_knob_set(o, kn, val, vlen, what));
+      CJ_CHECK(!cj_conv_knob_zero(o, kn), CONVJIT_ERR_INVALID_ARG, "%s = %.*s: %s", what, (int)vlen, val,
+               cj_conv_knob_zero_why(kn));
     } else if (!flag && !strcmp(key, "pad")) {
       CJ_TRY(kspec_dims("opts pad", val, g->pad_lo));
       memcpy(g->pad_hi, g->pad_lo, sizeof g->pad_hi);

@@ -11,6 +11,7 @@
  * Workgroups never share state except memory, so any thread count gives the
  * same memory (logged atomics are applied in workgroup order by memory.c).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,6 @@
 #include <unistd.h>
 #include "emu/emu_internal.h"
 #include "emu/memory.h"
-
-/* A wave that executes more instructions than this is taken to be stuck
- * (a wrong branch in a JIT kernel); convjit's kernels run far fewer. */
-#define EMU_WAVE_INST_LIMIT (1ull << 34)
 
 /* ---- context --------------------------------------------------------------- */
 convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx **out) {
@@ -249,7 +246,7 @@ static convjit_status build_kernargs(emu_run *L, const void *kernargs, size_t ke
 static convjit_status run_wave(emu_wave *w, const emu_module *m) {
   emu_inst *const *at = m->inst_at;
   const uint32_t tsz = m->text_size;
-  uint64_t n = 0;
+  const emu_run *L = w->wg->L;
   while (w->state == EMU_WAVE_RUNNING) {
     uint32_t pc = w->pc;
     const emu_inst *in;
@@ -258,6 +255,15 @@ static convjit_status run_wave(emu_wave *w, const emu_module *m) {
       return emu_fail(w, NULL, "program counter 0x%x is not the start of a decoded instruction", pc);
     }
     if (in->bad) return emu_fail(w, in, "%s", in->bad);
+    /* a kernel that never ends (a branch to itself, a loop whose exit is
+     * never taken) would hold the caller forever: the budget stops it here */
+    if (w->insts == L->max_insts)
+      return emu_fail(w, in,
+                      "the wave executed %llu instructions without ending, the launch's instruction budget (%s): a "
+                      "loop that never ends? A kernel that needs more: raise max_instructions (launch options) or "
+                      "CONVJIT_EMU_MAX_INSTRUCTIONS",
+                      (unsigned long long)w->insts, L->max_insts_from);
+    w->insts++;
     w->pc_next = pc + in->size;
     w->count[in->cls]++;
     if (in->cls == EMU_CLASS_MFMA) w->cover_mfma += (uint64_t)w->cover_open;
@@ -268,7 +274,6 @@ static convjit_status run_wave(emu_wave *w, const emu_module *m) {
     convjit_status st = in->fn(w, in);
     if (st != CONVJIT_OK) return st;
     w->pc = w->pc_next;
-    if (++n > EMU_WAVE_INST_LIMIT) return emu_fail(w, in, "wave exceeded %llu instructions (stuck?)", EMU_WAVE_INST_LIMIT);
   }
   return CONVJIT_OK;
 }
@@ -318,6 +323,7 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   w->hz_npending = 0;
   w->hz = NULL;
   memset(w->count, 0, sizeof w->count);
+  w->insts = 0;
   w->cycles = 0; w->mfma_macs = 0; w->prio = 0; w->vmcnt0 = 0;
   w->barriers = w->cover_mfma = 0; w->cover_open = 0;
   memset(&w->lds, 0, sizeof w->lds);
@@ -474,6 +480,30 @@ static convjit_status default_threads(const emu_ctx *c, int *out) {
   return CONVJIT_OK;
 }
 
+/* The instruction budget of a launch's waves: the option, else
+ * CONVJIT_EMU_MAX_INSTRUCTIONS (an integer >= 1; anything else is refused,
+ * not silently ignored), else the default; L->max_insts_from names the source. */
+static convjit_status launch_max_insts(const emu_launch_opts *o, emu_run *L) {
+  const char *e = getenv("CONVJIT_EMU_MAX_INSTRUCTIONS");
+  uint64_t v = CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT;
+  const char *src = "the default";
+  if (o && o->max_wave_insts) {
+    v = o->max_wave_insts;
+    src = "max_instructions";
+  } else if (e && *e) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(e, &end, 10);
+    CJ_CHECK(*e >= '0' && *e <= '9' && !*end && !errno && n >= 1, CONVJIT_ERR_INVALID_ARG,
+             "emu_launch: CONVJIT_EMU_MAX_INSTRUCTIONS = '%.32s': must be an integer in 1..2^64-1", e);
+    v = n;
+    src = "CONVJIT_EMU_MAX_INSTRUCTIONS";
+  }
+  snprintf(L->max_insts_from, sizeof L->max_insts_from, "%s = %llu", src, (unsigned long long)v);
+  L->max_insts = v;
+  return CONVJIT_OK;
+}
+
 /* Alignment mode of a launch: the context's, else CONVJIT_EMU_ALIGN
  * ("unaligned" or "dword"; anything else is refused), else UNALIGNED. */
 static convjit_status launch_align_mode(const emu_ctx *c, int *out) {
@@ -547,6 +577,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
            k->lds_bytes, L.dyn_lds_bytes, (unsigned long long)k->lds_bytes + L.dyn_lds_bytes, L.arch->name,
            L.arch->lds_bytes);
   CJ_TRY(launch_align_mode(c, &L.align_mode));
+  CJ_TRY(launch_max_insts(o, &L));
   uint8_t *seg = NULL;
   uint32_t segsz = 0;
   CJ_TRY(build_kernargs(&L, kernargs, kernarg_size, &seg, &segsz));

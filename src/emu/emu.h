@@ -181,6 +181,13 @@ typedef struct emu_launch_opts {
    * sharedMemBytes; the hidden_dynamic_lds_size argument); static +
    * dynamic must fit the arch's LDS per workgroup. */
   uint32_t dyn_lds_bytes;
+  /* The instruction budget of each wave: one that has executed this many
+   * and has not ended stops the launch (EMULATION naming the kernel, the
+   * workgroup, the wave and the program counter): a kernel that never
+   * ends. 0 = the CONVJIT_EMU_MAX_INSTRUCTIONS variable (an integer >= 1;
+   * anything else fails the launch naming it), else
+   * CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT (convjit.h, docs/emulator.md). */
+  uint64_t max_wave_insts;
 } emu_launch_opts;
 
 /* opts and stats may be NULL. Runs to completion. */

@@ -231,6 +231,7 @@ struct emu_wave {
   uint32_t hz_npending;  /* hazard.c: number of pending results (0 = fast path) */
   void *hz;              /* hazard.c per-wave state (owned by hazard.c) */
   uint64_t count[EMU_CLASS_COUNT]; /* dynamic instructions by class */
+  uint64_t insts;        /* instructions executed, all classes: held to the launch's budget */
   uint64_t cycles;       /* emulated cycles (stats.c model) */
   uint64_t mfma_macs;
   uint32_t prio;         /* s_setprio (timing only) */
@@ -267,6 +268,8 @@ struct emu_run {
   uint32_t kernarg_size;
   int hazard;
   int align_mode;        /* EMU_ALIGN_MODE_* (emu.h): the alignment rule of this launch */
+  uint64_t max_insts;    /* instructions one wave may execute (emu_launch_opts.max_wave_insts) */
+  char max_insts_from[64]; /* where that budget came from, for the message */
   void *mem;             /* memory.c per-launch state */
   const uint8_t *kernarg_host; /* host copy of the kernarg segment (preload) */
   uint64_t dispatch_addr;      /* HSA dispatch packet (if the kernel asks) */

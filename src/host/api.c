@@ -297,9 +297,14 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
 
 /* Plan creation walks the selection's candidates (select.h): an illegal one
  * (UNSUPPORTED from its plan init) or one whose kernel fails the resource
- * gate (RESOURCE: spills, scratch, LDS) is logged and the next is tried, so
- * a valid shape only fails when no candidate fits — with UNSUPPORTED and
- * the reasons, as the header promises. Other errors end the walk. */
+ * gate (RESOURCE: spills, scratch, LDS) is logged at debug and the next is
+ * tried (one info line counts them when a later one is taken), so a valid
+ * shape only fails when no candidate fits — with UNSUPPORTED and the
+ * reasons, as the header promises: a refusal in the descriptor's terms
+ * ("desc.<field> ...": a limit of the descriptor, such as the x pre-pass's,
+ * not of a tile) alone when there is one. Other errors end the walk. A
+ * rejection is expected, so the candidates' errors are quiet (cj.h): a
+ * plan that succeeds logs no error. */
 static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts *forced, convjit_plan *p) {
   cj_conv_geom g;
   CJ_TRY(cj_conv_problem_geom(&p->prob, &g));
@@ -307,22 +312,28 @@ static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts 
   const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
   cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
   uint32_t n = cj_conv_candidates(&t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
-  char why[512] = "";
+  char why[512] = "", desc_why[400] = "";
   size_t used = 0;
   int resource = 0;
   for (uint32_t i = 0; i < n; i++) {
     const cj_conv_opts *o = &list[i];
+    cj_error_quiet_begin();
     convjit_status st = cj_select_conv_with(&p->prob, &t, o, &p->seq);
     if (st == CONVJIT_OK) st = plan_finish(ctx, p);
+    cj_error_quiet_end();
     if (st == CONVJIT_OK) {
-      if (i > 0) cj_log(CJ_LOG_INFO, "plan: candidate %u of %u taken (%s)", i + 1, n, why);
+      if (i > 0) cj_log(CJ_LOG_INFO, "plan: candidate %u of %u taken, %u rejected (%s)", i + 1, n, i, why);
       return CONVJIT_OK;
     }
-    if (st != CONVJIT_ERR_UNSUPPORTED && st != CONVJIT_ERR_RESOURCE) return st;
+    if (st != CONVJIT_ERR_UNSUPPORTED && st != CONVJIT_ERR_RESOURCE) {
+      cj_error_log_escaped(st);
+      return st;
+    }
     resource |= st == CONVJIT_ERR_RESOURCE;
-    cj_log(st == CONVJIT_ERR_RESOURCE ? CJ_LOG_INFO : CJ_LOG_DEBUG,
-           "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", i + 1, o->tile_m, o->tile_n,
-           o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
+    if (!desc_why[0] && !strncmp(cj_error_text(), "desc.", 5))
+      snprintf(desc_why, sizeof desc_why, "%s", cj_error_text());
+    cj_log(CJ_LOG_DEBUG, "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", i + 1,
+           o->tile_m, o->tile_n, o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
     if (used + 1 < sizeof why) {
       int w = snprintf(why + used, sizeof why - used, "%s%ux%u s%u k%u%s: %s", used ? "; " : "", o->tile_m, o->tile_n,
                        o->stages, o->splitk, o->prefetch == 1 ? " no-prefetch" : "", cj_error_text());
@@ -330,6 +341,7 @@ static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts 
     }
     plan_steps_reset(p);
   }
+  if (desc_why[0] && !resource) return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "%s", desc_why);
   return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", n,
                 resource ? "fits (resource gate or legality)" : "is legal", why);
 }
@@ -468,6 +480,19 @@ static convjit_status check_align(const void *ptr, uint64_t align, const char *f
   return CONVJIT_OK;
 }
 
+/* A device pointer carries no size: the caller's stated x_prev size against
+ * the N*C*pad_lo[0]*H*W elements the pre-pass reads (a tensor of another
+ * shape would be read past its end, or its frames read as the wrong ones). */
+static convjit_status check_x_prev_bytes(const convjit_plan *p, size_t bytes, const char *f) {
+  const cj_conv_problem *q = &p->prob;
+  uint64_t need = (uint64_t)q->n * q->c * q->pad_lo[0] * q->h * q->w * cj_dtype_bytes(q->x_dtype);
+  CJ_CHECK(bytes == need, CONVJIT_ERR_INVALID_ARG,
+           "%sx_prev_bytes = %zu: the plan reads x_prev as (N, C, pad_lo[0], H, W) = (%lld, %lld, %lld, %lld, %lld) "
+           "%s = %llu bytes", f, bytes, (long long)q->n, (long long)q->c, (long long)q->pad_lo[0], (long long)q->h,
+           (long long)q->w, cj_dtype_name(q->x_dtype), (unsigned long long)need);
+  return CONVJIT_OK;
+}
+
 static uint64_t bind_value(const cj_bind *b, const cj_launch_ptrs *ptrs) {
   switch (b->kind) {
   case CJ_BIND_X: return (uint64_t)(uintptr_t)ptrs->x;
@@ -559,6 +584,8 @@ convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args
   CJ_CHECK(a->x_prev || !takes_x_prev, CONVJIT_ERR_INVALID_ARG,
            "%sx_prev = NULL: the plan reads the previous chunk's last frames (has_x_prev = 1)%s", f,
            *f ? "" : "; pass them with convjit_conv_forward");
+  if (a->x_prev && a->struct_size >= offsetof(convjit_conv_args, x_prev_bytes) + sizeof(size_t))
+    CJ_TRY(check_x_prev_bytes(p, a->x_prev_bytes, f));
   CJ_CHECK(!a->scale || takes_scale, CONVJIT_ERR_UNSUPPORTED,
            "%sscale = %p: this plan has no per-channel scale input (the descriptor has has_channel_scale = 0)", f,
            a->scale);

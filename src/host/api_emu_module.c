@@ -328,11 +328,22 @@ static convjit_status pack_one(emu_mem *mem, const cj_kernel_info *ki, const cj_
   }
 }
 
+/* The first version of convjit_emu_launch_options ended at hazards
+ * (max_instructions was appended). */
+#define LAUNCH_OPTS_V1_SIZE (offsetof(convjit_emu_launch_options, hazards) + sizeof(int))
+
+/* The caller's options in this library's layout: fields past an older
+ * caller's struct_size keep their defaults. */
+static convjit_status read_launch_opts(const convjit_emu_launch_options *in, convjit_emu_launch_options *o) {
+  CJ_CHECK(in, CONVJIT_ERR_INVALID_ARG, "opts = NULL: grid and block are required");
+  CJ_TRY(cj_check_struct_size(in->struct_size, LAUNCH_OPTS_V1_SIZE, sizeof *o, "opts"));
+  *o = convjit_emu_launch_options_default();
+  memcpy(o, in, in->struct_size);
+  return CONVJIT_OK;
+}
+
 static convjit_status check_launch_opts(const cj_kernel_info *ki, const cj_arch *arch,
                                         const convjit_emu_launch_options *o) {
-  CJ_CHECK(o, CONVJIT_ERR_INVALID_ARG, "opts = NULL: grid and block are required");
-  CJ_CHECK(o->struct_size == sizeof *o, CONVJIT_ERR_VERSION, "opts.struct_size = %zu: expected %zu", o->struct_size,
-           sizeof *o);
   for (int d = 0; d < 3; d++) {
     CJ_CHECK(o->grid[d] >= 1, CONVJIT_ERR_INVALID_ARG, "opts.grid[%d] = 0: workgroups per dimension must be >= 1", d);
     CJ_CHECK(o->block[d] >= 1 && o->block[d] <= 1024, CONVJIT_ERR_INVALID_ARG,
@@ -380,6 +391,9 @@ CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int
   const cj_kernel_info *ki;
   const emu_kernel *k;
   CJ_TRY(kernel_at(mod, index, &ki, &k));
+  convjit_emu_launch_options ov;
+  CJ_TRY(read_launch_opts(opts, &ov));
+  opts = &ov;
   CJ_TRY(check_launch_opts(ki, mod->ctx->arch, opts));
   CJ_CHECK(nargs == 0 || args, CONVJIT_ERR_INVALID_ARG, "args = NULL with nargs = %zu", nargs);
   emu_mem *mem = emu_ctx_mem(cj_device_emu_ctx(mod->ctx->dev));
@@ -411,7 +425,7 @@ CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int
   }
   if (st == CONVJIT_OK) {
     st = cj_device_emu_launch(mod->ctx->dev, k, opts->grid, opts->block, ka, explicit_end, opts->dynamic_lds_bytes,
-                              opts->hazards);
+                              opts->hazards, opts->max_instructions);
     if (st == CONVJIT_ERR_EMULATION) name_fault_buffer(mem, args, nargs, st);
   }
   free(ka);

@@ -104,6 +104,7 @@ convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *o
            p->name);
   CJ_TRY(bounds_emulate(p, b, o->wg, &st));
   o->vmcnt0_waits = st.vmcnt0_wave_max;
+  o->wave_insts_max = st.wave_max_total;
   o->barrier_cover_mfma = st.barriers ? (double)st.barrier_cover_mfma / (double)st.barriers : 0;
   o->barriers_per_step = st.waves && c->k_tiles_split ? (double)st.barriers / (double)st.waves / c->k_tiles_split : 0;
   o->loop_trips = c->sched == CJ_CONV_SCHED_PINGPONG ? (c->k_tiles_split - 2) / 2 : c->k_tiles_split / c->stages;

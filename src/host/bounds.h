@@ -23,6 +23,10 @@ typedef struct cj_bounds {
    * vector memory queue (the loads of later steps stay in flight). */
   uint64_t vmcnt0_waits;
   uint32_t loop_trips;
+  /* Instructions executed by the sampled workgroup's busiest wave (every
+   * wave of a conv runs the whole K loop): what the emulator's per-wave
+   * instruction budget (convjit.h) must stay far above. */
+  uint64_t wave_insts_max;
   /* Barrier cover (EMULATED): per s_barrier, the MFMAs a wave issues after
    * it before its first s_waitcnt on lgkmcnt — MFMA work whose operands
    * were already in registers, which the MFMA pipe can run while the

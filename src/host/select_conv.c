@@ -130,15 +130,23 @@ static void cj_push(cj_conv_opts *list, uint32_t *n, uint32_t max, const cj_conv
 /* A candidate, then (unless forced) its twin without operand prefetch
  * where the plan would prefetch (kplan_conv.c decides): the second operand
  * set is what a register-tight kernel spills first, and the twin keeps the
- * tile. */
+ * tile. A split the heuristic proposes must have K steps to split (the
+ * plan's own count, at the candidate's K bytes per step): a split-K
+ * fallback of a conv with fewer steps is no candidate at all (legal by
+ * construction; forced splits stay the caller's to get wrong). The probe's
+ * refusals are expected: quiet (cj.h). */
 static void cj_push_pf(const cj_target *t, const cj_conv_geom *g, cj_conv_opts *list, uint32_t *n, uint32_t max,
                        const cj_conv_opts *forced, const cj_conv_opts *c) {
-  cj_push(list, n, max, c);
   cj_kplan p;
-  if (forced->prefetch || cj_kplan_conv_init(&p, t->arch, g, c) != CONVJIT_OK || !p.u.conv.prefetch) {
-    cj_error_clear();
-    return;
-  }
+  cj_conv_opts unsplit = *c;
+  unsplit.splitk = 1;
+  cj_error_quiet_begin();
+  int ok = cj_kplan_conv_init(&p, t->arch, g, &unsplit) == CONVJIT_OK;
+  cj_error_quiet_end();
+  cj_error_clear();
+  if (ok && !forced->splitk && c->splitk > p.u.conv.k_tiles) return;
+  cj_push(list, n, max, c);
+  if (forced->prefetch || !ok || !p.u.conv.prefetch) return;
   cj_conv_opts off = *c;
   off.prefetch = 1;
   cj_push(list, n, max, &off);
@@ -282,6 +290,20 @@ convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *ar
   return cj_conv_fmt_of(p, arch, &f);
 }
 
+/* The NCDHW x pre-pass refused the tensor (UNSUPPORTED, in the transpose's
+ * own terms: its s is D*H*W): the same refusal in the descriptor's terms,
+ * for every candidate alike (the pre-pass does not depend on the tile). */
+static convjit_status cj_x_prepass_terms(const cj_conv_problem *p, int part, uint64_t s, convjit_status st) {
+  if (st != CONVJIT_ERR_UNSUPPORTED) return st;
+  char why[400];
+  snprintf(why, sizeof why, "%s", cj_error_text());
+  return CJ_ERR(CONVJIT_ERR_UNSUPPORTED,
+                "desc.in = %" PRId64 "x%" PRId64 "x%" PRId64 " with desc.x_layout = NCDHW: %s%" PRIu64
+                " positions per channel are more than the pre-pass that makes x channels-last takes (%s); give x "
+                "channels-last (desc.x_layout = NDHWC, read in place) or fewer positions per sample",
+                p->d, p->h, p->w, part ? "" : "x_prev's ", s, why);
+}
+
 static cj_bind cj_f32_bind(float v) {
   uint32_t u;
   memcpy(&u, &v, sizeof u);
@@ -368,7 +390,8 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
     const uint64_t hw = (uint64_t)g.h * g.w, frames = part ? (uint64_t)p->d : prev_frames, s = frames * hw;
     const uint64_t dst = x_off + (part ? prev_frames * hw * g.cp * g.groups * c->elem_bytes : 0);
     if (g.c == g.cp) { /* grouped convs always: C/groups is a whole number of chunks */
-      CJ_TRY(cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c * g.groups, s));
+      CJ_TRY(cj_x_prepass_terms(p, part, s, cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n,
+                                                                         g.c * g.groups, s)));
     } else {
       CJ_CHECK(s * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
                "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
@@ -427,8 +450,13 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, cons
   uint32_t n = cj_conv_candidates(t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
   convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: no candidate");
   for (uint32_t i = 0; i < n; i++) {
+    cj_error_quiet_begin();
     st = cj_select_conv_with(p, t, &list[i], out);
-    if (st != CONVJIT_ERR_UNSUPPORTED) return st; /* OK, or a real error */
+    cj_error_quiet_end();
+    if (st != CONVJIT_ERR_UNSUPPORTED) { /* OK, or a real error */
+      cj_error_log_escaped(st);
+      return st;
+    }
     cj_log(CJ_LOG_DEBUG, "conv candidate %u illegal: %s", i, cj_error_text());
   }
   return st; /* the last candidate's reason */

@@ -175,8 +175,10 @@ static convjit_status enumerate(tune_run *r, const cj_target *t) {
   uint32_t n = cj_conv_candidates(t, &g, NULL, list, CJ_CONV_MAX_CANDIDATES);
   cj_seq seq;
   uint32_t first = n;
+  cj_error_quiet_begin(); /* illegal candidates are expected: listed with their reason, not logged as errors */
   for (uint32_t i = 0; i < n && first == n; i++)
     if (cj_select_conv_with(&r->p->prob, t, &list[i], &seq) == CONVJIT_OK) first = i;
+  cj_error_quiet_end();
   cj_error_clear();
   CJ_CHECK(first < n, CONVJIT_ERR_UNSUPPORTED, "tune: no legal candidate for this problem");
   add_cand(r, &list[first]);
@@ -206,7 +208,10 @@ static void prefetch(tune_run *r, const cj_target *t) {
   uint32_t nreq = 0;
   for (int i = 0; i < r->n; i++) {
     const cj_conv_problem *prob = r->c[i].wrong ? g_hooks.wrong_problem : &r->p->prob;
-    if (cj_select_conv_with(prob, t, &r->c[i].o, &seqs[i]) != CONVJIT_OK) continue;
+    cj_error_quiet_begin();
+    convjit_status st = cj_select_conv_with(prob, t, &r->c[i].o, &seqs[i]);
+    cj_error_quiet_end();
+    if (st != CONVJIT_OK) continue;
     cj_step_list *lists[2] = {&seqs[i].pack, &seqs[i].fwd};
     for (int l = 0; l < 2; l++)
       for (uint32_t s = 0; s < lists[l]->nsteps; s++) {
@@ -239,7 +244,9 @@ static void build_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
   tune_cand *c = &r->c[i];
   c->plan = *r->p;
   if (c->wrong) c->plan.prob = *g_hooks.wrong_problem;
+  cj_error_quiet_begin(); /* a refused candidate is reported in rc, not logged as an error */
   convjit_status st = cj_plan_build_with(r->p->ctx, &c->o, &c->plan);
+  cj_error_quiet_end();
   c->plan.prob = r->p->prob;
   rc->workspace_bytes = (size_t)c->plan.seq.workspace_bytes;
   if (st == CONVJIT_OK && !same_pack(&c->plan, r->p)) {

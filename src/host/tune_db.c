@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "codegen/kplan_knobs.h"
 #include "host/tune_db.h"
 #include "runtime/cache_trust.h"
@@ -19,6 +20,9 @@
   " mac BLOB NOT NULL);"                                                                                          \
   "CREATE INDEX IF NOT EXISTS tuning_problem ON tuning(problem)" /* plan creation looks rows up by problem */
 #define TUNE_COLS "problem, arch, device, cus, convjit, llvm, knobs, ms, default_ms, modelled, created, mac"
+/* TUNE_TABLE's columns as pragma_table_info lists them: another table of
+ * the name is not ours (tune_table_ensure) */
+#define TUNE_TABLE_COLUMNS "key,problem,arch,device,cus,convjit,llvm,knobs,ms,default_ms,modelled,created,mac"
 
 static _Atomic uint64_t g_generation;
 uint64_t cj_tune_generation(void) { return atomic_load(&g_generation); }
@@ -173,11 +177,25 @@ void cj_tune_knobs_text(const cj_conv_opts *o, char *buf, size_t cap) {
   }
 }
 
+/* 1 when JSON text escapes a NUL character (\u0000) in a string. SQLite's
+ * JSON functions end the decoded text there, so the text they give cannot
+ * tell: a cut "tile":"64x64\u0000..." or problem still reads as valid. */
+static int json_str_has_nul(const char *raw) {
+  for (const char *p = raw; p && *p; p++)
+    if (*p == '\\') {
+      if (p[1] == 'u' && !strncmp(p + 2, "0000", 4)) return 1;
+      if (p[1]) p++; /* the escaped character: an escaped backslash is not an escape */
+    }
+  return 0;
+}
+
 /* The knobs JSON object of a row -> opts: every key a tunable knob of the
  * table, each value of its kind (PAIR "AxB", ONE an integer), 0 (the plan's
  * default) or inside the knob's lo..hi. */
 static convjit_status knobs_from_json(sqlite3 *db, const char *json, cj_conv_opts *o) {
   memset(o, 0, sizeof *o);
+  CJ_CHECK(!json_str_has_nul(json), CONVJIT_ERR_INVALID_ARG,
+           "knobs: a name or value holds a NUL character (\\u0000): not a knob convjit writes");
   sqlite3_stmt *st = NULL;
   CJ_CHECK(sqlite3_prepare_v2(db, "SELECT key, value, type FROM json_each(?1)", -1, &st, NULL) == SQLITE_OK,
            CONVJIT_ERR_IO, "tuning table: %s", sqlite3_errmsg(db));
@@ -327,6 +345,60 @@ int cj_tune_db_lookup(convjit_context *ctx, const cj_conv_problem *p, cj_tune_ro
  * a deadlock between two readers upgrading) arbitrates concurrent writers. */
 static int exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
 
+/* The columns of table `tuning` in order ("" when there is none). */
+static int tune_table_columns(sqlite3 *db, char *cols, size_t cap) {
+  sqlite3_stmt *st = NULL;
+  cols[0] = 0;
+  int rc = sqlite3_prepare_v2(db, "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('tuning')"
+                              " ORDER BY cid)", -1, &st, NULL);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *c = (const char *)sqlite3_column_text(st, 0);
+    snprintf(cols, cap, "%s", c ? c : "");
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Inside a write transaction: our tuning table exists afterwards. A table
+ * (or view) named tuning of another schema — another program's, or another
+ * version's — is never written into or reported as ours: as the kernel
+ * cache moves a database of a foreign schema aside (runtime/cache.c), it is
+ * renamed to *aside (its rows kept; "" when nothing was moved) and ours
+ * created in its place; the caller logs that after its commit. What cannot
+ * be renamed (a view) refuses the write, named. */
+static convjit_status tune_table_ensure(sqlite3 *db, const char *path, char *aside, size_t cap) {
+  char cols[512];
+  aside[0] = 0;
+  int rc = tune_table_columns(db, cols, sizeof cols);
+  CJ_CHECK(rc == SQLITE_OK, CONVJIT_ERR_IO, "tuning table in %s: %s (nothing written)", path, sqlite3_errmsg(db));
+  if (cols[0] && strcmp(cols, TUNE_TABLE_COLUMNS) != 0) {
+    char sql[160], idx_table[80] = "";
+    snprintf(aside, cap, "tuning_foreign_%lld_%d", (long long)time(NULL), (int)getpid());
+    snprintf(sql, sizeof sql, "ALTER TABLE tuning RENAME TO %s", aside);
+    rc = exec(db, sql);
+    CJ_CHECK(rc == SQLITE_OK, CONVJIT_ERR_IO,
+             "tuning table in %s: the database's `tuning` has another schema (%.200s; convjit's is %s) and cannot "
+             "be moved aside: %s (nothing written)", path, cols, TUNE_TABLE_COLUMNS, sqlite3_errmsg(db));
+    /* its index of our index's name now indexes the renamed table: ours gets the name back */
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name = 'tuning_problem'",
+                           -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      snprintf(idx_table, sizeof idx_table, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (!strcmp(idx_table, aside)) exec(db, "DROP INDEX tuning_problem");
+  }
+  rc = exec(db, TUNE_TABLE);
+  CJ_CHECK(rc == SQLITE_OK, CONVJIT_ERR_IO, "tuning table in %s: %s (nothing written)", path, sqlite3_errmsg(db));
+  return CONVJIT_OK;
+}
+
+static void tune_table_log_aside(const char *path, const char *aside) {
+  if (aside[0])
+    cj_log(CJ_LOG_ERROR, "tuning: the table `tuning` in %s had another schema (not convjit's %s): renamed to %s "
+           "with its rows, and convjit's tuning table created", path, TUNE_TABLE_COLUMNS, aside);
+}
+
 static int row_insert(sqlite3 *db, const uint8_t *key, const cj_tune_row *r) {
   cj_strbuf k = {0}, kj = {0};
   row_key(r, &k);
@@ -370,16 +442,20 @@ static convjit_status rows_write(cj_cache *c, const cj_tune_row *rows, int n) {
   CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off (no database to write)");
   sqlite3 *db = h.db;
   convjit_status res = CONVJIT_OK;
+  char aside[64] = "";
   if (h.readonly) {
     res = CJ_ERR(CONVJIT_ERR_IO, "tuning table: %s is read-only", h.path);
   } else {
-    int rc = exec(db, TUNE_TABLE);
-    if (rc == SQLITE_OK) rc = exec(db, "BEGIN IMMEDIATE");
+    int rc = exec(db, "BEGIN IMMEDIATE");
+    if (rc == SQLITE_OK && (res = tune_table_ensure(db, h.path, aside, sizeof aside)) != CONVJIT_OK) rc = SQLITE_ABORT;
     for (int i = 0; rc == SQLITE_OK && i < n; i++) rc = row_insert(db, h.key, &rows[i]);
     if (rc == SQLITE_OK) rc = exec(db, "COMMIT");
     if (rc != SQLITE_OK) {
-      res = CJ_ERR(CONVJIT_ERR_IO, "tuning table in %s: %s (nothing written)", h.path, sqlite3_errmsg(db));
+      if (res == CONVJIT_OK)
+        res = CJ_ERR(CONVJIT_ERR_IO, "tuning table in %s: %s (nothing written)", h.path, sqlite3_errmsg(db));
       exec(db, "ROLLBACK");
+    } else {
+      tune_table_log_aside(h.path, aside);
     }
   }
   cj_cache_db_release(c);
@@ -443,17 +519,35 @@ convjit_status cj_tune_db_export(cj_cache *c, cj_strbuf *o, int *nrows) {
   return CONVJIT_OK;
 }
 
-/* One imported row, checked: fields present and typed, versions ours,
- * knobs known and in range, legal for its problem on its arch. */
+/* Text column i of st as a C string, raw_i the same field as JSON text:
+ * refused when the JSON string holds a NUL (\u0000), which ends the text
+ * early and would make the row another one than the file holds (a cut
+ * problem text can still be canonical). */
+static convjit_status text_column(sqlite3_stmt *st, int i, int raw_i, const char *name, const char **out) {
+  const char *s = (const char *)sqlite3_column_text(st, i);
+  CJ_CHECK(s && sqlite3_column_type(st, i) == SQLITE_TEXT, CONVJIT_ERR_INVALID_ARG, "%s: missing or not a string",
+           name);
+  CJ_CHECK(!json_str_has_nul((const char *)sqlite3_column_text(st, raw_i)) &&
+               (size_t)sqlite3_column_bytes(st, i) == strlen(s),
+           CONVJIT_ERR_INVALID_ARG, "%s: holds a NUL character (\\u0000) after \"%.60s\": not a text convjit writes",
+           name, s);
+  *out = s;
+  return CONVJIT_OK;
+}
+
+/* One imported row, checked: fields present and typed (no NUL inside a
+ * text), versions ours, the problem text canonical (it parses, and prints
+ * back as the same text), knobs known and in range, legal for its problem
+ * on its arch, modelled 0 or 1, created a time. */
 static convjit_status import_row(sqlite3 *db, sqlite3_stmt *st, cj_tune_row *r) {
   memset(r, 0, sizeof *r);
   static const char *const names[] = {"problem", "arch", "device", "convjit", "llvm"};
   char *dst[] = {r->problem, r->arch, r->device, r->convjit, r->llvm};
   size_t cap[] = {sizeof r->problem, sizeof r->arch, sizeof r->device, sizeof r->convjit, sizeof r->llvm};
   for (int i = 0; i < 5; i++) {
-    const char *s = (const char *)sqlite3_column_text(st, i);
-    CJ_CHECK(s && sqlite3_column_type(st, i) == SQLITE_TEXT && strlen(s) < cap[i], CONVJIT_ERR_INVALID_ARG,
-             "%s: missing, not a string or too long", names[i]);
+    const char *s = NULL;
+    CJ_TRY(text_column(st, i, 11 + i, names[i], &s));
+    CJ_CHECK(strlen(s) < cap[i], CONVJIT_ERR_INVALID_ARG, "%s: longer than %zu bytes", names[i], cap[i] - 1);
     snprintf(dst[i], cap[i], "%s", s);
   }
   CJ_CHECK(sqlite3_column_type(st, 5) == SQLITE_INTEGER && sqlite3_column_int64(st, 5) >= 1 &&
@@ -471,7 +565,12 @@ static convjit_status import_row(sqlite3 *db, sqlite3_stmt *st, cj_tune_row *r) 
   r->default_ms = sqlite3_column_double(st, 8);
   CJ_CHECK(r->ms > 0 && r->default_ms > 0, CONVJIT_ERR_INVALID_ARG, "ms = %g, default_ms = %g: must be > 0", r->ms,
            r->default_ms);
-  r->modelled = sqlite3_column_int(st, 9) != 0;
+  int mt = sqlite3_column_type(st, 9), ct = sqlite3_column_type(st, 10); /* NULL: absent (0; now) */
+  CJ_CHECK(mt == SQLITE_NULL || (mt == SQLITE_INTEGER && (uint64_t)sqlite3_column_int64(st, 9) <= 1),
+           CONVJIT_ERR_INVALID_ARG, "modelled = %s: expected 0 or 1", (const char *)sqlite3_column_text(st, 9));
+  CJ_CHECK(ct == SQLITE_NULL || (ct == SQLITE_INTEGER && sqlite3_column_int64(st, 10) >= 0), CONVJIT_ERR_INVALID_ARG,
+           "created = %s: expected a time (seconds since 1970)", (const char *)sqlite3_column_text(st, 10));
+  r->modelled = sqlite3_column_int(st, 9);
   r->created = sqlite3_column_int64(st, 10);
   const char *knobs = (const char *)sqlite3_column_text(st, 6);
   CJ_CHECK(knobs, CONVJIT_ERR_INVALID_ARG, "knobs: missing");
@@ -520,7 +619,9 @@ convjit_status cj_tune_db_import(cj_cache *c, const char *json, int *imported, i
                          " json_extract(value,'$.llvm'), json_extract(value,'$.cus'),"
                          " json(json_extract(value,'$.knobs')), json_extract(value,'$.ms'),"
                          " json_extract(value,'$.default_ms'), json_extract(value,'$.modelled'),"
-                         " json_extract(value,'$.created') FROM json_each(?1, '$.rows') ORDER BY key",
+                         " json_extract(value,'$.created'), value -> '$.problem', value -> '$.arch',"
+                         " value -> '$.device', value -> '$.convjit', value -> '$.llvm'"
+                         " FROM json_each(?1, '$.rows') ORDER BY key",
                          -1, &st, NULL) != SQLITE_OK)
     res = CJ_ERR(CONVJIT_ERR_IO, "tuning import: %s", sqlite3_errmsg(db));
   if (res == CONVJIT_OK) sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
@@ -557,7 +658,10 @@ int cj_tune_db_count(cj_cache *c) {
   if (!cj_cache_db_acquire(c, &h)) return -1;
   sqlite3_stmt *st = NULL;
   int n = 0;
-  if (sqlite3_prepare_v2(h.db, "SELECT count(*) FROM tuning", -1, &st, NULL) == SQLITE_OK &&
+  char cols[512];
+  /* another schema's table of the name holds no rows of ours */
+  if (tune_table_columns(h.db, cols, sizeof cols) == SQLITE_OK && !strcmp(cols, TUNE_TABLE_COLUMNS) &&
+      sqlite3_prepare_v2(h.db, "SELECT count(*) FROM tuning", -1, &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW)
     n = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
@@ -568,10 +672,16 @@ int cj_tune_db_count(cj_cache *c) {
 convjit_status cj_tune_db_clear(cj_cache *c) {
   cj_cache_db h;
   CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off");
-  int rc = h.readonly ? SQLITE_READONLY : exec(h.db, TUNE_TABLE);
+  char aside[64] = "";
+  convjit_status res = CONVJIT_OK;
+  int rc = h.readonly ? SQLITE_READONLY : exec(h.db, "BEGIN IMMEDIATE");
+  if (rc == SQLITE_OK && (res = tune_table_ensure(h.db, h.path, aside, sizeof aside)) != CONVJIT_OK) rc = SQLITE_ABORT;
   if (rc == SQLITE_OK) rc = exec(h.db, "DELETE FROM tuning");
+  if (rc == SQLITE_OK) rc = exec(h.db, "COMMIT");
   const char *msg = rc == SQLITE_READONLY ? "read-only" : sqlite3_errmsg(h.db);
-  convjit_status res = rc == SQLITE_OK ? CONVJIT_OK : CJ_ERR(CONVJIT_ERR_IO, "tuning table in %s: %s", h.path, msg);
+  if (rc != SQLITE_OK && res == CONVJIT_OK) res = CJ_ERR(CONVJIT_ERR_IO, "tuning table in %s: %s", h.path, msg);
+  if (rc != SQLITE_OK && rc != SQLITE_READONLY) exec(h.db, "ROLLBACK");
+  if (res == CONVJIT_OK) tune_table_log_aside(h.path, aside);
   cj_cache_db_release(c);
   if (res == CONVJIT_OK) cj_tune_generation_bump();
   return res;

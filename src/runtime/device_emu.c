@@ -66,7 +66,7 @@ static convjit_status e_kernel_get(cj_device *d, void *mod, const char *name, vo
 
 convjit_status cj_device_emu_launch(cj_device *d, const emu_kernel *kern, const uint32_t grid[3],
                                     const uint32_t block[3], const void *kernargs, size_t kernarg_size,
-                                    uint32_t dyn_lds_bytes, int hazard) {
+                                    uint32_t dyn_lds_bytes, int hazard, uint64_t max_wave_insts) {
   emu_dev *e = dev_of(d);
   CJ_CHECK(e, CONVJIT_ERR_INVALID_ARG, "cj_device_emu_launch: not an emulator device");
   CJ_CHECK(kern, CONVJIT_ERR_INVALID_ARG, "emu device: launch of a NULL kernel");
@@ -81,6 +81,7 @@ convjit_status cj_device_emu_launch(cj_device *d, const emu_kernel *kern, const 
   pthread_mutex_unlock(&e->mu);
   if (hazard >= 0) opts.hazard = hazard;
   opts.dyn_lds_bytes = dyn_lds_bytes;
+  opts.max_wave_insts = max_wave_insts;
   CJ_TRY(emu_launch(kern, grid, block, kernargs, kernarg_size, &opts, &st));
   convjit_status rc = CONVJIT_OK;
   pthread_mutex_lock(&e->mu);
@@ -112,7 +113,7 @@ convjit_status cj_device_emu_launch(cj_device *d, const emu_kernel *kern, const 
 static convjit_status e_launch(cj_device *d, void *kern, const uint32_t grid[3], const uint32_t block[3],
                                const void *kernargs, size_t kernarg_size, void *stream) {
   (void)stream;
-  return cj_device_emu_launch(d, kern, grid, block, kernargs, kernarg_size, 0, -1);
+  return cj_device_emu_launch(d, kern, grid, block, kernargs, kernarg_size, 0, -1, 0);
 }
 
 static convjit_status e_alloc(cj_device *d, size_t bytes, void **dptr) {

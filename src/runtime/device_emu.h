@@ -32,12 +32,13 @@ typedef struct cj_emu_launch_record {
 convjit_status cj_device_emu_record_launches(cj_device *d, int on);
 const cj_emu_launch_record *cj_device_emu_launch_records(cj_device *d, size_t *n);
 /* The device's launch with what only the emulator's own entry points give:
- * dynamic LDS bytes and the hazard checker (-1 = the device's setting, 0
- * off, 1 on); the workgroup subset and the statistics bookkeeping are the
- * ordinary launch's. */
+ * dynamic LDS bytes, the hazard checker (-1 = the device's setting, 0
+ * off, 1 on) and the instruction budget per wave (0 = the environment's or
+ * the default, emu.h); the workgroup subset and the statistics bookkeeping
+ * are the ordinary launch's. */
 convjit_status cj_device_emu_launch(cj_device *d, const emu_kernel *kern, const uint32_t grid[3],
                                     const uint32_t block[3], const void *kernargs, size_t kernarg_size,
-                                    uint32_t dyn_lds_bytes, int hazard);
+                                    uint32_t dyn_lds_bytes, int hazard, uint64_t max_wave_insts);
 convjit_status cj_device_emu_alloc_procedural(cj_device *d, uint64_t size, emu_fill_fn fill, void *user,
                                               void **dptr);
 convjit_status cj_device_emu_alloc_sink(cj_device *d, uint64_t size, const uint64_t *off, const uint64_t *len,

@@ -33,6 +33,14 @@ void cj_error_clear(void);
 convjit_status cj_error_restore(convjit_status st, const char *text);
 const char *cj_error_text(void);
 void cj_trace_at(const char *file, int line, const char *expr, convjit_status st);
+/* A quiet section: errors set on this thread between begin and end are
+ * expected and handled by the caller (a selection candidate it rejects and
+ * skips), so they are logged at debug only, never at error level. Sections
+ * nest. An error the caller returns after all is logged with
+ * cj_error_log_escaped (once, at error level, as if it had not been quiet). */
+void cj_error_quiet_begin(void);
+void cj_error_quiet_end(void);
+void cj_error_log_escaped(convjit_status st);
 
 #define CJ_ERR(st, ...) cj_error_at(__FILE__, __LINE__, (st), __VA_ARGS__)
 #define CJ_CHECK(cond, st, ...) \

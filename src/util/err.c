@@ -4,6 +4,7 @@
 #include "util/cj.h"
 
 static _Thread_local char cj_err_text[1024];
+static _Thread_local int cj_err_quiet; /* depth of quiet sections (cj.h) */
 
 convjit_status cj_error_at(const char *file, int line, convjit_status st, const char *fmt, ...) {
   va_list ap;
@@ -12,9 +13,19 @@ convjit_status cj_error_at(const char *file, int line, convjit_status st, const 
   va_end(ap);
   if (CJ_LOG_ON(CJ_LOG_DEBUG))
     cj_log(CJ_LOG_DEBUG, "error %s at %s:%d: %s", convjit_status_string(st), file, line, cj_err_text);
-  else if (CJ_LOG_ON(CJ_LOG_ERROR))
+  else if (!cj_err_quiet && CJ_LOG_ON(CJ_LOG_ERROR))
     cj_log(CJ_LOG_ERROR, "%s: %s", convjit_status_string(st), cj_err_text);
   return st;
+}
+
+void cj_error_quiet_begin(void) { cj_err_quiet++; }
+void cj_error_quiet_end(void) {
+  if (cj_err_quiet > 0) cj_err_quiet--;
+}
+
+void cj_error_log_escaped(convjit_status st) {
+  if (st != CONVJIT_OK && !cj_err_quiet && !CJ_LOG_ON(CJ_LOG_DEBUG) && CJ_LOG_ON(CJ_LOG_ERROR))
+    cj_log(CJ_LOG_ERROR, "%s: %s", convjit_status_string(st), cj_err_text);
 }
 
 void cj_trace_at(const char *file, int line, const char *expr, convjit_status st) {

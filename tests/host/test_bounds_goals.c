@@ -16,7 +16,12 @@
  * second check that can fail independently: the LDS cycles are at least
  * the conflict-free minimum the bank model derives, and the MFMA count
  * equals the plan's tile arithmetic (tile_m*tile_n*tile_k / MFMA size per
- * K step), so a kernel cannot meet the ratio by doing less work. */
+ * K step), so a kernel cannot meet the ratio by doing less work.
+ * The emulator's instruction budget per wave (convjit.h,
+ * CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT) stays far above what these, the
+ * largest shipped kernels, execute: each wave's count is printed as a
+ * fraction of it and must be below 1/16 (docs/emulator.md "Instruction
+ * budget" derives the default from these counts). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -63,9 +68,14 @@ static void check_one(const cj_arch *a, const headline *hs, int fp8) {
   if (cj_check_resources(b.info, a) != CONVJIT_OK) fail_msg("%s: %s", what, cj_error_text());
   cj_bounds x;
   if (cj_bounds_conv(&conv, &b, &x) != CONVJIT_OK) fail_msg("%s: bounds: %s", what, cj_error_text());
-  printf("%s\n  mfma %.1f lds %.1f (%.2f) issue %.1f (%.2f) waves/SIMD %.2f vmcnt(0) %llu of %u trips\n", what,
-         x.mfma, x.lds, x.lds / x.mfma, x.issue, x.issue / x.mfma, x.waves_per_simd,
-         (unsigned long long)x.vmcnt0_waits, x.loop_trips);
+  const double budget = (double)x.wave_insts_max / (double)CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT;
+  printf("%s\n  mfma %.1f lds %.1f (%.2f) issue %.1f (%.2f) waves/SIMD %.2f vmcnt(0) %llu of %u trips\n"
+         "  EMULATED instructions of the busiest wave: %llu = %.5f of the emulator's budget per wave (%llu)\n",
+         what, x.mfma, x.lds, x.lds / x.mfma, x.issue, x.issue / x.mfma, x.waves_per_simd,
+         (unsigned long long)x.vmcnt0_waits, x.loop_trips, (unsigned long long)x.wave_insts_max, budget,
+         (unsigned long long)CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT);
+  /* a sixteenth: room for convs with 16x the reduction (C*T*R*S) of the largest headline layer */
+  if (budget >= 1.0 / 16) fail_msg("%s: a wave executes %.4f of the emulator's instruction budget", what, budget);
   /* the work is all there: MFMAs per K step per SIMD from the tile alone
    * (prologue and epilogue have none); 4 SIMDs per CU */
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);

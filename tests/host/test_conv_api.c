@@ -179,12 +179,37 @@ static void test_channel_gemm(void **st) {
   run_api("gfx942", &d, "1x1x1 2,40,4,8,8 -> 72 (channel GEMM)", 2);
 }
 
+/* Issue 25 item 4: 2^31 input elements, 8 -> 8 channels, 1x1x1, a valid
+ * descriptor. NCDHW: no kernel path addresses x (the channel GEMM reads at
+ * most 2 GiB of it, the transpose pre-pass 2 GiB per 64 channels), so plan
+ * creation says UNSUPPORTED in the descriptor's terms, never a candidate's
+ * knob as the caller's invalid argument. Channels-last x (read in place,
+ * rebased per tile) plans; nothing is launched (2^31 elements are far too
+ * many for the emulator). */
+static void test_huge_x(void **st) {
+  (void)st;
+  for (int ai = 0; ai < 2; ai++) {
+    convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, ai ? "gfx942" : "gfx950");
+    convjit_conv_desc d = desc3(1, 8, 64, 2048, 2048, 8, 1, 1, 1, 0);
+    convjit_plan *plan = NULL;
+    EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "desc.in = 64x2048x2048");
+    assert_null(plan);
+    if (strstr(convjit_last_error(), "splitk") || strstr(convjit_last_error(), "candidate"))
+      fail_msg("not in the descriptor's terms: %s", convjit_last_error());
+    d.x_layout = CONVJIT_LAYOUT_NDHWC;
+    OK(convjit_plan_create_conv(ctx, &d, &plan));
+    convjit_plan_destroy(plan);
+    convjit_context_destroy(ctx);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_acceptance_shape),
       cmocka_unit_test(test_small_c),
       cmocka_unit_test(test_rank2_rank1),
       cmocka_unit_test(test_channel_gemm),
+      cmocka_unit_test(test_huge_x),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,6 +230,65 @@ static void test_rejects(void **st) {
   assert_non_null(strstr(cj_error_text(), "LDS"));
 }
 
+/* Issue 25 item 4: every candidate the selection proposes is legal by
+ * construction or refused as UNSUPPORTED (skipped by the walk), never
+ * INVALID_ARG, which would reach the user as their own invalid argument:
+ * shapes of 1, 2 and 3 K steps (where a split-K register fallback of 2
+ * has nothing to split) and under-filled grids, both arches and dtypes.
+ * A split the user forces stays the user's INVALID_ARG. */
+static void test_candidates_legal(void **st) {
+  (void)st;
+  static const int64_t shapes[][10] = {/* n, c, d, h, w, k, t, r, s, pad */
+                                       {1, 8, 1, 6, 6, 8, 1, 1, 1, 0},   {1, 16, 1, 6, 6, 8, 1, 1, 1, 0},
+                                       {1, 48, 2, 6, 6, 8, 1, 1, 1, 0},  {1, 96, 1, 6, 6, 16, 1, 1, 1, 0},
+                                       {1, 16, 2, 6, 6, 32, 3, 3, 3, 1}, {1, 4, 1, 5, 5, 4, 1, 3, 3, 1}};
+  static cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  for (int ai = 0; ai < 2; ai++) {
+    const cj_target t = {cj_arch_from_name(ai ? "gfx942" : "gfx950"), ai ? 304 : 256};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      for (int fp8 = 0; fp8 < 2; fp8++) {
+        const int64_t *v = shapes[i];
+        cj_conv_problem p = prob(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+        if (fp8) p.x_dtype = p.w_dtype = ai ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+        cj_conv_geom g;
+        assert_int_equal(cj_conv_problem_geom(&p, &g), CONVJIT_OK);
+        uint32_t n = cj_conv_candidates(&t, &g, NULL, list, CJ_CONV_MAX_CANDIDATES);
+        assert_true(n > 0);
+        int legal = 0;
+        for (uint32_t j = 0; j < n; j++) {
+          convjit_status s = cj_select_conv_with(&p, &t, &list[j], &seq);
+          if (s != CONVJIT_OK && s != CONVJIT_ERR_UNSUPPORTED)
+            fail_msg("%s %s shape %zu candidate %u (tile %ux%u splitk %u): status %d: %s", t.arch->name,
+                     fp8 ? "fp8" : "bf16", i, j, list[j].tile_m, list[j].tile_n, list[j].splitk, s, cj_error_text());
+          legal += s == CONVJIT_OK;
+        }
+        assert_true(legal > 0);
+        assert_int_equal(cj_select_conv(&p, &t, NULL, &seq), CONVJIT_OK);
+      }
+  }
+  /* forced by the caller: the caller's own invalid argument, named */
+  cj_conv_problem p = prob(1, 16, 1, 6, 6, 8, 1, 1, 1, 0);
+  cj_conv_opts o = {.splitk = 2};
+  assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, &o, &seq),
+                   CONVJIT_ERR_INVALID_ARG);
+  assert_non_null(strstr(cj_error_text(), "splitk = 2"));
+}
+
+/* Issue 25 item 4: 2^31 input elements, 8 -> 8 channels, 1x1x1: no kernel
+ * addresses x (no candidate's fault), so the answer is UNSUPPORTED naming
+ * the descriptor's fields, not a candidate's knob. */
+static void test_huge_x_unsupported(void **st) {
+  (void)st;
+  for (int ai = 0; ai < 2; ai++) {
+    const cj_target t = {cj_arch_from_name(ai ? "gfx942" : "gfx950"), ai ? 304 : 256};
+    cj_conv_problem p = prob(1, 8, 64, 2048, 2048, 8, 1, 1, 1, 0);
+    assert_int_equal(cj_select_conv(&p, &t, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
+    const char *e = cj_error_text();
+    if (!strstr(e, "desc.in = 64x2048x2048") || strstr(e, "splitk") || strstr(e, "candidate"))
+      fail_msg("%s: not in the descriptor's terms: %s", t.arch->name, e);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big_shape_tiles),
@@ -237,6 +296,8 @@ int main(void) {
       cmocka_unit_test(test_layout_steps),
       cmocka_unit_test(test_rejects),
       cmocka_unit_test(test_fp8_sequences),
+      cmocka_unit_test(test_candidates_legal),
+      cmocka_unit_test(test_huge_x_unsupported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

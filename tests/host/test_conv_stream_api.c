@@ -75,9 +75,10 @@ static void free_conv(convjit_context *ctx, dev_conv *c) {
   convjit_plan_destroy(c->plan);
 }
 
-static void run(const dev_conv *c, const void *x, const void *x_prev, const void *bias, void *y) {
+static void run(const dev_conv *c, const void *x, const void *x_prev, size_t x_prev_bytes, const void *bias,
+                void *y) {
   convjit_conv_args a = convjit_conv_args_default();
-  a.x = x; a.x_prev = x_prev; a.w_packed = c->w_packed; a.bias = bias; a.y = y;
+  a.x = x; a.x_prev = x_prev; a.x_prev_bytes = x_prev_bytes; a.w_packed = c->w_packed; a.bias = bias; a.y = y;
   a.workspace = c->ws; a.workspace_bytes = c->ws_bytes;
   OK(convjit_conv_forward(c->plan, &a, NULL));
 }
@@ -121,17 +122,38 @@ static void stream_case(const char *arch, int fp8) {
   /* the whole tensor */
   convjit_conv_desc dwhole = stream_desc(C, K, FRAMES, dt, 0);
   dev_conv whole = make_conv(ctx, &dwhole, dw);
-  run(&whole, dx, NULL, db, dy);
+  run(&whole, dx, NULL, 0, db, dy);
   OK(convjit_memcpy_d2h(ctx, yw, dy, ny * 2, NULL));
 
   /* chunks 1 + 4 + 4 + 4 + 4: the first with causal zero padding, the rest with x_prev */
   convjit_conv_desc dfirst = stream_desc(C, K, 1, dt, 0), dnext = stream_desc(C, K, 4, dt, 1);
   dev_conv first = make_conv(ctx, &dfirst, dw), next = make_conv(ctx, &dnext, dw);
+  const size_t prev_bytes = (size_t)(C * (T - 1) * plane) * eb;
   { /* the plan that takes x_prev refuses a launch without it, naming it */
     convjit_conv_args a = convjit_conv_args_default();
     a.x = dxc; a.w_packed = next.w_packed; a.bias = db; a.y = dyc; a.workspace = next.ws;
     a.workspace_bytes = next.ws_bytes;
     EXPECT(convjit_conv_forward(next.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, "x_prev = NULL");
+    /* and an x_prev of another size than (1, C, T-1, H, W) in x's dtype: one frame short or over
+     * (the pre-pass would read past it, or the wrong frames), half the channels, none stated */
+    a.x_prev = dprev;
+    const size_t frame = (size_t)(C * plane) * eb;
+    const size_t wrong[] = {prev_bytes - frame, prev_bytes + frame, prev_bytes / 2, 0};
+    char want[200];
+    snprintf(want, sizeof want,
+             "the plan reads x_prev as (N, C, pad_lo[0], H, W) = (1, %lld, %d, %d, %d) %s = %zu bytes", (long long)C,
+             T - 1, HW, HW, cj_dtype_name(dt), prev_bytes);
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+      a.x_prev_bytes = wrong[i];
+      EXPECT(convjit_conv_forward(next.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, want);
+      char field[64];
+      snprintf(field, sizeof field, "args.x_prev_bytes = %zu:", wrong[i]);
+      EXPECT(convjit_conv_forward(next.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, field);
+    }
+    /* a caller of the header before x_prev_bytes: its contract unchecked (nothing past its struct_size read) */
+    a.struct_size = offsetof(convjit_conv_args, x_prev) + sizeof(void *);
+    a.x_prev_bytes = 12345;
+    OK(convjit_conv_forward(next.plan, &a, NULL));
   }
   static const int chunks[] = {1, 4, 4, 4, 4};
   int f0 = 0, mismatches = 0;
@@ -156,7 +178,7 @@ static void stream_case(const char *arch, int fp8) {
       OK(convjit_memcpy_h2d(ctx, dprev, hprev, (size_t)(C * (T - 1) * plane) * eb, NULL));
     }
     OK(convjit_memset(ctx, dyc, 0xEE, ny * 2, NULL));
-    run(ci ? &next : &first, dxc, ci ? dprev : NULL, db, dyc);
+    run(ci ? &next : &first, dxc, ci ? dprev : NULL, ci ? prev_bytes : 0, db, dyc);
     OK(convjit_memcpy_d2h(ctx, yc, dyc, (size_t)(K * fc * plane) * 2, NULL));
     for (int64_t k = 0; k < K; k++)
       if (memcmp(yc + k * fc * plane, yw + (k * FRAMES + f0) * plane, (size_t)(fc * plane) * 2)) mismatches++;

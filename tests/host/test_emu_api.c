@@ -506,6 +506,66 @@ static void t_unsupported(void **st) {
   convjit_context_destroy(c);
 }
 
+/* loop.s: the instruction budget per wave. valu_loop runs exactly
+ * 3 * trips + 4 instructions per wave, so the budget is exact: that many
+ * lets every wave end, one fewer stops the first wave at the instruction
+ * past the budget, naming the kernel, the wave and the program counter.
+ * spin (an s_branch to itself) never ends: every budget stops it. */
+static void t_instruction_budget(void **st) {
+  (void)st;
+  for (int ai = 0; ai < 2; ai++) {
+    convjit_context *c = api_ctx(CONVJIT_DEVICE_EMU, arches[ai]);
+    convjit_emu_module *m = load(c, "loop", arches[ai]);
+    const int spin = find(m, "spin"), valu = find(m, "valu_loop");
+    convjit_emu_launch_options o = lopts(2, 1, 1, 256, 1, 1, 0);
+    convjit_emu_arg trips = aint("trips", CONVJIT_EMU_ARG_I32, 1000);
+    o.max_instructions = 3 * 1000 + 4;
+    OK(convjit_emu_launch(m, valu, &o, &trips, 1));
+    convjit_emu_stats s = last_stats(c);
+    assert_int_equal(s.waves, 8);
+    assert_int_equal(s.wave_max.total, 3 * 1000 + 4);
+    o.max_instructions = 3 * 1000 + 3;
+    /* the stop is at the s_endpgm, the 3004th instruction: .text+0x11c (the kernel at 0x100, then the
+     * 8-byte s_load and 5 instructions of 4 bytes) */
+    EXPECT2(convjit_emu_launch(m, valu, &o, &trips, 1), CONVJIT_ERR_EMULATION, "kernel valu_loop at .text+0x11c",
+            "3003 instructions");
+    EXPECT2(convjit_emu_launch(m, valu, &o, &trips, 1), CONVJIT_ERR_EMULATION, "wave 0", "max_instructions");
+    /* forever: trips = 0 never meets the counter before 2^32 trips */
+    trips.i = 0;
+    o.max_instructions = 100000;
+    EXPECT2(convjit_emu_launch(m, valu, &o, &trips, 1), CONVJIT_ERR_EMULATION, "kernel valu_loop",
+            "100000 instructions");
+    o.max_instructions = 5000;
+    EXPECT2(convjit_emu_launch(m, spin, &o, NULL, 0), CONVJIT_ERR_EMULATION, "kernel spin at .text+0x0",
+            "s_branch");
+    EXPECT2(convjit_emu_launch(m, spin, &o, NULL, 0), CONVJIT_ERR_EMULATION, "workgroup (0,0,0) wave 0",
+            "5000 instructions");
+    /* 0 = the environment's budget, else the default (docs/emulator.md) */
+    o.max_instructions = 0;
+    setenv("CONVJIT_EMU_MAX_INSTRUCTIONS", "777", 1);
+    EXPECT2(convjit_emu_launch(m, spin, &o, NULL, 0), CONVJIT_ERR_EMULATION, "777 instructions",
+            "CONVJIT_EMU_MAX_INSTRUCTIONS");
+    setenv("CONVJIT_EMU_MAX_INSTRUCTIONS", "12x", 1);
+    EXPECT(convjit_emu_launch(m, spin, &o, NULL, 0), CONVJIT_ERR_INVALID_ARG, "CONVJIT_EMU_MAX_INSTRUCTIONS = '12x'");
+    setenv("CONVJIT_EMU_MAX_INSTRUCTIONS", "0", 1);
+    EXPECT(convjit_emu_launch(m, spin, &o, NULL, 0), CONVJIT_ERR_INVALID_ARG, "CONVJIT_EMU_MAX_INSTRUCTIONS = '0'");
+    unsetenv("CONVJIT_EMU_MAX_INSTRUCTIONS");
+    /* an option beats the environment */
+    setenv("CONVJIT_EMU_MAX_INSTRUCTIONS", "10", 1);
+    trips.i = 50;
+    o.max_instructions = 3 * 50 + 4;
+    OK(convjit_emu_launch(m, valu, &o, &trips, 1));
+    unsetenv("CONVJIT_EMU_MAX_INSTRUCTIONS");
+    /* a caller of the first version of the options (no max_instructions) gets the default */
+    convjit_emu_launch_options v1 = lopts(1, 1, 1, 64, 1, 1, 0);
+    v1.struct_size = offsetof(convjit_emu_launch_options, hazards) + sizeof(int);
+    v1.max_instructions = 1; /* past its struct_size: not read */
+    OK(convjit_emu_launch(m, valu, &v1, &trips, 1));
+    convjit_emu_module_unload(m);
+    convjit_context_destroy(c);
+  }
+}
+
 /* ---- bad inputs --------------------------------------------------------- */
 static void t_bad_code_objects(void **st) {
   (void)st;
@@ -804,6 +864,7 @@ int main(void) {
       cmocka_unit_test(t_mfma),
       cmocka_unit_test(t_queries),
       cmocka_unit_test(t_unsupported),
+      cmocka_unit_test(t_instruction_budget),
       cmocka_unit_test(t_bad_code_objects),
       cmocka_unit_test(t_bad_arguments),
       cmocka_unit_test(t_bad_argument_sizes),

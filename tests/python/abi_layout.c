@@ -46,7 +46,7 @@ static void object(const char *key, const char *const *names, const size_t *valu
   X(T, w_scale), X(T, has_channel_scale), X(T, has_residual), X(T, beta), X(T, act), X(T, has_x_prev)
 #define CONV_ARGS(X, T)                                                                    \
   X(T, struct_size), X(T, x), X(T, w_packed), X(T, bias), X(T, residual), X(T, scale), X(T, y), \
-  X(T, workspace), X(T, workspace_bytes), X(T, x_prev)
+  X(T, workspace), X(T, workspace_bytes), X(T, x_prev), X(T, x_prev_bytes)
 #define KERNEL_INFO(X, T)                                                                   \
   X(T, struct_size), X(T, name), X(T, stage), X(T, vgpr), X(T, agpr), X(T, sgpr), X(T, lds_bytes), \
   X(T, scratch_bytes), X(T, vgpr_spills), X(T, sgpr_spills), X(T, block), X(T, grid), X(T, source), \

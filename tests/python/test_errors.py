@@ -122,6 +122,53 @@ class TestErrors(unittest.TestCase):
     def test_unbatched_with_residual(self):
         self.raises(ValueError, "residual", "unbatched", x=self.x[0], residual=torch.zeros((16, 6, 6)))
 
+    def test_integers_past_int64(self):
+        """Every integer argument is checked against the descriptor's int64
+        before ctypes, which would keep only its low 64 bits (2^64 + 1 -> 1)
+        and so compute another conv: a ValueError of the binding's own
+        naming the argument and the value the caller gave."""
+        big, wide = 2 ** 64 + 1, 2 ** 63
+        cases = [("stride", big, dict(stride=big)), ("stride", wide, dict(stride=(1, wide))),
+                 ("padding", big, dict(padding=big)), ("padding", wide, dict(padding=(wide, 1))),
+                 ("dilation", big, dict(dilation=big)), ("dilation", wide, dict(dilation=(wide, 1))),
+                 ("padding_hi", big, dict(padding=1, padding_hi=big)),
+                 ("padding_hi", wide, dict(padding=1, padding_hi=(1, wide))), ("groups", big, dict(groups=big))]
+        for name, value, kw in cases:
+            with self.subTest(name=name, value=value):
+                e = self.raises(ValueError, name + "=", str(value), "int64", **kw)
+                self.assertNotIsInstance(e, convjit.ConvjitError)   # refused before any C call
+        # a module's own attributes and its per-call padding go through the same check
+        m = convjit.nn.Conv2d(16, 16, 3, stride=big).to(torch.bfloat16)
+        with self.assertRaises(ValueError) as cm:
+            m(self.x)
+        self.assertIn("stride=", str(cm.exception))
+        self.assertIn(str(big), str(cm.exception))
+        m = convjit.nn.Conv2d(16, 16, 3).to(torch.bfloat16)
+        with self.assertRaises(ValueError) as cm:
+            m(self.x, padding=(1, big))
+        self.assertIn(str(big), str(cm.exception))
+
+    def test_x_prev_shape(self):
+        """x_prev is (N, C, padding[0], H, W) of x: a wrong frame count,
+        channel count, height or width (or rank) is refused naming the
+        dimension and both values, never read as if it were right."""
+        g = cj.gen(4)
+        x = cj.randn_bf16((1, 16, 3, 6, 6), g)
+        w = cj.weight_bf16((16, 16, 3, 3, 3), g)
+        causal = dict(padding=(2, 1, 1), padding_hi=(0, 1, 1))
+        for shape, needles in (((1, 16, 3, 6, 6), ("frames", "= 3", "expected 2")),
+                               ((1, 16, 1, 6, 6), ("frames", "= 1", "expected 2")),
+                               ((1, 8, 2, 6, 6), ("channels", "= 8", "expected 16")),
+                               ((1, 16, 2, 5, 6), ("height", "= 5", "expected 6")),
+                               ((1, 16, 2, 6, 5), ("width", "= 5", "expected 6")),
+                               ((1, 16, 2, 6), ("4 dims", "expected 5"))):
+            with self.subTest(shape=shape):
+                e = self.raises(ValueError, "x_prev", *needles, x=x, w=w,
+                                x_prev=torch.zeros(shape, dtype=torch.bfloat16), **causal)
+                self.assertNotIsInstance(e, convjit.ConvjitError)
+        ok = ops.conv(x, w, x_prev=torch.zeros((1, 16, 2, 6, 6), dtype=torch.bfloat16), **causal)
+        self.assertEqual(tuple(ok.shape), (1, 16, 3, 6, 6))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 EMU, DUMP, KDIR = sys.argv[1:4]
 ARCHES = ("gfx942", "gfx950")
@@ -265,6 +266,44 @@ def test_bad_inputs():
     check(p.returncode == 2, "--json failure: exit %d" % p.returncode)
     j = json.loads(p.stdout)
     check(j["tool"] == "convjit-emu" and j["ok"] is False and "nope" in j["error"], "--json failure: %s" % p.stdout)
+
+
+# ---- the instruction budget (loop.s) ---------------------------------------
+
+def test_instruction_budget():
+    """Kernels that never end stop at the per-wave instruction budget with
+    exit 2, naming the kernel, the wave and the program counter: with the
+    default budget (the acceptance: `timeout 30 convjit-emu loop.co --kernel
+    spin ...` exits 2 well inside 30 s; the seconds are printed, not
+    asserted), with --max-instructions and with CONVJIT_EMU_MAX_INSTRUCTIONS."""
+    for kernel, args in (("spin", []), ("valu_loop", [("trips", "0")])):
+        a = launch(co("loop", "gfx942"), kernel, (1, 1, 1), (256, 1, 1), args)
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run([EMU] + a, capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("%s with the default budget did not stop within 30 s" % kernel)
+        secs = time.monotonic() - t0
+        print("  %s, default budget: exit %d after %.1f s (host)" % (kernel, p.returncode, secs))
+        check(p.returncode == 2, "%s: exit %d, expected 2: %s" % (kernel, p.returncode, p.stderr[-500:]))
+        for f in ("kernel %s at .text+0x" % kernel, "wave 0", "instructions", "--max-instructions"):
+            check(f in p.stderr, "%s: stderr lacks %r: %r" % (kernel, f, p.stderr))
+    for arch in ARCHES:
+        kco = co("loop", arch)
+        fails(launch(kco, "spin", (2, 1, 1), (64, 1, 1), [], extra=["--max-instructions", "1000"]),
+              "kernel spin at .text+0x0", "'s_branch", "1000 instructions")
+        # valu_loop executes 3 * trips + 4 instructions per wave: exactly the budget runs, one fewer stops
+        run(launch(kco, "valu_loop", (1, 1, 1), (128, 1, 1), [("trips", "100")], extra=["--max-instructions", "304"]))
+        fails(launch(kco, "valu_loop", (1, 1, 1), (128, 1, 1), [("trips", "100")],
+                     extra=["--max-instructions", "303"]), "kernel valu_loop at .text+0x11c", "303 instructions")
+    env = dict(os.environ, CONVJIT_EMU_MAX_INSTRUCTIONS="500")
+    p = subprocess.run([EMU] + launch(co("loop", "gfx950"), "spin", (1, 1, 1), (64, 1, 1), []), capture_output=True,
+                       text=True, timeout=30, env=env)
+    check(p.returncode == 2 and "500 instructions" in p.stderr, "CONVJIT_EMU_MAX_INSTRUCTIONS=500: %r" % p.stderr)
+    kco = co("loop", "gfx942")
+    for bad in ("0", "x", "-5", "18446744073709551616"):
+        _, err = run(launch(kco, "spin", (1, 1, 1), (64, 1, 1), [], extra=["--max-instructions", bad]), rc=2)
+        check("--max-instructions '%s'" % bad in err, "--max-instructions %s: %r" % (bad, err))
 
 
 # ---- acceptance: convjit-dump's transpose kernel on the tool -------------
