@@ -214,6 +214,11 @@ static double total_of(const double *v) {
 
 static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
   int rc = 0, n = a->nsh;
+  /* parse_args leaves 2 or 3 shapes: the per-step slopes below read runs 0 and n - 1 */
+  if (n < 2 || n > MAXSH) {
+    fprintf(stderr, "convjit-mix: %d shapes: expected 2 or 3\n", n);
+    return CONVJIT_ERR_INTERNAL;
+  }
   convjit_context *ctx = NULL;
   convjit_context_options o = convjit_context_options_default();
   o.arch = arch;
