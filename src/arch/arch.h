@@ -46,6 +46,8 @@ typedef struct cj_arch {
   /* for the emulator's EMULATED time model (src/emu/stats.c) */
   uint32_t clock_mhz;         /* nominal peak engine clock: 2100 / 2400 */
   uint32_t simds_per_cu;      /* 4: waves a CU issues at once (one wave64 per SIMD) */
+  uint32_t lds_banks;         /* LDS banks of 4 bytes, for the bank model (src/emu/lds_banks.c):
+                                 32 / 64; 0 = no model */
   /* for the emulator's decoder guard (src/pipeline/disasm.c) */
   int llvm_vop3_literal;      /* 1: LLVM 22's disassembler reads a VOP3 source field of
                                  255 as a trailing literal (gfx950); 0: it crashes

@@ -535,7 +535,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   emu_run L;
   memset(&L, 0, sizeof L);
   L.ctx = c; L.k = k; L.arch = k->mod->arch;
-  if (emu_lds_banks_for(L.arch->name, &L.lds_banks) != 0)
+  if (emu_lds_banks_for(L.arch, &L.lds_banks) != 0)
     return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "emu_launch: arch %s has no LDS bank model", L.arch->name);
   memcpy(L.grid, grid, sizeof L.grid);
   memcpy(L.block, block, sizeof L.block);
