@@ -55,7 +55,10 @@ convjit_status cj_conv_knob_set(cj_conv_opts *o, const cj_knob *k, const char *v
                                 const char *what);
 uint32_t cj_conv_knob_get(const cj_conv_opts *o, const cj_knob *k, int second);
 /* One line per knob for usage text: "  <pre><name><sep>N  help (lo..hi)"
- * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs). */
-void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep);
+ * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs); keep,
+ * when not NULL, picks the knobs a tool takes (cj_conv_knob_tunable: those a
+ * tuner varies). */
+void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep, int (*keep)(const cj_knob *k));
+int cj_conv_knob_tunable(const cj_knob *k);
 
 #endif
