@@ -1,8 +1,8 @@
 /* The conv family's knobs: every forced choice of cj_conv_opts described
  * once (name, fields, domain, help). The kernel-spec parser (kspec.c), the
- * tools' command-line flags (--<name> value) and, next, the tuning
- * database's columns are generated from this table, so a knob is spelled
- * the same everywhere. Setting a knob checks its syntax only: whether a
+ * tools' command-line flags (--<name> value) and the tuning database's
+ * `knobs` JSON column (cj_tune_knobs_json, src/host/tune_db.c) are
+ * generated from this table, so a knob is spelled the same everywhere. Setting a knob checks its syntax only: whether a
  * value is legal for a shape and an arch is the plan init's decision alone.
  *
  *   K(name, kind, field_a, field_b, lo, hi, tunable, help)
