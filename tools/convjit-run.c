@@ -921,7 +921,7 @@ done:
 }
 
 /* The default job: the 3x3x3 conv of a video-VAE decoder's 256-channel
- * stage (REFERENCE.md "Real video-VAE layers": causal temporal padding, 2
+ * stage (docs/original-design.md "Real video-VAE layers": causal temporal padding, 2
  * frames before and none after, zero padding 1 in H and W, bias), scaled
  * down for the emulator: 5 frames (a causal VAE's 1 + 4k) of 8x8 instead of
  * up to 240 frames of 320x180. Channels and filter are the real layer's;

@@ -2,7 +2,7 @@
  *
  * Every value below was either checked with LLVM 22 (llc-22, llvm-mc-22,
  * llvm-readelf-22; commands in docs/isa-notes.md) or comes from
- * ../shared/ISA.md with its source. Kernel builders read these fields and
+ * docs/isa-notes.md with its source. Kernel builders read these fields and
  * never compare arch names.
  */
 #include <string.h>
@@ -97,7 +97,7 @@ int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes) {
   return 0;
 }
 
-/* Layouts and operand types from ISA.md §1 (AMD's matrix instruction
+/* Layouts and operand types from docs/isa-notes.md §1 (AMD's matrix instruction
  * calculator for CDNA3, Triton/CK for CDNA4); intrinsic names and operand
  * IR types checked with llc-22 (docs/isa-notes.md). */
 static const cj_mfma_row cj_mfma_rows[] = {

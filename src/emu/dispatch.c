@@ -1,4 +1,4 @@
-/* dispatch.c — contexts, modules, and launching a kernel (ISA.md §5).
+/* dispatch.c — contexts, modules, and launching a kernel (docs/isa-notes.md §5).
  *
  * A launch builds the kernarg segment (explicit bytes at the caller's
  * offsets + hidden arguments by metadata value_kind) in emulator memory,
@@ -332,7 +332,7 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   }
   w->live = live;
   w->exec = live;
-  /* user SGPRs in hardware order (ISA.md §5) */
+  /* user SGPRs in hardware order (docs/isa-notes.md §5) */
   unsigned s = 0;
   uint16_t p = k->code_props;
   if (p & 1) s += 4;                                           /* private segment buffer: no scratch */

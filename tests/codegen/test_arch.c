@@ -1,4 +1,4 @@
-/* arch tables: every value checked against ISA.md / DESIGN / llc-22 facts
+/* arch tables: every value checked against docs/isa-notes.md and llc-22 facts
  * written here independently of arch.c (docs/isa-notes.md has the commands). */
 #include <stdarg.h>
 #include <stddef.h>
