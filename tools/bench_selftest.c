@@ -6,7 +6,7 @@
  * 2-D and 1-D), bias, per-tensor and per-channel scales, the bf16->fp8
  * quantizing pre-pass, split-K with its memset and finalize, the weight
  * pack and the activation transpose (also as a plan of its own). --full
- * adds REFERENCE.md's test shapes and the headline shapes; the latter are
+ * adds docs/original-design.md's test shapes and the headline shapes; the latter are
  * checked at sampled outputs (the CPU reference of a whole 14 GB tensor
  * would take hours) and skipped when the device cannot hold them.
  *
@@ -68,7 +68,7 @@ static const st_case k_quick[] = {
     {"transpose_bf16", 1, 0, {2, 24, 100}, P3(0, 0, 0), P3(0, 0, 0), P3(1, 1, 1), T_BF16, T_BF16, 0, 0, 0, 0, 0, 0},
 };
 
-/* REFERENCE.md "Shapes the original tests used": 3x3x3, (N, C, T, H, W, K, stride, pad). */
+/* docs/original-design.md "Shapes the original tests used": 3x3x3, (N, C, T, H, W, K, stride, pad). */
 static const int k_ref_bf16[][8] = {{1, 32, 8, 16, 16, 64, 1, 0}, {1, 32, 9, 17, 17, 96, 1, 1}, {2, 64, 6, 18, 18, 192, 1, 1},
                                     {1, 32, 10, 20, 20, 64, 2, 1}, {1, 16, 6, 16, 20, 16, 1, 1}, {1, 16, 4, 12, 16, 384, 1, 1},
                                     {1, 3, 4, 12, 12, 32, 1, 1},  {1, 12, 4, 12, 12, 32, 1, 1}, {2, 5, 4, 10, 14, 48, 1, 1},

@@ -58,7 +58,7 @@ typedef struct ks_run {
 
 static void usage(void) {
   cj_strbuf kh = {0};
-  cj_conv_knobs_help(&kh, "--", " ");
+  cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(stderr,
           "usage: convjit-bench-kstep --arch gfx942|gfx950 --dtype bf16|fp8 --shape N,C,D,H,W,K,T,R,S\n"
           "                           [--pad D,H,W] [--vary c|t] [--lengths a,b,c] [--<knob> ...]\n"

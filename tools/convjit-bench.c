@@ -47,7 +47,7 @@ typedef struct bench_opts {
 
 #define SH(nm, f8, c, d, h, w, k, t, r, s, p0, p1, p2, kt, et, mt)                                           \
   {nm, f8, 0, {1, c, d, h, w, k, t, r, s}, {p0, p1, p2}, {p0, p1, p2}, {1, 1, 1}, {1, 1, 1}, kt, et, mt}
-/* The seed's headline shapes (REFERENCE.md "Measured numbers"; the
+/* The seed's headline shapes (docs/original-design.md "Measured numbers"; the
  * "M=216k" rows are C2048 [60,80,45]: 60*80*45 = 216000 output positions;
  * its 3x3x3 row was published twice, 967 TF (async DMA) then 977 TF). */
 const bench_shape bench_default_shapes[] = {
@@ -96,8 +96,8 @@ static void usage(FILE *f) {
           "  --device hip|emu  hip (default): the HIP device (libamdhip64 via dlopen); no device is an error.\n"
           "                    emu: convjit's CPU emulator (times EMULATED, never TFLOPS; small shapes only)\n"
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
-          "  --shapes FILE     the shapes to time instead of the default list (REFERENCE.md's headline\n"
-          "                    shapes): one per line, '#' comments, tokens\n"
+          "  --shapes FILE     the shapes to time instead of the default list (the headline shapes of\n"
+          "                    docs/original-design.md): one per line, '#' comments, tokens\n"
           "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|fp8  pad=P,P,P | pad=L,L,L,H,H,H\n"
           "                      stride=S,S,S  dilation=D,D,D  bias  name=TEXT (no spaces)\n"
           "                    fp8 = w in the arch's native fp8 and x bf16 (the pre-pass quantizes x)\n"
@@ -114,8 +114,9 @@ static void usage(FILE *f) {
           "                    reference, and bit for bit vs convjit's emulator where the shape is small;\n"
           "                    a mismatch prints the case, kernel, first differing element and a\n"
           "                    reproduction command. --quick: the small matrix only (the emulator's\n"
-          "                    default); --full (a HIP device's default): also REFERENCE.md's test shapes\n"
-          "                    and the headline shapes (sampled outputs, skipped when memory is short)\n"
+          "                    default); --full (a HIP device's default): also the test shapes of\n"
+          "                    docs/original-design.md and the headline shapes (sampled outputs, skipped\n"
+          "                    when memory is short)\n"
           "  --case NAME       the self-test of one case (the reproduction command); --list: the names\n"
           "  --sampled         check every self-test case at %d sampled outputs only, as the large ones are\n"
           "  --report FILE.md  write the report to send back: device, versions, the bench table with\n"
@@ -713,7 +714,8 @@ static int write_report(const char *path, convjit_context *ctx, const bench_opts
   fprintf(f, "| figures | %s |\n\n", bench_kind_label(e->kind));
   if (n) {
     fprintf(f, "## Bench\n\nTimes are medians of HIP-event-timed runs on one stream (budget %g ms, warm-up %llu). "
-               "Published numbers: REFERENCE.md \"Measured numbers\" (the original design on MI355X, gfx950); "
+               "Published numbers: docs/original-design.md \"Measured numbers\" (the original design on MI355X, "
+               "gfx950); "
                "\"vs published\" = this run's TFLOPS / the published TFLOPS.\n\n",
             o->budget_ms, (unsigned long long)o->warmup);
     print_table(f, rows, n, e, 1);

@@ -252,7 +252,7 @@ static void usage(FILE *f) {
       fprintf(f, "      --%s%s  %s\n", d->name, d->has_value ? " V" : "", d->help);
     if (o->conv_knobs) {
       cj_strbuf kh = {0};
-      cj_conv_knobs_help(&kh, "    --", " ");
+      cj_conv_knobs_help(&kh, "    --", " ", NULL);
       fputs(kh.s ? kh.s : "", f);
       cj_sb_free(&kh);
     }

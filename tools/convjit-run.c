@@ -76,13 +76,22 @@ typedef struct run_result {
   size_t workspace_bytes;  /* the plan's (0 for a transpose job: it has none) */
 } run_result;
 
+/* The conv knobs convjit-run takes as --<name>: all but the problem's own
+ * bias, residual and act, which it spells itself (--bias, --residual
+ * [--beta], --act NAME). */
+static int run_knob(const cj_knob *k) {
+  return strcmp(k->name, "bias") && strcmp(k->name, "residual") && strcmp(k->name, "act");
+}
+
 static void usage(FILE *f) {
+  cj_strbuf kh = {0};
+  cj_conv_knobs_help(&kh, "--", " ", run_knob);
   fprintf(f,
           "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
-          "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--dma B] [--stats]\n"
+          "                   [--<knob> V]... [--stats]\n"
           "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
@@ -110,7 +119,10 @@ static void usage(FILE *f) {
           "  --stats   emulator only: dynamic instruction counts by class per kernel\n"
           "  no shape: the default job, always checked: a video-VAE decoder layer scaled down\n"
           "            (1,256,5,8,8 -> 256, 3x3x3, causal pad 2/0,1/1,1/1, bias) in fp8, then\n"
-          "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n");
+          "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n"
+          "conv knobs (src/codegen/kplan_knobs.h; forced in every kernel the plan builds):\n%s",
+          kh.s ? kh.s : "");
+  cj_sb_free(&kh);
 }
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -150,8 +162,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (n <= 3) memcpy(a->pad_hi, p, sizeof(int64_t) * (size_t)n);
       else memcpy(a->pad_hi, p + n / 2, sizeof(int64_t) * (size_t)(n / 2));
     } else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
-               strcmp(o, "--bias") && strcmp(o, "--residual") &&
-               strcmp(o, "--act")) { /* the conv knobs (kplan_knobs.h); --bias, --residual, --act: the problem's */
+               run_knob(cj_conv_knob_find(o + 2, strlen(o + 2)))) { /* the conv knobs (kplan_knobs.h) */
       const cj_knob *k = cj_conv_knob_find(o + 2, strlen(o + 2));
       if (k->kind != CJ_KNOB_FLAG) NEEDV();
       if (cli_knob(&a->forced, k, o, k->kind == CJ_KNOB_FLAG ? NULL : v)) return -1;
@@ -911,7 +922,7 @@ done:
 }
 
 /* The default job: the 3x3x3 conv of a video-VAE decoder's 256-channel
- * stage (REFERENCE.md "Real video-VAE layers": causal temporal padding, 2
+ * stage (docs/original-design.md "Real video-VAE layers": causal temporal padding, 2
  * frames before and none after, zero padding 1 in H and W, bias), scaled
  * down for the emulator: 5 frames (a causal VAE's 1 + 4k) of 8x8 instead of
  * up to 240 frames of 320x180. Channels and filter are the real layer's;

@@ -158,9 +158,9 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   }
   /* ---- schedule: the 8-wave ping-pong is the fp8 family's on an arch
    * with 16-byte LDS DMA and room for 128 KiB (gfx950), unless the caller
-   * forces a tile or schedule (REFERENCE.md "fp8 kernel": fixed tile), or
+   * forces a tile or schedule (docs/original-design.md "fp8 kernel": fixed tile), or
    * the conv is a 1x1x1 channel GEMM (no transpose pays more than the
-   * schedule: REFERENCE.md "bf16 kernel", 1x1x1). ---- */
+   * schedule: docs/original-design.md "bf16 kernel", 1x1x1). ---- */
   /* Forced knobs only the multistage schedule takes (a tile, 3-4 stages,
    * split-K, 4-byte DMA, the VGPR load path) select it. */
   int pp_default = g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
@@ -197,7 +197,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
   CJ_CHECK(mf && mf->elem_bytes == c->elem_bytes, CONVJIT_ERR_INTERNAL, "conv: %s has no MFMA row for %s",
            arch->name, cj_dtype_name((convjit_dtype)g->dtype));
-  /* The fp8 MFMA reads one format per arch (ISA.md: E4M3FNUZ on gfx942,
+  /* The fp8 MFMA reads one format per arch (docs/isa-notes.md: E4M3FNUZ on gfx942,
    * OCP E4M3FN on gfx950); the API maps FN tensors to FNUZ for gfx942 in
    * its pre-pass, so a kernel only ever sees its arch's own format. */
   CJ_CHECK((int)g->dtype == mf->in_dtype, CONVJIT_ERR_UNSUPPORTED,

@@ -4,7 +4,7 @@
  * im2col.c, the epilogue in epilogue.c; the split-K finalize has its own
  * plan (kplan_finalize.h).
  *
- * GEMM view (REFERENCE.md): M = N*Do*Ho*Wo output positions, N_gemm = K
+ * GEMM view (docs/original-design.md): M = N*Do*Ho*Wo output positions, N_gemm = K
  * output channels, K_gemm = T*R*S*Cp taps x channels with c fastest (KTRSC).
  * Cp = C rounded up to a 16-byte chunk (8 bf16, 16 fp8), so a DMA (16 bytes
  * on gfx950, 4 on gfx942) never straddles a tap. Inputs the conv kernel reads:
@@ -38,7 +38,7 @@
 /* Byte offset for masked lanes: past every num_records the kernel builds
  * (non-BIG x and w are <= this, rebased BIG_IN resources are 2 GiB), so
  * the per-element range check zero-fills LDS. 0x7FFFFF80 was inside a
- * 2 GiB resource in the original and read live data (REFERENCE.md). */
+ * 2 GiB resource in the original and read live data (docs/original-design.md). */
 #define CJ_CONV_OOB 0xF0000000u
 #define CJ_CONV_BIG_IN_RECORDS 0x80000000ull /* rebased x resource: 2 GiB */
 #define CJ_CONV_CHUNK_BYTES 16 /* one im2col chunk: the widest DMA; Cp pads C to whole chunks */

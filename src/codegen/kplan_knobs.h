@@ -1,8 +1,8 @@
 /* The conv family's knobs: every forced choice of cj_conv_opts described
  * once (name, fields, domain, help). The kernel-spec parser (kspec.c), the
- * tools' command-line flags (--<name> value) and, next, the tuning
- * database's columns are generated from this table, so a knob is spelled
- * the same everywhere. Setting a knob checks its syntax only: whether a
+ * tools' command-line flags (--<name> value) and the tuning database's
+ * `knobs` JSON column (cj_tune_knobs_json, src/host/tune_db.c) are
+ * generated from this table, so a knob is spelled the same everywhere. Setting a knob checks its syntax only: whether a
  * value is legal for a shape and an arch is the plan init's decision alone.
  *
  *   K(name, kind, field_a, field_b, lo, hi, tunable, help)
@@ -63,7 +63,10 @@ int cj_conv_knob_zero(const cj_conv_opts *o, const cj_knob *k);
 /* The refusal's text for k (static storage of the calling thread). */
 const char *cj_conv_knob_zero_why(const cj_knob *k);
 /* One line per knob for usage text: "  <pre><name><sep>N  help (lo..hi)"
- * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs). */
-void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep);
+ * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs); keep,
+ * when not NULL, picks the knobs a tool takes (cj_conv_knob_tunable: those a
+ * tuner varies). */
+void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep, int (*keep)(const cj_knob *k));
+int cj_conv_knob_tunable(const cj_knob *k);
 
 #endif

@@ -103,7 +103,7 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       g->y_ndhwc = !strncmp(y, "ndhwc", 5);
     } else {
       cj_strbuf known = {0};
-      cj_conv_knobs_help(&known, "", "=");
+      cj_conv_knobs_help(&known, "", "=", NULL);
       convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG,
                                  "spec opts: '%.*s' unknown; options are pad= stride= dil= (geometry) and\n%s",
                                  (int)len, p, known.s ? known.s : "");

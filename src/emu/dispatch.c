@@ -1,4 +1,4 @@
-/* dispatch.c — contexts, modules, and launching a kernel (ISA.md §5).
+/* dispatch.c — contexts, modules, and launching a kernel (docs/isa-notes.md §5).
  *
  * A launch builds the kernarg segment (explicit bytes at the caller's
  * offsets + hidden arguments by metadata value_kind) in emulator memory,
@@ -338,7 +338,7 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   }
   w->live = live;
   w->exec = live;
-  /* user SGPRs in hardware order (ISA.md §5) */
+  /* user SGPRs in hardware order (docs/isa-notes.md §5) */
   unsigned s = 0;
   uint16_t p = k->code_props;
   if (p & 1) s += 4;                                           /* private segment buffer: no scratch */
@@ -565,7 +565,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   emu_run L;
   memset(&L, 0, sizeof L);
   L.ctx = c; L.k = k; L.arch = k->mod->arch;
-  if (emu_lds_banks_for(L.arch->name, &L.lds_banks) != 0)
+  if (emu_lds_banks_for(L.arch, &L.lds_banks) != 0)
     return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "emu_launch: arch %s has no LDS bank model", L.arch->name);
   memcpy(L.grid, grid, sizeof L.grid);
   memcpy(L.block, block, sizeof L.block);

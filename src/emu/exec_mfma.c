@@ -5,7 +5,7 @@
  * MFMAs are wave-wide matrix operations: all 64 lanes are computed and
  * written whatever EXEC holds. The fp8/bf8 opcodes shared by gfx942 and
  * gfx950 read the arch's formats: fp8 = E4M3FNUZ, bf8 = E5M2FNUZ on gfx942,
- * OCP E4M3FN / E5M2 on gfx950 (ISA.md section 2).
+ * OCP E4M3FN / E5M2 on gfx950 (docs/isa-notes.md §2).
  */
 #include <string.h>
 #include "emu/emu_internal.h"

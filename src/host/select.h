@@ -35,9 +35,9 @@ typedef struct cj_conv_problem {
   int64_t pad_lo[3], pad_hi[3]; /* padding before / after, per dim */
   int64_t dil[3];            /* dilation */
   int64_t od, oh, ow;        /* output extents (Do, Ho, Wo) */
-  int64_t groups;            /* always 1 for now (validated by the API) */
+  int64_t groups;            /* divides c and k; when > 1, c/groups fills whole 16-byte channel chunks (desc.c) */
   convjit_dtype x_dtype, w_dtype, y_dtype;
-  convjit_layout x_layout, y_layout; /* NCDHW (others rejected by the API) */
+  convjit_layout x_layout, y_layout; /* NCDHW or NDHWC (channels-last, read / written in place) */
   int has_bias;              /* fp32 bias of K elements */
   float x_scale, w_scale;    /* dequantization scales of an fp8 conv; 1.0 when unused */
   int has_channel_scale;     /* fp32 per-output-channel weight scales (args.scale) */

@@ -11,11 +11,11 @@
  *         conv (implicit GEMM)
  *         [split-K finalize: alpha, scale[k], bias, bf16, NCDHW]
  * fp8 formats and scales: docs/api.md "fp8 formats" (cj_conv_fmt_of).
- * Heuristics (REFERENCE.md "bf16 kernel") as an ordered candidate list
+ * Heuristics (docs/original-design.md "bf16 kernel") as an ordered candidate list
  * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 on a
  * 2x4 wave grid at 4 stages when its grid still fills the device (64-byte K
  * rows, or 32-byte ones where LDS cannot hold 4 stages of 64, i.e. on
- * gfx942; chosen by the bounds report), then REFERENCE.md's 4x4-wave
+ * gfx942; chosen by the bounds report), then docs/original-design.md's 4x4-wave
  * 256x256; for fp8 in 64 KiB of LDS a 2-stage
  * 128x256 after the 128x128 stage fallbacks; split-K only when the M x N
  * tile grid under-fills the device (fewer tiles than 3/4 of the CUs), never
@@ -166,7 +166,7 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
    * is skipped by the caller, so none of the arch's limits are restated. */
   /* fp8: the plan's own default first, as given: the 8-wave ping-pong
    * (fixed tile, no split-K) where the arch has it, else its multistage
-   * default (REFERENCE.md "fp8 kernel": WGM is the only tunable). */
+   * default (docs/original-design.md "fp8 kernel": WGM is the only tunable). */
   if (g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(t->arch) && !forced->tile_m &&
       (!forced->stages || forced->stages == 2) && forced->splitk <= 1 && n < max) {
     list[n] = *forced;
@@ -179,7 +179,7 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
    * choice") its LDS cycles are 0.50 of its MFMA cycles; the 4x4-wave
    * 256x256 (64x64 per wave, 4 waves/SIMD) re-reads each operand twice as
    * often (0.63), the 128x128 (2 waves/SIMD, 64x32 per wave) is LDS-bound
-   * (1.00). The 4x4 tile (REFERENCE.md's best measured) stays a candidate. */
+   * (1.00). The 4x4 tile (docs/original-design.md's best measured) stays a candidate. */
   /* Where the arch has no 16-byte LDS DMA (gfx942) the 32-byte-row tile has
    * two forms that both meet the issue-11 goals, bound by MFMA in the model:
    * 4-byte DMA with operand prefetch (issue 0.34-0.47 of the MFMA cycles,

@@ -1,5 +1,5 @@
 /* Spill-free gate for the bf16 conv kernel (issue 5 item 9): every tile
- * config of REFERENCE.md's tile sweep, on both arches, at the four big
+ * config of docs/original-design.md's tile sweep, on both arches, at the four big
  * video-VAE shapes, builds through the whole pipeline (codegen -> -O3 ->
  * ld.lld -> metadata) and passes cj_check_resources: no VGPR/SGPR spills,
  * no scratch, LDS within the arch. Expectations that do not come from the
@@ -203,7 +203,7 @@ static void test_heavy_tiles_n2_splitk(void **state) {
 }
 
 /* The default tile (what the selection picks below big shapes) on the
- * REFERENCE.md test shapes, with and without split-K, on both arches:
+ * docs/original-design.md test shapes, with and without split-K, on both arches:
  * small shapes carry every mask (need_t/h/w, partial M, N tail) at once. */
 static void test_default_tile_reference_shapes(void **state) {
   (void)state;

@@ -41,7 +41,7 @@ static void test_layout_specs_match_init(void **state) {
   assert_same_plan(&s, &d);
 }
 
-/* conv dtype fp8 is the arch's own format (the MFMA's: ISA.md), never the other one. */
+/* conv dtype fp8 is the arch's own format (the MFMA's: docs/isa-notes.md), never the other one. */
 static void test_conv_fp8_spec_native(void **state) {
   (void)state;
   static const struct { const char *arch; uint32_t dtype; } want[2] = {{"gfx942", CONVJIT_DTYPE_FP8_E4M3FNUZ},
@@ -107,7 +107,7 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv", "gfx950", "bf16-fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = bf16-fp8");
   expect_bad("conv", "gfx950", "fp8", "1,8,4,4,4,8,1,1,1", "sched=3", "sched = 3");
   /* fp8 conv specs: the arch's native format (gfx942 E4M3FNUZ, gfx950
-   * E4M3FN, ISA.md), the 8-wave ping-pong on gfx950 only */
+   * E4M3FN, docs/isa-notes.md), the 8-wave ping-pong on gfx950 only */
   cj_kplan p;
   assert_int_equal(cj_kspec_plan("conv", "gfx950", "fp8", "1,16,4,8,8,32,3,3,3", "pad=1", &p), CONVJIT_OK);
   assert_int_equal(p.u.conv.g.dtype, CONVJIT_DTYPE_FP8_E4M3FN);

@@ -38,7 +38,7 @@ static void run(int a, const tc_conv *tc, const cj_conv_opts *o) {
 }
 
 #define P1 {1, 1, 1}
-/* REFERENCE.md bf16 3x3x3 shapes (N, C, T(D), H, W, K, stride, pad). */
+/* docs/original-design.md bf16 3x3x3 shapes (N, C, T(D), H, W, K, stride, pad). */
 static const tc_conv REF3[] = {
     {"1,32,8,16,16,64 s1 p0: no bounds checks, M partial", 1, 32, 8, 16, 16, 64, 3, 3, 3, {1, 1, 1}, {0}, {0}, {0}, 0, 0, 0},
     {"1,32,9,17,17,96 s1 p1: t/h/w checks, N tail (96 < 128)", 1, 32, 9, 17, 17, 96, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0},

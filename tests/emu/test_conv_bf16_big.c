@@ -70,7 +70,7 @@ static void test_big_n2(void **s) {
 
 /* 3.5 GB of x, under the 0xF0000000 sentinel: no rebase, the x resource
  * has the real num_records and the sampled middle tile's voffsets are past
- * 2^31 (unsigned 32-bit offsets, REFERENCE.md "up to ~4.29 GB"). */
+ * 2^31 (unsigned 32-bit offsets, docs/original-design.md "up to ~4.29 GB"). */
 static void test_big_no_rebase(void **s) {
   (void)s;
   tc_conv tc = {"1x1024x120x160x90 (1,3,3) pad (0,1,1): 3.5 GB in, not BIG_IN", 1, 1024, 120, 160, 90, 1024, 1, 3,

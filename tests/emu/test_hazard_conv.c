@@ -157,7 +157,7 @@ static int lds_outstanding(const ikinds *k, uint32_t i, int writes) {
   return 0;
 }
 
-/* gfx9 s_waitcnt immediate (ISA.md, CDNA3 ISA "S_WAITCNT"): vmcnt [3:0] and
+/* gfx9 s_waitcnt immediate (docs/isa-notes.md, CDNA3 ISA "S_WAITCNT"): vmcnt [3:0] and
  * [15:14], expcnt [6:4], lgkmcnt [11:8]. */
 static uint32_t waitcnt_imm(uint32_t vm, uint32_t lgkm) { return (vm & 15) | (vm >> 4) << 14 | 7u << 4 | lgkm << 8; }
 

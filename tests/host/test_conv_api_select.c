@@ -1,5 +1,5 @@
 /* Conv selection (src/host/select_conv.c): launch sequences and heuristics,
- * no compile, no device. Expected choices follow REFERENCE.md's rules:
+ * no compile, no device. Expected choices follow docs/original-design.md's rules:
  * default tile (128,128,2,4); 256x256 on 4x4 waves for big shapes when 4
  * stages fit (gfx950); split-K only when the tile grid is below 3/4 of the
  * CUs, never when it fills them; WGM 8; forced options win. */

@@ -9,7 +9,7 @@
  *   - kernel and argument queries against the metadata written in the .s;
  *   - convjit_emu_last_launch_stats against counts read off the kernels' text;
  *   - every bad input the header names: status and a fragment of the error.
- * The MFMA operand layout lives in mfma.s (AMD's, ../shared/ISA.md §1): the
+ * The MFMA operand layout lives in mfma.s (AMD's, docs/isa-notes.md §1): the
  * reference here is a plain matmul. */
 #include <stdarg.h>
 #include <stddef.h>
