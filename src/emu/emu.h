@@ -181,6 +181,9 @@ typedef struct emu_launch_opts {
    * sharedMemBytes; the hidden_dynamic_lds_size argument); static +
    * dynamic must fit the arch's LDS per workgroup. */
   uint32_t dyn_lds_bytes;
+  /* Non-NULL: every executed instruction of every wave is recorded into
+   * it (emu/trace.h); NULL (the default): nothing is recorded. */
+  struct emu_trace *trace;
 } emu_launch_opts;
 
 /* opts and stats may be NULL. Runs to completion. */
