@@ -39,6 +39,16 @@ static const char k_bar[] = "assumption: no public figure; a few issue rounds";
 static const char k_launch[] =
     "assumption: no public figure for the dispatcher's workgroup launch; a few hundred cycles of wave setup";
 
+/* The assumptions both arches share (no public source for either). */
+#define COMMON_ASSUMED                                  \
+  A(lds_latency, 64, 32, 128, k_lds_lat),               \
+  A(vmem_latency, 500, 300, 900, k_vmem_lat),           \
+  A(smem_latency, 200, 100, 400, k_smem_lat),           \
+  A(l2_bpc_xcd, 2048, 1024, 2048, k_l2),                \
+  A(barrier_latency, 16, 4, 64, k_bar),                 \
+  A(wg_launch, 400, 100, 1600, k_launch)
+
+/* clock first: cj_perf_param_infos adjusts row 0 for gfx942 fp8 */
 static const prow k_gfx942[] = {
     S(clock_mhz, 1207,
       "ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' (2025): hipBLASLt dense GEMM on MI300X (750 W) at a "
@@ -49,14 +59,9 @@ static const prow k_gfx942[] = {
     S(lds_write_bpc, 128, "rocprofiler-compute docs, Pipeline descriptions, LDS: each bank read or written every "
                           "cycle, 128 B/clock"),
     S(lds_port_bpc, 64, k_lds_port),
-    A(lds_latency, 64, 32, 128, k_lds_lat),
-    A(vmem_latency, 500, 300, 900, k_vmem_lat),
-    A(smem_latency, 200, 100, 400, k_smem_lat),
-    A(l2_bpc_xcd, 2048, 1024, 2048, k_l2),
     S(xcd_cus, 38, "chips and cheese, 'Testing AMD's Giant MI300X': eight XCDs of 38 CUs with 4 MB of L2 each"),
     S(hbm_gbs, 5300, "AMD Instinct MI300X data sheet: 5.3 TB/s"),
-    A(barrier_latency, 16, 4, 64, k_bar),
-    A(wg_launch, 400, 100, 1600, k_launch),
+    COMMON_ASSUMED,
 };
 
 static const prow k_gfx950[] = {
@@ -70,14 +75,9 @@ static const prow k_gfx950[] = {
       "assumption: the CDNA4 sources double the LDS read rate only; writes kept at CDNA3's 128 B/clk"),
     A(lds_port_bpc, 128, 64, 128,
       "assumption: CDNA3's two 64-B ports (rocprofiler-compute) doubled with the read rate; the range keeps CDNA3's"),
-    A(lds_latency, 64, 32, 128, k_lds_lat),
-    A(vmem_latency, 500, 300, 900, k_vmem_lat),
-    A(smem_latency, 200, 100, 400, k_smem_lat),
-    A(l2_bpc_xcd, 2048, 1024, 2048, k_l2),
     S(xcd_cus, 32, "AMD at ISSCC 2026 on MI355X, as reported by world-today-news.com: 32 active CUs per XCD"),
     S(hbm_gbs, 8000, "AMD Instinct MI355X data sheet: 8 TB/s"),
-    A(barrier_latency, 16, 4, 64, k_bar),
-    A(wg_launch, 400, 100, 1600, k_launch),
+    COMMON_ASSUMED,
 };
 
 static const cj_perf_param_info *fill(const prow *rows, size_t n, cj_perf_param_info *out) {

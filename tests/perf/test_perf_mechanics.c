@@ -32,6 +32,7 @@
 #include "emu/memory.h"
 #include "emu/trace.h"
 #include "perf/perf.h"
+#include "emu/support.h"
 
 #define L0 100 /* wg_launch: a multiple of 4, so SIMD 0's slots are the multiples of 4 */
 
@@ -53,34 +54,20 @@ static cj_perf_params test_params(const cj_arch *a) {
   return p;
 }
 
-static uint8_t *read_file(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s (built by the cj_emu_kernels target)", path);
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc((size_t)sz);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
-  fclose(f);
-  *n = (size_t)sz;
-  return b;
-}
-
 /* Emulates kernel `name` (one workgroup of `threads`) with its trace and
  * simulates it alone on one CU. */
 static run simulate(const char *arch, const char *name, uint32_t threads) {
   char path[512];
   snprintf(path, sizeof path, "%s/emu-kernels/perf_mechanics.%s.co", CJ_BINARY_DIR, arch);
-  size_t n;
-  uint8_t *elf = read_file(path, &n);
+  cj_blob co = {0};
+  if (tb_read_file(path, &co) != CONVJIT_OK) fail_msg("%s (built by the cj_emu_kernels target)", cj_error_text());
   emu_options eo = {sizeof eo, 0, 1};
   emu_ctx *ctx;
   emu_module *m;
   const emu_kernel *k;
   assert_int_equal(emu_ctx_create(arch, &eo, &ctx), CONVJIT_OK);
-  assert_int_equal(emu_module_load(ctx, elf, n, &m), CONVJIT_OK);
-  free(elf);
+  assert_int_equal(emu_module_load(ctx, co.data, co.size, &m), CONVJIT_OK);
+  free(co.data);
   assert_int_equal(emu_kernel_get(m, name, &k), CONVJIT_OK);
   uint64_t x = 0;
   assert_int_equal(emu_mem_alloc(emu_ctx_mem(ctx), 256, &x), CONVJIT_OK);
