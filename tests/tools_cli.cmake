@@ -66,3 +66,7 @@ cj_bad_args(bench_mfma_seconds convjit-bench-mfma "--seconds 'abc': expected a d
 cj_bad_args(bench_kstep_lengths convjit-bench-kstep "--lengths '2,2,4': expected a < b < c"
             --arch gfx942 --shape 1,64,2,8,8,128,3,3,3 --lengths 2,2,4)
 cj_bad_args(bench_kstep_dtype convjit-bench-kstep "--dtype 'fp16': expected bf16 or fp8" --dtype fp16)
+# convjit-bench-sim (the simulation's validation table): a bad option or
+# a malformed --candidates spec is refused before anything is built
+cj_bad_args(bench_sim_option convjit-bench-sim "--bogus" --bogus)
+cj_bad_args(bench_sim_candidates convjit-bench-sim "expected ARCH:DTYPE:SHAPE:OPTS" --candidates gfx950:bf16)

@@ -215,6 +215,7 @@ int main(int argc, char **argv) {
       int rc = candidates(argv[++i], &cb);
       fputs(cb.s ? cb.s : "", stdout);
       cj_sb_free(&cb);
+      if (rc == 2) usage(stderr);
       return rc;
     }
     else if (!strcmp(argv[i], "--help")) { usage(stdout); return 0; }
