@@ -56,6 +56,11 @@ static const mfma_shape *shape_of(unsigned op) {
   return NULL;
 }
 
+uint32_t emu_mfma_cycles(uint16_t op) {
+  const mfma_shape *sh = shape_of(op);
+  return sh ? sh->cycles : 0;
+}
+
 /* f8f6f4 registers read per format selector: 8 (fp8/bf8), 6 (FP6), 4 (FP4) */
 static unsigned f8f6f4_regs(unsigned sel) { return sel <= 1 ? 8 : sel <= 3 ? 6 : 4; }
 

@@ -70,13 +70,11 @@ convjit_status cj_tune_modelled_ms(const convjit_plan *p, double *ms) {
   const cj_loaded *k = p->fwd[i].k;
   CJ_CHECK(k && k->code, CONVJIT_ERR_UNSUPPORTED, "tune: the device keeps no code objects (bounds model: emulator only)");
   cj_built b = {.code_object = {(uint8_t *)k->code, k->code_size}, .info = k->info};
+  /* the compute-unit simulation over the kernel's sampled traces
+   * (docs/performance.md "Simulation"; the arch's CU count) */
   cj_bounds bd;
-  CJ_TRY(cj_bounds_conv(&s->plan, &b, &bd));
-  CJ_CHECK(bd.wgs_per_cu > 0, CONVJIT_ERR_RESOURCE, "tune: %s fits no workgroup on a CU (bounds model)", s->plan.name);
-  double cyc = fmax(fmax(bd.mfma, bd.lds), fmax(bd.issue, bd.hbm));
-  uint64_t wgs = s->plan.grid[0] * s->plan.grid[1] * s->plan.grid[2];
-  uint64_t cus = (uint64_t)p->ctx->cu_count, rounds = (wgs + cus - 1) / cus;
-  *ms = cyc * bd.k_steps * (double)rounds / (p->ctx->arch->clock_mhz * 1e3);
+  CJ_TRY(cj_bounds_conv_sim(&s->plan, &b, NULL, &bd));
+  *ms = bd.sim.ms;
   return CONVJIT_OK;
 }
 
