@@ -340,7 +340,7 @@ convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, c
   convjit_status st = cj_select_conv_with(&p->prob, &t, o, &p->seq);
   if (st == CONVJIT_OK) st = plan_finish(ctx, p);
   if (st != CONVJIT_OK) plan_steps_reset(p);
-  p->has_bias = p->prob.has_bias;
+  p->has_bias = cj_epi_has(&p->prob.epi, CJ_EPI_BIAS);
   return st;
 }
 
@@ -400,7 +400,7 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
     free(p);
     return st;
   }
-  p->has_bias = p->prob.has_bias;
+  p->has_bias = cj_epi_has(&p->prob.epi, CJ_EPI_BIAS);
   if (!o) cj_plan_memo_put(&ctx->memo, p);
   *out = p;
   return CONVJIT_OK;

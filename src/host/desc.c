@@ -207,13 +207,15 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   p->groups = d->groups;
   p->x_dtype = d->x_dtype; p->w_dtype = d->w_dtype; p->y_dtype = d->y_dtype;
   p->x_layout = d->x_layout; p->y_layout = d->y_layout;
-  p->has_bias = d->has_bias;
   p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
   p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
-  p->has_channel_scale = d->has_channel_scale;
-  p->has_residual = d->has_residual;
-  p->beta = d->has_residual && d->beta != 0.0f ? d->beta : 1.0f;
-  p->act = (int)d->act;
+  /* The fused epilogue as the one description the plan init takes: each
+   * field asking for an op adds it (in the op table's order whatever the
+   * order here); "beta 0 means 1" is normalized here and nowhere else. */
+  if (d->has_channel_scale) cj_epi_add(&p->epi, CJ_EPI_SCALE);
+  if (d->has_residual) cj_epi_add(&p->epi, CJ_EPI_RESIDUAL)->beta = d->beta != 0.0f ? d->beta : 1.0f;
+  if (d->has_bias) cj_epi_add(&p->epi, CJ_EPI_BIAS);
+  if (d->act != CONVJIT_ACT_IDENTITY) cj_epi_add(&p->epi, CJ_EPI_ACTIVATION)->act = (uint8_t)d->act;
   p->has_x_prev = d->has_x_prev;
   p->spatial_rank = rank;
   return CONVJIT_OK;

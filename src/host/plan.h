@@ -22,7 +22,7 @@
  * copy), CJ_PLAN_MEMO_CAP entries, LRU, one mutex. Only
  * convjit_plan_create_conv uses it (no forced options). */
 #define CJ_PLAN_MEMO_CAP 64
-#define CJ_PLAN_MEMO_KEY_WORDS 39
+#define CJ_PLAN_MEMO_KEY_WORDS (34 + 1 + CJ_EPI_MAX_OPS)
 typedef struct cj_plan_memo_entry {
   uint64_t key[CJ_PLAN_MEMO_KEY_WORDS]; /* the problem, field by field */
   uint64_t hash, used;                  /* used: the memo's clock at the last hit */

@@ -33,7 +33,7 @@
 #include "host/tune_db.h"
 
 /* Every field of cj_conv_problem is in the key: a new field must join it. */
-_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 14 * 4,
+_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 9 * 4 + sizeof(cj_epilogue),
                "cj_conv_problem changed: add the new field to memo_key");
 
 static uint64_t f32_bits(float f) {
@@ -57,13 +57,13 @@ static void memo_key(const cj_conv_problem *p, uint64_t k[CJ_PLAN_MEMO_KEY_WORDS
   k[n++] = (uint64_t)p->y_dtype;
   k[n++] = (uint64_t)p->x_layout;
   k[n++] = (uint64_t)p->y_layout;
-  k[n++] = (uint64_t)p->has_bias;
   k[n++] = f32_bits(p->x_scale); /* normalized: 0 became 1.0, NaN and -0 are refused */
   k[n++] = f32_bits(p->w_scale);
-  k[n++] = (uint64_t)p->has_channel_scale;
-  k[n++] = (uint64_t)p->has_residual;
-  k[n++] = f32_bits(p->beta);
-  k[n++] = (uint64_t)p->act;
+  k[n++] = p->epi.nops;
+  for (uint32_t i = 0; i < CJ_EPI_MAX_OPS; i++) {
+    const cj_epi_step *s = &p->epi.ops[i];
+    k[n++] = i < p->epi.nops ? s->op | (uint64_t)s->act << 8 | (uint64_t)s->dtype << 16 | f32_bits(s->beta) << 32 : 0;
+  }
   k[n++] = (uint64_t)p->has_x_prev;
   k[n++] = (uint64_t)p->spatial_rank;
 }

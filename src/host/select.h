@@ -38,12 +38,9 @@ typedef struct cj_conv_problem {
   int64_t groups;            /* always 1 for now (validated by the API) */
   convjit_dtype x_dtype, w_dtype, y_dtype;
   convjit_layout x_layout, y_layout; /* NCDHW (others rejected by the API) */
-  int has_bias;              /* fp32 bias of K elements */
   float x_scale, w_scale;    /* dequantization scales of an fp8 conv; 1.0 when unused */
-  int has_channel_scale;     /* fp32 per-output-channel weight scales (args.scale) */
-  int has_residual;          /* + beta * z (args.residual, bf16 shaped like y) */
-  float beta;                /* z's factor, normalized (0 became 1.0) */
-  int act;                   /* convjit_activation, applied last */
+  cj_epilogue epi;           /* the fused epilogue asked for (kplan_epi.h description: scale, residual
+                                with beta normalized, bias, act), passed to the plan init as it is */
   int has_x_prev;            /* causal streaming: args.x_prev holds the pad_lo[0] frames before x */
   int spatial_rank;          /* 1..3 as the caller gave it (for messages) */
 } cj_conv_problem;

@@ -135,7 +135,7 @@ static void cj_push_pf(const cj_target *t, const cj_conv_geom *g, cj_conv_opts *
                        const cj_conv_opts *forced, const cj_conv_opts *c) {
   cj_push(list, n, max, c);
   cj_kplan p;
-  if (forced->prefetch || cj_kplan_conv_init(&p, t->arch, g, c) != CONVJIT_OK || !p.u.conv.prefetch) {
+  if (forced->prefetch || cj_kplan_conv_init(&p, t->arch, g, c, NULL) != CONVJIT_OK || !p.u.conv.prefetch) {
     cj_error_clear();
     return;
   }
@@ -320,16 +320,9 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   cj_conv_opts co = *o;
   /* split-K's atomics would make the chunked result depend on the chunking */
   if (p->has_x_prev) co.splitk = 1;
-  co.has_bias = p->has_bias;
-  /* Every fp8 conv takes alpha (the plan's rule; 1.0 when unscaled): one
-   * kernel per shape whatever the calibration. */
-  co.has_channel_scale = p->has_channel_scale;
-  co.has_residual = p->has_residual;
-  co.beta = p->beta;
-  co.act = p->act;
-  co.no_channel_gemm = o->no_channel_gemm || fm.x_mode != CJ_PREP_COPY;
+  g.x_converted = fm.x_mode != CJ_PREP_COPY;
   cj_kplan conv;
-  CJ_TRY(cj_kplan_conv_init(&conv, arch, &g, &co));
+  CJ_TRY(cj_kplan_conv_init(&conv, arch, &g, &co, &p->epi));
   const cj_conv_plan *c = &conv.u.conv;
 
   /* ---- pack: w KCTRS -> KTRSC(Cp), [FN -> FNUZ | quantized with w_scale] ---- */
@@ -396,7 +389,7 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
   const uint32_t nconv_binds = sizeof conv_binds / sizeof conv_binds[0];
   CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, conv_binds, nconv_binds));
   if (c->splitk > 1) {
-    CJ_TRY(cj_kplan_finalize_init(&kp, arch, c));
+    CJ_TRY(cj_kplan_finalize_init(&kp, arch, c, &p->epi));
     CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, conv_binds, nconv_binds));
     out->workspace_bytes = ws_off + c->ws_bytes;
   } else {
@@ -414,7 +407,7 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
            x_given ? "" : prep[fm.x_mode], cj_dtype_name((convjit_dtype)g.dtype), grp,
            g.y_ndhwc ? " y NDHWC" : "", "", c->tile_m, c->tile_n,
            c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
-           c->has_channel_scale ? " scale[k]" : "", c->splitk > 1 ? " + finalize" : "");
+           cj_epi_has(&p->epi, CJ_EPI_SCALE) ? " scale[k]" : "", c->splitk > 1 ? " + finalize" : "");
   return CONVJIT_OK;
 }
 

@@ -31,7 +31,7 @@ void cj_tune_generation_bump(void) { atomic_fetch_add(&g_generation, 1); }
  * spatial_rank: a 2D conv and the same conv written as 3D with depth 1
  * normalize to one problem and run the same kernels): a new field must
  * join one or the other. */
-_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 14 * 4, "cj_conv_problem changed: add the field to the tune key");
+_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 9 * 4 + sizeof(cj_epilogue), "cj_conv_problem changed: add the field to the tune key");
 
 static const char *layout_name(convjit_layout l) { return l == CONVJIT_LAYOUT_NCDHW ? "ncdhw" : "ndhwc"; }
 
@@ -50,10 +50,12 @@ void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *o) {
   trio(o, "dil", p->dil);
   cj_sb_printf(o, " groups=%" PRId64 " x=%s w=%s y=%s layout=%s,%s bias=%d channel_scale=%d", p->groups,
                cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype),
-               layout_name(p->x_layout), layout_name(p->y_layout), p->has_bias, p->has_channel_scale);
+               layout_name(p->x_layout), layout_name(p->y_layout), cj_epi_has(&p->epi, CJ_EPI_BIAS),
+               cj_epi_has(&p->epi, CJ_EPI_SCALE));
   /* the fused epilogue, only when present: older tuning rows keep their text */
-  if (p->has_residual || p->act)
-    cj_sb_printf(o, " residual=%d beta=%a act=%d", p->has_residual, (double)p->beta, p->act);
+  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi))
+    cj_sb_printf(o, " residual=%d beta=%a act=%d", cj_epi_has(&p->epi, CJ_EPI_RESIDUAL), (double)cj_epi_beta(&p->epi),
+                 cj_epi_activation(&p->epi));
   if (p->has_x_prev) cj_sb_printf(o, " x_prev=1");
 }
 

@@ -106,7 +106,7 @@ static void test_big_shape_tiles(void **st) {
 static void test_splitk_rule(void **st) {
   (void)st;
   cj_conv_problem p = prob(2, 64, 6, 18, 18, 192, 3, 3, 3, 1);
-  p.has_bias = 1;
+  cj_epi_add(&p.epi, CJ_EPI_BIAS);
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_OK);
   const cj_step *cs = conv_step(&seq);
   assert_int_equal(cs->plan.u.conv.splitk, 4);
@@ -192,7 +192,7 @@ static void test_fp8_sequences(void **st) {
   p = prob(1, 5, 4, 8, 8, 32, 3, 3, 3, 1);
   p.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ;
   p.x_scale = 0.25f;
-  p.has_channel_scale = 1;
+  cj_epi_add(&p.epi, CJ_EPI_SCALE);
   cj_conv_opts o = {.splitk = 2};
   assert_int_equal(cj_select_conv(&p, &g942, &o, &seq), CONVJIT_OK);
   const cj_step *pre = &seq.fwd.step[0];
