@@ -295,51 +295,44 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
   return cj_plan_create_conv_opts(ctx, desc, NULL, out);
 }
 
-/* Plan creation walks the selection's candidates (select.h): an illegal one
- * (UNSUPPORTED from its plan init) or one whose kernel fails the resource
- * gate (RESOURCE: spills, scratch, LDS) is logged and the next is tried, so
- * a valid shape only fails when no candidate fits — with UNSUPPORTED and
- * the reasons, as the header promises. Other errors end the walk. */
+/* Plan creation walks the selection's candidates (select.h, the one walk):
+ * an illegal one (UNSUPPORTED from its plan init) or one whose kernel fails
+ * the resource gate (RESOURCE: spills, scratch, LDS) is logged and the
+ * next is tried, so a valid shape only fails when no candidate fits — with
+ * UNSUPPORTED and the reasons, as the header promises. Other errors end
+ * the walk. */
 static convjit_status plan_conv_select(convjit_context *ctx, const cj_conv_opts *forced, convjit_plan *p) {
-  cj_conv_geom g;
-  CJ_TRY(cj_conv_problem_geom(&p->prob, &g));
-  CJ_TRY(cj_conv_formats_check(&p->prob, ctx->arch)); /* dtype and scale errors once, not once per candidate */
   const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
-  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
-  uint32_t n = cj_conv_candidates(&t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
-  char why[512] = "";
-  size_t used = 0;
-  int resource = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const cj_conv_opts *o = &list[i];
-    convjit_status st = cj_select_conv_with(&p->prob, &t, o, &p->seq);
+  cj_conv_walk w;
+  CJ_TRY(cj_conv_walk_begin(&w, &p->prob, &t, forced));
+  cj_conv_opts o;
+  convjit_status st;
+  while (cj_conv_walk_next(&w, &o, &p->seq, &st)) {
+    if (st == CONVJIT_ERR_UNSUPPORTED) continue; /* illegal: the walk keeps its reason */
     if (st == CONVJIT_OK) st = plan_finish(ctx, p);
     if (st == CONVJIT_OK) {
-      if (i > 0) cj_log(CJ_LOG_INFO, "plan: candidate %u of %u taken (%s)", i + 1, n, why);
+      if (w.next > 1) cj_log(CJ_LOG_INFO, "plan: candidate %u of %u taken (%s)", w.next, w.n, w.why);
       return CONVJIT_OK;
     }
     if (st != CONVJIT_ERR_UNSUPPORTED && st != CONVJIT_ERR_RESOURCE) return st;
-    resource |= st == CONVJIT_ERR_RESOURCE;
-    cj_log(st == CONVJIT_ERR_RESOURCE ? CJ_LOG_INFO : CJ_LOG_DEBUG,
-           "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", i + 1, o->tile_m, o->tile_n,
-           o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
-    if (used + 1 < sizeof why) {
-      int w = snprintf(why + used, sizeof why - used, "%s%ux%u s%u k%u%s: %s", used ? "; " : "", o->tile_m, o->tile_n,
-                       o->stages, o->splitk, o->prefetch == 1 ? " no-prefetch" : "", cj_error_text());
-      if (w > 0) used += (size_t)w < sizeof why - used ? (size_t)w : sizeof why - used - 1;
-    }
+    cj_conv_walk_reject(&w, &o, st);
     plan_steps_reset(p);
   }
-  return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", n,
-                resource ? "fits (resource gate or legality)" : "is legal", why);
+  return cj_conv_walk_end(&w);
+}
+
+convjit_status cj_plan_resolve(convjit_context *ctx, convjit_plan *p) {
+  plan_steps_reset(p);
+  convjit_status st = plan_finish(ctx, p);
+  if (st != CONVJIT_OK) plan_steps_reset(p);
+  return st;
 }
 
 convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p) {
   const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
   plan_steps_reset(p);
   convjit_status st = cj_select_conv_with(&p->prob, &t, o, &p->seq);
-  if (st == CONVJIT_OK) st = plan_finish(ctx, p);
-  if (st != CONVJIT_OK) plan_steps_reset(p);
+  if (st == CONVJIT_OK) st = cj_plan_resolve(ctx, p);
   p->has_bias = cj_epi_has(&p->prob.epi, CJ_EPI_BIAS);
   return st;
 }

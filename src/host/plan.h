@@ -138,6 +138,9 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
  * kernel through the cache. On failure p has no steps and the status says
  * why (UNSUPPORTED illegal, RESOURCE the gate, others). */
 convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p);
+/* api.c: p's selected sequence (p->seq) resolved into launch steps, every
+ * kernel through the cache; the steps of a failure are cleared. */
+convjit_status cj_plan_resolve(convjit_context *ctx, convjit_plan *p);
 /* lifetime.c: the context handle table. register gives ctx a live handle
  * (OUT_OF_MEMORY past CJ_MAX_CONTEXTS live contexts); release destroys the
  * context's remaining device events (their handles stay valid, detached)

@@ -59,3 +59,66 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
            eb == 2 ? "bf16" : "fp8", (long long)n, (long long)c, (long long)s);
   return CONVJIT_OK;
 }
+
+/* ---- the candidate walk (contract in select.h) ---- */
+
+convjit_status cj_conv_walk_begin(cj_conv_walk *w, const cj_conv_problem *p, const cj_target *t,
+                                  const cj_conv_opts *forced) {
+  CJ_CHECK(w && p && t && t->arch, CONVJIT_ERR_INVALID_ARG, "cj_conv_walk_begin: NULL argument");
+  memset(w, 0, sizeof *w);
+  w->p = p;
+  w->t = *t;
+  w->pl = &cj_conv_forward_planner;
+  CJ_TRY(w->pl->prepare(p, t->arch, &w->prep));
+  static const cj_conv_opts none;
+  w->n = w->pl->candidates(t, &w->prep, forced ? forced : &none, w->list, CJ_CONV_MAX_CANDIDATES);
+  CJ_CHECK(w->n > 0, CONVJIT_ERR_INTERNAL, "conv: no candidate");
+  return CONVJIT_OK;
+}
+
+static int cj_opts_same(const cj_conv_opts *a, const cj_conv_opts *b) { return !memcmp(a, b, sizeof *a); }
+
+/* The follow-up of candidate i right after it: moved up when listed later,
+ * dropped when tried already, appended in place when the list has room. */
+static void cj_walk_queue(cj_conv_walk *w, uint32_t i, const cj_conv_opts *f) {
+  uint32_t j = 0;
+  while (j < w->n && !cj_opts_same(&w->list[j], f)) j++;
+  if (j <= i) return;
+  if (j == w->n) {
+    if (w->n == CJ_CONV_MAX_CANDIDATES) return;
+    w->n++;
+  }
+  memmove(&w->list[i + 2], &w->list[i + 1], (j - i - 1) * sizeof w->list[0]);
+  w->list[i + 1] = *f;
+}
+
+void cj_conv_walk_reject(cj_conv_walk *w, const cj_conv_opts *o, convjit_status st) {
+  w->resource |= st == CONVJIT_ERR_RESOURCE;
+  cj_log(st == CONVJIT_ERR_RESOURCE ? CJ_LOG_INFO : CJ_LOG_DEBUG,
+         "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", w->next, o->tile_m,
+         o->tile_n, o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
+  if (w->used + 1 < sizeof w->why) {
+    int n = snprintf(w->why + w->used, sizeof w->why - w->used, "%s%ux%u s%u k%u%s: %s", w->used ? "; " : "",
+                     o->tile_m, o->tile_n, o->stages, o->splitk, o->prefetch == 1 ? " no-prefetch" : "",
+                     cj_error_text());
+    if (n > 0) w->used += (size_t)n < sizeof w->why - w->used ? (size_t)n : sizeof w->why - w->used - 1;
+  }
+}
+
+int cj_conv_walk_next(cj_conv_walk *w, cj_conv_opts *o, cj_seq *seq, convjit_status *st) {
+  if (w->next >= w->n) return 0;
+  uint32_t i = w->next++;
+  *o = w->list[i];
+  cj_conv_opts follow;
+  int has_follow = 0;
+  *st = w->pl->sequence(w->p, &w->t, &w->prep, o, seq, &follow, &has_follow);
+  w->tried++;
+  if (has_follow) cj_walk_queue(w, i, &follow);
+  if (*st == CONVJIT_ERR_UNSUPPORTED) cj_conv_walk_reject(w, o, *st);
+  return 1;
+}
+
+convjit_status cj_conv_walk_end(const cj_conv_walk *w) {
+  return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", w->n,
+                w->resource ? "fits (resource gate or legality)" : "is legal", w->why);
+}

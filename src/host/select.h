@@ -122,16 +122,17 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
                                    const cj_arch *arch, cj_seq *out);
 
 
-/* select_conv.c: conv selection as pure functions (options are the plan's
- * one options struct, cj_conv_opts; 0 fields = let the heuristic decide).
- *   candidates  problem + target -> ordered options, the heuristic's choice
+/* select_conv.c: conv selection (options are the plan's tuning choices,
+ * cj_conv_opts; 0 fields = let the heuristic decide).
+ *   candidates  target + geometry -> ordered options, the heuristic's choice
  *               first, then fallbacks (fewer stages, split-K, smaller tile);
- *               forced fields are kept in every candidate. Legality is not
- *               checked here: only the plan's init decides it.
+ *               forced fields are kept in every candidate. Pure: no plan
+ *               init, no legality (only the plan's init decides it).
  *   heuristic   the first candidate.
  *   with        the launch sequence for one candidate (UNSUPPORTED with the
- *               plan's reason when it is illegal).
- *   select      the sequence of the first legal candidate. */
+ *               plan's reason when it is illegal): prepare + sequence.
+ *   select      the sequence of the first legal candidate: the walk below,
+ *               as plan creation walks it (without the cache). */
 #define CJ_CONV_MAX_CANDIDATES 32
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g); /* UNSUPPORTED dtype/groups */
 uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
@@ -143,5 +144,80 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, cons
 /* The problem's dtypes and scales on this arch (compute format, pre-pass
  * modes, alpha in range): the errors every candidate would repeat. */
 convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *arch);
+
+/* The compute dtype, the operands' pre-passes and the plan's scalar values
+ * (docs/api.md "fp8 formats" and "Scales"). */
+typedef struct cj_conv_fmt {
+  convjit_dtype compute;
+  cj_prep_mode x_mode, w_mode;
+  float x_q, w_q; /* QSCALE of a quantizing pre-pass: fl32(1/scale) */
+  float alpha;    /* x_scale * w_scale * the format factors (exact powers of 2) */
+} cj_conv_fmt;
+
+/* What every candidate of one problem shares, derived once per plan
+ * creation (a planner's prepare) and passed down to each candidate. */
+typedef struct cj_conv_prep {
+  cj_conv_geom g;       /* the conv kernel's geometry: x_prev's frames ahead of x's (no low time pad),
+                           the compute dtype, x_ndhwc = x read in place, x_converted; derived */
+  cj_conv_fmt fm;
+  int x_in_place;       /* NDHWC x read as given */
+  int x_copy;           /* NDHWC x copied to NDHWC(Cp) by the pre-pass (converted or ragged C) */
+  uint64_t prev_frames; /* causal streaming: x_prev's frames (pad_lo[0]), else 0 */
+} cj_conv_prep;
+
+/* A problem kind's planner (the kind table's hooks, kinds.h):
+ *   prepare     problem + arch -> what every candidate shares (geometry and
+ *               formats, derived once); the errors every candidate would
+ *               repeat come from here
+ *   candidates  pure: the ordered options (no plan init)
+ *   sequence    one candidate's launch sequence, every kernel plan
+ *               initialized once; when follow is not NULL, *has_follow = 1
+ *               asks the walk to try *follow right after this candidate
+ *               (the conv's no-prefetch twin of a candidate whose plan
+ *               prefetches by default), whatever this one's status. */
+typedef struct cj_conv_planner {
+  convjit_status (*prepare)(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out);
+  uint32_t (*candidates)(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                         cj_conv_opts *list, uint32_t max);
+  convjit_status (*sequence)(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                             const cj_conv_opts *o, cj_seq *out, cj_conv_opts *follow, int *has_follow);
+} cj_conv_planner;
+extern const cj_conv_planner cj_conv_forward_planner;
+
+/* select.c: the one candidate walk. Plan creation, cj_select_conv and the
+ * tuner all walk a problem's candidates through it: prepare once, the pure
+ * candidate list, then per candidate its sequence (each kernel plan
+ * initialized once), a follow-up the planner asks for queued right after
+ * it (a candidate already listed later moves up; one listed before is not
+ * tried twice). An illegal candidate (UNSUPPORTED) is logged at debug and
+ * its reason kept; the caller may reject a legal one too (the resource
+ * gate), and when none is left the walk's end is UNSUPPORTED with every
+ * reason. */
+typedef struct cj_conv_walk {
+  const cj_conv_problem *p;
+  cj_target t;
+  const cj_conv_planner *pl;
+  cj_conv_prep prep;
+  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  uint32_t n, next;     /* candidates listed; the next to try */
+  uint32_t tried;       /* candidates whose sequence was built */
+  int resource;         /* a candidate failed the resource gate */
+  char why[512];        /* "tile s k: reason; ..." of every rejected candidate */
+  size_t used;
+} cj_conv_walk;
+/* Prepares p and lists its candidates (forced fields kept in each; NULL =
+ * none). Errors of prepare end the walk here. */
+convjit_status cj_conv_walk_begin(cj_conv_walk *w, const cj_conv_problem *p, const cj_target *t,
+                                  const cj_conv_opts *forced);
+/* The next candidate: 1 with its options in *o and in *st its status: OK
+ * (*seq its launch sequence), UNSUPPORTED (illegal; already logged and
+ * kept) or another error (a real one: the caller ends the walk); 0 when
+ * none is left. */
+int cj_conv_walk_next(cj_conv_walk *w, cj_conv_opts *o, cj_seq *seq, convjit_status *st);
+/* The caller rejects the legal candidate o with status st (the resource
+ * gate, or its launch limits): logged (info for RESOURCE) and kept. */
+void cj_conv_walk_reject(cj_conv_walk *w, const cj_conv_opts *o, convjit_status st);
+/* UNSUPPORTED: none of the candidates was legal (or fit), with every reason. */
+convjit_status cj_conv_walk_end(const cj_conv_walk *w);
 
 #endif

@@ -75,7 +75,16 @@ static void test_big_shape_tiles(void **st) {
     assert_int_equal(cj_conv_problem_geom(&p, &g), CONVJIT_OK);
     const cj_target t942 = {cj_arch_from_name("gfx942"), 304};
     uint32_t n = cj_conv_candidates(&t942, &g, NULL, l, CJ_CONV_MAX_CANDIDATES);
-    /* the 32-byte-row tile: DMA (prefetch by default), its no-prefetch twin, then the VGPR path */
+    for (uint32_t k = 0; k < n; k++) assert_int_equal(l[k].prefetch, 0); /* pure: no plan init, no twin */
+    /* the walk (as plan creation walks it): the 32-byte-row tile: DMA
+     * (prefetch by default), its no-prefetch twin queued right after it,
+     * then the VGPR path */
+    cj_conv_walk w;
+    assert_int_equal(cj_conv_walk_begin(&w, &p, &t942, NULL), CONVJIT_OK);
+    cj_conv_opts o;
+    convjit_status wst;
+    n = 0;
+    while (n < CJ_CONV_MAX_CANDIDATES && cj_conv_walk_next(&w, &o, &seq, &wst)) l[n++] = o;
     uint32_t i = 0;
     while (i < n && !(l[i].tile_m == 256 && l[i].k_bytes == 32)) i++;
     assert_true(i + 2 < n);
