@@ -68,7 +68,10 @@ convjit_status cj_conv_walk_begin(cj_conv_walk *w, const cj_conv_problem *p, con
   memset(w, 0, sizeof *w);
   w->p = p;
   w->t = *t;
-  w->pl = &cj_conv_forward_planner;
+  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
+  CJ_CHECK(k, CONVJIT_ERR_INVALID_ARG, "desc.kind = %d: unknown", (int)p->kind);
+  w->pl = k->planner; /* the kind's planner: its row's, NULL without kernels (desc.c refuses those first) */
+  CJ_CHECK(w->pl, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", k->name);
   CJ_TRY(w->pl->prepare(p, t->arch, &w->prep));
   static const cj_conv_opts none;
   w->n = w->pl->candidates(t, &w->prep, forced ? forced : &none, w->list, CJ_CONV_MAX_CANDIDATES);

@@ -8,7 +8,9 @@
  *
  * Two step lists per sequence:
  *   pack  run once per weight by convjit_weight_pack (w raw -> w packed)
- *   fwd   run by convjit_conv_forward (convjit_conv_fwd) / convjit_transpose on every call
+ *   fwd   the launch list: run on every call by convjit_conv_execute (and
+ *         convjit_conv_forward / convjit_conv_fwd) / convjit_transpose,
+ *         whatever the kind (the name is the public stage name of forward)
  * Binds are listed in the plan's args[] order: bind[i] feeds plan.args[i],
  * filled by role (cj_seq_add_bound), never by position or name.
  *
@@ -22,44 +24,92 @@
 #include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "convjit/convjit.h"
+#include "host/kinds.h"
 #include "util/cj.h"
 
 /* The conv descriptor after validation, normalized to 3D: a 2D conv has
  * D = T = 1 (stride/dil 1, pads 0 in that dim), a 1D conv also H = R = 1.
- * Spatial arrays are ordered (depth/time, height, width). */
+ * Spatial arrays are ordered (depth/time, height, width).
+ *
+ * A field table, F(type, name, text, reason): it generates the struct, the
+ * plan memo's key (plan_memo.c: every field), and the tuning table's
+ * canonical problem text and its parser (tune_db.c: the fields with
+ * text = 1, as "name=value" in table order; a field with text = 0 says
+ * why it is left out). type is one of
+ *   I64 int64_t   I64X3 int64_t[3]   DTYPE convjit_dtype   LAYOUT convjit_layout
+ *   KIND convjit_conv_kind   F32 float   FLAG int (0/1)   INT int   EPI cj_epilogue
+ * A new field is a row here and its line in desc.c (descriptor -> problem
+ * and back); nothing else counts fields. */
+#define CJ_CONV_PROBLEM_FIELDS(F)                                                                           \
+  F(KIND, kind, 1, "what is computed (kinds.h): the descriptor describes the forward problem")             \
+  F(I64, n, 1, "batch")                                                                                     \
+  F(I64, c, 1, "input channels")                                                                            \
+  F(I64, k, 1, "output channels")                                                                           \
+  F(I64, d, 1, "input depth (time)")                                                                        \
+  F(I64, h, 1, "input height")                                                                              \
+  F(I64, w, 1, "input width")                                                                               \
+  F(I64, t, 1, "filter depth")                                                                              \
+  F(I64, r, 1, "filter height")                                                                             \
+  F(I64, s, 1, "filter width")                                                                              \
+  F(I64X3, stride, 1, "stride per dim")                                                                     \
+  F(I64X3, pad_lo, 1, "padding before, per dim")                                                            \
+  F(I64X3, pad_hi, 1, "padding after, per dim")                                                             \
+  F(I64X3, dil, 1, "dilation per dim")                                                                      \
+  F(I64, od, 0, "output depth: follows from the fields above")                                              \
+  F(I64, oh, 0, "output height: follows from the fields above")                                             \
+  F(I64, ow, 0, "output width: follows from the fields above")                                              \
+  F(I64, groups, 1, "groups: divides c and k")                                                              \
+  F(DTYPE, x_dtype, 1, "x's element type")                                                                  \
+  F(DTYPE, w_dtype, 1, "w's element type")                                                                  \
+  F(DTYPE, y_dtype, 1, "y's element type")                                                                  \
+  F(LAYOUT, x_layout, 1, "x's layout (NDHWC is read in place)")                                             \
+  F(LAYOUT, y_layout, 1, "y's layout")                                                                      \
+  F(F32, x_scale, 0, "dequantization scale of fp8 x (1.0 when unused): a kernel argument, so one tuning "   \
+                     "winner serves every calibration")                                                    \
+  F(F32, w_scale, 0, "dequantization scale of fp8 w (1.0 when unused): a kernel argument, likewise")        \
+  F(EPI, epi, 1, "the fused epilogue asked for (kplan_epi.h description, beta normalized), passed to the "  \
+                 "plan init as it is")                                                                     \
+  F(FLAG, has_x_prev, 1, "causal streaming: args.x_prev holds the pad_lo[0] frames before x")               \
+  F(INT, spatial_rank, 0, "1..3 as the caller gave it (messages): a 2D conv and the same conv written as "  \
+                          "3D with depth 1 normalize to one problem and run the same kernels")
+
+#define CJ_PT_C_I64 int64_t
+#define CJ_PT_C_I64X3 int64_t
+#define CJ_PT_C_DTYPE convjit_dtype
+#define CJ_PT_C_LAYOUT convjit_layout
+#define CJ_PT_C_KIND convjit_conv_kind
+#define CJ_PT_C_F32 float
+#define CJ_PT_C_FLAG int
+#define CJ_PT_C_INT int
+#define CJ_PT_C_EPI cj_epilogue
+#define CJ_PT_DIM_I64X3 [3]
+#define CJ_PT_DIM_I64
+#define CJ_PT_DIM_DTYPE
+#define CJ_PT_DIM_LAYOUT
+#define CJ_PT_DIM_KIND
+#define CJ_PT_DIM_F32
+#define CJ_PT_DIM_FLAG
+#define CJ_PT_DIM_INT
+#define CJ_PT_DIM_EPI
+
 typedef struct cj_conv_problem {
-  int64_t n, c, k;           /* batch, input channels, output channels */
-  int64_t d, h, w;           /* input extents */
-  int64_t t, r, s;           /* filter extents */
-  int64_t stride[3];
-  int64_t pad_lo[3], pad_hi[3]; /* padding before / after, per dim */
-  int64_t dil[3];            /* dilation */
-  int64_t od, oh, ow;        /* output extents (Do, Ho, Wo) */
-  int64_t groups;            /* always 1 for now (validated by the API) */
-  convjit_dtype x_dtype, w_dtype, y_dtype;
-  convjit_layout x_layout, y_layout; /* NCDHW (others rejected by the API) */
-  float x_scale, w_scale;    /* dequantization scales of an fp8 conv; 1.0 when unused */
-  cj_epilogue epi;           /* the fused epilogue asked for (kplan_epi.h description: scale, residual
-                                with beta normalized, bias, act), passed to the plan init as it is */
-  int has_x_prev;            /* causal streaming: args.x_prev holds the pad_lo[0] frames before x */
-  int spatial_rank;          /* 1..3 as the caller gave it (for messages) */
+#define CJ_PROBLEM_MEMBER(type, name, text, reason) CJ_PT_C_##type name CJ_PT_DIM_##type;
+  CJ_CONV_PROBLEM_FIELDS(CJ_PROBLEM_MEMBER)
+#undef CJ_PROBLEM_MEMBER
 } cj_conv_problem;
 
-/* How one kernel argument gets its value at launch time. */
+/* How one kernel argument gets its value at launch time: a tensor role
+ * (kinds.h: the caller's pointer of that role, + value bytes, e.g. a
+ * workspace sub-buffer's offset; NULL when the launch has none), or a
+ * constant. */
 typedef enum cj_bind_kind {
   CJ_BIND_NONE = 0,
-  CJ_BIND_X = 1,         /* the user's input x (const) */
-  CJ_BIND_W_RAW = 2,     /* the user's weight as given (pack list only) */
-  CJ_BIND_W_PACKED = 3,  /* the packed weight (caller memory, filled by the pack list) */
-  CJ_BIND_BIAS = 4,      /* fp32 bias (NULL when the problem has none) */
-  CJ_BIND_Y = 5,         /* the user's output */
-  CJ_BIND_WORKSPACE = 6, /* workspace base + value (byte offset) */
-  CJ_BIND_CONST_U32 = 7, /* value, 4 bytes */
-  CJ_BIND_CONST_U64 = 8, /* value, 8 bytes */
-  CJ_BIND_CONST_F32 = 9, /* f32 bits in the low 32 bits of value */
-  CJ_BIND_RESIDUAL = 10, /* the user's residual input, shaped like y (NULL when the plan has none) */
-  CJ_BIND_SCALE = 11,    /* the user's fp32 per-channel scales (NULL when the plan has none) */
-  CJ_BIND_X_PREV = 12    /* the user's previous-chunk frames (causal streaming; NULL when the plan has none) */
+#define CJ_BIND_ENUM(id, field, in_args, align, access, flag, noun, does, given) CJ_BIND_##id = CJ_TENSOR_##id,
+  CJ_TENSOR_TABLE(CJ_BIND_ENUM)
+#undef CJ_BIND_ENUM
+  CJ_BIND_CONST_U32 = CJ_TENSOR_COUNT, /* value, 4 bytes */
+  CJ_BIND_CONST_U64,                    /* value, 8 bytes */
+  CJ_BIND_CONST_F32                     /* f32 bits in the low 32 bits of value */
 } cj_bind_kind;
 
 typedef struct cj_bind {

@@ -417,9 +417,11 @@ const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_fwd_ca
 
 convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
   CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
+  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
+  CJ_CHECK(k && k->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", cj_conv_kind_name(p->kind));
   cj_conv_prep prep;
-  CJ_TRY(cj_conv_prepare(p, t->arch, &prep));
-  return cj_conv_fwd_sequence(p, t, &prep, o, out, NULL, NULL);
+  CJ_TRY(k->planner->prepare(p, t->arch, &prep));
+  return k->planner->sequence(p, t, &prep, o, out, NULL, NULL);
 }
 
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out) {

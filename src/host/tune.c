@@ -104,13 +104,8 @@ typedef struct tune_run {
   int n;
 } tune_run;
 
-static cj_launch_ptrs ptrs_of(const convjit_conv_args *a) {
-  return (cj_launch_ptrs){.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual, .x_prev = a->x_prev,
-                          .scale = a->scale, .y = a->y, .workspace = a->workspace};
-}
-
 static convjit_status run_once(tune_run *r, const convjit_plan *p) {
-  cj_launch_ptrs ptrs = ptrs_of(r->a);
+  cj_launch_ptrs ptrs = cj_launch_ptrs_of(r->a);
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, r->stream);
 }
 
@@ -395,8 +390,8 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
                                              const convjit_tune_options *opts, convjit_tune_result *result) {
   cj_error_clear();
   CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
-  CJ_CHECK(args, CONVJIT_ERR_INVALID_ARG, "args = NULL: need the tensors (convjit_conv_args_default)");
-  CJ_TRY(cj_check_struct_size(args->struct_size, CONV_ARGS_V1_SIZE, sizeof *args, "args"));
+  convjit_conv_args a;
+  CJ_TRY(cj_conv_args_read(args, &a));
   if (result) CJ_TRY(cj_check_struct_size(result->struct_size, sizeof *result, sizeof *result, "result"));
   tune_run r = {.p = p, .stream = stream};
   r.o = convjit_tune_options_default();
@@ -405,10 +400,10 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
     memcpy(&r.o, opts, opts->struct_size);
   }
   CJ_TRY(check_opts(&r.o));
-  convjit_conv_args a = convjit_conv_args_default();
-  memcpy(&a, args, args->struct_size);
   r.a = &a;
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
+  CJ_CHECK(p->prob.kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_UNSUPPORTED,
+           "plan: a %s plan: the tuner compares forward outputs (y)", cj_conv_kind_name(p->prob.kind));
   r.dev = p->ctx->dev;
   int capturing = 0;
   if (r.dev->ops->stream_capturing) CJ_TRY(r.dev->ops->stream_capturing(r.dev, stream, &capturing));
