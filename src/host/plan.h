@@ -134,37 +134,37 @@ typedef union cj_launch_ptrs {
   _Static_assert(offsetof(cj_launch_ptrs, field) == CJ_TENSOR_##id * sizeof(void *), "cj_launch_ptrs ." #field);
 CJ_TENSOR_TABLE(CJ_PTR_AT)
 #undef CJ_PTR_AT
-/* api.c: a launch's pointers from the caller's args, role by role. */
+/* api_launch.c: a launch's pointers from the caller's args, role by role. */
 cj_launch_ptrs cj_launch_ptrs_of(const convjit_conv_args *a);
-/* api.c: the caller's convjit_conv_args read as this library's (struct_size
+/* api_launch.c: the caller's convjit_conv_args read as this library's (struct_size
  * checked, VERSION naming it; appended fields past it read as NULL / 0). */
 convjit_status cj_conv_args_read(const convjit_conv_args *args, convjit_conv_args *out);
 
-/* api.c: fills out's argument table (nargs, bind, off, size, kernarg_bytes)
+/* api_plan.c: fills out's argument table (nargs, bind, off, size, kernarg_bytes)
  * from the code object's explicit arguments in order, matched with kp's
  * argument list and its binds; INTERNAL on any disagreement. */
 convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_kernel_info *ki,
                                       cj_plan_step *out);
-/* api.c: the checks of a conv launch (convjit_conv_execute and the forward
+/* api_launch.c: the checks of a conv launch (convjit_conv_execute and the forward
  * entry points; f: the message prefix of the fields, "args."), without the
  * launch, driven by the plan's kind row and the tensor-role table. */
 convjit_status cj_conv_args_check(const struct convjit_plan *p, const convjit_conv_args *a, const char *f);
 /* Bytes of convjit_conv_args in version 0.1 (every field up to
  * workspace_bytes): a caller's struct must hold at least these. */
 #define CONV_ARGS_V1_SIZE (offsetof(convjit_conv_args, workspace_bytes) + sizeof(size_t))
-/* api.c: runs a step list (the only launch code). */
+/* api_launch.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);
-/* api.c: convjit_plan_create_conv with forced choices (tests, tools);
+/* api_plan.c: convjit_plan_create_conv with forced choices (tests, tools);
  * o NULL = all automatic. With nothing forced (NULL or all 0) the tuning
  * table is asked first; only NULL uses the plan memo. */
 convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                         convjit_plan **out);
-/* api.c: p (prob set) rebuilt as the candidate o: selection and every
+/* api_plan.c: p (prob set) rebuilt as the candidate o: selection and every
  * kernel through the cache. On failure p has no steps and the status says
  * why (UNSUPPORTED illegal, RESOURCE the gate, others). */
 convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p);
-/* api.c: p's selected sequence (p->seq) resolved into launch steps, every
+/* api_plan.c: p's selected sequence (p->seq) resolved into launch steps, every
  * kernel through the cache; the steps of a failure are cleared. */
 convjit_status cj_plan_resolve(convjit_context *ctx, convjit_plan *p);
 /* lifetime.c: the context handle table. register gives ctx a live handle

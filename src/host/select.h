@@ -3,7 +3,7 @@
  * Contract: selection is pure planning. It fills cj_kplan structs (through the
  * codegen plan initializers) and says how each kernel argument is bound at
  * launch time; it never compiles, allocates device memory or touches a device.
- * The API (src/host/api.c) compiles every step's kernel through the cache at
+ * The API (src/host/api_plan.c) compiles every step's kernel through the cache at
  * plan creation and, at launch, packs each step's arguments from its binds.
  *
  * Two step lists per sequence:
