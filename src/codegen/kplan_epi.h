@@ -61,6 +61,11 @@ typedef enum cj_epi_op {
   CJ_EPI_OP_COUNT
 } cj_epi_op;
 
+/* Every op a description may hold (the ops with a spec token), as a mask
+ * of 1 << cj_epi_op: what a kind that takes "all" epilogue ops allows. */
+#define CJ_EPI_PUBLIC_BIT(id, name, spec, role, reads, param) | (sizeof(spec) > 1 ? 1u << CJ_EPI_##id : 0u)
+#define CJ_EPI_PUBLIC_OPS (0u CJ_EPI_OP_TABLE(CJ_EPI_PUBLIC_BIT))
+
 #define CJ_EPI_MAX_OPS 6
 /* Activations of the ACTIVATION op (numeric values are convjit_activation's). */
 typedef enum cj_epi_act {

@@ -105,8 +105,9 @@ struct cj_conv_planner; /* select.h */
  *   tool     its spelling on the tools' command lines
  *   reads, writes, optional: tensor masks, CJ_TB(id) | ...
  *   packs    1: convjit_weight_pack packs a weight for it (W_RAW -> W_PACKED)
- *   epi_ops  the epilogue ops its descriptor may ask for, CJ_EB(op) | ...
- *            (kplan_epi.h ids; 0 = none)
+ *   epi_ops  the epilogue ops its descriptor may ask for: CJ_EPI_PUBLIC_OPS
+ *            (every op with a spec token, so a new op needs no edit here),
+ *            CJ_EB(op) | ... (kplan_epi.h ids) or 0 (none)
  *   channels what per-channel epilogue operands index (cj_epi_channels id)
  *   planner  its planner (select.h), NULL = no kernels yet */
 #define CJ_TB(id) CJ_TENSOR_BIT(CJ_TENSOR_##id)
@@ -114,10 +115,10 @@ struct cj_conv_planner; /* select.h */
 #define CJ_CONV_KIND_TABLE(ROW)                                                                               \
   ROW(FORWARD, "forward", "fwd", CJ_TB(X) | CJ_TB(W_PACKED), CJ_TB(Y),                                        \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE) | CJ_TB(X_PREV), 1,                                        \
-    CJ_EB(SCALE) | CJ_EB(RESIDUAL) | CJ_EB(BIAS) | CJ_EB(ACTIVATION), K, &cj_conv_forward_planner)          \
+    CJ_EPI_PUBLIC_OPS, K, &cj_conv_forward_planner)                                                        \
   ROW(BACKWARD_DATA, "backward-data", "bwd-data", CJ_TB(DY) | CJ_TB(W_PACKED), CJ_TB(DX),                     \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1,                                                        \
-    CJ_EB(SCALE) | CJ_EB(RESIDUAL) | CJ_EB(BIAS) | CJ_EB(ACTIVATION), C, NULL)                              \
+    CJ_EPI_PUBLIC_OPS, C, NULL)                                                                            \
   ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0, 0,     \
     NONE, NULL)
 
