@@ -23,9 +23,12 @@ static convjit_status check_align(const void *ptr, uint64_t align, const char *f
   return CONVJIT_OK;
 }
 
-/* The alignment of role t in plan p's problem. */
-static uint64_t align_of(const convjit_plan *p, cj_tensor t) {
-  return cj_tensor_align(t, p->prob.x_dtype, p->prob.w_dtype, p->prob.y_dtype);
+void cj_plan_launch_facts(convjit_plan *p) {
+  const cj_conv_kind_row *k = p->op == CJ_PLAN_CONV ? cj_conv_kind_of(p->prob.kind) : NULL;
+  p->need = k ? k->reads | k->writes : 0;
+  p->optional = k ? k->optional : 0;
+  for (int t = 0; t < CJ_TENSOR_COUNT; t++)
+    p->align[t] = (uint8_t)cj_tensor_align((cj_tensor)t, p->prob.x_dtype, p->prob.w_dtype, p->prob.y_dtype);
 }
 
 static uint64_t bind_value(const cj_bind *b, const cj_launch_ptrs *ptrs) {
@@ -62,7 +65,8 @@ convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uin
 
 cj_launch_ptrs cj_launch_ptrs_of(const convjit_conv_args *a) {
   cj_launch_ptrs ptrs;
-  for (int t = 0; t < CJ_TENSOR_COUNT; t++) ptrs.t[t] = cj_tensor_in_args(a, (cj_tensor)t);
+  ptrs.t[CJ_TENSOR_NONE] = NULL;
+  for (int t = CJ_TENSOR_NONE + 1; t < CJ_TENSOR_COUNT; t++) ptrs.t[t] = cj_tensor_in_args(a, (cj_tensor)t);
   return ptrs;
 }
 
@@ -86,8 +90,8 @@ CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *p, const void
   CJ_CHECK(w_packed || p->seq.packed_weight_bytes == 0, CONVJIT_ERR_INVALID_ARG,
            "w_packed = NULL: the plan needs %llu bytes there (convjit_plan_packed_weight_size)",
            (unsigned long long)p->seq.packed_weight_bytes);
-  CJ_TRY(check_align(w, align_of(p, CJ_TENSOR_W_RAW), "", "w"));
-  CJ_TRY(check_align(w_packed, align_of(p, CJ_TENSOR_W_PACKED), "", "w_packed"));
+  CJ_TRY(check_align(w, p->align[CJ_TENSOR_W_RAW], "", "w"));
+  CJ_TRY(check_align(w_packed, p->align[CJ_TENSOR_W_PACKED], "", "w_packed"));
   cj_launch_ptrs ptrs = {.w_raw = w, .w_packed = w_packed};
   return cj_plan_run(p, p->pack, p->npack, &ptrs, stream);
 }
@@ -104,48 +108,62 @@ static uint32_t bound_tensors(const convjit_plan *p) {
   return m;
 }
 
-/* The checks of a conv launch, one loop over the tensor roles: the kind's
+/* The first (in table order) of the roles in `bad`, as its error: a
+ * required one missing, an optional one given to a plan that does not take
+ * it or missing from one that does, one the kind does not take given. */
+static convjit_status tensor_error(const cj_conv_kind_row *k, const cj_launch_ptrs *q, uint32_t bad, uint32_t bound,
+                                   const char *f) {
+  const cj_tensor t = (cj_tensor)__builtin_ctz(bad);
+  const uint32_t bit = CJ_TENSOR_BIT(t);
+  const void *v = q->t[t];
+  const char *name = cj_tensor_rows[t].field;
+  const cj_tensor_texts *tx = &cj_tensor_rows[t].texts;
+  if ((k->reads | k->writes) & bit) return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "%s%s = NULL", f, name);
+  if ((k->optional & bit) && v)
+    return CJ_ERR(tx->given, "%s%s = %p: this plan has no %s input (the descriptor has %s = 0)", f, name, v, tx->noun,
+                  tx->flag);
+  if ((k->optional & bit) && (bound & bit))
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "%s%s = NULL: the plan %s (%s = 1)%s", f, name, tx->does, tx->flag,
+                  *f ? "" : "; pass it with convjit_conv_forward");
+  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "%s%s = %p: a %s plan does not take %s (convjit_conv_execute runs the "
+                "plan's kind)", f, name, v, k->name, name);
+}
+
+/* The checks of a conv launch over the tensor roles, as masks: the kind's
  * inputs and output present; an optional role given exactly when the plan
- * takes it; a role the kind does not take absent; the workspace; every
- * pointer's alignment. f is the field prefix of the messages: "args." for
- * the struct entry points, "" for convjit_conv_fwd, whose texts stay those
- * of its parameters. */
-convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args *a, const char *f) {
+ * takes it; a role the kind does not take absent; then the workspace and
+ * every given pointer's alignment. f is the field prefix of the messages:
+ * "args." for the struct entry points, "" for convjit_conv_fwd, whose texts
+ * stay those of its parameters. */
+static convjit_status check_tensors(const convjit_plan *p, const cj_launch_ptrs *q, size_t workspace_bytes,
+                                    const char *f) {
   CJ_TRY(cj_plan_check_ctx(p));
   CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
-  const cj_conv_kind_row *k;
-  CJ_TRY(plan_kind(p, &k));
-  const uint32_t bound = bound_tensors(p);
-  const char *positional = *f ? "" : "; pass it with convjit_conv_forward";
-  for (int i = CJ_TENSOR_NONE + 1; i < CJ_TENSOR_COUNT; i++) {
-    const cj_tensor t = (cj_tensor)i;
-    const uint32_t bit = CJ_TENSOR_BIT(t);
-    const void *v = cj_tensor_in_args(a, t);
-    const char *name = cj_tensor_field(t);
-    const cj_tensor_texts *tx = cj_tensor_texts_of(t);
-    if (t == CJ_TENSOR_WORKSPACE || t == CJ_TENSOR_W_RAW) continue;
-    if ((k->reads | k->writes) & bit) {
-      CJ_CHECK(v, CONVJIT_ERR_INVALID_ARG, "%s%s = NULL", f, name);
-    } else if (k->optional & bit) {
-      int taken = (bound & bit) != 0;
-      CJ_CHECK(!v || taken, tx->given, "%s%s = %p: this plan has no %s input (the descriptor has %s = 0)", f, name,
-               v, tx->noun, tx->flag);
-      CJ_CHECK(v || !taken, CONVJIT_ERR_INVALID_ARG, "%s%s = NULL: the plan %s (%s = 1)%s", f, name, tx->does,
-               tx->flag, positional);
-    } else {
-      CJ_CHECK(!v, CONVJIT_ERR_INVALID_ARG, "%s%s = %p: a %s plan does not take %s (convjit_conv_execute runs the "
-               "plan's kind)", f, name, v, k->name, name);
-    }
+  uint32_t given = 0;
+  for (int i = CJ_TENSOR_NONE + 1; i < CJ_TENSOR_COUNT; i++) given |= (uint32_t)(q->t[i] != NULL) << i;
+  const uint32_t need = p->need, opt = p->optional, bound = bound_tensors(p);
+  const uint32_t own = CJ_TENSOR_BIT(CJ_TENSOR_WORKSPACE) | CJ_TENSOR_BIT(CJ_TENSOR_W_RAW); /* checked apart */
+  const uint32_t bad = ((need & ~given) | (given & ~(need | opt)) | ((given ^ bound) & opt)) & ~own;
+  if (bad) {
+    const cj_conv_kind_row *k;
+    CJ_TRY(plan_kind(p, &k));
+    return tensor_error(k, q, bad, bound, f);
   }
-  CJ_CHECK(a->workspace_bytes >= p->seq.workspace_bytes, CONVJIT_ERR_INVALID_ARG,
-           "%sworkspace_bytes = %zu: the plan needs %llu (convjit_plan_workspace_size)", f, a->workspace_bytes,
+  CJ_CHECK(workspace_bytes >= p->seq.workspace_bytes, CONVJIT_ERR_INVALID_ARG,
+           "%sworkspace_bytes = %zu: the plan needs %llu (convjit_plan_workspace_size)", f, workspace_bytes,
            (unsigned long long)p->seq.workspace_bytes);
-  CJ_CHECK(a->workspace || p->seq.workspace_bytes == 0, CONVJIT_ERR_INVALID_ARG,
+  CJ_CHECK(q->workspace || p->seq.workspace_bytes == 0, CONVJIT_ERR_INVALID_ARG,
            "%sworkspace = NULL: the plan needs %llu bytes", f, (unsigned long long)p->seq.workspace_bytes);
-  for (int i = CJ_TENSOR_NONE + 1; i < CJ_TENSOR_COUNT; i++)
-    CJ_TRY(check_align(cj_tensor_in_args(a, (cj_tensor)i), align_of(p, (cj_tensor)i), f,
-                       cj_tensor_field((cj_tensor)i)));
+  for (uint32_t m = given; m; m &= m - 1) {
+    const cj_tensor t = (cj_tensor)__builtin_ctz(m);
+    CJ_TRY(check_align(q->t[t], p->align[t], f, cj_tensor_rows[t].field));
+  }
   return CONVJIT_OK;
+}
+
+convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args *a, const char *f) {
+  cj_launch_ptrs q = cj_launch_ptrs_of(a);
+  return check_tensors(p, &q, a->workspace_bytes, f);
 }
 
 /* Bytes of convjit_conv_args in version 0.1 and the fields appended since
@@ -164,8 +182,8 @@ convjit_status cj_conv_args_read(const convjit_conv_args *args, convjit_conv_arg
 }
 
 static convjit_status conv_launch(const convjit_plan *p, const convjit_conv_args *a, const char *f, void *stream) {
-  CJ_TRY(cj_conv_args_check(p, a, f));
   cj_launch_ptrs ptrs = cj_launch_ptrs_of(a);
+  CJ_TRY(check_tensors(p, &ptrs, a->workspace_bytes, f));
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
 }
 

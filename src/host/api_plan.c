@@ -138,6 +138,7 @@ static convjit_status plan_finish(convjit_context *ctx, convjit_plan *p) {
     CJ_TRY(resolve_step(ctx, &p->seq.fwd.step[i], &p->fwd[i], pre[1][i]));
   }
   p->nfwd = p->seq.fwd.nsteps;
+  cj_plan_launch_facts(p);
   cj_log(CJ_LOG_INFO, "plan: %s (workspace %llu bytes, packed weight %llu bytes)", p->seq.summary,
          (unsigned long long)p->seq.workspace_bytes, (unsigned long long)p->seq.packed_weight_bytes);
   return CONVJIT_OK;

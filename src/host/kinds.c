@@ -3,13 +3,7 @@
 #include "host/kinds.h"
 #include "host/select.h"
 
-static const struct {
-  const char *field;
-  size_t off; /* in convjit_conv_args; SIZE_MAX: not a field there */
-  cj_align_rule align;
-  cj_tensor_access access;
-  cj_tensor_texts texts;
-} cj_tensors[CJ_TENSOR_COUNT] = {
+const cj_tensor_row cj_tensor_rows[CJ_TENSOR_COUNT] = {
 #define CJ_TENSOR_OFF_1(field) offsetof(convjit_conv_args, field)
 #define CJ_TENSOR_OFF_0(field) SIZE_MAX
 #define CJ_TENSOR_ROW(id, field, in_args, align, access, flag, noun, does, given)              \
@@ -31,25 +25,8 @@ CJ_TENSOR_TABLE(CJ_TENSOR_PTR_CHECK)
 #undef CJ_TENSOR_SIZE_0
 #undef CJ_TENSOR_SIZE_1
 
-const cj_tensor_texts *cj_tensor_texts_of(cj_tensor t) {
-  return t > CJ_TENSOR_NONE && t < CJ_TENSOR_COUNT ? &cj_tensors[t].texts : NULL;
-}
-
-static int cj_tensor_known(cj_tensor t) { return t > CJ_TENSOR_NONE && t < CJ_TENSOR_COUNT; }
-
-const char *cj_tensor_field(cj_tensor t) { return cj_tensor_known(t) ? cj_tensors[t].field : NULL; }
-
-cj_tensor_access cj_tensor_access_of(cj_tensor t) { return cj_tensor_known(t) ? cj_tensors[t].access : 0; }
-
-const void *cj_tensor_in_args(const convjit_conv_args *a, cj_tensor t) {
-  if (!cj_tensor_known(t) || cj_tensors[t].off == SIZE_MAX) return NULL;
-  const void *v;
-  memcpy(&v, (const char *)a + cj_tensors[t].off, sizeof v);
-  return v;
-}
-
 uint64_t cj_tensor_align(cj_tensor t, convjit_dtype x_dtype, convjit_dtype w_dtype, convjit_dtype y_dtype) {
-  switch (cj_tensor_known(t) ? cj_tensors[t].align : CJ_ALIGN_VEC16) {
+  switch (cj_tensor_known(t) ? cj_tensor_rows[t].align : CJ_ALIGN_VEC16) {
   case CJ_ALIGN_VEC16: return 16;
   case CJ_ALIGN_Y4: return 4ull * cj_dtype_bytes(y_dtype);
   case CJ_ALIGN_X4: return 4ull * cj_dtype_bytes(x_dtype);
@@ -69,9 +46,8 @@ static const cj_conv_kind_row cj_kinds[] = {
 #define CJ_NKINDS (sizeof cj_kinds / sizeof cj_kinds[0])
 
 const cj_conv_kind_row *cj_conv_kind_of(convjit_conv_kind kind) {
-  for (size_t i = 0; i < CJ_NKINDS; i++)
-    if (cj_kinds[i].kind == kind) return &cj_kinds[i];
-  return NULL;
+  /* the rows are in enum order (a launch looks its plan's kind up) */
+  return (unsigned)kind < CJ_NKINDS && cj_kinds[kind].kind == kind ? &cj_kinds[kind] : NULL;
 }
 
 int cj_conv_kind_from_name(const char *name, size_t len) {

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "convjit/convjit.h"
 #include "util/cj.h"
 
@@ -77,17 +78,40 @@ typedef enum cj_tensor {
 #define CJ_TENSOR_BIT(t) (1u << (t))
 _Static_assert(CJ_TENSOR_COUNT <= 32, "tensor masks are 32 bits");
 
-const char *cj_tensor_field(cj_tensor t); /* "x", "w_packed", ...; NULL if unknown */
-/* An optional role's texts (kinds.h table) and the status of giving it to a plan that does not take it. */
+/* An optional role's texts (the table's) and the status of giving it to a
+ * plan that does not take it. */
 typedef struct cj_tensor_texts {
   const char *flag, *noun, *does;
   convjit_status given;
 } cj_tensor_texts;
-const cj_tensor_texts *cj_tensor_texts_of(cj_tensor t); /* NULL if unknown */
-cj_tensor_access cj_tensor_access_of(cj_tensor t);
+/* The table as data (kinds.c), indexed by cj_tensor: read on every launch,
+ * so the lookups below are inline. */
+typedef struct cj_tensor_row {
+  const char *field;    /* NULL for CJ_TENSOR_NONE */
+  size_t off;           /* in convjit_conv_args; SIZE_MAX: not a field there */
+  cj_align_rule align;
+  cj_tensor_access access;
+  cj_tensor_texts texts;
+} cj_tensor_row;
+extern const cj_tensor_row cj_tensor_rows[CJ_TENSOR_COUNT];
+
+static inline int cj_tensor_known(cj_tensor t) { return t > CJ_TENSOR_NONE && t < CJ_TENSOR_COUNT; }
+/* "x", "w_packed", ...; NULL if unknown */
+static inline const char *cj_tensor_field(cj_tensor t) { return cj_tensor_known(t) ? cj_tensor_rows[t].field : NULL; }
+static inline const cj_tensor_texts *cj_tensor_texts_of(cj_tensor t) {
+  return cj_tensor_known(t) ? &cj_tensor_rows[t].texts : NULL;
+}
+static inline cj_tensor_access cj_tensor_access_of(cj_tensor t) {
+  return cj_tensor_known(t) ? cj_tensor_rows[t].access : (cj_tensor_access)0;
+}
 /* The tensor's pointer in a convjit_conv_args (NULL when the args have no
  * field for it, e.g. W_RAW). */
-const void *cj_tensor_in_args(const convjit_conv_args *a, cj_tensor t);
+static inline const void *cj_tensor_in_args(const convjit_conv_args *a, cj_tensor t) {
+  if (!cj_tensor_known(t) || cj_tensor_rows[t].off == SIZE_MAX) return NULL;
+  const void *v;
+  memcpy(&v, (const char *)a + cj_tensor_rows[t].off, sizeof v);
+  return v;
+}
 /* The alignment its base needs for a problem of these dtypes, in bytes. */
 uint64_t cj_tensor_align(cj_tensor t, convjit_dtype x_dtype, convjit_dtype w_dtype, convjit_dtype y_dtype);
 

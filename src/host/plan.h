@@ -102,6 +102,10 @@ struct convjit_plan {
   uint32_t npack, nfwd;
   int tuned;                     /* 1: the tuning table's winner or convjit_plan_tune's */
   cj_conv_problem prob;          /* CJ_PLAN_CONV */
+  /* Launch facts of a conv plan, derived once from its problem and kind
+   * row (cj_plan_launch_facts) so that a launch only reads them. */
+  uint32_t need, optional;       /* tensor masks: the kind's reads | writes, its optional ones */
+  uint8_t align[CJ_TENSOR_COUNT]; /* bytes each tensor's base must be aligned to */
 };
 
 /* plan_memo.c. get: 1 and *out = the memoized plan of prob (a copy), else
@@ -152,6 +156,10 @@ convjit_status cj_conv_args_check(const struct convjit_plan *p, const convjit_co
 /* Bytes of convjit_conv_args in version 0.1 (every field up to
  * workspace_bytes): a caller's struct must hold at least these. */
 #define CONV_ARGS_V1_SIZE (offsetof(convjit_conv_args, workspace_bytes) + sizeof(size_t))
+/* api_launch.c: derives p's launch facts from its problem and kind (every
+ * plan creation does, in plan_finish; a test that edits a plan's kind
+ * calls it again). */
+void cj_plan_launch_facts(convjit_plan *p);
 /* api_launch.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);

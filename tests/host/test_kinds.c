@@ -242,6 +242,7 @@ static void test_other_kind_plan(void **st) {
   convjit_conv_args a = convjit_conv_args_default();
   a.x = c.x, a.w_packed = c.wp, a.y = c.y;
   p->prob.kind = CONVJIT_CONV_BACKWARD_DATA;
+  cj_plan_launch_facts(p); /* what creation derives from the kind */
   EXPECT(convjit_conv_forward(p, &a, NULL), CONVJIT_ERR_INVALID_ARG,
          "plan: a backward-data plan; launch it with convjit_conv_execute");
   EXPECT(convjit_conv_fwd(p, c.x, c.wp, NULL, c.y, NULL, 0, NULL), CONVJIT_ERR_INVALID_ARG, "convjit_conv_execute");
@@ -254,9 +255,11 @@ static void test_other_kind_plan(void **st) {
   a.x = c.x; /* a backward-data plan reads dy, not x */
   EXPECT(convjit_conv_execute(p, &a, NULL), CONVJIT_ERR_INVALID_ARG, "a backward-data plan does not take x");
   p->prob.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  cj_plan_launch_facts(p);
   EXPECT(convjit_weight_pack(p, c.x, c.wp, NULL), CONVJIT_ERR_INVALID_ARG,
          "plan: a backward-weight plan reads no weight: there is nothing to pack");
   p->prob.kind = CONVJIT_CONV_FORWARD;
+  cj_plan_launch_facts(p);
   fcase_close(&c);
 }
 
