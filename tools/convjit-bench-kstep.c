@@ -136,7 +136,7 @@ static int spill_free(const cj_kernel_info *k) {
 /* Plan and build length j with options o. */
 static convjit_status build(const ks_args *a, int j, const cj_conv_opts *o, ks_run *r) {
   cj_conv_geom g = geom_of(a, j);
-  CJ_TRY(cj_kplan_conv_init(&r->p, a->arch, &g, o));
+  CJ_TRY(cj_kplan_conv_init(&r->p, a->arch, &g, o, NULL));
   return cj_build_kernel(&r->p, 0, &r->built);
 }
 

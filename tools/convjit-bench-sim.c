@@ -136,10 +136,35 @@ static int emu_speed(cj_strbuf *sb, int json) {
   return 0;
 }
 
-/* --candidates ARCH:DTYPE:SHAPE:OPTS — the default heuristic's candidate
- * list for one conv (select_conv.c, in its order) with each candidate's
- * simulated time: how the heuristic relates to the simulation
- * (docs/performance.md, "The default heuristic"). */
+/* The normalized forward problem of a kernel spec's geometry and
+ * epilogue (layouts, groups and the arch's native fp8 as the spec gives
+ * them; unit scales), for the candidate walk. */
+static void spec_problem(const cj_conv_geom *g, const cj_epilogue *e, cj_conv_problem *p) {
+  memset(p, 0, sizeof *p);
+  p->kind = CONVJIT_CONV_FORWARD;
+  p->groups = g->groups ? g->groups : 1;
+  p->n = g->n, p->c = (int64_t)g->c * p->groups, p->k = (int64_t)g->k * p->groups;
+  p->d = g->d, p->h = g->h, p->w = g->w, p->t = g->t, p->r = g->r, p->s = g->s;
+  p->od = g->od, p->oh = g->oh, p->ow = g->ow;
+  for (int i = 0; i < 3; i++) {
+    p->stride[i] = g->stride[i], p->dil[i] = g->dil[i];
+    p->pad_lo[i] = g->pad_lo[i], p->pad_hi[i] = g->pad_hi[i];
+  }
+  p->x_dtype = p->w_dtype = (convjit_dtype)g->dtype;
+  p->y_dtype = CONVJIT_DTYPE_BF16;
+  p->x_layout = g->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
+  p->y_layout = g->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
+  p->x_scale = p->w_scale = 1.0f;
+  p->epi = *e;
+  p->spatial_rank = 3;
+}
+
+/* --candidates ARCH:DTYPE:SHAPE:OPTS — the default heuristic's candidates
+ * for one conv as plan creation walks them (select.h: the list of
+ * select_conv.c in its order, each no-prefetch twin right after its
+ * candidate) with each candidate's simulated time: how the heuristic
+ * relates to the simulation (docs/performance.md, "The default
+ * heuristic"). */
 static int candidates(const char *spec, cj_strbuf *sb) {
   char buf[512], *f[4] = {NULL, NULL, NULL, NULL};
   snprintf(buf, sizeof buf, "%s", spec);
@@ -151,38 +176,56 @@ static int candidates(const char *spec, cj_strbuf *sb) {
   }
   cj_conv_geom g;
   cj_conv_opts forced;
+  cj_epilogue e;
   memset(&forced, 0, sizeof forced);
   const cj_arch *a = f[0] ? cj_arch_from_name(f[0]) : NULL;
-  if (!a || !f[3] || cj_kspec_conv_parse(f[0], f[1], f[2], f[3], &g, &forced) != CONVJIT_OK ||
+  if (!a || !f[3] || cj_kspec_conv_parse(f[0], f[1], f[2], f[3], &g, &forced, &e) != CONVJIT_OK ||
       cj_conv_geom_derive(&g) != CONVJIT_OK) {
     fprintf(stderr, "convjit-bench-sim: --candidates %s: %s\n", spec,
             a && f[3] ? cj_error_text() : "expected ARCH:DTYPE:SHAPE:OPTS (OPTS - for none)");
     return 2;
   }
-  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  cj_conv_problem prob;
+  spec_problem(&g, &e, &prob);
   const cj_target t = {a, a->cu_count_default};
-  uint32_t n = cj_conv_candidates(&t, &g, &forced, list, CJ_CONV_MAX_CANDIDATES);
+  cj_conv_walk *w = calloc(1, sizeof *w);
+  cj_seq *seq = calloc(1, sizeof *seq);
+  if (!w || !seq || cj_conv_walk_begin(w, &prob, &t, &forced) != CONVJIT_OK) {
+    fprintf(stderr, "convjit-bench-sim: --candidates %s: %s\n", spec, w && seq ? cj_error_text() : "out of memory");
+    free(w);
+    free(seq);
+    return 2;
+  }
   cj_sb_printf(sb, "# the heuristic's candidates for %s, in its order, each simulated (MODELLED)\n", spec);
-  for (uint32_t i = 0; i < n; i++) {
-    cj_kplan kp;
+  cj_conv_opts o;
+  convjit_status st;
+  while (cj_conv_walk_next(w, &o, seq, &st)) {
+    const uint32_t i = w->next - 1;
+    const cj_kplan *kp = NULL;
+    for (uint32_t s = 0; st == CONVJIT_OK && s < seq->fwd.nsteps; s++)
+      if (seq->fwd.step[s].kind == CJ_STEP_KERNEL && seq->fwd.step[s].plan.op == CJ_KOP_CONV)
+        kp = &seq->fwd.step[s].plan;
+    if (st == CONVJIT_OK && !kp) st = CJ_ERR(CONVJIT_ERR_INTERNAL, "no conv kernel in the launch sequence");
     cj_built b;
     memset(&b, 0, sizeof b);
     cj_bounds bd;
-    convjit_status st = cj_kplan_conv_init(&kp, a, &g, &list[i]);
-    if (st == CONVJIT_OK) st = cj_build_kernel(&kp, 0, &b);
+    if (st == CONVJIT_OK) st = cj_build_kernel(kp, 0, &b);
     if (st == CONVJIT_OK) st = cj_check_resources(b.info, a);
-    if (st == CONVJIT_OK) st = cj_bounds_conv_sim(&kp, &b, NULL, &bd);
-    const cj_conv_plan *c = &kp.u.conv;
-    if (st == CONVJIT_OK)
+    if (st == CONVJIT_OK) st = cj_bounds_conv_sim(kp, &b, NULL, &bd);
+    if (st == CONVJIT_OK) {
+      const cj_conv_plan *c = &kp->u.conv;
       cj_sb_printf(sb,
                    "%2u  sched %u tile %ux%u waves %ux%u stages %u kbytes %u load %u prefetch %u splitk %u: %.4f ms, "
                    "%.3f of peak\n",
                    i, c->sched, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->stages, c->tile_k * c->elem_bytes,
                    c->load, c->prefetch ? 2 : 1, c->splitk, bd.sim.ms, bd.sim.fraction_of_peak);
-    else
+    } else {
       cj_sb_printf(sb, "%2u  not built: %s\n", i, cj_error_text());
+    }
     cj_built_free(&b);
   }
+  free(w);
+  free(seq);
   return 0;
 }
 

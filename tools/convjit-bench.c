@@ -481,7 +481,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   if (o->vs_miopen && mi && ebw == 1) DEV(convjit_malloc(ctx, nw * 2, &b.w_bf16));
   DEV(fill_device(ctx, b.x, nx, 2, CJ_NF_E4M3FN, &seed, NULL));
   DEV(fill_device(ctx, b.w, nw, (int)ebw, tool_fp8_format(p->w_dtype), &seed, b.w_bf16));
-  if (p->has_bias) {
+  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     float *hb = malloc((size_t)p->k * sizeof *hb);
     if (!hb) { snprintf(r->err, sizeof r->err, "out of host memory"); goto done; }
     for (int64_t i = 0; i < p->k; i++) hb[i] = tool_rng_unit(&seed);
@@ -496,7 +496,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   if (b.conv_step && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
   r->ok = 1;
   if (o->vs_miopen && mi) {
-    if (p->has_bias) {
+    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: the shape has a bias (MIOpen's conv has none)");
     } else if (bench_miopen_prepare(mi, p, &b.ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, sizeof err)) {

@@ -115,9 +115,9 @@ typedef struct conv_opts {
   int nstride, npad, ndil;
   uint64_t groups;         /* --groups (0: 1) */
   int x_ndhwc, y_ndhwc;    /* --layout */
-  cj_conv_opts sel; /* the knobs (--tile, --stages, ..., --bias): kplan_knobs.h */
-  /* the fused epilogue (descriptor fields): --residual, --beta, --act, --alpha */
-  int residual, act, channel_scale;
+  cj_conv_opts sel; /* the knobs (--tile, --stages, ...): kplan_knobs.h */
+  /* the fused epilogue (descriptor fields): --bias, --residual, --beta, --act, --alpha */
+  int bias, residual, act, channel_scale;
   double beta, alpha;
   int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
   int nchunks;
@@ -129,6 +129,7 @@ static const dump_opt_def conv_opt_defs[] = {
   {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
   {"layout", 1, "ncdhw|ndhwc (x and y) or x,y (default ncdhw): NDHWC x is read in place"},
   {"groups", 1, "G: grouped conv, G divides C and K (default 1)"},
+  {"bias", 0, "fused epilogue: + fp32 bias of K elements (args.bias)"},
   {"residual", 0, "fused epilogue: + beta * z (bf16 z shaped like y, args.residual)"},
   {"beta", 1, "z's factor (default 1; a plan constant)"},
   {"act", 1, "identity|relu|silu|gelu: activation applied last"},
@@ -147,6 +148,7 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
   else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
   else if (!strcmp(name, "residual")) o->residual = 1;
+  else if (!strcmp(name, "bias")) o->bias = 1;
   else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
   else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
   else if (!strcmp(name, "alpha")) {
@@ -182,11 +184,11 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
     if (o->npad) d.pad_lo[i] = d.pad_hi[i] = o->pad[i];
     if (o->npad == 6) d.pad_hi[i] = o->pad[3 + i];
   }
-  d.has_bias = o->sel.has_bias != 0;
+  d.has_bias = o->bias;
   d.groups = o->groups ? (int64_t)o->groups : 1;
   d.x_layout = o->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d.y_layout = o->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
-  d.has_residual = o->residual || o->sel.has_residual;
+  d.has_residual = o->residual;
   d.beta = (float)o->beta;
   d.act = (convjit_activation)o->act;
   d.has_channel_scale = o->channel_scale;

@@ -11,8 +11,8 @@
  * Kernel arguments: every kernel's explicit arguments are listed in order in
  * args[] (name, size, pointer or value). Plan creation matches them with the
  * code object's metadata offsets and a bind per role (cj_plan_step_bind_args,
- * src/host/api.c); a launch writes each bound value at its offset
- * (cj_plan_run): one way to launch every kernel.
+ * src/host/api_plan.c); a launch writes each bound value at its offset
+ * (cj_plan_run, src/host/api_launch.c): one way to launch every kernel.
  */
 #ifndef CJ_CODEGEN_KPLAN_H
 #define CJ_CODEGEN_KPLAN_H

@@ -1,8 +1,9 @@
 /* convjit_plan_tune's internals that tests reach (tune.c; docs/tuning.md).
  *
- * The tuner: the candidates of the plan's family (cj_conv_candidates plus
- * WGM variants of the default), each selected, compiled on the cache's
- * pool (cj_cache_get_many) and resolved like any plan; its output compared
+ * The tuner: the candidates of the plan's family (the walk plan creation
+ * walks, every candidate kept, plus WGM variants of the default), each
+ * selected once, compiled on the cache's pool (cj_cache_get_many) and
+ * resolved like any plan; its output compared
  * with the default kernel's (cj_tune_compare); its time the median of HIP
  * event times, or on the emulator the compute-unit simulation's MODELLED
  * time (cj_tune_modelled_ms). Never allocates device memory. */

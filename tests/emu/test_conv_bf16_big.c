@@ -29,9 +29,10 @@ static void run_big(int a, const tc_conv *tc, int expect_big_in, int expect_big_
   const cj_arch *arch = cj_arch_list(&na)[a];
   cj_conv_geom g0;
   tc_geom(tc, &g0);
-  cj_conv_opts o = {.has_bias = tc->bias};
+  cj_epilogue epi = {0};
+  if (tc->bias) cj_epi_add(&epi, CJ_EPI_BIAS);
   cj_kplan p;
-  if (cj_kplan_conv_init(&p, arch, &g0, &o) != CONVJIT_OK) fail_msg("%s: %s", tc->why, cj_error_text());
+  if (cj_kplan_conv_init(&p, arch, &g0, NULL, &epi) != CONVJIT_OK) fail_msg("%s: %s", tc->why, cj_error_text());
   const cj_conv_plan *c = &p.u.conv;
   assert_int_equal(c->big_in, expect_big_in);
   assert_int_equal(c->big_out, expect_big_out);

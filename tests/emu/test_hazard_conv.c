@@ -226,7 +226,7 @@ static void conv_waits_removed(const char *arch_name, convjit_dtype dtype, const
   memset(&o, 0, sizeof o);
   if (opts) o = *opts;
   conv_case cc;
-  assert_int_equal(cj_kplan_conv_init(&cc.p, arch, &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&cc.p, arch, &g, &o, NULL), CONVJIT_OK);
   assert_int_equal(cj_build_kernel(&cc.p, CJ_BUILD_KEEP_IR, &cc.b), CONVJIT_OK);
   const cj_conv_geom *G = &cc.p.u.conv.g;
   cc.ny = (size_t)G->n * G->k * G->odhw;
