@@ -258,7 +258,7 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
     if (n == 3 && fabs(part[1][i] - part[0][i]) > worst) worst = fabs(part[1][i] - part[0][i]);
   }
   int linear = n == 3 ? worst <= 0.01 : -1;
-  /* the kernel's design (conv_igemm.c header): per K step each wave issues
+  /* the kernel's design (conv_igemm_multistage.c header): per K step each wave issues
    * its A and B DMAs, one ds_read per MFMA operand (A and B fragments times
    * the MFMAs a 32-wide K step needs), the MFMAs, one waitcnt, one barrier */
   double kk = 32.0 / c->mfma_k;
