@@ -399,7 +399,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   }
   char prefix[40];
   snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV), cj_dtype_name((convjit_dtype)g->dtype));
-  return cj_kplan_name_from_key(p, prefix);
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_conv_key);
 }
 
 convjit_status cj_conv_epi_ops(cj_epilogue *e, const cj_conv_plan *c) {
