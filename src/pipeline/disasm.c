@@ -108,8 +108,8 @@ convjit_status cj_disasm_range(const cj_codeobj *co, const cj_arch *a, uint64_t 
 convjit_status cj_disasm_kernel(const cj_codeobj *co, const cj_kernel_info *k, cj_disasm_fn fn, void *user) {
   CJ_CHECK(co && k && fn, CONVJIT_ERR_INVALID_ARG, "cj_disasm_kernel: NULL argument");
   const cj_arch *a = cj_arch_from_elf_mach(co->elf_mach);
-  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "disassembly: code object machine 0x%x is not gfx942 or gfx950",
-           co->elf_mach);
+  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "disassembly: code object machine 0x%x is none of %s",
+           co->elf_mach, cj_arch_names());
   CJ_CHECK(k->entry_vaddr >= co->text_vaddr && k->entry_vaddr - co->text_vaddr <= co->text.size &&
                k->code_size <= co->text.size - (k->entry_vaddr - co->text_vaddr),
            CONVJIT_ERR_INVALID_ARG, "disassembly: kernel %s: code [0x%llx, +%llu) is outside .text", k->name,
