@@ -162,33 +162,32 @@ static convjit_status run_case(convjit_context *ctx, const convjit_plan *plan, c
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *ds = NULL, *dy = NULL, *dws = NULL;
   size_t ws = 0, pw = 0, yb = transpose ? d->ebx : 2;
   convjit_status st = CONVJIT_OK;
-#define T CLI_TRY_QUIET
-  T(convjit_malloc(ctx, d->nx * d->ebx, &dx));
-  T(convjit_malloc(ctx, d->ny * yb, &dy));
-  T(upload(ctx, dx, d->hx, d->nxa, d->nx, d->ebx));
-  T(convjit_memset(ctx, dy, 0xA5, d->ny * yb, NULL)); /* stale bytes never pass for results */
+  CLI_TRY_QUIET(convjit_malloc(ctx, d->nx * d->ebx, &dx));
+  CLI_TRY_QUIET(convjit_malloc(ctx, d->ny * yb, &dy));
+  CLI_TRY_QUIET(upload(ctx, dx, d->hx, d->nxa, d->nx, d->ebx));
+  CLI_TRY_QUIET(convjit_memset(ctx, dy, 0xA5, d->ny * yb, NULL)); /* stale bytes never pass for results */
   if (transpose) {
-    T(convjit_transpose(plan, dx, dy, NULL));
+    CLI_TRY_QUIET(convjit_transpose(plan, dx, dy, NULL));
   } else {
-    T(convjit_plan_workspace_size(plan, &ws));
-    T(convjit_plan_packed_weight_size(plan, &pw));
-    T(convjit_malloc(ctx, d->nw * d->ebw, &dw));
-    T(upload(ctx, dw, d->hw, d->nwa, d->nw, d->ebw));
+    CLI_TRY_QUIET(convjit_plan_workspace_size(plan, &ws));
+    CLI_TRY_QUIET(convjit_plan_packed_weight_size(plan, &pw));
+    CLI_TRY_QUIET(convjit_malloc(ctx, d->nw * d->ebw, &dw));
+    CLI_TRY_QUIET(upload(ctx, dw, d->hw, d->nwa, d->nw, d->ebw));
     if (pw) {
-      T(convjit_malloc(ctx, pw, &dwp));
-      T(convjit_weight_pack(plan, dw, dwp, NULL));
+      CLI_TRY_QUIET(convjit_malloc(ctx, pw, &dwp));
+      CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
     }
-    if (ws) T(convjit_malloc(ctx, ws, &dws));
+    if (ws) CLI_TRY_QUIET(convjit_malloc(ctx, ws, &dws));
     convjit_conv_args a = convjit_conv_args_default();
     const cj_conv_problem *p = cj_plan_problem(plan);
     if (p->has_bias) {
-      T(convjit_malloc(ctx, (size_t)p->k * 4, &db));
-      T(convjit_memcpy_h2d(ctx, db, d->bias, (size_t)p->k * 4, NULL));
+      CLI_TRY_QUIET(convjit_malloc(ctx, (size_t)p->k * 4, &db));
+      CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, d->bias, (size_t)p->k * 4, NULL));
       a.bias = db;
     }
     if (d->csc && p->has_channel_scale) {
-      T(convjit_malloc(ctx, (size_t)p->k * 4, &ds));
-      T(convjit_memcpy_h2d(ctx, ds, d->csc, (size_t)p->k * 4, NULL));
+      CLI_TRY_QUIET(convjit_malloc(ctx, (size_t)p->k * 4, &ds));
+      CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, ds, d->csc, (size_t)p->k * 4, NULL));
       a.scale = ds;
     }
     a.x = dx;
@@ -196,13 +195,12 @@ static convjit_status run_case(convjit_context *ctx, const convjit_plan *plan, c
     a.y = dy;
     a.workspace = dws;
     a.workspace_bytes = ws;
-    T(convjit_conv_forward(plan, &a, NULL));
+    CLI_TRY_QUIET(convjit_conv_forward(plan, &a, NULL));
   }
-  T(convjit_synchronize(ctx, NULL));
-  T(convjit_memcpy_d2h(ctx, y, dy, d->ny * yb, NULL)); /* the case's one device-to-host copy */
-  T(convjit_synchronize(ctx, NULL));
+  CLI_TRY_QUIET(convjit_synchronize(ctx, NULL));
+  CLI_TRY_QUIET(convjit_memcpy_d2h(ctx, y, dy, d->ny * yb, NULL)); /* the case's one device-to-host copy */
+  CLI_TRY_QUIET(convjit_synchronize(ctx, NULL));
 done:
-#undef T
   if (st != CONVJIT_OK) snprintf(err, cap, "%s: %s", convjit_status_string(st), convjit_last_error());
   void *v[] = {dx, dw, dwp, db, ds, dy, dws};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)

@@ -68,6 +68,11 @@ int cli_next(cli_args *c);                     /* 1: c->opt is the next argument
 int cli_is(const cli_args *c, const char *opt); /* c->opt is opt */
 const char *cli_value(cli_args *c);            /* the option's value (next argument, consumed); NULL + message */
 int cli_unknown(const cli_args *c);            /* the message; -1 */
+/* In a parser returning -1 on error: v = the current option's value, or return. */
+#define CLI_VALUE(c, v)                              \
+  do {                                               \
+    if (!((v) = cli_value(c))) return -1;            \
+  } while (0)
 /* A conv knob option "--<knob> [value]" (kplan_knobs.h; tunable_only: only
  * the performance choices) into o: 1 taken, 0 not a knob, -1 bad (printed). */
 int cli_knob_opt(cli_args *c, cj_conv_opts *o, int tunable_only);

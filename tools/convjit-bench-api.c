@@ -34,7 +34,6 @@ static convjit_status noop_memset(cj_device *d, void *dst, int v, size_t n, void
   return CONVJIT_OK;
 }
 
-#define TRY CLI_TRY
 
 /* Times `iters` calls of a statement, in microseconds per call. */
 #define TIME_US(iters, stmt)                                  \
@@ -71,14 +70,14 @@ int main(int argc, char **argv) {
   convjit_plan *tp = NULL, *cp = NULL;
   const cj_device_ops *saved = NULL;
   int rc = 0, ok = 0;
-  TRY(convjit_context_create(&o, &ctx));
+  CLI_TRY(convjit_context_create(&o, &ctx));
 
   /* Plans are built with the real backend (kernels loaded); then only the
    * launch and memset entry points are replaced: everything convjit does
    * before them is real. Pointers are never dereferenced. */
   convjit_transpose_desc td = {sizeof td, 2, 24, 1000, CONVJIT_DTYPE_BF16};
   double t0 = cj_now_ms();
-  TRY(convjit_plan_create_transpose(ctx, &td, &tp));
+  CLI_TRY(convjit_plan_create_transpose(ctx, &td, &tp));
   double cold_ms = cj_now_ms() - t0;
   /* convjit-run's default video-VAE layer (causal 3x3x3, bias), at 32 channels */
   static const int64_t shape[9] = {1, 32, 4, 16, 16, 32, 3, 3, 3}, pad[6] = {2, 1, 1, 0, 1, 1};
@@ -99,25 +98,25 @@ int main(int argc, char **argv) {
   void *x = (void *)(uintptr_t)0x10000, *y = (void *)(uintptr_t)0x20000, *w = (void *)(uintptr_t)0x30000,
        *b = (void *)(uintptr_t)0x40000, *ws = (void *)(uintptr_t)0x50000;
 
-  double tr_plan_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_transpose(ctx, &td, &p2));
+  double tr_plan_us = TIME_US(plan_iters, convjit_plan *p2; CLI_TRY(convjit_plan_create_transpose(ctx, &td, &p2));
                               convjit_plan_destroy(p2));
-  TIME_US(1000, TRY(convjit_transpose(tp, x, y, NULL))); /* warm-up */
+  TIME_US(1000, CLI_TRY(convjit_transpose(tp, x, y, NULL))); /* warm-up */
   g_launches = 0;
-  double tr_enq_us = TIME_US(iters, TRY(convjit_transpose(tp, x, y, NULL)));
+  double tr_enq_us = TIME_US(iters, CLI_TRY(convjit_transpose(tp, x, y, NULL)));
   ok = g_launches == (uint64_t)iters;
   double cv_plan_us = -1, cv_nomemo_us = -1, cv_enq_us = -1;
   if (cp) {
     size_t wsb = 0;
-    TRY(convjit_plan_workspace_size(cp, &wsb));
-    cv_plan_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_conv(ctx, &cd, &p2));
+    CLI_TRY(convjit_plan_workspace_size(cp, &wsb));
+    cv_plan_us = TIME_US(plan_iters, convjit_plan *p2; CLI_TRY(convjit_plan_create_conv(ctx, &cd, &p2));
                          convjit_plan_destroy(p2));
     uint32_t memo_cap = cj_context_set_plan_memo(ctx, 0);
-    cv_nomemo_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_conv(ctx, &cd, &p2));
+    cv_nomemo_us = TIME_US(plan_iters, convjit_plan *p2; CLI_TRY(convjit_plan_create_conv(ctx, &cd, &p2));
                            convjit_plan_destroy(p2));
     cj_context_set_plan_memo(ctx, memo_cap);
-    TIME_US(1000, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
+    TIME_US(1000, CLI_TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
     g_launches = g_memsets = 0;
-    cv_enq_us = TIME_US(iters, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
+    cv_enq_us = TIME_US(iters, CLI_TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
     /* every forward step (kernels and memsets) reached the backend on every call */
     ok = ok && g_launches + g_memsets == (uint64_t)iters * cj_plan_fwd_steps(cp);
   }

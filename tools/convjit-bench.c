@@ -121,30 +121,29 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *a = c.opt, *v = NULL;
-#define NEEDV() do { if (!(v = cli_value(&c))) return -1; } while (0)
     if (!strcmp(a, "--device")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (strcmp(v, "hip") && strcmp(v, "emu")) return cli_fail(a, v, "hip or emu");
       o->device = v;
-    } else if (!strcmp(a, "--arch")) { NEEDV(); o->arch = v; }
-    else if (!strcmp(a, "--shapes")) { NEEDV(); o->shapes_file = v; }
+    } else if (!strcmp(a, "--arch")) { CLI_VALUE(&c, v); o->arch = v; }
+    else if (!strcmp(a, "--shapes")) { CLI_VALUE(&c, v); o->shapes_file = v; }
     else if (!strcmp(a, "--vs")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (strcmp(v, "miopen")) return cli_fail(a, v, "miopen (the only library compared)");
       o->vs_miopen = 1;
     } else if (!strcmp(a, "--budget-ms")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (cli_double(a, v, 0.0, 1e7, &o->budget_ms)) return -1;
       o->budget_given = 1;
     } else if (!strcmp(a, "--warmup")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (cli_u64(a, v, 0, 100000, &o->warmup)) return -1;
       o->warmup_given = 1;
-    } else if (!strcmp(a, "--min-reps")) { NEEDV(); if (cli_u64(a, v, 1, 1000000, &o->min_reps)) return -1; }
-    else if (!strcmp(a, "--max-reps")) { NEEDV(); if (cli_u64(a, v, 1, 1000000, &o->max_reps)) return -1; }
-    else if (!strcmp(a, "--seed")) { NEEDV(); if (cli_u64(a, v, 0, UINT64_MAX, &o->seed)) return -1; }
-    else if (!strcmp(a, "--report")) { NEEDV(); o->report = v; }
-    else if (!strcmp(a, "--case")) { NEEDV(); o->only_case = v; }
+    } else if (!strcmp(a, "--min-reps")) { CLI_VALUE(&c, v); if (cli_u64(a, v, 1, 1000000, &o->min_reps)) return -1; }
+    else if (!strcmp(a, "--max-reps")) { CLI_VALUE(&c, v); if (cli_u64(a, v, 1, 1000000, &o->max_reps)) return -1; }
+    else if (!strcmp(a, "--seed")) { CLI_VALUE(&c, v); if (cli_u64(a, v, 0, UINT64_MAX, &o->seed)) return -1; }
+    else if (!strcmp(a, "--report")) { CLI_VALUE(&c, v); o->report = v; }
+    else if (!strcmp(a, "--case")) { CLI_VALUE(&c, v); o->only_case = v; }
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--selftest")) o->selftest = 1;
     else if (!strcmp(a, "--full")) o->full = 1;
@@ -154,7 +153,6 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     else if (!strcmp(a, "--no-disk-cache")) o->no_disk = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
     else return cli_unknown(&c);
-#undef NEEDV
   }
   if (o->min_reps > o->max_reps) {
     fprintf(stderr, TOOL ": --min-reps %llu > --max-reps %llu\n", (unsigned long long)o->min_reps,

@@ -114,7 +114,6 @@ static int parse_args(int argc, char **argv, mix_args *a) {
 /* Shape k of a as the public descriptor (bf16 in and out). */
 static convjit_conv_desc mix_desc(const mix_args *a, int k) { return cli_conv_desc(&a->sh[k]); }
 
-#define TRY CLI_TRY
 
 static void cls_of(const convjit_emu_counts *c, uint64_t v[NCLS]) {
   uint64_t x[NCLS] = {c->salu, c->valu, c->vmem, c->lds, c->mfma, c->waitcnt, c->barrier, c->smem + c->branch};
@@ -129,30 +128,30 @@ static int run_one(convjit_context *ctx, const mix_args *a, int k, const cj_conv
   void *buf[5] = {NULL, NULL, NULL, NULL, NULL}; /* x, w packed, bias, y, workspace */
   convjit_conv_desc d = mix_desc(a, k);
   memset(r, 0, sizeof *r);
-  TRY(cj_plan_create_conv_opts(ctx, &d, forced, &plan));
+  CLI_TRY(cj_plan_create_conv_opts(ctx, &d, forced, &plan));
   const cj_kplan *kp = cj_plan_conv_kernel(plan);
   if (!kp) { fprintf(stderr, "convjit-mix: the plan has no bf16 conv kernel\n"); rc = CONVJIT_ERR_INTERNAL; goto done; }
   r->cp = kp->u.conv;
   snprintf(r->kernel, sizeof r->kernel, "%s", kp->name);
   const cj_conv_problem *p = cj_plan_problem(plan);
   size_t ws = 0, pw = 0;
-  TRY(convjit_plan_workspace_size(plan, &ws));
-  TRY(convjit_plan_packed_weight_size(plan, &pw));
+  CLI_TRY(convjit_plan_workspace_size(plan, &ws));
+  CLI_TRY(convjit_plan_packed_weight_size(plan, &pw));
   size_t bytes[5] = {(size_t)(p->n * p->c * p->d * p->h * p->w) * 2,
                      pw ? pw : (size_t)(p->k * p->c * p->t * p->r * p->s) * 2, 4,
                      (size_t)(p->n * p->k * p->od * p->oh * p->ow) * 2, ws ? ws : 4};
   for (int i = 0; i < 5; i++) {
-    TRY(convjit_malloc(ctx, bytes[i], &buf[i]));
-    TRY(convjit_memset(ctx, buf[i], 0, bytes[i], NULL)); /* counts do not depend on the values */
+    CLI_TRY(convjit_malloc(ctx, bytes[i], &buf[i]));
+    CLI_TRY(convjit_memset(ctx, buf[i], 0, bytes[i], NULL)); /* counts do not depend on the values */
   }
-  TRY(convjit_emu_record_launches(ctx, 1));
-  TRY(convjit_conv_fwd(plan, buf[0], buf[1], NULL, buf[3], ws ? buf[4] : NULL, ws, NULL));
-  TRY(convjit_synchronize(ctx, NULL));
-  TRY(convjit_emu_record_launches(ctx, 0));
+  CLI_TRY(convjit_emu_record_launches(ctx, 1));
+  CLI_TRY(convjit_conv_fwd(plan, buf[0], buf[1], NULL, buf[3], ws ? buf[4] : NULL, ws, NULL));
+  CLI_TRY(convjit_synchronize(ctx, NULL));
+  CLI_TRY(convjit_emu_record_launches(ctx, 0));
   convjit_emu_stats st[8];
   size_t n = 0;
   for (int i = 0; i < 8; i++) st[i].struct_size = sizeof st[i];
-  TRY(convjit_emu_recorded_stats(ctx, st, 8, &n));
+  CLI_TRY(convjit_emu_recorded_stats(ctx, st, 8, &n));
   int found = 0;
   for (size_t i = 0; i < n && i < 8; i++) {
     if (strcmp(st[i].kernel, r->kernel)) continue;
@@ -200,7 +199,7 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
   o.disable_disk_cache = 1;
   mix_run r[MAXSH];
   double avg[MAXSH][NCLS], per[NCLS], part[2][NCLS];
-  TRY(convjit_context_create(&o, &ctx));
+  CLI_TRY(convjit_context_create(&o, &ctx));
   cj_conv_opts f = a->forced;
   for (int k = 0; k < n; k++) {
     if ((rc = run_one(ctx, a, k, &f, &r[k]))) goto done;

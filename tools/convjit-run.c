@@ -79,46 +79,45 @@ static int parse_args(int argc, char **argv, run_args *a) {
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *o = c.opt, *v = NULL;
-#define VALUE() do { if (!(v = cli_value(&c))) return -1; } while (0)
     if (!strcmp(o, "--bias")) a->bias = 1; /* --bias, --residual, --act: the problem's, not knobs */
     else if (!strcmp(o, "--residual")) a->residual = 1;
-    else if (!strcmp(o, "--act")) { VALUE(); if (cli_act(o, v, &a->act)) return -1; }
-    else if (!strcmp(o, "--device")) { VALUE(); a->device = v; }
-    else if (!strcmp(o, "--op")) { VALUE(); a->op = v; a->op_given = 1; }
-    else if (!strcmp(o, "--arch")) { VALUE(); a->arch = v; }
-    else if (!strcmp(o, "--dtype")) { VALUE(); a->dtype = v; }
+    else if (!strcmp(o, "--act")) { CLI_VALUE(&c, v); if (cli_act(o, v, &a->act)) return -1; }
+    else if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
+    else if (!strcmp(o, "--op")) { CLI_VALUE(&c, v); a->op = v; a->op_given = 1; }
+    else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
+    else if (!strcmp(o, "--dtype")) { CLI_VALUE(&c, v); a->dtype = v; }
     else if (!strcmp(o, "--shape")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if ((a->nshape = cli_list(o, v, a->shape, 1, 9, 0, CLI_MAX_EXTENT)) < 0) return -1;
     } else if (!strcmp(o, "--stride")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if ((a->nstride = cli_list(o, v, a->stride, 1, 3, 0, CLI_MAX_EXTENT)) < 0) return -1;
     } else if (!strcmp(o, "--dilation")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if ((a->ndil = cli_list(o, v, a->dil, 1, 3, 0, CLI_MAX_EXTENT)) < 0) return -1;
     } else if (!strcmp(o, "--pad")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if ((a->npad = cli_list(o, v, a->pad, 1, 6, 0, CLI_MAX_EXTENT)) < 0) return -1;
-    } else if (!strcmp(o, "--seed")) { VALUE(); if (cli_u64(o, v, 0, UINT64_MAX, &a->seed)) return -1; }
+    } else if (!strcmp(o, "--seed")) { CLI_VALUE(&c, v); if (cli_u64(o, v, 0, UINT64_MAX, &a->seed)) return -1; }
     else if (!strcmp(o, "--fp8-format")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if (strcmp(v, "fn") && strcmp(v, "fnuz")) return cli_fail(o, v, "fn (E4M3FN) or fnuz (E4M3FNUZ)");
       a->fp8_format = v;
     } else if (!strcmp(o, "--x-scale") || !strcmp(o, "--w-scale")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if (cli_double(o, v, 0.0, 1e30, o[2] == 'x' ? &a->x_scale : &a->w_scale)) return -1;
     }
-    else if (!strcmp(o, "--groups")) { VALUE(); if (cli_u64(o, v, 1, 65535, &u)) return -1; a->groups = (int64_t)u; }
-    else if (!strcmp(o, "--layout")) { VALUE(); if (cli_layout(o, v, &a->x_ndhwc, &a->y_ndhwc)) return -1; }
+    else if (!strcmp(o, "--groups")) { CLI_VALUE(&c, v); if (cli_u64(o, v, 1, 65535, &u)) return -1; a->groups = (int64_t)u; }
+    else if (!strcmp(o, "--layout")) { CLI_VALUE(&c, v); if (cli_layout(o, v, &a->x_ndhwc, &a->y_ndhwc)) return -1; }
     else if (!strcmp(o, "--alpha")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if (!strcmp(v, "k")) a->channel_scale = 1;
       else if (cli_double(o, v, 0.0, 1e30, &a->x_scale)) return -1;
     } else if (!strcmp(o, "--beta")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       if (cli_double(o, v, -1e30, 1e30, &a->beta)) return -1;
     } else if (!strcmp(o, "--stream-chunks")) {
-      VALUE();
+      CLI_VALUE(&c, v);
       int64_t ch[32];
       int n = cli_list(o, v, ch, 1, 32, 1, CLI_MAX_EXTENT);
       if (n < 0) return -1;
@@ -136,7 +135,6 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (k < 0) return -1;
       if (!k) return cli_unknown(&c);
     }
-#undef VALUE
   }
   if (strcmp(a->op, "conv") && strcmp(a->op, "transpose")) {
     fprintf(stderr, "convjit-run: --op %s: conv or transpose\n", a->op);

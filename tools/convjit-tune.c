@@ -52,28 +52,26 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   while (cli_next(&c)) {
     const char *o = c.opt, *v = NULL;
     uint64_t u;
-#define NEEDV() do { if (!(v = cli_value(&c))) return -1; } while (0)
-    if (!strcmp(o, "--device")) { NEEDV(); a->device = v; }
-    else if (!strcmp(o, "--arch")) { NEEDV(); a->arch = v; }
-    else if (!strcmp(o, "--shapes")) { NEEDV(); a->shapes = v; }
-    else if (!strcmp(o, "--cache-dir")) { NEEDV(); a->cache_dir = v; }
-    else if (!strcmp(o, "--export")) { NEEDV(); a->export_file = v; }
-    else if (!strcmp(o, "--import")) { NEEDV(); a->import_file = v; }
+    if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
+    else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
+    else if (!strcmp(o, "--shapes")) { CLI_VALUE(&c, v); a->shapes = v; }
+    else if (!strcmp(o, "--cache-dir")) { CLI_VALUE(&c, v); a->cache_dir = v; }
+    else if (!strcmp(o, "--export")) { CLI_VALUE(&c, v); a->export_file = v; }
+    else if (!strcmp(o, "--import")) { CLI_VALUE(&c, v); a->import_file = v; }
     else if (!strcmp(o, "--json")) a->json = 1;
     else if (!strcmp(o, "--store-modelled")) a->store_modelled = 1;
     else if (!strcmp(o, "--no-store")) a->no_store = 1;
     else if (!strcmp(o, "--count")) a->count = 1;
     else if (!strcmp(o, "--clear")) a->clear = 1;
-    else if (!strcmp(o, "--budget-ms")) { NEEDV(); if (cli_double(o, v, -1e-300, 1e6, &a->topt.budget_ms)) return -1; }
-    else if (!strcmp(o, "--warmup")) { NEEDV(); if (cli_u64(o, v, 0, 1000, &u)) return -1; a->topt.warmup = (int)u; }
+    else if (!strcmp(o, "--budget-ms")) { CLI_VALUE(&c, v); if (cli_double(o, v, -1e-300, 1e6, &a->topt.budget_ms)) return -1; }
+    else if (!strcmp(o, "--warmup")) { CLI_VALUE(&c, v); if (cli_u64(o, v, 0, 1000, &u)) return -1; a->topt.warmup = (int)u; }
     else if (!strcmp(o, "--max-reps")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (cli_u64(o, v, 1, 10000, &u)) return -1;
       a->topt.max_reps = (int)u;
       if (a->topt.min_reps > a->topt.max_reps) a->topt.min_reps = a->topt.max_reps;
     } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
     else return cli_unknown(&c);
-#undef NEEDV
   }
   if (strcmp(a->device, "hip") && strcmp(a->device, "emu")) return cli_fail("--device", a->device, "hip or emu");
   int jobs = !!a->shapes + !!a->export_file + !!a->import_file + a->count + a->clear;
@@ -169,60 +167,59 @@ static void fill(void *h, size_t n, size_t eb, uint64_t *seed) {
   }
 }
 
-#define TRY CLI_TRY_QUIET
 
 static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *d, const tune_args *a, progress *pg,
                                  shape_row *row) {
   convjit_status st;
   convjit_plan *plan = NULL;
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *h = NULL;
-  TRY(convjit_plan_create_conv(ctx, d, &plan));
+  CLI_TRY_QUIET(convjit_plan_create_conv(ctx, d, &plan));
   const cj_conv_problem *p = cj_plan_problem(plan);
   size_t eb = cj_dtype_bytes(p->x_dtype);
   size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
   size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
   size_t ws = 0, pw = 0;
-  TRY(convjit_plan_workspace_size(plan, &ws));
-  TRY(convjit_plan_packed_weight_size(plan, &pw));
+  CLI_TRY_QUIET(convjit_plan_workspace_size(plan, &ws));
+  CLI_TRY_QUIET(convjit_plan_packed_weight_size(plan, &pw));
   /* room for the split-K candidates: their fp32 partial sums after the
    * transposed x (256-byte aligned sub-buffers, select_conv.c); a
    * candidate wanting more is tuned in a second pass (workspace_needed) */
   size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
   h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)p->k);
   st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
-  TRY(st);
-  TRY(convjit_malloc(ctx, nx * eb, &dx));
-  TRY(convjit_malloc(ctx, nw * eb, &dw));
-  TRY(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
-  TRY(convjit_malloc(ctx, ny * 2, &dy));
-  TRY(convjit_malloc(ctx, ws_all, &dws));
+  CLI_TRY_QUIET(st);
+  CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
+  CLI_TRY_QUIET(convjit_malloc(ctx, nw * eb, &dw));
+  CLI_TRY_QUIET(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
+  CLI_TRY_QUIET(convjit_malloc(ctx, ny * 2, &dy));
+  CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
   uint64_t seed = 1;
   fill(h, nx, eb, &seed);
-  TRY(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
+  CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
   fill(h, nw, eb, &seed);
-  TRY(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
-  if (!pw) TRY(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
+  CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
+  if (!pw) CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
   if (p->has_bias) {
     float *b = h;
     for (int64_t i = 0; i < p->k; i++) b[i] = (float)i / (float)p->k - 0.5f;
-    TRY(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
-    TRY(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
+    CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
   }
-  if (pw) TRY(convjit_weight_pack(plan, dw, dwp, NULL));
+  if (pw) CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
   convjit_conv_args args = convjit_conv_args_default();
   args.x = dx, args.w_packed = dwp, args.bias = db, args.y = dy, args.workspace = dws, args.workspace_bytes = ws_all;
   convjit_tune_options o = a->topt;
   o.progress = on_candidate;
   o.progress_user = pg;
   row->res.struct_size = sizeof row->res;
-  TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+  CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
   if (row->res.workspace_needed > ws_all) { /* a candidate wanted more: once more with room for all */
     ws_all = row->res.workspace_needed;
-    TRY(convjit_free(ctx, dws));
+    CLI_TRY_QUIET(convjit_free(ctx, dws));
     dws = NULL;
-    TRY(convjit_malloc(ctx, ws_all, &dws));
+    CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
     args.workspace = dws, args.workspace_bytes = ws_all;
-    TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+    CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
   }
   row->ok = 1;
 done:
