@@ -35,20 +35,8 @@ endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/convjit.pc.in ${PROJECT_BINARY_DIR}/convjit.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/convjit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-# The header's CONVJIT_VERSION_* is the version (the Python package reads it
-# too: python/setup.py); project() must say the same, or the soname, the
-# CMake version file and the package would disagree.
-file(STRINGS ${PROJECT_SOURCE_DIR}/include/convjit/convjit.h cj_ver_lines
-     REGEX "^#define CONVJIT_VERSION_(MAJOR|MINOR|PATCH) +[0-9]+")
-set(CJ_HEADER_VERSION "")
-foreach(part MAJOR MINOR PATCH)
-  string(REGEX MATCH "CONVJIT_VERSION_${part} +([0-9]+)" m "${cj_ver_lines}")
-  list(APPEND CJ_HEADER_VERSION ${CMAKE_MATCH_1})
-endforeach()
-list(JOIN CJ_HEADER_VERSION "." CJ_HEADER_VERSION)
-if(NOT CJ_HEADER_VERSION STREQUAL PROJECT_VERSION)
-  message(FATAL_ERROR "include/convjit/convjit.h says version ${CJ_HEADER_VERSION}, project() ${PROJECT_VERSION}: make them agree")
-endif()
+# (The header's CONVJIT_VERSION_* equal project()'s version: checked in
+# CMakeLists.txt at configure time.)
 
 # The Python package (python/convjit, docs/python.md) into
 # <prefix>/${CJ_PYTHON_SITE} (cmake/python.cmake; for /usr/local on Debian

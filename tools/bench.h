@@ -1,6 +1,6 @@
 /* convjit-bench's parts (tools/convjit-bench.c: options, timing, table,
- * JSON, report; bench_miopen.c: MIOpen through dlopen; bench_selftest.c:
- * the device self-test). Internal to the tool. */
+ * JSON, report; bench_shapes.c: the shapes; bench_miopen.c: MIOpen through
+ * dlopen; bench_selftest.c: the device self-test). Internal to the tool. */
 #ifndef CJ_TOOLS_BENCH_H
 #define CJ_TOOLS_BENCH_H
 
@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "convjit/convjit.h"
-#include "host/plan.h"
+#include "cli.h"
+#include "host/tool_api.h"
 
 /* What produced a figure: it is printed beside every time and TFLOPS. */
 typedef enum bench_kind {
@@ -25,8 +26,7 @@ const char *bench_kind_label(bench_kind k); /* "measured" / "FAKE" / "EMULATED" 
 typedef struct bench_shape {
   char name[48];
   int fp8, bias;
-  int64_t nckd[9]; /* N, C, D, H, W, K, T, R, S */
-  int64_t pad_lo[3], pad_hi[3], stride[3], dil[3];
+  cli_shape g;     /* 3D: N, C, D, H, W, K, T, R, S, padding, stride, dilation */
   double pub_kernel_tf, pub_e2e_tf, pub_miopen_tf;
 } bench_shape;
 
@@ -35,6 +35,11 @@ typedef struct bench_shape {
 extern const bench_shape bench_default_shapes[];
 extern const int bench_ndefault_shapes;
 convjit_conv_desc bench_shape_desc(const bench_shape *s, const char *arch);
+/* The shapes of a --shapes file (bench_shapes.c); *n = their count. NULL
+ * (message printed) on error. */
+bench_shape *bench_read_shapes(const char *file, int *n);
+/* The default shape with the same problem, for the published numbers; NULL if none. */
+const bench_shape *bench_published(const bench_shape *s);
 
 /* ---- MIOpen (bench_miopen.c) ---------------------------------------------
  * libMIOpen.so loaded at run time ($CONVJIT_MIOPEN_LIBRARY names another

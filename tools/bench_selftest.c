@@ -101,10 +101,10 @@ static st_case *make_matrix(int full, int *n) {
     st_case *c = &m[(*n)++];
     snprintf(c->name, sizeof c->name, "headline_%d", i);
     c->rank = 3;
-    memcpy(c->s, b->nckd, sizeof c->s);
-    memcpy(c->pad_lo, b->pad_lo, sizeof c->pad_lo);
-    memcpy(c->pad_hi, b->pad_hi, sizeof c->pad_hi);
-    memcpy(c->stride, b->stride, sizeof c->stride);
+    memcpy(c->s, b->g.v, sizeof c->s);
+    memcpy(c->pad_lo, b->g.pad_lo, sizeof c->pad_lo);
+    memcpy(c->pad_hi, b->g.pad_hi, sizeof c->pad_hi);
+    memcpy(c->stride, b->g.stride, sizeof c->stride);
     c->xt = T_BF16;
     c->wt = b->fp8 ? T_FP8 : T_BF16;
     c->sampled = 1;
@@ -113,21 +113,16 @@ static st_case *make_matrix(int full, int *n) {
 }
 
 static convjit_dtype dt_of(int t, const char *arch) {
-  return t == T_BF16 ? CONVJIT_DTYPE_BF16 : !strcmp(arch, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  return t == T_BF16 ? CONVJIT_DTYPE_BF16 : cli_fp8_dtype(cj_arch_from_name(arch));
 }
 
 static convjit_conv_desc case_desc(const st_case *c, const char *arch) {
-  convjit_conv_desc d = convjit_conv_desc_default();
-  d.spatial_rank = c->rank;
-  d.n = c->s[0]; d.c = c->s[1]; d.k = c->s[5];
-  for (int i = 0; i < c->rank; i++) { /* the last `rank` of D,H,W */
-    int j = 3 - c->rank + i;
-    d.in[i] = c->s[2 + j];
-    d.filter[i] = c->s[6 + j];
-    d.pad_lo[i] = c->pad_lo[j];
-    d.pad_hi[i] = c->pad_hi[j];
-    d.stride[i] = c->stride[j];
-  }
+  cli_shape g = cli_shape_3d(c->s); /* s: the 3D form of every rank */
+  g.rank = c->rank;
+  memcpy(g.pad_lo, c->pad_lo, sizeof g.pad_lo);
+  memcpy(g.pad_hi, c->pad_hi, sizeof g.pad_hi);
+  memcpy(g.stride, c->stride, sizeof g.stride);
+  convjit_conv_desc d = cli_conv_desc(&g);
   d.x_dtype = dt_of(c->xt, arch);
   d.w_dtype = dt_of(c->wt, arch);
   d.has_bias = c->bias;
@@ -167,32 +162,32 @@ static convjit_status run_case(convjit_context *ctx, const convjit_plan *plan, c
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *ds = NULL, *dy = NULL, *dws = NULL;
   size_t ws = 0, pw = 0, yb = transpose ? d->ebx : 2;
   convjit_status st = CONVJIT_OK;
-#define T(call) do { if ((st = (call)) != CONVJIT_OK) goto done; } while (0)
-  T(convjit_malloc(ctx, d->nx * d->ebx, &dx));
-  T(convjit_malloc(ctx, d->ny * yb, &dy));
-  T(upload(ctx, dx, d->hx, d->nxa, d->nx, d->ebx));
-  T(convjit_memset(ctx, dy, 0xA5, d->ny * yb, NULL)); /* stale bytes never pass for results */
+  CLI_TRY_QUIET(convjit_malloc(ctx, d->nx * d->ebx, &dx));
+  CLI_TRY_QUIET(convjit_malloc(ctx, d->ny * yb, &dy));
+  CLI_TRY_QUIET(upload(ctx, dx, d->hx, d->nxa, d->nx, d->ebx));
+  CLI_TRY_QUIET(convjit_memset(ctx, dy, 0xA5, d->ny * yb, NULL)); /* stale bytes never pass for results */
   if (transpose) {
-    T(convjit_transpose(plan, dx, dy, NULL));
+    CLI_TRY_QUIET(convjit_transpose(plan, dx, dy, NULL));
   } else {
-    T(convjit_plan_workspace_size(plan, &ws));
-    T(convjit_plan_packed_weight_size(plan, &pw));
-    T(convjit_malloc(ctx, d->nw * d->ebw, &dw));
-    T(upload(ctx, dw, d->hw, d->nwa, d->nw, d->ebw));
+    CLI_TRY_QUIET(convjit_plan_workspace_size(plan, &ws));
+    CLI_TRY_QUIET(convjit_plan_packed_weight_size(plan, &pw));
+    CLI_TRY_QUIET(convjit_malloc(ctx, d->nw * d->ebw, &dw));
+    CLI_TRY_QUIET(upload(ctx, dw, d->hw, d->nwa, d->nw, d->ebw));
     if (pw) {
-      T(convjit_malloc(ctx, pw, &dwp));
-      T(convjit_weight_pack(plan, dw, dwp, NULL));
+      CLI_TRY_QUIET(convjit_malloc(ctx, pw, &dwp));
+      CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
     }
-    if (ws) T(convjit_malloc(ctx, ws, &dws));
+    if (ws) CLI_TRY_QUIET(convjit_malloc(ctx, ws, &dws));
     convjit_conv_args a = convjit_conv_args_default();
-    if (cj_epi_has(&plan->prob.epi, CJ_EPI_BIAS)) {
-      T(convjit_malloc(ctx, (size_t)plan->prob.k * 4, &db));
-      T(convjit_memcpy_h2d(ctx, db, d->bias, (size_t)plan->prob.k * 4, NULL));
+    const cj_conv_problem *p = cj_plan_problem(plan);
+    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
+      CLI_TRY_QUIET(convjit_malloc(ctx, (size_t)p->k * 4, &db));
+      CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, d->bias, (size_t)p->k * 4, NULL));
       a.bias = db;
     }
-    if (d->csc && cj_epi_has(&plan->prob.epi, CJ_EPI_SCALE)) {
-      T(convjit_malloc(ctx, (size_t)plan->prob.k * 4, &ds));
-      T(convjit_memcpy_h2d(ctx, ds, d->csc, (size_t)plan->prob.k * 4, NULL));
+    if (d->csc && cj_epi_has(&p->epi, CJ_EPI_SCALE)) {
+      CLI_TRY_QUIET(convjit_malloc(ctx, (size_t)p->k * 4, &ds));
+      CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, ds, d->csc, (size_t)p->k * 4, NULL));
       a.scale = ds;
     }
     a.x = dx;
@@ -200,13 +195,12 @@ static convjit_status run_case(convjit_context *ctx, const convjit_plan *plan, c
     a.y = dy;
     a.workspace = dws;
     a.workspace_bytes = ws;
-    T(convjit_conv_forward(plan, &a, NULL));
+    CLI_TRY_QUIET(convjit_conv_forward(plan, &a, NULL));
   }
-  T(convjit_synchronize(ctx, NULL));
-  T(convjit_memcpy_d2h(ctx, y, dy, d->ny * yb, NULL)); /* the case's one device-to-host copy */
-  T(convjit_synchronize(ctx, NULL));
+  CLI_TRY_QUIET(convjit_synchronize(ctx, NULL));
+  CLI_TRY_QUIET(convjit_memcpy_d2h(ctx, y, dy, d->ny * yb, NULL)); /* the case's one device-to-host copy */
+  CLI_TRY_QUIET(convjit_synchronize(ctx, NULL));
 done:
-#undef T
   if (st != CONVJIT_OK) snprintf(err, cap, "%s: %s", convjit_status_string(st), convjit_last_error());
   void *v[] = {dx, dw, dwp, db, ds, dy, dws};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
@@ -327,7 +321,7 @@ static int emu_twin(st_ctx *s, convjit_context **out) {
     co.device = CONVJIT_DEVICE_EMU;
     co.arch = s->ci.arch;
     if (convjit_context_create(&co, &s->emu) != CONVJIT_OK) return -1;
-    s->emu->cu_count = s->dev->cu_count; /* selection sees the device's CUs: the same plan */
+    cj_context_set_cu_count(s->emu, s->ci.cu_count); /* selection sees the device's CUs: the same plan */
   }
   *out = s->emu;
   return 0;
@@ -345,20 +339,31 @@ static void coords(const cj_conv_problem *p, int transpose, size_t i, char *buf,
   snprintf(buf, cap, "y[n %zu][k %zu][d %zu][h %zu][w %zu] (output %zu)", n, k, od, oh, ow, i);
 }
 
+/* The plan's kernels (pack steps, then forward), as the public API lists them. */
 static void kernels_of(const convjit_plan *p, char *buf, size_t cap) {
   size_t w = 0;
+  int n = 0;
   buf[0] = 0;
-  for (uint32_t i = 0; i < p->npack + p->nfwd && w < cap; i++) {
-    const cj_plan_step *st = i < p->npack ? &p->pack[i] : &p->fwd[i - p->npack];
-    if (st->kind == CJ_STEP_KERNEL) w += (size_t)snprintf(buf + w, cap - w, "%s%s", w ? ", " : "", st->name);
+  convjit_plan_kernel_count(p, &n);
+  for (int i = 0; i < n && w < cap; i++) {
+    convjit_kernel_info ki = {.struct_size = sizeof ki};
+    if (convjit_plan_kernel_info(p, i, &ki) == CONVJIT_OK)
+      w += (size_t)snprintf(buf + w, cap - w, "%s%s", w ? ", " : "", ki.name);
   }
 }
 
+/* The same kernels (names: a hash of their plans) in the same steps. */
 static int same_kernels(const convjit_plan *a, const convjit_plan *b) {
-  if (a->npack != b->npack || a->nfwd != b->nfwd) return 0;
-  for (uint32_t i = 0; i < a->npack; i++) if (strcmp(a->pack[i].name, b->pack[i].name)) return 0;
-  for (uint32_t i = 0; i < a->nfwd; i++) if (strcmp(a->fwd[i].name, b->fwd[i].name)) return 0;
-  return 1;
+  int na = 0, nb = 0;
+  convjit_plan_kernel_count(a, &na);
+  convjit_plan_kernel_count(b, &nb);
+  for (int i = 0; na == nb && i < na; i++) {
+    convjit_kernel_info ka = {.struct_size = sizeof ka}, kb = {.struct_size = sizeof kb};
+    if (convjit_plan_kernel_info(a, i, &ka) != CONVJIT_OK || convjit_plan_kernel_info(b, i, &kb) != CONVJIT_OK ||
+        strcmp(ka.name, kb.name) || strcmp(ka.stage, kb.stage))
+      return 0;
+  }
+  return na == nb;
 }
 
 static convjit_status make_plan(convjit_context *ctx, const st_case *c, const char *arch, convjit_plan **plan) {
@@ -390,7 +395,7 @@ static int run_one(st_ctx *s, const st_case *c, uint64_t seed) {
     goto report;
   }
   kernels_of(plan, kern, sizeof kern);
-  const cj_conv_problem *p = &plan->prob;
+  const cj_conv_problem *p = cj_plan_problem(plan); /* NULL for the transpose */
   if (c->transpose) {
     d.nx = d.ny = (size_t)(c->s[0] * c->s[1] * c->s[2]);
     d.ebx = 2;

@@ -146,3 +146,124 @@ void cli_json_str(cj_strbuf *sb, const char *s) {
   }
   cj_sb_printf(sb, "\"");
 }
+
+/* ---- the option loop ---------------------------------------------------------- */
+
+cli_args cli_args_of(int argc, char **argv) { return (cli_args){argc, argv, 0, NULL}; }
+
+int cli_next(cli_args *c) {
+  if (++c->i >= c->argc) return 0;
+  c->opt = c->argv[c->i];
+  return 1;
+}
+
+int cli_is(const cli_args *c, const char *opt) { return !strcmp(c->opt, opt); }
+
+const char *cli_value(cli_args *c) {
+  if (c->i + 1 >= c->argc) {
+    fprintf(stderr, "%s: %s needs a value\n", g_tool, c->opt);
+    return NULL;
+  }
+  return c->argv[++c->i];
+}
+
+int cli_unknown(const cli_args *c) {
+  fprintf(stderr, "%s: unknown option %s\n", g_tool, c->opt);
+  return -1;
+}
+
+int cli_knob_opt(cli_args *c, cj_conv_opts *o, int tunable_only) {
+  if (strncmp(c->opt, "--", 2)) return 0;
+  const cj_knob *k = cj_conv_knob_find(c->opt + 2, strlen(c->opt + 2));
+  if (!k || (tunable_only && !k->tunable)) return 0;
+  const char *opt = c->opt, *v = NULL;
+  if (k->kind != CJ_KNOB_FLAG && !(v = cli_value(c))) return -1;
+  return cli_knob(o, k, opt, v) ? -1 : 1;
+}
+
+const cj_arch *cli_arch(const char *opt, const char *text) {
+  const cj_arch *a = cj_arch_from_name(text);
+  if (!a) {
+    char why[96];
+    snprintf(why, sizeof why, "expected one of %s", cj_arch_names());
+    cli_fail(opt, text, why);
+  }
+  return a;
+}
+
+void cli_report(convjit_status st) {
+  fprintf(stderr, "%s: %s: %s\n", g_tool, convjit_status_string(st), convjit_last_error());
+}
+
+/* ---- shape -> descriptor -------------------------------------------------------- */
+
+cli_shape cli_shape_3d(const int64_t v[9]) {
+  cli_shape s = {.rank = 3, .stride = {1, 1, 1}, .dil = {1, 1, 1}};
+  memcpy(s.v, v, sizeof s.v);
+  return s;
+}
+
+int cli_shape_set(cli_shape *s, const char *opt, const int64_t *v, int n) {
+  int rank = n == 9 ? 3 : n == 7 ? 2 : n == 5 ? 1 : 0;
+  if (!rank) {
+    fprintf(stderr, "%s: %s needs N,C,D,H,W,K,T,R,S (or the 2D/1D forms N,C,H,W,K,R,S and N,C,W,K,S)\n", g_tool, opt);
+    return -1;
+  }
+  const int64_t ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  *s = cli_shape_3d(ones);
+  s->rank = rank;
+  s->v[0] = v[0];
+  s->v[1] = v[1];
+  s->v[5] = v[2 + rank];
+  for (int i = 0; i < rank; i++) { /* the last `rank` of D,H,W and of T,R,S */
+    s->v[2 + 3 - rank + i] = v[2 + i];
+    s->v[6 + 3 - rank + i] = v[3 + rank + i];
+  }
+  return 0;
+}
+
+int cli_shape_dims(cli_shape *s, const int64_t *stride, int nstride, const int64_t *dil, int ndil,
+                   const int64_t *pad, int npad) {
+  int r = s->rank, o = 3 - r;
+  if ((nstride && nstride != r) || (ndil && ndil != r) || (npad && npad != r && npad != 2 * r)) {
+    fprintf(stderr, "%s: --stride/--dilation need %d values, --pad %d or %d\n", g_tool, r, r, 2 * r);
+    return -1;
+  }
+  for (int i = 0; i < r; i++) {
+    if (nstride) s->stride[o + i] = stride[i];
+    if (ndil) s->dil[o + i] = dil[i];
+    if (npad) {
+      s->pad_lo[o + i] = pad[i];
+      s->pad_hi[o + i] = pad[npad == r ? i : r + i];
+    }
+  }
+  return 0;
+}
+
+convjit_conv_desc cli_conv_desc(const cli_shape *s) {
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.spatial_rank = s->rank;
+  d.n = s->v[0];
+  d.c = s->v[1];
+  d.k = s->v[5];
+  for (int i = 0; i < s->rank; i++) { /* the descriptor's dims are the last `rank` of D,H,W */
+    int j = 3 - s->rank + i;
+    d.in[i] = s->v[2 + j];
+    d.filter[i] = s->v[6 + j];
+    d.pad_lo[i] = s->pad_lo[j];
+    d.pad_hi[i] = s->pad_hi[j];
+    d.stride[i] = s->stride[j];
+    d.dilation[i] = s->dil[j];
+  }
+  return d;
+}
+
+int cli_shape_equal(const cli_shape *a, const cli_shape *b) {
+  return a->rank == b->rank && !memcmp(a->v, b->v, sizeof a->v) && !memcmp(a->pad_lo, b->pad_lo, sizeof a->pad_lo) &&
+         !memcmp(a->pad_hi, b->pad_hi, sizeof a->pad_hi) && !memcmp(a->stride, b->stride, sizeof a->stride) &&
+         !memcmp(a->dil, b->dil, sizeof a->dil);
+}
+
+convjit_dtype cli_fp8_dtype(const cj_arch *arch) {
+  return arch && arch->fp8 == CJ_FP8_E4M3FNUZ ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+}

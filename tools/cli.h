@@ -13,6 +13,7 @@
 #define CJ_TOOLS_CLI_H
 
 #include <stdint.h>
+#include "arch/arch.h"
 #include "codegen/kplan_knobs.h"
 #include "util/cj.h"
 
@@ -47,5 +48,83 @@ int cli_act(const char *opt, const char *text, int *act);
 /* s as a JSON string value, quoted, with quotes, backslashes and control
  * bytes escaped: every tool's --json uses it. */
 void cli_json_str(cj_strbuf *sb, const char *s);
+
+/* ---- the option loop --------------------------------------------------------
+ *   cli_args c = cli_args_of(argc, argv);
+ *   while (cli_next(&c)) {
+ *     if (cli_is(&c, "--arch")) { if (!(a->arch = cli_value(&c))) return -1; }
+ *     else if (cli_is(&c, "--json")) a->json = 1;
+ *     else return cli_unknown(&c);
+ *   }
+ * Messages: "<tool>: <opt> needs a value", "<tool>: unknown option <opt>". */
+typedef struct cli_args {
+  int argc;
+  char **argv;
+  int i;           /* argv index of the current option */
+  const char *opt; /* the current option */
+} cli_args;
+cli_args cli_args_of(int argc, char **argv);
+int cli_next(cli_args *c);                     /* 1: c->opt is the next argument; 0: none left */
+int cli_is(const cli_args *c, const char *opt); /* c->opt is opt */
+const char *cli_value(cli_args *c);            /* the option's value (next argument, consumed); NULL + message */
+int cli_unknown(const cli_args *c);            /* the message; -1 */
+/* In a parser returning -1 on error: v = the current option's value, or return. */
+#define CLI_VALUE(c, v)                              \
+  do {                                               \
+    if (!((v) = cli_value(c))) return -1;            \
+  } while (0)
+/* A conv knob option "--<knob> [value]" (kplan_knobs.h; tunable_only: only
+ * the performance choices) into o: 1 taken, 0 not a knob, -1 bad (printed). */
+int cli_knob_opt(cli_args *c, cj_conv_opts *o, int tunable_only);
+/* An --arch value: its cj_arch, or NULL with "expected one of gfx942, gfx950". */
+const cj_arch *cli_arch(const char *opt, const char *text);
+
+/* ---- convjit calls in a tool -------------------------------------------------
+ * CLI_TRY: on failure prints "<tool>: <status>: <error text>", keeps the
+ * status in the caller's `int rc` and jumps to its `done:` label.
+ * CLI_TRY_QUIET: the status into the caller's `convjit_status st`, then
+ * `done:` (the caller reports it). */
+void cli_report(convjit_status st);
+#define CLI_TRY(call)                                \
+  do {                                               \
+    convjit_status s_ = (call);                      \
+    if (s_ != CONVJIT_OK) {                          \
+      cli_report(s_);                                \
+      rc = s_;                                       \
+      goto done;                                     \
+    }                                                \
+  } while (0)
+#define CLI_TRY_QUIET(call)                          \
+  do {                                               \
+    if ((st = (call)) != CONVJIT_OK) goto done;      \
+  } while (0)
+
+/* ---- shape -> descriptor, written once -----------------------------------------
+ * A conv's geometry as the tools take it: rank 3 (N,C,D,H,W,K,T,R,S), 2
+ * (N,C,H,W,K,R,S: D = T = 1) or 1 (N,C,W,K,S: also H = R = 1), always held
+ * in the 3D form, per-dimension values in D,H,W order. */
+typedef struct cli_shape {
+  int rank;
+  int64_t v[9];                     /* N, C, D, H, W, K, T, R, S */
+  int64_t pad_lo[3], pad_hi[3];     /* D, H, W; 0 unless given */
+  int64_t stride[3], dil[3];        /* D, H, W; 1 unless given */
+} cli_shape;
+/* The 3D shape of 9 values (rank 3, no padding, stride and dilation 1). */
+cli_shape cli_shape_3d(const int64_t v[9]);
+/* A --shape list of 9, 7 or 5 values (any other count: -1 with a message
+ * naming opt and the forms). */
+int cli_shape_set(cli_shape *s, const char *opt, const int64_t *v, int n);
+/* --stride / --dilation (rank values) and --pad (rank values, both sides;
+ * or 2*rank: all low, then all high), in the shape's rank; n = 0 leaves the
+ * default. -1 with "--stride/--dilation need R values, --pad R or 2R". */
+int cli_shape_dims(cli_shape *s, const int64_t *stride, int nstride, const int64_t *dil, int ndil,
+                   const int64_t *pad, int npad);
+/* The public descriptor of the geometry (convjit_conv_desc_default's
+ * dtypes, layouts and epilogue): the one place a tool's shape becomes one. */
+convjit_conv_desc cli_conv_desc(const cli_shape *s);
+int cli_shape_equal(const cli_shape *a, const cli_shape *b); /* field by field */
+/* The arch's native fp8 format (cj_arch.fp8) as a convjit dtype: the conv's
+ * fp8 tensors' default; arch NULL or unknown: E4M3FN. */
+convjit_dtype cli_fp8_dtype(const cj_arch *arch);
 
 #endif

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convjit/convjit.h"
-#include "host/plan.h"
+#include "host/tool_api.h"
 #include "cli.h"
 
 static uint64_t g_launches, g_memsets;
@@ -34,14 +34,6 @@ static convjit_status noop_memset(cj_device *d, void *dst, int v, size_t n, void
   return CONVJIT_OK;
 }
 
-#define TRY(call)                                                                              \
-  do {                                                                                         \
-    convjit_status s_ = (call);                                                                \
-    if (s_ != CONVJIT_OK) {                                                                    \
-      fprintf(stderr, "convjit-bench-api: %s: %s\n", convjit_status_string(s_), convjit_last_error()); \
-      return 3;                                                                                \
-    }                                                                                          \
-  } while (0)
 
 /* Times `iters` calls of a statement, in microseconds per call. */
 #define TIME_US(iters, stmt)                                  \
@@ -74,61 +66,62 @@ int main(int argc, char **argv) {
   convjit_context_options o = convjit_context_options_default();
   o.device = CONVJIT_DEVICE_EMU;
   o.arch = arch;
-  convjit_context *ctx;
-  TRY(convjit_context_create(&o, &ctx));
+  convjit_context *ctx = NULL;
+  convjit_plan *tp = NULL, *cp = NULL;
+  const cj_device_ops *saved = NULL;
+  int rc = 0, ok = 0;
+  CLI_TRY(convjit_context_create(&o, &ctx));
 
   /* Plans are built with the real backend (kernels loaded); then only the
    * launch and memset entry points are replaced: everything convjit does
    * before them is real. Pointers are never dereferenced. */
   convjit_transpose_desc td = {sizeof td, 2, 24, 1000, CONVJIT_DTYPE_BF16};
-  convjit_plan *tp = NULL, *cp = NULL;
   double t0 = cj_now_ms();
-  TRY(convjit_plan_create_transpose(ctx, &td, &tp));
+  CLI_TRY(convjit_plan_create_transpose(ctx, &td, &tp));
   double cold_ms = cj_now_ms() - t0;
-  convjit_conv_desc cd = convjit_conv_desc_default(); /* convjit-run's default video-VAE layer */
-  cd.n = 1; cd.c = 32; cd.k = 32;
-  cd.in[0] = 4; cd.in[1] = 16; cd.in[2] = 16;
-  cd.filter[0] = cd.filter[1] = cd.filter[2] = 3;
-  cd.pad_lo[0] = 2; cd.pad_lo[1] = cd.pad_lo[2] = cd.pad_hi[1] = cd.pad_hi[2] = 1;
+  /* convjit-run's default video-VAE layer (causal 3x3x3, bias), at 32 channels */
+  static const int64_t shape[9] = {1, 32, 4, 16, 16, 32, 3, 3, 3}, pad[6] = {2, 1, 1, 0, 1, 1};
+  cli_shape sh = cli_shape_3d(shape);
+  if (cli_shape_dims(&sh, NULL, 0, NULL, 0, pad, 6)) return 2;
+  convjit_conv_desc cd = cli_conv_desc(&sh);
   cd.has_bias = 1;
   int conv_kernels = 0;
   if (convjit_plan_create_conv(ctx, &cd, &cp) == CONVJIT_OK) convjit_plan_kernel_count(cp, &conv_kernels);
   else fprintf(stderr, "conv plan unavailable (%s): transpose only\n", convjit_last_error());
 
-  cj_device_ops ops = *ctx->dev->ops;
-  const cj_device_ops *saved = ctx->dev->ops;
+  cj_device *dev = cj_context_device(ctx);
+  cj_device_ops ops = *dev->ops;
   ops.launch = noop_launch;
   ops.memset_d8 = noop_memset;
-  ctx->dev->ops = &ops;
+  saved = dev->ops;
+  dev->ops = &ops;
   void *x = (void *)(uintptr_t)0x10000, *y = (void *)(uintptr_t)0x20000, *w = (void *)(uintptr_t)0x30000,
        *b = (void *)(uintptr_t)0x40000, *ws = (void *)(uintptr_t)0x50000;
 
-  double tr_plan_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_transpose(ctx, &td, &p2));
+  double tr_plan_us = TIME_US(plan_iters, convjit_plan *p2; CLI_TRY(convjit_plan_create_transpose(ctx, &td, &p2));
                               convjit_plan_destroy(p2));
-  TIME_US(1000, TRY(convjit_transpose(tp, x, y, NULL))); /* warm-up */
+  TIME_US(1000, CLI_TRY(convjit_transpose(tp, x, y, NULL))); /* warm-up */
   g_launches = 0;
-  double tr_enq_us = TIME_US(iters, TRY(convjit_transpose(tp, x, y, NULL)));
-  int ok = g_launches == (uint64_t)iters;
+  double tr_enq_us = TIME_US(iters, CLI_TRY(convjit_transpose(tp, x, y, NULL)));
+  ok = g_launches == (uint64_t)iters;
   double cv_plan_us = -1, cv_nomemo_us = -1, cv_enq_us = -1;
   if (cp) {
     size_t wsb = 0;
-    TRY(convjit_plan_workspace_size(cp, &wsb));
-    cv_plan_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_conv(ctx, &cd, &p2));
+    CLI_TRY(convjit_plan_workspace_size(cp, &wsb));
+    cv_plan_us = TIME_US(plan_iters, convjit_plan *p2; CLI_TRY(convjit_plan_create_conv(ctx, &cd, &p2));
                          convjit_plan_destroy(p2));
-    cj_plan_memo_set_cap(&ctx->memo, 0);
-    cv_nomemo_us = TIME_US(plan_iters, convjit_plan *p2; TRY(convjit_plan_create_conv(ctx, &cd, &p2));
+    uint32_t memo_cap = cj_context_set_plan_memo(ctx, 0);
+    cv_nomemo_us = TIME_US(plan_iters, convjit_plan *p2; CLI_TRY(convjit_plan_create_conv(ctx, &cd, &p2));
                            convjit_plan_destroy(p2));
-    cj_plan_memo_set_cap(&ctx->memo, CJ_PLAN_MEMO_CAP);
-    TIME_US(1000, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
+    cj_context_set_plan_memo(ctx, memo_cap);
+    TIME_US(1000, CLI_TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
     g_launches = g_memsets = 0;
-    cv_enq_us = TIME_US(iters, TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
+    cv_enq_us = TIME_US(iters, CLI_TRY(convjit_conv_fwd(cp, x, w, b, y, ws, wsb, NULL)));
     /* every forward step (kernels and memsets) reached the backend on every call */
-    ok = ok && g_launches + g_memsets == (uint64_t)iters * cp->nfwd;
+    ok = ok && g_launches + g_memsets == (uint64_t)iters * cj_plan_fwd_steps(cp);
   }
-  ctx->dev->ops = saved;
-  convjit_plan_destroy(tp);
-  convjit_plan_destroy(cp);
-  convjit_context_destroy(ctx);
+  dev->ops = saved;
+  saved = NULL;
   if (json)
     printf("{\"cold_plan_ms\":%.3f,\"plan_create_us\":%.3f,\"enqueue_us\":%.4f,\"conv_kernels\":%d,"
            "\"conv_plan_create_us\":%.3f,\"conv_plan_create_nomemo_us\":%.3f,\"conv_enqueue_us\":%.4f,\"iters\":%ld,"
@@ -144,5 +137,10 @@ int main(int argc, char **argv) {
              "enqueue %.3f us/call\n",
              conv_kernels, cv_plan_us, cv_nomemo_us, cv_enq_us);
   }
-  return ok ? 0 : 1;
+done:
+  if (saved) cj_context_device(ctx)->ops = saved;
+  convjit_plan_destroy(tp);
+  convjit_plan_destroy(cp);
+  convjit_context_destroy(ctx);
+  return rc ? 3 : ok ? 0 : 1;
 }

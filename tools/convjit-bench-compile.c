@@ -36,7 +36,7 @@
 
 #include "cli.h"
 #include "convjit/convjit.h"
-#include "host/plan.h"
+#include "host/tool_api.h"
 #include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "pipeline/build.h"
@@ -110,14 +110,13 @@ static const layer HEADLINE[3] = {
     {"1,1024,120,160,90->1024 3x1x1 pad 1,0,0", 1024, 1024, 120, 160, 90, 3, 1, 1, 1, 0}};
 
 static convjit_conv_desc layer_desc(const layer *l, int fp8, const cj_arch *a) {
-  convjit_conv_desc d = convjit_conv_desc_default();
-  d.n = 1; d.c = l->c; d.k = l->k;
-  d.in[0] = l->d; d.in[1] = l->h; d.in[2] = l->w;
-  d.filter[0] = l->t; d.filter[1] = d.filter[2] = l->rs;
-  d.pad_lo[0] = l->pad_lo_t; d.pad_hi[0] = l->pad_hi_t;
-  d.pad_lo[1] = d.pad_lo[2] = d.pad_hi[1] = d.pad_hi[2] = l->pad_hw;
+  const int64_t v[9] = {1, l->c, l->d, l->h, l->w, l->k, l->t, l->rs, l->rs};
+  cli_shape s = cli_shape_3d(v);
+  s.pad_lo[0] = l->pad_lo_t, s.pad_hi[0] = l->pad_hi_t;
+  s.pad_lo[1] = s.pad_lo[2] = s.pad_hi[1] = s.pad_hi[2] = l->pad_hw;
+  convjit_conv_desc d = cli_conv_desc(&s);
   d.has_bias = 1;
-  if (fp8) d.x_dtype = d.w_dtype = !strcmp(a->name, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+  if (fp8) d.x_dtype = d.w_dtype = cli_fp8_dtype(a);
   return d;
 }
 
@@ -156,7 +155,8 @@ static int bench_plan(const cj_arch *a, const layer *l, int fp8, int reps, int j
                    first ? "" : ",", a->name, l->name, fp8 ? "fp8" : "bf16", whole[0], whole[1], pool);
   else printf("  %-6s %-4s %s: cold plan create, whole op: serial %.1f ms, %s threads %.1f ms\n", a->name,
               fp8 ? "fp8" : "bf16", l->name, whole[0], pool, whole[1]);
-  const cj_step_list *lists[2] = {&plan->seq.pack, &plan->seq.fwd};
+  const cj_seq *seq = cj_plan_seq(plan);
+  const cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
   int nk = 0;
   for (int li = 0; li < 2; li++)
     for (uint32_t si = 0; si < lists[li]->nsteps; si++) {
@@ -168,10 +168,11 @@ static int bench_plan(const cj_arch *a, const layer *l, int fp8, int reps, int j
         if (cj_build_kernel(&s->plan, 0, &b) != CONVJIT_OK) goto fail;
         void *mod = NULL;
         double t0 = cj_now_ms();
-        convjit_status st = ctx->dev->ops->module_load(ctx->dev, b.code_object.data, b.code_object.size, &mod);
+        cj_device *dev = cj_context_device(ctx);
+        convjit_status st = dev->ops->module_load(dev, b.code_object.data, b.code_object.size, &mod);
         double v[ST_N] = {b.codegen_ms, b.opt_ms, b.compile_ms - b.opt_ms, b.link_ms, b.parse_ms,
                           cj_now_ms() - t0};
-        if (mod) ctx->dev->ops->module_unload(ctx->dev, mod);
+        if (mod) dev->ops->module_unload(dev, mod);
         cj_built_free(&b);
         if (st != CONVJIT_OK) goto fail;
         for (int k = 0; k < ST_N; k++)
@@ -206,22 +207,18 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
   int reps = 5, json = 0, plans = 0, headline = 0;
   cli_set_tool("convjit-bench-compile");
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!strcmp(argv[i], "--plans")) {
-      plans = 1;
-    } else if (!strcmp(argv[i], "--headline")) {
-      plans = headline = 1;
-    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-      uint64_t v;
-      if (cli_u64("--reps", argv[++i], 1, 100, &v)) {
-        usage(stderr);
-        return 2;
-      }
-      reps = (int)v;
+  cli_args c = cli_args_of(argc, argv);
+  while (cli_next(&c)) {
+    const char *v;
+    uint64_t u;
+    if (cli_is(&c, "--json")) json = 1;
+    else if (cli_is(&c, "--plans")) plans = 1;
+    else if (cli_is(&c, "--headline")) plans = headline = 1;
+    else if (cli_is(&c, "--reps")) {
+      if (!(v = cli_value(&c)) || cli_u64("--reps", v, 1, 100, &u)) { usage(stderr); return 2; }
+      reps = (int)u;
     } else {
-      fprintf(stderr, "convjit-bench-compile: unknown argument '%s'\n", argv[i]);
+      cli_unknown(&c);
       usage(stderr);
       return 2;
     }

@@ -70,38 +70,32 @@ static void usage(void) {
 static int parse(int argc, char **argv, ks_args *a) {
   cli_set_tool("convjit-bench-kstep");
   int have_shape = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(o, "--arch") && v) {
-      a->arch = cj_arch_from_name(v);
-      if (!a->arch) return cli_fail(o, v, "expected gfx942 or gfx950");
-      i++;
-    } else if (!strcmp(o, "--dtype") && v) {
+  cli_args c = cli_args_of(argc, argv);
+  while (cli_next(&c)) {
+    const char *o = c.opt, *v;
+    int k = cli_knob_opt(&c, &a->forced, 0); /* every conv knob (kplan_knobs.h): the plans are built directly */
+    if (k < 0) return -1;
+    if (k) continue;
+    if (!(v = cli_value(&c))) return -1;
+    if (!strcmp(o, "--arch")) {
+      if (!(a->arch = cli_arch(o, v))) return -1;
+    } else if (!strcmp(o, "--dtype")) {
       if (strcmp(v, "bf16") && strcmp(v, "fp8")) return cli_fail(o, v, "expected bf16 or fp8");
       a->fp8 = !strcmp(v, "fp8");
-      i++;
-    } else if (!strcmp(o, "--shape") && v) {
+    } else if (!strcmp(o, "--shape")) {
       if (cli_list(o, v, a->shape, 9, 9, 1, 1 << 20) < 0) return -1;
       have_shape = 1;
-      i++;
-    } else if (!strcmp(o, "--lengths") && v) {
+    } else if (!strcmp(o, "--lengths")) {
       if (cli_list(o, v, a->mult, 3, 3, 1, 64) < 0) return -1;
       if (!(a->mult[0] < a->mult[1] && a->mult[1] < a->mult[2])) return cli_fail(o, v, "expected a < b < c");
       a->have_lengths = 1;
-      i++;
-    } else if (!strcmp(o, "--vary") && v) {
+    } else if (!strcmp(o, "--vary")) {
       if (strcmp(v, "c") && strcmp(v, "t")) return cli_fail(o, v, "expected c or t");
       a->vary_t = !strcmp(v, "t");
-      i++;
-    } else if (!strcmp(o, "--pad") && v) {
+    } else if (!strcmp(o, "--pad")) {
       if (cli_list(o, v, a->pad, 3, 3, 0, 1 << 10) < 0) return -1;
-      i++;
-    } else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2))) {
-      const cj_knob *k = cj_conv_knob_find(o + 2, strlen(o + 2));
-      if (cli_knob(&a->forced, k, o, k->kind == CJ_KNOB_FLAG ? NULL : v) < 0) return -1;
-      if (k->kind != CJ_KNOB_FLAG) i++;
     } else {
-      return cli_fail(o, v ? v : "", "unknown option or missing value");
+      return cli_unknown(&c);
     }
   }
   if (!a->arch || !have_shape) return cli_fail("--arch/--shape", "", "both are required");

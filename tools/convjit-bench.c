@@ -31,8 +31,6 @@
 #include "bench.h"
 #include "cli.h"
 #include "tool_data.h"
-#include "host/plan.h"
-#include "host/tune_db.h"
 
 #define TOOL "convjit-bench"
 
@@ -45,21 +43,6 @@ typedef struct bench_opts {
   int warmup_given, budget_given;
 } bench_opts;
 
-#define SH(nm, f8, c, d, h, w, k, t, r, s, p0, p1, p2, kt, et, mt)                                           \
-  {nm, f8, 0, {1, c, d, h, w, k, t, r, s}, {p0, p1, p2}, {p0, p1, p2}, {1, 1, 1}, {1, 1, 1}, kt, et, mt}
-/* The seed's headline shapes (docs/original-design.md "Measured numbers"; the
- * "M=216k" rows are C2048 [60,80,45]: 60*80*45 = 216000 output positions;
- * its 3x3x3 row was published twice, 967 TF (async DMA) then 977 TF). */
-const bench_shape bench_default_shapes[] = {
-    SH("bf16 c2048 [60,80,45] 1x3x3", 0, 2048, 60, 80, 45, 2048, 1, 3, 3, 0, 1, 1, 924, 0, 0),
-    SH("bf16 c2048 [60,80,45] 3x3x3", 0, 2048, 60, 80, 45, 2048, 3, 3, 3, 1, 1, 1, 977, 0, 0),
-    SH("bf16 c512 [240,320,180] 1x3x3", 0, 512, 240, 320, 180, 512, 1, 3, 3, 0, 1, 1, 784, 0, 0),
-    SH("bf16 c1024 [240,160,90] 1x3x3", 0, 1024, 240, 160, 90, 1024, 1, 3, 3, 0, 1, 1, 887, 0, 0),
-    SH("fp8 c1024 [120,160,90] 1x3x3", 1, 1024, 120, 160, 90, 1024, 1, 3, 3, 0, 1, 1, 2310, 1991, 674),
-    SH("fp8 c1024 [120,160,90] 3x1x1", 1, 1024, 120, 160, 90, 1024, 3, 1, 1, 1, 0, 0, 0, 1379, 574),
-};
-#undef SH
-const int bench_ndefault_shapes = (int)(sizeof bench_default_shapes / sizeof bench_default_shapes[0]);
 
 typedef struct bench_stat {
   int reps;
@@ -136,32 +119,32 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   o->min_reps = 3;
   o->max_reps = 1000;
   o->seed = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDV() do { if (!v) { fprintf(stderr, TOOL ": %s needs a value\n", a); return -1; } i++; } while (0)
+  cli_args c = cli_args_of(argc, argv);
+  while (cli_next(&c)) {
+    const char *a = c.opt, *v = NULL;
     if (!strcmp(a, "--device")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (strcmp(v, "hip") && strcmp(v, "emu")) return cli_fail(a, v, "hip or emu");
       o->device = v;
-    } else if (!strcmp(a, "--arch")) { NEEDV(); o->arch = v; }
-    else if (!strcmp(a, "--shapes")) { NEEDV(); o->shapes_file = v; }
+    } else if (!strcmp(a, "--arch")) { CLI_VALUE(&c, v); o->arch = v; }
+    else if (!strcmp(a, "--shapes")) { CLI_VALUE(&c, v); o->shapes_file = v; }
     else if (!strcmp(a, "--vs")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (strcmp(v, "miopen")) return cli_fail(a, v, "miopen (the only library compared)");
       o->vs_miopen = 1;
     } else if (!strcmp(a, "--budget-ms")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (cli_double(a, v, 0.0, 1e7, &o->budget_ms)) return -1;
       o->budget_given = 1;
     } else if (!strcmp(a, "--warmup")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (cli_u64(a, v, 0, 100000, &o->warmup)) return -1;
       o->warmup_given = 1;
-    } else if (!strcmp(a, "--min-reps")) { NEEDV(); if (cli_u64(a, v, 1, 1000000, &o->min_reps)) return -1; }
-    else if (!strcmp(a, "--max-reps")) { NEEDV(); if (cli_u64(a, v, 1, 1000000, &o->max_reps)) return -1; }
-    else if (!strcmp(a, "--seed")) { NEEDV(); if (cli_u64(a, v, 0, UINT64_MAX, &o->seed)) return -1; }
-    else if (!strcmp(a, "--report")) { NEEDV(); o->report = v; }
-    else if (!strcmp(a, "--case")) { NEEDV(); o->only_case = v; }
+    } else if (!strcmp(a, "--min-reps")) { CLI_VALUE(&c, v); if (cli_u64(a, v, 1, 1000000, &o->min_reps)) return -1; }
+    else if (!strcmp(a, "--max-reps")) { CLI_VALUE(&c, v); if (cli_u64(a, v, 1, 1000000, &o->max_reps)) return -1; }
+    else if (!strcmp(a, "--seed")) { CLI_VALUE(&c, v); if (cli_u64(a, v, 0, UINT64_MAX, &o->seed)) return -1; }
+    else if (!strcmp(a, "--report")) { CLI_VALUE(&c, v); o->report = v; }
+    else if (!strcmp(a, "--case")) { CLI_VALUE(&c, v); o->only_case = v; }
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--selftest")) o->selftest = 1;
     else if (!strcmp(a, "--full")) o->full = 1;
@@ -170,8 +153,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     else if (!strcmp(a, "--sampled")) o->sampled = 1;
     else if (!strcmp(a, "--no-disk-cache")) o->no_disk = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
-    else { fprintf(stderr, TOOL ": unknown option %s\n", a); return -1; }
-#undef NEEDV
+    else return cli_unknown(&c);
   }
   if (o->min_reps > o->max_reps) {
     fprintf(stderr, TOOL ": --min-reps %llu > --max-reps %llu\n", (unsigned long long)o->min_reps,
@@ -184,103 +166,6 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     return -1;
   }
   return 0;
-}
-
-/* ---- shapes ---------------------------------------------------------------- */
-
-static int shape_line(const char *file, int line, char *text, bench_shape *s) {
-  memset(s, 0, sizeof *s);
-  for (int i = 0; i < 3; i++) s->stride[i] = s->dil[i] = 1;
-  int have_shape = 0;
-  char where[300];
-  snprintf(where, sizeof where, "%s:%d", file, line);
-  for (char *save = NULL, *t = strtok_r(text, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
-    char *eq = strchr(t, '=');
-    const char *val = eq ? eq + 1 : "";
-    if (eq) *eq = 0;
-    int64_t v[6];
-    int n;
-    if (!strcmp(t, "shape")) {
-      if (cli_list(where, val, s->nckd, 9, 9, 1, CLI_MAX_EXTENT) < 0) return -1;
-      have_shape = 1;
-    } else if (!strcmp(t, "dtype")) {
-      if (strcmp(val, "bf16") && strcmp(val, "fp8")) return cli_fail(where, val, "dtype=bf16 or dtype=fp8");
-      s->fp8 = !strcmp(val, "fp8");
-    } else if (!strcmp(t, "pad")) {
-      if ((n = cli_list(where, val, v, 3, 6, 0, CLI_MAX_EXTENT)) < 0) return -1;
-      if (n != 3 && n != 6) return cli_fail(where, val, "pad=3 values (both sides) or 6 (all low, then all high)");
-      for (int i = 0; i < 3; i++) { s->pad_lo[i] = v[i]; s->pad_hi[i] = v[n == 3 ? i : 3 + i]; }
-    } else if (!strcmp(t, "stride") || !strcmp(t, "dilation")) {
-      if (cli_list(where, val, t[0] == 's' ? s->stride : s->dil, 3, 3, 1, CLI_MAX_EXTENT) < 0) return -1;
-    } else if (!strcmp(t, "bias") && !eq) {
-      s->bias = 1;
-    } else if (!strcmp(t, "name")) {
-      snprintf(s->name, sizeof s->name, "%s", val);
-    } else {
-      return cli_fail(where, t, "shape=, dtype=, pad=, stride=, dilation=, name= or bias");
-    }
-  }
-  if (!have_shape) return cli_fail(where, "", "a shape line needs shape=N,C,D,H,W,K,T,R,S");
-  if (!s->name[0])
-    snprintf(s->name, sizeof s->name, "%s c%lld [%lld,%lld,%lld] %lldx%lldx%lld", s->fp8 ? "fp8" : "bf16",
-             (long long)s->nckd[1], (long long)s->nckd[2], (long long)s->nckd[3], (long long)s->nckd[4],
-             (long long)s->nckd[6], (long long)s->nckd[7], (long long)s->nckd[8]);
-  return 0;
-}
-
-/* The shapes of FILE; *n = their count. NULL (message printed) on error. */
-static bench_shape *read_shapes(const char *file, int *n) {
-  FILE *f = fopen(file, "r");
-  if (!f) { fprintf(stderr, TOOL ": --shapes %s: cannot open it\n", file); return NULL; }
-  bench_shape *v = NULL;
-  int cap = 0, line = 0;
-  char buf[1024];
-  *n = 0;
-  while (fgets(buf, sizeof buf, f)) {
-    line++;
-    char *hash = strchr(buf, '#');
-    if (hash) *hash = 0;
-    if (strspn(buf, " \t\r\n") == strlen(buf)) continue;
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 8;
-      bench_shape *g = realloc(v, (size_t)cap * sizeof *v);
-      if (!g) { fprintf(stderr, TOOL ": out of memory\n"); free(v); fclose(f); return NULL; }
-      v = g;
-    }
-    if (shape_line(file, line, buf, &v[*n])) { free(v); fclose(f); return NULL; }
-    (*n)++;
-  }
-  fclose(f);
-  if (!*n) { fprintf(stderr, TOOL ": --shapes %s: no shape lines\n", file); free(v); return NULL; }
-  return v;
-}
-
-convjit_conv_desc bench_shape_desc(const bench_shape *s, const char *arch) {
-  convjit_conv_desc d = convjit_conv_desc_default();
-  d.n = s->nckd[0]; d.c = s->nckd[1]; d.k = s->nckd[5];
-  for (int i = 0; i < 3; i++) {
-    d.in[i] = s->nckd[2 + i];
-    d.filter[i] = s->nckd[6 + i];
-    d.pad_lo[i] = s->pad_lo[i];
-    d.pad_hi[i] = s->pad_hi[i];
-    d.stride[i] = s->stride[i];
-    d.dilation[i] = s->dil[i];
-  }
-  if (s->fp8) d.w_dtype = !strcmp(arch, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
-  d.has_bias = s->bias;
-  return d;
-}
-
-/* The default shape with the same problem, for the published numbers. */
-static const bench_shape *published(const bench_shape *s) {
-  for (size_t i = 0; i < sizeof bench_default_shapes / sizeof bench_default_shapes[0]; i++) {
-    const bench_shape *d = &bench_default_shapes[i];
-    if (d->fp8 == s->fp8 && !memcmp(d->nckd, s->nckd, sizeof d->nckd) && !memcmp(d->pad_lo, s->pad_lo, sizeof d->pad_lo) &&
-        !memcmp(d->pad_hi, s->pad_hi, sizeof d->pad_hi) && !memcmp(d->stride, s->stride, sizeof d->stride) &&
-        !memcmp(d->dil, s->dil, sizeof d->dil))
-      return d;
-  }
-  return NULL;
 }
 
 /* ---- timing -------------------------------------------------------------- */
@@ -337,7 +222,7 @@ typedef struct bench_bufs {
   const convjit_plan *plan;
   void *x, *w, *wp, *bias, *y, *ws, *w_bf16, *y_mi, *ws_mi;
   size_t ws_bytes, ws_mi_bytes;
-  const cj_plan_step *conv_step;
+  const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none */
   bench_miopen *mi;
 } bench_bufs;
 
@@ -353,8 +238,10 @@ static int run_e2e(void *u, char *err, size_t cap) {
 
 static int run_kernel(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
-  cj_launch_ptrs ptrs = {.x = b->x, .w_raw = b->w, .w_packed = fwd_weight(b), .bias = b->bias, .y = b->y, .workspace = b->ws};
-  if (cj_plan_run(b->plan, b->conv_step, 1, &ptrs, NULL) == CONVJIT_OK) return 0;
+  convjit_conv_args a = convjit_conv_args_default();
+  a.x = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.y = b->y, a.workspace = b->ws;
+  a.workspace_bytes = b->ws_bytes;
+  if (cj_plan_run_conv_kernel(b->plan, &a, NULL) == CONVJIT_OK) return 0;
   snprintf(err, cap, "the conv kernel step: %s", convjit_last_error());
   return -1;
 }
@@ -439,16 +326,6 @@ static int compare_outputs(convjit_context *ctx, const void *ya, const void *yb,
   return 0;
 }
 
-/* The conv kernel step of the plan: the implicit-GEMM kernel (not a
- * pre-pass, memset or finalize). */
-static const cj_plan_step *conv_step(const convjit_plan *p) {
-  for (uint32_t i = 0; i < p->nfwd; i++)
-    if (p->fwd[i].kind == CJ_STEP_KERNEL && !strncmp(p->fwd[i].name, "cj_conv_", 8) &&
-        strncmp(p->fwd[i].name, "cj_conv_finalize", 16))
-      return &p->fwd[i];
-  return NULL;
-}
-
 static void bench_one(convjit_context *ctx, const convjit_context_info *ci, const bench_opts *o, bench_miopen *mi,
                       bench_row *r) {
   convjit_conv_desc d = bench_shape_desc(&r->s, ci->arch);
@@ -456,17 +333,17 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   bench_bufs b = {.ctx = ctx, .mi = mi};
   char err[400] = "";
   r->agree = -1;
-  r->pub = published(&r->s);
+  r->pub = bench_published(&r->s);
   if (convjit_plan_create_conv(ctx, &d, &plan) != CONVJIT_OK) {
     snprintf(r->err, sizeof r->err, "plan: %s", convjit_last_error());
     return;
   }
   b.plan = plan;
-  const cj_conv_problem *p = &plan->prob;
+  const cj_conv_problem *p = cj_plan_problem(plan);
   r->flop = 2.0 * (double)p->n * (double)p->od * (double)p->oh * (double)p->ow * (double)p->k * (double)p->c *
             (double)p->t * (double)p->r * (double)p->s;
-  b.conv_step = conv_step(plan);
-  if (b.conv_step) snprintf(r->kernel_name, sizeof r->kernel_name, "%s", b.conv_step->name);
+  b.conv_kernel = cj_plan_conv_kernel(plan);
+  if (b.conv_kernel) snprintf(r->kernel_name, sizeof r->kernel_name, "%s", b.conv_kernel->name);
   size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
   size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow), ebw = tool_dtype_bytes(p->w_dtype), pw = 0;
   uint64_t seed = o->seed;
@@ -493,7 +370,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   }
   if (pw) DEV(convjit_weight_pack(plan, b.w, b.wp, NULL));
   if (time_it(ctx, o, run_e2e, &b, &r->e2e, err, sizeof err)) goto fail;
-  if (b.conv_step && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
+  if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
   r->ok = 1;
   if (o->vs_miopen && mi) {
     if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
@@ -688,8 +565,8 @@ static void report_tuning(FILE *f, convjit_context *ctx) {
   fprintf(f, "## Tuning\n\n");
   cj_strbuf js = {0};
   int nrows = 0;
-  if (!ctx->cache || cj_tune_db_export(ctx->cache, &js, &nrows) != CONVJIT_OK)
-    fprintf(f, "no tuning table (no cache database: %s)\n\n", ctx->cache ? convjit_last_error() : "disk cache off");
+  if (cj_context_tuning_export(ctx, &js, &nrows) != CONVJIT_OK)
+    fprintf(f, "no tuning table (no cache database: %s)\n\n", convjit_last_error());
   else if (nrows == 0)
     fprintf(f, "no tuning rows (autotune has not run with this cache: `convjit-tune`, docs/tuning.md)\n\n");
   else
@@ -742,7 +619,7 @@ int main(int argc, char **argv) {
   int do_bench = !o.selftest && !o.list, do_selftest = o.selftest || o.report;
   bench_shape *shapes = NULL;
   int nshapes = 0;
-  if (do_bench && o.shapes_file && !(shapes = read_shapes(o.shapes_file, &nshapes))) {
+  if (do_bench && o.shapes_file && !(shapes = bench_read_shapes(o.shapes_file, &nshapes))) {
     usage(stderr);
     return 2;
   }
@@ -777,9 +654,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (do_bench && !shapes) {
-    nshapes = (int)(sizeof bench_default_shapes / sizeof bench_default_shapes[0]);
-    shapes = malloc(sizeof bench_default_shapes);
-    if (shapes) memcpy(shapes, bench_default_shapes, sizeof bench_default_shapes);
+    nshapes = bench_ndefault_shapes;
+    shapes = malloc((size_t)nshapes * sizeof *shapes);
+    if (shapes) memcpy(shapes, bench_default_shapes, (size_t)nshapes * sizeof *shapes);
   }
   int rc = 0;
   bench_miopen *mi = NULL;

@@ -11,7 +11,7 @@
  *   --> for each arch: cj_build_kernel (each distinct kernel once)
  *   --> mnemonics (cj_mnem_hist_kernel: the set `convjit-dump --emit
  *       mnemonics` prints) looked up in src/emu/isa_table.h, and every
- *       instruction through the emulator's decoder (emu_decode_text: an
+ *       instruction through the emulator's decoder (emu_decode_why: an
  *       operand or modifier it cannot parse stops a run just as well)
  *
  * A larger --samples with the same --seed is a superset of a smaller one.
@@ -26,14 +26,13 @@
 #include "cli.h"
 #include "codegen/kplan_knobs.h"
 #include "codegen/kspec.h"
-#include "emu/emu_internal.h"
+#include "emu/emu.h"
 #include "host/select.h"
 #include "pipeline/build.h"
 #include "pipeline/disasm.h"
 
 /* ---- the sweep's axes ------------------------------------------------------ */
 
-static const char *const ARCHES[] = {"gfx942", "gfx950"};
 /* Conv dtypes (text, descriptor dtype; fp8: the arch's native format, as
  * convjit-dump --dtype fp8 builds it). */
 static const struct { const char *name; convjit_dtype dt; } CONV_DTYPES[] = {{"bf16", CONVJIT_DTYPE_BF16},
@@ -293,13 +292,12 @@ static void note_first(seen *e, const char *repro, const char *kernel) {
 static int decode_one(void *user, const cj_inst_text *it) {
   scan_ctx *c = user;
   if (!it->text) return 0; /* undecodable words are counted by the histogram */
-  emu_inst in;
-  emu_decode_text(it->text, it->offset, it->bytes, it->size, &in);
-  if (!in.bad) return 0;
+  const char *bad = emu_decode_why(it->text, it->offset, it->bytes, it->size);
+  if (!bad) return 0;
   char mn[48];
   cj_mnemonic_of(it->text, mn, sizeof mn);
-  if (!emu_isa_lookup_mnemonic(mn, NULL)) return 0; /* reported by the table check */
-  seen *e = seen_get(c->s, mn, in.bad);
+  if (!emu_isa_has(mn)) return 0; /* reported by the table check */
+  seen *e = seen_get(c->s, mn, bad);
   if (!e) return 1;
   e->count++;
   if (!e->example[0]) snprintf(e->example, sizeof e->example, "%s", it->text);
@@ -313,7 +311,7 @@ static convjit_status scan_kernel(sweep *s, const cj_built *b, const char *repro
   s->instructions += h.total;
   for (uint32_t i = 0; i < h.n; i++) {
     const char *mn = h.v[i].name;
-    int missing = !emu_isa_lookup_mnemonic(mn, NULL) ||
+    int missing = !emu_isa_has(mn) ||
                   (s->pretend_missing && !strncmp(mn, s->pretend_missing, strlen(s->pretend_missing)) &&
                    (mn[strlen(s->pretend_missing)] == 0 || mn[strlen(s->pretend_missing)] == '_'));
     seen *e = seen_get(s, mn, missing ? "not in the emulator's ISA table (src/emu/isa_table.h)" : NULL);
@@ -335,7 +333,7 @@ static convjit_status scan_kernel(sweep *s, const cj_built *b, const char *repro
 
 typedef struct cov_args {
   uint64_t seed, samples, first, progress;
-  int arch_mask; /* bit i: ARCHES[i] */
+  int arch_mask; /* bit i: cj_arch_list()[i] */
   int verbose, list, plans_only;
   const char *pretend_missing;
 } cov_args;
@@ -354,35 +352,41 @@ static void usage(FILE *f) {
           "exit: 0 all instructions emulated, 1 some are not (or a plan failed to build), 2 bad arguments\n");
 }
 
-/* One value through the tools' strict parser (cli.h): 1 if good. */
-static int parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
-  return cli_u64(opt, v, lo, hi, out) == 0;
+/* One value of the current option through the tools' strict parser (cli.h): 1 if good. */
+static int take_u64(cli_args *c, uint64_t lo, uint64_t hi, uint64_t *out) {
+  const char *opt = c->opt, *v = cli_value(c);
+  return v && cli_u64(opt, v, lo, hi, out) == 0;
 }
 
 static int parse_args(int argc, char **argv, cov_args *a) {
   memset(a, 0, sizeof *a);
   a->seed = 1;
   a->samples = 60;
-  a->arch_mask = 3;
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(o, "--samples")) { if (!parse_u64(o, v, 1, 1000000, &a->samples)) return 0; i++; }
-    else if (!strcmp(o, "--seed")) { if (!parse_u64(o, v, 0, UINT64_MAX, &a->seed)) return 0; i++; }
-    else if (!strcmp(o, "--first")) { if (!parse_u64(o, v, 0, 1000000, &a->first)) return 0; i++; }
-    else if (!strcmp(o, "--progress")) { if (!parse_u64(o, v, 1, 1000000, &a->progress)) return 0; i++; }
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  a->arch_mask = (1 << na) - 1;
+  cli_args c = cli_args_of(argc, argv);
+  while (cli_next(&c)) {
+    const char *o = c.opt, *v;
+    if (!strcmp(o, "--samples")) { if (!take_u64(&c, 1, 1000000, &a->samples)) return 0; }
+    else if (!strcmp(o, "--seed")) { if (!take_u64(&c, 0, UINT64_MAX, &a->seed)) return 0; }
+    else if (!strcmp(o, "--first")) { if (!take_u64(&c, 0, 1000000, &a->first)) return 0; }
+    else if (!strcmp(o, "--progress")) { if (!take_u64(&c, 1, 1000000, &a->progress)) return 0; }
     else if (!strcmp(o, "--arch")) {
-      a->arch_mask = !v ? 0 : !strcmp(v, "all") ? 3 : !strcmp(v, ARCHES[0]) ? 1 : !strcmp(v, ARCHES[1]) ? 2 : 0;
-      if (!a->arch_mask) { fprintf(stderr, "convjit-coverage: --arch %s: gfx942, gfx950 or all\n", v ? v : "(missing)"); return 0; }
-      i++;
+      if (!(v = cli_value(&c))) return 0;
+      a->arch_mask = !strcmp(v, "all") ? (1 << na) - 1 : 0;
+      for (int i = 0; i < na; i++)
+        if (!strcmp(v, arches[i]->name)) a->arch_mask = 1 << i;
+      if (!a->arch_mask) { fprintf(stderr, "convjit-coverage: --arch %s: %s or all\n", v, cj_arch_names()); return 0; }
     } else if (!strcmp(o, "--pretend-missing")) {
-      if (!v || !*v) { fprintf(stderr, "convjit-coverage: --pretend-missing needs a mnemonic\n"); return 0; }
+      if (!(v = cli_value(&c))) return 0;
+      if (!*v) { fprintf(stderr, "convjit-coverage: --pretend-missing needs a mnemonic\n"); return 0; }
       a->pretend_missing = v;
-      i++;
     } else if (!strcmp(o, "--list")) a->list = 1;
     else if (!strcmp(o, "--verbose")) a->verbose = 1;
     else if (!strcmp(o, "--plans-only")) a->plans_only = 1;
     else if (!strcmp(o, "--help")) { usage(stdout); exit(0); }
-    else { fprintf(stderr, "convjit-coverage: unknown argument '%s'\n", o); return 0; }
+    else { cli_unknown(&c); return 0; }
   }
   return 1;
 }
@@ -397,6 +401,12 @@ int main(int argc, char **argv) {
   cov_args a;
   cli_set_tool("convjit-coverage");
   if (!parse_args(argc, argv, &a)) { usage(stderr); return 2; }
+  int na = 0;
+  const cj_arch *const *arches = cj_arch_list(&na);
+  char arch_text[80]; /* "(gfx942, gfx950)" or the one arch */
+  snprintf(arch_text, sizeof arch_text, "(%s)", cj_arch_names());
+  for (int ai = 0; ai < na; ai++)
+    if (a.arch_mask == 1 << ai) snprintf(arch_text, sizeof arch_text, "%s", arches[ai]->name);
   sweep s;
   memset(&s, 0, sizeof s);
   s.pretend_missing = a.pretend_missing;
@@ -413,9 +423,9 @@ int main(int argc, char **argv) {
              nbad, s.build_failed, (cj_now_ms() - t0) / 1000.0);
       fflush(stdout);
     }
-    for (int ai = 0; ai < (int)NELEM(ARCHES); ai++) {
+    for (int ai = 0; ai < na; ai++) {
       if (!(a.arch_mask & (1 << ai))) continue;
-      const cj_arch *arch = cj_arch_from_name(ARCHES[ai]);
+      const cj_arch *arch = arches[ai];
       /* the stream depends on (seed, i) only: the same problem on both arches */
       rng r = {a.seed * 0x2545f4914f6cdd1dull ^ (i + 1) * 0x9e3779b97f4a7c15ull};
       rng_next(&r);
@@ -475,7 +485,7 @@ int main(int argc, char **argv) {
   printf("convjit-coverage: seed %llu, samples %llu..%llu x %s: %u conv, %u transpose, %u weight_pack plans, "
          "%u refused by selection or plan\n",
          (unsigned long long)a.seed, (unsigned long long)a.first, (unsigned long long)(a.first + a.samples - 1),
-         a.arch_mask == 3 ? "(gfx942, gfx950)" : ARCHES[a.arch_mask == 1 ? 0 : 1], s.samples[0], s.samples[1],
+         arch_text, s.samples[0], s.samples[1],
          s.samples[2], s.refused);
   printf("convjit-coverage: %u distinct kernels %s (%u of them gated by the resource gate: spills or scratch, never "
          "shipped, not scanned), %llu instructions, %u distinct mnemonics, %u not emulated, %u build failures, %.1f s\n",

@@ -24,9 +24,9 @@
 #include "pipeline/build.h"
 #include "pipeline/disasm.h"
 #include "host/bounds.h"
-#include "emu/emu_internal.h"
-#include "host/plan.h"
+#include "emu/emu.h"
 #include "host/select.h"
+#include "host/tool_api.h"
 #include "cli.h"
 
 #define DUMP_MAX_KERNELS 8
@@ -172,18 +172,12 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
   CJ_CHECK(a->dtype && (!strcmp(a->dtype, "bf16") || !strcmp(a->dtype, "fp8")), CONVJIT_ERR_INVALID_ARG,
            "--dtype %s: --op conv takes bf16 or fp8", a->dtype ? a->dtype : "(none)");
   /* The public descriptor, validated and normalized as the API does. */
-  convjit_conv_desc d = convjit_conv_desc_default();
+  cli_shape s = cli_shape_3d(a->shape);
+  if (cli_shape_dims(&s, o->stride, o->nstride, o->dil, o->ndil, o->pad, o->npad))
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--stride, --dilation, --pad: see above");
+  convjit_conv_desc d = cli_conv_desc(&s);
   if (!strcmp(a->dtype, "fp8")) /* the arch's native format (docs/api.md "fp8 formats") */
-    d.x_dtype = d.w_dtype = !strcmp(a->arch->name, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
-  d.n = a->shape[0]; d.c = a->shape[1]; d.k = a->shape[5];
-  for (int i = 0; i < 3; i++) {
-    d.in[i] = a->shape[2 + i];
-    d.filter[i] = a->shape[6 + i];
-    if (o->nstride) d.stride[i] = o->stride[i];
-    if (o->ndil) d.dilation[i] = o->dil[i];
-    if (o->npad) d.pad_lo[i] = d.pad_hi[i] = o->pad[i];
-    if (o->npad == 6) d.pad_hi[i] = o->pad[3 + i];
-  }
+    d.x_dtype = d.w_dtype = cli_fp8_dtype(a->arch);
   d.has_bias = o->bias;
   d.groups = o->groups ? (int64_t)o->groups : 1;
   d.x_layout = o->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
@@ -356,7 +350,7 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
       else if (!strcmp(name, "shape")) CLI(a->nshape = cli_list("--shape", v, a->shape, 1, DUMP_MAX_SHAPE, 0, CLI_MAX_EXTENT));
       else if (!strcmp(name, "arch")) {
         a->arch = cj_arch_from_name(v);
-        CJ_CHECK(a->arch != NULL, CONVJIT_ERR_INVALID_ARG, "--arch %s: must be gfx942 or gfx950", v);
+        CJ_CHECK(a->arch != NULL, CONVJIT_ERR_INVALID_ARG, "--arch %s: must be one of %s", v, cj_arch_names());
       }
       continue;
     }
@@ -370,7 +364,7 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
     CJ_TRY(op->set_opt(a, name, v));
   }
   if (*help) return CONVJIT_OK;
-  CJ_CHECK(a->arch != NULL, CONVJIT_ERR_INVALID_ARG, "--arch is required (gfx942 or gfx950)");
+  CJ_CHECK(a->arch != NULL, CONVJIT_ERR_INVALID_ARG, "--arch is required (one of %s)", cj_arch_names());
   CJ_CHECK(a->op_name != NULL, CONVJIT_ERR_INVALID_ARG, "--op is required");
   if (!op) {
     cj_strbuf known = {0};
@@ -434,7 +428,7 @@ static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_str
       for (uint32_t i = 0; i < h.n; i++) cj_sb_printf(o, "%s\"%s\":%u", i ? "," : "", h.v[i].name, h.v[i].count);
       cj_sb_printf(o, "},\"not_emulated\":[");
       for (uint32_t i = 0, m = 0; i < h.n; i++)
-        if (!emu_isa_lookup_mnemonic(h.v[i].name, NULL)) cj_sb_printf(o, "%s\"%s\"", m++ ? "," : "", h.v[i].name);
+        if (!emu_isa_has(h.v[i].name)) cj_sb_printf(o, "%s\"%s\"", m++ ? "," : "", h.v[i].name);
       cj_sb_printf(o, "]}");
     } else {
       cj_sb_printf(o, "; kernel %s: %u instructions in %llu bytes, %u mnemonics%s\n", b[k].info->name, h.total,
@@ -442,7 +436,7 @@ static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_str
       /* '!' marks what the emulator's ISA table (src/emu/isa_table.h) lacks. */
       for (uint32_t i = 0; i < h.n; i++)
         cj_sb_printf(o, "%7u %s%s\n", h.v[i].count, h.v[i].name,
-                     emu_isa_lookup_mnemonic(h.v[i].name, NULL) ? "" : "  ! not in the emulator's table");
+                     emu_isa_has(h.v[i].name) ? "" : "  ! not in the emulator's table");
       if (h.undecoded) cj_sb_printf(o, "%7u (undecodable words)\n", h.undecoded);
     }
     cj_mnem_hist_free(&h);

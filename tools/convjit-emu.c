@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convjit/convjit.h"
-#include "emu/emu_internal.h"
+#include "emu/emu.h"
 #include "cli.h"
 
 #define MAX_ARGS 64
@@ -194,12 +194,14 @@ static int read_file(const char *path, uint8_t **data, size_t *n) {
 
 static int print_isa(const emu_args *a) {
   int n = 0;
-  const emu_isa_row *rows = emu_isa_rows(&n);
+  while (emu_isa_mnemonic(n, NULL)) n++;
   if (a->json) cj_sb_printf(&g_js, "{\"tool\":\"convjit-emu\",\"ok\":true,\"count\":%d,\"isa\":[", n);
   for (int i = 0; i < n; i++) {
-    if (a->json) cj_sb_printf(&g_js, "%s{\"mnemonic\":\"%s\",\"class\":\"%s\"}", i ? "," : "", rows[i].name,
-                              emu_class_name((emu_class)rows[i].cls));
-    else printf("%-40s %s\n", rows[i].name, emu_class_name((emu_class)rows[i].cls));
+    emu_class cls;
+    const char *name = emu_isa_mnemonic(i, &cls);
+    if (a->json) cj_sb_printf(&g_js, "%s{\"mnemonic\":\"%s\",\"class\":\"%s\"}", i ? "," : "", name,
+                              emu_class_name(cls));
+    else printf("%-40s %s\n", name, emu_class_name(cls));
   }
   if (a->json) { printf("%s]}\n", g_js.s); cj_sb_free(&g_js); }
   else printf("# %d mnemonics (base names; _e32/_e64/_sdwa/_dpp encodings of each included)\n", n);

@@ -32,7 +32,7 @@
 #include <string.h>
 #include "convjit/convjit.h"
 #include "codegen/kplan_knobs.h"
-#include "host/plan.h"
+#include "host/tool_api.h"
 #include "codegen/kspec.h"
 #include "cli.h"
 
@@ -43,7 +43,7 @@ enum { MAXSH = 3 };
 typedef struct mix_args {
   const char *arch;
   int nsh;
-  int64_t shape[MAXSH][9], pad[MAXSH][3];
+  cli_shape sh[MAXSH];  /* 3D; padding the same on both sides */
   cj_conv_opts forced;
   int json;
 } mix_args;
@@ -74,35 +74,38 @@ static int parse_args(int argc, char **argv, mix_args *a) {
   a->arch = "both";
   a->forced.tile_m = 128; a->forced.tile_n = 128; a->forced.wave_m = 2; a->forced.wave_n = 4;
   a->forced.splitk = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+  cli_args c = cli_args_of(argc, argv);
+  while (cli_next(&c)) {
+    const char *o = c.opt, *v;
     if (!strcmp(o, "--json")) { a->json = 1; continue; }
     if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
-    if (!v) { fprintf(stderr, "convjit-mix: %s needs a value\n", o); return -1; }
-    i++;
+    int k = cli_knob_opt(&c, &a->forced, 1); /* the tunable conv knobs (kplan_knobs.h) */
+    if (k < 0) return -1;
+    if (k) continue;
+    if (!(v = cli_value(&c))) return -1;
     if (!strcmp(o, "--arch")) a->arch = v;
     else if (!strcmp(o, "--shape")) {
       if (a->nsh == MAXSH) { fprintf(stderr, "convjit-mix: at most %d shapes\n", MAXSH); return -1; }
-      if (cli_list(o, v, a->shape[a->nsh], 9, 9, 0, CLI_MAX_EXTENT) < 0) return -1;
-      a->pad[a->nsh][0] = a->pad[a->nsh][1] = a->pad[a->nsh][2] = 1;
+      int64_t sv[9];
+      if (cli_list(o, v, sv, 9, 9, 0, CLI_MAX_EXTENT) < 0) return -1;
+      a->sh[a->nsh] = cli_shape_3d(sv);
+      for (int i = 0; i < 3; i++) a->sh[a->nsh].pad_lo[i] = a->sh[a->nsh].pad_hi[i] = 1;
       a->nsh++;
     } else if (!strcmp(o, "--pad")) {
       if (!a->nsh) { fprintf(stderr, "convjit-mix: --pad follows a --shape\n"); return -1; }
-      if (cli_list(o, v, a->pad[a->nsh - 1], 3, 3, 0, CLI_MAX_EXTENT) < 0) return -1;
+      cli_shape *s = &a->sh[a->nsh - 1];
+      if (cli_list(o, v, s->pad_lo, 3, 3, 0, CLI_MAX_EXTENT) < 0) return -1;
+      memcpy(s->pad_hi, s->pad_lo, sizeof s->pad_hi);
     }
-    else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
-             cj_conv_knob_tunable(cj_conv_knob_find(o + 2, strlen(o + 2)))) { /* the conv knobs (kplan_knobs.h) */
-      if (cli_knob(&a->forced, cj_conv_knob_find(o + 2, strlen(o + 2)), o, v)) return -1;
-    }
-    else { fprintf(stderr, "convjit-mix: unknown option %s\n", o); return -1; }
+    else return cli_unknown(&c);
   }
   if (a->nsh == 1) { fprintf(stderr, "convjit-mix: give 2 or 3 shapes (or none for the default)\n"); return -1; }
   if (a->nsh == 0) { /* the default: T = 3, 5, 7 */
     for (int k = 0; k < MAXSH; k++) {
-      memcpy(a->shape[k], def, sizeof def);
-      a->shape[k][6] = 3 + 2 * k;
-      a->pad[k][0] = 1 + k;
-      a->pad[k][1] = a->pad[k][2] = 1;
+      a->sh[k] = cli_shape_3d(def);
+      a->sh[k].v[6] = 3 + 2 * k;
+      a->sh[k].pad_lo[0] = a->sh[k].pad_hi[0] = 1 + k;
+      for (int i = 1; i < 3; i++) a->sh[k].pad_lo[i] = a->sh[k].pad_hi[i] = 1;
     }
     a->nsh = MAXSH;
   }
@@ -113,31 +116,9 @@ static int parse_args(int argc, char **argv, mix_args *a) {
   return 0;
 }
 
-/* Shape k of a as the public descriptor. */
-static convjit_conv_desc mix_desc(const mix_args *a, int k) {
-  convjit_conv_desc d = convjit_conv_desc_default();
-  const int64_t *sh = a->shape[k];
-  d.n = sh[0];
-  d.c = sh[1];
-  for (int i = 0; i < 3; i++) {
-    d.in[i] = sh[2 + i];
-    d.filter[i] = sh[6 + i];
-    d.pad_lo[i] = d.pad_hi[i] = a->pad[k][i];
-  }
-  d.k = sh[5];
-  d.y_dtype = CONVJIT_DTYPE_BF16;
-  return d;
-}
+/* Shape k of a as the public descriptor (bf16 in and out). */
+static convjit_conv_desc mix_desc(const mix_args *a, int k) { return cli_conv_desc(&a->sh[k]); }
 
-#define TRY(call)                                                                                     \
-  do {                                                                                                \
-    convjit_status s_ = (call);                                                                       \
-    if (s_ != CONVJIT_OK) {                                                                           \
-      fprintf(stderr, "convjit-mix: %s: %s\n", convjit_status_string(s_), convjit_last_error());     \
-      rc = s_;                                                                                        \
-      goto done;                                                                                      \
-    }                                                                                                 \
-  } while (0)
 
 static void cls_of(const convjit_emu_counts *c, uint64_t v[NCLS]) {
   uint64_t x[NCLS] = {c->salu, c->valu, c->vmem, c->lds, c->mfma, c->waitcnt, c->barrier, c->smem + c->branch};
@@ -152,33 +133,30 @@ static int run_one(convjit_context *ctx, const mix_args *a, int k, const cj_conv
   void *buf[5] = {NULL, NULL, NULL, NULL, NULL}; /* x, w packed, bias, y, workspace */
   convjit_conv_desc d = mix_desc(a, k);
   memset(r, 0, sizeof *r);
-  TRY(cj_plan_create_conv_opts(ctx, &d, forced, &plan));
-  const cj_kplan *kp = NULL;
-  for (uint32_t i = 0; i < plan->seq.fwd.nsteps; i++)
-    if (plan->seq.fwd.step[i].kind == CJ_STEP_KERNEL && plan->seq.fwd.step[i].plan.op == CJ_KOP_CONV)
-      kp = &plan->seq.fwd.step[i].plan;
+  CLI_TRY(cj_plan_create_conv_opts(ctx, &d, forced, &plan));
+  const cj_kplan *kp = cj_plan_conv_kernel(plan);
   if (!kp) { fprintf(stderr, "convjit-mix: the plan has no bf16 conv kernel\n"); rc = CONVJIT_ERR_INTERNAL; goto done; }
   r->cp = kp->u.conv;
   snprintf(r->kernel, sizeof r->kernel, "%s", kp->name);
-  const cj_conv_problem *p = &plan->prob;
+  const cj_conv_problem *p = cj_plan_problem(plan);
   size_t ws = 0, pw = 0;
-  TRY(convjit_plan_workspace_size(plan, &ws));
-  TRY(convjit_plan_packed_weight_size(plan, &pw));
+  CLI_TRY(convjit_plan_workspace_size(plan, &ws));
+  CLI_TRY(convjit_plan_packed_weight_size(plan, &pw));
   size_t bytes[5] = {(size_t)(p->n * p->c * p->d * p->h * p->w) * 2,
                      pw ? pw : (size_t)(p->k * p->c * p->t * p->r * p->s) * 2, 4,
                      (size_t)(p->n * p->k * p->od * p->oh * p->ow) * 2, ws ? ws : 4};
   for (int i = 0; i < 5; i++) {
-    TRY(convjit_malloc(ctx, bytes[i], &buf[i]));
-    TRY(convjit_memset(ctx, buf[i], 0, bytes[i], NULL)); /* counts do not depend on the values */
+    CLI_TRY(convjit_malloc(ctx, bytes[i], &buf[i]));
+    CLI_TRY(convjit_memset(ctx, buf[i], 0, bytes[i], NULL)); /* counts do not depend on the values */
   }
-  TRY(convjit_emu_record_launches(ctx, 1));
-  TRY(convjit_conv_fwd(plan, buf[0], buf[1], NULL, buf[3], ws ? buf[4] : NULL, ws, NULL));
-  TRY(convjit_synchronize(ctx, NULL));
-  TRY(convjit_emu_record_launches(ctx, 0));
+  CLI_TRY(convjit_emu_record_launches(ctx, 1));
+  CLI_TRY(convjit_conv_fwd(plan, buf[0], buf[1], NULL, buf[3], ws ? buf[4] : NULL, ws, NULL));
+  CLI_TRY(convjit_synchronize(ctx, NULL));
+  CLI_TRY(convjit_emu_record_launches(ctx, 0));
   convjit_emu_stats st[8];
   size_t n = 0;
   for (int i = 0; i < 8; i++) st[i].struct_size = sizeof st[i];
-  TRY(convjit_emu_recorded_stats(ctx, st, 8, &n));
+  CLI_TRY(convjit_emu_recorded_stats(ctx, st, 8, &n));
   int found = 0;
   for (size_t i = 0; i < n && i < 8; i++) {
     if (strcmp(st[i].kernel, r->kernel)) continue;
@@ -231,7 +209,7 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
   o.disable_disk_cache = 1;
   mix_run r[MAXSH];
   double avg[MAXSH][NCLS], per[NCLS], part[2][NCLS];
-  TRY(convjit_context_create(&o, &ctx));
+  CLI_TRY(convjit_context_create(&o, &ctx));
   cj_conv_opts f = a->forced;
   for (int k = 0; k < n; k++) {
     if ((rc = run_one(ctx, a, k, &f, &r[k]))) goto done;
@@ -268,7 +246,7 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
     if (n == 3 && fabs(part[1][i] - part[0][i]) > worst) worst = fabs(part[1][i] - part[0][i]);
   }
   int linear = n == 3 ? worst <= 0.01 : -1;
-  /* the kernel's design (conv_igemm.c header): per K step each wave issues
+  /* the kernel's design (conv_igemm_multistage.c header): per K step each wave issues
    * its A and B DMAs, one ds_read per MFMA operand (A and B fragments times
    * the MFMAs a 32-wide K step needs), the MFMAs, one waitcnt, one barrier */
   double kk = 32.0 / c->mfma_k;
@@ -279,13 +257,13 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
            arch, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->threads, c->mfma_k, c->mi_m, c->mi_n, c->stages,
            c->splitk, c->dma_bytes);
     for (int k = 0; k < n; k++) {
-      const int64_t *sh = a->shape[k];
+      const int64_t *sh = a->sh[k].v, *pad = a->sh[k].pad_lo;
       printf("shape %d: %lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld pad %lld,%lld,%lld: gemm_k = Cp*T*R*S = %u*%u = "
              "%u, k_tiles = ceil(gemm_k/32) = %u, K steps per wave = %u (k_tiles / split-K, rounded to %u "
              "stages); %llu waves\n",
              k + 1, (long long)sh[0], (long long)sh[1], (long long)sh[2], (long long)sh[3], (long long)sh[4],
-             (long long)sh[5], (long long)sh[6], (long long)sh[7], (long long)sh[8], (long long)a->pad[k][0],
-             (long long)a->pad[k][1], (long long)a->pad[k][2], r[k].cp.g.cp, r[k].cp.g.taps,
+             (long long)sh[5], (long long)sh[6], (long long)sh[7], (long long)sh[8], (long long)pad[0],
+             (long long)pad[1], (long long)pad[2], r[k].cp.g.cp, r[k].cp.g.taps,
              r[k].cp.g.cp * r[k].cp.g.taps, r[k].cp.k_tiles, r[k].cp.k_tiles_split, r[k].cp.stages,
              (unsigned long long)r[k].waves);
     }
@@ -319,10 +297,10 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
                  linear < 0 ? "null" : linear ? "true" : "false");
     for (int k = 0; k < n; k++) {
       cj_sb_printf(js, "%s{\"shape\":[", k ? "," : "");
-      for (int i = 0; i < 9; i++) cj_sb_printf(js, "%s%lld", i ? "," : "", (long long)a->shape[k][i]);
+      for (int i = 0; i < 9; i++) cj_sb_printf(js, "%s%lld", i ? "," : "", (long long)a->sh[k].v[i]);
       cj_sb_printf(js, "],\"pad\":[%lld,%lld,%lld],\"gemm_k\":%u,\"k_tiles\":%u,\"k_steps\":%u,\"waves\":%llu,"
                    "\"per_wave\":{",
-                   (long long)a->pad[k][0], (long long)a->pad[k][1], (long long)a->pad[k][2],
+                   (long long)a->sh[k].pad_lo[0], (long long)a->sh[k].pad_lo[1], (long long)a->sh[k].pad_lo[2],
                    r[k].cp.g.cp * r[k].cp.g.taps, r[k].cp.k_tiles, r[k].cp.k_tiles_split,
                    (unsigned long long)r[k].waves);
       for (int i = 0; i < NCLS; i++) cj_sb_printf(js, "%s\"%s\":%.10g", i ? "," : "", k_cls[i], avg[k][i]);

@@ -24,8 +24,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "codegen/kspec.h"
-#include "host/plan.h"
-#include "host/tune_db.h"
+#include "host/tool_api.h"
 #include "util/numfmt.h"
 
 typedef struct tune_args {
@@ -49,31 +48,30 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   memset(a, 0, sizeof *a);
   a->device = "hip";
   a->topt = convjit_tune_options_default();
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+  cli_args c = cli_args_of(argc, argv);
+  while (cli_next(&c)) {
+    const char *o = c.opt, *v = NULL;
     uint64_t u;
-#define NEEDV() do { if (!v) { fprintf(stderr, "convjit-tune: %s needs a value\n", o); return -1; } i++; } while (0)
-    if (!strcmp(o, "--device")) { NEEDV(); a->device = v; }
-    else if (!strcmp(o, "--arch")) { NEEDV(); a->arch = v; }
-    else if (!strcmp(o, "--shapes")) { NEEDV(); a->shapes = v; }
-    else if (!strcmp(o, "--cache-dir")) { NEEDV(); a->cache_dir = v; }
-    else if (!strcmp(o, "--export")) { NEEDV(); a->export_file = v; }
-    else if (!strcmp(o, "--import")) { NEEDV(); a->import_file = v; }
+    if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
+    else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
+    else if (!strcmp(o, "--shapes")) { CLI_VALUE(&c, v); a->shapes = v; }
+    else if (!strcmp(o, "--cache-dir")) { CLI_VALUE(&c, v); a->cache_dir = v; }
+    else if (!strcmp(o, "--export")) { CLI_VALUE(&c, v); a->export_file = v; }
+    else if (!strcmp(o, "--import")) { CLI_VALUE(&c, v); a->import_file = v; }
     else if (!strcmp(o, "--json")) a->json = 1;
     else if (!strcmp(o, "--store-modelled")) a->store_modelled = 1;
     else if (!strcmp(o, "--no-store")) a->no_store = 1;
     else if (!strcmp(o, "--count")) a->count = 1;
     else if (!strcmp(o, "--clear")) a->clear = 1;
-    else if (!strcmp(o, "--budget-ms")) { NEEDV(); if (cli_double(o, v, -1e-300, 1e6, &a->topt.budget_ms)) return -1; }
-    else if (!strcmp(o, "--warmup")) { NEEDV(); if (cli_u64(o, v, 0, 1000, &u)) return -1; a->topt.warmup = (int)u; }
+    else if (!strcmp(o, "--budget-ms")) { CLI_VALUE(&c, v); if (cli_double(o, v, -1e-300, 1e6, &a->topt.budget_ms)) return -1; }
+    else if (!strcmp(o, "--warmup")) { CLI_VALUE(&c, v); if (cli_u64(o, v, 0, 1000, &u)) return -1; a->topt.warmup = (int)u; }
     else if (!strcmp(o, "--max-reps")) {
-      NEEDV();
+      CLI_VALUE(&c, v);
       if (cli_u64(o, v, 1, 10000, &u)) return -1;
       a->topt.max_reps = (int)u;
       if (a->topt.min_reps > a->topt.max_reps) a->topt.min_reps = a->topt.max_reps;
     } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
-    else { fprintf(stderr, "convjit-tune: unknown option %s\n", o); return -1; }
-#undef NEEDV
+    else return cli_unknown(&c);
   }
   if (strcmp(a->device, "hip") && strcmp(a->device, "emu")) return cli_fail("--device", a->device, "hip or emu");
   int jobs = !!a->shapes + !!a->export_file + !!a->import_file + a->count + a->clear;
@@ -140,13 +138,13 @@ static int parse_shape(const char *line, const char *arch, convjit_conv_desc *d,
             "what is tuned\n", lineno);
     return -1;
   }
-  *d = convjit_conv_desc_default();
-  d->n = g.n, d->c = g.c, d->k = g.k;
-  const uint32_t in[3] = {g.d, g.h, g.w}, f[3] = {g.t, g.r, g.s};
+  const int64_t v[9] = {g.n, g.c, g.d, g.h, g.w, g.k, g.t, g.r, g.s};
+  cli_shape s = cli_shape_3d(v);
   for (int i = 0; i < 3; i++) {
-    d->in[i] = in[i], d->filter[i] = f[i], d->stride[i] = g.stride[i], d->dilation[i] = g.dil[i];
-    d->pad_lo[i] = g.pad_lo[i], d->pad_hi[i] = g.pad_hi[i];
+    s.stride[i] = g.stride[i], s.dil[i] = g.dil[i];
+    s.pad_lo[i] = g.pad_lo[i], s.pad_hi[i] = g.pad_hi[i];
   }
+  *d = cli_conv_desc(&s);
   d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
   d->has_bias = bias;
   return 0;
@@ -169,60 +167,59 @@ static void fill(void *h, size_t n, size_t eb, uint64_t *seed) {
   }
 }
 
-#define TRY(x) do { if ((st = (x)) != CONVJIT_OK) goto done; } while (0)
 
 static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *d, const tune_args *a, progress *pg,
                                  shape_row *row) {
   convjit_status st;
   convjit_plan *plan = NULL;
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *h = NULL;
-  TRY(convjit_plan_create_conv(ctx, d, &plan));
-  const cj_conv_problem *p = &plan->prob;
+  CLI_TRY_QUIET(convjit_plan_create_conv(ctx, d, &plan));
+  const cj_conv_problem *p = cj_plan_problem(plan);
   size_t eb = cj_dtype_bytes(p->x_dtype);
   size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
   size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
   size_t ws = 0, pw = 0;
-  TRY(convjit_plan_workspace_size(plan, &ws));
-  TRY(convjit_plan_packed_weight_size(plan, &pw));
+  CLI_TRY_QUIET(convjit_plan_workspace_size(plan, &ws));
+  CLI_TRY_QUIET(convjit_plan_packed_weight_size(plan, &pw));
   /* room for the split-K candidates: their fp32 partial sums after the
    * transposed x (256-byte aligned sub-buffers, select_conv.c); a
    * candidate wanting more is tuned in a second pass (workspace_needed) */
   size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
   h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)p->k);
   st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
-  TRY(st);
-  TRY(convjit_malloc(ctx, nx * eb, &dx));
-  TRY(convjit_malloc(ctx, nw * eb, &dw));
-  TRY(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
-  TRY(convjit_malloc(ctx, ny * 2, &dy));
-  TRY(convjit_malloc(ctx, ws_all, &dws));
+  CLI_TRY_QUIET(st);
+  CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
+  CLI_TRY_QUIET(convjit_malloc(ctx, nw * eb, &dw));
+  CLI_TRY_QUIET(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
+  CLI_TRY_QUIET(convjit_malloc(ctx, ny * 2, &dy));
+  CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
   uint64_t seed = 1;
   fill(h, nx, eb, &seed);
-  TRY(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
+  CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
   fill(h, nw, eb, &seed);
-  TRY(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
-  if (!pw) TRY(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
+  CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
+  if (!pw) CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     float *b = h;
     for (int64_t i = 0; i < p->k; i++) b[i] = (float)i / (float)p->k - 0.5f;
-    TRY(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
-    TRY(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
+    CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
   }
-  if (pw) TRY(convjit_weight_pack(plan, dw, dwp, NULL));
+  if (pw) CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
   convjit_conv_args args = convjit_conv_args_default();
   args.x = dx, args.w_packed = dwp, args.bias = db, args.y = dy, args.workspace = dws, args.workspace_bytes = ws_all;
   convjit_tune_options o = a->topt;
   o.progress = on_candidate;
   o.progress_user = pg;
   row->res.struct_size = sizeof row->res;
-  TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+  CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
   if (row->res.workspace_needed > ws_all) { /* a candidate wanted more: once more with room for all */
     ws_all = row->res.workspace_needed;
-    TRY(convjit_free(ctx, dws));
+    CLI_TRY_QUIET(convjit_free(ctx, dws));
     dws = NULL;
-    TRY(convjit_malloc(ctx, ws_all, &dws));
+    CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
     args.workspace = dws, args.workspace_bytes = ws_all;
-    TRY(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
+    CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
   }
   row->ok = 1;
 done:
@@ -310,7 +307,9 @@ static void print_json(const shape_row *rows, int n, int modelled, const char *d
 
 /* ---- jobs ------------------------------------------------------------------- */
 
-static int run_shapes(convjit_context *ctx, const tune_args *a, const char *arch, int modelled) {
+static int run_shapes(convjit_context *ctx, const tune_args *a, const convjit_context_info *ci) {
+  const char *arch = ci->arch;
+  int modelled = ci->emulated;
   FILE *f = fopen(a->shapes, "r");
   if (!f) {
     fprintf(stderr, "convjit-tune: --shapes %s: cannot open it\n", a->shapes);
@@ -354,16 +353,16 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const char *arch
   }
   if (pg.tty) fprintf(stderr, "\n");
   int asked = modelled ? a->topt.store_modelled : a->topt.store, stored, tuned;
-  if (a->json) print_json(rows, n, modelled, a->device, arch, ctx->dev->model);
+  if (a->json) print_json(rows, n, modelled, a->device, arch, ci->device_model);
   else {
-    print_table(rows, n, modelled, arch, ctx->dev->model);
-    print_store_line(rows, n, modelled, asked, cj_cache_disk_path(ctx->cache));
+    print_table(rows, n, modelled, arch, ci->device_model);
+    print_store_line(rows, n, modelled, asked, ci->cache_path);
   }
   count_stored(rows, n, &stored, &tuned);
   if (asked && stored < tuned) {
     fprintf(stderr, "convjit-tune: %d of %d winners not stored: the tuning table of %s could not be written "
             "(CONVJIT_LOG=error gives the reason)\n", tuned - stored, tuned,
-            cj_cache_disk_path(ctx->cache)[0] ? cj_cache_disk_path(ctx->cache) : "(no database: disk cache off)");
+            ci->cache_path[0] ? ci->cache_path : "(no database: disk cache off)");
     failed = 1;
   }
   free(rows);
@@ -374,7 +373,7 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const char *arch
 static int run_export(convjit_context *ctx, const char *file) {
   cj_strbuf js = {0};
   int nrows = 0;
-  if (cj_tune_db_export(ctx->cache, &js, &nrows) != CONVJIT_OK) {
+  if (cj_context_tuning_export(ctx, &js, &nrows) != CONVJIT_OK) {
     fprintf(stderr, "convjit-tune: --export: %s\n", convjit_last_error());
     cj_sb_free(&js);
     return 1;
@@ -413,7 +412,7 @@ static int run_import(convjit_context *ctx, const char *file) {
   }
   cj_strbuf report = {0};
   int imported = 0, skipped = 0;
-  convjit_status st = cj_tune_db_import(ctx->cache, js.s, &imported, &skipped, &report);
+  convjit_status st = cj_context_tuning_import(ctx, js.s, &imported, &skipped, &report);
   if (report.s) fprintf(stderr, "%s", report.s);
   if (st != CONVJIT_OK) fprintf(stderr, "convjit-tune: --import %s: %s\n", file, convjit_last_error());
   else fprintf(stderr, "convjit-tune: imported %d rows, skipped %d\n", imported, skipped);
@@ -439,20 +438,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "convjit-tune: %s\n", convjit_last_error());
     return 1;
   }
+  convjit_context_info ci = {.struct_size = sizeof ci};
+  convjit_context_get_info(ctx, &ci);
   int rc;
-  if (table_only && !cj_cache_disk_path(ctx->cache)[0]) {
+  if (table_only && !ci.cache_path[0]) {
     fprintf(stderr, "convjit-tune: no usable cache database (CONVJIT_LOG=info says why)\n");
     rc = 1;
   } else if (a.export_file) rc = run_export(ctx, a.export_file);
   else if (a.import_file) rc = run_import(ctx, a.import_file);
   else if (a.count) {
-    printf("%d\n", cj_tune_db_count(ctx->cache));
+    printf("%d\n", cj_context_tuning_count(ctx));
     rc = 0;
   } else if (a.clear) {
-    rc = cj_tune_db_clear(ctx->cache) != CONVJIT_OK;
+    rc = cj_context_tuning_clear(ctx) != CONVJIT_OK;
     if (rc) fprintf(stderr, "convjit-tune: --clear: %s\n", convjit_last_error());
   } else {
-    rc = run_shapes(ctx, &a, ctx->arch->name, ctx->dev->is_emulated);
+    rc = run_shapes(ctx, &a, &ci);
   }
   convjit_context_destroy(ctx);
   return rc;

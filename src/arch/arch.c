@@ -5,6 +5,7 @@
  * docs/isa-notes.md with its source. Kernel builders read these fields and
  * never compare arch names.
  */
+#include <pthread.h>
 #include <string.h>
 #include "arch/arch.h"
 
@@ -37,6 +38,10 @@ static const cj_arch cj_gfx942 = {
     .clock_mhz = 2100, /* MI300X peak engine clock (AMD Instinct MI300X data sheet) */
     .simds_per_cu = 4, /* CDNA3 white paper: 4 SIMD units per CU */
     .lds_banks = 32,   /* ROCm blog on CK-Tile LDS bank conflicts (docs/emulator.md "LDS bank model") */
+    .hbm_gbs = 5300,         /* MI300X data sheet: 5.3 TB/s */
+    .lds_cu_bytes = 65536,   /* CDNA3 ISA guide: 64 KiB per CU */
+    .waves_per_simd = 8,     /* llc-22 -mcpu=gfx942: "Occupancy: 8" at minimal registers */
+    .vgpr_granule = 8,       /* LLVM AMDGPUUsage: gfx90a+ unified file, granule 8 */
     /* found by tests/emu/test_decode.c's random-bytes test: printing a VOP3
      * word whose source field is 255 aborts LLVM 22 for gfx942 */
     .llvm_vop3_literal = 0,
@@ -65,6 +70,10 @@ static const cj_arch cj_gfx950 = {
     .clock_mhz = 2400, /* MI355X peak engine clock (AMD Instinct MI355X data sheet) */
     .simds_per_cu = 4, /* CDNA4 keeps the CDNA3 CU: 4 SIMD units */
     .lds_banks = 64,   /* ROCm blog "FP8 GEMM Optimization on AMD CDNA4", Table 1 (docs/emulator.md) */
+    .hbm_gbs = 8000,         /* MI355X data sheet: 8 TB/s */
+    .lds_cu_bytes = 163840,  /* CDNA4 ISA guide: 160 KiB per CU */
+    .waves_per_simd = 8,     /* llc-22 -mcpu=gfx950: "Occupancy: 8" at minimal registers */
+    .vgpr_granule = 8,       /* as gfx942 */
     /* llvm-mc-22 --disassemble -mcpu=gfx950 prints such a word with its
      * literal (e.g. "v_add3_u32 v0, 0x12345, v2, v3") */
     .llvm_vop3_literal = 1,
@@ -84,6 +93,25 @@ const cj_arch *const *cj_arch_list(int *count) {
   return cj_arches;
 }
 
+static char cj_names[64];
+static pthread_once_t cj_names_once = PTHREAD_ONCE_INIT;
+static void cj_names_build(void) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof cj_arches / sizeof cj_arches[0]; i++) {
+    size_t len = strlen(cj_arches[i]->name);
+    if (n + len + 3 > sizeof cj_names) break; /* a table that outgrows the buffer lists what fits */
+    if (i) memcpy(cj_names + n, ", ", 2), n += 2;
+    memcpy(cj_names + n, cj_arches[i]->name, len);
+    n += len;
+  }
+  cj_names[n] = 0;
+}
+
+const char *cj_arch_names(void) {
+  pthread_once(&cj_names_once, cj_names_build);
+  return cj_names;
+}
+
 const cj_arch *cj_arch_from_elf_mach(uint32_t mach) {
   for (size_t i = 0; i < sizeof cj_arches / sizeof cj_arches[0]; i++)
     if (cj_arches[i]->elf_mach == mach) return cj_arches[i];
@@ -99,16 +127,18 @@ int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes) {
 
 /* Layouts and operand types from docs/isa-notes.md §1 (AMD's matrix instruction
  * calculator for CDNA3, Triton/CK for CDNA4); intrinsic names and operand
- * IR types checked with llc-22 (docs/isa-notes.md). */
+ * IR types checked with llc-22 (docs/isa-notes.md). Cycles from the dense
+ * peak rates (docs/performance.md): bf16 512 FLOPs/clk/SIMD on gfx942, 1024
+ * on gfx950; fp8 1024 and 2048. */
 static const cj_mfma_row cj_mfma_rows[] = {
     {CJ_MFMA_BF16_16x16x16, "v_mfma_f32_16x16x16_bf16", "llvm.amdgcn.mfma.f32.16x16x16bf16.1k", CONVJIT_DTYPE_BF16,
-     2, 16, 16, 16, 4, 1, CJ_OPND_I16, 4, 0, 0},
+     2, 16, 16, 16, 4, 1, CJ_OPND_I16, 4, 0, 0, 16 /* 8192 FLOPs at 512 */},
     {CJ_MFMA_BF16_16x16x32, "v_mfma_f32_16x16x32_bf16", "llvm.amdgcn.mfma.f32.16x16x32.bf16", CONVJIT_DTYPE_BF16, 2,
-     16, 16, 32, 8, 1, CJ_OPND_BF16, 8, 0, 0},
+     16, 16, 32, 8, 1, CJ_OPND_BF16, 8, 0, 0, 16 /* 16384 at 1024 */},
     {CJ_MFMA_FP8_16x16x32, "v_mfma_f32_16x16x32_fp8_fp8", "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8",
-     CONVJIT_DTYPE_FP8_E4M3FNUZ, 1, 16, 16, 32, 8, 1, CJ_OPND_I64, 1, 0, 0},
+     CONVJIT_DTYPE_FP8_E4M3FNUZ, 1, 16, 16, 32, 8, 1, CJ_OPND_I64, 1, 0, 0, 16 /* 16384 at 1024 */},
     {CJ_MFMA_F8F6F4_16x16x128, "v_mfma_f32_16x16x128_f8f6f4", "llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4",
-     CONVJIT_DTYPE_FP8_E4M3FN, 1, 16, 16, 128, 16, 2, CJ_OPND_I32, 8, 0, 0},
+     CONVJIT_DTYPE_FP8_E4M3FN, 1, 16, 16, 128, 16, 2, CJ_OPND_I32, 8, 0, 0, 32 /* 65536 at 2048 */},
 };
 
 const cj_mfma_row *cj_mfma_row_of(cj_mfma_kind kind) {

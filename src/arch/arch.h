@@ -48,6 +48,11 @@ typedef struct cj_arch {
   uint32_t simds_per_cu;      /* 4: waves a CU issues at once (one wave64 per SIMD) */
   uint32_t lds_banks;         /* LDS banks of 4 bytes, for the bank model (src/emu/lds_banks.c):
                                  32 / 64; 0 = no model */
+  /* for the bounds model (src/host/bounds.c; sources in docs/performance.md) */
+  uint32_t hbm_gbs;           /* peak HBM bandwidth, GB/s (decimal): 5300 / 8000 */
+  uint32_t lds_cu_bytes;      /* LDS per CU, shared by its workgroups: 65536 / 163840 */
+  uint32_t waves_per_simd;    /* wave slots per SIMD: 8 */
+  uint32_t vgpr_granule;      /* VGPR allocation granule of the unified file: 8 */
   /* for the emulator's decoder guard (src/pipeline/disasm.c) */
   int llvm_vop3_literal;      /* 1: LLVM 22's disassembler reads a VOP3 source field of
                                  255 as a trailing literal (gfx950); 0: it crashes
@@ -58,6 +63,8 @@ typedef struct cj_arch {
 const cj_arch *cj_arch_from_name(const char *name);
 /* The supported arches, for iteration in tests and tools. */
 const cj_arch *const *cj_arch_list(int *count);
+/* Their names for messages, from the same table: "gfx942, gfx950". */
+const char *cj_arch_names(void);
 /* The arch whose elf_mach is mach (a code object's e_flags & 0xff), or NULL. */
 const cj_arch *cj_arch_from_elf_mach(uint32_t mach);
 /* 1 if a raw.ptr.buffer.load.lds of `bytes` per lane is legal on arch
@@ -90,6 +97,8 @@ typedef struct cj_mfma_row {
   cj_opnd_kind opnd;       /* IR operand element ... */
   uint32_t opnd_lanes;     /* ... and count (1: a scalar) */
   uint32_t cbsz, blgp;     /* f8f6f4 A/B format codes (0 = E4M3); 0 on the others */
+  uint32_t cycles;         /* cycles one MFMA keeps its SIMD busy, from the dense peak
+                              rate: 2*m*n*k FLOPs / FLOPs per clock per SIMD */
 } cj_mfma_row;
 
 /* The row of an MFMA kind; NULL if unknown. */

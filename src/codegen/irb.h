@@ -1,5 +1,5 @@
 /* irb — the small layer over the LLVM C API that every kernel builder uses
- * (layout.c, conv_igemm.c, conv_finalize.c, epilogue.c). Contract:
+ * (layout.c, conv_igemm*.c, conv_finalize.c, epilogue.c). Contract:
  *
  *  - cj_irb_begin creates a module (triple amdgcn-amd-amdhsa, AMDGPU data
  *    layout) and a builder in the caller's LLVMContext; cj_irb_kernel adds the

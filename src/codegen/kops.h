@@ -1,8 +1,10 @@
 /* The kernel-op table: one row per kind of kernel convjit builds. Every place
  * that dispatches on an op expands this one X-macro (the enum and names in
- * kplan.h/kplan.c, the key and print hooks in kplan.c, the builders in
+ * kplan.h/kplan.c, the key and print hooks in kops.c, the builders in
  * codegen.c, the spec parsers in kspec.c), so adding an op is one row here
- * plus its plan file (kplan_<op>.c) and its builder file.
+ * plus its plan file (kplan_<op>.c) and its builder file. An op's plan file
+ * calls only kplan.c (below it); the files that expand the hook columns sit
+ * above every op (scripts/check-layers finds a call loop otherwise).
  *
  *   X(ID, name, key, print, build, spec, prefix)
  *   ID      the enum constant CJ_KOP_<ID>

@@ -1,21 +1,22 @@
-/* Plan key and printout (contract in kplan.h). The common header (launch
- * shape, LDS, arguments) is written here; each op writes its own fields
- * through its hooks in the op table (kops.h). Keys are text, field by
- * field: never a memcmp of a struct with padding. */
+/* The plan's common part (contract in kplan.h): argument lists, the key
+ * and printout of the common header (launch shape, LDS, arguments), the
+ * naming of kernels, and the op table's name and prefix columns. Below
+ * every op's plan file (kplan_<op>.c), which calls in here; kops.c, above
+ * them, adds each op's own fields through the table's hooks. Keys are
+ * text, field by field: never a memcmp of a struct with padding. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include "codegen/kplan.h"
 
-/* The op table's name, prefix and hook columns, by op. */
+/* The op table's name and prefix columns, by op (data only: the hook
+ * columns are kops.c's, so this file calls no op's code). */
 typedef struct cj_kop_row {
   const char *name, *prefix;
-  void (*key)(const cj_kplan *, cj_strbuf *);
-  void (*print)(const cj_kplan *, cj_strbuf *);
 } cj_kop_row;
 
 static const cj_kop_row cj_kop_rows[CJ_KOP_COUNT] = {
-#define CJ_KOP_ROW(id, nm, key, print, build, spec, prefix) [CJ_KOP_##id] = {nm, prefix, key, print},
+#define CJ_KOP_ROW(id, nm, key, print, build, spec, prefix) [CJ_KOP_##id] = {nm, prefix},
     CJ_KOP_TABLE(CJ_KOP_ROW)
 #undef CJ_KOP_ROW
 };
@@ -83,18 +84,11 @@ static void cj_kplan_op(const cj_kplan *p, cj_strbuf *sb, const char *fmt_known,
   else cj_sb_printf(sb, fmt_unknown, (int)p->op);
 }
 
-/* The op's own fields: its key part or its printout. */
-static void cj_kplan_family(const cj_kplan *p, cj_strbuf *sb, int key) {
-  const cj_kop_row *r = cj_kop_row_of(p->op);
-  if (r) (key ? r->key : r->print)(p, sb);
-}
-
 uint32_t cj_kplan_co_version(const cj_kplan *p) {
   return p->code_object_version ? p->code_object_version : CJ_CODE_OBJECT_VERSION_DEFAULT;
 }
 
-void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {
-  if (!p) { cj_sb_printf(key, "null;"); return; }
+void cj_kplan_key_head(const cj_kplan *p, cj_strbuf *key) {
   cj_kplan_op(p, key, "op=%s;", "op=%d;");
   cj_sb_printf(key, "name=%s;", p->name);
   /* The ELF differs by version. Written for a non-default one only, so
@@ -108,13 +102,13 @@ void cj_kplan_key(const cj_kplan *p, cj_strbuf *key) {
     cj_sb_printf(key, "%s%s:%c%u", i ? "," : "", p->args[i].name ? p->args[i].name : "?",
                  p->args[i].is_ptr ? 'p' : 'v', p->args[i].size);
   cj_sb_printf(key, ";");
-  cj_kplan_family(p, key, 1);
 }
 
-convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix) {
+convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix, cj_kplan_part own_key) {
   cj_strbuf key = {0};
   p->name[0] = 0;
-  cj_kplan_key(p, &key);
+  cj_kplan_key_head(p, &key); /* cj_kplan_key's text: the head, then the op's own fields */
+  own_key(p, &key);
   int oom = key.oom;
   uint64_t h = oom ? 0 : cj_hash64(key.s, key.len, 0);
   cj_sb_free(&key);
@@ -123,8 +117,7 @@ convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix) {
   return CONVJIT_OK;
 }
 
-void cj_kplan_print(const cj_kplan *p, cj_strbuf *out) {
-  if (!p) { cj_sb_printf(out, "plan: (null)\n"); return; }
+void cj_kplan_print_head(const cj_kplan *p, cj_strbuf *out) {
   cj_kplan_op(p, out, "plan %s\n", "plan op=%d\n");
   cj_sb_printf(out, "  %-14s = %s\n", "name", p->name);
   cj_sb_printf(out, "  %-14s = %s\n", "arch", p->arch ? p->arch->name : "(none)");
@@ -136,5 +129,4 @@ void cj_kplan_print(const cj_kplan *p, cj_strbuf *out) {
   for (uint32_t i = 0; i < p->nargs && i < CJ_KPLAN_MAX_ARGS; i++)
     cj_sb_printf(out, "  arg[%u]         = %s (%s, %u bytes)\n", i, p->args[i].name ? p->args[i].name : "?",
                  p->args[i].is_ptr ? "global pointer" : "value", p->args[i].size);
-  cj_kplan_family(p, out, 0);
 }

@@ -91,14 +91,23 @@ typedef struct cj_kplan {
 
 /* The code object version p's kernel is emitted as (5 or 6). */
 uint32_t cj_kplan_co_version(const cj_kplan *p);
-/* Canonical cache key of the plan (no arch/LLVM/convjit version: the
- * runtime appends those). */
+/* kops.c: canonical cache key of the plan (no arch/LLVM/convjit version:
+ * the runtime appends those): the common head, then the op's own fields
+ * through the op table's key hook. */
 void cj_kplan_key(const cj_kplan *p, cj_strbuf *key);
-/* Human-readable plan, one field per line, with each flag's reason. */
+/* kops.c: human-readable plan, one field per line, with each flag's reason. */
 void cj_kplan_print(const cj_kplan *p, cj_strbuf *out);
+/* An op's own key or print part (the op table's key and print columns). */
+typedef void (*cj_kplan_part)(const cj_kplan *p, cj_strbuf *sb);
+/* The common head of the key / the printout (p not NULL): op, name,
+ * launch shape, LDS, arguments. */
+void cj_kplan_key_head(const cj_kplan *p, cj_strbuf *key);
+void cj_kplan_print_head(const cj_kplan *p, cj_strbuf *out);
 /* Names the kernel "<prefix>_<16 hex digits of the key's hash>", the key
- * being written while p->name is still empty: one symbol per distinct plan. */
-convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix);
+ * (cj_kplan_key's text: head + own_key, the op's key hook) being written
+ * while p->name is still empty: one symbol per distinct plan. The op's
+ * plan file passes its own hook, so naming calls nothing above it. */
+convjit_status cj_kplan_name_from_key(cj_kplan *p, const char *prefix, cj_kplan_part own_key);
 /* For the per-kind key/print parts (kplan_<family>.c), so every kind writes
  * the same syntax: key "field=value;", print "  field = value  # reason". */
 void cj_kplan_key_u64(cj_strbuf *key, const char *field, uint64_t v);

@@ -421,7 +421,7 @@ static convjit_status cj_conv_step_launch(cj_kplan *p) {
   }
   char prefix[40];
   snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV), cj_dtype_name((convjit_dtype)c->g.dtype));
-  return cj_kplan_name_from_key(p, prefix);
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_conv_key);
 }
 
 static _Atomic uint64_t cj_conv_init_count;

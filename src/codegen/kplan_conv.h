@@ -99,7 +99,7 @@ typedef struct cj_conv_geom {
 void cj_conv_geom_key(cj_strbuf *key, const char *field, cj_conv_geom g);
 void cj_conv_geom_print(cj_strbuf *out, const char *field, cj_conv_geom g, const char *reason);
 
-/* K-loop schedules of the family (conv_igemm.c's strategy table). */
+/* K-loop schedules of the family (conv_igemm.c's strategy table, one file each). */
 typedef enum cj_conv_sched {
   CJ_CONV_SCHED_MULTISTAGE = 1, /* S-stage LDS ring, DMA S-1 steps ahead, one barrier per step (bf16) */
   CJ_CONV_SCHED_PINGPONG = 2,   /* 8 waves, 256x256x128, A/B in 128-row halves x {current, next}; per
@@ -108,7 +108,7 @@ typedef enum cj_conv_sched {
   CJ_CONV_SCHED_COUNT
 } cj_conv_sched;
 
-/* How A and B reach LDS (conv_igemm.c "VGPR load path"). */
+/* How A and B reach LDS (conv_igemm_multistage.c "Load path"). */
 typedef enum cj_conv_load {
   CJ_CONV_LOAD_DMA = 1,  /* buffer_load...lds: no VGPRs, but gfx942's is 4 bytes per lane (one M0,
                             address and bounds check per 4 bytes) */

@@ -31,7 +31,7 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
   cj_epi_add_args(p, &f->epi);
   cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
-  return cj_kplan_name_from_key(p, cj_kop_prefix(CJ_KOP_CONV_FINALIZE));
+  return cj_kplan_name_from_key(p, cj_kop_prefix(CJ_KOP_CONV_FINALIZE), cj_kplan_finalize_key);
 }
 
 void cj_kplan_finalize_key(const cj_kplan *p, cj_strbuf *fsb_) {

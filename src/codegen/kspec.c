@@ -193,7 +193,7 @@ convjit_status cj_kspec_conv_parse(const char *arch, const char *dtype, const ch
                                    cj_conv_geom *g, cj_conv_opts *o, cj_epilogue *e) {
   CJ_CHECK(arch && dtype && shape && g && o && e, CONVJIT_ERR_INVALID_ARG, "cj_kspec_conv_parse: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
-  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
+  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be one of %s", arch, cj_arch_names());
   uint64_t v[KSPEC_MAX_SHAPE];
   int n = 0;
   CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n, 0));
@@ -238,7 +238,7 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
                              const char *opts, cj_kplan *out) {
   CJ_CHECK(op && arch && dtype && shape && out, CONVJIT_ERR_INVALID_ARG, "cj_kspec_plan: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
-  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
+  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be one of %s", arch, cj_arch_names());
   CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz",
            dtype);
   CJ_CHECK(strcmp(dtype, "bf16-fp8") != 0 || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,

@@ -27,7 +27,7 @@ convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx 
   *out = NULL;
   CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: arch = NULL");
   const cj_arch *a = cj_arch_from_name(arch);
-  CJ_CHECK(a, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: arch = \"%s\": must be gfx942 or gfx950", arch);
+  CJ_CHECK(a, CONVJIT_ERR_INVALID_ARG, "emu_ctx_create: arch = \"%s\": must be one of %s", arch, cj_arch_names());
   if (opt) {
     CJ_CHECK(opt->size == sizeof(emu_options), CONVJIT_ERR_INVALID_ARG,
              "emu_ctx_create: options.size = %u: must be sizeof(emu_options) = %zu", opt->size, sizeof(emu_options));

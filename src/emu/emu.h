@@ -56,6 +56,16 @@ typedef enum emu_class {
 
 const char *emu_class_name(emu_class c); /* "salu", "valu", ... */
 
+/* isa_query.c: the instruction subset (emu/isa_table.h) for tools that list
+ * it or check disassembly against it, without the decoder's internals. */
+const char *emu_isa_mnemonic(int i, emu_class *cls); /* row i's base mnemonic; NULL past the last */
+/* 1 if the table has mn as the disassembler prints it (an _e32/_e64/_sdwa/_dpp
+ * suffix allowed), else 0. */
+int emu_isa_has(const char *mn);
+/* Why the decoder would not run one disassembled instruction (text as LLVM
+ * prints it, at byte pc, with its bytes), or NULL when it would. */
+const char *emu_decode_why(const char *text, uint32_t pc, const uint8_t *bytes, uint32_t size);
+
 /* ---- context ------------------------------------------------------------- */
 typedef struct emu_options {
   uint32_t size;   /* sizeof(emu_options): lets the struct grow */

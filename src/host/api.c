@@ -61,8 +61,7 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   const cj_arch *want = NULL;
   if (o.arch) {
     want = cj_arch_from_name(o.arch);
-    CJ_CHECK(want, CONVJIT_ERR_INVALID_ARG, "options.arch = \"%.32s\": supported are \"gfx942\" and \"gfx950\"",
-             o.arch);
+    CJ_CHECK(want, CONVJIT_ERR_INVALID_ARG, "options.arch = \"%.32s\": supported are %s", o.arch, cj_arch_names());
   }
   if (o.log_level != CONVJIT_LOG_FROM_ENV) cj_log_set_level((cj_log_level)(o.log_level - 1));
 
@@ -71,8 +70,8 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   convjit_status st = CONVJIT_OK;
   const cj_arch *arch = cj_arch_from_name(dev->arch);
   if (!arch) {
-    st = CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "device arch \"%s\": convjit builds for gfx942 and gfx950",
-                dev->arch[0] ? dev->arch : "(unknown)");
+    st = CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "device arch \"%s\": convjit builds for %s",
+                dev->arch[0] ? dev->arch : "(unknown)", cj_arch_names());
     goto fail;
   }
   if (want && want != arch) {

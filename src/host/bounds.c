@@ -30,20 +30,14 @@ typedef struct bounds_rates {
 } bounds_rates;
 
 static bounds_rates rates_of(const cj_arch *a) {
-  bounds_rates r = {5300, 65536, 8, 8};       /* gfx942: MI300X */
-  if (a->has_ocp_fp8) r.hbm_gbs = 8000, r.lds_cu_bytes = 163840; /* gfx950: MI355X */
+  bounds_rates r = {a->hbm_gbs, a->lds_cu_bytes, a->waves_per_simd, a->vgpr_granule};
   return r;
 }
 
-/* Cycles one MFMA keeps its SIMD busy (from the dense peak rates). */
+/* Cycles one MFMA keeps its SIMD busy (cj_mfma_row.cycles). */
 static uint32_t mfma_cycles_of(uint32_t kind) {
-  switch (kind) {
-    case CJ_MFMA_BF16_16x16x16: return 16;   /* gfx942: 8192 FLOPs at 512 FLOPs/clk/SIMD */
-    case CJ_MFMA_BF16_16x16x32: return 16;   /* gfx950: 16384 at 1024 */
-    case CJ_MFMA_FP8_16x16x32: return 16;    /* gfx942: 16384 at 1024 */
-    case CJ_MFMA_F8F6F4_16x16x128: return 32; /* gfx950: 65536 at 2048 */
-    default: return 0;
-  }
+  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)kind);
+  return mf ? mf->cycles : 0;
 }
 
 

@@ -1,5 +1,7 @@
 /* The objects behind the public handles (convjit_context, convjit_plan) and
- * the one launch path. Internal: tools and tests may look inside.
+ * the one launch path. Internal to src/host: tests may look inside; tools
+ * use host/tool_api.h (which also declares the plan-creation and descriptor
+ * functions they share with the host files).
  *
  * A plan is resolved at creation into launch-ready steps: each kernel step
  * holds its loaded kernel, its grid/block, and for every explicit argument
@@ -14,6 +16,7 @@
 #include <stddef.h>
 #include "convjit/convjit.h"
 #include "host/select.h"
+#include "host/tool_api.h"
 #include "runtime/cache.h"
 #include "runtime/device.h"
 
@@ -163,11 +166,6 @@ void cj_plan_launch_facts(convjit_plan *p);
 /* api_launch.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);
-/* api_plan.c: convjit_plan_create_conv with forced choices (tests, tools);
- * o NULL = all automatic. With nothing forced (NULL or all 0) the tuning
- * table is asked first; only NULL uses the plan memo. */
-convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
-                                        convjit_plan **out);
 /* api_plan.c: p (prob set) rebuilt as the candidate o: selection and every
  * kernel through the cache. On failure p has no steps and the status says
  * why (UNSUPPORTED illegal, RESOURCE the gate, others). */
@@ -188,12 +186,7 @@ convjit_status cj_need_emu(convjit_context *ctx, const char *fn);
 /* INVALID_ARG unless the plan's context is alive (every plan entry point
  * that reaches the context or its kernels checks this first). */
 convjit_status cj_plan_check_ctx(const convjit_plan *p);
-/* desc.c: validation + 3D normalization of a public descriptor. */
-convjit_status cj_conv_desc_normalize(const convjit_conv_desc *d, cj_conv_problem *out);
 convjit_status cj_check_dtype(convjit_dtype t, const char *field);
-/* desc.c: the transpose descriptor's fields (the checks of
- * convjit_plan_create_transpose, for tools that plan without a context). */
-convjit_status cj_transpose_desc_check(const convjit_transpose_desc *d);
 /* a*b into *r; INVALID_ARG naming `what` past 2^62. */
 convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what);
 /* desc.c: a caller's struct_size is known (>= v1 size, <= ours) or VERSION. */

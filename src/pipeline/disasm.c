@@ -36,13 +36,14 @@ static int llvm_would_crash(const cj_arch *arch, const uint8_t *p, uint64_t left
     return 0;
   }
   if ((w0 >> 26) != 0x34) return 0; /* not VOP3/VOP3P */
-  /* gfx950's f8f6f4 MFMAs (VOP3P 0x3ad 16x16x128, 0x3ae 32x32x64) with an
+  /* The f8f6f4 MFMAs (an arch whose fp8 MFMA is one: gfx950; VOP3P 0x3ad
+   * 16x16x128, 0x3ae 32x32x64) with an
    * A or B source that is not a VGPR/AGPR (an SGPR, ttmp or constant code):
    * LLVM 22 crashes building the register tuple of the format cbsz/blgp
    * select (found by tests/fuzz/fuzz_codeobj in CI, pinned down by a
    * fork-per-instruction search; docs/testing.md). A compiler emits only
    * VGPR/AGPR A and B there (C may be the inline constant 0). */
-  if (arch->has_ocp_fp8 && ((w0 >> 16) == 0xd3ad || (w0 >> 16) == 0xd3ae) && left >= 8) {
+  if (arch->mfma_fp8 == CJ_MFMA_F8F6F4_16x16x128 && ((w0 >> 16) == 0xd3ad || (w0 >> 16) == 0xd3ae) && left >= 8) {
     memcpy(&w1, p + 4, 4);
     if ((w1 & 0x1ff) < 0x100 || ((w1 >> 9) & 0x1ff) < 0x100) return 1;
   }
@@ -108,8 +109,8 @@ convjit_status cj_disasm_range(const cj_codeobj *co, const cj_arch *a, uint64_t 
 convjit_status cj_disasm_kernel(const cj_codeobj *co, const cj_kernel_info *k, cj_disasm_fn fn, void *user) {
   CJ_CHECK(co && k && fn, CONVJIT_ERR_INVALID_ARG, "cj_disasm_kernel: NULL argument");
   const cj_arch *a = cj_arch_from_elf_mach(co->elf_mach);
-  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "disassembly: code object machine 0x%x is not gfx942 or gfx950",
-           co->elf_mach);
+  CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "disassembly: code object machine 0x%x is none of %s",
+           co->elf_mach, cj_arch_names());
   CJ_CHECK(k->entry_vaddr >= co->text_vaddr && k->entry_vaddr - co->text_vaddr <= co->text.size &&
                k->code_size <= co->text.size - (k->entry_vaddr - co->text_vaddr),
            CONVJIT_ERR_INVALID_ARG, "disassembly: kernel %s: code [0x%llx, +%llu) is outside .text", k->name,

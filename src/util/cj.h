@@ -17,7 +17,12 @@
 #include <stdint.h>
 #include "convjit/convjit.h"
 
-#define CJ_VERSION_STRING "0.1.0"
+/* "MAJOR.MINOR.PATCH" from the public header's CONVJIT_VERSION_*, which
+ * CMakeLists.txt checks against project(VERSION) at configure time: the
+ * version is written there and in convjit.h only. */
+#define CJ_STR_(x) #x
+#define CJ_STR(x) CJ_STR_(x)
+#define CJ_VERSION_STRING CJ_STR(CONVJIT_VERSION_MAJOR) "." CJ_STR(CONVJIT_VERSION_MINOR) "." CJ_STR(CONVJIT_VERSION_PATCH)
 
 /* misc.c — element types: name for messages ("bf16", "fp8_e4m3fn", ...; "?"
  * if unknown) and bytes per element (0 if unknown). */

@@ -102,6 +102,33 @@ static void test_emulator_facts(void **st) {
   assert_null(cj_arch_from_elf_mach(0x40)); /* gfx900 */
 }
 
+/* The bounds model's facts (docs/performance.md, "Rates"): HBM bandwidth,
+ * LDS per CU, wave slots and VGPR granule per arch, and every MFMA row's
+ * cycles from the dense peak rate written here: bf16 512 FLOPs per clock per
+ * SIMD on gfx942 (1307.4 TFLOPS / (304 CUs x 4 SIMDs x 2.1 GHz)), 1024 on
+ * gfx950; fp8 twice those. */
+static void test_bounds_facts(void **st) {
+  (void)st;
+  const cj_arch *a942 = cj_arch_from_name("gfx942"), *a950 = cj_arch_from_name("gfx950");
+  assert_int_equal(a942->hbm_gbs, 5300); /* MI300X 5.3 TB/s */
+  assert_int_equal(a950->hbm_gbs, 8000); /* MI355X 8 TB/s */
+  assert_int_equal(a942->lds_cu_bytes, 64 * 1024);
+  assert_int_equal(a950->lds_cu_bytes, 160 * 1024);
+  for (int i = 0; i < 2; i++) {
+    const cj_arch *a = i ? a950 : a942;
+    assert_int_equal(a->waves_per_simd, 8);
+    assert_int_equal(a->vgpr_granule, 8);
+    const struct { cj_mfma_kind kind; uint32_t flops_per_clk; } rows[] = {
+        {a->mfma_bf16, i ? 1024 : 512}, {a->mfma_fp8, i ? 2048 : 1024}};
+    for (int r = 0; r < 2; r++) {
+      const cj_mfma_row *mf = cj_mfma_row_of(rows[r].kind);
+      assert_non_null(mf);
+      assert_int_equal(mf->cycles, 2 * mf->m * mf->n * mf->k / rows[r].flops_per_clk);
+    }
+  }
+  assert_string_equal(cj_arch_names(), "gfx942, gfx950"); /* the messages' list, from the table */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gfx942),
@@ -109,6 +136,7 @@ int main(void) {
       cmocka_unit_test(test_names_and_list),
       cmocka_unit_test(test_dma_widths),
       cmocka_unit_test(test_emulator_facts),
+      cmocka_unit_test(test_bounds_facts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

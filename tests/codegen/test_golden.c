@@ -10,6 +10,9 @@
  * rewrites the value columns of every row (comments and row order kept).
  * To add a kernel: add a row with the five key columns (a kernel spec,
  * src/codegen/kspec.h) and '?' in the value columns, then update.
+ * CONVJIT_GOLDEN_SAVE_DIR=DIR also writes every row's IR as built and its
+ * code object to DIR/<row>_<arch>_<kernel>.{ll,co}: two runs before and
+ * after a refactor that must not change kernels compare with diff -r.
  *
  * The table is a TRIPWIRE, not an oracle: its values are measurements that
  * the code under test regenerates (CONVJIT_GOLDEN_UPDATE=1), meaning "what we
@@ -339,11 +342,33 @@ static void golden_write(const char *path, const golden_file *g, const golden_ro
   if (fclose(fp) != 0 || rename(tmp, path) != 0) fail_msg("cannot replace %s", path);
 }
 
+/* CONVJIT_GOLDEN_SAVE_DIR: row r's IR as built and its code object; 0, or
+ * 1 (printed) when a file cannot be written. */
+static int save_row(const char *dir, int r, const golden_row *w, const cj_built *b) {
+  const struct { const char *ext; const void *data; size_t size; } out[2] = {
+      {"ll", b->ir.data, b->ir.data ? strlen((const char *)b->ir.data) : 0},
+      {"co", b->code_object.data, b->code_object.size}};
+  for (int i = 0; i < 2; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%03d_%s_%s.%s", dir, r, w->arch, b->info->name, out[i].ext);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(out[i].data, 1, out[i].size, f) == out[i].size;
+    if (f && fclose(f) != 0) ok = 0;
+    if (!ok) {
+      printf("golden: CONVJIT_GOLDEN_SAVE_DIR: cannot write %s\n", path);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Builds every row's kernel and compares (or, updating, rewrites). */
 static void test_golden_table(void **state) {
   (void)state;
   const char *upd = getenv("CONVJIT_GOLDEN_UPDATE");
   int update = upd && *upd && strcmp(upd, "0") != 0;
+  const char *save_dir = getenv("CONVJIT_GOLDEN_SAVE_DIR");
+  if (save_dir && !*save_dir) save_dir = NULL;
   golden_file g;
   if (golden_read(GOLDEN_PATH, &g) != 0) fail_msg("%s: malformed (see above)", GOLDEN_PATH);
   assert_true(g.nrows > 0);
@@ -364,13 +389,14 @@ static void test_golden_table(void **state) {
       now[r] = *w;
       continue;
     }
-    if (cj_build_kernel(&p, 0, &b) != CONVJIT_OK) {
+    if (cj_build_kernel(&p, save_dir ? CJ_BUILD_KEEP_IR : 0, &b) != CONVJIT_OK) {
       printf("golden: %s %s %s %s %s: build: %s\n", w->op, w->arch, w->dtype, w->shape, w->opts, cj_error_text());
       failed++;
       now[r] = *w;
       continue;
     }
     measure(w, &b, &now[r]);
+    if (save_dir && save_row(save_dir, r, w, &b)) failed++;
     cj_built_free(&b);
     cj_strbuf why = {0}, desc = {0};
     if (derived_bounds(w, &p, &now[r], &why, &desc)) {

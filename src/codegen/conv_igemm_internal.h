@@ -1,0 +1,111 @@
+/* The implicit-GEMM conv builder's shared state and its files' entry points:
+ * internal to src/codegen/conv_igemm*.c (cj_conv_build in conv_igemm.c is
+ * the one function the rest of convjit calls, through the op table).
+ *
+ *   conv_igemm.c             cj_conv_build: ids, buffer resources, per-thread
+ *                            DMA rows and operand offsets, the schedule table
+ *   conv_igemm_kstep.c       what every schedule's K step is made of: the LDS
+ *                            stage layout, DMA / VGPR loads, ds_writes, MFMA
+ *                            operand reads, the MFMA call, loop-carried phis
+ *   conv_igemm_multistage.c  K-loop schedule "multistage" (and its VGPR load path)
+ *   conv_igemm_pingpong.c    K-loop schedule "ping-pong" (8 waves, fp8 on gfx950)
+ *   conv_igemm_store.c       the epilogue: accumulators through the ops to y
+ *                            (or the split-K workspace)
+ *
+ * A schedule (cj_cv_schedules[] in conv_igemm.c) takes the cj_cv that
+ * cj_conv_build has set up and leaves the accumulators in v->acc. */
+#ifndef CJ_CODEGEN_CONV_IGEMM_INTERNAL_H
+#define CJ_CODEGEN_CONV_IGEMM_INTERNAL_H
+
+#include "codegen/codegen.h"
+#include "codegen/epilogue.h"
+#include "codegen/im2col.h"
+#include "codegen/irb.h"
+
+#define CJ_CONV_MAX_FRAG 64
+#define CJ_CONV_MAX_KQ 8 /* 16-byte K chunks per stage row: 128 fp8 */
+
+/* How one thread's DMA instructions of one operand (A or B) map onto the
+ * [kq][row][16 B] stage: instruction i loads tile row row[i % period] at
+ * K column kt*tile_k + kq[i]*chunk + kthr + kin (kthr: the thread's kq
+ * chunk, a multiple of chunk; kin: its lane's place inside the chunk). */
+typedef struct cj_cv_map {
+  uint32_t rows, ndma, period, nrow;
+  uint32_t kq[CJ_CONV_MAX_DMA];
+  LLVMValueRef row[CJ_CONV_MAX_DMA]; /* tile-local row of each distinct slot */
+  LLVMValueRef kthr;                 /* the thread's chunk offset (multiple of chunk, often 0) */
+  LLVMValueRef kin;                  /* the lane's element offset inside its 16-byte chunk */
+} cj_cv_map;
+
+typedef struct cj_cv {
+  cj_irb *g;
+  const cj_kplan *p;
+  const cj_conv_plan *c;
+  const cj_mfma_row *mf;               /* the plan's MFMA row */
+  LLVMBuilderRef b;
+  LLVMValueRef tid, wave, lane, wm, wn;
+  LLVMValueRef lds_a[4], lds_b[4];
+  LLVMValueRef xr, wr;
+  cj_im2col ic;
+  cj_cv_map ma, mb;
+  cj_im2col_row arow[CJ_CONV_MAX_DMA];
+  LLVMValueRef brow[CJ_CONV_MAX_DMA];  /* byte offset of the weight row */
+  LLVMValueRef bok[CJ_CONV_MAX_DMA];   /* output channel < K */
+  LLVMValueRef kt0, k_end;             /* first K step, end of the split (elements) */
+  LLVMValueRef m0, n0;
+  LLVMValueRef grp;                    /* group index (grid y; constant 0 when ungrouped) */
+  LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
+  LLVMValueRef wave_off;               /* wave*64*dma_bytes: the DMAs' M0 base (pinned per stage in the loop) */
+  LLVMValueRef wave_off0;              /* ... as computed before the loop */
+  LLVMValueRef wra, wrb;               /* VGPR path: per-lane ds_write offsets of A and B instruction 0 */
+  /* channel GEMM (1x1x1 on NCDHW x): per A instruction, the byte offset of
+   * x[n][0][p] for its position chunk, that chunk's validity, its k row */
+  LLVMValueRef cg_base[CJ_CONV_MAX_DMA], cg_ok[CJ_CONV_MAX_DMA], cg_krow[CJ_CONV_MAX_DMA];
+  LLVMValueRef acc[CJ_CONV_MAX_FRAG];
+  LLVMTypeRef opty, accty;             /* MFMA operand and accumulator types */
+  /* ping-pong schedule: LDS [half][parity], the thread's logical chunk,
+   * per-run lane offsets of the operands, this step's A column */
+  LLVMValueRef pa[2][2], pb[2][2];
+  LLVMValueRef pp_chunk, pp_opa[2], pp_opb[2];
+  cj_im2col_col pp_col;
+} cj_cv;
+
+/* One K slice's operands (mfma_k deep) of a wave: its mi_m A and mi_n B
+ * fragments, a[0 .. mi_m-1] then b. */
+typedef struct cj_cv_ops {
+  LLVMValueRef v[2 * CJ_CONV_MAX_FRAG];
+} cj_cv_ops;
+
+/* conv_igemm_kstep.c */
+void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma);
+/* The loads of K step kt: DMAs into LDS stage st (out NULL), or (VGPR
+ * path) buffer loads into out[0 .. a_dma) (A) and out[a_dma ..) (B). */
+void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out);
+LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase);
+LLVMValueRef cj_cv_write_lane(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds0);
+void cj_cv_write(cj_cv *v, uint32_t st, LLVMValueRef *vals); /* VGPR path: one K step's registers -> stage st */
+LLVMValueRef cj_cv_load_runs(cj_cv *v, LLVMValueRef q[2]);
+LLVMValueRef cj_cv_mfma(cj_cv *v, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc);
+LLVMValueRef cj_cv_read_a(cj_cv *v, uint32_t st, uint32_t i, uint32_t kk);
+LLVMValueRef cj_cv_read_b(cj_cv *v, uint32_t st, uint32_t j, uint32_t kk);
+void cj_cv_read_slice(cj_cv *v, uint32_t st, uint32_t kk, cj_cv_ops *o);
+void cj_cv_fence_sched(cj_cv *v);
+void cj_cv_compute(cj_cv *v, uint32_t st); /* every K slice of stage st: reads, then MFMAs */
+void cj_cv_loop_phis(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *val, LLVMValueRef *phis, uint32_t n,
+                     const char *name);
+void cj_cv_acc_loop_begin(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *phis, uint32_t trip);
+void cj_cv_acc_loop_end(cj_cv *v, cj_irb_loop *lp, LLVMValueRef *phis);
+
+/* conv_igemm_multistage.c */
+void cj_cv_kloop_multistage(cj_cv *v);
+
+/* conv_igemm_pingpong.c: its LDS buffers and per-thread rows (instead of
+ * conv_igemm.c's), and its K loop */
+void cj_cv_pp_lds(cj_cv *v);
+void cj_cv_pp_rows(cj_cv *v);
+void cj_cv_kloop_pingpong(cj_cv *v);
+
+/* conv_igemm_store.c */
+void cj_cv_epilogue(cj_cv *v);
+
+#endif

@@ -1,0 +1,248 @@
+/* K-loop schedule "ping-pong" of the conv kernel (conv_igemm_internal.h):
+ * fp8 on gfx950, 8 waves on half blocks; its LDS buffers, per-thread rows,
+ * DMAs and operand reads are its own, the MFMA call and loop phis shared. */
+#include <stdio.h>
+#include "codegen/conv_igemm_internal.h"
+
+/* ---- K-loop schedule "ping-pong" (fp8, gfx950) -------------------------------
+ *
+ * Tile 256x256x128, 8 waves, one f8f6f4 MFMA deep per K step. A and B are
+ * each two 128-row halves, each half a current and a next 16 KiB buffer
+ * (8 LDS globals, 128 KiB): step i reads parity i%2 while the DMA of step
+ * i+1 fills parity (i+1)%2.
+ *
+ * Half buffer layout: row-major, 128 bytes (the step's K) per row, 16-byte
+ * chunk c of row r stored at chunk c ^ ((r >> 1) & 7) — docs/original-design.md's
+ * swizzle col ^ (((r*128 + col) % 2048) >> 8) << 4 for 128-byte rows.
+ *  - DMA: one instruction fills 512 x 16 B = 64 rows; lane L of wave w
+ *    writes byte (i*512 + w*64 + L)*16 (docs/isa-notes.md §4): row i*64 + tid/8,
+ *    stored chunk tid%8. The thread fetches logical chunk
+ *    (tid%8) ^ ((tid/16) & 7) — the same for all its rows (64-row steps
+ *    keep (r >> 1) & 7), so one im2col column per K step serves its 4 A
+ *    rows; 8 lanes fetch one row's 128 contiguous bytes of B (and of A
+ *    when a step lies in one tap).
+ *  - reads: f8f6f4 lane l holds row l%16, k = 16*(l/16) .. +15 and
+ *    64 + the same (docs/isa-notes.md §1): chunks l/16 and l/16 + 4 of the row, two
+ *    ds_read_b128. Fragments start at multiples of 16 rows, so the swizzle
+ *    term is ((l%16) >> 1): one lane offset per run, fragments are
+ *    constant 2 KiB offsets. 16 lanes then touch 64 distinct 4-byte banks
+ *    (gfx950 has 64), where the unswizzled rows (128 B apart) would all
+ *    start in bank 0 or 32 — an 8-way conflict.
+ *
+ * Waves: wm = wave/4 (2), wn = wave%4 (4). In quadrant (A half ha, B half
+ * hb) a wave owns rows ha*128 + wm*64 + 16*fa (fa < 4) and columns
+ * hb*128 + wn*32 + 16*fb (fb < 2): 4 x 2 MFMAs per quadrant, 32 fragments
+ * (128 accumulators) per wave, the plan's mi_m = 8, mi_n = 4 with
+ * halves = 2 (the epilogue's fragment map).
+ *
+ * One step (DMA of step i+1 issued in landing order A0, B0, B1, A1, two
+ * instructions each, so each wait below names exactly the halves it needs):
+ *   vmcnt(4) lgkmcnt(0); barrier   A0, B0 of step i landed (everyone's);
+ *                                  every wave's reads of step i-1 are done
+ *   DMA A0, B0 of i+1;  [prio 1] Q00 = A0 x B0 [prio 0]
+ *   vmcnt(6); barrier              B1 of step i landed
+ *   DMA B1 of i+1;      [prio 1] Q01 = A0 x B1 [prio 0]
+ *   vmcnt(6); barrier              A1 of step i landed
+ *   DMA A1 of i+1;      [prio 1] Q11 = A1 x B1, Q10 = A1 x B0 [prio 0]
+ * A DMA of step i+1 writes a buffer last read in step i-1, before the
+ * first barrier every wave passed with lgkmcnt(0) (docs/kernels.md, "LDS
+ * ordering"). Each half is read once per step (24 ds_read_b128 per wave):
+ * A0 lives from Q00 to Q01, B0 from Q00 to Q10. The loop runs steps in
+ * pairs (constant parities); the last two steps are peeled, the last one
+ * without DMA (waits vmcnt 4, 2, 0). K steps are even (the plan pads).
+ */
+#define CJ_PP_HALF_ROWS 128
+#define CJ_PP_ROW_BYTES 128
+#define CJ_PP_DMA_ROWS 64 /* rows of one 512-lane x 16-byte DMA instruction */
+
+void cj_cv_pp_lds(cj_cv *v) {
+  uint32_t bytes = CJ_PP_HALF_ROWS * CJ_PP_ROW_BYTES;
+  for (uint32_t ab = 0; ab < 2; ab++)
+    for (uint32_t h = 0; h < 2; h++)
+      for (uint32_t par = 0; par < 2; par++) {
+        char n[16];
+        snprintf(n, sizeof n, "lds_%c%u%u", ab ? 'b' : 'a', h, par);
+        (ab ? v->pb : v->pa)[h][par] = cj_irb_lds(v->g, n, bytes, 16);
+      }
+}
+
+/* Lane offsets (one per run) of the operands of fragment 0 of a wave whose
+ * rows start at wrow in a half, as opaque(offset + address of buf0). */
+static void cj_cv_pp_lane_off(cj_cv *v, LLVMValueRef wrow, LLVMValueRef buf0, LLVMValueRef out[2]) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  LLVMValueRef l16 = LLVMBuildURem(b, v->lane, cj_c32(g, 16), "");
+  LLVMValueRef row = LLVMBuildAdd(b, wrow, l16, "");
+  LLVMValueRef swz = LLVMBuildLShr(b, l16, cj_c32(g, 1), "");
+  LLVMValueRef q = LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), "");
+  for (uint32_t r = 0; r < 2; r++) {
+    LLVMValueRef ch = LLVMBuildXor(b, LLVMBuildAdd(b, q, cj_c32(g, 4 * r), ""), swz, "");
+    LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, row, cj_c32(g, CJ_PP_ROW_BYTES), ""),
+                                    LLVMBuildMul(b, ch, cj_c32(g, 16), ""), "pp.lane");
+    out[r] = cj_irb_opaque(g, LLVMBuildAdd(b, off, LLVMBuildPtrToInt(b, buf0, g->i32, ""), ""));
+  }
+}
+
+/* Per-thread DMA rows (4 A rows' im2col decompositions, 4 weight rows),
+ * the thread's chunk, and the operand lane offsets, before the K loop. */
+void cj_cv_pp_rows(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef r0 = LLVMBuildUDiv(b, v->tid, cj_c32(g, 8), "");
+  v->pp_chunk = LLVMBuildXor(b, LLVMBuildURem(b, v->tid, cj_c32(g, 8), ""),
+                             LLVMBuildAnd(b, LLVMBuildLShr(b, v->tid, cj_c32(g, 4), ""), cj_c32(g, 7), ""), "pp.chunk");
+  for (uint32_t slot = 0; slot < 4; slot++) { /* half slot/2, instruction slot%2 */
+    LLVMValueRef row = LLVMBuildAdd(b, r0, cj_c32(g, slot / 2 * CJ_PP_HALF_ROWS + slot % 2 * CJ_PP_DMA_ROWS), "");
+    cj_im2col_row_init(g, &v->ic, LLVMBuildAdd(b, v->m0, row, ""), &v->arow[slot]);
+    LLVMValueRef n = LLVMBuildAdd(b, v->n0, row, "");
+    v->brow[slot] = LLVMBuildMul(b, n, cj_c32(g, (uint32_t)c->g.crs * c->elem_bytes), "b.row");
+    v->bok[slot] = c->n_tail ? LLVMBuildICmp(b, LLVMIntULT, n, cj_c32(g, c->g.k), "") : NULL;
+  }
+  cj_cv_pp_lane_off(v, LLVMBuildMul(b, v->wm, cj_c32(g, 64), ""), v->pa[0][0], v->pp_opa);
+  cj_cv_pp_lane_off(v, LLVMBuildMul(b, v->wn, cj_c32(g, 32), ""), v->pb[0][0], v->pp_opb);
+}
+
+/* The thread's A column of K step kt: one tap decode, uniform (scalar)
+ * when every step lies inside one tap (Cp % 128 == 0), else per lane. */
+static void cj_cv_pp_col(cj_cv *v, LLVMValueRef kt) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  LLVMValueRef k = LLVMBuildMul(b, kt, cj_c32(g, v->c->tile_k), "");
+  LLVMValueRef kin = LLVMBuildMul(b, v->pp_chunk, cj_c32(g, v->c->chunk_elems), "");
+  if (v->c->g.cp % v->c->tile_k == 0) cj_im2col_col_init(g, &v->ic, k, kin, v->k_end, &v->pp_col);
+  else cj_im2col_col_init(g, &v->ic, LLVMBuildAdd(b, k, kin, ""), NULL, v->k_end, &v->pp_col);
+}
+
+/* The DMA of one half (A or B, h) of K step kt into parity par. */
+static void cj_cv_pp_issue(cj_cv *v, int is_b, uint32_t h, LLVMValueRef kt, uint32_t par) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  for (uint32_t i = 0; i < CJ_PP_HALF_ROWS / CJ_PP_DMA_ROWS; i++) {
+    uint32_t slot = h * 2 + i;
+    LLVMValueRef voff;
+    if (!is_b) {
+      voff = cj_im2col_voffset(g, &v->ic, &v->arow[slot], &v->pp_col, CJ_CONV_OOB);
+    } else {
+      LLVMValueRef k = LLVMBuildAdd(b, LLVMBuildMul(b, kt, cj_c32(g, c->tile_k), ""),
+                                    LLVMBuildMul(b, v->pp_chunk, cj_c32(g, c->chunk_elems), ""), "k");
+      LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, k, v->k_end, "");
+      if (v->bok[slot]) ok = LLVMBuildAnd(b, ok, v->bok[slot], "");
+      voff = cj_irb_oob(g, ok, LLVMBuildAdd(b, v->brow[slot], LLVMBuildMul(b, k, cj_c32(g, c->elem_bytes), ""), ""),
+                        CJ_CONV_OOB);
+    }
+    LLVMValueRef buf = is_b ? v->pb[h][par] : v->pa[h][par];
+    LLVMValueRef lo = LLVMBuildAdd(b, v->wave_off, cj_c32(g, i * CJ_PP_DMA_ROWS * CJ_PP_ROW_BYTES), "");
+    cj_irb_buf_load_lds(g, is_b ? v->wr : v->xr, cj_irb_lds_ptr(g, buf, lo), 16, voff, NULL, 0, 0);
+  }
+}
+
+/* Operands f0 .. f0+n-1 of a half buffer: fragment f at f*16 rows. */
+static void cj_cv_pp_operand_rows(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t f0,
+                                  uint32_t n, LLVMValueRef *out) {
+  cj_irb *g = v->g;
+  for (uint32_t f = f0; f < f0 + n; f++) {
+    LLVMValueRef q[2];
+    for (uint32_t r = 0; r < 2; r++) {
+      LLVMValueRef rel = LLVMBuildSub(v->b, off[r], LLVMBuildPtrToInt(v->b, buf0, g->i32, ""), "");
+      q[r] = cj_irb_lds_ptr(g, cj_irb_lds_ptr(g, buf, rel), cj_c32(g, f * 16 * CJ_PP_ROW_BYTES));
+    }
+    out[f - f0] = cj_cv_load_runs(v, q);
+  }
+}
+
+/* The MFMAs of A fragment row fa of A half ha against B half hb. */
+static void cj_cv_pp_row(cj_cv *v, uint32_t ha, uint32_t fa, LLVMValueRef a, const LLVMValueRef *bb, uint32_t hb) {
+  const cj_conv_plan *c = v->c;
+  for (uint32_t fb = 0; fb < c->mi_n / 2; fb++) {
+    uint32_t f = (ha * c->mi_m / 2 + fa) * c->mi_n + hb * c->mi_n / 2 + fb;
+    v->acc[f] = cj_cv_mfma(v, a, bb[fb], v->acc[f]);
+  }
+}
+
+/* The 4 x 2 MFMAs of quadrant (ha, hb). */
+static void cj_cv_pp_quad(cj_cv *v, uint32_t ha, uint32_t hb, const LLVMValueRef *a, const LLVMValueRef *bb) {
+  for (uint32_t fa = 0; fa < v->c->mi_m / 2; fa++) cj_cv_pp_row(v, ha, fa, a[fa], bb, hb);
+}
+
+/* Wait until at most vm of this wave's DMAs are in flight (and, first in a
+ * step, its LDS reads are done), then the workgroup barrier. */
+static void cj_cv_pp_sync(cj_cv *v, uint32_t vm, int reads_done) {
+  cj_irb_waitcnt(v->g, cj_waitcnt_imm(vm, 7, reads_done ? 0 : 15));
+  cj_irb_barrier(v->g);
+}
+
+/* A phase of a step: wait (vmcnt(vm), and lgkmcnt(0) first in a step),
+ * barrier, the next step's DMA of the halves (A or B, h) it may now issue,
+ * then the MFMA burst at priority 1 (cj_cv_pp_burst_end closes it). */
+static void cj_cv_pp_phase(cj_cv *v, uint32_t vm, int reads_done, const uint32_t (*halves)[2], uint32_t nhalves,
+                           LLVMValueRef kn, uint32_t q) {
+  cj_cv_pp_sync(v, vm, reads_done);
+  for (uint32_t i = 0; i < nhalves; i++) cj_cv_pp_issue(v, (int)halves[i][0], halves[i][1], kn, q);
+  cj_cv_fence_sched(v);
+  cj_irb_setprio(v->g, 1);
+}
+
+static void cj_cv_pp_burst_end(cj_cv *v) {
+  cj_irb_setprio(v->g, 0);
+  cj_cv_fence_sched(v);
+}
+
+static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
+  cj_irb *g = v->g;
+  const cj_conv_plan *c = v->c;
+  uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2;
+  LLVMValueRef kn = LLVMBuildAdd(v->b, kt, cj_c32(g, 1), "kt.next");
+  LLVMValueRef a0[8], a1[8], b0[8], b1[8];
+  static const uint32_t A0B0[2][2] = {{0, 0}, {1, 0}}, B1[1][2] = {{1, 1}}, A1[1][2] = {{0, 1}};
+  if (next) cj_cv_pp_col(v, kn); /* the A column of step i+1: pure arithmetic, before the wait */
+  /* Q00 = A0 x B0 */
+  cj_cv_pp_phase(v, 4, 1, A0B0, next ? 2 : 0, kn, q);
+  cj_cv_pp_operand_rows(v, v->pa[0][par], v->pa[0][0], v->pp_opa, 0, fa, a0);
+  cj_cv_pp_operand_rows(v, v->pb[0][par], v->pb[0][0], v->pp_opb, 0, fb, b0);
+  cj_cv_pp_quad(v, 0, 0, a0, b0);
+  cj_cv_pp_burst_end(v);
+  /* Q01 = A0 x B1 */
+  cj_cv_pp_phase(v, next ? 6 : 2, 0, B1, next ? 1 : 0, kn, q);
+  cj_cv_pp_operand_rows(v, v->pb[1][par], v->pb[0][0], v->pp_opb, 0, fb, b1);
+  cj_cv_pp_quad(v, 0, 1, a0, b1);
+  cj_cv_pp_burst_end(v);
+  /* Q11 and Q10 fragment row by fragment row, the next A1 row read one
+   * ahead, B0 read again: 2 A1 operands live instead of 4 beside B0 and
+   * B1 (the peak of the step: 48 operand VGPRs, not 64). */
+  cj_cv_pp_phase(v, next ? 6 : 0, 0, A1, next ? 1 : 0, kn, q);
+  cj_cv_pp_operand_rows(v, v->pb[0][par], v->pb[0][0], v->pp_opb, 0, fb, b0);
+  cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, 0, 1, a1);
+  for (uint32_t r = 0; r < fa; r++) {
+    if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + r + 1);
+    cj_cv_pp_row(v, 1, r, a1[r], b1, 1);
+    cj_cv_pp_row(v, 1, r, a1[r], b0, 0);
+    cj_cv_fence_sched(v);
+  }
+  cj_cv_pp_burst_end(v);
+}
+
+void cj_cv_kloop_pingpong(cj_cv *v) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  v->wave_off = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * 16), "");
+  /* prologue: step 0 into parity 0, in landing order */
+  cj_cv_pp_col(v, v->kt0);
+  cj_cv_pp_issue(v, 0, 0, v->kt0, 0);
+  cj_cv_pp_issue(v, 1, 0, v->kt0, 0);
+  cj_cv_pp_issue(v, 1, 1, v->kt0, 0);
+  cj_cv_pp_issue(v, 0, 1, v->kt0, 0);
+  /* steps 0 .. T-3 in pairs, then T-2 and T-1 peeled */
+  cj_irb_loop lp;
+  LLVMValueRef phis[CJ_CONV_MAX_FRAG];
+  cj_cv_acc_loop_begin(v, &lp, phis, (c->k_tiles_split - 2) / 2);
+  LLVMValueRef kt = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, 2), ""), "kt");
+  cj_cv_pp_step(v, kt, 0, 1);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, kt, cj_c32(g, 1), ""), 1, 1);
+  cj_cv_acc_loop_end(v, &lp, phis);
+  LLVMValueRef tail = cj_c32(g, c->k_tiles_split - 2);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, tail, ""), 0, 1);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, LLVMBuildAdd(b, tail, cj_c32(g, 1), ""), ""), 1, 0);
+}

@@ -1,0 +1,72 @@
+/* The tools' view of plans and contexts (contract in tool_api.h). */
+#include "host/plan.h"
+#include "host/tool_api.h"
+#include "host/tune_db.h"
+
+const cj_conv_problem *cj_plan_problem(const convjit_plan *p) { return p && p->op == CJ_PLAN_CONV ? &p->prob : NULL; }
+
+const cj_arch *cj_plan_arch(const convjit_plan *p) { return p && cj_ctx_alive(p->ctx_ref) ? p->ctx->arch : NULL; }
+
+const cj_seq *cj_plan_seq(const convjit_plan *p) { return p ? &p->seq : NULL; }
+
+/* The forward step of the conv kernel (its index in seq.fwd and fwd[]), or -1. */
+static int conv_step(const convjit_plan *p) {
+  for (uint32_t i = 0; p && i < p->seq.fwd.nsteps; i++)
+    if (p->seq.fwd.step[i].kind == CJ_STEP_KERNEL && p->seq.fwd.step[i].plan.op == CJ_KOP_CONV) return (int)i;
+  return -1;
+}
+
+const cj_kplan *cj_plan_conv_kernel(const convjit_plan *p) {
+  int i = conv_step(p);
+  return i < 0 ? NULL : &p->seq.fwd.step[i].plan;
+}
+
+int cj_plan_tuned(const convjit_plan *p) { return p ? p->tuned : 0; }
+
+uint32_t cj_plan_fwd_steps(const convjit_plan *p) { return p ? p->nfwd : 0; }
+
+convjit_status cj_plan_run_conv_kernel(const convjit_plan *p, const convjit_conv_args *a, void *stream) {
+  cj_error_clear();
+  CJ_CHECK(p && a, CONVJIT_ERR_INVALID_ARG, "cj_plan_run_conv_kernel: plan or args = NULL");
+  convjit_conv_args r;
+  CJ_TRY(cj_conv_args_read(a, &r));
+  CJ_TRY(cj_conv_args_check(p, &r, "args."));
+  int i = conv_step(p);
+  CJ_CHECK(i >= 0, CONVJIT_ERR_INVALID_ARG, "plan: no conv kernel step");
+  const cj_launch_ptrs ptrs = cj_launch_ptrs_of(&r);
+  return cj_plan_run(p, &p->fwd[i], 1, &ptrs, stream);
+}
+
+uint32_t cj_context_set_plan_memo(convjit_context *ctx, uint32_t cap) {
+  uint32_t old = ctx->memo.cap;
+  cj_plan_memo_set_cap(&ctx->memo, cap);
+  return old;
+}
+
+cj_device *cj_context_device(convjit_context *ctx) { return ctx->dev; }
+
+void cj_context_set_cu_count(convjit_context *ctx, int cu_count) {
+  if (cu_count > 0) ctx->cu_count = cu_count;
+}
+
+#define NEED_DB(ctx) CJ_CHECK((ctx)->cache, CONVJIT_ERR_IO, "disk cache off")
+
+convjit_status cj_context_tuning_export(convjit_context *ctx, cj_strbuf *json, int *nrows) {
+  *nrows = 0;
+  NEED_DB(ctx);
+  return cj_tune_db_export(ctx->cache, json, nrows);
+}
+
+convjit_status cj_context_tuning_import(convjit_context *ctx, const char *json, int *imported, int *skipped,
+                                        cj_strbuf *report) {
+  *imported = *skipped = 0;
+  NEED_DB(ctx);
+  return cj_tune_db_import(ctx->cache, json, imported, skipped, report);
+}
+
+int cj_context_tuning_count(convjit_context *ctx) { return ctx->cache ? cj_tune_db_count(ctx->cache) : -1; }
+
+convjit_status cj_context_tuning_clear(convjit_context *ctx) {
+  NEED_DB(ctx);
+  return cj_tune_db_clear(ctx->cache);
+}
