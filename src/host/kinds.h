@@ -16,7 +16,10 @@
  * whether convjit_weight_pack packs a weight for it, which epilogue ops its
  * descriptor may ask for and which channel count their per-channel
  * operands index, and its planner (select.h; NULL = no kernels yet: a
- * valid descriptor of the kind is UNSUPPORTED naming it).
+ * valid descriptor of the kind is UNSUPPORTED naming it). The kind table
+ * is thus a registry above the planners: a planner never calls kinds.c
+ * (scripts/check-layers reports a call loop otherwise); what it needs of
+ * its kind comes with the problem.
  *
  * Contract: pure data and lookups; no allocation, no device. */
 #ifndef CJ_HOST_KINDS_H

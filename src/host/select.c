@@ -1,42 +1,10 @@
-/* Launch sequences: helpers shared by every selector, and the layout op.
- * Contract in select.h: pure planning, no compile, no device. */
+/* Kernel selection above the planners: the transpose op's sequence, the
+ * one candidate walk over a kind's planner (its kind row's, kinds.c), and
+ * cj_select_conv / cj_select_conv_with on it. Contract in select.h: pure
+ * planning, no compile, no device. */
 #include <stdio.h>
 #include <string.h>
 #include "host/select.h"
-
-cj_step *cj_seq_add_kernel(cj_step_list *l, const cj_kplan *plan) {
-  if (l->nsteps >= CJ_SEQ_MAX_STEPS) return NULL;
-  cj_step *st = &l->step[l->nsteps++];
-  memset(st, 0, sizeof *st);
-  st->kind = CJ_STEP_KERNEL;
-  st->plan = *plan;
-  return st;
-}
-
-convjit_status cj_seq_add_bound(cj_step_list *l, const cj_kplan *plan, const cj_role_bind *binds, uint32_t nbinds) {
-  cj_step *st = cj_seq_add_kernel(l, plan);
-  CJ_CHECK(st, CONVJIT_ERR_INTERNAL, "launch sequence longer than %d steps (kernel %s)", CJ_SEQ_MAX_STEPS, plan->name);
-  for (uint32_t i = 0; i < plan->nargs; i++) {
-    uint32_t j = 0;
-    while (j < nbinds && binds[j].role != plan->args[i].role) j++;
-    CJ_CHECK(j < nbinds, CONVJIT_ERR_INTERNAL, "kernel %s argument %u (%s, role %s) has no binding", plan->name, i,
-             plan->args[i].name ? plan->args[i].name : "?",
-             cj_arg_role_name(plan->args[i].role) ? cj_arg_role_name(plan->args[i].role) : "?");
-    st->bind[i] = binds[j].bind;
-  }
-  return CONVJIT_OK;
-}
-
-convjit_status cj_seq_add_memset(cj_step_list *l, cj_bind dst, uint64_t bytes) {
-  CJ_CHECK(l->nsteps < CJ_SEQ_MAX_STEPS, CONVJIT_ERR_INTERNAL, "launch sequence longer than %d steps",
-           CJ_SEQ_MAX_STEPS);
-  cj_step *st = &l->step[l->nsteps++];
-  memset(st, 0, sizeof *st);
-  st->kind = CJ_STEP_MEMSET;
-  st->dst = dst;
-  st->memset_bytes = bytes;
-  return CONVJIT_OK;
-}
 
 convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtype dtype, const cj_arch *arch,
                                    cj_seq *out) {
@@ -128,4 +96,29 @@ convjit_status cj_conv_walk_end(const cj_conv_walk *w) {
   if (w->desc_why[0] && !w->resource) return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "%s", w->desc_why);
   return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", w->n,
                 w->resource ? "fits (resource gate or legality)" : "is legal", w->why);
+}
+
+/* ---- selection through the walk (tests, the tuner, tools) ---- */
+
+convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
+  CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
+  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
+  CJ_CHECK(k && k->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", cj_conv_kind_name(p->kind));
+  cj_conv_prep prep;
+  CJ_TRY(k->planner->prepare(p, t->arch, &prep));
+  return k->planner->sequence(p, t, &prep, o, NULL, out, NULL, NULL);
+}
+
+convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out) {
+  CJ_CHECK(p && t && t->arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
+  cj_conv_walk w;
+  CJ_TRY(cj_conv_walk_begin(&w, p, t, forced));
+  cj_conv_opts o;
+  convjit_status st;
+  while (cj_conv_walk_next(&w, &o, out, &st))
+    if (st != CONVJIT_ERR_UNSUPPORTED) { /* the first legal candidate, or a real error */
+      cj_error_log_escaped(st);
+      return st;
+    }
+  return cj_conv_walk_end(&w);
 }

@@ -14,8 +14,12 @@
  * Binds are listed in the plan's args[] order: bind[i] feeds plan.args[i],
  * filled by role (cj_seq_add_bound), never by position or name.
  *
- * Ownership: cj_select_conv lives in select_conv.c (the conv work owns it);
- * cj_select_transpose lives in select.c (the runtime work owns it).
+ * Files, in call order (scripts/check-layers: no call loop in a folder):
+ * seq.c the step-list helpers every planner uses; select_conv.c the
+ * forward conv's planner; kinds.c the kind table, a registry holding each
+ * kind's planner (the planners never call it); select.c above them: the
+ * transpose op, the one candidate walk over a kind's planner, and
+ * cj_select_conv / cj_select_conv_with on it.
  */
 #ifndef CJ_HOST_SELECT_H
 #define CJ_HOST_SELECT_H
@@ -152,7 +156,7 @@ typedef struct cj_target {
   uint32_t cu_count; /* > 0 */
 } cj_target;
 
-/* Appends a kernel step to a list; returns a pointer to it (NULL if full:
+/* seq.c. Appends a kernel step to a list; returns a pointer to it (NULL if full:
  * the caller reports CONVJIT_ERR_INTERNAL). Binds start as CJ_BIND_NONE. */
 cj_step *cj_seq_add_kernel(cj_step_list *l, const cj_kplan *plan);
 /* How the arguments of one role are bound in a launch sequence. */
@@ -173,8 +177,9 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
                                    const cj_arch *arch, cj_seq *out);
 
 
-/* select_conv.c: conv selection (options are the plan's tuning choices,
- * cj_conv_opts; 0 fields = let the heuristic decide).
+/* select_conv.c (with, select: select.c, through the kind's planner): conv
+ * selection (options are the plan's tuning choices, cj_conv_opts; 0 fields
+ * = let the heuristic decide).
  *   candidates  target + geometry -> ordered options, the heuristic's choice
  *               first, then fallbacks (fewer stages, split-K, smaller tile);
  *               forced fields are kept in every candidate. Pure: no plan

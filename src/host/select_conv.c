@@ -440,26 +440,3 @@ static convjit_status cj_conv_fwd_sequence(const cj_conv_problem *p, const cj_ta
 }
 
 const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_fwd_candidates, cj_conv_fwd_sequence};
-
-convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
-  CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
-  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
-  CJ_CHECK(k && k->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", cj_conv_kind_name(p->kind));
-  cj_conv_prep prep;
-  CJ_TRY(k->planner->prepare(p, t->arch, &prep));
-  return k->planner->sequence(p, t, &prep, o, NULL, out, NULL, NULL);
-}
-
-convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out) {
-  CJ_CHECK(p && t && t->arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
-  cj_conv_walk w;
-  CJ_TRY(cj_conv_walk_begin(&w, p, t, forced));
-  cj_conv_opts o;
-  convjit_status st;
-  while (cj_conv_walk_next(&w, &o, out, &st))
-    if (st != CONVJIT_ERR_UNSUPPORTED) { /* the first legal candidate, or a real error */
-      cj_error_log_escaped(st);
-      return st;
-    }
-  return cj_conv_walk_end(&w);
-}
