@@ -22,10 +22,8 @@ const char *cj_perf_reason_name(int r) { return r >= 0 && r < CJ_PERF_REASONS ? 
 double cj_perf_peak_flops_per_clk(const cj_arch *a, int fp8) {
   const cj_mfma_row *m = a ? cj_mfma_row_of(fp8 ? a->mfma_fp8 : a->mfma_bf16) : NULL;
   if (!m) return 0;
-  /* cycles per MFMA from the datasheet peaks (docs/performance.md): 16 for
-   * the 16x16 shapes, 32 for f8f6f4 16x16x128 with fp8 operands */
-  double cycles = m->kind == CJ_MFMA_F8F6F4_16x16x128 ? 32 : 16;
-  return 2.0 * m->m * m->n * m->k / cycles * a->simds_per_cu;
+  /* cycles per MFMA: the row's, from the data-sheet peaks (docs/performance.md) */
+  return m->cycles ? 2.0 * m->m * m->n * m->k / m->cycles * a->simds_per_cu : 0;
 }
 
 static double load_bytes(const emu_trace_wg *g) {

@@ -12,14 +12,30 @@
 #define ASM(f, v, lo, hi, s) {#f, NULL, NULL, OFF(f), 1, lo, hi, s}
 
 /* value of each row = lo for a sourced row; an assumption's default is its
- * own column (the defaults tables below) */
+ * own column (the defaults tables below); a row of the arch table takes
+ * its value from the cj_arch row (from_arch) */
 typedef struct prow {
   cj_perf_param_info i;
   double v;
+  int arch;
 } prow;
 
-#define S(f, v, s) {SRC(f, v, s), v}
-#define A(f, v, lo, hi, s) {ASM(f, v, lo, hi, s), v}
+#define S(f, v, s) {SRC(f, v, s), v, 0}
+#define A(f, v, lo, hi, s) {ASM(f, v, lo, hi, s), v, 0}
+#define R(f, s) {SRC(f, 0, s), 0, 1}
+
+/* Facts the arch table states (src/arch/arch.c, with their sources there):
+ * read from it, never repeated here. */
+static const char k_lds_read[] =
+    "cj_arch.lds_banks x 4 B: one 4-byte word per bank and clock, as the ROCm blog 'FP8 GEMM Optimization on AMD "
+    "CDNA4 Architecture' (2026), Table 1, tables the CDNA3/CDNA4 ISA guides (32 banks 128 B/clk, 64 banks 256)";
+static const char k_hbm[] = "cj_arch.hbm_gbs: the AMD Instinct MI300X / MI355X data sheets";
+
+static double from_arch(const cj_arch *a, size_t off) {
+  if (off == OFF(lds_read_bpc)) return 4.0 * a->lds_banks;
+  if (off == OFF(hbm_gbs)) return a->hbm_gbs;
+  return 0;
+}
 
 static const char k_lds_port[] =
     "rocprofiler-compute docs, Pipeline descriptions, LDS: SIMDs reach the LDS in pairs, one LDS instruction per "
@@ -53,14 +69,12 @@ static const prow k_gfx942[] = {
     S(clock_mhz, 1207,
       "ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' (2025): hipBLASLt dense GEMM on MI300X (750 W) at a "
       "median 1207 MHz (bf16; fp8 1230 MHz), against the 2100 MHz peak"),
-    S(lds_read_bpc, 128,
-      "CDNA3 ISA as tabled in the ROCm blog 'FP8 GEMM Optimization on AMD CDNA4 Architecture' (2026), Table 1: "
-      "32 banks, 128 B/clk"),
+    R(lds_read_bpc, k_lds_read),
     S(lds_write_bpc, 128, "rocprofiler-compute docs, Pipeline descriptions, LDS: each bank read or written every "
                           "cycle, 128 B/clock"),
     S(lds_port_bpc, 64, k_lds_port),
     S(xcd_cus, 38, "chips and cheese, 'Testing AMD's Giant MI300X': eight XCDs of 38 CUs with 4 MB of L2 each"),
-    S(hbm_gbs, 5300, "AMD Instinct MI300X data sheet: 5.3 TB/s"),
+    R(hbm_gbs, k_hbm),
     COMMON_ASSUMED,
 };
 
@@ -69,14 +83,13 @@ static const prow k_gfx950[] = {
       "assumption (MI355X has no published sustained MFMA clock): the range runs from 1500 MHz, the least at which "
       "hipBLASLt's published 3130 TFLOPS fp8 at 8192^3 (the CDNA4 FP8 GEMM blog, not a validation row) is possible "
       "at 100% MFMA use, to the 2400 MHz peak; the default is its midpoint, chosen before any prediction was made"),
-    S(lds_read_bpc, 256, "ROCm blog 'FP8 GEMM Optimization on AMD CDNA4 Architecture' (2026), Table 1, from the "
-                         "CDNA4 ISA guide: 64 banks, 256 B/clk reads"),
+    R(lds_read_bpc, k_lds_read),
     A(lds_write_bpc, 128, 128, 256,
       "assumption: the CDNA4 sources double the LDS read rate only; writes kept at CDNA3's 128 B/clk"),
     A(lds_port_bpc, 128, 64, 128,
       "assumption: CDNA3's two 64-B ports (rocprofiler-compute) doubled with the read rate; the range keeps CDNA3's"),
     S(xcd_cus, 32, "AMD at ISSCC 2026 on MI355X, as reported by world-today-news.com: 32 active CUs per XCD"),
-    S(hbm_gbs, 8000, "AMD Instinct MI355X data sheet: 8 TB/s"),
+    R(hbm_gbs, k_hbm),
     COMMON_ASSUMED,
 };
 
@@ -100,14 +113,28 @@ static const prow *rows_of(const cj_arch *a, size_t *n) {
   return k_gfx942;
 }
 
-const cj_perf_param_info *cj_perf_param_infos(const cj_arch *a, int fp8, size_t *n) {
-  static _Thread_local cj_perf_param_info buf[32];
-  size_t k;
-  const prow *r = rows_of(a, &k);
-  fill(r, k, buf);
+#define MAX_ROWS 32
+_Static_assert(sizeof k_gfx942 / sizeof k_gfx942[0] <= MAX_ROWS, "k_gfx942 fits MAX_ROWS");
+_Static_assert(sizeof k_gfx950 / sizeof k_gfx950[0] <= MAX_ROWS, "k_gfx950 fits MAX_ROWS");
+
+/* The rows of arch a for fp8 or bf16 MFMAs, with their values: the arch
+ * table's filled in, the dtype's clock. */
+static size_t rows_for(const cj_arch *a, int fp8, prow out[MAX_ROWS]) {
+  size_t n;
+  const prow *r = rows_of(a, &n);
+  memcpy(out, r, n * sizeof *r);
+  for (size_t i = 0; i < n; i++)
+    if (out[i].arch) out[i].v = out[i].i.lo = out[i].i.hi = from_arch(a, out[i].i.off);
   /* MI300X's fp8 GEMM ran at another clock than bf16 (the same blog) */
-  if (!a->has_ocp_fp8 && fp8) buf[0].lo = buf[0].hi = 1230;
-  *n = k;
+  if (!a->has_ocp_fp8 && fp8) out[0].v = out[0].i.lo = out[0].i.hi = 1230;
+  return n;
+}
+
+const cj_perf_param_info *cj_perf_param_infos(const cj_arch *a, int fp8, size_t *n) {
+  static _Thread_local cj_perf_param_info buf[MAX_ROWS];
+  prow r[MAX_ROWS];
+  *n = rows_for(a, fp8, r);
+  fill(r, *n, buf);
   return buf;
 }
 
@@ -124,9 +151,8 @@ void cj_perf_param_set(cj_perf_params *p, const cj_perf_param_info *i, double v)
 convjit_status cj_perf_defaults(const cj_arch *a, int fp8, cj_perf_params *out) {
   CJ_CHECK(a && out, CONVJIT_ERR_INVALID_ARG, "perf: defaults of arch NULL");
   memset(out, 0, sizeof *out);
-  size_t n;
-  const prow *r = rows_of(a, &n);
+  prow r[MAX_ROWS];
+  size_t n = rows_for(a, fp8, r);
   for (size_t i = 0; i < n; i++) cj_perf_param_set(out, &r[i].i, r[i].v);
-  if (!a->has_ocp_fp8 && fp8) out->clock_mhz = 1230;
   return CONVJIT_OK;
 }

@@ -169,12 +169,47 @@ static void t_refuses(void **state) {
   assert_int_equal(cj_perf_kernel(NULL, &ko), CONVJIT_ERR_INVALID_ARG);
 }
 
+/* The parameters and the peak the arch table states (hbm_gbs, lds_banks,
+ * the MFMA rows' cycles) read the data-sheet and ISA-guide figures,
+ * written here independently of src/arch and src/perf. */
+static void t_arch_facts(void **state) {
+  (void)state;
+  static const struct {
+    const char *arch;
+    double hbm_gbs, lds_read_bpc, peak_bf16, peak_fp8;
+  } want[] = {
+      /* MI300X 5.3 TB/s; CDNA3 32 banks x 4 B; 512 / 1024 FLOPs per clock per SIMD, 4 SIMDs */
+      {"gfx942", 5300, 128, 512 * 4, 1024 * 4},
+      /* MI355X 8 TB/s; CDNA4 64 banks x 4 B; 1024 / 2048 FLOPs per clock per SIMD, 4 SIMDs */
+      {"gfx950", 8000, 256, 1024 * 4, 2048 * 4},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const cj_arch *a = cj_arch_from_name(want[i].arch);
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+      cj_perf_params p;
+      assert_int_equal(cj_perf_defaults(a, fp8, &p), CONVJIT_OK);
+      assert_true(p.hbm_gbs == want[i].hbm_gbs);
+      assert_true(p.lds_read_bpc == want[i].lds_read_bpc);
+      size_t n;
+      const cj_perf_param_info *inf = cj_perf_param_infos(a, fp8, &n);
+      for (size_t k = 0; k < n; k++) {
+        assert_non_null(inf[k].source);
+        assert_true(inf[k].source[0] != 0);
+        /* a sourced row's range is its value: the report sweeps assumptions only */
+        if (!inf[k].assumed) assert_true(inf[k].lo == cj_perf_param_get(&p, &inf[k]) && inf[k].hi == inf[k].lo);
+      }
+    }
+    assert_true(cj_perf_peak_flops_per_clk(a, 0) == want[i].peak_bf16);
+    assert_true(cj_perf_peak_flops_per_clk(a, 1) == want[i].peak_fp8);
+  }
+}
+
 int main(void) {
   static const char *g942 = "gfx942", *g950 = "gfx950";
 #define BOTH(f) cmocka_unit_test_prestate(f, (void *)&g942[0]), cmocka_unit_test_prestate(f, (void *)&g950[0])
   const struct CMUnitTest t[] = {
       BOTH(t_mfma_chain), BOTH(t_mfma_srcab), BOTH(t_lds_conflict), BOTH(t_barrier), BOTH(t_vmem_wait),
-      cmocka_unit_test(t_refuses),
+      cmocka_unit_test(t_refuses), cmocka_unit_test(t_arch_facts),
   };
   return cmocka_run_group_tests(t, NULL, NULL);
 }
