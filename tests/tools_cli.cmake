@@ -87,3 +87,6 @@ cj_bad_args(bench_kstep_waves_zero convjit-bench-kstep "--waves '0x4': 0 is not 
 # a malformed --candidates spec is refused before anything is built
 cj_bad_args(bench_sim_option convjit-bench-sim "--bogus" --bogus)
 cj_bad_args(bench_sim_candidates convjit-bench-sim "expected ARCH:DTYPE:SHAPE:OPTS" --candidates gfx950:bf16)
+cj_bad_args(bench_sim_candidates_arch convjit-bench-sim "--candidates 'gfx9': expected one of gfx942, gfx950"
+            --candidates gfx9:bf16:1,8,4,8,8,16,3,3,3:-)
+cj_bad_args(bench_sim_rows_value convjit-bench-sim "--rows needs a value" --rows)

@@ -178,11 +178,15 @@ static int candidates(const char *spec, cj_strbuf *sb) {
   cj_conv_opts forced;
   cj_epilogue e;
   memset(&forced, 0, sizeof forced);
-  const cj_arch *a = f[0] ? cj_arch_from_name(f[0]) : NULL;
-  if (!a || !f[3] || cj_kspec_conv_parse(f[0], f[1], f[2], f[3], &g, &forced, &e) != CONVJIT_OK ||
+  if (!f[3]) {
+    fprintf(stderr, "convjit-bench-sim: --candidates %s: expected ARCH:DTYPE:SHAPE:OPTS (OPTS - for none)\n", spec);
+    return 2;
+  }
+  const cj_arch *a = cli_arch("--candidates", f[0]);
+  if (!a) return 2;
+  if (cj_kspec_conv_parse(f[0], f[1], f[2], f[3], &g, &forced, &e) != CONVJIT_OK ||
       cj_conv_geom_derive(&g) != CONVJIT_OK) {
-    fprintf(stderr, "convjit-bench-sim: --candidates %s: %s\n", spec,
-            a && f[3] ? cj_error_text() : "expected ARCH:DTYPE:SHAPE:OPTS (OPTS - for none)");
+    fprintf(stderr, "convjit-bench-sim: --candidates %s: %s\n", spec, cj_error_text());
     return 2;
   }
   cj_conv_problem prob;
@@ -244,30 +248,46 @@ static const sim_row *row_by_id(const char *id, size_t *i) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+typedef struct sim_args {
+  const char *filter;     /* --rows */
+  const char *candidates; /* --candidates ARCH:DTYPE:SHAPE:OPTS */
+  int json, sensitivity, speed;
+} sim_args;
+
+static int parse_args(int argc, char **argv, sim_args *a) {
   cli_set_tool("convjit-bench-sim");
-  const char *filter = NULL;
-  int json = 0, sensitivity = 1, speed = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--rows") && i + 1 < argc) filter = argv[++i];
-    else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--no-sensitivity")) sensitivity = 0;
-    else if (!strcmp(argv[i], "--emu-speed")) speed = 1;
-    else if (!strcmp(argv[i], "--candidates") && i + 1 < argc) {
-      cj_strbuf cb = {0};
-      int rc = candidates(argv[++i], &cb);
-      fputs(cb.s ? cb.s : "", stdout);
-      cj_sb_free(&cb);
-      if (rc == 2) usage(stderr);
-      return rc;
-    }
-    else if (!strcmp(argv[i], "--help")) { usage(stdout); return 0; }
-    else {
-      cli_fail(argv[i], "", "unknown option");
-      usage(stderr);
-      return 2;
-    }
+  memset(a, 0, sizeof *a);
+  a->sensitivity = 1;
+  cli_args c = cli_args_of(argc, argv);
+  while (cli_next(&c)) {
+    const char *o = c.opt;
+    if (!strcmp(o, "--rows")) CLI_VALUE(&c, a->filter);
+    else if (!strcmp(o, "--candidates")) CLI_VALUE(&c, a->candidates);
+    else if (!strcmp(o, "--json")) a->json = 1;
+    else if (!strcmp(o, "--no-sensitivity")) a->sensitivity = 0;
+    else if (!strcmp(o, "--emu-speed")) a->speed = 1;
+    else if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
+    else return cli_unknown(&c);
   }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  sim_args a;
+  if (parse_args(argc, argv, &a)) {
+    usage(stderr);
+    return 2;
+  }
+  if (a.candidates) {
+    cj_strbuf cb = {0};
+    int rc = candidates(a.candidates, &cb);
+    fputs(cb.s ? cb.s : "", stdout);
+    cj_sb_free(&cb);
+    if (rc == 2) usage(stderr);
+    return rc;
+  }
+  const char *filter = a.filter;
+  const int json = a.json, sensitivity = a.sensitivity, speed = a.speed;
   row_out *out = calloc(sim_nrows, sizeof *out);
   sens (*sv)[16] = calloc(sim_nrows, sizeof *sv);
   size_t *nsv = calloc(sim_nrows, sizeof *nsv);
