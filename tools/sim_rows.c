@@ -13,7 +13,7 @@
   "ROCm blog 'FP8 GEMM Optimization on AMD CDNA4 Architecture' (J. Cao, A. Salykov, A. Luo, 2026-03-10), "   \
   "Table 5, MI355X, ROCm 7.1.0"
 
-/* the bf16 conv's core tile, measured best (REFERENCE: 256x256 on 4x4 waves) */
+/* the bf16 conv's core tile, measured best (docs/original-design.md: 256x256 on 4x4 waves) */
 #define BF16_ASYNC "tile=256x256 waves=4x4 stages=4"
 #define BF16_REG "tile=256x256 waves=4x4 stages=2 load=2"
 /* the original general fp8 conv: default tile 128x128 on 2x4 waves, double buffered, K tile 128 */
