@@ -180,9 +180,10 @@ typedef struct convjit_context_info {
 CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info);
 
 /* ---- convolution descriptor -----------------------------------------------
- * A conv problem, described as its forward conv (kind, last field: forward
- * unless set; backward-data and backward-weight have no kernels yet and
- * are UNSUPPORTED with the kind named). Forward conv,
+ * A conv problem, described as its forward conv (kind: forward unless set;
+ * backward-data has no kernels yet and is UNSUPPORTED with the kind named;
+ * backward weight writes dw in w_dtype, bf16 or f32, and db when has_bias).
+ * Forward conv,
  * y = act(alpha * conv(x, w) + beta * z + bias) (the fused
  * epilogue fields last; the default is y = conv(x, w) + bias). Extents are given for the first
  * spatial_rank dims (D,H,W for 3D; H,W for 2D; W for 1D); the rest are
@@ -233,6 +234,13 @@ typedef struct convjit_conv_desc {
   /* What the plan computes (convjit_conv_kind). Appended after has_x_prev:
    * a struct_size without it reads as forward. */
   convjit_conv_kind kind;
+  /* Backward weight's cross-workgroup reduction (docs/api.md "Problem
+   * kinds"): 0 = deterministic, dw and db bit-identical on every run and
+   * every grid (fixed reduction blocks, added in order); 1 = fp32 atomics
+   * across the blocks instead: less workspace, but dw's last bits may
+   * differ from run to run. Other kinds: 0. Appended after kind: a
+   * struct_size without it reads as 0. */
+  int nondeterministic;
 } convjit_conv_desc;
 
 /* A 3D descriptor with every field at its neutral value (stride and
@@ -259,6 +267,7 @@ static inline convjit_conv_desc convjit_conv_desc_default(void) {
   d.act = CONVJIT_ACT_IDENTITY;
   d.has_x_prev = 0;
   d.kind = CONVJIT_CONV_FORWARD;
+  d.nondeterministic = 0;
   return d;
 }
 

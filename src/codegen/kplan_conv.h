@@ -75,6 +75,9 @@
   F(uint32_t, groups, 3, "groups (0 = 1): c and k are per group, the group is grid y")           \
   F(uint32_t, x_ndhwc, 2, "x is the caller's NDHWC (channel stride C*groups), read in place")     \
   F(uint32_t, y_ndhwc, 2, "y is NDHWC (channels-last): channel stride 1, position stride K*groups") \
+  F(uint32_t, wgrad, 2, "backward weight: the GEMM dw = dy x over the padded grid (kplan_wgrad.h), not the forward conv") \
+  F(uint32_t, wgrad_db, 2, "backward weight: one ones column per group, the bias gradient") \
+  F(uint32_t, wgrad_atomic, 2, "backward weight: fp32 atomics of every block into one accumulator (opt-in, not deterministic)") \
   F(uint32_t, x_converted, 0, "x reaches the kernel through a converting pre-pass: never read as given (keyed as channel_gemm)") \
   F(uint32_t, elem_bytes, 0, "bytes per x/w element")                                            \
   F(uint32_t, od, 0, "output depth")                                                             \
@@ -191,7 +194,8 @@ typedef struct cj_conv_opts {
   X(uint64_t, x_bytes, 0, "NDHWC(Cp) x, or NCDHW x on the channel-GEMM path")                               \
   X(uint64_t, w_bytes, 0, "packed KTRSC weight")                                                            \
   X(uint64_t, y_bytes, 0, "NCDHW output (the epilogue's element type)")                                     \
-  X(uint64_t, ws_bytes, 0, "fp32 split-K workspace (0 if none; zeroed first)")
+  X(uint64_t, ws_bytes, 0, "fp32 split-K workspace (0 if none; zeroed first); backward weight: the partial tiles") \
+  X(cj_wgrad_grid, wg, 0, "backward weight: the padded grid and reduction blocks (kplan_wgrad.h; derived)")
 
 typedef struct cj_conv_plan {
   CJ_CONV_PLAN_FIELDS(CJ_FIELD_MEMBER)

@@ -75,6 +75,8 @@
   F(EPI, epi, 1, "the fused epilogue asked for (kplan_epi.h description, beta normalized), passed to the "  \
                  "plan init as it is")                                                                     \
   F(FLAG, has_x_prev, 1, "causal streaming: args.x_prev holds the pad_lo[0] frames before x")               \
+  F(FLAG, nondeterministic, 0, "backward weight: fp32 atomics across the reduction blocks (opt-in); out of "   \
+                              "the tuning text: the same tiles serve both forms, so one winner serves both")  \
   F(INT, spatial_rank, 0, "1..3 as the caller gave it (messages): a 2D conv and the same conv written as "  \
                           "3D with depth 1 normalize to one problem and run the same kernels")
 
@@ -193,6 +195,10 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
  *               as plan creation walks it (without the cache). */
 #define CJ_CONV_MAX_CANDIDATES 32
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g); /* UNSUPPORTED dtype/groups */
+/* The problem's shape as a conv geometry's input fields (extents, groups,
+ * layouts; dtype from x and w), not yet derived; no dtype check: each
+ * kind's planner has its own. UNSUPPORTED for a field past 2^32 - 1. */
+convjit_status cj_conv_geom_fill(const cj_conv_problem *p, cj_conv_geom *g);
 uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
                             uint32_t max);
 convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced,
@@ -247,6 +253,7 @@ typedef struct cj_conv_planner {
                              int *has_follow);
 } cj_conv_planner;
 extern const cj_conv_planner cj_conv_forward_planner;
+extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
 
 /* select.c: the one candidate walk. Plan creation, cj_select_conv and the
  * tuner all walk a problem's candidates through it: prepare once, the pure

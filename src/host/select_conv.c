@@ -43,7 +43,7 @@ static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint
 static int cj_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
 static int cj_is_in(convjit_dtype t) { return t == CONVJIT_DTYPE_BF16 || cj_is_fp8(t); }
 
-static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geom *g) {
+convjit_status cj_conv_geom_fill(const cj_conv_problem *p, cj_conv_geom *g) {
   memset(g, 0, sizeof *g);
   /* fp8 compute when either operand is fp8 (its flavour stands in here;
    * cj_conv_fmt_of picks the arch's own). */
@@ -73,7 +73,7 @@ static convjit_status cj_geom_from_problem(const cj_conv_problem *p, cj_conv_geo
     snprintf(f, sizeof f, "pad_hi%s", dn[i]);
     CJ_TRY(cj_u32_field(f, p->pad_hi[i], 0, &g->pad_hi[i]));
   }
-  return cj_conv_geom_derive(g);
+  return CONVJIT_OK;
 }
 
 /* Split only an under-filled grid, and keep >= 2 pipeline groups of K
@@ -194,7 +194,8 @@ convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
            "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take bf16 or fp8 x and w and give bf16",
            (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
            (int)p->y_dtype, cj_dtype_name(p->y_dtype));
-  return cj_geom_from_problem(p, g);
+  CJ_TRY(cj_conv_geom_fill(p, g));
+  return cj_conv_geom_derive(g);
 }
 
 /* What one operand's pre-pass does on the way to the compute dtype, and
