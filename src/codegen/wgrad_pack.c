@@ -69,6 +69,8 @@ convjit_status cj_grid_pack_build(cj_irb *g, const cj_kplan *p) {
       b, LLVMBuildURem(b, LLVMBuildUDiv(b, phx, cj_c32(g, k->ph_w), ""), cj_c32(g, k->ph_h), ""), cj_c32(g, k->pg_h),
       "");
   LLVMValueRef phw = LLVMBuildMul(b, LLVMBuildURem(b, phx, cj_c32(g, k->ph_w), ""), cj_c32(g, k->pg_w), "");
+  /* the ones row has no input channel: its loads stay on element 0 */
+  LLVMValueRef one = k->ones ? LLVMBuildICmp(b, LLVMIntEQ, rem, cj_c32(g, k->cg * pt), "ones.row") : NULL;
   /* e0 -> (n, jd, jh, jw) */
   LLVMValueRef jw = LLVMBuildURem(b, e0, cj_c32(g, k->jw), "");
   LLVMValueRef t1 = LLVMBuildUDiv(b, e0, cj_c32(g, k->jw), "");
@@ -93,6 +95,7 @@ convjit_status cj_grid_pack_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef e = LLVMBuildAdd(b, e0, cj_c32(g, i), "");
     LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, e, cj_c32(g, (uint32_t)k->positions), "");
     ok = LLVMBuildAnd(b, LLVMBuildAnd(b, ok, okd, ""), LLVMBuildAnd(b, okh, okw, ""), "in");
+    if (one) ok = LLVMBuildAnd(b, ok, LLVMBuildNot(b, one, ""), "");
     LLVMValueRef pix = LLVMBuildAdd(
         b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, ud, cj_c32(g, k->in_h), ""), uh, ""), cj_c32(g, k->in_w), ""),
         uw, "pix"); /* within one sample's D*H*W (< 2^31: the grid's positions are) */
@@ -112,8 +115,7 @@ convjit_status cj_grid_pack_build(cj_irb *g, const cj_kplan *p) {
   }
   LLVMValueRef vec = LLVMGetPoison(LLVMVectorType(g->i16, CJ_WGRAD_PACK_ELEMS));
   for (uint32_t i = 0; i < CJ_WGRAD_PACK_ELEMS; i++) vec = LLVMBuildInsertElement(b, vec, vals[i], cj_c32(g, i), "");
-  if (k->ones) {
-    LLVMValueRef one = LLVMBuildICmp(b, LLVMIntEQ, rem, cj_c32(g, k->cg * pt), "ones.row");
+  if (one) {
     LLVMValueRef splat = LLVMGetPoison(LLVMVectorType(g->i16, CJ_WGRAD_PACK_ELEMS));
     for (uint32_t i = 0; i < CJ_WGRAD_PACK_ELEMS; i++)
       splat = LLVMBuildInsertElement(b, splat, LLVMConstInt(g->i16, k->one_bits, 0), cj_c32(g, i), "");

@@ -73,77 +73,6 @@ static const cj_appended desc_appended[] = {
     CJ_APPENDED(convjit_conv_desc, nondeterministic),
 };
 
-/* What the forward kernels (and their pre-passes) cannot do yet, for a
- * valid forward descriptor: UNSUPPORTED naming the field. */
-static convjit_status desc_forward_supported(const convjit_conv_desc *d, int fp8_conv) {
-  /* Grouped convs: the implicit GEMM pads each tap's channels to a 16-byte
-   * chunk (8 bf16, 16 fp8), and a group's channels must start on one
-   * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the
-   * same for codegen callers. NDHWC layouts need nothing here. */
-  const int64_t cg = d->c / d->groups, chunk = fp8_conv ? 16 : 8;
-  CJ_CHECK(d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with c/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
-           "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
-           (long long)d->groups, (long long)chunk, (long long)chunk - 1, (long long)chunk);
-  CJ_CHECK(d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with c/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
-           "group's channels start on a chunk", (long long)d->groups, (long long)cg, (long long)chunk,
-           fp8_conv ? "fp8" : "bf16");
-  CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
-  CJ_CHECK(d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.w_dtype = f32: the conv kernels take bf16 or fp8 weights");
-  /* bf16 beside fp8 is quantized by the pre-pass with its scale (docs/api.md "fp8 formats"). */
-  CJ_CHECK(!d->has_channel_scale || is_fp8(d->w_dtype), CONVJIT_ERR_UNSUPPORTED,
-           "desc.has_channel_scale = 1 with desc.w_dtype = bf16: bf16 weights are quantized per tensor by w_scale "
-           "when packed; per-channel scales need fp8 weights");
-  CJ_CHECK(!d->has_x_prev || d->n == 1, CONVJIT_ERR_UNSUPPORTED,
-           "desc.has_x_prev = 1 with desc.n = %lld: streaming convs take one sample (the pre-pass writes x_prev's "
-           "frames directly before x's)", (long long)d->n);
-  CJ_CHECK(!d->has_residual || d->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
-           "desc.has_residual = 1 with desc.y_dtype = %s: the residual z is bf16 like a bf16 y", cj_dtype_name(d->y_dtype));
-  CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d (%s): fp8 outputs have no kernel (bf16 or f32)",
-           (int)d->y_dtype, cj_dtype_name(d->y_dtype));
-  return CONVJIT_OK;
-}
-
-/* The same for backward weight (kplan_wgrad.h): x and dy in the compute
- * dtype, dw in it or in f32 (what optimizers keep). Groups, depthwise and
- * layouts are all taken: its GEMM reduces over positions, not channels. */
-static convjit_status desc_bwd_weight_supported(const convjit_conv_desc *d) {
-  CJ_CHECK(d->x_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = %s: backward weight takes bf16 x and dy", cj_dtype_name(d->x_dtype));
-  CJ_CHECK(d->y_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
-           "desc.y_dtype = %s: backward weight reads dy in x's dtype %s", cj_dtype_name(d->y_dtype),
-           cj_dtype_name(d->x_dtype));
-  CJ_CHECK(d->w_dtype == d->x_dtype || d->w_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.w_dtype = %s: backward weight writes dw in f32 or in x's dtype %s", cj_dtype_name(d->w_dtype),
-           cj_dtype_name(d->x_dtype));
-  return CONVJIT_OK;
-}
-
-/* The normalized problem of a valid descriptor (its 3D extents given). */
-static void desc_to_problem(const convjit_conv_desc *d, int rank, const int64_t in[3], const int64_t f[3],
-                            const int64_t st[3], const int64_t dl[3], const int64_t plo[3], const int64_t phi[3],
-                            const int64_t out[3], cj_conv_problem *p) {
-  p->n = d->n; p->c = d->c; p->k = d->k;
-  p->d = in[0]; p->h = in[1]; p->w = in[2];
-  p->t = f[0]; p->r = f[1]; p->s = f[2];
-  for (int j = 0; j < 3; j++) {
-    p->stride[j] = st[j]; p->dil[j] = dl[j]; p->pad_lo[j] = plo[j]; p->pad_hi[j] = phi[j];
-  }
-  p->od = out[0]; p->oh = out[1]; p->ow = out[2];
-  p->groups = d->groups;
-  p->x_dtype = d->x_dtype; p->w_dtype = d->w_dtype; p->y_dtype = d->y_dtype;
-  p->x_layout = d->x_layout; p->y_layout = d->y_layout;
-  p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
-  p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
-  p->kind = d->kind;
-  p->has_x_prev = d->has_x_prev;
-  p->spatial_rank = rank;
-  p->nondeterministic = d->nondeterministic;
-}
-
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_problem *p) {
   CJ_CHECK(dp, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
   CJ_TRY(cj_check_struct_size(dp->struct_size, DESC_V1_SIZE, sizeof *dp, "desc"));
@@ -285,11 +214,65 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   /* Valid from here on; what follows is "no kernel for it (yet)", the
    * kind's first: a kind whose row has no planner has no kernels at all. */
   CJ_CHECK(kind->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
-  if (bwd_weight) CJ_TRY(desc_bwd_weight_supported(d));
-  else CJ_TRY(desc_forward_supported(d, fp8_conv));
-  desc_to_problem(d, rank, in, f, st, dl, plo, phi, out, p);
+  /* Backward weight (codegen/kplan_wgrad.h) reads x and dy in the compute
+   * dtype and writes dw in it or in f32 (what optimizers keep); its GEMM
+   * reduces over positions, so any group width is whole columns there. */
+  CJ_CHECK(!bwd_weight || d->x_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_dtype = %s: backward weight takes bf16 x and dy", cj_dtype_name(d->x_dtype));
+  CJ_CHECK(!bwd_weight || d->y_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
+           "desc.y_dtype = %s: backward weight reads dy in x's dtype %s", cj_dtype_name(d->y_dtype),
+           cj_dtype_name(d->x_dtype));
+  CJ_CHECK(!bwd_weight || d->w_dtype == d->x_dtype || d->w_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.w_dtype = %s: backward weight writes dw in f32 or in x's dtype %s", cj_dtype_name(d->w_dtype),
+           cj_dtype_name(d->x_dtype));
+  /* Grouped convs: the implicit GEMM pads each tap's channels to a 16-byte
+   * chunk (8 bf16, 16 fp8), and a group's channels must start on one
+   * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the
+   * same for codegen callers. NDHWC layouts need nothing here. */
+  const int64_t cg = d->c / d->groups, chunk = fp8_conv ? 16 : 8;
+  CJ_CHECK(bwd_weight || d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
+           "desc.groups = %lld with c/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
+           "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
+           (long long)d->groups, (long long)chunk, (long long)chunk - 1, (long long)chunk);
+  CJ_CHECK(bwd_weight || d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
+           "desc.groups = %lld with c/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
+           "group's channels start on a chunk", (long long)d->groups, (long long)cg, (long long)chunk,
+           fp8_conv ? "fp8" : "bf16");
+  CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
+  CJ_CHECK(bwd_weight || d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.w_dtype = f32: the conv kernels take bf16 or fp8 weights");
+  /* bf16 beside fp8 is quantized by the pre-pass with its scale (docs/api.md "fp8 formats"). */
+  CJ_CHECK(!d->has_channel_scale || is_fp8(d->w_dtype), CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_channel_scale = 1 with desc.w_dtype = bf16: bf16 weights are quantized per tensor by w_scale "
+           "when packed; per-channel scales need fp8 weights");
+  CJ_CHECK(!d->has_x_prev || d->n == 1, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_x_prev = 1 with desc.n = %lld: streaming convs take one sample (the pre-pass writes x_prev's "
+           "frames directly before x's)", (long long)d->n);
+  CJ_CHECK(!d->has_residual || d->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_residual = 1 with desc.y_dtype = %s: the residual z is bf16 like a bf16 y", cj_dtype_name(d->y_dtype));
+  CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d (%s): fp8 outputs have no kernel (bf16 or f32)",
+           (int)d->y_dtype, cj_dtype_name(d->y_dtype));
+
+  p->n = d->n; p->c = d->c; p->k = d->k;
+  p->d = in[0]; p->h = in[1]; p->w = in[2];
+  p->t = f[0]; p->r = f[1]; p->s = f[2];
+  for (int j = 0; j < 3; j++) {
+    p->stride[j] = st[j]; p->dil[j] = dl[j]; p->pad_lo[j] = plo[j]; p->pad_hi[j] = phi[j];
+  }
+  p->od = out[0]; p->oh = out[1]; p->ow = out[2];
+  p->groups = d->groups;
+  p->x_dtype = d->x_dtype; p->w_dtype = d->w_dtype; p->y_dtype = d->y_dtype;
+  p->x_layout = d->x_layout; p->y_layout = d->y_layout;
+  p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
+  p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
+  p->kind = d->kind;
+  p->has_x_prev = d->has_x_prev;
+  p->spatial_rank = rank;
+  p->nondeterministic = d->nondeterministic;
   return CONVJIT_OK;
 }
+
 /* The inverse of cj_conv_desc_normalize for a problem it made: the rank-3
  * descriptor that normalizes to p again (spatial_rank and the scales,
  * which the tuning text leaves out, aside). */

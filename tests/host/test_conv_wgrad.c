@@ -180,9 +180,53 @@ static void test_acceptance(void **s) {
   for (int a = 0; a < 2; a++) wg_check(arches[a], &w, 1);
 }
 
+/* Each case's comment says which path it covers; every case runs on both
+ * arches. */
+static void test_shapes(void **s) {
+  (void)s;
+  const wg_case cases[] = {
+      /* 2D, stride 2: two phases per dim, odd column offsets; bias */
+      {"2D 2,24,9,11 -> 20 3x3 stride 2 pad 1, db", 2, 2, 24, 20, {9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1,
+       0, 0, 1, 0, 0},
+      /* 1D, dilation 2, asymmetric padding, f32 dw */
+      {"1D 3,16,37 -> 8 S5 dil 2 pad 4/2, dw f32", 1, 3, 16, 8, {37}, {5}, {1}, {4}, {2}, {2}, 1, 0, 0, 0, 1, 0},
+      /* groups, both tensors channels-last, strides per dim, db */
+      {"3D 1,32,4,9,9 -> 48 groups 4 NDHWC, stride 1,2,2, db", 3, 1, 32, 48, {4, 9, 9}, {3, 3, 3}, {1, 2, 2},
+       {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 4, 1, 1, 1, 0, 0},
+      /* depthwise (C/groups = 1: dw columns are taps), x NDHWC, dy NCDHW */
+      {"2D 2,16,10,10 -> 16 depthwise 3x3 pad 1, x NDHWC", 2, 2, 16, 16, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+       {1, 1}, 16, 1, 0, 0, 0, 0},
+      /* even column offsets only (dilation 2 along W, one row): no shifted loads */
+      {"2D 2,24,6,20 -> 24 1x3 dil 2 (even offsets)", 2, 2, 24, 24, {6, 20}, {1, 3}, {1, 1}, {0, 2}, {0, 2},
+       {1, 2}, 1, 0, 0, 0, 0, 0},
+      /* stride past the filter: 1x1 stride 2 (one phase), dy NDHWC */
+      {"2D 2,40,13,15 -> 36 1x1 stride 2, dy NDHWC", 2, 2, 40, 36, {13, 15}, {1, 1}, {2, 2}, {0, 0}, {0, 0}, {1, 1},
+       1, 0, 1, 0, 0, 0},
+      /* stride and dilation together (phase step gcd 2), causal time padding */
+      {"3D 1,8,7,8,9 -> 12 3x2x3 stride 2 dil 2,1,2 causal", 3, 1, 8, 12, {7, 8, 9}, {3, 2, 3}, {2, 2, 2},
+       {4, 0, 2}, {0, 1, 2}, {2, 1, 2}, 1, 0, 0, 1, 0, 0},
+      /* several M and N tiles with tails: K 136 (2 tiles of 128), 360 + 1 columns */
+      {"2D 2,40,12,12 -> 136 3x3 pad 1, db (M and N tails)", 2, 2, 40, 136, {12, 12}, {3, 3}, {1, 1}, {1, 1},
+       {1, 1}, {1, 1}, 1, 0, 0, 1, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int a = 0; a < 2; a++) wg_check(arches[a], &cases[i], i == 0 || i == 3);
+}
+
+/* desc.nondeterministic: fp32 atomics of every block into one accumulator
+ * (the same bound: any order of the same fp32 additions). */
+static void test_atomics(void **s) {
+  (void)s;
+  const wg_case w = {"2,32,4,8,8 -> 48 3x3x3 pad 1, atomics, db, dw f32", 3, 2, 32, 48, {4, 8, 8}, {3, 3, 3},
+                     {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 0, 1, 1, 1};
+  for (int a = 0; a < 2; a++) wg_check(arches[a], &w, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_acceptance),
+      cmocka_unit_test(test_shapes),
+      cmocka_unit_test(test_atomics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
