@@ -117,6 +117,20 @@ int cli_act(const char *opt, const char *text, int *act) {
   return cli_fail(opt, text, "identity, relu, silu or gelu (tanh form)");
 }
 
+int cli_kind(const char *opt, const char *text, convjit_conv_kind *kind) {
+  int k = text ? cj_conv_kind_from_name(text, strlen(text)) : -1;
+  if (k >= 0) {
+    *kind = (convjit_conv_kind)k;
+    return 0;
+  }
+  char want[160] = "";
+  size_t used = 0;
+  for (int i = 0; cj_conv_kind_of((convjit_conv_kind)i) && used < sizeof want; i++) /* the kind table's spellings */
+    used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", i ? ", " : "",
+                             cj_conv_kind_of((convjit_conv_kind)i)->tool);
+  return cli_fail(opt, text, want);
+}
+
 int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc) {
   const char *t = text ? text : "";
   size_t n = strcspn(t, ",");

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "arch/arch.h"
 #include "codegen/kplan_knobs.h"
+#include "host/kinds.h"
 #include "util/cj.h"
 
 /* The largest value a list option (--shape, --stride, --pad, --dilation)
@@ -41,6 +42,11 @@ int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *tex
 /* A conv --layout: "ncdhw" | "ndhwc" (x and y) or "X,Y" of those (mixed);
  * *x_ndhwc, *y_ndhwc = 1 for channels-last. 0, or -1 with the message. */
 int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc);
+/* A --kind: a problem kind by its tool spelling or name (the kind table,
+ * host/kinds.h: fwd, bwd-data, bwd-weight); *kind = it. 0, or -1 with the
+ * message listing the spellings. Whether the kind has kernels is the
+ * API's to say (UNSUPPORTED naming it). */
+int cli_kind(const char *opt, const char *text, convjit_conv_kind *kind);
 /* An --act: one of the epilogue's activation names (cj_epi_act_name);
  * *act = its index. 0, or -1 with the message. */
 int cli_act(const char *opt, const char *text, int *act);

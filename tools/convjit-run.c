@@ -1,7 +1,7 @@
 /* convjit-run — the main job: one op through the public API on a device,
  * checked against the CPU reference.
  *
- *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]
+ *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind fwd|bwd-weight] [--arch gfx942|gfx950]
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]
  *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--stats]
@@ -33,12 +33,16 @@ void run_usage(FILE *f) {
   cj_strbuf kh = {0};
   cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(f,
-          "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
+          "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind K] [--arch gfx942|gfx950]\n"
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
           "                   [--<knob> V]... [--stats]\n"
           "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
+          "  --kind    conv: fwd (default), bwd-weight (dw [and db with --bias] from x and dy: the descriptor\n"
+          "            describes the forward conv; dw in --dtype or, with --dw-dtype f32, in f32; run twice,\n"
+          "            the two dw must be bit-identical; --nondeterministic: fp32 atomics instead, not\n"
+          "            required), bwd-data\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
@@ -89,6 +93,13 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(o, "--act")) { CLI_VALUE(&c, v); if (cli_act(o, v, &a->act)) return -1; }
     else if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
     else if (!strcmp(o, "--op")) { CLI_VALUE(&c, v); a->op = v; a->op_given = 1; }
+    else if (!strcmp(o, "--kind")) { CLI_VALUE(&c, v); if (cli_kind(o, v, &a->kind)) return -1; }
+    else if (!strcmp(o, "--dw-dtype")) {
+      CLI_VALUE(&c, v);
+      if (strcmp(v, "f32") && strcmp(v, "bf16")) return cli_fail(o, v, "f32, or bf16 (the --dtype)");
+      a->dw_f32 = !strcmp(v, "f32");
+    }
+    else if (!strcmp(o, "--nondeterministic")) a->nondeterministic = 1;
     else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
     else if (!strcmp(o, "--dtype")) { CLI_VALUE(&c, v); a->dtype = v; }
     else if (!strcmp(o, "--shape")) {
@@ -145,6 +156,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
     fprintf(stderr, "convjit-run: --op %s: conv or transpose\n", a->op);
     return -1;
   }
+  if (a->kind != CONVJIT_CONV_FORWARD && strcmp(a->op, "conv")) {
+    fprintf(stderr, "convjit-run: --kind %s: a conv's (--op conv)\n", cj_conv_kind_name(a->kind));
+    return -1;
+  }
+  if ((a->dw_f32 || a->nondeterministic) && a->kind != CONVJIT_CONV_BACKWARD_WEIGHT) {
+    fprintf(stderr, "convjit-run: --dw-dtype and --nondeterministic need --kind bwd-weight\n");
+    return -1;
+  }
   if (a->dtype && strcmp(a->dtype, "bf16") && strcmp(a->dtype, "fp8")) {
     fprintf(stderr, "convjit-run: --dtype %s: bf16 or fp8\n", a->dtype);
     return -1;
@@ -197,6 +216,7 @@ int main(int argc, char **argv) {
     a.check = 1; /* the default job always checks itself */
     if (!strcmp(a.op, "conv")) default_conv(&a);
     else default_transpose(&a);
+    if (!a.dtype && a.kind == CONVJIT_CONV_BACKWARD_WEIGHT) a.dtype = "bf16"; /* backward weight: bf16 only */
     if (!a.dtype) {
       ja[1] = a;
       ja[1].dtype = "bf16";
@@ -240,7 +260,9 @@ int main(int argc, char **argv) {
   int rc = 0, ran = 0;
   memset(jr, 0, sizeof jr);
   for (int i = 0; i < njobs && rc == 0; i++, ran++) {
-    if (!strcmp(ja[i].op, "conv")) rc = run_conv(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
+    if (!strcmp(ja[i].op, "conv") && ja[i].kind == CONVJIT_CONV_BACKWARD_WEIGHT)
+      rc = run_bwd_weight(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
+    else if (!strcmp(ja[i].op, "conv")) rc = run_conv(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
     else rc = run_transpose(ctx, &ja[i], &jp[i], &jr[i]);
   }
   int all_pass = 1, any_checked = 0;

@@ -13,20 +13,6 @@
 #include "tool_data.h"
 #include "util/numfmt.h"
 
-/* Plan creation: INVALID_ARG can only be the descriptor built from the
- * command line (the API's message names the field), so it is a usage error
- * (exit 2); nothing is allocated yet when it is returned. */
-#define PLAN_TRY(call)                                                                        \
-  do {                                                                                        \
-    convjit_status p_ = (call);                                                               \
-    if (p_ == CONVJIT_ERR_INVALID_ARG) {                                                      \
-      fprintf(stderr, "convjit-run: %s\n", convjit_last_error());                              \
-      run_usage(stderr);                                                                      \
-      return -2;                                                                              \
-    }                                                                                         \
-    CLI_TRY(p_);                                                                              \
-  } while (0)
-
 /* A launch between two events: timing_begin creates them and records e0;
  * timing_end records e1, waits, collects the recorded EMULATED statistics
  * (run_stats_begin started them) and puts the event time in r->kernel_ms
@@ -106,7 +92,7 @@ done:
   return rc;
 }
 
-static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
+int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   cli_shape s;
   if (cli_shape_set(&s, "--op conv: --shape", a->shape, a->nshape) ||
       cli_shape_dims(&s, a->stride, a->nstride, a->dil, a->ndil, a->pad, a->npad))
@@ -132,6 +118,7 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
   d->has_residual = a->residual;
   d->beta = (float)a->beta;
   d->act = (convjit_activation)a->act;
+  d->kind = a->kind;
   if (a->beta != 0.0 && !a->residual) {
     fprintf(stderr, "convjit-run: --beta needs --residual\n");
     return -1;
@@ -229,7 +216,7 @@ done:
 int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out, run_result *r) {
   int rc = 0;
   convjit_conv_desc d;
-  if (build_conv_desc(a, arch, &d)) return -2; /* usage */
+  if (run_conv_desc(a, arch, &d)) return -2; /* usage */
   void *hx = NULL, *hw = NULL, *hy = NULL;
   float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL, *fz = NULL, *fs = NULL;
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *dz = NULL, *dsc = NULL;
