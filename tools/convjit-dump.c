@@ -121,6 +121,8 @@ typedef struct conv_opts {
   double beta, alpha;
   int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
   int nchunks;
+  convjit_conv_kind kind; /* --kind (forward) */
+  int dw_f32, nondeterministic; /* backward weight: --dw-dtype f32, --nondeterministic */
 } conv_opts;
 
 static const dump_opt_def conv_opt_defs[] = {
@@ -136,6 +138,10 @@ static const dump_opt_def conv_opt_defs[] = {
   {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
   {"stream-chunks", 1, "LIST: causal streaming, frames per chunk (sum = D): the kernels of the first chunk and of "
                        "each later chunk length, those reading x_prev"},
+  {"kind", 1, "fwd|bwd-weight|bwd-data: what the plan computes (the descriptor describes the forward conv); "
+              "bwd-weight: dw [, db with --bias] from x and dy"},
+  {"dw-dtype", 1, "bwd-weight: f32, or bf16 (the --dtype, default)"},
+  {"nondeterministic", 0, "bwd-weight: fp32 atomics across the reduction blocks (desc.nondeterministic)"},
   {NULL, 0, NULL},
 };
 
@@ -148,6 +154,12 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
   else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
   else if (!strcmp(name, "residual")) o->residual = 1;
+  else if (!strcmp(name, "kind")) CLI(cli_kind(what, v, &o->kind));
+  else if (!strcmp(name, "nondeterministic")) o->nondeterministic = 1;
+  else if (!strcmp(name, "dw-dtype")) {
+    if (strcmp(v, "f32") && strcmp(v, "bf16")) CLI(cli_fail(what, v, "f32, or bf16 (the --dtype)"));
+    o->dw_f32 = !strcmp(v, "f32");
+  }
   else if (!strcmp(name, "bias")) o->bias = 1;
   else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
   else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
@@ -187,6 +199,14 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
   d.act = (convjit_activation)o->act;
   d.has_channel_scale = o->channel_scale;
   d.x_scale = (float)o->alpha;
+  d.kind = o->kind;
+  d.nondeterministic = o->nondeterministic;
+  if (o->kind == CONVJIT_CONV_BACKWARD_WEIGHT) { /* dy in x's dtype, dw in it or f32 */
+    d.y_dtype = d.x_dtype;
+    d.w_dtype = o->dw_f32 ? CONVJIT_DTYPE_F32 : d.x_dtype;
+  }
+  CJ_CHECK((!o->dw_f32 && !o->nondeterministic) || o->kind == CONVJIT_CONV_BACKWARD_WEIGHT, CONVJIT_ERR_INVALID_ARG,
+           "--dw-dtype and --nondeterministic need --kind bwd-weight");
   cj_conv_opts sel = o->sel;
   int64_t sum = 0;
   for (int c = 0; c < o->nchunks; c++) sum += o->chunks[c];

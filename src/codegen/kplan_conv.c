@@ -509,6 +509,15 @@ static convjit_status cj_conv_wgrad_finish(cj_kplan *p, cj_conv_plan *c, const c
   return cj_kplan_name_from_key(p, prefix, cj_kplan_conv_key);
 }
 
+double cj_conv_gemm_flops(const cj_conv_plan *c) {
+  if (c->g.wgrad) return 2.0 * (double)c->g.k_all * c->wg.ng * (double)c->wg.lp;
+  return 2.0 * (double)c->g.npq * c->g.k * c->g.crs;
+}
+
+double cj_conv_hbm_bytes(const cj_conv_plan *c) {
+  return (double)c->x_bytes + (double)c->w_bytes + (double)(c->g.wgrad ? c->ws_bytes : c->y_bytes);
+}
+
 static _Atomic uint64_t cj_conv_init_count;
 uint64_t cj_kplan_conv_init_calls(void) { return atomic_load_explicit(&cj_conv_init_count, memory_order_relaxed); }
 

@@ -229,6 +229,13 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g);
  * other refusals without a second init. */
 convjit_status cj_kplan_conv_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g,
                                   const cj_conv_opts *o, const cj_epilogue *epi);
+/* The GEMM's floating-point operations (2 per MAC, padding included: what
+ * the MFMAs do) and the bytes it must move through HBM at least (its
+ * operands once, its output once): forward npq x K x crs and x, w, y;
+ * backward weight K x columns x the padded reduction, and the grid's dy
+ * and x rows and the partial tiles. The bounds model's per-FLOP rates. */
+double cj_conv_gemm_flops(const cj_conv_plan *c);
+double cj_conv_hbm_bytes(const cj_conv_plan *c);
 /* How many times cj_kplan_conv_init ran in this process (all threads): the
  * tests' proof that plan creation initializes each candidate once. */
 uint64_t cj_kplan_conv_init_calls(void);

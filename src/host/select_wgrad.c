@@ -55,10 +55,14 @@ static void wgrad_push(cj_conv_opts *list, uint32_t *n, uint32_t max, const cj_c
   if (*n < max) list[(*n)++] = *c;
 }
 
-/* The GEMM's tiles: 256x256 on 2x4 waves where its grid (with the blocks)
- * still has a workgroup per CU (64-byte K rows, 32 where LDS holds only
- * those: gfx942), then 128x128 at 4, 3, 2 stages, then 64x64 (narrow dw:
- * few output channels, depthwise). */
+/* The GEMM's tiles, where their grid (with the blocks) still has a
+ * workgroup per CU: 256x256 on 2x4 waves with 32-byte K rows (gfx942: one
+ * MFMA deep, 64 KiB of LDS at 4 stages; LDS cycles 0.50 of the MFMA's,
+ * MODELLED, docs/kernels.md "Backward weight"), 128x256 with 64-byte rows
+ * (gfx950, whose MFMA is 64 bytes deep: 256x256 there holds two loads per
+ * operand in flight beside 128 accumulators and spills); then 128x128 at
+ * 4, 3, 2 stages (LDS-bound, 1.00), then 64x64 (narrow dw: few output
+ * channels, depthwise). The plan init skips what an arch cannot hold. */
 static uint32_t wgrad_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
                                  cj_conv_opts *list, uint32_t max) {
   static const cj_conv_opts none;
@@ -72,11 +76,9 @@ static uint32_t wgrad_candidates(const cj_target *t, const cj_conv_prep *prep, c
     cj_conv_opts c_ = wgrad_candidate(forced, __VA_ARGS__);         \
     wgrad_push(list, &n, max, &c_);                                 \
   } while (0)
-  uint64_t big = wg_ceil(g->k, 256) * wg_ceil(w.ng, 256) * g->groups * w.blocks;
-  if (big >= t->cu_count) {
-    WG_ADD(256, 256, 2, 4, 4, 64);
-    WG_ADD(256, 256, 2, 4, 4, 32);
-  }
+  const uint64_t per = (uint64_t)g->groups * w.blocks;
+  if (wg_ceil(g->k, 256) * wg_ceil(w.ng, 256) * per >= t->cu_count) WG_ADD(256, 256, 2, 4, 4, 32);
+  if (wg_ceil(g->k, 128) * wg_ceil(w.ng, 256) * per >= t->cu_count) WG_ADD(128, 256, 2, 4, 4, 64);
   for (uint32_t st = 4; st >= 2; st--) WG_ADD(128, 128, 2, 4, st, 0);
   for (uint32_t st = 4; st >= 2; st--) WG_ADD(64, 64, 2, 2, st, 0);
 #undef WG_ADD
