@@ -2,7 +2,7 @@
  * side by side with MIOpen, self-tests every kernel family against the
  * CPU reference and writes a report to send back (docs/hardware.md).
  *
- *   convjit-bench [--device hip|emu] [--shapes FILE] [--vs miopen] [--json]
+ *   convjit-bench [--device hip|emu] [--shapes FILE] [--kind fwd|bwd-weight] [--vs miopen] [--json]
  *                 [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N]
  *                 [--selftest [--full|--quick] [--case NAME] [--list]]
  *                 [--report FILE.md] [--seed N] [--no-disk-cache]
@@ -16,6 +16,9 @@
  * kernel, finalize) and kernel-only (the implicit-GEMM kernel step alone,
  * run through the plan's step list after an end-to-end run left its
  * inputs in the workspace). TFLOPS = 2 N Do Ho Wo K C T R S / time.
+ * --kind bwd-weight times the backward-weight problem of each shape
+ * instead (x, dy -> dw [, db with bias]: end-to-end through
+ * convjit_conv_execute, kernel-only its GEMM step; the same FLOPs).
  *
  * Every figure carries what made it: measured (a HIP device), FAKE (the
  * test stand-ins tests/fakehip, tests/fakemiopen: scripted times) or
@@ -41,6 +44,7 @@ typedef struct bench_opts {
   double budget_ms;
   uint64_t warmup, min_reps, max_reps, seed;
   int warmup_given, budget_given;
+  convjit_conv_kind kind; /* --kind: forward, or backward weight */
 } bench_opts;
 
 
@@ -72,7 +76,8 @@ const char *bench_kind_label(bench_kind k) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: convjit-bench [--device hip|emu] [--arch gfx942|gfx950] [--shapes FILE] [--vs miopen] [--json]\n"
+          "usage: convjit-bench [--device hip|emu] [--arch gfx942|gfx950] [--shapes FILE] [--kind fwd|bwd-weight]\n"
+          "                     [--vs miopen] [--json]\n"
           "                     [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N] [--seed N]\n"
           "                     [--selftest [--quick|--full] [--case NAME] [--list] [--sampled]]\n"
           "                     [--report FILE.md] [--no-disk-cache] [--help]\n"
@@ -84,6 +89,8 @@ static void usage(FILE *f) {
           "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|fp8  pad=P,P,P | pad=L,L,L,H,H,H\n"
           "                      stride=S,S,S  dilation=D,D,D  bias  name=TEXT (no spaces)\n"
           "                    fp8 = w in the arch's native fp8 and x bf16 (the pre-pass quantizes x)\n"
+          "  --kind bwd-weight time each shape's backward-weight problem (dw from x and dy, db with bias;\n"
+          "                    dw in bf16) through convjit_conv_execute; kernel-only: its GEMM step\n"
           "  --vs miopen       also run each shape through MIOpen (libMIOpen.so via dlopen, or\n"
           "                    $CONVJIT_MIOPEN_LIBRARY): miopenConvolutionForwardGetSolution + \n"
           "                    miopenConvolutionForwardImmediate, bf16 NCDHW, same buffers, same stream;\n"
@@ -128,6 +135,11 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       o->device = v;
     } else if (!strcmp(a, "--arch")) { CLI_VALUE(&c, v); o->arch = v; }
     else if (!strcmp(a, "--shapes")) { CLI_VALUE(&c, v); o->shapes_file = v; }
+    else if (!strcmp(a, "--kind")) {
+      CLI_VALUE(&c, v);
+      if (cli_kind(a, v, &o->kind)) return -1;
+      if (o->kind == CONVJIT_CONV_BACKWARD_DATA) return cli_fail(a, v, "fwd or bwd-weight (the kinds timed here)");
+    }
     else if (!strcmp(a, "--vs")) {
       CLI_VALUE(&c, v);
       if (strcmp(v, "miopen")) return cli_fail(a, v, "miopen (the only library compared)");
@@ -221,6 +233,7 @@ typedef struct bench_bufs {
   convjit_context *ctx;
   const convjit_plan *plan;
   void *x, *w, *wp, *bias, *y, *ws, *w_bf16, *y_mi, *ws_mi;
+  void *dy, *dw, *db; /* --kind bwd-weight: its tensors (dw in w, x in x) */
   size_t ws_bytes, ws_mi_bytes;
   const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none */
   bench_miopen *mi;
@@ -229,18 +242,26 @@ typedef struct bench_bufs {
 /* The weight the forward conv reads: packed, or the raw one when the plan has no pack step. */
 static const void *fwd_weight(const bench_bufs *b) { return b->wp ? b->wp : b->w; }
 
+/* The tensors of one run: forward's, or backward weight's (b->dy set). */
+static convjit_conv_args bench_args(const bench_bufs *b) {
+  convjit_conv_args a = convjit_conv_args_default();
+  if (b->dy) a.x = b->x, a.dy = b->dy, a.dw = b->dw, a.db = b->db;
+  else a.x = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.y = b->y;
+  a.workspace = b->ws, a.workspace_bytes = b->ws_bytes;
+  return a;
+}
+
 static int run_e2e(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
-  if (convjit_conv_fwd(b->plan, b->x, fwd_weight(b), b->bias, b->y, b->ws, b->ws_bytes, NULL) == CONVJIT_OK) return 0;
-  snprintf(err, cap, "convjit_conv_fwd: %s", convjit_last_error());
+  convjit_conv_args a = bench_args(b);
+  if (convjit_conv_execute(b->plan, &a, NULL) == CONVJIT_OK) return 0;
+  snprintf(err, cap, "convjit_conv_execute: %s", convjit_last_error());
   return -1;
 }
 
 static int run_kernel(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
-  convjit_conv_args a = convjit_conv_args_default();
-  a.x = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.y = b->y, a.workspace = b->ws;
-  a.workspace_bytes = b->ws_bytes;
+  convjit_conv_args a = bench_args(b);
   if (cj_plan_run_conv_kernel(b->plan, &a, NULL) == CONVJIT_OK) return 0;
   snprintf(err, cap, "the conv kernel step: %s", convjit_last_error());
   return -1;
@@ -329,6 +350,11 @@ static int compare_outputs(convjit_context *ctx, const void *ya, const void *yb,
 static void bench_one(convjit_context *ctx, const convjit_context_info *ci, const bench_opts *o, bench_miopen *mi,
                       bench_row *r) {
   convjit_conv_desc d = bench_shape_desc(&r->s, ci->arch);
+  const int bw = o->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  if (bw) { /* dy in x's dtype, dw in it */
+    d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+    d.y_dtype = d.w_dtype = d.x_dtype;
+  }
   convjit_plan *plan = NULL;
   bench_bufs b = {.ctx = ctx, .mi = mi};
   char err[400] = "";
@@ -351,6 +377,22 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   DEV(convjit_plan_workspace_size(plan, &b.ws_bytes));
   DEV(convjit_plan_packed_weight_size(plan, &pw));
   DEV(convjit_malloc(ctx, nx * 2, &b.x));
+  if (bw) { /* x, dy -> dw [, db] */
+    DEV(convjit_malloc(ctx, ny * 2, &b.dy));
+    DEV(convjit_malloc(ctx, nw * ebw, &b.dw));
+    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) DEV(convjit_malloc(ctx, (size_t)p->k * 4, &b.db));
+    if (b.ws_bytes) DEV(convjit_malloc(ctx, b.ws_bytes, &b.ws));
+    DEV(fill_device(ctx, b.x, nx, 2, CJ_NF_E4M3FN, &seed, NULL));
+    DEV(fill_device(ctx, b.dy, ny, 2, CJ_NF_E4M3FN, &seed, NULL));
+    if (time_it(ctx, o, run_e2e, &b, &r->e2e, err, sizeof err)) goto fail;
+    if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
+    r->ok = 1;
+    if (o->vs_miopen && mi) {
+      r->mi_ran = -1;
+      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: --kind bwd-weight (the comparison is forward's)");
+    }
+    goto done;
+  }
   DEV(convjit_malloc(ctx, nw * ebw, &b.w));
   if (pw) DEV(convjit_malloc(ctx, pw, &b.wp));
   DEV(convjit_malloc(ctx, ny * 2, &b.y));
@@ -399,7 +441,7 @@ fail:
 done:
 #undef DEV
   {
-    void *dev[] = {b.x, b.w, b.wp, b.bias, b.y, b.ws, b.w_bf16, b.y_mi, b.ws_mi};
+    void *dev[] = {b.x, b.w, b.wp, b.bias, b.y, b.ws, b.w_bf16, b.y_mi, b.ws_mi, b.dy, b.dw, b.db};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
       if (dev[i]) convjit_free(ctx, dev[i]);
   }

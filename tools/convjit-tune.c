@@ -8,7 +8,10 @@
  *
  * Shapes file: one conv per line in the kernel-spec form of the conv op
  * (codegen/kspec.h), "conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad=..
- * stride=.. dil=.. bias]"; '#' starts a comment; a line for another arch
+ * stride=.. dil=.. bias wgrad atomic]" (wgrad: the backward-weight problem
+ * of that conv, dw in the dtype, db with bias; atomic: its nondeterministic
+ * form; --kind bwd-weight makes every line one); '#' starts a comment; a
+ * line for another arch
  * than the device's is skipped. Each shape gets random inputs in device
  * memory this tool allocates, then convjit_plan_tune. Progress goes to
  * stderr (one line per candidate; rewritten in place on a terminal), the
@@ -30,6 +33,7 @@
 typedef struct tune_args {
   const char *device, *arch, *shapes, *cache_dir, *export_file, *import_file;
   int json, store_modelled, no_store, count, clear;
+  convjit_conv_kind kind; /* --kind: every shape's (a line's wgrad flag makes it backward weight too) */
   convjit_tune_options topt;
 } tune_args;
 
@@ -38,7 +42,10 @@ static void usage(FILE *f) {
           "usage: convjit-tune --shapes FILE [--device hip|emu] [--arch gfx942|gfx950] [--cache-dir DIR]\n"
           "                    [--json] [--store-modelled] [--no-store] [--budget-ms X] [--warmup N] [--max-reps N]\n"
           "       convjit-tune (--export FILE | --import FILE | --count | --clear) [--cache-dir DIR]\n"
-          "  shapes: one conv per line, \"conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= bias]\"\n"
+          "                    [--kind fwd|bwd-weight]\n"
+          "  shapes: one conv per line, \"conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= bias\n"
+          "          wgrad atomic]\"; wgrad (or --kind bwd-weight): its backward-weight problem (dw; db with bias;\n"
+          "          atomic: fp32 atomics across blocks), whose tuning rows are its kind's own\n"
           "  --device emu ranks candidates by the bounds model: every figure is MODELLED, and nothing is\n"
           "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n");
 }
@@ -55,6 +62,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
     if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
     else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
     else if (!strcmp(o, "--shapes")) { CLI_VALUE(&c, v); a->shapes = v; }
+    else if (!strcmp(o, "--kind")) { CLI_VALUE(&c, v); if (cli_kind(o, v, &a->kind)) return -1; }
     else if (!strcmp(o, "--cache-dir")) { CLI_VALUE(&c, v); a->cache_dir = v; }
     else if (!strcmp(o, "--export")) { CLI_VALUE(&c, v); a->export_file = v; }
     else if (!strcmp(o, "--import")) { CLI_VALUE(&c, v); a->import_file = v; }
@@ -112,7 +120,8 @@ typedef struct shape_row {
 
 /* "conv <arch|-> <dtype> <shape> [opts]" -> descriptor; 1 skip (other
  * arch), 0 ok, -1 error (printed). */
-static int parse_shape(const char *line, const char *arch, convjit_conv_desc *d, int lineno) {
+static int parse_shape(const char *line, const char *arch, convjit_conv_kind kind, convjit_conv_desc *d,
+                       int lineno) {
   char op[16], sarch[16], dtype[16], shape[128];
   int used = 0;
   if (sscanf(line, "%15s %15s %15s %127s %n", op, sarch, dtype, shape, &used) < 4 || strcmp(op, "conv") != 0) {
@@ -147,6 +156,12 @@ static int parse_shape(const char *line, const char *arch, convjit_conv_desc *d,
   *d = cli_conv_desc(&s);
   d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
   d->has_bias = bias;
+  d->kind = g.wgrad ? CONVJIT_CONV_BACKWARD_WEIGHT : kind;
+  d->nondeterministic = (int)g.wgrad_atomic;
+  if (g.wgrad_atomic && d->kind != CONVJIT_CONV_BACKWARD_WEIGHT) {
+    fprintf(stderr, "convjit-tune: shapes line %d: atomic is a backward-weight option (wgrad)\n", lineno);
+    return -1;
+  }
   return 0;
 }
 
@@ -185,9 +200,26 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
    * transposed x (256-byte aligned sub-buffers, select_conv.c); a
    * candidate wanting more is tuned in a second pass (workspace_needed) */
   size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
-  h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)p->k);
+  const int bwd_weight = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  if (bwd_weight) ws_all = ws; /* no split-K candidates; a larger tile's partials: the second pass */
+  h = malloc((nx > nw ? nx : nw) * eb + (ny > nx ? ny - nx : 0) * eb + 4 * (size_t)p->k);
   st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
   CLI_TRY_QUIET(st);
+  convjit_conv_args args = convjit_conv_args_default();
+  if (bwd_weight) { /* x, dy -> dw (w_dtype) [, db] */
+    CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
+    CLI_TRY_QUIET(convjit_malloc(ctx, ny * eb, &dy));
+    CLI_TRY_QUIET(convjit_malloc(ctx, nw * cj_dtype_bytes(p->w_dtype), &dw));
+    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
+    if (ws_all) CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
+    uint64_t seed = 1;
+    fill(h, nx, eb, &seed);
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
+    fill(h, ny, eb, &seed);
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dy, h, ny * eb, NULL));
+    args.x = dx, args.dy = dy, args.dw = dw, args.db = db, args.workspace = dws, args.workspace_bytes = ws_all;
+    goto tune;
+  }
   CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
   CLI_TRY_QUIET(convjit_malloc(ctx, nw * eb, &dw));
   CLI_TRY_QUIET(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
@@ -206,8 +238,8 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
     CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
   }
   if (pw) CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
-  convjit_conv_args args = convjit_conv_args_default();
   args.x = dx, args.w_packed = dwp, args.bias = db, args.y = dy, args.workspace = dws, args.workspace_bytes = ws_all;
+tune:;
   convjit_tune_options o = a->topt;
   o.progress = on_candidate;
   o.progress_user = pg;
@@ -215,7 +247,7 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
   if (row->res.workspace_needed > ws_all) { /* a candidate wanted more: once more with room for all */
     ws_all = row->res.workspace_needed;
-    CLI_TRY_QUIET(convjit_free(ctx, dws));
+    if (dws) CLI_TRY_QUIET(convjit_free(ctx, dws));
     dws = NULL;
     CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
     args.workspace = dws, args.workspace_bytes = ws_all;
@@ -325,7 +357,7 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const convjit_co
     const char *s = line + strspn(line, " \t");
     if (!*s) continue;
     convjit_conv_desc d;
-    int pr = parse_shape(s, arch, &d, lineno);
+    int pr = parse_shape(s, arch, a->kind, &d, lineno);
     if (pr < 0) bad = 1;
     if (pr != 0) continue;
     if (n == cap) {

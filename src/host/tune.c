@@ -38,15 +38,21 @@ void cj_tune_set_hooks(const cj_tune_hooks *h) {
   else memset(&g_hooks, 0, sizeof g_hooks);
 }
 
-double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n) {
+/* Element i of a bf16 (eb 2) or fp32 (eb 4) array as a double. */
+static double out_at(const void *p, size_t i, int eb) {
+  if (eb == 2) return cj_bf16_to_f32(((const uint16_t *)p)[i]);
+  return ((const float *)p)[i];
+}
+
+static double compare_elems(const void *a, const void *b, size_t n, int eb) {
   double peak = 0, worst = 0;
   for (size_t i = 0; i < n; i++) {
-    double v = fabs((double)cj_bf16_to_f32(b[i]));
+    double v = fabs(out_at(b, i, eb));
     if (isfinite(v) && v > peak) peak = v;
   }
   for (size_t i = 0; i < n; i++) {
-    if (a[i] == b[i]) continue;
-    double x = cj_bf16_to_f32(a[i]), y = cj_bf16_to_f32(b[i]);
+    if (!memcmp((const char *)a + i * eb, (const char *)b + i * eb, (size_t)eb)) continue;
+    double x = out_at(a, i, eb), y = out_at(b, i, eb);
     if (!isfinite(x) || !isfinite(y)) return INFINITY;
     double tol = ldexp(fmax(fabs(x), fabs(y)), -7) + ldexp(peak, -8) + 1e-30;
     double e = fabs(x - y) / tol;
@@ -54,6 +60,9 @@ double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n) {
   }
   return worst;
 }
+
+double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n) { return compare_elems(a, b, n, 2); }
+double cj_tune_compare_f32(const float *a, const float *b, size_t n) { return compare_elems(a, b, n, 4); }
 
 /* The conv kernel step of a plan (the one the bounds model prices). */
 static const cj_step *conv_step(const convjit_plan *p, uint32_t *index) {
@@ -96,8 +105,12 @@ typedef struct tune_run {
   void *stream;
   convjit_tune_options o;
   cj_device *dev;
-  size_t y_bytes, y_elems;
-  uint16_t *ref, *got; /* host copies of y */
+  /* the kind's output (y, or dw) and a second one (db) when the plan
+   * writes it; exact: compared bit for bit (backward weight's promise) */
+  void *out, *out2;
+  size_t out_bytes, out_elems, out2_bytes;
+  int out_eb, exact;
+  uint8_t *ref, *got; /* host copies of the outputs, out then out2 */
   tune_cand *c;
   int n;
 } tune_run;
@@ -107,12 +120,24 @@ static convjit_status run_once(tune_run *r, const convjit_plan *p) {
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, r->stream);
 }
 
-/* y poisoned, the candidate run, y back on the host in out. */
-static convjit_status run_output(tune_run *r, const convjit_plan *p, uint16_t *out) {
-  CJ_TRY(r->dev->ops->memset_d8(r->dev, r->a->y, TUNE_Y_POISON, r->y_bytes, r->stream));
+/* The outputs poisoned, the candidate run, the outputs back on the host
+ * in out. */
+static convjit_status run_output(tune_run *r, const convjit_plan *p, uint8_t *out) {
+  CJ_TRY(r->dev->ops->memset_d8(r->dev, r->out, TUNE_Y_POISON, r->out_bytes, r->stream));
+  if (r->out2) CJ_TRY(r->dev->ops->memset_d8(r->dev, r->out2, TUNE_Y_POISON, r->out2_bytes, r->stream));
   CJ_TRY(run_once(r, p));
-  CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->a->y, r->y_bytes, r->stream));
+  CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->out, r->out_bytes, r->stream));
+  if (r->out2) CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out + r->out_bytes, r->out2, r->out2_bytes, r->stream));
   return r->dev->ops->synchronize(r->dev, r->stream);
+}
+
+/* The candidate's outputs against the default's: bit for bit when exact
+ * (0 or inf), else the largest error over its tolerance. */
+static double compare_outputs(const tune_run *r) {
+  if (r->exact) return memcmp(r->got, r->ref, r->out_bytes + r->out2_bytes) ? INFINITY : 0.0;
+  double e = compare_elems(r->got, r->ref, r->out_elems, r->out_eb);
+  if (r->out2) e = fmax(e, compare_elems(r->got + r->out_bytes, r->ref + r->out_bytes, r->out2_bytes / 4, 4));
+  return e;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -291,11 +316,15 @@ static void measure_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
   int modelled = r->dev->is_emulated;
   convjit_status st = run_output(r, &c->plan, r->got);
   if (st == CONVJIT_OK) {
-    rc->max_err = cj_tune_compare(r->got, r->ref, r->y_elems);
+    rc->max_err = compare_outputs(r);
     if (!(rc->max_err <= 1.0)) {
       rc->status = CONVJIT_TUNE_VETOED;
-      snprintf(rc->reason, sizeof rc->reason, "output differs from the default kernel's (%g x the tolerance)",
-               rc->max_err);
+      if (r->exact)
+        snprintf(rc->reason, sizeof rc->reason, "output is not bit-identical to the default kernel's (a "
+                 "deterministic reduction must give the same bits on every tile)");
+      else
+        snprintf(rc->reason, sizeof rc->reason, "output differs from the default kernel's (%g x the tolerance)",
+                 rc->max_err);
       return;
     }
     if (modelled) st = cj_tune_modelled_ms(&c->plan, &rc->ms);
@@ -406,8 +435,9 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   CJ_TRY(check_opts(&r.o));
   r.a = &a;
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
-  CJ_CHECK(p->prob.kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_UNSUPPORTED,
-           "plan: a %s plan: the tuner compares forward outputs (y)", cj_conv_kind_name(p->prob.kind));
+  CJ_CHECK(p->prob.kind == CONVJIT_CONV_FORWARD || p->prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT,
+           CONVJIT_ERR_UNSUPPORTED, "plan: a %s plan: the tuner compares forward (y) and backward-weight (dw) outputs",
+           cj_conv_kind_name(p->prob.kind));
   r.dev = p->ctx->dev;
   int capturing = 0;
   if (r.dev->ops->stream_capturing) CJ_TRY(r.dev->ops->stream_capturing(r.dev, stream, &capturing));
@@ -415,12 +445,22 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
            "stream = %p: a graph capture is in progress on it; tuning synchronizes and would break the capture "
            "(tune before capturing)", stream);
   const cj_conv_problem *q = &p->prob;
-  r.y_elems = (size_t)(q->n * q->k * q->od * q->oh * q->ow);
-  r.y_bytes = r.y_elems * cj_dtype_bytes(q->y_dtype);
-  CJ_CHECK(q->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: y_dtype %s: the veto compares bf16",
-           cj_dtype_name(q->y_dtype));
-  r.ref = malloc(r.y_bytes);
-  r.got = malloc(r.y_bytes);
+  if (q->kind == CONVJIT_CONV_BACKWARD_WEIGHT) { /* dw in w_dtype, db fp32 */
+    r.out = a.dw, r.out2 = a.db;
+    r.out_elems = (size_t)(q->k * (q->c / q->groups) * q->t * q->r * q->s);
+    r.out_eb = (int)cj_dtype_bytes(q->w_dtype);
+    r.out2_bytes = a.db ? (size_t)q->k * 4 : 0;
+    r.exact = !q->nondeterministic;
+  } else {
+    r.out = a.y;
+    r.out_elems = (size_t)(q->n * q->k * q->od * q->oh * q->ow);
+    r.out_eb = (int)cj_dtype_bytes(q->y_dtype);
+    CJ_CHECK(q->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: y_dtype %s: the veto compares bf16",
+             cj_dtype_name(q->y_dtype));
+  }
+  r.out_bytes = r.out_elems * (size_t)r.out_eb;
+  r.ref = malloc(r.out_bytes + r.out2_bytes);
+  r.got = malloc(r.out_bytes + r.out2_bytes);
   r.c = calloc(CONVJIT_TUNE_MAX_CANDIDATES, sizeof *r.c);
   convjit_tune_result *res = calloc(1, sizeof *res);
   convjit_status st = r.ref && r.got && r.c && res ? CONVJIT_OK

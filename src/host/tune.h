@@ -30,6 +30,11 @@ void cj_tune_set_hooks(const cj_tune_hooks *h); /* NULL: none */
  * magnitude. <= 1 agrees. Identical bits (NaN included) are 0; a NaN
  * against a number is +inf. */
 double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n);
+/* The same over n fp32 outputs (a backward-weight plan's f32 dw and db
+ * with atomics, whose adds may come in any order): the same tolerance,
+ * which holds them to within 2^-7 of each other. A deterministic plan's
+ * outputs are compared bit for bit instead (convjit_plan_tune). */
+double cj_tune_compare_f32(const float *a, const float *b, size_t n);
 
 /* MODELLED milliseconds of the plan's conv kernel from the compute-unit
  * simulation (cj_bounds_conv_sim, perf/perf.h; docs/performance.md
