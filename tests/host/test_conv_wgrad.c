@@ -222,11 +222,162 @@ static void test_atomics(void **s) {
   for (int a = 0; a < 2; a++) wg_check(arches[a], &w, 0);
 }
 
+/* convjit_plan_tune on a backward-weight plan (MODELLED on the emulator):
+ * every legal candidate's dw and db must equal the default's bit for bit,
+ * which the tuner checks (a different bit would be VETOED), and the plan
+ * after the switch gives the same bits again. */
+static void test_tune(void **s) {
+  (void)s;
+  const wg_case w = {"tune", 3, 2, 16, 24, {3, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0,
+                     0, 1, 0, 0};
+  convjit_conv_desc d = wg_desc(&w);
+  cj_ref_conv_shape sh = wg_shape(&d);
+  uint64_t od[3];
+  assert_int_equal(cj_ref_conv_out_dims(&sh, od), CONVJIT_OK);
+  const size_t nx = sh.n * sh.c * sh.d * sh.h * sh.w, ny = sh.n * sh.k * od[0] * od[1] * od[2];
+  uint16_t *xb = malloc(nx * 2), *dyb = malloc(ny * 2);
+  assert_true(xb && dyb);
+  uint64_t seed = 3;
+  for (size_t i = 0; i < nx; i++) xb[i] = cj_f32_to_bf16_rne((float)(rnd(&seed) % 65536) / 32768.0f - 1.0f);
+  for (size_t i = 0; i < ny; i++) dyb[i] = cj_f32_to_bf16_rne((float)(rnd(&seed) % 65536) / 32768.0f - 1.0f);
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx942");
+  wg_out before = {0}, after = {0};
+  wg_run(ctx, &d, NULL, xb, nx, dyb, ny, &before);
+  convjit_plan *plan = NULL;
+  OK(convjit_plan_create_conv(ctx, &d, &plan));
+  size_t ws = 0;
+  OK(convjit_plan_workspace_size(plan, &ws));
+  ws *= 4; /* room for every candidate's partials */
+  /* x, dy, dw, db, workspace in one allocation, each 256-byte aligned */
+  const size_t ox = 0, ody = (ox + nx * 2 + 255) / 256 * 256, odw = (ody + ny * 2 + 255) / 256 * 256;
+  const size_t odb = (odw + before.nw * 2 + 255) / 256 * 256, ows = (odb + (size_t)d.k * 4 + 255) / 256 * 256;
+  char *b = api_upload(ctx, NULL, ows + ws);
+  OK(convjit_memcpy_h2d(ctx, b + ox, xb, nx * 2, NULL));
+  OK(convjit_memcpy_h2d(ctx, b + ody, dyb, ny * 2, NULL));
+  convjit_conv_args a = convjit_conv_args_default();
+  a.x = b + ox, a.dy = b + ody, a.dw = b + odw, a.db = b + odb, a.workspace = b + ows, a.workspace_bytes = ws;
+  convjit_tune_options to = convjit_tune_options_default();
+  to.store = to.store_modelled = 0;
+  convjit_tune_result tr = {.struct_size = sizeof tr};
+  OK(convjit_plan_tune(plan, &a, NULL, &to, &tr));
+  int ran = 0;
+  for (int i = 0; i < tr.count; i++) {
+    if (tr.cand[i].status == CONVJIT_TUNE_VETOED)
+      fail_msg("candidate %s vetoed: %s", tr.cand[i].knobs, tr.cand[i].reason);
+    if (tr.cand[i].status == CONVJIT_TUNE_MODELLED) {
+      ran++;
+      assert_true(tr.cand[i].max_err == 0.0); /* bit for bit */
+    }
+  }
+  assert_true(ran >= 3);
+  OK(convjit_synchronize(ctx, NULL));
+  after.dw = malloc(before.nw * 2);
+  after.db = malloc((size_t)d.k * 4);
+  OK(convjit_conv_execute(plan, &a, NULL));
+  OK(convjit_memcpy_d2h(ctx, after.dw, a.dw, before.nw * 2, NULL));
+  OK(convjit_memcpy_d2h(ctx, after.db, a.db, (size_t)d.k * 4, NULL));
+  assert_memory_equal(after.dw, before.dw, before.nw * 2);
+  assert_memory_equal(after.db, before.db, (size_t)d.k * 4);
+  printf("  gfx942 tuned: %d candidates ran (MODELLED), winner %s, dw and db bit-identical\n", ran,
+         tr.cand[tr.winner].knobs);
+  wg_free(&before), wg_free(&after);
+  convjit_free(ctx, b);
+  convjit_plan_destroy(plan);
+  convjit_context_destroy(ctx);
+  free(xb), free(dyb);
+}
+
+/* Bad input, each a status naming the field: the descriptor (dtypes the
+ * kind does not take, the atomics flag on another kind, forward-only
+ * fields) and convjit_conv_execute's tensors (missing, not taken, given
+ * without the plan taking them, misaligned, a short workspace), and the
+ * forward-only entry points on a backward-weight plan. */
+static void test_bad_input(void **s) {
+  (void)s;
+  const wg_case w = {"bad", 3, 2, 16, 24, {3, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 0,
+                     1, 0, 0};
+  convjit_conv_desc d = wg_desc(&w);
+  OK(convjit_conv_desc_validate(&d));
+  d.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype = fp8_e4m3fn: backward weight takes bf16");
+  d = wg_desc(&w);
+  d.y_dtype = CONVJIT_DTYPE_F32;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = f32: backward weight reads dy in x's");
+  d = wg_desc(&w);
+  d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
+         "desc.w_dtype = fp8_e4m3fnuz: backward weight writes dw in f32 or in x's dtype bf16");
+  d = wg_desc(&w);
+  d.nondeterministic = 3;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.nondeterministic = 3: must be 0 or 1");
+  d.nondeterministic = 1;
+  d.kind = CONVJIT_CONV_FORWARD;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.nondeterministic = 1: only backward weight");
+  d = wg_desc(&w);
+  d.has_residual = 1;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG,
+         "desc.has_residual = 1: a backward-weight conv has no residual epilogue op");
+  d = wg_desc(&w);
+  d.has_x_prev = 1;
+  d.pad_lo[0] = 2, d.pad_hi[0] = 0;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1: causal streaming is a forward");
+
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
+  convjit_plan *plan = NULL;
+  d = wg_desc(&w); /* with db */
+  OK(convjit_plan_create_conv(ctx, &d, &plan));
+  size_t ws = 0, pw = 1;
+  OK(convjit_plan_workspace_size(plan, &ws));
+  OK(convjit_plan_packed_weight_size(plan, &pw));
+  assert_true(ws > 0 && pw == 0);
+  void *buf = api_upload(ctx, NULL, ws + 4096);
+  char *b = buf;
+  convjit_conv_args a = convjit_conv_args_default(), g;
+  a.x = b, a.dy = b + 1024, a.dw = b + 2048, a.db = b + 3072, a.workspace = b + 4096, a.workspace_bytes = ws;
+  g = a, g.dy = NULL;
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "args.dy = NULL");
+  g = a, g.x = NULL;
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "args.x = NULL");
+  g = a, g.dw = NULL;
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "args.dw = NULL");
+  g = a, g.db = NULL;
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG,
+         "args.db = NULL: the plan writes the bias gradient (has_bias = 1)");
+  g = a, g.y = b;
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "a backward-weight plan does not take y");
+  g = a, g.w_packed = b;
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "does not take w_packed");
+  g = a, g.workspace_bytes = ws - 1;
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "args.workspace_bytes");
+  g = a, g.dw = b + 2050; /* bf16 dw: 4 elements, 8 bytes */
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "must be 8-byte aligned");
+  g = a, g.dy = b + 1032; /* 16 bytes */
+  EXPECT(convjit_conv_execute(plan, &g, NULL), CONVJIT_ERR_INVALID_ARG, "args.dy = ");
+  EXPECT(convjit_conv_forward(plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, "launch it with convjit_conv_execute");
+  EXPECT(convjit_weight_pack(plan, b, b + 1024, NULL), CONVJIT_ERR_INVALID_ARG, "reads no weight");
+  convjit_plan_destroy(plan);
+  /* without has_bias: db given is refused */
+  d.has_bias = 0;
+  OK(convjit_plan_create_conv(ctx, &d, &plan));
+  EXPECT(convjit_conv_execute(plan, &a, NULL), CONVJIT_ERR_INVALID_ARG,
+         "args.db = ");
+  EXPECT(convjit_conv_execute(plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, "has no bias-gradient output");
+  /* a forced split-K: the blocks are the problem's, never a knob */
+  convjit_plan_destroy(plan);
+  plan = NULL;
+  cj_conv_opts o = {.splitk = 2};
+  EXPECT(cj_plan_create_conv_opts(ctx, &d, &o, &plan), CONVJIT_ERR_INVALID_ARG, "conv.splitk = 2");
+  convjit_free(ctx, buf);
+  convjit_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_acceptance),
       cmocka_unit_test(test_shapes),
       cmocka_unit_test(test_atomics),
+      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_tune),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
