@@ -488,6 +488,8 @@ static void print_sim_text(const cj_perf_kernel_out *m, cj_strbuf *o) {
                (unsigned long long)m->per_cu_wgs, (unsigned long long)m->simulated_wgs, m->wg_cycles);
 }
 
+/* One class of the per-wave, per-K-step counts (emu.h's EMU_CLASS_* index). */
+#define PS(cls) (x.per_step[EMU_CLASS_##cls])
 /* The model is cj_bounds_conv's (src/emu/bounds.h, docs/performance.md). */
 static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"bounds\":[");
@@ -510,11 +512,15 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                      "\"waves_per_simd\":%.2f,\"workgroups_per_cu\":%u,\"vmem_bytes\":%.0f,"
                      "\"vmem_bytes_per_flop\":%.5f,\"hbm_bytes_per_flop\":%.6f,\"bound\":\"%s\","
                      "\"mfma_fraction\":%.3f,\"vmcnt0_waits\":%llu,\"loop_trips\":%u,"
-                     "\"barriers_per_step\":%.2f,\"barrier_cover_mfma\":%.2f",
+                     "\"barriers_per_step\":%.2f,\"barrier_cover_mfma\":%.2f,\"per_wave_step\":{\"mfma\":%.3f,"
+                     "\"vmem\":%.3f,\"lds\":%.3f,\"valu\":%.3f,\"salu\":%.3f,\"waitcnt\":%.3f,\"barrier\":%.3f,"
+                     "\"branch\":%.3f}",
                      (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min, x.lds_degree,
                      x.lds_banks, x.issue, x.hbm, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                      x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
-                     (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma);
+                     (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma,
+                     PS(MFMA), PS(VMEM), PS(LDS), PS(VALU), PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER),
+                     PS(BRANCH));
       if (st == CONVJIT_OK && x.simulated) print_sim_json(&x.sim, o);
       cj_sb_printf(o, "}");
     } else if (st != CONVJIT_OK) {
@@ -529,20 +535,24 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    ";   bound: %s  modelled fraction of MFMA peak %.3f\n"
                    ";   s_waitcnt vmcnt(0) per wave %llu (EMULATED; the K loop runs %u trips: %s)\n"
                    ";   barriers per wave and K step %.2f, MFMAs a wave issues after each before an LDS wait %.2f "
-                   "(EMULATED)\n",
+                   "(EMULATED)\n"
+                   ";   per wave and K step (EMULATED, prologue and epilogue amortized): MFMA %.2f  VMEM %.2f  LDS %.2f  "
+                   "VALU %.2f  SALU %.2f  waitcnt %.2f  barrier %.2f  branch %.2f\n",
                    plans[k].name, (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min,
                    x.lds_degree, x.lds_banks, x.issue, x.hbm, x.mfma > 0 ? x.lds / x.mfma : 0,
                    x.mfma > 0 ? x.issue / x.mfma : 0, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                    x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
                    (unsigned long long)x.vmcnt0_waits, x.loop_trips,
                    x.vmcnt0_waits < x.loop_trips ? "none in the loop" : "the loop drains the load queue",
-                   x.barriers_per_step, x.barrier_cover_mfma);
+                   x.barriers_per_step, x.barrier_cover_mfma, PS(MFMA), PS(VMEM), PS(LDS), PS(VALU),
+                   PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER), PS(BRANCH));
       if (x.simulated) print_sim_text(&x.sim, o);
     }
     first = 0;
   }
   if (a->json) cj_sb_printf(o, "]");
 }
+#undef PS
 
 static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *plans, const cj_built *b, int n,
                       int built, double total_ms, cj_strbuf *o) {

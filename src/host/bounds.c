@@ -110,6 +110,9 @@ static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_t
   o->k_steps = c->k_tiles_split;
   double steps = o->k_steps ? o->k_steps : 1, simds = a->simds_per_cu;
   uint64_t issue = 0;
+  _Static_assert(EMU_CLASS_COUNT == sizeof o->per_step / sizeof o->per_step[0], "cj_bounds.per_step");
+  for (int cl = 0; cl < EMU_CLASS_COUNT; cl++)
+    o->per_step[cl] = st.waves ? (double)st.count[cl] / (double)st.waves / steps : 0;
   for (int cl = 0; cl < EMU_CLASS_COUNT; cl++) {
     if (cl == EMU_CLASS_MFMA) continue;
     emu_inst in = {.cls = (uint8_t)cl};
