@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cli.h"
 #include "codegen/kplan_epi.h"
+#include "host/kinds.h"
 
 static const char *g_tool = "convjit";
 
@@ -266,4 +267,54 @@ int cli_shape_equal(const cli_shape *a, const cli_shape *b) {
 
 convjit_dtype cli_fp8_dtype(const cj_arch *arch) {
   return arch && arch->fp8 == CJ_FP8_E4M3FNUZ ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+}
+
+/* ---- the problem's kind and its own fields ------------------------------------ */
+
+const char *cli_kind_names(void) {
+  static char names[96];
+  if (!names[0]) {
+    size_t n = 0;
+    for (int k = 0; cj_conv_kind_of((convjit_conv_kind)k) && n < sizeof names; k++)
+      n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", k ? "|" : "",
+                            cj_conv_kind_of((convjit_conv_kind)k)->tool);
+  }
+  return names;
+}
+
+int cli_problem_opt(cli_args *c, cli_problem *pr) {
+  const char *v;
+  if (cli_is(c, "--kind")) {
+    if (!(v = cli_value(c))) return -1;
+    int k = cj_conv_kind_from_name(v, strlen(v));
+    if (k < 0 || strcmp(v, cj_conv_kind_of((convjit_conv_kind)k)->tool)) {
+      char why[128];
+      snprintf(why, sizeof why, "expected one of %s", cli_kind_names());
+      return cli_fail("--kind", v, why);
+    }
+    pr->kind = k;
+    return 1;
+  }
+  int up = cli_is(c, "--upsample");
+  if (!up && !cli_is(c, "--output-padding")) return 0;
+  const char *opt = c->opt;
+  if (!(v = cli_value(c))) return -1;
+  int n = cli_list(opt, v, up ? pr->up : pr->out_pad, 1, 3, 0, CLI_MAX_EXTENT);
+  if (n < 0) return -1;
+  *(up ? &pr->nup : &pr->nop) = n;
+  return 1;
+}
+
+int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {
+  int r = d->spatial_rank;
+  if ((pr->nop && pr->nop != r) || (pr->nup && pr->nup != r)) {
+    fprintf(stderr, "%s: --output-padding/--upsample need %d values (one per spatial dim)\n", g_tool, r);
+    return -1;
+  }
+  d->kind = (convjit_conv_kind)pr->kind;
+  for (int i = 0; i < r; i++) {
+    if (pr->nop) d->output_padding[i] = pr->out_pad[i];
+    if (pr->nup) d->upsample[i] = pr->up[i];
+  }
+  return 0;
 }

@@ -123,6 +123,24 @@ int cli_shape_dims(cli_shape *s, const int64_t *stride, int nstride, const int64
  * dtypes, layouts and epilogue): the one place a tool's shape becomes one. */
 convjit_conv_desc cli_conv_desc(const cli_shape *s);
 int cli_shape_equal(const cli_shape *a, const cli_shape *b); /* field by field */
+/* ---- the problem's kind and its own fields ------------------------------------
+ * --kind K (the kind table's tool spellings, kinds.h: fwd, bwd-data, ...;
+ * the shape options then describe the forward problem, as MIOpen's
+ * directions do), --output-padding LIST (backward data: the transposed
+ * conv's, one value per spatial dim) and --upsample LIST (forward: 1 or 2
+ * per spatial dim, the fused nearest upsample of x). */
+typedef struct cli_problem {
+  int kind;            /* convjit_conv_kind: forward unless --kind */
+  int64_t out_pad[3], up[3];
+  int nop, nup;        /* values given (0: none) */
+} cli_problem;
+/* One of those options at c into pr: 1 taken, 0 not one of them, -1 bad (printed). */
+int cli_problem_opt(cli_args *c, cli_problem *pr);
+/* Writes them into d (its spatial_rank's dims): 0, or -1 with the message. */
+int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d);
+/* "fwd|bwd-data|..." from the kind table, for usages. */
+const char *cli_kind_names(void);
+
 /* The arch's native fp8 format (cj_arch.fp8) as a convjit dtype: the conv's
  * fp8 tensors' default; arch NULL or unknown: E4M3FN. */
 convjit_dtype cli_fp8_dtype(const cj_arch *arch);

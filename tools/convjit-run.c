@@ -39,7 +39,10 @@ void run_usage(FILE *f) {
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
           "                   [--<knob> V]... [--stats]\n"
           "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
+          "                   [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
+          "            of the forward problem whatever the kind (x N,C,D,H,W; w K,C,T,R,S), as MIOpen's\n"
+          "            directions; --stride, --pad, --dilation too\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
           "  --layout  conv: x and y NCDHW (default) or NDHWC (channels-last, read/written in place);\n"
@@ -55,6 +58,11 @@ void run_usage(FILE *f) {
           "  --residual    fused epilogue: + beta * z, z a random bf16 tensor shaped like y\n"
           "  --beta B      z's factor (default 1)\n"
           "  --act identity|relu|silu|gelu   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
+          "  --kind    fwd (default): y from x; bwd-data: dx from a dy of the forward output's shape\n"
+          "            (the transposed conv's forward); the check runs the kind's own reference\n"
+          "  --output-padding LIST   bwd-data: the transposed conv's output_padding, one value per dim\n"
+          "  --upsample LIST   fwd: nearest-upsample x by 1 or 2 per dim inside the conv (no upsampled\n"
+          "            tensor in memory)\n"
           "  --stream-chunks LIST   causal streaming: run the conv over chunks of LIST frames (sum = D,\n"
           "            pad (T-1, 0) in time), each with x_prev = the previous chunk's last T-1 frames,\n"
           "            and require the result bit-identical to the whole-tensor conv\n"
@@ -67,7 +75,7 @@ void run_usage(FILE *f) {
           "            (1,256,5,8,8 -> 256, 3x3x3, causal pad 2/0,1/1,1/1, bias) in fp8, then\n"
           "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n"
           "conv knobs (src/codegen/kplan_knobs.h; forced in every kernel the plan builds):\n%s",
-          kh.s ? kh.s : "");
+          cli_kind_names(), kh.s ? kh.s : "");
   cj_sb_free(&kh);
 }
 
@@ -81,6 +89,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
   a->seed = 1;
   a->groups = 1;
   uint64_t u = 0;
+  int po;
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *o = c.opt, *v = NULL;
@@ -129,6 +138,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
       for (int j = 0; j < n; j++) a->stream_chunks[j] = (int)ch[j];
       a->nchunks = n;
     }
+    else if ((po = cli_problem_opt(&c, &a->prob)) != 0) { if (po < 0) return -1; }
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
     else if (!strcmp(o, "--stats")) a->stats = 1;

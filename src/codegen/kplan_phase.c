@@ -184,11 +184,15 @@ static convjit_status cj_phases_product(const cj_conv_geom *base, const cj_dim_p
   return CONVJIT_OK;
 }
 
-convjit_status cj_conv_phases_bwd_data(const cj_conv_geom *gin, cj_conv_phases *out) {
+convjit_status cj_conv_phases_bwd_data(const cj_conv_geom *gin, const uint32_t out_pad[3], cj_conv_phases *out) {
   CJ_CHECK(gin && out, CONVJIT_ERR_INVALID_ARG, "backward data phases: NULL argument");
   cj_conv_geom g = *gin;
+  const uint32_t op[3] = {out_pad ? out_pad[0] : 0, out_pad ? out_pad[1] : 0, out_pad ? out_pad[2] : 0};
+  CJ_CHECK(op[0] < g.d && op[1] < g.h && op[2] < g.w, CONVJIT_ERR_INVALID_ARG,
+           "backward data phases: output padding %u,%u,%u must be below the input extents", op[0], op[1], op[2]);
+  g.d -= op[0], g.h -= op[1], g.w -= op[2]; /* dy: the forward output of the positions it reaches */
   CJ_TRY(cj_conv_geom_derive(&g));
-  const uint64_t D[3] = {g.d, g.h, g.w}, Do[3] = {g.od, g.oh, g.ow}, T[3] = {g.t, g.r, g.s};
+  const uint64_t D[3] = {gin->d, gin->h, gin->w}, Do[3] = {g.od, g.oh, g.ow}, T[3] = {g.t, g.r, g.s};
   cj_dim_phases dp[3];
   for (int i = 0; i < 3; i++)
     CJ_TRY(cj_dim_bwd(&dp[i], D[i], Do[i], T[i], g.stride[i], g.dil[i], cj_conv_pad(g.pad_lo[i]), "dhw"[i]));
@@ -202,7 +206,7 @@ convjit_status cj_conv_phases_bwd_data(const cj_conv_geom *gin, cj_conv_phases *
   base.groups = gin->groups;
   base.x_ndhwc = gin->x_ndhwc;
   base.y_ndhwc = gin->y_ndhwc;
-  const uint32_t yext[3] = {g.d, g.h, g.w};
+  const uint32_t yext[3] = {gin->d, gin->h, gin->w};
   return cj_phases_product(&base, dp, yext, out);
 }
 

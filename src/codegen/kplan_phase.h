@@ -59,10 +59,12 @@ typedef struct cj_conv_phases {
 
 /* The phases of the backward data of the forward conv g (an input
  * geometry: x = dx, y = dy; g's dtype, groups and layouts are kept, x_ndhwc
- * then meaning dy's layout and y_ndhwc dx's). Each phase's geometry reads
- * dy (c = g's k) and writes dx (k = g's c). UNSUPPORTED when there are more
- * than CJ_PHASE_MAX phases (naming the strides). */
-convjit_status cj_conv_phases_bwd_data(const cj_conv_geom *g, cj_conv_phases *out);
+ * then meaning dy's layout and y_ndhwc dx's). out_pad (NULL: none): the
+ * transposed conv's output_padding, dy's extents being the forward output
+ * of dx's extents less it. Each phase's geometry reads dy (c = g's k) and
+ * writes dx (k = g's c). UNSUPPORTED when there are more than CJ_PHASE_MAX
+ * phases (naming the strides). */
+convjit_status cj_conv_phases_bwd_data(const cj_conv_geom *g, const uint32_t out_pad[3], cj_conv_phases *out);
 /* The phases of the forward conv g over x nearest-upsampled by up[i] in
  * {1, 2} (g's extents d, h, w are x's physical ones; its pads, stride and
  * dilation apply to the upsampled input). One phase when no factor is 2
