@@ -282,27 +282,29 @@ const char *cli_kind_names(void) {
   return names;
 }
 
-int cli_problem_opt(cli_args *c, cli_problem *pr) {
-  const char *v;
-  if (cli_is(c, "--kind")) {
-    if (!(v = cli_value(c))) return -1;
+int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
+  if (!strcmp(opt, "--kind")) {
     int k = cj_conv_kind_from_name(v, strlen(v));
     if (k < 0 || strcmp(v, cj_conv_kind_of((convjit_conv_kind)k)->tool)) {
       char why[128];
       snprintf(why, sizeof why, "expected one of %s", cli_kind_names());
-      return cli_fail("--kind", v, why);
+      return cli_fail(opt, v, why);
     }
     pr->kind = k;
-    return 1;
+    return 0;
   }
-  int up = cli_is(c, "--upsample");
-  if (!up && !cli_is(c, "--output-padding")) return 0;
-  const char *opt = c->opt;
-  if (!(v = cli_value(c))) return -1;
+  int up = !strcmp(opt, "--upsample");
   int n = cli_list(opt, v, up ? pr->up : pr->out_pad, 1, 3, 0, CLI_MAX_EXTENT);
   if (n < 0) return -1;
   *(up ? &pr->nup : &pr->nop) = n;
-  return 1;
+  return 0;
+}
+
+int cli_problem_opt(cli_args *c, cli_problem *pr) {
+  if (!cli_is(c, "--kind") && !cli_is(c, "--upsample") && !cli_is(c, "--output-padding")) return 0;
+  const char *opt = c->opt, *v = cli_value(c);
+  if (!v) return -1;
+  return cli_problem_set(pr, opt, v) ? -1 : 1;
 }
 
 int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {

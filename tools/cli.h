@@ -136,6 +136,9 @@ typedef struct cli_problem {
 } cli_problem;
 /* One of those options at c into pr: 1 taken, 0 not one of them, -1 bad (printed). */
 int cli_problem_opt(cli_args *c, cli_problem *pr);
+/* The same for a tool with its own option loop: opt ("--kind", "--upsample"
+ * or "--output-padding") with value v; 0, or -1 (printed). */
+int cli_problem_set(cli_problem *pr, const char *opt, const char *v);
 /* Writes them into d (its spatial_rank's dims): 0, or -1 with the message. */
 int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d);
 /* "fwd|bwd-data|..." from the kind table, for usages. */

@@ -6,6 +6,7 @@
  *                 [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N]
  *                 [--selftest [--full|--quick] [--case NAME] [--list]]
  *                 [--report FILE.md] [--seed N] [--no-disk-cache]
+ *                 [--kind K] [--output-padding LIST] [--upsample LIST]
  *
  * Timing (one stream, the default one, for convjit and MIOpen alike):
  * per shape, `warmup` untimed runs, then runs each between two recorded
@@ -41,6 +42,7 @@ typedef struct bench_opts {
   double budget_ms;
   uint64_t warmup, min_reps, max_reps, seed;
   int warmup_given, budget_given;
+  cli_problem prob; /* --kind, --output-padding, --upsample: every shape's (3 values each) */
 } bench_opts;
 
 
@@ -76,6 +78,7 @@ static void usage(FILE *f) {
           "                     [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N] [--seed N]\n"
           "                     [--selftest [--quick|--full] [--case NAME] [--list] [--sampled]]\n"
           "                     [--report FILE.md] [--no-disk-cache] [--help]\n"
+          "                     [--kind K] [--output-padding LIST] [--upsample LIST]\n"
           "  --device hip|emu  hip (default): the HIP device (libamdhip64 via dlopen); no device is an error.\n"
           "                    emu: convjit's CPU emulator (times EMULATED, never TFLOPS; small shapes only)\n"
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
@@ -106,6 +109,9 @@ static void usage(FILE *f) {
           "                    ratios vs MIOpen and the published numbers, the self-test (run too unless\n"
           "                    --selftest alone asked for it), tuning rows\n"
           "  --no-disk-cache   memory kernel cache only\n"
+          "  --kind fwd|bwd-data (the kind table's names), --output-padding, --upsample: every shape's\n"
+          "                    (a shape describes the forward problem); a plan of several conv kernels\n"
+          "                    (output phases) has no kernel-only figure, MIOpen is compared forward only\n"
           "Exit: 0 ok, 1 self-test failure or MIOpen disagreement, 2 bad arguments, 3 convjit/device error.\n",
           SELFTEST_SAMPLES);
 }
@@ -122,7 +128,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *a = c.opt, *v = NULL;
-    if (!strcmp(a, "--device")) {
+    int po = cli_problem_opt(&c, &o->prob);
+    if (po) { if (po < 0) return -1; }
+    else if (!strcmp(a, "--device")) {
       CLI_VALUE(&c, v);
       if (strcmp(v, "hip") && strcmp(v, "emu")) return cli_fail(a, v, "hip or emu");
       o->device = v;
@@ -222,8 +230,9 @@ typedef struct bench_bufs {
   const convjit_plan *plan;
   void *x, *w, *wp, *bias, *y, *ws, *w_bf16, *y_mi, *ws_mi;
   size_t ws_bytes, ws_mi_bytes;
-  const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none */
+  const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none or several */
   bench_miopen *mi;
+  int bwd;                     /* backward data: x holds dy, y dx */
 } bench_bufs;
 
 /* The weight the forward conv reads: packed, or the raw one when the plan has no pack step. */
@@ -231,6 +240,14 @@ static const void *fwd_weight(const bench_bufs *b) { return b->wp ? b->wp : b->w
 
 static int run_e2e(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
+  if (b->bwd) { /* x holds dy, y dx */
+    convjit_conv_args a = convjit_conv_args_default();
+    a.dy = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.dx = b->y, a.workspace = b->ws;
+    a.workspace_bytes = b->ws_bytes;
+    if (convjit_conv_execute(b->plan, &a, NULL) == CONVJIT_OK) return 0;
+    snprintf(err, cap, "convjit_conv_execute: %s", convjit_last_error());
+    return -1;
+  }
   if (convjit_conv_fwd(b->plan, b->x, fwd_weight(b), b->bias, b->y, b->ws, b->ws_bytes, NULL) == CONVJIT_OK) return 0;
   snprintf(err, cap, "convjit_conv_fwd: %s", convjit_last_error());
   return -1;
@@ -239,8 +256,10 @@ static int run_e2e(void *u, char *err, size_t cap) {
 static int run_kernel(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
   convjit_conv_args a = convjit_conv_args_default();
-  a.x = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.y = b->y, a.workspace = b->ws;
+  a.w_packed = fwd_weight(b), a.bias = b->bias, a.workspace = b->ws;
   a.workspace_bytes = b->ws_bytes;
+  if (b->bwd) a.dy = b->x, a.dx = b->y;
+  else a.x = b->x, a.y = b->y;
   if (cj_plan_run_conv_kernel(b->plan, &a, NULL) == CONVJIT_OK) return 0;
   snprintf(err, cap, "the conv kernel step: %s", convjit_last_error());
   return -1;
@@ -334,6 +353,10 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   char err[400] = "";
   r->agree = -1;
   r->pub = bench_published(&r->s);
+  if (cli_problem_desc(&o->prob, &d)) {
+    snprintf(r->err, sizeof r->err, "--kind/--output-padding/--upsample do not fit the shape");
+    return;
+  }
   if (convjit_plan_create_conv(ctx, &d, &plan) != CONVJIT_OK) {
     snprintf(r->err, sizeof r->err, "plan: %s", convjit_last_error());
     return;
@@ -344,8 +367,14 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
             (double)p->t * (double)p->r * (double)p->s;
   b.conv_kernel = cj_plan_conv_kernel(plan);
   if (b.conv_kernel) snprintf(r->kernel_name, sizeof r->kernel_name, "%s", b.conv_kernel->name);
-  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
-  size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow), ebw = tool_dtype_bytes(p->w_dtype), pw = 0;
+  /* several conv kernels (output phases): the first alone is no kernel-only figure of the plan */
+  const int phased = cj_plan_conv_kernels(plan) > 1;
+  if (phased) b.conv_kernel = NULL;
+  b.bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  size_t nx = b.bwd ? nys : nxs, nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+  size_t ny = b.bwd ? nxs : nys, ebw = tool_dtype_bytes(p->w_dtype), pw = 0;
+  const int64_t nch = b.bwd ? p->c : p->k;
   uint64_t seed = o->seed;
 #define DEV(call) do { if ((call) != CONVJIT_OK) { snprintf(r->err, sizeof r->err, "%s", convjit_last_error()); goto done; } } while (0)
   DEV(convjit_plan_workspace_size(plan, &b.ws_bytes));
@@ -359,11 +388,11 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   DEV(fill_device(ctx, b.x, nx, 2, CJ_NF_E4M3FN, &seed, NULL));
   DEV(fill_device(ctx, b.w, nw, (int)ebw, tool_fp8_format(p->w_dtype), &seed, b.w_bf16));
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
-    float *hb = malloc((size_t)p->k * sizeof *hb);
+    float *hb = malloc((size_t)nch * sizeof *hb);
     if (!hb) { snprintf(r->err, sizeof r->err, "out of host memory"); goto done; }
-    for (int64_t i = 0; i < p->k; i++) hb[i] = tool_rng_unit(&seed);
-    convjit_status st = convjit_malloc(ctx, (size_t)p->k * 4, &b.bias);
-    if (st == CONVJIT_OK) st = convjit_memcpy_h2d(ctx, b.bias, hb, (size_t)p->k * 4, NULL);
+    for (int64_t i = 0; i < nch; i++) hb[i] = tool_rng_unit(&seed);
+    convjit_status st = convjit_malloc(ctx, (size_t)nch * 4, &b.bias);
+    if (st == CONVJIT_OK) st = convjit_memcpy_h2d(ctx, b.bias, hb, (size_t)nch * 4, NULL);
     if (st == CONVJIT_OK) st = convjit_synchronize(ctx, NULL);
     free(hb);
     DEV(st);
@@ -373,7 +402,10 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
   r->ok = 1;
   if (o->vs_miopen && mi) {
-    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
+    if (p->kind != CONVJIT_CONV_FORWARD || phased) {
+      r->mi_ran = -1;
+      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: compared on plain forward convs only");
+    } else if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: the shape has a bias (MIOpen's conv has none)");
     } else if (bench_miopen_prepare(mi, p, &b.ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, sizeof err)) {

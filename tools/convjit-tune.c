@@ -3,7 +3,7 @@
  *
  *   convjit-tune --shapes FILE [--device hip|emu] [--arch A] [--cache-dir D]
  *                [--json] [--store-modelled] [--no-store] [--budget-ms X]
- *                [--warmup N] [--max-reps N]
+ *                [--warmup N] [--max-reps N] [--kind K] [--output-padding L] [--upsample L]
  *   convjit-tune --export FILE | --import FILE | --count | --clear  [--cache-dir D]
  *
  * Shapes file: one conv per line in the kernel-spec form of the conv op
@@ -12,6 +12,8 @@
  * than the device's is skipped. Each shape gets random inputs in device
  * memory this tool allocates, then convjit_plan_tune. Progress goes to
  * stderr (one line per candidate; rewritten in place on a terminal), the
+ * --kind, --output-padding and --upsample apply to every shape (which
+ * describes the forward problem; backward data tunes dx from a dy), the
  * summary table (or --json) to stdout. On the emulator every time is the
  * bounds model's and every line says MODELLED; nothing is stored unless
  * --store-modelled. The table's last line says how many winners were
@@ -31,16 +33,20 @@ typedef struct tune_args {
   const char *device, *arch, *shapes, *cache_dir, *export_file, *import_file;
   int json, store_modelled, no_store, count, clear;
   convjit_tune_options topt;
+  cli_problem prob; /* --kind, --output-padding, --upsample: every shape's */
 } tune_args;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: convjit-tune --shapes FILE [--device hip|emu] [--arch gfx942|gfx950] [--cache-dir DIR]\n"
           "                    [--json] [--store-modelled] [--no-store] [--budget-ms X] [--warmup N] [--max-reps N]\n"
+          "                    [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
           "       convjit-tune (--export FILE | --import FILE | --count | --clear) [--cache-dir DIR]\n"
           "  shapes: one conv per line, \"conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= bias]\"\n"
           "  --device emu ranks candidates by the bounds model: every figure is MODELLED, and nothing is\n"
-          "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n");
+          "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n"
+          "  --kind, --output-padding, --upsample: every shape's (the shape is the forward problem's)\n",
+          cli_kind_names());
 }
 
 static int parse_args(int argc, char **argv, tune_args *a) {
@@ -52,7 +58,9 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   while (cli_next(&c)) {
     const char *o = c.opt, *v = NULL;
     uint64_t u;
-    if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
+    int po = cli_problem_opt(&c, &a->prob);
+    if (po) { if (po < 0) return -1; }
+    else if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
     else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
     else if (!strcmp(o, "--shapes")) { CLI_VALUE(&c, v); a->shapes = v; }
     else if (!strcmp(o, "--cache-dir")) { CLI_VALUE(&c, v); a->cache_dir = v; }
@@ -112,7 +120,7 @@ typedef struct shape_row {
 
 /* "conv <arch|-> <dtype> <shape> [opts]" -> descriptor; 1 skip (other
  * arch), 0 ok, -1 error (printed). */
-static int parse_shape(const char *line, const char *arch, convjit_conv_desc *d, int lineno) {
+static int parse_shape(const char *line, const char *arch, const cli_problem *pr, convjit_conv_desc *d, int lineno) {
   char op[16], sarch[16], dtype[16], shape[128];
   int used = 0;
   if (sscanf(line, "%15s %15s %15s %127s %n", op, sarch, dtype, shape, &used) < 4 || strcmp(op, "conv") != 0) {
@@ -147,7 +155,7 @@ static int parse_shape(const char *line, const char *arch, convjit_conv_desc *d,
   *d = cli_conv_desc(&s);
   d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
   d->has_bias = bias;
-  return 0;
+  return cli_problem_desc(pr, d);
 }
 
 static uint64_t rng(uint64_t *s) { /* splitmix64: reproducible inputs */
@@ -176,8 +184,12 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   CLI_TRY_QUIET(convjit_plan_create_conv(ctx, d, &plan));
   const cj_conv_problem *p = cj_plan_problem(plan);
   size_t eb = cj_dtype_bytes(p->x_dtype);
-  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
-  size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  /* the kind's input (x, or dy) and output (y, or dx); per-channel bias over the output's channels */
+  const int bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  size_t nx = bwd ? nys : nxs, nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+  size_t ny = bwd ? nxs : nys;
+  const int64_t nch = bwd ? p->c : p->k;
   size_t ws = 0, pw = 0;
   CLI_TRY_QUIET(convjit_plan_workspace_size(plan, &ws));
   CLI_TRY_QUIET(convjit_plan_packed_weight_size(plan, &pw));
@@ -185,7 +197,7 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
    * transposed x (256-byte aligned sub-buffers, select_conv.c); a
    * candidate wanting more is tuned in a second pass (workspace_needed) */
   size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
-  h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)p->k);
+  h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)nch);
   st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
   CLI_TRY_QUIET(st);
   CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
@@ -201,13 +213,15 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   if (!pw) CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     float *b = h;
-    for (int64_t i = 0; i < p->k; i++) b[i] = (float)i / (float)p->k - 0.5f;
-    CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
-    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
+    for (int64_t i = 0; i < nch; i++) b[i] = (float)i / (float)nch - 0.5f;
+    CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)nch, &db));
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)nch, NULL));
   }
   if (pw) CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
   convjit_conv_args args = convjit_conv_args_default();
-  args.x = dx, args.w_packed = dwp, args.bias = db, args.y = dy, args.workspace = dws, args.workspace_bytes = ws_all;
+  args.w_packed = dwp, args.bias = db, args.workspace = dws, args.workspace_bytes = ws_all;
+  if (bwd) args.dy = dx, args.dx = dy;
+  else args.x = dx, args.y = dy;
   convjit_tune_options o = a->topt;
   o.progress = on_candidate;
   o.progress_user = pg;
@@ -325,7 +339,7 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const convjit_co
     const char *s = line + strspn(line, " \t");
     if (!*s) continue;
     convjit_conv_desc d;
-    int pr = parse_shape(s, arch, &d, lineno);
+    int pr = parse_shape(s, arch, &a->prob, &d, lineno);
     if (pr < 0) bad = 1;
     if (pr != 0) continue;
     if (n == cap) {

@@ -96,8 +96,9 @@ typedef struct tune_run {
   void *stream;
   convjit_tune_options o;
   cj_device *dev;
+  void *out;           /* the kind's output tensor (y, dx): what the veto compares */
   size_t y_bytes, y_elems;
-  uint16_t *ref, *got; /* host copies of y */
+  uint16_t *ref, *got; /* host copies of the output */
   tune_cand *c;
   int n;
 } tune_run;
@@ -109,9 +110,9 @@ static convjit_status run_once(tune_run *r, const convjit_plan *p) {
 
 /* y poisoned, the candidate run, y back on the host in out. */
 static convjit_status run_output(tune_run *r, const convjit_plan *p, uint16_t *out) {
-  CJ_TRY(r->dev->ops->memset_d8(r->dev, r->a->y, TUNE_Y_POISON, r->y_bytes, r->stream));
+  CJ_TRY(r->dev->ops->memset_d8(r->dev, r->out, TUNE_Y_POISON, r->y_bytes, r->stream));
   CJ_TRY(run_once(r, p));
-  CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->a->y, r->y_bytes, r->stream));
+  CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->out, r->y_bytes, r->stream));
   return r->dev->ops->synchronize(r->dev, r->stream);
 }
 
@@ -406,8 +407,11 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   CJ_TRY(check_opts(&r.o));
   r.a = &a;
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
-  CJ_CHECK(p->prob.kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_UNSUPPORTED,
-           "plan: a %s plan: the tuner compares forward outputs (y)", cj_conv_kind_name(p->prob.kind));
+  /* the output the kind writes (its row's one written tensor) and its shape */
+  const cj_conv_kind_row *kr = cj_conv_kind_of(p->prob.kind);
+  CJ_CHECK(kr && (kr->writes == CJ_TB(Y) || kr->writes == CJ_TB(DX)), CONVJIT_ERR_UNSUPPORTED,
+           "plan: a %s plan: the tuner compares the outputs of forward and backward-data convs",
+           cj_conv_kind_name(p->prob.kind));
   r.dev = p->ctx->dev;
   int capturing = 0;
   if (r.dev->ops->stream_capturing) CJ_TRY(r.dev->ops->stream_capturing(r.dev, stream, &capturing));
@@ -415,10 +419,13 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
            "stream = %p: a graph capture is in progress on it; tuning synchronizes and would break the capture "
            "(tune before capturing)", stream);
   const cj_conv_problem *q = &p->prob;
-  r.y_elems = (size_t)(q->n * q->k * q->od * q->oh * q->ow);
-  r.y_bytes = r.y_elems * cj_dtype_bytes(q->y_dtype);
-  CJ_CHECK(q->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: y_dtype %s: the veto compares bf16",
-           cj_dtype_name(q->y_dtype));
+  const int dx = kr->writes == CJ_TB(DX);
+  const convjit_dtype odt = dx ? q->x_dtype : q->y_dtype;
+  r.out = dx ? a.dx : a.y;
+  r.y_elems = dx ? (size_t)(q->n * q->c * q->d * q->h * q->w) : (size_t)(q->n * q->k * q->od * q->oh * q->ow);
+  r.y_bytes = r.y_elems * cj_dtype_bytes(odt);
+  CJ_CHECK(odt == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: output dtype %s: the veto compares bf16",
+           cj_dtype_name(odt));
   r.ref = malloc(r.y_bytes);
   r.got = malloc(r.y_bytes);
   r.c = calloc(CONVJIT_TUNE_MAX_CANDIDATES, sizeof *r.c);
