@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cli.h"
 #include "codegen/kplan_epi.h"
+#include "host/kinds.h"
 
 static const char *g_tool = "convjit";
 
@@ -115,20 +116,6 @@ int cli_act(const char *opt, const char *text, int *act) {
       return 0;
     }
   return cli_fail(opt, text, "identity, relu, silu or gelu (tanh form)");
-}
-
-int cli_kind(const char *opt, const char *text, convjit_conv_kind *kind) {
-  int k = text ? cj_conv_kind_from_name(text, strlen(text)) : -1;
-  if (k >= 0) {
-    *kind = (convjit_conv_kind)k;
-    return 0;
-  }
-  char want[160] = "";
-  size_t used = 0;
-  for (int i = 0; cj_conv_kind_of((convjit_conv_kind)i) && used < sizeof want; i++) /* the kind table's spellings */
-    used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", i ? ", " : "",
-                             cj_conv_kind_of((convjit_conv_kind)i)->tool);
-  return cli_fail(opt, text, want);
 }
 
 int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc) {
@@ -280,4 +267,78 @@ int cli_shape_equal(const cli_shape *a, const cli_shape *b) {
 
 convjit_dtype cli_fp8_dtype(const cj_arch *arch) {
   return arch && arch->fp8 == CJ_FP8_E4M3FNUZ ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
+}
+
+/* ---- the problem's kind and its own fields ------------------------------------ */
+
+const char *cli_kind_names(void) {
+  static char names[96];
+  if (!names[0]) {
+    size_t n = 0;
+    for (int k = 0; cj_conv_kind_of((convjit_conv_kind)k) && n < sizeof names; k++)
+      n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", k ? "|" : "",
+                            cj_conv_kind_of((convjit_conv_kind)k)->tool);
+  }
+  return names;
+}
+
+int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
+  if (!strcmp(opt, "--kind")) {
+    int k = cj_conv_kind_from_name(v, strlen(v));
+    if (k < 0 || strcmp(v, cj_conv_kind_of((convjit_conv_kind)k)->tool)) {
+      char why[128];
+      snprintf(why, sizeof why, "expected one of %s", cli_kind_names());
+      return cli_fail(opt, v, why);
+    }
+    pr->kind = k;
+    return 0;
+  }
+  if (!strcmp(opt, "--nondeterministic")) {
+    pr->nondeterministic = 1;
+    return 0;
+  }
+  if (!strcmp(opt, "--dw-dtype")) {
+    if (!strcmp(v, "f32")) pr->dw_dtype = CONVJIT_DTYPE_F32;
+    else if (!strcmp(v, "bf16")) pr->dw_dtype = CONVJIT_DTYPE_BF16;
+    else return cli_fail(opt, v, "f32, or the inputs' dtype");
+    return 0;
+  }
+  int up = !strcmp(opt, "--upsample");
+  int n = cli_list(opt, v, up ? pr->up : pr->out_pad, 1, 3, 0, CLI_MAX_EXTENT);
+  if (n < 0) return -1;
+  *(up ? &pr->nup : &pr->nop) = n;
+  return 0;
+}
+
+int cli_problem_opt(cli_args *c, cli_problem *pr) {
+  if (cli_is(c, "--nondeterministic")) return cli_problem_set(pr, c->opt, NULL) ? -1 : 1;
+  if (!cli_is(c, "--kind") && !cli_is(c, "--upsample") && !cli_is(c, "--output-padding") && !cli_is(c, "--dw-dtype"))
+    return 0;
+  const char *opt = c->opt, *v = cli_value(c);
+  if (!v) return -1;
+  return cli_problem_set(pr, opt, v) ? -1 : 1;
+}
+
+int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {
+  int r = d->spatial_rank;
+  if ((pr->nop && pr->nop != r) || (pr->nup && pr->nup != r)) {
+    fprintf(stderr, "%s: --output-padding/--upsample need %d values (one per spatial dim)\n", g_tool, r);
+    return -1;
+  }
+  const int bw = pr->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  if ((pr->dw_dtype || pr->nondeterministic) && !bw) {
+    fprintf(stderr, "%s: --dw-dtype and --nondeterministic need --kind bwd-weight\n", g_tool);
+    return -1;
+  }
+  d->kind = (convjit_conv_kind)pr->kind;
+  for (int i = 0; i < r; i++) {
+    if (pr->nop) d->output_padding[i] = pr->out_pad[i];
+    if (pr->nup) d->upsample[i] = pr->up[i];
+  }
+  if (bw) { /* dy is y's shape in x's dtype; dw in the inputs' dtype or f32 */
+    d->y_dtype = d->x_dtype;
+    d->w_dtype = pr->dw_dtype ? (convjit_dtype)pr->dw_dtype : d->x_dtype;
+    d->nondeterministic = pr->nondeterministic;
+  }
+  return 0;
 }

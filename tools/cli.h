@@ -42,11 +42,6 @@ int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *tex
 /* A conv --layout: "ncdhw" | "ndhwc" (x and y) or "X,Y" of those (mixed);
  * *x_ndhwc, *y_ndhwc = 1 for channels-last. 0, or -1 with the message. */
 int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc);
-/* A --kind: a problem kind by its tool spelling or name (the kind table,
- * host/kinds.h: fwd, bwd-data, bwd-weight); *kind = it. 0, or -1 with the
- * message listing the spellings. Whether the kind has kernels is the
- * API's to say (UNSUPPORTED naming it). */
-int cli_kind(const char *opt, const char *text, convjit_conv_kind *kind);
 /* An --act: one of the epilogue's activation names (cj_epi_act_name);
  * *act = its index. 0, or -1 with the message. */
 int cli_act(const char *opt, const char *text, int *act);
@@ -129,6 +124,35 @@ int cli_shape_dims(cli_shape *s, const int64_t *stride, int nstride, const int64
  * dtypes, layouts and epilogue): the one place a tool's shape becomes one. */
 convjit_conv_desc cli_conv_desc(const cli_shape *s);
 int cli_shape_equal(const cli_shape *a, const cli_shape *b); /* field by field */
+/* ---- the problem's kind and its own fields ------------------------------------
+ * --kind K (the kind table's tool spellings, kinds.h: fwd, bwd-data, ...;
+ * the shape options then describe the forward problem, as MIOpen's
+ * directions do), --output-padding LIST (backward data: the transposed
+ * conv's, one value per spatial dim), --upsample LIST (forward: 1 or 2
+ * per spatial dim, the fused nearest upsample of x), --dw-dtype T
+ * (backward weight: dw in f32, or in the inputs' 16-bit dtype, the
+ * default) and --nondeterministic (backward weight: fp32 atomics across
+ * the reduction blocks, desc.nondeterministic). */
+typedef struct cli_problem {
+  int kind;            /* convjit_conv_kind: forward unless --kind */
+  int64_t out_pad[3], up[3];
+  int nop, nup;        /* values given (0: none) */
+  int dw_dtype;        /* convjit_dtype of --dw-dtype, 0: the inputs' */
+  int nondeterministic;
+} cli_problem;
+/* One of those options at c into pr: 1 taken, 0 not one of them, -1 bad (printed). */
+int cli_problem_opt(cli_args *c, cli_problem *pr);
+/* The same for a tool with its own option loop: opt ("--kind", "--upsample",
+ * "--output-padding", "--dw-dtype" or "--nondeterministic", whose v is
+ * not read) with value v; 0, or -1 (printed). */
+int cli_problem_set(cli_problem *pr, const char *opt, const char *v);
+/* Writes them into d (its spatial_rank's dims), after d's dtypes are set:
+ * backward weight reads dy in x's dtype and writes dw in --dw-dtype's.
+ * 0, or -1 with the message (an option the kind does not take). */
+int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d);
+/* "fwd|bwd-data|..." from the kind table, for usages. */
+const char *cli_kind_names(void);
+
 /* The arch's native fp8 format (cj_arch.fp8) as a convjit dtype: the conv's
  * fp8 tensors' default; arch NULL or unknown: E4M3FN. */
 convjit_dtype cli_fp8_dtype(const cj_arch *arch);

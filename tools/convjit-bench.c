@@ -2,17 +2,18 @@
  * side by side with MIOpen, self-tests every kernel family against the
  * CPU reference and writes a report to send back (docs/hardware.md).
  *
- *   convjit-bench [--device hip|emu] [--shapes FILE] [--kind fwd|bwd-weight] [--vs miopen] [--json]
+ *   convjit-bench [--device hip|emu] [--shapes FILE] [--vs miopen] [--json]
  *                 [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N]
  *                 [--selftest [--full|--quick] [--case NAME] [--list]]
  *                 [--report FILE.md] [--seed N] [--no-disk-cache]
+ *                 [--kind K] [--output-padding LIST] [--upsample LIST] [--dw-dtype f32]
  *
  * Timing (one stream, the default one, for convjit and MIOpen alike):
  * per shape, `warmup` untimed runs, then runs each between two recorded
  * events until their summed event time reaches the budget (at least
  * min-reps, at most max-reps); the table gives the median, and the spread
  * as min..max and the p10-p90 width in percent of the median. Two convjit
- * figures: end-to-end (convjit_conv_fwd: pre-passes, memset, the conv
+ * figures: end-to-end (convjit_conv_execute: pre-passes, memset, the conv
  * kernel, finalize) and kernel-only (the implicit-GEMM kernel step alone,
  * run through the plan's step list after an end-to-end run left its
  * inputs in the workspace). TFLOPS = 2 N Do Ho Wo K C T R S / time.
@@ -44,7 +45,7 @@ typedef struct bench_opts {
   double budget_ms;
   uint64_t warmup, min_reps, max_reps, seed;
   int warmup_given, budget_given;
-  convjit_conv_kind kind; /* --kind: forward, or backward weight */
+  cli_problem prob; /* --kind, --output-padding, --upsample, --dw-dtype: every shape's (3 values each) */
 } bench_opts;
 
 
@@ -76,11 +77,11 @@ const char *bench_kind_label(bench_kind k) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: convjit-bench [--device hip|emu] [--arch gfx942|gfx950] [--shapes FILE] [--kind fwd|bwd-weight]\n"
-          "                     [--vs miopen] [--json]\n"
+          "usage: convjit-bench [--device hip|emu] [--arch gfx942|gfx950] [--shapes FILE] [--vs miopen] [--json]\n"
           "                     [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N] [--seed N]\n"
           "                     [--selftest [--quick|--full] [--case NAME] [--list] [--sampled]]\n"
           "                     [--report FILE.md] [--no-disk-cache] [--help]\n"
+          "                     [--kind K] [--output-padding LIST] [--upsample LIST] [--dw-dtype f32]\n"
           "  --device hip|emu  hip (default): the HIP device (libamdhip64 via dlopen); no device is an error.\n"
           "                    emu: convjit's CPU emulator (times EMULATED, never TFLOPS; small shapes only)\n"
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
@@ -89,8 +90,6 @@ static void usage(FILE *f) {
           "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|fp8  pad=P,P,P | pad=L,L,L,H,H,H\n"
           "                      stride=S,S,S  dilation=D,D,D  bias  name=TEXT (no spaces)\n"
           "                    fp8 = w in the arch's native fp8 and x bf16 (the pre-pass quantizes x)\n"
-          "  --kind bwd-weight time each shape's backward-weight problem (dw from x and dy, db with bias;\n"
-          "                    dw in bf16) through convjit_conv_execute; kernel-only: its GEMM step\n"
           "  --vs miopen       also run each shape through MIOpen (libMIOpen.so via dlopen, or\n"
           "                    $CONVJIT_MIOPEN_LIBRARY): miopenConvolutionForwardGetSolution + \n"
           "                    miopenConvolutionForwardImmediate, bf16 NCDHW, same buffers, same stream;\n"
@@ -113,6 +112,11 @@ static void usage(FILE *f) {
           "                    ratios vs MIOpen and the published numbers, the self-test (run too unless\n"
           "                    --selftest alone asked for it), tuning rows\n"
           "  --no-disk-cache   memory kernel cache only\n"
+          "  --kind fwd|bwd-data|bwd-weight (the kind table's names), --output-padding, --upsample,\n"
+          "                    --dw-dtype: every shape's (a shape describes the forward problem); a plan\n"
+          "                    of several conv kernels (output phases) has no kernel-only figure;\n"
+          "                    bwd-weight: dw from x and dy (db with bias), kernel-only its GEMM step;\n"
+          "                    MIOpen is compared forward only\n"
           "Exit: 0 ok, 1 self-test failure or MIOpen disagreement, 2 bad arguments, 3 convjit/device error.\n",
           SELFTEST_SAMPLES);
 }
@@ -129,17 +133,14 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *a = c.opt, *v = NULL;
-    if (!strcmp(a, "--device")) {
+    int po = cli_problem_opt(&c, &o->prob);
+    if (po) { if (po < 0) return -1; }
+    else if (!strcmp(a, "--device")) {
       CLI_VALUE(&c, v);
       if (strcmp(v, "hip") && strcmp(v, "emu")) return cli_fail(a, v, "hip or emu");
       o->device = v;
     } else if (!strcmp(a, "--arch")) { CLI_VALUE(&c, v); o->arch = v; }
     else if (!strcmp(a, "--shapes")) { CLI_VALUE(&c, v); o->shapes_file = v; }
-    else if (!strcmp(a, "--kind")) {
-      CLI_VALUE(&c, v);
-      if (cli_kind(a, v, &o->kind)) return -1;
-      if (o->kind == CONVJIT_CONV_BACKWARD_DATA) return cli_fail(a, v, "fwd or bwd-weight (the kinds timed here)");
-    }
     else if (!strcmp(a, "--vs")) {
       CLI_VALUE(&c, v);
       if (strcmp(v, "miopen")) return cli_fail(a, v, "miopen (the only library compared)");
@@ -235,17 +236,20 @@ typedef struct bench_bufs {
   void *x, *w, *wp, *bias, *y, *ws, *w_bf16, *y_mi, *ws_mi;
   void *dy, *dw, *db; /* --kind bwd-weight: its tensors (dw in w, x in x) */
   size_t ws_bytes, ws_mi_bytes;
-  const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none */
+  const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none or several */
   bench_miopen *mi;
+  int bwd;                     /* backward data: x holds dy, y dx */
 } bench_bufs;
 
 /* The weight the forward conv reads: packed, or the raw one when the plan has no pack step. */
 static const void *fwd_weight(const bench_bufs *b) { return b->wp ? b->wp : b->w; }
 
-/* The tensors of one run: forward's, or backward weight's (b->dy set). */
+/* The tensors of one run: forward's, backward data's (b->bwd: x holds dy,
+ * y dx) or backward weight's (b->dy set). */
 static convjit_conv_args bench_args(const bench_bufs *b) {
   convjit_conv_args a = convjit_conv_args_default();
   if (b->dy) a.x = b->x, a.dy = b->dy, a.dw = b->dw, a.db = b->db;
+  else if (b->bwd) a.dy = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.dx = b->y;
   else a.x = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.y = b->y;
   a.workspace = b->ws, a.workspace_bytes = b->ws_bytes;
   return a;
@@ -350,16 +354,15 @@ static int compare_outputs(convjit_context *ctx, const void *ya, const void *yb,
 static void bench_one(convjit_context *ctx, const convjit_context_info *ci, const bench_opts *o, bench_miopen *mi,
                       bench_row *r) {
   convjit_conv_desc d = bench_shape_desc(&r->s, ci->arch);
-  const int bw = o->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
-  if (bw) { /* dy in x's dtype, dw in it */
-    d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
-    d.y_dtype = d.w_dtype = d.x_dtype;
-  }
   convjit_plan *plan = NULL;
   bench_bufs b = {.ctx = ctx, .mi = mi};
   char err[400] = "";
   r->agree = -1;
   r->pub = bench_published(&r->s);
+  if (cli_problem_desc(&o->prob, &d)) {
+    snprintf(r->err, sizeof r->err, "--kind/--output-padding/--upsample/--dw-dtype do not fit the shape");
+    return;
+  }
   if (convjit_plan_create_conv(ctx, &d, &plan) != CONVJIT_OK) {
     snprintf(r->err, sizeof r->err, "plan: %s", convjit_last_error());
     return;
@@ -370,8 +373,15 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
             (double)p->t * (double)p->r * (double)p->s;
   b.conv_kernel = cj_plan_conv_kernel(plan);
   if (b.conv_kernel) snprintf(r->kernel_name, sizeof r->kernel_name, "%s", b.conv_kernel->name);
-  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
-  size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow), ebw = tool_dtype_bytes(p->w_dtype), pw = 0;
+  /* several conv kernels (output phases): the first alone is no kernel-only figure of the plan */
+  const int phased = cj_plan_conv_kernels(plan) > 1;
+  if (phased) b.conv_kernel = NULL;
+  b.bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  const int bw = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  size_t nx = b.bwd ? nys : nxs, nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+  size_t ny = b.bwd ? nxs : nys, ebw = tool_dtype_bytes(p->w_dtype), pw = 0;
+  const int64_t nch = b.bwd ? p->c : p->k;
   uint64_t seed = o->seed;
 #define DEV(call) do { if ((call) != CONVJIT_OK) { snprintf(r->err, sizeof r->err, "%s", convjit_last_error()); goto done; } } while (0)
   DEV(convjit_plan_workspace_size(plan, &b.ws_bytes));
@@ -401,11 +411,11 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   DEV(fill_device(ctx, b.x, nx, 2, CJ_NF_E4M3FN, &seed, NULL));
   DEV(fill_device(ctx, b.w, nw, (int)ebw, tool_fp8_format(p->w_dtype), &seed, b.w_bf16));
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
-    float *hb = malloc((size_t)p->k * sizeof *hb);
+    float *hb = malloc((size_t)nch * sizeof *hb);
     if (!hb) { snprintf(r->err, sizeof r->err, "out of host memory"); goto done; }
-    for (int64_t i = 0; i < p->k; i++) hb[i] = tool_rng_unit(&seed);
-    convjit_status st = convjit_malloc(ctx, (size_t)p->k * 4, &b.bias);
-    if (st == CONVJIT_OK) st = convjit_memcpy_h2d(ctx, b.bias, hb, (size_t)p->k * 4, NULL);
+    for (int64_t i = 0; i < nch; i++) hb[i] = tool_rng_unit(&seed);
+    convjit_status st = convjit_malloc(ctx, (size_t)nch * 4, &b.bias);
+    if (st == CONVJIT_OK) st = convjit_memcpy_h2d(ctx, b.bias, hb, (size_t)nch * 4, NULL);
     if (st == CONVJIT_OK) st = convjit_synchronize(ctx, NULL);
     free(hb);
     DEV(st);
@@ -415,7 +425,10 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
   r->ok = 1;
   if (o->vs_miopen && mi) {
-    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
+    if (p->kind != CONVJIT_CONV_FORWARD || phased) {
+      r->mi_ran = -1;
+      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: compared on plain forward convs only");
+    } else if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: the shape has a bias (MIOpen's conv has none)");
     } else if (bench_miopen_prepare(mi, p, &b.ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, sizeof err)) {

@@ -29,7 +29,7 @@
 #include "host/tool_api.h"
 #include "cli.h"
 
-#define DUMP_MAX_KERNELS 8
+#define DUMP_MAX_KERNELS (2 * CJ_SEQ_MAX_STEPS) /* a phased conv: a pack and a conv per phase */
 #define DUMP_MAX_SHAPE 16
 
 enum { EMIT_PLAN = 1, EMIT_IR = 2, EMIT_OPT_IR = 4, EMIT_ASM = 8, EMIT_RESOURCES = 16, EMIT_MNEMONICS = 32,
@@ -121,8 +121,7 @@ typedef struct conv_opts {
   double beta, alpha;
   int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
   int nchunks;
-  convjit_conv_kind kind; /* --kind (forward) */
-  int dw_f32, nondeterministic; /* backward weight: --dw-dtype f32, --nondeterministic */
+  cli_problem prob;   /* --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic */
 } conv_opts;
 
 static const dump_opt_def conv_opt_defs[] = {
@@ -138,9 +137,11 @@ static const dump_opt_def conv_opt_defs[] = {
   {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
   {"stream-chunks", 1, "LIST: causal streaming, frames per chunk (sum = D): the kernels of the first chunk and of "
                        "each later chunk length, those reading x_prev"},
-  {"kind", 1, "fwd|bwd-weight|bwd-data: what the plan computes (the descriptor describes the forward conv); "
-              "bwd-weight: dw [, db with --bias] from x and dy"},
-  {"dw-dtype", 1, "bwd-weight: f32, or bf16 (the --dtype, default)"},
+  {"kind", 1, "fwd|bwd-data|bwd-weight: what the plan computes (the shape describes the forward problem; bwd-data: "
+              "dx from dy, one conv per output phase; bwd-weight: dw [, db with --bias] from x and dy)"},
+  {"output-padding", 1, "op_d,op_h,op_w: bwd-data, the transposed conv's output_padding"},
+  {"upsample", 1, "ud,uh,uw: fwd, nearest-upsample x by 1 or 2 per dim inside the conv"},
+  {"dw-dtype", 1, "bwd-weight: f32, or the --dtype (default)"},
   {"nondeterministic", 0, "bwd-weight: fp32 atomics across the reduction blocks (desc.nondeterministic)"},
   {NULL, 0, NULL},
 };
@@ -154,15 +155,12 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
   else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
   else if (!strcmp(name, "residual")) o->residual = 1;
-  else if (!strcmp(name, "kind")) CLI(cli_kind(what, v, &o->kind));
-  else if (!strcmp(name, "nondeterministic")) o->nondeterministic = 1;
-  else if (!strcmp(name, "dw-dtype")) {
-    if (strcmp(v, "f32") && strcmp(v, "bf16")) CLI(cli_fail(what, v, "f32, or bf16 (the --dtype)"));
-    o->dw_f32 = !strcmp(v, "f32");
-  }
   else if (!strcmp(name, "bias")) o->bias = 1;
   else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
   else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
+  else if (!strcmp(name, "kind") || !strcmp(name, "output-padding") || !strcmp(name, "upsample") ||
+           !strcmp(name, "dw-dtype") || !strcmp(name, "nondeterministic"))
+    CLI(cli_problem_set(&o->prob, what, v));
   else if (!strcmp(name, "alpha")) {
     if (!strcmp(v, "k")) o->channel_scale = 1;
     else CLI(cli_double(what, v, 0.0, 1e30, &o->alpha));
@@ -199,14 +197,8 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
   d.act = (convjit_activation)o->act;
   d.has_channel_scale = o->channel_scale;
   d.x_scale = (float)o->alpha;
-  d.kind = o->kind;
-  d.nondeterministic = o->nondeterministic;
-  if (o->kind == CONVJIT_CONV_BACKWARD_WEIGHT) { /* dy in x's dtype, dw in it or f32 */
-    d.y_dtype = d.x_dtype;
-    d.w_dtype = o->dw_f32 ? CONVJIT_DTYPE_F32 : d.x_dtype;
-  }
-  CJ_CHECK((!o->dw_f32 && !o->nondeterministic) || o->kind == CONVJIT_CONV_BACKWARD_WEIGHT, CONVJIT_ERR_INVALID_ARG,
-           "--dw-dtype and --nondeterministic need --kind bwd-weight");
+  if (cli_problem_desc(&o->prob, &d))
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--output-padding, --upsample, --dw-dtype, --nondeterministic: see above");
   cj_conv_opts sel = o->sel;
   int64_t sum = 0;
   for (int c = 0; c < o->nchunks; c++) sum += o->chunks[c];
@@ -234,6 +226,9 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
     for (int l = 0; st == CONVJIT_OK && l < 2; l++)
       for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
         if (lists[l]->step[i].kind != CJ_STEP_KERNEL) continue;
+        int seen = 0; /* phases that share a kernel: built once */
+        for (int e = 0; e < *n && !seen; e++) seen = !strcmp(out[e].name, lists[l]->step[i].plan.name);
+        if (seen) continue;
         if (*n >= max) { st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: more than %d kernels", max); break; }
         out[(*n)++] = lists[l]->step[i].plan;
       }

@@ -1,7 +1,7 @@
 /* convjit-run — the main job: one op through the public API on a device,
  * checked against the CPU reference.
  *
- *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind fwd|bwd-weight] [--arch gfx942|gfx950]
+ *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind fwd|bwd-data|bwd-weight] [--arch gfx942|gfx950]
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]
  *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--stats]
@@ -33,17 +33,17 @@ void run_usage(FILE *f) {
   cj_strbuf kh = {0};
   cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(f,
-          "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind K] [--arch gfx942|gfx950]\n"
+          "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
           "                   [--<knob> V]... [--stats]\n"
           "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
-          "  --kind    conv: fwd (default), bwd-weight (dw [and db with --bias] from x and dy: the descriptor\n"
-          "            describes the forward conv; dw in --dtype or, with --dw-dtype f32, in f32; run twice,\n"
-          "            the two dw must be bit-identical; --nondeterministic: fp32 atomics instead, not\n"
-          "            required), bwd-data\n"
+          "                   [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
+          "                   [--dw-dtype f32] [--nondeterministic]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
+          "            of the forward problem whatever the kind (x N,C,D,H,W; w K,C,T,R,S), as MIOpen's\n"
+          "            directions; --stride, --pad, --dilation too\n"
           "            transpose: N,C,S (S = D*H*W)\n"
           "  --pad     one value per spatial dim (both sides) or 2x that (all low, then all high)\n"
           "  --layout  conv: x and y NCDHW (default) or NDHWC (channels-last, read/written in place);\n"
@@ -59,6 +59,14 @@ void run_usage(FILE *f) {
           "  --residual    fused epilogue: + beta * z, z a random bf16 tensor shaped like y\n"
           "  --beta B      z's factor (default 1)\n"
           "  --act identity|relu|silu|gelu   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
+          "  --kind    fwd (default): y from x; bwd-data: dx from a dy of the forward output's shape\n"
+          "            (the transposed conv's forward); bwd-weight: dw [and db with --bias] from x and dy,\n"
+          "            run twice, the two dw bit-identical; the check runs the kind's own reference\n"
+          "  --dw-dtype f32   bwd-weight: dw in f32 (default: the inputs' dtype)\n"
+          "  --nondeterministic   bwd-weight: fp32 atomics across the reduction blocks (the runs may differ)\n"
+          "  --output-padding LIST   bwd-data: the transposed conv's output_padding, one value per dim\n"
+          "  --upsample LIST   fwd: nearest-upsample x by 1 or 2 per dim inside the conv (no upsampled\n"
+          "            tensor in memory)\n"
           "  --stream-chunks LIST   causal streaming: run the conv over chunks of LIST frames (sum = D,\n"
           "            pad (T-1, 0) in time), each with x_prev = the previous chunk's last T-1 frames,\n"
           "            and require the result bit-identical to the whole-tensor conv\n"
@@ -71,7 +79,7 @@ void run_usage(FILE *f) {
           "            (1,256,5,8,8 -> 256, 3x3x3, causal pad 2/0,1/1,1/1, bias) in fp8, then\n"
           "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n"
           "conv knobs (src/codegen/kplan_knobs.h; forced in every kernel the plan builds):\n%s",
-          kh.s ? kh.s : "");
+          cli_kind_names(), kh.s ? kh.s : "");
   cj_sb_free(&kh);
 }
 
@@ -85,6 +93,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
   a->seed = 1;
   a->groups = 1;
   uint64_t u = 0;
+  int po;
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *o = c.opt, *v = NULL;
@@ -93,13 +102,6 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(o, "--act")) { CLI_VALUE(&c, v); if (cli_act(o, v, &a->act)) return -1; }
     else if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
     else if (!strcmp(o, "--op")) { CLI_VALUE(&c, v); a->op = v; a->op_given = 1; }
-    else if (!strcmp(o, "--kind")) { CLI_VALUE(&c, v); if (cli_kind(o, v, &a->kind)) return -1; }
-    else if (!strcmp(o, "--dw-dtype")) {
-      CLI_VALUE(&c, v);
-      if (strcmp(v, "f32") && strcmp(v, "bf16")) return cli_fail(o, v, "f32, or bf16 (the --dtype)");
-      a->dw_f32 = !strcmp(v, "f32");
-    }
-    else if (!strcmp(o, "--nondeterministic")) a->nondeterministic = 1;
     else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
     else if (!strcmp(o, "--dtype")) { CLI_VALUE(&c, v); a->dtype = v; }
     else if (!strcmp(o, "--shape")) {
@@ -140,6 +142,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
       for (int j = 0; j < n; j++) a->stream_chunks[j] = (int)ch[j];
       a->nchunks = n;
     }
+    else if ((po = cli_problem_opt(&c, &a->prob)) != 0) { if (po < 0) return -1; }
     else if (!strcmp(o, "--check")) a->check = 1;
     else if (!strcmp(o, "--json")) a->json = 1;
     else if (!strcmp(o, "--stats")) a->stats = 1;
@@ -156,12 +159,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
     fprintf(stderr, "convjit-run: --op %s: conv or transpose\n", a->op);
     return -1;
   }
-  if (a->kind != CONVJIT_CONV_FORWARD && strcmp(a->op, "conv")) {
-    fprintf(stderr, "convjit-run: --kind %s: a conv's (--op conv)\n", cj_conv_kind_name(a->kind));
-    return -1;
-  }
-  if ((a->dw_f32 || a->nondeterministic) && a->kind != CONVJIT_CONV_BACKWARD_WEIGHT) {
-    fprintf(stderr, "convjit-run: --dw-dtype and --nondeterministic need --kind bwd-weight\n");
+  if (a->prob.kind != CONVJIT_CONV_FORWARD && strcmp(a->op, "conv")) {
+    fprintf(stderr, "convjit-run: --kind %s: a conv's (--op conv)\n", cj_conv_kind_of(a->prob.kind)->tool);
     return -1;
   }
   if (a->dtype && strcmp(a->dtype, "bf16") && strcmp(a->dtype, "fp8")) {
@@ -216,7 +215,7 @@ int main(int argc, char **argv) {
     a.check = 1; /* the default job always checks itself */
     if (!strcmp(a.op, "conv")) default_conv(&a);
     else default_transpose(&a);
-    if (!a.dtype && a.kind == CONVJIT_CONV_BACKWARD_WEIGHT) a.dtype = "bf16"; /* backward weight: bf16 only */
+    if (!a.dtype && a.prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) a.dtype = "bf16"; /* backward weight: bf16 only */
     if (!a.dtype) {
       ja[1] = a;
       ja[1].dtype = "bf16";
@@ -260,7 +259,7 @@ int main(int argc, char **argv) {
   int rc = 0, ran = 0;
   memset(jr, 0, sizeof jr);
   for (int i = 0; i < njobs && rc == 0; i++, ran++) {
-    if (!strcmp(ja[i].op, "conv") && ja[i].kind == CONVJIT_CONV_BACKWARD_WEIGHT)
+    if (!strcmp(ja[i].op, "conv") && ja[i].prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT)
       rc = run_bwd_weight(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
     else if (!strcmp(ja[i].op, "conv")) rc = run_conv(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
     else rc = run_transpose(ctx, &ja[i], &jp[i], &jr[i]);

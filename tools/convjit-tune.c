@@ -3,7 +3,8 @@
  *
  *   convjit-tune --shapes FILE [--device hip|emu] [--arch A] [--cache-dir D]
  *                [--json] [--store-modelled] [--no-store] [--budget-ms X]
- *                [--warmup N] [--max-reps N]
+ *                [--warmup N] [--max-reps N] [--kind K] [--output-padding L] [--upsample L]
+ *                [--dw-dtype f32] [--nondeterministic]
  *   convjit-tune --export FILE | --import FILE | --count | --clear  [--cache-dir D]
  *
  * Shapes file: one conv per line in the kernel-spec form of the conv op
@@ -15,6 +16,8 @@
  * than the device's is skipped. Each shape gets random inputs in device
  * memory this tool allocates, then convjit_plan_tune. Progress goes to
  * stderr (one line per candidate; rewritten in place on a terminal), the
+ * --kind, --output-padding and --upsample apply to every shape (which
+ * describes the forward problem; backward data tunes dx from a dy), the
  * summary table (or --json) to stdout. On the emulator every time is the
  * bounds model's and every line says MODELLED; nothing is stored unless
  * --store-modelled. The table's last line says how many winners were
@@ -33,21 +36,25 @@
 typedef struct tune_args {
   const char *device, *arch, *shapes, *cache_dir, *export_file, *import_file;
   int json, store_modelled, no_store, count, clear;
-  convjit_conv_kind kind; /* --kind: every shape's (a line's wgrad flag makes it backward weight too) */
   convjit_tune_options topt;
+  cli_problem prob; /* --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic: every shape's */
 } tune_args;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: convjit-tune --shapes FILE [--device hip|emu] [--arch gfx942|gfx950] [--cache-dir DIR]\n"
           "                    [--json] [--store-modelled] [--no-store] [--budget-ms X] [--warmup N] [--max-reps N]\n"
+          "                    [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
+          "                    [--dw-dtype f32] [--nondeterministic]\n"
           "       convjit-tune (--export FILE | --import FILE | --count | --clear) [--cache-dir DIR]\n"
-          "                    [--kind fwd|bwd-weight]\n"
           "  shapes: one conv per line, \"conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= bias\n"
           "          wgrad atomic]\"; wgrad (or --kind bwd-weight): its backward-weight problem (dw; db with bias;\n"
           "          atomic: fp32 atomics across blocks), whose tuning rows are its kind's own\n"
           "  --device emu ranks candidates by the bounds model: every figure is MODELLED, and nothing is\n"
-          "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n");
+          "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n"
+          "  --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic: every shape's (the shape is\n"
+          "  the forward problem's)\n",
+          cli_kind_names());
 }
 
 static int parse_args(int argc, char **argv, tune_args *a) {
@@ -59,10 +66,11 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   while (cli_next(&c)) {
     const char *o = c.opt, *v = NULL;
     uint64_t u;
-    if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
+    int po = cli_problem_opt(&c, &a->prob);
+    if (po) { if (po < 0) return -1; }
+    else if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
     else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
     else if (!strcmp(o, "--shapes")) { CLI_VALUE(&c, v); a->shapes = v; }
-    else if (!strcmp(o, "--kind")) { CLI_VALUE(&c, v); if (cli_kind(o, v, &a->kind)) return -1; }
     else if (!strcmp(o, "--cache-dir")) { CLI_VALUE(&c, v); a->cache_dir = v; }
     else if (!strcmp(o, "--export")) { CLI_VALUE(&c, v); a->export_file = v; }
     else if (!strcmp(o, "--import")) { CLI_VALUE(&c, v); a->import_file = v; }
@@ -120,8 +128,7 @@ typedef struct shape_row {
 
 /* "conv <arch|-> <dtype> <shape> [opts]" -> descriptor; 1 skip (other
  * arch), 0 ok, -1 error (printed). */
-static int parse_shape(const char *line, const char *arch, convjit_conv_kind kind, convjit_conv_desc *d,
-                       int lineno) {
+static int parse_shape(const char *line, const char *arch, const cli_problem *pr, convjit_conv_desc *d, int lineno) {
   char op[16], sarch[16], dtype[16], shape[128];
   int used = 0;
   if (sscanf(line, "%15s %15s %15s %127s %n", op, sarch, dtype, shape, &used) < 4 || strcmp(op, "conv") != 0) {
@@ -156,13 +163,14 @@ static int parse_shape(const char *line, const char *arch, convjit_conv_kind kin
   *d = cli_conv_desc(&s);
   d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
   d->has_bias = bias;
-  d->kind = g.wgrad ? CONVJIT_CONV_BACKWARD_WEIGHT : kind;
-  d->nondeterministic = (int)g.wgrad_atomic;
-  if (g.wgrad_atomic && d->kind != CONVJIT_CONV_BACKWARD_WEIGHT) {
+  if (g.wgrad_atomic && !g.wgrad) {
     fprintf(stderr, "convjit-tune: shapes line %d: atomic is a backward-weight option (wgrad)\n", lineno);
     return -1;
   }
-  return 0;
+  cli_problem lp = *pr; /* the line's wgrad and atomic make it backward weight, whatever --kind said */
+  if (g.wgrad) lp.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  if (g.wgrad_atomic) lp.nondeterministic = 1;
+  return cli_problem_desc(&lp, d);
 }
 
 static uint64_t rng(uint64_t *s) { /* splitmix64: reproducible inputs */
@@ -191,8 +199,12 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   CLI_TRY_QUIET(convjit_plan_create_conv(ctx, d, &plan));
   const cj_conv_problem *p = cj_plan_problem(plan);
   size_t eb = cj_dtype_bytes(p->x_dtype);
-  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
-  size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  /* the kind's input (x, or dy) and output (y, or dx); per-channel bias over the output's channels */
+  const int bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  size_t nx = bwd ? nys : nxs, nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+  size_t ny = bwd ? nxs : nys;
+  const int64_t nch = bwd ? p->c : p->k;
   size_t ws = 0, pw = 0;
   CLI_TRY_QUIET(convjit_plan_workspace_size(plan, &ws));
   CLI_TRY_QUIET(convjit_plan_packed_weight_size(plan, &pw));
@@ -202,7 +214,9 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
   const int bwd_weight = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
   if (bwd_weight) ws_all = ws; /* no split-K candidates; a larger tile's partials: the second pass */
-  h = malloc((nx > nw ? nx : nw) * eb + (ny > nx ? ny - nx : 0) * eb + 4 * (size_t)p->k);
+  size_t nh = nx > nw ? nx : nw;
+  if (bwd_weight && ny > nh) nh = ny; /* dy is filled on the host too */
+  h = malloc(nh * eb + 4 * (size_t)nch);
   st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
   CLI_TRY_QUIET(st);
   convjit_conv_args args = convjit_conv_args_default();
@@ -233,12 +247,14 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   if (!pw) CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     float *b = h;
-    for (int64_t i = 0; i < p->k; i++) b[i] = (float)i / (float)p->k - 0.5f;
-    CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
-    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)p->k, NULL));
+    for (int64_t i = 0; i < nch; i++) b[i] = (float)i / (float)nch - 0.5f;
+    CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)nch, &db));
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)nch, NULL));
   }
   if (pw) CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
-  args.x = dx, args.w_packed = dwp, args.bias = db, args.y = dy, args.workspace = dws, args.workspace_bytes = ws_all;
+  args.w_packed = dwp, args.bias = db, args.workspace = dws, args.workspace_bytes = ws_all;
+  if (bwd) args.dy = dx, args.dx = dy;
+  else args.x = dx, args.y = dy;
 tune:;
   convjit_tune_options o = a->topt;
   o.progress = on_candidate;
@@ -357,7 +373,7 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const convjit_co
     const char *s = line + strspn(line, " \t");
     if (!*s) continue;
     convjit_conv_desc d;
-    int pr = parse_shape(s, arch, a->kind, &d, lineno);
+    int pr = parse_shape(s, arch, &a->prob, &d, lineno);
     if (pr < 0) bad = 1;
     if (pr != 0) continue;
     if (n == cap) {

@@ -6,6 +6,7 @@
 #define CJ_TOOLS_RUN_H
 
 #include <stdio.h>
+#include "cli.h"
 #include "convjit/convjit.h"
 #include "host/tool_api.h"
 #include "ref/ref_conv.h"
@@ -30,9 +31,7 @@ typedef struct run_args {
   double beta;             /* 0 = 1.0 */
   int stream_chunks[32];   /* --stream-chunks: frames per chunk (sum = D), 0 entries = off */
   int nchunks;
-  convjit_conv_kind kind;  /* --kind (forward) */
-  int dw_f32;              /* --dw-dtype f32: backward weight writes dw in f32 (else in --dtype) */
-  int nondeterministic;    /* --nondeterministic: backward weight's atomics (desc.nondeterministic) */
+  cli_problem prob;        /* --kind, --output-padding, --upsample */
 } run_args;
 
 typedef struct run_result {

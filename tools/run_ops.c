@@ -118,7 +118,7 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   d->has_residual = a->residual;
   d->beta = (float)a->beta;
   d->act = (convjit_activation)a->act;
-  d->kind = a->kind;
+  if (cli_problem_desc(&a->prob, d)) return -1; /* after the dtypes: backward weight's follow x's */
   if (a->beta != 0.0 && !a->residual) {
     fprintf(stderr, "convjit-run: --beta needs --residual\n");
     return -1;
@@ -239,18 +239,24 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
   r->plan_ms = cj_now_ms() - t0;
   run_collect_kernels(*plan_out, r);
   const cj_conv_problem *p = cj_plan_problem(*plan_out);
-  /* x and y in their layouts (the reference reads them so); w K x C/groups x T x R x S */
-  size_t nx = (size_t)(p->n * p->c * p->d * p->h * p->w), nw = (size_t)(p->k * (p->c / p->groups) * p->t * p->r * p->s);
-  size_t ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
-  size_t ebx = tool_dtype_bytes(p->x_dtype), eby = tool_dtype_bytes(p->y_dtype);
+  /* The kind's input and output (forward: x, y; backward data: dy, dx: the
+   * "x" buffers below hold the input, the "y" ones the output), in their
+   * layouts (the reference reads them so); w K x C/groups x T x R x S;
+   * per-channel operands over the output's channels */
+  const int bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+  size_t nx = bwd ? nys : nxs, nw = (size_t)(p->k * (p->c / p->groups) * p->t * p->r * p->s);
+  size_t ny = bwd ? nxs : nys;
+  const int64_t nch = bwd ? p->c : p->k;
+  size_t ebx = tool_dtype_bytes(bwd ? p->y_dtype : p->x_dtype), eby = tool_dtype_bytes(bwd ? p->x_dtype : p->y_dtype);
   cj_nf_fp8 fmt = p->x_dtype == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
   hx = malloc(nx * ebx); hw = malloc(nw * ebx); hy = malloc(ny * eby);
-  fx = malloc(nx * sizeof *fx); fw = malloc(nw * sizeof *fw); fb = malloc((size_t)p->k * sizeof *fb);
+  fx = malloc(nx * sizeof *fx); fw = malloc(nw * sizeof *fw); fb = malloc((size_t)nch * sizeof *fb);
   if (!hx || !hw || !hy || !fx || !fw || !fb) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
   uint64_t seed = a->seed;
   tool_fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
   tool_fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
-  for (int64_t i = 0; i < p->k; i++) fb[i] = tool_rng_unit(&seed);
+  for (int64_t i = 0; i < nch; i++) fb[i] = tool_rng_unit(&seed);
   if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL)) { /* z: bf16 in [-1, 1), y's shape */
     hz = malloc(ny * sizeof *hz);
     fz = malloc(ny * sizeof *fz);
@@ -276,8 +282,8 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
   CLI_TRY(convjit_malloc(ctx, ny * eby, &dy));
   if (ws) CLI_TRY(convjit_malloc(ctx, ws, &dws));
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
-    CLI_TRY(convjit_malloc(ctx, (size_t)p->k * sizeof(float), &db));
-    CLI_TRY(convjit_memcpy_h2d(ctx, db, fb, (size_t)p->k * sizeof(float), NULL));
+    CLI_TRY(convjit_malloc(ctx, (size_t)nch * sizeof(float), &db));
+    CLI_TRY(convjit_memcpy_h2d(ctx, db, fb, (size_t)nch * sizeof(float), NULL));
   }
   CLI_TRY(convjit_memcpy_h2d(ctx, dx, hx, nx * ebx, NULL));
   CLI_TRY(convjit_memcpy_h2d(ctx, dw, hw, nw * ebx, NULL));
@@ -289,7 +295,9 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
     if (pw) CLI_TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
     else CLI_TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL));
     convjit_conv_args ta = convjit_conv_args_default();
-    ta.x = dx, ta.w_packed = dwp, ta.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, ta.y = dy, ta.workspace = dws;
+    ta.w_packed = dwp, ta.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, ta.workspace = dws;
+    if (bwd) ta.dy = dx, ta.dx = dy;
+    else ta.x = dx, ta.y = dy;
     ta.residual = dz, ta.scale = dsc;
     ta.workspace_bytes = ws;
     convjit_tune_result tr = {.struct_size = sizeof tr};
@@ -304,10 +312,12 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
   if (pw) CLI_TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
   else CLI_TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL)); /* no pack step: the raw weight is used */
   convjit_conv_args fa = convjit_conv_args_default();
-  fa.x = dx, fa.w_packed = dwp, fa.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, fa.residual = dz, fa.scale = dsc;
-  fa.y = dy, fa.workspace = dws, fa.workspace_bytes = ws;
+  fa.w_packed = dwp, fa.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, fa.residual = dz, fa.scale = dsc;
+  fa.workspace = dws, fa.workspace_bytes = ws;
+  if (bwd) fa.dy = dx, fa.dx = dy;
+  else fa.x = dx, fa.y = dy;
   CLI_TRY(timing_begin(ctx, &e0, &e1));
-  CLI_TRY(convjit_conv_forward(*plan_out, &fa, NULL));
+  CLI_TRY(convjit_conv_execute(*plan_out, &fa, NULL));
   CLI_TRY(timing_end(ctx, a, r, e0, e1));
   CLI_TRY(convjit_memcpy_d2h(ctx, hy, dy, ny * eby, NULL));
   if (a->check) {
@@ -321,11 +331,24 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
      * y's rounding (2^-8 |ref| for bf16) plus fp32 accumulation of the
      * C*T*R*S exact products and the bias (fp8: and the epilogue's scale
      * multiplies, here by 1). */
-    uint64_t products = (uint64_t)(p->c / p->groups * p->t * p->r * p->s);
+    /* products per output: forward C/groups*T*R*S; a dx element has at most K/groups*T*R*S */
+    uint64_t products = (uint64_t)((bwd ? p->k : p->c) / p->groups * p->t * p->r * p->s);
     const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
                                  .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
-    int y_bf16 = p->y_dtype == CONVJIT_DTYPE_BF16;
-    if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
+    int y_bf16 = (bwd ? p->x_dtype : p->y_dtype) == CONVJIT_DTYPE_BF16;
+    const uint32_t up[3] = {p->upsample[0] ? 2u : 1u, p->upsample[1] ? 2u : 1u, p->upsample[2] ? 2u : 1u};
+    const int upsampled = up[0] * up[1] * up[2] > 1;
+    if (bwd) { /* the transposed conv, scattered from the definition (ref_conv.h) */
+      const uint32_t op[3] = {(uint32_t)p->output_padding[0], (uint32_t)p->output_padding[1],
+                              (uint32_t)p->output_padding[2]};
+      CLI_TRY(cj_ref_conv_bwd_data(&sh, &ext, op, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
+      r->tol = cj_ref_conv_bound(products, y_bf16, 0);
+      r->bound = "cj_ref_conv_bound";
+    } else if (upsampled && ebx == 2) { /* the conv of x read at floor(u / 2) (ref_conv.h) */
+      CLI_TRY(cj_ref_conv_upsample(&sh, &ext, up, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
+      r->tol = cj_ref_conv_bound(products, y_bf16, 0);
+      r->bound = "cj_ref_conv_bound";
+    } else if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
       float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
       float *swk = NULL;     /* per channel: w_scale * scale[k] (rounded once: within the epilogue's bound) */
       if (fs) {
@@ -333,10 +356,18 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
         if (!swk) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
         for (int64_t i = 0; i < p->k; i++) swk[i] = (float)((double)sw * fs[i]);
       }
-      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = swk ? swk : &sw,
-                               .w_scale_per_k = swk != NULL, .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL};
-      convjit_status rs = cj_ref_conv_fp8_ext(&sh, &ext, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs});
+      /* an upsampled fp8 conv: the reference's conv of x upsampled here, byte by byte */
+      uint8_t *xu = upsampled ? tool_upsample_bytes(hx, &sh, up, ext.x_ndhwc) : NULL;
+      cj_ref_conv_shape shu = sh;
+      shu.d *= up[0], shu.h *= up[1], shu.w *= up[2];
+      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = xu ? xu : hx, .w = hw, .x_scale = p->x_scale,
+                               .w_scale = swk ? swk : &sw, .w_scale_per_k = swk != NULL,
+                               .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL};
+      convjit_status rs = upsampled && !xu ? CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "upsampled reference input")
+                                            : cj_ref_conv_fp8_ext(upsampled ? &shu : &sh, &ext, &in,
+                                                                  &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs});
       free(swk);
+      free(xu);
       CLI_TRY(rs);
       double smax = p->x_scale > sw * 1.5 ? p->x_scale : sw * 1.5; /* scale[k] < 1.5 */
       r->tol = cj_ref_conv_bound_fp8(products, y_bf16, smax);

@@ -4,7 +4,7 @@
  * run: the second run's bytes must equal the first's (the deterministic
  * reduction, docs/kernels.md "Backward weight"; not required with
  * --nondeterministic), and --check compares the first with the float64
- * references (src/ref/ref_conv_bwd.c) by their bound, in which the
+ * references (src/ref/ref_conv_wgrad.c) by their bound, in which the
  * reduction length N*Do*Ho*Wo enters (cj_ref_conv_bwd_bound). The digest
  * (FNV-1a 64 of dw's bytes, then db's) lets two invocations be compared. */
 #include <math.h>
@@ -44,10 +44,6 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
   float *fx = NULL, *fdy = NULL, *hdb = NULL, *hdb2 = NULL, *want = NULL, *mag = NULL, *got = NULL;
   convjit_conv_desc d;
   if (run_conv_desc(a, arch, &d)) return -2;
-  d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
-  d.y_dtype = d.x_dtype; /* dy in x's dtype */
-  d.w_dtype = a->dw_f32 ? CONVJIT_DTYPE_F32 : d.x_dtype;
-  d.nondeterministic = a->nondeterministic;
   double t0 = cj_now_ms();
   PLAN_TRY(cj_plan_create_conv_opts(ctx, &d, &a->forced, plan_out));
   r->plan_ms = cj_now_ms() - t0;
@@ -89,7 +85,7 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
   r->det_same = !memcmp(hdw, hdw2, dw_bytes) && !memcmp(hdb, hdb2, db_bytes);
   snprintf(r->note, sizeof r->note, "two runs: dw%s %s%s", db_on ? " and db" : "",
            r->det_same ? "bit-identical" : "DIFFER",
-           a->nondeterministic ? " (--nondeterministic: atomics, not required)" : "");
+           a->prob.nondeterministic ? " (--nondeterministic: atomics, not required)" : "");
   if (a->check) {
     cj_ref_conv_shape sh = tool_ref_shape(p);
     const size_t nout = nw + (db_on ? (size_t)p->k : 0);
@@ -121,7 +117,7 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
       if (!(rel <= r->max_rel)) r->max_rel = isnan(rel) ? INFINITY : rel;
       if (err == cmp.max_abs_err && !r->tol_at_max) r->tol_at_max = r->tol.abs + r->tol.rel * fabs(want[i]) + r->tol.mag * mag[i];
     }
-    r->pass = cmp.nbad == 0 && (r->det_same || a->nondeterministic);
+    r->pass = cmp.nbad == 0 && (r->det_same || a->prob.nondeterministic);
     if (cmp.nbad) {
       size_t used = strlen(r->note);
       snprintf(r->note + used, sizeof r->note - used, "; %zu of %zu outputs outside the tolerance", cmp.nbad, nout);

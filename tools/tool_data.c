@@ -1,4 +1,5 @@
 /* tool_data.h: the tools' reproducible test data and dtype helpers. */
+#include <stdlib.h>
 #include "tool_data.h"
 
 uint64_t tool_rng_next(uint64_t *s) {
@@ -51,4 +52,20 @@ cj_ref_conv_shape tool_ref_shape(const cj_conv_problem *p) {
     sh.dilation[i] = (uint32_t)p->dil[i];
   }
   return sh;
+}
+
+uint8_t *tool_upsample_bytes(const void *x, const cj_ref_conv_shape *sh, const uint32_t up[3], int ndhwc) {
+  const uint64_t in[3] = {sh->d, sh->h, sh->w}, o[3] = {sh->d * up[0], sh->h * up[1], sh->w * up[2]};
+  const uint64_t S = in[0] * in[1] * in[2], So = o[0] * o[1] * o[2];
+  uint8_t *u = malloc(sh->n * sh->c * So);
+  if (!u) return NULL;
+  for (uint64_t n = 0; n < sh->n; n++)
+    for (uint64_t c = 0; c < sh->c; c++)
+      for (uint64_t q = 0; q < So; q++) {
+        uint64_t a = q / (o[1] * o[2]) / up[0], b = q / o[2] % o[1] / up[1], e = q % o[2] / up[2];
+        uint64_t p = (a * in[1] + b) * in[2] + e;
+        u[ndhwc ? (n * So + q) * sh->c + c : (n * sh->c + c) * So + q] =
+            ((const uint8_t *)x)[ndhwc ? (n * S + p) * sh->c + c : (n * sh->c + c) * S + p];
+      }
+  return u;
 }

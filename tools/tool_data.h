@@ -25,6 +25,11 @@ int tool_is_fp8(convjit_dtype t);
 /* The fp8 number format of an fp8 dtype (E4M3FN for anything else). */
 cj_nf_fp8 tool_fp8_format(convjit_dtype t);
 
+/* x (1-byte elements, the shape's N,C,D,H,W in NCDHW or NDHWC) upsampled by
+ * up[i] (nearest: element u reads u / up): a new buffer (free it), NULL when
+ * out of memory. An independent input for checking a fused-upsample conv. */
+uint8_t *tool_upsample_bytes(const void *x, const cj_ref_conv_shape *sh, const uint32_t up[3], int ndhwc);
+
 /* The CPU reference's shape of a normalized conv problem (a plan's prob). */
 cj_ref_conv_shape tool_ref_shape(const cj_conv_problem *p);
 

@@ -181,9 +181,10 @@ CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, 
 
 /* ---- convolution descriptor -----------------------------------------------
  * A conv problem, described as its forward conv (kind: forward unless set;
- * backward-data has no kernels yet and is UNSUPPORTED with the kind named;
- * backward weight writes dw in w_dtype, bf16 or f32, and db when has_bias).
- * Forward conv,
+ * backward data, also the transposed convolution's forward, computes dx
+ * from dy and w, convjit_conv_desc_from_transpose fills it from
+ * PyTorch-style ConvTranspose parameters; backward weight computes dw in
+ * w_dtype, the inputs' 16-bit type or f32, and db when has_bias). Forward conv,
  * y = act(alpha * conv(x, w) + beta * z + bias) (the fused
  * epilogue fields last; the default is y = conv(x, w) + bias). Extents are given for the first
  * spatial_rank dims (D,H,W for 3D; H,W for 2D; W for 1D); the rest are
@@ -234,11 +235,28 @@ typedef struct convjit_conv_desc {
   /* What the plan computes (convjit_conv_kind). Appended after has_x_prev:
    * a struct_size without it reads as forward. */
   convjit_conv_kind kind;
+  /* Backward data only (the transposed convolution's output_padding, per
+   * dim of the first spatial_rank): 0 <= output_padding[i] < max(stride[i],
+   * dilation[i]) (PyTorch's rule). x = dx keeps the extents in[]; dy's are
+   * the forward output dims of in[i] - output_padding[i] input positions
+   * (convjit_conv_output_dims gives them), which is how a transposed conv
+   * picks one of the stride sizes mapping to the same dy. The fused
+   * epilogue works over dx (bias of c elements, residual shaped like dx).
+   * Appended after kind: a struct_size without it reads as 0. */
+  int64_t output_padding[3];
+  /* Forward only: nearest-neighbour upsampling of x fused into the conv's
+   * input read, per dim of the first spatial_rank: 1 or 2 (0 = 1). The conv
+   * (stride, padding, dilation, output dims) is over x upsampled to
+   * upsample[i]*in[i]; x itself is never upsampled in memory. The result is
+   * bit for bit that of the same conv of the upsampled tensor (the same
+   * products summed in the same order). Appended after output_padding: a
+   * struct_size without it reads as 0. */
+  int64_t upsample[3];
   /* Backward weight's cross-workgroup reduction (docs/api.md "Problem
    * kinds"): 0 = deterministic, dw and db bit-identical on every run and
    * every grid (fixed reduction blocks, added in order); 1 = fp32 atomics
    * across the blocks instead: less workspace, but dw's last bits may
-   * differ from run to run. Other kinds: 0. Appended after kind: a
+   * differ from run to run. Other kinds: 0. Appended after upsample: a
    * struct_size without it reads as 0. */
   int nondeterministic;
 } convjit_conv_desc;
@@ -267,16 +285,68 @@ static inline convjit_conv_desc convjit_conv_desc_default(void) {
   d.act = CONVJIT_ACT_IDENTITY;
   d.has_x_prev = 0;
   d.kind = CONVJIT_CONV_FORWARD;
+  for (i = 0; i < 3; i++) {
+    d.output_padding[i] = 0;
+    d.upsample[i] = 0;
+  }
   d.nondeterministic = 0;
   return d;
 }
 
+/* A transposed convolution as PyTorch's ConvTranspose1d/2d/3d and
+ * conv_transpose1d/2d/3d state it: input (N, c_in, in...), weight (c_in,
+ * c_out/groups, filter...), output (N, c_out, out...) with out[i] =
+ * (in[i]-1)*stride[i] - 2*padding[i] + dilation[i]*(filter[i]-1) +
+ * output_padding[i] + 1. Per dim of the first spatial_rank. */
+typedef struct convjit_conv_transpose_params {
+  size_t struct_size;   /* sizeof(convjit_conv_transpose_params) */
+  int spatial_rank;     /* 1, 2 or 3 */
+  int64_t n, c_in, c_out;
+  int64_t in[3];        /* the transposed conv's input extents */
+  int64_t filter[3];
+  int64_t stride[3];    /* >= 1 */
+  int64_t padding[3];   /* >= 0, both sides */
+  int64_t output_padding[3]; /* 0 <= output_padding < max(stride, dilation) */
+  int64_t dilation[3];  /* >= 1 */
+  int64_t groups;       /* divides c_in and c_out */
+} convjit_conv_transpose_params;
+
+/* stride, dilation 1, padding and output_padding 0, groups 1, rank 3; set
+ * n, c_in, c_out, in, filter. */
+static inline convjit_conv_transpose_params convjit_conv_transpose_params_default(void) {
+  convjit_conv_transpose_params t;
+  int i;
+  t.struct_size = sizeof(convjit_conv_transpose_params);
+  t.spatial_rank = 3;
+  t.n = t.c_in = t.c_out = 0;
+  for (i = 0; i < 3; i++) {
+    t.in[i] = t.filter[i] = 0;
+    t.stride[i] = t.dilation[i] = 1;
+    t.padding[i] = t.output_padding[i] = 0;
+  }
+  t.groups = 1;
+  return t;
+}
+
 /* Checks a descriptor without a context (no compile). Errors: INVALID_ARG
  * naming the field and value; UNSUPPORTED for valid-but-unhandled fields
- * (a kind without kernels yet: "desc.kind = backward-data: no kernels yet"). */
+ * (a kind's own limits, e.g. "desc.x_dtype = ...: backward weight takes ..."). */
 CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc);
-/* Output extents (Do,Ho,Wo; unused dims 1) of a valid descriptor. */
+/* Output extents (Do,Ho,Wo; unused dims 1) of a valid descriptor: the
+ * forward problem's y (for backward data: dy's extents). */
 CONVJIT_API convjit_status convjit_conv_output_dims(const convjit_conv_desc *desc, int64_t out[3]);
+/* Fills desc's problem fields from a transposed convolution: kind =
+ * backward data of the forward conv it transposes (x = its output: c =
+ * c_out, extents out[] above; w: k = c_in; pads padding[] both sides;
+ * output_padding), spatial_rank, n, stride, dilation, groups. desc must
+ * come from convjit_conv_desc_default (or be valid): its dtypes, layouts
+ * and epilogue fields stay as the caller set them (bias: c_out elements,
+ * residual shaped like the output). INVALID_ARG naming the params field
+ * (params.output_padding[1] = 2: must be < max(stride, dilation) = 2; an
+ * output extent < 1); VERSION for an unknown struct_size. desc is only
+ * written on success. */
+CONVJIT_API convjit_status convjit_conv_desc_from_transpose(const convjit_conv_transpose_params *params,
+                                                           convjit_conv_desc *desc);
 
 /* ---- transpose (layout op) descriptor -------------------------------------
  * y[n][s][c] = x[n][c][s]: NCDHW -> NDHWC with s = D*H*W, element bytes from

@@ -66,7 +66,15 @@ class ConvDesc(ctypes.Structure):
                 ("has_bias", ctypes.c_int), ("x_scale", ctypes.c_float), ("w_scale", ctypes.c_float),
                 ("has_channel_scale", ctypes.c_int), ("has_residual", ctypes.c_int),
                 ("beta", ctypes.c_float), ("act", ctypes.c_int), ("has_x_prev", ctypes.c_int),
-                ("kind", ctypes.c_int), ("nondeterministic", ctypes.c_int)]
+                ("kind", ctypes.c_int), ("output_padding", _i64x3), ("upsample", _i64x3),
+                ("nondeterministic", ctypes.c_int)]
+
+
+class ConvTransposeParams(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("spatial_rank", ctypes.c_int),
+                ("n", ctypes.c_int64), ("c_in", ctypes.c_int64), ("c_out", ctypes.c_int64),
+                ("in_", _i64x3), ("filter", _i64x3), ("stride", _i64x3), ("padding", _i64x3),
+                ("output_padding", _i64x3), ("dilation", _i64x3), ("groups", ctypes.c_int64)]
 
 
 class ConvArgs(ctypes.Structure):
@@ -107,6 +115,7 @@ class EmuStats(ctypes.Structure):
 # Structs the ABI test checks against the C compiler's view of convjit.h.
 STRUCTS = {"convjit_context_options": ContextOptions, "convjit_context_info": ContextInfo,
            "convjit_conv_desc": ConvDesc, "convjit_conv_args": ConvArgs,
+           "convjit_conv_transpose_params": ConvTransposeParams,
            "convjit_kernel_info": KernelInfo, "convjit_emu_counts": EmuCounts, "convjit_emu_stats": EmuStats}
 
 
@@ -176,6 +185,7 @@ def _bind(lib):
         "convjit_context_get_info": (I, [P, ctypes.POINTER(ContextInfo)]),
         "convjit_conv_desc_validate": (I, [ctypes.POINTER(ConvDesc)]),
         "convjit_conv_output_dims": (I, [ctypes.POINTER(ConvDesc), ctypes.POINTER(ctypes.c_int64)]),
+        "convjit_conv_desc_from_transpose": (I, [ctypes.POINTER(ConvTransposeParams), ctypes.POINTER(ConvDesc)]),
         "convjit_plan_create_conv": (I, [P, ctypes.POINTER(ConvDesc), pp]),
         "convjit_plan_destroy": (V, [P]),
         "convjit_plan_workspace_size": (I, [P, ctypes.POINTER(SZ)]),

@@ -113,6 +113,7 @@ class Plan:
         out = (ctypes.c_int64 * 3)()
         _lib.call("convjit_conv_output_dims", ctypes.byref(desc), out)
         self.out_dims = tuple(out[3 - desc.spatial_rank:])   # (Do, Ho, Wo) in 3D order: 2D is out[1:], 1D out[2:]
+        self.in_dims = tuple(desc.in_[:desc.spatial_rank])    # x's (backward data: dx's, a transposed conv's output)
         self.kernels = self._kernel_infos()
         # What decides the packed bytes: the weight-pack kernels (their names
         # carry every specialization field), the size, and the value

@@ -1,10 +1,12 @@
 """Drop-in convolution modules that forward through convjit, and patch().
 
-convjit.nn.Conv1d/2d/3d are torch.nn.Conv1d/2d/3d with the same
-constructor, parameters and state_dict; only forward differs. Their forward
-also takes the inputs torch's lacks: a residual fused into the epilogue, the
-previous chunk's frames for causal streaming, and a padding that differs
-before and after (causal time padding).
+convjit.nn.Conv1d/2d/3d and ConvTranspose1d/2d/3d are torch's classes with
+the same constructor, parameters and state_dict; only forward differs. The
+convs' forward also takes the inputs torch's lacks: a residual fused into
+the epilogue, the previous chunk's frames for causal streaming, a padding
+that differs before and after (causal time padding); their `upsample`
+attribute (patch sets it where an nn.Upsample(mode='nearest') feeds them in
+an nn.Sequential) reads the input nearest-upsampled inside the conv.
 """
 
 import ctypes
@@ -14,20 +16,26 @@ import torch.nn.functional as F
 
 from . import _lib, ops
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "patch", "PatchResult"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "patch",
+           "PatchResult", "FusedUpsample"]
 
 
 class _ConvjitConv:
     """The forward shared by the three ranks (a mixin before torch's class)."""
 
-    act = None   # 'relu' / 'silu' / 'gelu_tanh' applied in the epilogue; None = identity
+    act = None       # 'relu' / 'silu' / 'gelu_tanh' applied in the epilogue; None = identity
+    upsample = None  # 1 or 2 per spatial dim: the conv reads its input nearest-upsampled (patch sets it)
 
     def forward(self, input, *, residual=None, x_prev=None, padding=None, padding_hi=None, act=None):
         """y = act(conv(input) + bias + residual). padding/padding_hi
         override the module's padding for this call (causal: padding=(2,1,1),
         padding_hi=(0,1,1)); x_prev is the previous chunk's last padding[0]
-        frames; act overrides the module's act attribute."""
+        frames; act overrides the module's act attribute; the upsample
+        attribute upsamples the input inside the conv."""
         pad = self.padding if padding is None else padding
+        if self.padding_mode != "zeros" and self.upsample is not None:
+            raise ValueError(f"convjit: padding_mode={self.padding_mode!r} with a fused upsample: the padding of "
+                             "the upsampled input is not convjit's (only zero padding fuses)")
         if self.padding_mode != "zeros":
             if padding is not None or padding_hi is not None or x_prev is not None:
                 raise ValueError(f"convjit: padding_mode={self.padding_mode!r} with a per-call padding or x_prev: "
@@ -41,11 +49,12 @@ class _ConvjitConv:
             pad = 0
         return ops.conv(input, self.weight, self.bias, self.stride, pad, self.dilation, self.groups,
                         padding_hi=padding_hi, residual=residual, x_prev=x_prev,
-                        act=self.act if act is None else act)
+                        act=self.act if act is None else act, upsample=self.upsample)
 
     def extra_repr(self):
         s = super().extra_repr()
-        return s + (f", act={self.act!r}" if self.act else "") + ", backend=convjit"
+        return (s + (f", act={self.act!r}" if self.act else "") +
+                (f", upsample={self.upsample!r}" if self.upsample else "") + ", backend=convjit")
 
 
 class Conv1d(_ConvjitConv, torch.nn.Conv1d):
@@ -72,19 +81,80 @@ class Conv3d(_ConvjitConv, torch.nn.Conv3d):
         self.act = act
 
 
+class _ConvjitConvTranspose:
+    """The forward of the three transposed-conv ranks (a mixin before torch's class)."""
+
+    act = None   # 'relu' / 'silu' / 'gelu_tanh' applied in the epilogue; None = identity
+
+    def forward(self, input, output_size=None, *, residual=None, act=None):
+        """torch's ConvTranspose forward (output_size picks output_padding as
+        torch does), plus a fused residual (the output's shape) and act."""
+        if self.padding_mode != "zeros":
+            raise ValueError(f"convjit: padding_mode={self.padding_mode!r}: transposed convs take zeros (as torch)")
+        rank = self.weight.dim() - 2
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size,
+                                              rank, self.dilation)
+        return ops.conv_transpose(input, self.weight, self.bias, self.stride, self.padding, tuple(output_padding),
+                                  self.groups, self.dilation, residual=residual,
+                                  act=self.act if act is None else act)
+
+    def extra_repr(self):
+        s = super().extra_repr()
+        return s + (f", act={self.act!r}" if self.act else "") + ", backend=convjit"
+
+
+class ConvTranspose1d(_ConvjitConvTranspose, torch.nn.ConvTranspose1d):
+    """torch.nn.ConvTranspose1d forwarding through convjit (act= adds a fused activation)."""
+
+    def __init__(self, *args, act=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.act = act
+
+
+class ConvTranspose2d(_ConvjitConvTranspose, torch.nn.ConvTranspose2d):
+    """torch.nn.ConvTranspose2d forwarding through convjit (act= adds a fused activation)."""
+
+    def __init__(self, *args, act=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.act = act
+
+
+class ConvTranspose3d(_ConvjitConvTranspose, torch.nn.ConvTranspose3d):
+    """torch.nn.ConvTranspose3d forwarding through convjit (act= adds a fused activation)."""
+
+    def __init__(self, *args, act=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.act = act
+
+
+class FusedUpsample(torch.nn.Upsample):
+    """An nn.Upsample(mode='nearest') whose work patch() moved into the
+    convjit conv right after it in an nn.Sequential (that conv's upsample
+    attribute): it passes its input through unchanged."""
+
+    def forward(self, input):
+        return input
+
+    def extra_repr(self):
+        return super().extra_repr() + ", fused into the next conv (convjit)"
+
+
 _SWAP = {torch.nn.Conv1d: Conv1d, torch.nn.Conv2d: Conv2d, torch.nn.Conv3d: Conv3d}
+_SWAP_T = {torch.nn.ConvTranspose1d: ConvTranspose1d, torch.nn.ConvTranspose2d: ConvTranspose2d,
+           torch.nn.ConvTranspose3d: ConvTranspose3d}
 
 
 class PatchResult:
     """What patch() did: swapped = qualified names of the modules now
     forwarding through convjit; skipped = (name, reason) of the conv-like
-    modules left alone."""
+    modules left alone; fused = (upsample name, conv name) of the
+    nn.Upsample + conv pairs now one conv reading the input upsampled."""
 
     def __init__(self):
-        self.swapped, self.skipped = [], []
+        self.swapped, self.skipped, self.fused = [], [], []
 
     def __repr__(self):
-        return f"PatchResult(swapped={self.swapped!r}, skipped={self.skipped!r})"
+        return f"PatchResult(swapped={self.swapped!r}, skipped={self.skipped!r}, fused={self.fused!r})"
 
 
 def _why_not(m):
@@ -98,46 +168,92 @@ def _why_not(m):
     rank = w.dim() - 2
     # The shape-independent constraints (channels per group, groups, dtypes)
     # are convjit's: ask its validator with an input just large enough.
-    pad = (0,) * rank if isinstance(m.padding, str) else m.padding
     filt = tuple(w.shape[2:])
-    d = ops.desc_of(ops.conv_key(rank, 1, m.in_channels, m.out_channels,
-                                 [(f - 1) * dl + 1 for f, dl in zip(filt, m.dilation)], filt, m.stride, pad, pad,
-                                 m.dilation, m.groups, bias=m.bias is not None))
+    if m.transposed:
+        try:   # a one-position input: the C library states the output's extents
+            d = ops.conv_transpose_desc(rank, 1, m.in_channels, m.out_channels, (1,) * rank, filt, m.stride,
+                                        (0,) * rank, m.output_padding, m.dilation, m.groups,
+                                        bias=m.bias is not None)
+        except _lib.ConvjitError as e:
+            return "convjit refuses it: " + e.message
+    else:
+        pad = (0,) * rank if isinstance(m.padding, str) else m.padding
+        d = ops.desc_of(ops.conv_key(rank, 1, m.in_channels, m.out_channels,
+                                     [(f - 1) * dl + 1 for f, dl in zip(filt, m.dilation)], filt, m.stride, pad,
+                                     pad, m.dilation, m.groups, bias=m.bias is not None))
     st = _lib.load().convjit_conv_desc_validate(ctypes.byref(d))
     if st != _lib.OK:
         return "convjit refuses it: " + _lib.load().convjit_last_error().decode(errors="replace")
     return None
 
 
+def _upsample_factors(up, rank):
+    """The per-dim factors (1 or 2) of an nn.Upsample that a conv of `rank`
+    spatial dims can read fused, or None: mode nearest (or nearest-exact,
+    the same for integer factors), a scale factor (no size) of 1 or 2."""
+    if type(up) is not torch.nn.Upsample or up.mode not in ("nearest", "nearest-exact") or up.size is not None:
+        return None
+    sf = up.scale_factor
+    f = tuple(sf) if isinstance(sf, (tuple, list)) else (sf,) * rank
+    if len(f) != rank or any(float(e) not in (1.0, 2.0) for e in f):
+        return None
+    return tuple(int(e) for e in f)
+
+
+def _fuse_upsamples(model, res):
+    """nn.Upsample(nearest, x2) directly before a convjit conv in an
+    nn.Sequential: the conv reads its input upsampled (its upsample
+    attribute), the Upsample passes through (FusedUpsample)."""
+    for sname, seq in model.named_modules():
+        if not isinstance(seq, torch.nn.Sequential):
+            continue
+        kids = list(seq.named_children())
+        for (uname, up), (cname, conv) in zip(kids, kids[1:]):
+            if not isinstance(conv, _ConvjitConv) or conv.upsample is not None or conv.padding_mode != "zeros":
+                continue
+            f = _upsample_factors(up, conv.weight.dim() - 2)
+            if f is None:
+                continue
+            conv.upsample = f
+            up.__class__ = FusedUpsample
+            pre = sname + "." if sname else ""
+            res.fused.append((pre + uname, pre + cname))
+
+
 def patch(model):
-    """Makes every supported torch.nn.Conv1d/2d/3d of model forward through
-    convjit, in place: the module keeps its identity, parameters, hooks and
-    state_dict; only its class changes to convjit.nn.ConvNd. Subclasses with
-    their own forward, transposed convs, non-bf16 weights and shapes convjit
-    refuses are left alone. Returns a PatchResult (swapped, skipped with
-    reasons)."""
+    """Makes every supported torch.nn.Conv1d/2d/3d and ConvTranspose1d/2d/3d
+    of model forward through convjit, in place: the module keeps its
+    identity, parameters, hooks and state_dict; only its class changes to
+    convjit.nn.ConvNd / ConvTransposeNd. An nn.Upsample(mode='nearest' or
+    'nearest-exact', scale factor 1 or 2 per dim) followed directly by a
+    patched conv in an nn.Sequential becomes part of that conv (the conv
+    reads its input upsampled, without the upsampled tensor; the Upsample
+    becomes a FusedUpsample passing its input through). Subclasses with
+    their own forward, non-bf16 weights and shapes convjit refuses are left
+    alone. Returns a PatchResult (swapped, skipped with reasons, fused)."""
     res = PatchResult()
     for name, m in model.named_modules():
         cls = type(m)
-        if isinstance(m, _ConvjitConv):
+        if isinstance(m, (_ConvjitConv, _ConvjitConvTranspose)):
             continue
-        if cls in _SWAP:
+        swap = _SWAP.get(cls) or _SWAP_T.get(cls)
+        if swap is not None:
             why = _why_not(m)
             if why is None:
-                m.__class__ = _SWAP[cls]
+                m.__class__ = swap
                 m.act = None
                 res.swapped.append(name)
             else:
                 res.skipped.append((name, why))
         elif isinstance(m, torch.nn.modules.conv._ConvNd):
-            base = next((b for b in _SWAP if isinstance(m, b)), None)
-            if m.transposed:
-                why = "transposed convolution: convjit runs forward convs only"
-            elif base is None:
-                why = f"{cls.__name__} is not a Conv1d/2d/3d"
+            bases = _SWAP_T if m.transposed else _SWAP
+            base = next((b for b in bases if isinstance(m, b)), None)
+            if base is None:
+                why = f"{cls.__name__} is not a {'ConvTranspose' if m.transposed else 'Conv'}1d/2d/3d"
             elif cls.forward is not base.forward:
                 why = f"{cls.__name__} subclasses {base.__name__} with its own forward: swapping would drop it"
             else:
                 why = f"{cls.__name__} subclasses {base.__name__}: patch swaps torch's own classes only"
             res.skipped.append((name, why))
+    _fuse_upsamples(model, res)
     return res

@@ -1,4 +1,6 @@
-"""convjit.ops.conv: a forward convolution through the C library."""
+"""convjit.ops.conv (a forward convolution, optionally of a nearest-upsampled
+input) and convjit.ops.conv_transpose (the transposed convolution) through the
+C library."""
 
 import ctypes
 import time
@@ -147,15 +149,19 @@ def _check_x_prev(x_prev, x, pad_lo):
 def conv_key(rank, n, c, k, in_, filt, stride, pad_lo, pad_hi, dilation, groups, *,
              x_dtype=_lib.DTYPE_BF16, w_dtype=_lib.DTYPE_BF16, x_layout=_lib.LAYOUT_NCDHW,
              y_layout=_lib.LAYOUT_NCDHW, bias=False, x_scale=0.0, w_scale=0.0, channel_scale=False,
-             residual=False, beta=0.0, act=_lib.ACT_IDENTITY, x_prev=False):
+             residual=False, beta=0.0, act=_lib.ACT_IDENTITY, x_prev=False, upsample=None,
+             kind=_lib.CONV_FORWARD, output_padding=None):
     """Every field of a conv descriptor as a hashable tuple of (name, value):
-    the plan cache's key, and (desc_of) the descriptor itself."""
+    the plan cache's key, and (desc_of) the descriptor itself. kind
+    backward-data with output_padding: a transposed conv, described as the
+    forward conv it transposes (conv_transpose_key makes one)."""
     return (("rank", rank), ("n", n), ("c", c), ("k", k), ("in", tuple(in_)), ("filter", tuple(filt)),
             ("stride", tuple(stride)), ("pad_lo", tuple(pad_lo)), ("pad_hi", tuple(pad_hi)),
             ("dilation", tuple(dilation)), ("groups", groups), ("x_dtype", x_dtype), ("w_dtype", w_dtype),
             ("x_layout", x_layout), ("y_layout", y_layout), ("bias", bias), ("x_scale", x_scale),
             ("w_scale", w_scale), ("channel_scale", channel_scale), ("residual", residual), ("beta", beta),
-            ("act", act), ("x_prev", x_prev))
+            ("act", act), ("x_prev", x_prev), ("upsample", tuple(upsample or (1,) * rank)), ("kind", kind),
+            ("output_padding", tuple(output_padding or (0,) * rank)))
 
 
 def desc_of(key):
@@ -179,11 +185,45 @@ def desc_of(key):
     d.has_bias, d.x_scale, d.w_scale = f["bias"], f["x_scale"], f["w_scale"]
     d.has_channel_scale, d.has_residual, d.beta = f["channel_scale"], f["residual"], f["beta"]
     d.act, d.has_x_prev = f["act"], f["x_prev"]
+    d.kind = f.get("kind", _lib.CONV_FORWARD)
+    for i in range(3):
+        used = i < rank
+        d.upsample[i] = f["upsample"][i] if used and "upsample" in f else 0
+        d.output_padding[i] = f["output_padding"][i] if used and "output_padding" in f else 0
     return d
 
 
+def conv_transpose_desc(rank, n, c_in, c_out, in_, filt, stride, padding, output_padding, dilation, groups,
+                        **fields):
+    """The backward-data descriptor of a transposed conv, filled by
+    convjit_conv_desc_from_transpose (the C library's one formula for the
+    output extents): fields are conv_key's dtype, layout and epilogue ones."""
+    d = desc_of(conv_key(rank, n, c_out, c_in, (1,) * rank, filt, (1,) * rank, (0,) * rank, (0,) * rank,
+                         (1,) * rank, groups, **fields))
+    t = _lib.ConvTransposeParams()
+    t.struct_size = ctypes.sizeof(t)
+    t.spatial_rank, t.n, t.c_in, t.c_out, t.groups = rank, _int64(n, "n"), c_in, c_out, groups
+    for i in range(3):
+        used = i < rank
+        t.in_[i], t.filter[i] = (in_[i], filt[i]) if used else (1, 1)
+        t.stride[i], t.dilation[i] = (stride[i], dilation[i]) if used else (1, 1)
+        t.padding[i], t.output_padding[i] = (padding[i], output_padding[i]) if used else (0, 0)
+    _lib.call("convjit_conv_desc_from_transpose", ctypes.byref(t), ctypes.byref(d))
+    return d
+
+
+def _upsample(v, rank):
+    """upsample= as per-dim factors, each 1 or 2 (nearest)."""
+    if v is None:
+        return (1,) * rank
+    f = _tuple(v, rank, "upsample", 1)
+    if any(e not in (1, 2) for e in f):
+        raise ValueError(f"convjit: upsample={v!r}: every factor must be 1 or 2 (nearest-neighbour)")
+    return f
+
+
 def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_hi=None, residual=None,
-         act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None):
+         act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None, upsample=None):
     """y = act(alpha * conv(x, w) + beta * residual + bias), computed by convjit.
 
     x: (N, C, *spatial) or unbatched (C, *spatial); w: (K, C/groups,
@@ -202,6 +242,11 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     padding=(2,1,1), padding_hi=(0,1,1)). x_prev: for causal streaming, the
     previous chunk's last padding[0] frames (N, C, padding[0], H, W).
     act: None, 'relu', 'silu' or 'gelu_tanh'. residual: bf16, y's shape.
+    upsample: 1 or 2, or one factor per spatial dim: the conv reads x
+    nearest-neighbour upsampled by it (F.interpolate(x, scale_factor=2)
+    then the conv, in one kernel per output phase and without the
+    upsampled tensor; bit for bit the two-step result); stride, padding
+    and y's shape are those of the conv of the upsampled input.
 
     CPU tensors run on convjit's emulator; ROCm tensors on their device and
     torch's current stream. Errors from convjit raise ConvjitError (or its
@@ -239,6 +284,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     dilation = _tuple(dilation, rank, "dilation", 1)
     filt = tuple(w.shape[2:])
     pad_lo, pad_hi = _padding(padding, padding_hi, rank, filt, dilation, stride)
+    up = _upsample(upsample, rank)
     if not isinstance(groups, int) or groups < 1:
         raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
     _int64(groups, "groups")
@@ -284,7 +330,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     key = conv_key(rank, n, c, k, tuple(x.shape[2:]), filt, stride, pad_lo, pad_hi, dilation, groups,
                    x_dtype=xdt, w_dtype=wdt, x_layout=x_layout, y_layout=y_layout, bias=bias is not None,
                    x_scale=xs, w_scale=ws, channel_scale=channel_scale is not None, residual=fuse_res,
-                   beta=float(beta) if fuse_res else 0.0, act=_ACTS[act], x_prev=x_prev is not None)
+                   beta=float(beta) if fuse_res else 0.0, act=_ACTS[act], x_prev=x_prev is not None, upsample=up)
 
     ctx = _runtime.context_for(dev)
     plan = ctx.plan(key, lambda: desc_of(key))
@@ -306,9 +352,112 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     y = out if out is not None else _empty(y_shape, y_layout, rank, dev)
     with torch.no_grad():
         if ctx.emulated:
-            _run_emulated(ctx, plan, x, w, bias, residual, channel_scale, x_prev, y)
+            _run_emulated(ctx, plan, "x", x, w, bias, residual, channel_scale, x_prev, "y", y)
         else:
-            _run_hip(ctx, plan, x, w, bias, residual, channel_scale, x_prev, y)
+            _run_hip(ctx, plan, "x", x, w, bias, residual, channel_scale, x_prev, "y", y)
+    _runtime.count("calls")
+    _runtime.count("call_seconds", time.perf_counter() - t_start)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *,
+                   residual=None, act=None, beta=1.0, out=None):
+    """y = act(conv_transpose(input, weight) + beta * residual + bias), computed by convjit.
+
+    Mirrors torch.nn.functional.conv_transpose1d/2d/3d (their argument order):
+    input (N, C_in, *spatial) or unbatched (C_in, *spatial), weight (C_in,
+    C_out/groups, *filter), bias C_out elements; 1 to 3 spatial dims by
+    weight.dim(). Output extents (in-1)*stride - 2*padding +
+    dilation*(filter-1) + output_padding + 1, output_padding < max(stride,
+    dilation). convjit runs it as the backward data of the forward conv it
+    transposes, one dense implicit GEMM per output phase (no MFMA on the
+    zeros a strided transposed conv would insert). torch.bfloat16 only.
+    Layout, residual (the output's shape), act and out= as for conv.
+    """
+    t_start = time.perf_counter()
+    if not isinstance(input, torch.Tensor) or not isinstance(weight, torch.Tensor):
+        raise TypeError(f"convjit: input and weight must be torch tensors, got {type(input).__name__} and "
+                        f"{type(weight).__name__}")
+    rank = weight.dim() - 2
+    if rank not in (1, 2, 3):
+        raise ValueError(f"convjit: weight has {weight.dim()} dims {tuple(weight.shape)}: expected C_in, "
+                         "C_out/groups and 1 to 3 filter dims")
+    unbatched = input.dim() == rank + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+        for name, t in (("residual", residual), ("out", out)):
+            if t is not None:
+                raise ValueError(f"convjit: {name} with an unbatched input: give input a batch dim")
+    if input.dim() != rank + 2:
+        raise ValueError(f"convjit: input has {input.dim()} dims {tuple(input.shape)} but weight "
+                         f"{tuple(weight.shape)} is a {rank}D filter: expected input with {rank + 2} dims")
+    dev = input.device
+    for name, t in (("weight", weight), ("bias", bias), ("residual", residual), ("out", out)):
+        if t is not None and t.device != dev:
+            raise ValueError(f"convjit: {name} is on {t.device} but input is on {dev}: put them on one device")
+    for name, t in (("input", input), ("weight", weight)):
+        if t.dtype != torch.bfloat16:
+            raise TypeError(f"convjit: {name} dtype {t.dtype}: convjit's transposed conv takes torch.bfloat16")
+    stride = _tuple(stride, rank, "stride", 1)
+    dilation = _tuple(dilation, rank, "dilation", 1)
+    padding = _tuple(padding, rank, "padding", 0)
+    output_padding = _tuple(output_padding, rank, "output_padding", 0)
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
+    if act not in _ACTS:
+        raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
+    n, c_in = input.shape[0], input.shape[1]
+    if weight.shape[0] != c_in:
+        raise ValueError(f"convjit: weight {tuple(weight.shape)} takes {weight.shape[0]} input channels, input "
+                         f"{tuple(input.shape)} has {c_in}")
+    if c_in % groups:
+        raise ValueError(f"convjit: groups={groups} does not divide the input's {c_in} channels")
+    c_out = weight.shape[1] * groups
+    filt = tuple(weight.shape[2:])
+    in_layout = _layout_of(input, rank)
+    if in_layout is None:
+        input = _dense(input, _lib.LAYOUT_NCDHW, rank)
+        in_layout = _lib.LAYOUT_NCDHW
+    out_layout = in_layout
+    if out is not None:
+        if out.dtype != torch.bfloat16:
+            raise TypeError(f"convjit: out dtype {out.dtype}: the output is torch.bfloat16")
+        out_layout = _layout_of(out, rank)
+        if out_layout is None:
+            raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
+                             "convjit writes the output in place, so out must be dense")
+    fuse_res = residual is not None and float(beta) != 0.0
+    # the descriptor's x is the transposed conv's output, y its input
+    fields = dict(x_layout=out_layout, y_layout=in_layout, bias=bias is not None, residual=fuse_res,
+                  beta=float(beta) if fuse_res else 0.0, act=_ACTS[act])
+    key = (("transpose", True), ("rank", rank), ("n", n), ("c_in", c_in), ("c_out", c_out),
+           ("in", tuple(input.shape[2:])), ("filter", filt), ("stride", stride), ("padding", padding),
+           ("output_padding", output_padding), ("dilation", dilation), ("groups", groups),
+           ("w_dtype", _lib.DTYPE_BF16), ("w_scale", 0.0)) + tuple(sorted(fields.items()))
+    ctx = _runtime.context_for(dev)
+    plan = ctx.plan(key, lambda: conv_transpose_desc(rank, n, c_in, c_out, tuple(input.shape[2:]), filt, stride,
+                                                     padding, output_padding, dilation, groups, **fields))
+    y_shape = (n, c_out) + plan.in_dims
+    if out is not None and tuple(out.shape) != y_shape:
+        raise ValueError(f"convjit: out {tuple(out.shape)}: the output is {y_shape}")
+    if residual is not None:
+        if tuple(residual.shape) != y_shape:
+            raise ValueError(f"convjit: residual {tuple(residual.shape)}: expected the output's shape {y_shape}")
+        if residual.dtype != torch.bfloat16:
+            raise TypeError(f"convjit: residual dtype {residual.dtype}: the fused residual is torch.bfloat16")
+        residual = _dense(residual, out_layout, rank) if fuse_res else None
+    if bias is not None:
+        if bias.shape != (c_out,):
+            raise ValueError(f"convjit: bias {tuple(bias.shape)}: expected C_out={c_out} elements")
+        bias = bias.to(torch.float32).contiguous()
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias, residual)):
+        _runtime.warn_no_grad()
+    y = out if out is not None else _empty(y_shape, out_layout, rank, dev)
+    with torch.no_grad():
+        if ctx.emulated:
+            _run_emulated(ctx, plan, "dy", input, weight, bias, residual, None, None, "dx", y)
+        else:
+            _run_hip(ctx, plan, "dy", input, weight, bias, residual, None, None, "dx", y)
     _runtime.count("calls")
     _runtime.count("call_seconds", time.perf_counter() - t_start)
     return y.squeeze(0) if unbatched else y
@@ -320,7 +469,9 @@ def _args():
     return a
 
 
-def _run_emulated(ctx, plan, x, w, bias, residual, scale, x_prev, y):
+def _run_emulated(ctx, plan, in_field, x, w, bias, residual, scale, x_prev, out_field, y):
+    """One launch on the emulator: x goes to args.<in_field> (x or dy), the
+    output y comes from args.<out_field> (y or dx)."""
     def upload(role, t):
         if t is None:
             return None
@@ -331,14 +482,15 @@ def _run_emulated(ctx, plan, x, w, bias, residual, scale, x_prev, y):
     with ctx.lock:
         a = _args()
         a.w_packed = _runtime.packed_weight(plan, w).ptr
-        a.x, a.bias, a.residual = upload("x", x), upload("bias", bias), upload("residual", residual)
+        setattr(a, in_field, upload("x", x))
+        a.bias, a.residual = upload("bias", bias), upload("residual", residual)
         a.scale, a.x_prev = upload("scale", scale), upload("x_prev", x_prev)
         a.x_prev_bytes = _nbytes(x_prev) if x_prev is not None else 0
         yb = ctx.staging("y", _nbytes(y))
-        a.y = yb.ptr
+        setattr(a, out_field, yb.ptr)
         ws = ctx.staging("workspace", plan.workspace_bytes)
         a.workspace, a.workspace_bytes = (ws.ptr, plan.workspace_bytes) if ws else (None, 0)
-        _runtime._timed_call("convjit_conv_forward", plan.handle, ctypes.byref(a), None)
+        _runtime._timed_call("convjit_conv_execute", plan.handle, ctypes.byref(a), None)
         _runtime._timed_call("convjit_memcpy_d2h", ctx.handle, y.data_ptr(), yb.ptr, _nbytes(y), None)
 
 
@@ -353,7 +505,7 @@ def _aligned(t):
     return t.clone(memory_format=torch.preserve_format)
 
 
-def _run_hip(ctx, plan, x, w, bias, residual, scale, x_prev, y):
+def _run_hip(ctx, plan, in_field, x, w, bias, residual, scale, x_prev, out_field, y):
     stream = torch.cuda.current_stream(x.device)
     pk = _runtime.packed_weight(plan, w, stream)
     if pk.stream is not None and pk.stream != stream:
@@ -362,12 +514,12 @@ def _run_hip(ctx, plan, x, w, bias, residual, scale, x_prev, y):
     x, bias, residual, scale, x_prev = (_aligned(t) for t in (x, bias, residual, scale, x_prev))
     a = _args()
     a.w_packed = pk.ptr
-    for f, t in (("x", x), ("bias", bias), ("residual", residual), ("scale", scale), ("x_prev", x_prev),
-                 ("y", y)):
+    for f, t in ((in_field, x), ("bias", bias), ("residual", residual), ("scale", scale), ("x_prev", x_prev),
+                 (out_field, y)):
         setattr(a, f, t.data_ptr() if t is not None else None)
     a.x_prev_bytes = _nbytes(x_prev) if x_prev is not None else 0
     ws = None
     if plan.workspace_bytes:
         ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=x.device)
         a.workspace, a.workspace_bytes = ws.data_ptr(), plan.workspace_bytes
-    _runtime._timed_call("convjit_conv_forward", plan.handle, ctypes.byref(a), ctypes.c_void_p(stream.cuda_stream))
+    _runtime._timed_call("convjit_conv_execute", plan.handle, ctypes.byref(a), ctypes.c_void_p(stream.cuda_stream))

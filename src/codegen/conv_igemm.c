@@ -181,20 +181,26 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   if (g->st) return g->st;
   v->opty = cj_irb_operand_type(g, mf->opnd, mf->opnd_lanes);
   v->accty = LLVMVectorType(g->f32, 4);
-  if (pp) cj_cv_pp_lds(v);
-  else cj_cv_lds(v);
+  /* No taps (a phase of positions no tap reaches, kplan_phase.h): no
+   * loads and no K loop, the epilogue of zero accumulators. */
+  const int kloop = c->g.taps > 0;
+  if (kloop && pp) cj_cv_pp_lds(v);
+  else if (kloop) cj_cv_lds(v);
   cj_cv_ids(v);
+  for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
   if (c->g.wgrad) { /* backward weight: plain operand rows (conv_igemm_wgrad.c) */
     cj_cv_wg_rows(v);
+    cj_cv_schedules[c->sched](v);
+    cj_cv_wg_epilogue(v);
   } else {
-    cj_cv_resources(v, cj_irb_arg_role(g, p, CJ_ARG_X), cj_irb_arg_role(g, p, CJ_ARG_W));
-    if (pp) cj_cv_pp_rows(v);
-    else cj_cv_dma_rows(v);
+    if (kloop) {
+      cj_cv_resources(v, cj_irb_arg_role(g, p, CJ_ARG_X), cj_irb_arg_role(g, p, CJ_ARG_W));
+      if (pp) cj_cv_pp_rows(v);
+      else cj_cv_dma_rows(v);
+      cj_cv_schedules[c->sched](v);
+    }
+    cj_cv_epilogue(v);
   }
-  for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
-  cj_cv_schedules[c->sched](v);
-  if (c->g.wgrad) cj_cv_wg_epilogue(v);
-  else cj_cv_epilogue(v);
   LLVMBuildRetVoid(g->b);
   return g->st;
 }

@@ -12,10 +12,32 @@ static LLVMValueRef cj_cv_y_chan(cj_cv *v, LLVMValueRef col) {
   return LLVMBuildAdd(v->b, LLVMBuildMul(v->b, v->grp, cj_c32(v->g, v->c->g.k), ""), col, "y.chan");
 }
 
+/* y position (per channel) of output position p (< Do*Ho*Wo) of a placed
+ * output (kplan_phase.h): (od, oh, ow) at (od*ys_d, oh*ys_h, ow*ys_w) in a
+ * y of extents yext; the phase's first position is an offset of y's
+ * pointer. Two divisions per stored row, after the K loop. */
+static LLVMValueRef cj_cv_y_placed(cj_cv *v, LLVMValueRef p, LLVMTypeRef ty) {
+  LLVMBuilderRef b = v->b;
+  const cj_conv_geom *G = &v->c->g;
+  LLVMValueRef plane = LLVMConstInt(ty, (uint64_t)G->oh * G->ow, 0), ow = LLVMConstInt(ty, G->ow, 0);
+  LLVMValueRef od = LLVMBuildUDiv(b, p, plane, "od");
+  LLVMValueRef rem = LLVMBuildSub(b, p, LLVMBuildMul(b, od, plane, ""), "");
+  LLVMValueRef oh = LLVMBuildUDiv(b, rem, ow, "oh");
+  LLVMValueRef owv = LLVMBuildSub(b, rem, LLVMBuildMul(b, oh, ow, ""), "ow");
+  const uint32_t ys[3] = {G->ys[0] ? G->ys[0] : 1, G->ys[1] ? G->ys[1] : 1, G->ys[2] ? G->ys[2] : 1};
+  const uint64_t yh = G->yext[1] ? G->yext[1] : G->oh, yw = G->yext[2] ? G->yext[2] : G->ow;
+  LLVMValueRef yd = LLVMBuildMul(b, od, LLVMConstInt(ty, ys[0], 0), "");
+  LLVMValueRef yhv = LLVMBuildAdd(b, LLVMBuildMul(b, yd, LLVMConstInt(ty, yh, 0), ""),
+                                  LLVMBuildMul(b, oh, LLVMConstInt(ty, ys[1], 0), ""), "");
+  return LLVMBuildAdd(b, LLVMBuildMul(b, yhv, LLVMConstInt(ty, yw, 0), ""),
+                      LLVMBuildMul(b, owv, LLVMConstInt(ty, ys[2], 0), ""), "y.pos");
+}
+
 /* Element index of output (row m, channel col of this group), in type ty
  * (i32, or i64 for BIG_OUT), with ch = the y channel (cj_cv_y_chan) and
  * K' = K*groups: NCDHW (n*K' + ch)*Do*Ho*Wo + p with m = n*Do*Ho*Wo + p;
- * NDHWC m*K' + ch (m already counts n's positions). */
+ * NDHWC m*K' + ch (m already counts n's positions). Placed (a phase), p
+ * becomes its y position and Do*Ho*Wo y's Yd*Yh*Yw. */
 static LLVMValueRef cj_cv_y_elem(cj_cv *v, LLVMValueRef m, LLVMValueRef col, LLVMTypeRef ty) {
   LLVMBuilderRef b = v->b;
   const cj_conv_geom *G = &v->c->g;
@@ -24,10 +46,18 @@ static LLVMValueRef cj_cv_y_elem(cj_cv *v, LLVMValueRef m, LLVMValueRef col, LLV
     m = LLVMBuildZExt(b, m, ty, "");
     ch = LLVMBuildZExt(b, ch, ty, "");
   }
-  if (G->y_ndhwc) return LLVMBuildAdd(b, LLVMBuildMul(b, m, LLVMConstInt(ty, G->k_all, 0), ""), ch, "y.elem");
+  LLVMValueRef kall = LLVMConstInt(ty, G->k_all, 0);
+  if (G->y_ndhwc && !G->placed) return LLVMBuildAdd(b, LLVMBuildMul(b, m, kall, ""), ch, "y.elem");
   LLVMValueRef n = G->n == 1 ? LLVMConstInt(ty, 0, 0) : LLVMBuildUDiv(b, m, odhw, "");
   LLVMValueRef p = LLVMBuildSub(b, m, LLVMBuildMul(b, n, odhw, ""), "");
-  LLVMValueRef nk = LLVMBuildAdd(b, LLVMBuildMul(b, n, LLVMConstInt(ty, G->k_all, 0), ""), ch, "");
+  if (G->placed) {
+    p = cj_cv_y_placed(v, p, ty);
+    odhw = LLVMConstInt(ty, G->ydhw, 0);
+    if (G->y_ndhwc)
+      return LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, n, odhw, ""), p, ""), kall, ""), ch,
+                          "y.elem");
+  }
+  LLVMValueRef nk = LLVMBuildAdd(b, LLVMBuildMul(b, n, kall, ""), ch, "");
   return LLVMBuildAdd(b, LLVMBuildMul(b, nk, odhw, ""), p, "y.elem");
 }
 
@@ -86,7 +116,7 @@ static void cj_cv_store(cj_cv *v, LLVMValueRef acc4, const LLVMValueRef chan[CJ_
    * residual has always been built in); with z after the offsets. */
   LLVMValueRef val4 = has_z ? NULL : cj_epi_apply(g, &c->epi, acc4, chan, NULL);
   LLVMValueRef col_ok = LLVMBuildICmp(b, LLVMIntULT, col, cj_c32(g, G->k), "");
-  if (c->splitk > 1) {
+  if (c->atomic) {
     for (uint32_t r = 0; r < 4; r++) {
       LLVMValueRef m = LLVMBuildAdd(b, row0, cj_c32(g, r), "");
       LLVMValueRef e = cj_cv_y_elem(v, m, col, g->i32);
@@ -133,14 +163,14 @@ void cj_cv_epilogue(cj_cv *v) {
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   LLVMValueRef yr = NULL, yptr = NULL;
-  if (c->splitk > 1) {
+  if (c->atomic) {
     yr = cj_irb_rsrc(g, cj_irb_arg_role(g, v->p, CJ_ARG_WORKSPACE), cj_c64(g, c->ws_bytes));
   } else {
     yptr = cj_irb_arg_role(g, v->p, CJ_ARG_Y);
     if (!c->big_out) yr = cj_irb_rsrc(g, yptr, cj_c64(g, c->y_bytes));
   }
   cj_epi_rsrc er;
-  cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k_all, (uint64_t)c->g.n * c->g.k_all * c->g.odhw, &er);
+  cj_epi_rsrc_init(g, v->p, &c->epi, c->g.k_all, (uint64_t)c->g.n * c->g.k_all * c->g.ydhw, &er);
   /* The lane re-derived after the loop: otherwise its l16 and g4 forms
    * cross the K loop in two VGPRs (spilled on 1024-thread tiles). */
   LLVMValueRef lane = cj_irb_opaque(g, v->lane);

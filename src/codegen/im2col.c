@@ -9,12 +9,30 @@ int64_t cj_im2col_ref(const cj_conv_geom *g, uint64_t m, uint64_t k) {
   uint64_t c = k % g->cp, tap = k / g->cp;
   uint64_t t = tap / ((uint64_t)g->r * g->s), rs = tap % ((uint64_t)g->r * g->s);
   uint64_t r = rs / g->s, s = rs % g->s;
-  int64_t id = (int64_t)(od * g->stride[0] + t * g->dil[0]) - g->pad_lo[0];
-  int64_t ih = (int64_t)(oh * g->stride[1] + r * g->dil[1]) - g->pad_lo[1];
-  int64_t iw = (int64_t)(ow * g->stride[2] + s * g->dil[2]) - g->pad_lo[2];
+  int64_t id = cj_conv_in_coord(g, 0, (int64_t)od, (int64_t)t);
+  int64_t ih = cj_conv_in_coord(g, 1, (int64_t)oh, (int64_t)r);
+  int64_t iw = cj_conv_in_coord(g, 2, (int64_t)ow, (int64_t)s);
   if (id < 0 || id >= g->d || ih < 0 || ih >= g->h || iw < 0 || iw >= g->w) return -1;
   if (g->c_mask && c >= g->c) return -1; /* in place: channels >= C are the next pixel's */
   return ((((int64_t)n * g->d + id) * g->h + ih) * g->w + iw) * g->x_cs + (int64_t)c;
+}
+
+/* Dim i's tap divisor: 2 reads a nearest 2x upsampled input. */
+static int cj_im2col_up(const cj_conv_geom *G, int i) { return G->up[i] > 1; }
+
+/* The row part of dim i's input coordinate: o*stride - pad_lo, or (tap
+ * divisor 2) o*stride, the pad then in the tap part. */
+static LLVMValueRef cj_im2col_row_coord(cj_irb *g, const cj_conv_geom *G, int i, LLVMValueRef o, const char *name) {
+  LLVMValueRef v = LLVMBuildMul(g->b, o, cj_c32(g, G->stride[i]), "");
+  return cj_im2col_up(G, i) ? v : LLVMBuildSub(g->b, v, cj_c32(g, G->pad_lo[i]), name);
+}
+
+/* The tap part: t*dil, or floor((t*dil - pad_lo) / 2): one arithmetic
+ * shift, on the scalar unit where the tap is wave-uniform. */
+static LLVMValueRef cj_im2col_tap_coord(cj_irb *g, const cj_conv_geom *G, int i, LLVMValueRef t, const char *name) {
+  LLVMValueRef v = LLVMBuildMul(g->b, t, cj_c32(g, G->dil[i]), name);
+  if (!cj_im2col_up(G, i)) return v;
+  return LLVMBuildAShr(g->b, LLVMBuildSub(g->b, v, cj_c32(g, G->pad_lo[i]), ""), cj_c32(g, 1), name);
 }
 
 void cj_im2col_init(cj_irb *g, cj_im2col *ic, const cj_conv_plan *c, uint32_t eb) {
@@ -37,7 +55,9 @@ LLVMValueRef cj_im2col_rebase(cj_irb *g, cj_im2col *ic, LLVMValueRef m0) {
   LLVMValueRef nb = G->n == 1 ? cj_c32(g, 0) : LLVMBuildUDiv(b, m0, cj_c32(g, (uint32_t)G->odhw), "nbase");
   LLVMValueRef rem = LLVMBuildSub(b, m0, LLVMBuildMul(b, nb, cj_c32(g, (uint32_t)G->odhw), ""), "");
   LLVMValueRef od0 = LLVMBuildUDiv(b, rem, cj_c32(g, plane), "");
-  LLVMValueRef t0 = LLVMBuildSub(b, LLVMBuildMul(b, od0, cj_c32(g, G->stride[0]), ""), cj_c32(g, G->pad_lo[0]), "");
+  /* the lowest coordinate of the workgroup's rows: its first row's, tap 0 */
+  LLVMValueRef t0 = cj_im2col_row_coord(g, G, 0, od0, "");
+  if (cj_im2col_up(G, 0)) t0 = LLVMBuildAdd(b, t0, cj_im2col_tap_coord(g, G, 0, cj_c32(g, 0), ""), "");
   LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, t0, cj_c32(g, 0), "");
   ic->nbase = nb;
   /* max(0, t0) becomes a clamped v_sub (no SALU form): without the
@@ -69,7 +89,7 @@ void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2co
   }
   LLVMValueRef od = LLVMBuildUDiv(b, rem, cj_c32(g, plane), "od");
   LLVMValueRef p = LLVMBuildSub(b, rem, LLVMBuildMul(b, od, cj_c32(g, plane), ""), "");
-  row->id0 = LLVMBuildSub(b, LLVMBuildMul(b, od, cj_c32(g, G->stride[0]), ""), cj_c32(g, G->pad_lo[0]), "id0");
+  row->id0 = cj_im2col_row_coord(g, G, 0, od, "id0");
   LLVMValueRef planes = LLVMBuildSub(
       b, LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildSub(b, n, ic->nbase, ""), cj_c32(g, G->d), ""), row->id0, ""),
       ic->tbase, "");
@@ -81,8 +101,8 @@ void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2co
   } else {
     LLVMValueRef oh = LLVMBuildUDiv(b, p, cj_c32(g, G->ow), "oh");
     LLVMValueRef ow = LLVMBuildSub(b, p, LLVMBuildMul(b, oh, cj_c32(g, G->ow), ""), "ow");
-    row->ih0 = LLVMBuildSub(b, LLVMBuildMul(b, oh, cj_c32(g, G->stride[1]), ""), cj_c32(g, G->pad_lo[1]), "ih0");
-    row->iw0 = LLVMBuildSub(b, LLVMBuildMul(b, ow, cj_c32(g, G->stride[2]), ""), cj_c32(g, G->pad_lo[2]), "iw0");
+    row->ih0 = cj_im2col_row_coord(g, G, 1, oh, "ih0");
+    row->iw0 = cj_im2col_row_coord(g, G, 2, ow, "iw0");
     pix = LLVMBuildAdd(
         b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, planes, cj_c32(g, G->h), ""), row->ih0, ""),
                         cj_c32(g, G->w), ""),
@@ -112,9 +132,9 @@ void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValu
   LLVMValueRef rs = LLVMBuildSub(b, tap, LLVMBuildMul(b, t, cj_c32(g, G->r * G->s), ""), "");
   LLVMValueRef r = LLVMBuildUDiv(b, rs, cj_c32(g, G->s), "");
   LLVMValueRef s = LLVMBuildSub(b, rs, LLVMBuildMul(b, r, cj_c32(g, G->s), ""), "");
-  col->dt = LLVMBuildMul(b, t, cj_c32(g, G->dil[0]), "dt");
-  col->dh = LLVMBuildMul(b, r, cj_c32(g, G->dil[1]), "dh");
-  col->dw = LLVMBuildMul(b, s, cj_c32(g, G->dil[2]), "dw");
+  col->dt = cj_im2col_tap_coord(g, G, 0, t, "dt");
+  col->dh = cj_im2col_tap_coord(g, G, 1, r, "dh");
+  col->dw = cj_im2col_tap_coord(g, G, 2, s, "dw");
   LLVMValueRef pix = LLVMBuildAdd(
       b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, col->dt, cj_c32(g, G->h), ""), col->dh, ""),
                       cj_c32(g, G->w), ""),

@@ -6,7 +6,11 @@
  * element is x[n][id][ih][iw][c] in NDHWC with channel stride x_cs (Cp*groups
  * in the workspace, C*groups in the caller's NDHWC x; a group's x pointer is
  * offset to its first channel), where
- * id = od*stride - pad_lo + t*dil (likewise ih, iw). Taps outside the input,
+ * id = od*stride - pad_lo + t*dil (likewise ih, iw), or, where the plan's
+ * tap divisor up is 2 (a nearest 2x upsampled input, kplan_phase.h),
+ * id = od*stride + floor((t*dil - pad_lo) / 2): the pad moves into the tap
+ * part, one arithmetic shift of the wave-uniform tap (pad_lo is signed
+ * there and in phases: cj_conv_in_coord). Taps outside the input,
  * rows m >= N*Do*Ho*Wo, columns k >= k_end and (c_mask: in-place x with
  * C % chunk != 0) channels c >= C read zero; c_mask's check is per lane,
  * so the plan gives it 4-byte loads that never straddle a pixel.
@@ -22,7 +26,7 @@
  *
  * Rebase origin (BIG_IN, docs/original-design.md "Tensors larger than 2^31"): the
  * workgroup's first row m0 gives nbase = m0 / (Do*Ho*Wo) and tbase =
- * max(0, od(m0)*stride - pad_lo); offsets are then relative to
+ * max(0, the coordinate of od(m0) at tap 0); offsets are then relative to
  * x[nbase][tbase][0][0][0], where no valid tap of a later row can lie
  * before it (rows only grow from m0). Not rebased: both are constant 0.
  *

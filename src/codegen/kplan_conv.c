@@ -3,6 +3,7 @@
  * (contract in kplan_conv.h). Pure C, no LLVM. */
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "codegen/kplan.h"
@@ -16,10 +17,41 @@ uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t st, uint64_t dil, 
   return (in + lo + hi - span) / st + 1;
 }
 
-/* 1 if some output position's tap leaves [0, in) in this dim. */
-static int cj_needs_check(uint64_t in, uint64_t out, uint64_t f, uint64_t st, uint64_t dil, uint64_t lo) {
-  if (lo > 0) return 1;
-  return (out - 1) * st + (f - 1) * dil >= in; /* highest tap, with lo == 0 */
+int64_t cj_conv_in_coord(const cj_conv_geom *g, int i, int64_t o, int64_t t) {
+  int64_t f = g->up[i] > 1 ? g->up[i] : 1;
+  return o * g->stride[i] + cj_conv_floordiv(t * g->dil[i] - cj_conv_pad(g->pad_lo[i]), f);
+}
+
+/* 1 if some output position's tap leaves [0, in) in dim i: the lowest
+ * coordinate (o = 0, t = 0) below 0 or the highest (o = out-1, t = f-1)
+ * at or past in; the coordinate grows with o and t. No taps: no check. */
+static int cj_needs_check(const cj_conv_geom *g, int i, uint64_t in, uint64_t out, uint64_t f) {
+  if (f == 0) return 0;
+  return cj_conv_in_coord(g, i, 0, 0) < 0 || cj_conv_in_coord(g, i, (int64_t)out - 1, (int64_t)f - 1) >= (int64_t)in;
+}
+
+/* The output extent of dim i: given (out, a phase's), else the formula,
+ * which only a plain geometry has (no tap divisor, pads >= 0). */
+static convjit_status cj_geom_out(cj_conv_geom *g, int i, uint32_t in, uint32_t f, uint64_t *out) {
+  static const char dim[] = "dhw";
+  int32_t lo = cj_conv_pad(g->pad_lo[i]), hi = cj_conv_pad(g->pad_hi[i]);
+  CJ_CHECK(lo > -CJ_CONV_MAX_PAD && lo < CJ_CONV_MAX_PAD && hi > -CJ_CONV_MAX_PAD && hi < CJ_CONV_MAX_PAD,
+           CONVJIT_ERR_INVALID_ARG, "conv.pad[%c] = %d/%d: must be within +-2^20", dim[i], lo, hi);
+  CJ_CHECK(g->up[i] <= 2, CONVJIT_ERR_INVALID_ARG, "conv.up[%c] = %u: must be 0, 1 or 2", dim[i], g->up[i]);
+  if (g->out[i]) {
+    CJ_CHECK(hi == 0, CONVJIT_ERR_INVALID_ARG, "conv.pad_hi[%c] = %d with out[%c] = %u given: must be 0 (unused)",
+             dim[i], hi, dim[i], g->out[i]);
+    *out = g->out[i];
+    return CONVJIT_OK;
+  }
+  CJ_CHECK(f > 0 && g->up[i] <= 1 && lo >= 0 && hi >= 0, CONVJIT_ERR_INVALID_ARG,
+           "conv dim %c: filter %u, tap divisor %u, pads %d/%d need out[%c] given (a phase geometry)", dim[i], f,
+           g->up[i], lo, hi, dim[i]);
+  *out = cj_conv_out_extent(in, f, g->stride[i], g->dil[i], (uint64_t)lo, (uint64_t)hi);
+  CJ_CHECK(*out > 0, CONVJIT_ERR_INVALID_ARG,
+           "conv output %c extent <= 0: input %u, filter %u, dilation %u, padding %d+%d", dim[i], in, f, g->dil[i],
+           lo, hi);
+  return CONVJIT_OK;
 }
 
 convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
@@ -27,23 +59,32 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   g->elem_bytes = cj_dtype_bytes((convjit_dtype)g->dtype);
   CJ_CHECK(g->elem_bytes == 1 || g->elem_bytes == 2, CONVJIT_ERR_INVALID_ARG,
            "conv.dtype = %u (%s): must be bf16 or an fp8 type", g->dtype, cj_dtype_name((convjit_dtype)g->dtype));
+  /* A phase with no taps in some dim (kplan_phase.h) is the epilogue of
+   * zero at its positions: filter 0 there, its extents given. */
+  const int fill = g->t == 0 || g->r == 0 || g->s == 0;
   const struct { const char *name; uint32_t v; } pos[] = {
       {"n", g->n}, {"c", g->c}, {"d", g->d}, {"h", g->h}, {"w", g->w}, {"k", g->k},
-      {"t", g->t}, {"r", g->r}, {"s", g->s}};
+      {"t", fill ? 1 : g->t}, {"r", fill ? 1 : g->r}, {"s", fill ? 1 : g->s}};
   for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
     CJ_CHECK(pos[i].v > 0, CONVJIT_ERR_INVALID_ARG, "conv.%s = 0: must be > 0", pos[i].name);
+  CJ_CHECK(!fill || (g->out[0] && g->out[1] && g->out[2]), CONVJIT_ERR_INVALID_ARG,
+           "conv filter %ux%ux%u: a filter extent 0 (a phase with no taps) needs every out[] given", g->t, g->r,
+           g->s);
   const char *dim = "dhw";
   const uint32_t in[3] = {g->d, g->h, g->w}, f[3] = {g->t, g->r, g->s};
   uint64_t out[3];
+  g->placed = 0;
+  g->ydhw = 1;
   for (int i = 0; i < 3; i++) {
     CJ_CHECK(g->stride[i] > 0, CONVJIT_ERR_INVALID_ARG, "conv.stride[%c] = 0: must be > 0", dim[i]);
     CJ_CHECK(g->dil[i] > 0, CONVJIT_ERR_INVALID_ARG, "conv.dil[%c] = 0: must be > 0", dim[i]);
-    CJ_CHECK(g->pad_lo[i] < (1u << 20) && g->pad_hi[i] < (1u << 20), CONVJIT_ERR_INVALID_ARG,
-             "conv.pad[%c] = %u/%u: must be < 2^20", dim[i], g->pad_lo[i], g->pad_hi[i]);
-    out[i] = cj_conv_out_extent(in[i], f[i], g->stride[i], g->dil[i], g->pad_lo[i], g->pad_hi[i]);
-    CJ_CHECK(out[i] > 0, CONVJIT_ERR_INVALID_ARG,
-             "conv output %c extent <= 0: input %u, filter %u, dilation %u, padding %u+%u", dim[i], in[i], f[i],
-             g->dil[i], g->pad_lo[i], g->pad_hi[i]);
+    CJ_TRY(cj_geom_out(g, i, in[i], f[i], &out[i]));
+    uint64_t ys = g->ys[i] ? g->ys[i] : 1, yext = g->yext[i] ? g->yext[i] : out[i];
+    CJ_CHECK((out[i] - 1) * ys < yext && yext < (1ull << 31), CONVJIT_ERR_INVALID_ARG,
+             "conv placement in %c: %" PRIu64 " outputs at stride %" PRIu64 " do not fit y extent %" PRIu64, dim[i],
+             out[i], ys, yext);
+    g->placed |= ys != 1 || yext != out[i];
+    g->ydhw *= yext;
   }
   g->od = (uint32_t)out[0];
   g->oh = (uint32_t)out[1];
@@ -75,7 +116,7 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   g->x_cs = (g->x_ndhwc ? g->c : g->cp) * g->groups;
   g->c_mask = g->x_ndhwc && g->c != g->cp;
   g->k_all = g->k * g->groups;
-  uint64_t taps = (uint64_t)g->t * g->r * g->s;
+  uint64_t taps = (uint64_t)g->t * g->r * g->s; /* 0: a phase with no taps */
   g->crs = taps * g->cp;
   /* The K column index and per-row offsets are i32 in the kernel. */
   CJ_CHECK(g->crs < (1ull << 30), CONVJIT_ERR_UNSUPPORTED,
@@ -97,8 +138,9 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
 static uint64_t cj_big_in_span(const cj_conv_geom *g, uint32_t tile_m) {
   uint64_t plane_out = (uint64_t)g->oh * g->ow;
   uint64_t out_planes = (tile_m - 1) / plane_out + 2;
-  uint64_t in_planes = 2 * (out_planes * g->stride[0] + (uint64_t)(g->t - 1) * g->dil[0] + g->pad_lo[0] +
-                            g->pad_hi[0] + 1);
+  uint64_t pads = (uint64_t)llabs(cj_conv_pad(g->pad_lo[0])) + (uint64_t)llabs(cj_conv_pad(g->pad_hi[0]));
+  uint64_t taps = g->t ? (uint64_t)(g->t - 1) * g->dil[0] : 0;
+  uint64_t in_planes = 2 * (out_planes * g->stride[0] + taps + pads + 1);
   return in_planes * g->h * g->w * g->x_cs * g->elem_bytes;
 }
 
@@ -110,8 +152,11 @@ static uint64_t cj_big_in_span(const cj_conv_geom *g, uint32_t tile_m) {
  * has no VGPR-path writer. */
 static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o) {
   const cj_conv_geom *g = &c->g;
+  /* positions of A are x's own: no tap offset, no tap divisor, output
+   * extents equal to the input's (a phase's may be shorter), dense y */
   int is_1x1 = g->taps == 1 && g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 && !c->need_t &&
-               !c->need_h && !c->need_w;
+               !c->need_h && !c->need_w && !g->pad_lo[0] && !g->pad_lo[1] && !g->pad_lo[2] && g->up[0] <= 1 &&
+               g->up[1] <= 1 && g->up[2] <= 1 && g->od == g->d && g->oh == g->h && g->ow == g->w && !g->placed;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
   /* NCDHW x of one group only (its A stage is [k][positions] of x as given) */
   int ncdhw = !g->x_ndhwc && g->groups == 1;
@@ -168,10 +213,11 @@ static convjit_status cj_conv_step_geometry(cj_conv_plan *c, const cj_arch *arch
            "conv x NDHWC in place with C = %u (not a multiple of %u): needs 4-byte DMA loads (dma_bytes = %u, load = "
            "%u) and C a multiple of %u, so no load straddles two pixels",
            g->c, CJ_CONV_CHUNK_BYTES / c->elem_bytes, c->dma_bytes, c->load, 4 / c->elem_bytes);
-  c->need_t = cj_needs_check(g->d, g->od, g->t, g->stride[0], g->dil[0], g->pad_lo[0]);
-  c->need_h = cj_needs_check(g->h, g->oh, g->r, g->stride[1], g->dil[1], g->pad_lo[1]);
-  c->need_w = cj_needs_check(g->w, g->ow, g->s, g->stride[2], g->dil[2], g->pad_lo[2]);
+  c->need_t = cj_needs_check(g, 0, g->d, g->od, g->t);
+  c->need_h = cj_needs_check(g, 1, g->h, g->oh, g->r);
+  c->need_w = cj_needs_check(g, 2, g->w, g->ow, g->s);
   c->pure_gemm_a = o->pure_gemm_a != 0;
+  c->ws_out = o->ws_out != 0;
   /* Diagnostic pure GEMM A (docs/kernels.md "im2col overhead"): x is a
    * plain row-major npq x crs matrix, row m at m*crs elements; the only
    * checks left are m < npq and k < crs. No tap, so no bounds checks and
@@ -180,6 +226,7 @@ static convjit_status cj_conv_step_geometry(cj_conv_plan *c, const cj_arch *arch
   if (c->pure_gemm_a) {
     CJ_CHECK(!o->force_big_in, CONVJIT_ERR_INVALID_ARG,
              "conv.pure_gemm_a with big_in: the plain A matrix has no rebase");
+    CJ_CHECK(g->taps > 0, CONVJIT_ERR_INVALID_ARG, "conv.pure_gemm_a with no taps: nothing to multiply");
     c->need_t = c->need_h = c->need_w = 0;
   }
   return CONVJIT_OK;
@@ -200,7 +247,8 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
    * 4-byte DMA, the VGPR load path) select it. */
   int pp_default = !g->wgrad && g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
                    (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
-                   !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o) && !g->c_mask;
+                   !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o) && !g->c_mask &&
+                   g->taps > 0;
   c->sched = o->sched ? o->sched : pp_default ? CJ_CONV_SCHED_PINGPONG : CJ_CONV_SCHED_MULTISTAGE;
   CJ_CHECK(c->sched >= CJ_CONV_SCHED_MULTISTAGE && c->sched < CJ_CONV_SCHED_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.sched = %u: must be 1 (multistage) or 2 (ping-pong)", c->sched);
@@ -355,7 +403,8 @@ static convjit_status cj_conv_step_tile_legal(cj_kplan *p, cj_conv_plan *c, cons
   CJ_CHECK(lds <= arch->lds_bytes, CONVJIT_ERR_UNSUPPORTED,
            "conv tile %ux%u x %u stages needs %" PRIu64 " bytes of LDS; %s has %u", c->tile_m, c->tile_n, c->stages,
            lds, arch->name, arch->lds_bytes);
-  p->lds_bytes = (uint32_t)lds;
+  /* a phase with no taps runs no K loop: no LDS */
+  p->lds_bytes = c->g.taps ? (uint32_t)lds : 0;
   return CONVJIT_OK;
 }
 
@@ -367,11 +416,14 @@ static convjit_status cj_conv_step_grid(cj_conv_plan *c) {
   CJ_CHECK(c->tiles_m * c->tiles_n < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv grid of %" PRIu64 " tiles: must be < 2^31", c->tiles_m * c->tiles_n);
   c->k_tiles = (uint32_t)cj_ceil_div(g->crs, c->tile_k);
-  CJ_CHECK(c->splitk >= 1 && c->splitk <= c->k_tiles && c->splitk <= 64, CONVJIT_ERR_INVALID_ARG,
-           "conv.splitk = %u: must be 1..min(64, K steps = %u)", c->splitk, c->k_tiles);
+  /* no taps (a phase's epilogue of zero): no K loop to split */
+  CJ_CHECK(c->splitk >= 1 && (c->splitk <= c->k_tiles || c->splitk == 1) && c->splitk <= 64,
+           CONVJIT_ERR_INVALID_ARG, "conv.splitk = %u: must be 1..min(64, K steps = %u)", c->splitk, c->k_tiles);
+  CJ_CHECK(c->k_tiles || !c->ws_out, CONVJIT_ERR_INVALID_ARG, "conv.ws_out = 1 with no taps: nothing to accumulate");
   CJ_CHECK(c->wgm >= 1 && c->wgm <= 64, CONVJIT_ERR_INVALID_ARG, "conv.wgm = %u: must be 1..64", c->wgm);
   /* Whole pipeline groups per split: steps past the split's end load zeros. */
   c->k_tiles_split = (uint32_t)cj_round_up(cj_ceil_div(c->k_tiles, c->splitk), c->stages);
+  c->atomic = c->splitk > 1 || c->ws_out;
   return CONVJIT_OK;
 }
 
@@ -384,8 +436,10 @@ static convjit_status cj_conv_step_flags(cj_conv_plan *c, const cj_conv_opts *o)
   c->n_tail = g->k % c->tile_n != 0;
   c->k_partial = g->crs % ((uint64_t)c->tile_k * c->stages) != 0 || c->splitk > 1;
   int fast = !o->no_fast_paths;
+  /* the in-plane position of an A row is its output's: H and W map 1:1 */
   c->temporal_fast = fast && !c->pure_gemm_a && g->n == 1 && g->r == 1 && g->s == 1 && g->stride[0] == 1 &&
-                     g->stride[1] == 1 && g->stride[2] == 1 && !c->need_h && !c->need_w;
+                     g->stride[1] == 1 && g->stride[2] == 1 && !c->need_h && !c->need_w && g->up[1] <= 1 &&
+                     g->up[2] <= 1 && !g->pad_lo[1] && !g->pad_lo[2] && g->oh == g->h && g->ow == g->w && g->taps;
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
   c->channel_gemm = !pp && cj_conv_channel_gemm_ok(c, o);
   c->x_bytes = c->channel_gemm ? ncdhw_bytes : (uint64_t)g->n * g->dhw * g->x_cs * c->elem_bytes;
@@ -396,7 +450,7 @@ static convjit_status cj_conv_step_flags(cj_conv_plan *c, const cj_conv_opts *o)
              c->x_bytes, CJ_CONV_OOB);
   }
   c->w_bytes = (uint64_t)g->k_all * g->crs * c->elem_bytes;
-  c->y_bytes = (uint64_t)g->n * g->k_all * g->odhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
+  c->y_bytes = (uint64_t)g->n * g->k_all * g->ydhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
            "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
   c->big_in = c->x_bytes > CJ_CONV_OOB || o->force_big_in;
@@ -407,18 +461,18 @@ static convjit_status cj_conv_step_flags(cj_conv_plan *c, const cj_conv_opts *o)
              span);
   }
   c->big_out = c->y_bytes >= (1ull << 31) || o->force_big_out;
-  c->vec4_store = fast && g->n == 1 && c->splitk == 1 && g->odhw % 4 == 0 && !g->y_ndhwc;
+  c->vec4_store = fast && g->n == 1 && !c->atomic && g->odhw % 4 == 0 && !g->y_ndhwc && !g->placed;
   /* NDHWC y: with A and B swapped in the MFMA the accumulator is the
    * fragment transposed, so a lane holds 4 consecutive output channels of
    * one position, contiguous in NDHWC: one 8-byte store instead of 4
    * scalar ones (both schedules: they share the MFMA call and the
    * epilogue's fragment map). */
-  c->vec_ch_store = g->y_ndhwc && c->splitk == 1 && g->k % 4 == 0;
+  c->vec_ch_store = g->y_ndhwc && !c->atomic && g->k % 4 == 0;
   /* The finalize reads and writes NCDHW (conv_finalize.c). */
-  CJ_CHECK(c->splitk == 1 || !g->y_ndhwc, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(!c->atomic || !g->y_ndhwc, CONVJIT_ERR_UNSUPPORTED,
            "conv.splitk = %u with NDHWC y: the split-K finalize writes NCDHW only", c->splitk);
-  if (c->splitk > 1) {
-    c->ws_bytes = (uint64_t)g->n * g->k_all * g->odhw * 4;
+  if (c->atomic) {
+    c->ws_bytes = (uint64_t)g->n * g->k_all * g->ydhw * 4;
     CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
              "conv.splitk = %u: the fp32 workspace (%" PRIu64 " bytes) must be < 2^31", c->splitk, c->ws_bytes);
   }
@@ -430,7 +484,7 @@ static convjit_status cj_conv_step_flags(cj_conv_plan *c, const cj_conv_opts *o)
  * with atomics and its finalize runs the same ops (cj_kplan_finalize_init). */
 static convjit_status cj_conv_step_epilogue(cj_conv_plan *c, const cj_epilogue *epi) {
   c->has_bias = cj_epi_has(epi, CJ_EPI_BIAS);
-  if (c->splitk == 1) CJ_TRY(cj_conv_epi_ops(&c->epi, c->g.dtype, epi));
+  if (!c->atomic) CJ_TRY(cj_conv_epi_ops(&c->epi, c->g.dtype, epi));
   return CONVJIT_OK;
 }
 
@@ -445,7 +499,7 @@ static convjit_status cj_conv_step_launch(cj_kplan *p) {
   p->grid[2] = c->splitk;
   cj_kplan_add_arg(p, CJ_ARG_X, NULL);
   cj_kplan_add_arg(p, CJ_ARG_W, NULL);
-  if (c->splitk > 1) {
+  if (c->atomic) {
     cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
   } else {
     cj_epi_add_args(p, &c->epi);
@@ -553,7 +607,7 @@ void cj_conv_geom_key(cj_strbuf *key, const char *field, cj_conv_geom g) {
 #define CJ_GEOM_KEY_F(type, name, in_key, reason) \
   if (in_key == 1 || (in_key == 2 && g.name != 0) || (in_key == 3 && g.name > 1)) cj_kplan_key_u64(key, #name, g.name);
 #define CJ_GEOM_KEY_A(type, name, count, in_key, reason)                \
-  for (int i_ = 0; in_key && i_ < count; i_++) {                        \
+  for (int i_ = 0; (in_key == 1 || (in_key == 2 && (g.name[0] || g.name[1] || g.name[2]))) && i_ < count; i_++) { \
     char f_[32];                                                        \
     snprintf(f_, sizeof f_, "%s[%d]", #name, i_);                       \
     cj_kplan_key_u64(key, f_, g.name[i_]);                              \
@@ -566,9 +620,15 @@ void cj_conv_geom_key(cj_strbuf *key, const char *field, cj_conv_geom g) {
 void cj_conv_geom_print(cj_strbuf *out, const char *field, cj_conv_geom g, const char *reason) {
   cj_sb_printf(out, "  %-14s = %s N%u C%u D%u H%u W%u -> K%u, filter %ux%ux%u  # %s\n", field,
                cj_dtype_name((convjit_dtype)g.dtype), g.n, g.c, g.d, g.h, g.w, g.k, g.t, g.r, g.s, reason);
-  cj_sb_printf(out, "  %-14s = stride %u,%u,%u dil %u,%u,%u pad %u/%u,%u/%u,%u/%u\n", "conv", g.stride[0],
-               g.stride[1], g.stride[2], g.dil[0], g.dil[1], g.dil[2], g.pad_lo[0], g.pad_hi[0], g.pad_lo[1],
-               g.pad_hi[1], g.pad_lo[2], g.pad_hi[2]);
+  cj_sb_printf(out, "  %-14s = stride %u,%u,%u dil %u,%u,%u pad %d/%d,%d/%d,%d/%d\n", "conv", g.stride[0],
+               g.stride[1], g.stride[2], g.dil[0], g.dil[1], g.dil[2], cj_conv_pad(g.pad_lo[0]),
+               cj_conv_pad(g.pad_hi[0]), cj_conv_pad(g.pad_lo[1]), cj_conv_pad(g.pad_hi[1]), cj_conv_pad(g.pad_lo[2]),
+               cj_conv_pad(g.pad_hi[2]));
+  if (g.up[0] | g.up[1] | g.up[2] | g.out[0] | g.out[1] | g.out[2] | g.ys[0] | g.ys[1] | g.ys[2] | g.yext[0] |
+      g.yext[1] | g.yext[2])
+    cj_sb_printf(out, "  %-14s = up %u,%u,%u out %u,%u,%u ys %u,%u,%u yext %u,%u,%u  # a phase (kplan_phase.h)\n",
+                 "phase", g.up[0], g.up[1], g.up[2], g.out[0], g.out[1], g.out[2], g.ys[0], g.ys[1], g.ys[2],
+                 g.yext[0], g.yext[1], g.yext[2]);
 #define CJ_GEOM_PRINT_F(type, name, in_key, reason) \
   if (in_key != 1) cj_kplan_print_u64(out, #name, g.name, reason);
 #define CJ_GEOM_PRINT_A(type, name, count, in_key, reason)

@@ -33,6 +33,7 @@
 #include "arch/arch.h"
 #include "codegen/kplan_epi.h"
 #include "codegen/kplan_fields.h"
+#include "codegen/kplan_wgrad.h" /* cj_wgrad_grid, a field below */
 #include "util/cj.h"
 
 /* Byte offset for masked lanes: past every num_records the kernel builds
@@ -45,6 +46,7 @@
 #define CJ_CONV_STAGE_ROW_BYTES 64 /* K bytes of one tile row per pipeline stage: 4 chunks */
 #define CJ_CONV_MAX_LOAD_VGPRS 64 /* VGPR path: registers of the loads two K steps keep in flight */
 #define CJ_CONV_MAX_DMA 64         /* DMA loads of A (and of B) per thread and K step the builder unrolls */
+#define CJ_CONV_MAX_PAD (1 << 20)  /* |pad| bound: keeps every coordinate of the i32 address math exact */
 
 /* Field tables. F(type, name, in_key, reason) is a scalar field,
  * A(type, name, count, in_key, reason) an array; each table generates the
@@ -70,14 +72,21 @@
   F(uint32_t, s, 1, "filter width")                                                              \
   A(uint32_t, stride, 3, 1, "stride (d, h, w)")                                                  \
   A(uint32_t, dil, 3, 1, "dilation (d, h, w)")                                                   \
-  A(uint32_t, pad_lo, 3, 1, "padding before (d, h, w)")                                          \
-  A(uint32_t, pad_hi, 3, 1, "padding after (d, h, w)")                                           \
+  A(uint32_t, pad_lo, 3, 1, "padding before (d, h, w); an int32 (cj_conv_pad): a phase's may be < 0") \
+  A(uint32_t, pad_hi, 3, 1, "padding after (d, h, w); an int32; 0 when out is given (unused)")    \
   F(uint32_t, groups, 3, "groups (0 = 1): c and k are per group, the group is grid y")           \
   F(uint32_t, x_ndhwc, 2, "x is the caller's NDHWC (channel stride C*groups), read in place")     \
   F(uint32_t, y_ndhwc, 2, "y is NDHWC (channels-last): channel stride 1, position stride K*groups") \
   F(uint32_t, wgrad, 2, "backward weight: the GEMM dw = dy x over the padded grid (kplan_wgrad.h), not the forward conv") \
   F(uint32_t, wgrad_db, 2, "backward weight: one ones column per group, the bias gradient") \
   F(uint32_t, wgrad_atomic, 2, "backward weight: fp32 atomics of every block into one accumulator (opt-in, not deterministic)") \
+  A(uint32_t, up, 3, 2, "tap divisor (0 = 1): input coordinate o*stride + floor((t*dil - pad_lo) / up); 2 reads a "  \
+                        "nearest 2x upsampled input (kplan_phase.h)")                                                \
+  A(uint32_t, out, 3, 2, "output extent when given (a phase's, kplan_phase.h); 0 = derived from in, filter, "        \
+                         "stride and pads")                                                                           \
+  A(uint32_t, ys, 3, 2, "output placement (0 = 1): output position o is y position o*ys (+ the phase's first "      \
+                        "position, an offset of y's pointer)")                                                       \
+  A(uint32_t, yext, 3, 2, "y extents when placed (0 = the output extents)")                                          \
   F(uint32_t, x_converted, 0, "x reaches the kernel through a converting pre-pass: never read as given (keyed as channel_gemm)") \
   F(uint32_t, elem_bytes, 0, "bytes per x/w element")                                            \
   F(uint32_t, od, 0, "output depth")                                                             \
@@ -91,6 +100,8 @@
   F(uint64_t, dhw, 0, "D*H*W")                                                                   \
   F(uint64_t, odhw, 0, "Do*Ho*Wo")                                                               \
   F(uint64_t, npq, 0, "GEMM M = N*Do*Ho*Wo output positions")                                    \
+  F(uint32_t, placed, 0, "output positions land strided (ys) in a larger y (yext): the store decodes (od, oh, ow)") \
+  F(uint64_t, ydhw, 0, "y positions per channel: Yd*Yh*Yw (= Do*Ho*Wo unless placed)")            \
   F(uint64_t, crs, 0, "GEMM K = T*R*S*Cp, c fastest (KTRSC)")
 
 typedef struct cj_conv_geom {
@@ -140,6 +151,8 @@ typedef struct cj_conv_opts {
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
   int pure_gemm_a;                 /* diagnostic (im2col overhead): A is a plain row-major npq x crs
                                     * matrix; the kernel is then a GEMM, not the conv (the API refuses it) */
+  int ws_out;                      /* fp32 atomics into the workspace even unsplit: a phase of a split
+                                    * sequence whose finalize stores y (kplan_phase.h); not a knob */
 } cj_conv_opts;
 
 /* The conv kernel's plan: X(type, name, in_key, reason). */
@@ -175,6 +188,8 @@ typedef struct cj_conv_opts {
   X(uint32_t, k_tiles_split, 1, "K steps per split, rounded to whole pipeline groups")                      \
   /* named specialization flags */                                                                          \
   X(uint32_t, splitk, 1, "grid z splits the K loop; fp32 atomics + finalize when > 1")                      \
+  X(uint32_t, ws_out, 2, "1: fp32 atomics into the workspace although unsplit (a phase of a split sequence)") \
+  X(uint32_t, atomic, 0, "splitk > 1 or ws_out: fp32 atomics into the workspace, the finalize stores y")      \
   X(uint32_t, wgm, 1, "WGM M-tiles visited across all N-tiles: keeps weight tiles in L2")                   \
   X(int, has_bias, 1, "the epilogue description has a bias (of epi, or the finalize's when split; keyed since the first kernels)") \
   X(int, big_in, 1, "x past the OOB sentinel: rebase x per workgroup")                                      \
@@ -202,6 +217,17 @@ typedef struct cj_conv_plan {
 } cj_conv_plan;
 
 struct cj_kplan;
+
+/* The signed padding of dim i (pad_lo / pad_hi hold int32 bits: a phase of
+ * a backward-data or upsampled conv may start past its input's first
+ * position, kplan_phase.h). */
+static inline int32_t cj_conv_pad(uint32_t bits) { return (int32_t)bits; }
+/* Floor division by f > 0 of a signed value (tap offsets of upsampled inputs). */
+static inline int64_t cj_conv_floordiv(int64_t a, int64_t f) { return a >= 0 ? a / f : -((-a + f - 1) / f); }
+/* The input coordinate of output position o and tap t in dim i (0..2):
+ * o*stride + floor((t*dil - pad_lo) / up). THE formula of the im2col's C
+ * model and of every derived bounds check. */
+int64_t cj_conv_in_coord(const cj_conv_geom *g, int i, int64_t o, int64_t t);
 
 /* Output extent of one dim (the one formula: desc.c uses it too); 0 when the
  * dilated filter does not fit the padded input. */

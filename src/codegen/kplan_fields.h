@@ -24,8 +24,16 @@
  * function whose strbuf is `fsb_` and whose plan struct pointer is `fpl_`:
  *   void key(const cj_kplan *p, cj_strbuf *fsb_) {
  *     const cj_x_plan *fpl_ = &p->u.x; CJ_X_PLAN_FIELDS(CJ_FIELD_KEY_ROW) } */
-#define CJ_FIELD_KEY_ROW(type, name, in_key, reason) \
-  if (in_key) CJ_FIELD_KEY(fsb_, #name, fpl_->name);
+#define CJ_FIELD_KEY_ROW(type, name, in_key, reason)                                   \
+  if (in_key == 1 || (in_key == 2 && cj_field_nz_##type(fpl_->name))) CJ_FIELD_KEY(fsb_, #name, fpl_->name);
+/* in_key 2: keyed only when nonzero, so the kernels that existed before a
+ * field was added keep their keys (integer fields only). */
+#define cj_field_nz_uint32_t(v) ((v) != 0)
+#define cj_field_nz_uint64_t(v) ((v) != 0)
+#define cj_field_nz_int(v) ((v) != 0)
+#define cj_field_nz_cj_epilogue(v) 1
+#define cj_field_nz_cj_conv_geom(v) 1
+#define cj_field_nz_cj_wgrad_grid(v) 1
 #define CJ_FIELD_PRINT_ROW(type, name, in_key, reason) CJ_FIELD_PRINT(fsb_, #name, fpl_->name, reason);
 
 #endif

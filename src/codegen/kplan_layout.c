@@ -202,6 +202,39 @@ convjit_status cj_kplan_wpack_prep_init(cj_kplan *p, const cj_arch *arch, uint32
   return CONVJIT_OK;
 }
 
+convjit_status cj_kplan_wpack_bwd_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode,
+                                       uint32_t groups, uint32_t kg, uint32_t cg, const uint32_t src[3],
+                                       const uint32_t jtap[3], const uint32_t tf[3], const uint32_t ts[3],
+                                       uint32_t k_pad, uint32_t row_elems) {
+  CJ_CHECK(src && jtap && tf && ts, CONVJIT_ERR_INVALID_ARG, "backward weight-pack plan: NULL tap map");
+  uint64_t rows = (uint64_t)groups * cg, taps = (uint64_t)jtap[0] * jtap[1] * jtap[2];
+  CJ_CHECK(groups > 0 && rows <= UINT32_MAX && taps > 0 && taps <= UINT32_MAX, CONVJIT_ERR_INVALID_ARG,
+           "backward weight-pack plan: groups %u x cg %u rows, %u x %u x %u taps", groups, cg, jtap[0], jtap[1],
+           jtap[2]);
+  for (int i = 0; i < 3; i++)
+    CJ_CHECK(src[i] > 0 && tf[i] < src[i] && (uint64_t)(jtap[i] - 1) * ts[i] <= tf[i], CONVJIT_ERR_INVALID_ARG,
+             "backward weight-pack plan: dim %d: taps %u - j*%u for j < %u leave the filter of %u", i, tf[i], ts[i],
+             jtap[i], src[i]);
+  uint64_t in_bytes = (uint64_t)groups * kg * cg * src[0] * src[1] * src[2] * elem_bytes;
+  CJ_CHECK(in_bytes < CJ_2G, CONVJIT_ERR_UNSUPPORTED,
+           "backward weight-pack plan: the weight (%" PRIu64 " bytes) must be < 2 GiB", in_bytes);
+  CJ_TRY(cj_kplan_wpack_prep_init(p, arch, elem_bytes, mode, (uint32_t)rows, kg, (uint32_t)taps, k_pad, row_elems));
+  cj_wpack_plan *w = &p->u.wp;
+  w->bwd = 1;
+  w->groups = groups;
+  w->cg = cg;
+  for (int i = 0; i < 3; i++) {
+    w->src[i] = src[i];
+    w->jtap[i] = jtap[i];
+    w->tf[i] = tf[i];
+    w->ts[i] = ts[i];
+  }
+  p->name[0] = 0; /* one name per key: the tap map is part of it */
+  char prefix[24];
+  snprintf(prefix, sizeof prefix, "cj_wpackt_e%u", elem_bytes);
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_wpack_key);
+}
+
 /* One list of the specialization fields serves both the key (every field
  * that changes the code) and the printout (with each field's reason). */
 static void cj_layout_field(cj_strbuf *sb, int key, const char *name, uint64_t v, const char *reason) {
@@ -256,6 +289,23 @@ static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
     cj_layout_field(out, key, "c_pad", w->c_pad, "C zero-padded to the conv's vector width");
     cj_layout_field(out, key, "row_elems", w->row_elems, "packed row length; tail past trs*c_pad is zero");
     cj_layout_field(out, key, "per_thread", w->per_thread, "output elements per thread (runs once per weight)");
+    if (w->bwd) { /* keyed only here: the forward packs keep their keys */
+      cj_layout_field(out, key, "bwd", w->bwd, "backward data: a phase's taps reversed, K and C swapped");
+      cj_layout_field(out, key, "groups", w->groups, "groups: row gi*cg + cl reads weight rows gi*kg ..");
+      cj_layout_field(out, key, "cg", w->cg, "dx channels per group (the forward weight's second dim)");
+      static const char *const dn[3] = {"t", "r", "s"};
+      for (int i = 0; i < 3; i++) {
+        char f[16];
+        snprintf(f, sizeof f, "src_%s", dn[i]);
+        cj_layout_field(out, key, f, w->src[i], "forward filter extent");
+        snprintf(f, sizeof f, "jtap_%s", dn[i]);
+        cj_layout_field(out, key, f, w->jtap[i], "the phase's taps");
+        snprintf(f, sizeof f, "tf_%s", dn[i]);
+        cj_layout_field(out, key, f, w->tf[i], "forward tap of phase tap 0");
+        snprintf(f, sizeof f, "ts_%s", dn[i]);
+        cj_layout_field(out, key, f, w->ts[i], "forward taps between phase taps (stride / gcd)");
+      }
+    }
   }
 }
 

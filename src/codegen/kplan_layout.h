@@ -73,6 +73,16 @@ typedef struct cj_wpack_plan {
   uint32_t k, c, trs, c_pad;  /* w[K][C][TRS] */
   uint32_t row_elems;         /* packed row length (elements) */
   uint32_t per_thread;        /* output elements per thread (1) */
+  /* Backward data (bwd = 1): one output phase's weights (kplan_phase.h),
+   * K and C swapped and the phase's taps reversed: row = gi*cg + cl (a dx
+   * channel), tap j = (jt, jr, js) of jtap[], channel ki < c (= kg, dy's
+   * per group) reads w[gi*kg + ki][cl][tf[0] - jt*ts[0]][..][..] of the
+   * forward weight K x cg x src[0] x src[1] x src[2]. */
+  uint32_t bwd;
+  uint32_t groups, cg;        /* groups; dx channels per group (rows = groups*cg = k) */
+  uint32_t src[3];            /* the forward filter T, R, S */
+  uint32_t jtap[3];           /* the phase's taps per dim (trs = their product) */
+  uint32_t tf[3], ts[3];      /* forward tap of phase tap j: tf - j*ts */
 } cj_wpack_plan;
 
 struct cj_kplan; /* kplan.h includes this header before defining it */
@@ -99,5 +109,13 @@ convjit_status cj_kplan_transpose_prep_init(struct cj_kplan *p, const cj_arch *a
 convjit_status cj_kplan_wpack_prep_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
                                         cj_prep_mode mode, uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,
                                         uint32_t row_elems);
+/* One backward-data phase's weight pack (bwd = 1 above): forward weight of
+ * groups*kg rows x cg x src taps -> groups*cg rows of row_elems, taps
+ * jtap[] (tap j of dim i = forward tap tf[i] - j*ts[i]), kg channels padded
+ * to k_pad, in the element mode. */
+convjit_status cj_kplan_wpack_bwd_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
+                                       cj_prep_mode mode, uint32_t groups, uint32_t kg, uint32_t cg,
+                                       const uint32_t src[3], const uint32_t jtap[3], const uint32_t tf[3],
+                                       const uint32_t ts[3], uint32_t k_pad, uint32_t row_elems);
 
 #endif

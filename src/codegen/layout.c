@@ -253,6 +253,30 @@ convjit_status cj_transpose_build(cj_irb *g, const cj_kplan *p) {
   return g->st;
 }
 
+/* Backward data's source element of packed row `row` (a dx channel), phase
+ * tap `tap` and dy channel ki (kplan_layout.h, bwd): w[gi*kg + ki][cl][t][r][s]
+ * with the phase tap's forward taps t = tf - jt*ts (likewise r, s). */
+static LLVMValueRef cj_wpack_bwd_src(cj_irb *g, const cj_wpack_plan *w, LLVMValueRef row, LLVMValueRef ki,
+                                     LLVMValueRef tap) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef j[3], rest = tap;
+  for (int i = 2; i >= 0; i--) { /* tap = (jt*J_r + jr)*J_s + js */
+    LLVMValueRef q = i ? LLVMBuildUDiv(b, rest, cj_c32(g, w->jtap[i]), "") : cj_c32(g, 0);
+    j[i] = i ? LLVMBuildSub(b, rest, LLVMBuildMul(b, q, cj_c32(g, w->jtap[i]), ""), "") : rest;
+    rest = q;
+  }
+  LLVMValueRef gi = LLVMBuildUDiv(b, row, cj_c32(g, w->cg), "gi");
+  LLVMValueRef cl = LLVMBuildSub(b, row, LLVMBuildMul(b, gi, cj_c32(g, w->cg), ""), "cl");
+  LLVMValueRef e = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, gi, cj_c32(g, w->c), ""), ki, ""),
+                                                cj_c32(g, w->cg), ""),
+                                cl, "");
+  for (int i = 0; i < 3; i++) { /* lanes past the taps are masked: their t may wrap */
+    LLVMValueRef t = LLVMBuildSub(b, cj_c32(g, w->tf[i]), LLVMBuildMul(b, j[i], cj_c32(g, w->ts[i]), ""), "");
+    e = LLVMBuildAdd(b, LLVMBuildMul(b, e, cj_c32(g, w->src[i]), ""), t, "");
+  }
+  return e;
+}
+
 /* Weight pack: one thread per packed element o = k*row + (tap*c_pad + c),
  * through the plan's element mode (padding reads 0, which every mode keeps
  * 0). Also the conv's channel-padding x pre-pass (K = N, TRS = D*H*W). */
@@ -272,11 +296,15 @@ convjit_status cj_wpack_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef in_ok = LLVMBuildAnd(b, out_ok, LLVMBuildICmp(b, LLVMIntULT, j, cj_c32(g, w->trs * w->c_pad), ""), "");
   in_ok = LLVMBuildAnd(b, in_ok, LLVMBuildICmp(b, LLVMIntULT, c, cj_c32(g, w->c), ""), "");
   /* w[k][c][tap] */
-  LLVMValueRef in = LLVMBuildAdd(
-      b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kk, cj_c32(g, w->c), ""), c, ""), cj_c32(g, w->trs), ""), tap,
-      "");
+  LLVMValueRef in = w->bwd ? cj_wpack_bwd_src(g, w, kk, c, tap)
+                           : LLVMBuildAdd(b,
+                                          LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kk, cj_c32(g, w->c), ""), c, ""),
+                                                       cj_c32(g, w->trs), ""),
+                                          tap, "");
   in = LLVMBuildMul(b, in, cj_c32(g, eb), "");
-  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_SRC), cj_c64(g, (uint64_t)w->k * w->c * w->trs * eb));
+  uint64_t src_elems = w->bwd ? (uint64_t)w->groups * w->c * w->cg * w->src[0] * w->src[1] * w->src[2]
+                              : (uint64_t)w->k * w->c * w->trs;
+  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_SRC), cj_c64(g, src_elems * eb));
   LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DST), cj_c64(g, (uint64_t)total * ob));
   LLVMTypeRef et = cj_irb_mem_type(g, eb);
   /* Padding channels and the row tail read out of range: the hardware gives 0. */

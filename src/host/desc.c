@@ -70,6 +70,7 @@ static const cj_appended desc_appended[] = {
     CJ_APPENDED(convjit_conv_desc, has_channel_scale), CJ_APPENDED(convjit_conv_desc, has_residual),
     CJ_APPENDED(convjit_conv_desc, beta),              CJ_APPENDED(convjit_conv_desc, act),
     CJ_APPENDED(convjit_conv_desc, has_x_prev),        CJ_APPENDED(convjit_conv_desc, kind),
+    CJ_APPENDED(convjit_conv_desc, output_padding),    CJ_APPENDED(convjit_conv_desc, upsample),
     CJ_APPENDED(convjit_conv_desc, nondeterministic),
 };
 
@@ -93,7 +94,7 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
            (long long)d->k);
   int rank = d->spatial_rank, base = 3 - rank; /* desc index i -> problem dim base + i */
   int64_t in[3] = {1, 1, 1}, f[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, plo[3] = {0, 0, 0},
-          phi[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+          phi[3] = {0, 0, 0}, out[3] = {1, 1, 1}, opad[3] = {0, 0, 0}, up[3] = {0, 0, 0};
   for (int i = 0; i < rank; i++) {
     int j = base + i;
     CJ_CHECK(d->in[i] > 0 && d->in[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.in[%d] = %lld: must be in 1..2^31-1",
@@ -108,18 +109,41 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
              "desc.pad_lo[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_lo[i]);
     CJ_CHECK(d->pad_hi[i] >= 0 && d->pad_hi[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
              "desc.pad_hi[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_hi[i]);
+    /* the transposed conv's output_padding: positions of x = dx past the
+     * forward conv's reach (PyTorch's rule, output_padding < max(stride, dilation)) */
+    CJ_CHECK(d->output_padding[i] >= 0 && d->output_padding[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "desc.output_padding[%d] = %lld: must be >= 0", i, (long long)d->output_padding[i]);
+    CJ_CHECK(d->output_padding[i] == 0 || d->kind == CONVJIT_CONV_BACKWARD_DATA, CONVJIT_ERR_INVALID_ARG,
+             "desc.output_padding[%d] = %lld: output_padding is the transposed convolution's (kind backward-data), "
+             "not a %s conv's", i, (long long)d->output_padding[i], kind->name);
+    const int64_t smax = d->stride[i] > d->dilation[i] ? d->stride[i] : d->dilation[i];
+    CJ_CHECK(d->output_padding[i] < smax, CONVJIT_ERR_INVALID_ARG,
+             "desc.output_padding[%d] = %lld: must be < max(stride[%d], dilation[%d]) = %lld (larger values would "
+             "add positions no dy element reaches)", i, (long long)d->output_padding[i], i, i, (long long)smax);
+    CJ_CHECK(d->output_padding[i] < d->in[i], CONVJIT_ERR_INVALID_ARG,
+             "desc.output_padding[%d] = %lld: must be < in[%d] = %lld", i, (long long)d->output_padding[i], i,
+             (long long)d->in[i]);
+    CJ_CHECK(d->upsample[i] >= 0 && d->upsample[i] <= 2, CONVJIT_ERR_INVALID_ARG,
+             "desc.upsample[%d] = %lld: must be 1 or 2 (nearest-neighbour factor; 0 = 1)", i,
+             (long long)d->upsample[i]);
+    CJ_CHECK(d->upsample[i] <= 1 || d->kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_INVALID_ARG,
+             "desc.upsample[%d] = %lld: the fused upsample reads x of a forward conv, not of a %s conv", i,
+             (long long)d->upsample[i], kind->name);
+    const int64_t fu = d->upsample[i] == 2 ? 2 : 1, xin = d->in[i] * fu - d->output_padding[i];
     int64_t span = (d->filter[i] - 1) * d->dilation[i] + 1; /* < 2^62: both < 2^31 */
-    int64_t padded = d->in[i] + d->pad_lo[i] + d->pad_hi[i];
+    int64_t padded = xin + d->pad_lo[i] + d->pad_hi[i];
     /* Name what made the span too long: the dilation when there is one. */
     CJ_CHECK(span <= padded || d->dilation[i] == 1, CONVJIT_ERR_INVALID_ARG,
              "desc.dilation[%d] = %lld: the dilated filter[%d] = %lld spans (%lld - 1) * %lld + 1 = %lld, more than "
-             "the padded input %lld (in %lld + pads %lld, %lld)",
+             "the padded input %lld (in %lld%s + pads %lld, %lld)",
              i, (long long)d->dilation[i], i, (long long)d->filter[i], (long long)d->filter[i],
-             (long long)d->dilation[i], (long long)span,
-             (long long)padded, (long long)d->in[i], (long long)d->pad_lo[i], (long long)d->pad_hi[i]);
+             (long long)d->dilation[i], (long long)span, (long long)padded, (long long)xin,
+             fu > 1 ? " upsampled" : d->output_padding[i] ? " less output_padding" : "", (long long)d->pad_lo[i],
+             (long long)d->pad_hi[i]);
     CJ_CHECK(span <= padded, CONVJIT_ERR_INVALID_ARG,
-             "desc.filter[%d] = %lld: exceeds the padded input %lld (in %lld + pads %lld, %lld)", i,
-             (long long)d->filter[i], (long long)padded, (long long)d->in[i], (long long)d->pad_lo[i],
+             "desc.filter[%d] = %lld: exceeds the padded input %lld (in %lld%s + pads %lld, %lld)", i,
+             (long long)d->filter[i], (long long)padded, (long long)xin,
+             fu > 1 ? " upsampled" : d->output_padding[i] ? " less output_padding" : "", (long long)d->pad_lo[i],
              (long long)d->pad_hi[i]);
     in[j] = d->in[i];
     f[j] = d->filter[i];
@@ -127,7 +151,9 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
     dl[j] = d->dilation[i];
     plo[j] = d->pad_lo[i];
     phi[j] = d->pad_hi[i];
-    out[j] = (int64_t)cj_conv_out_extent((uint64_t)d->in[i], (uint64_t)d->filter[i], (uint64_t)d->stride[i],
+    opad[j] = d->output_padding[i];
+    up[j] = fu > 1 ? fu : 0;
+    out[j] = (int64_t)cj_conv_out_extent((uint64_t)xin, (uint64_t)d->filter[i], (uint64_t)d->stride[i],
                                          (uint64_t)d->dilation[i], (uint64_t)d->pad_lo[i], (uint64_t)d->pad_hi[i]);
   }
   CJ_CHECK(d->groups >= 1, CONVJIT_ERR_INVALID_ARG, "desc.groups = %lld: must be >= 1", (long long)d->groups);
@@ -173,6 +199,11 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
            "desc.act = %d: must be 0 (identity), 1 (relu), 2 (silu) or 3 (gelu tanh)", (int)d->act);
   CJ_CHECK(d->has_x_prev == 0 || d->has_x_prev == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = %d: must be 0 or 1",
            d->has_x_prev);
+  CJ_CHECK(!d->has_x_prev || d->kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_INVALID_ARG,
+           "desc.has_x_prev = 1: causal streaming reads x_prev in a forward conv, not a %s conv", kind->name);
+  CJ_CHECK(!d->has_x_prev || rank != 3 || d->upsample[0] <= 1, CONVJIT_ERR_INVALID_ARG,
+           "desc.has_x_prev = 1 with desc.upsample[0] = %lld: x_prev's frames are read as they are (upsample in "
+           "height and width only)", (long long)d->upsample[0]);
   if (d->has_x_prev) { /* a causal temporal conv: x_prev holds exactly the frames of the low time padding */
     CJ_CHECK(rank == 3, CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1 with spatial_rank = %d: needs a time dim (3)",
              rank);
@@ -188,8 +219,6 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_CHECK(!d->nondeterministic || bwd_weight, CONVJIT_ERR_INVALID_ARG,
            "desc.nondeterministic = 1: only backward weight has a cross-workgroup reduction to trade for atomics "
            "(a %s conv)", kind->name);
-  CJ_CHECK(!d->has_x_prev || !bwd_weight, CONVJIT_ERR_INVALID_ARG,
-           "desc.has_x_prev = 1: causal streaming is a forward conv's (a backward-weight conv reads all of x)");
   /* The fused epilogue as the one description the plan init takes: each
    * field asking for an op adds it (in the op table's order whatever the
    * order here); "beta 0 means 1" is normalized here and nowhere else. */
@@ -228,16 +257,27 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   /* Grouped convs: the implicit GEMM pads each tap's channels to a 16-byte
    * chunk (8 bf16, 16 fp8), and a group's channels must start on one
    * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the
-   * same for codegen callers. NDHWC layouts need nothing here. */
-  const int64_t cg = d->c / d->groups, chunk = fp8_conv ? 16 : 8;
+   * same for codegen callers. NDHWC layouts need nothing here. The GEMM's
+   * reduction channels are c's for forward, k's (dy's) for backward data;
+   * backward weight reduces over positions, so any group width is whole
+   * columns there. */
+  const int bwd = d->kind == CONVJIT_CONV_BACKWARD_DATA;
+  const char *rc = bwd ? "k" : "c";
+  const int64_t cg = (bwd ? d->k : d->c) / d->groups, chunk = fp8_conv ? 16 : 8;
   CJ_CHECK(bwd_weight || d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with c/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
+           "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
            "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
-           (long long)d->groups, (long long)chunk, (long long)chunk - 1, (long long)chunk);
+           (long long)d->groups, rc, (long long)chunk, (long long)chunk - 1, (long long)chunk);
   CJ_CHECK(bwd_weight || d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with c/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
-           "group's channels start on a chunk", (long long)d->groups, (long long)cg, (long long)chunk,
+           "desc.groups = %lld with %s/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
+           "group's channels start on a chunk", (long long)d->groups, rc, (long long)cg, (long long)chunk,
            fp8_conv ? "fp8" : "bf16");
+  /* Backward data in fp8 would quantize the gradient dy, which needs a
+   * calibrated scale per tensor (training's delayed scaling): not offered. */
+  CJ_CHECK(!bwd || !fp8_conv, CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_dtype = %s, desc.w_dtype = %s with kind backward-data: backward data computes in bf16 (fp8 "
+           "gradients need per-tensor scale calibration, not offered)", cj_dtype_name(d->x_dtype),
+           cj_dtype_name(d->w_dtype));
   CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
            "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
   CJ_CHECK(bwd_weight || d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
@@ -267,6 +307,10 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
   p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
   p->kind = d->kind;
+  for (int j = 0; j < 3; j++) {
+    p->output_padding[j] = opad[j];
+    p->upsample[j] = up[j];
+  }
   p->has_x_prev = d->has_x_prev;
   p->spatial_rank = rank;
   p->nondeterministic = d->nondeterministic;
@@ -296,6 +340,10 @@ void cj_conv_problem_to_desc(const cj_conv_problem *p, convjit_conv_desc *d) {
   d->has_bias = cj_epi_has(&p->epi, CJ_EPI_BIAS);
   d->act = (convjit_activation)cj_epi_activation(&p->epi);
   d->has_x_prev = p->has_x_prev;
+  for (int i = 0; i < 3; i++) {
+    d->output_padding[i] = p->output_padding[i];
+    d->upsample[i] = p->upsample[i];
+  }
   d->nondeterministic = p->nondeterministic;
 }
 
@@ -317,6 +365,57 @@ CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *d
   cj_error_clear();
   cj_conv_problem p;
   return cj_conv_desc_normalize(desc, &p);
+}
+
+/* The forward conv a transposed convolution transposes (convjit.h). */
+CONVJIT_API convjit_status convjit_conv_desc_from_transpose(const convjit_conv_transpose_params *t,
+                                                           convjit_conv_desc *desc) {
+  cj_error_clear();
+  CJ_CHECK(t, CONVJIT_ERR_INVALID_ARG, "params = NULL");
+  CJ_CHECK(desc, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
+  CJ_TRY(cj_check_struct_size(t->struct_size, sizeof *t, sizeof *t, "params"));
+  /* a new function: its callers' header has every field */
+  CJ_TRY(cj_check_struct_size(desc->struct_size, sizeof *desc, sizeof *desc, "desc"));
+  CJ_CHECK(t->spatial_rank >= 1 && t->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
+           "params.spatial_rank = %d: must be 1, 2 or 3", t->spatial_rank);
+  convjit_conv_desc d = *desc;
+  for (int i = 0; i < t->spatial_rank; i++) {
+    const struct { const char *name; int64_t v, lo; } f[] = {
+        {"in", t->in[i], 1},         {"filter", t->filter[i], 1},   {"stride", t->stride[i], 1},
+        {"dilation", t->dilation[i], 1}, {"padding", t->padding[i], 0}, {"output_padding", t->output_padding[i], 0}};
+    for (size_t j = 0; j < sizeof f / sizeof f[0]; j++)
+      CJ_CHECK(f[j].v >= f[j].lo && f[j].v < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+               "params.%s[%d] = %lld: must be in %lld..2^31-1", f[j].name, i, (long long)f[j].v, (long long)f[j].lo);
+    const int64_t smax = t->stride[i] > t->dilation[i] ? t->stride[i] : t->dilation[i];
+    CJ_CHECK(t->output_padding[i] < smax, CONVJIT_ERR_INVALID_ARG,
+             "params.output_padding[%d] = %lld: must be < max(stride[%d], dilation[%d]) = %lld", i,
+             (long long)t->output_padding[i], i, i, (long long)smax);
+    /* < 2^31 operands: no overflow in int64 */
+    int64_t out = (t->in[i] - 1) * t->stride[i] - 2 * t->padding[i] + t->dilation[i] * (t->filter[i] - 1) +
+                  t->output_padding[i] + 1;
+    CJ_CHECK(out >= 1 && out < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+             "params.padding[%d] = %lld: the output extent (in-1)*stride - 2*padding + dilation*(filter-1) + "
+             "output_padding + 1 = %lld must be in 1..2^31-1", i, (long long)t->padding[i], (long long)out);
+    d.in[i] = out;
+    d.filter[i] = t->filter[i];
+    d.stride[i] = t->stride[i];
+    d.dilation[i] = t->dilation[i];
+    d.pad_lo[i] = d.pad_hi[i] = t->padding[i];
+    d.output_padding[i] = t->output_padding[i];
+    d.upsample[i] = 0;
+  }
+  for (int i = t->spatial_rank; i < 3; i++) d.output_padding[i] = d.upsample[i] = 0;
+  CJ_CHECK(t->n >= 1 && t->c_in >= 1 && t->c_out >= 1 && t->groups >= 1, CONVJIT_ERR_INVALID_ARG,
+           "params.n = %lld, c_in = %lld, c_out = %lld, groups = %lld: must be >= 1", (long long)t->n,
+           (long long)t->c_in, (long long)t->c_out, (long long)t->groups);
+  d.spatial_rank = t->spatial_rank;
+  d.n = t->n;
+  d.c = t->c_out; /* x of the forward conv is the transposed conv's output */
+  d.k = t->c_in;
+  d.groups = t->groups;
+  d.kind = CONVJIT_CONV_BACKWARD_DATA;
+  *desc = d;
+  return CONVJIT_OK;
 }
 
 CONVJIT_API convjit_status convjit_conv_output_dims(const convjit_conv_desc *desc, int64_t out[3]) {

@@ -146,7 +146,7 @@ struct cj_conv_planner; /* select.h */
     CJ_EPI_PUBLIC_OPS, K, &cj_conv_forward_planner)                                                        \
   ROW(BACKWARD_DATA, "backward-data", "bwd-data", CJ_TB(DY) | CJ_TB(W_PACKED), CJ_TB(DX),                     \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1,                                                        \
-    CJ_EPI_PUBLIC_OPS, C, NULL)                                                                            \
+    CJ_EPI_PUBLIC_OPS, C, &cj_conv_bwd_data_planner)                                                      \
   ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0,         \
     CJ_EB(BIAS), K, &cj_conv_bwd_weight_planner)
 

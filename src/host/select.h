@@ -15,11 +15,14 @@
  * filled by role (cj_seq_add_bound), never by position or name.
  *
  * Files, in call order (scripts/check-layers: no call loop in a folder):
- * seq.c the step-list helpers every planner uses; select_conv.c the
- * forward conv's planner; kinds.c the kind table, a registry holding each
- * kind's planner (the planners never call it); select.c above them: the
- * transpose op, the one candidate walk over a kind's planner, and
- * cj_select_conv / cj_select_conv_with on it.
+ * seq.c the step-list helpers every planner uses; select_phases.c the
+ * launch sequence of a conv over its output phases (every conv kind's
+ * sequence hook); select_conv.c the forward conv's planner and the
+ * geometry, format and candidate helpers; select_bwd.c backward data's
+ * planner; kinds.c the kind table, a registry holding each kind's planner
+ * (the planners never call it); select.c above them: the transpose op, the
+ * one candidate walk over a kind's planner, and cj_select_conv /
+ * cj_select_conv_with on it.
  */
 #ifndef CJ_HOST_SELECT_H
 #define CJ_HOST_SELECT_H
@@ -27,6 +30,7 @@
 #include <stdint.h>
 #include "arch/arch.h"
 #include "codegen/kplan.h"
+#include "codegen/kplan_phase.h"
 #include "convjit/convjit.h"
 #include "host/kinds.h"
 #include "util/cj.h"
@@ -38,8 +42,9 @@
  * A field table, F(type, name, text, reason): it generates the struct, the
  * plan memo's key (plan_memo.c: every field), and the tuning table's
  * canonical problem text and its parser (tune_db.c: the fields with
- * text = 1, as "name=value" in table order; a field with text = 0 says
- * why it is left out). type is one of
+ * text = 1, as "name=value" in table order; text = 2: written only when
+ * not all zero, so the problems that existed before the field keep their
+ * text; a field with text = 0 says why it is left out). type is one of
  *   I64 int64_t   I64X3 int64_t[3]   DTYPE convjit_dtype   LAYOUT convjit_layout
  *   KIND convjit_conv_kind   F32 float   FLAG int (0/1)   INT int   EPI cj_epilogue
  * A new field is a row here and its line in desc.c (descriptor -> problem
@@ -77,6 +82,10 @@
   F(FLAG, has_x_prev, 1, "causal streaming: args.x_prev holds the pad_lo[0] frames before x")               \
   F(FLAG, nondeterministic, 0, "backward weight: fp32 atomics across the reduction blocks (opt-in); out of "   \
                               "the tuning text: the same tiles serve both forms, so one winner serves both")  \
+  F(I64X3, output_padding, 2, "backward data (a transposed conv): dy's extents are the forward output dims of " \
+                              "in - output_padding")                                                        \
+  F(I64X3, upsample, 2, "forward: x read nearest-upsampled by 2 where 2, else 0 (the descriptor's 1 and 0 "  \
+                        "normalize to 0)")                                                                  \
   F(INT, spatial_rank, 0, "1..3 as the caller gave it (messages): a 2D conv and the same conv written as "  \
                           "3D with depth 1 normalize to one problem and run the same kernels")
 
@@ -137,7 +146,10 @@ typedef struct cj_step {
   uint64_t memset_bytes;             /* MEMSET: bytes to zero */
 } cj_step;
 
-#define CJ_SEQ_MAX_STEPS 6
+/* A backward-data or upsample plan runs one conv per output phase
+ * (kplan_phase.h, CJ_PHASE_MAX), its pack one per phase: the lists hold
+ * them and the pre-pass, memset and finalize around them. */
+#define CJ_SEQ_MAX_STEPS (CJ_PHASE_MAX + 4)
 typedef struct cj_step_list {
   uint32_t nsteps;
   cj_step step[CJ_SEQ_MAX_STEPS];
@@ -195,10 +207,6 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
  *               as plan creation walks it (without the cache). */
 #define CJ_CONV_MAX_CANDIDATES 32
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g); /* UNSUPPORTED dtype/groups */
-/* The problem's shape as a conv geometry's input fields (extents, groups,
- * layouts; dtype from x and w), not yet derived; no dtype check: each
- * kind's planner has its own. UNSUPPORTED for a field past 2^32 - 1. */
-convjit_status cj_conv_geom_fill(const cj_conv_problem *p, cj_conv_geom *g);
 uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
                             uint32_t max);
 convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced,
@@ -219,14 +227,22 @@ typedef struct cj_conv_fmt {
 } cj_conv_fmt;
 
 /* What every candidate of one problem shares, derived once per plan
- * creation (a planner's prepare) and passed down to each candidate. */
+ * creation (a planner's prepare) and passed down to each candidate. The
+ * sequence runs one conv kernel per phase (kplan_phase.h): the forward
+ * conv's one, an upsampled input's or backward data's output phases. The
+ * GEMM's input (A: x, or dy for backward data) and output (y, or dx) are
+ * tensor roles of the kind, bound here. */
 typedef struct cj_conv_prep {
-  cj_conv_geom g;       /* the conv kernel's geometry: x_prev's frames ahead of x's (no low time pad),
-                           the compute dtype, x_ndhwc = x read in place, x_converted; derived */
+  cj_conv_geom g;       /* the input side (phase 0's, derived): A's tensor, its channels and extents,
+                           x_prev's frames ahead of x's (no low time pad), the compute dtype, x_ndhwc =
+                           read in place, x_converted; candidates are chosen on it */
   cj_conv_fmt fm;
-  int x_in_place;       /* NDHWC x read as given */
-  int x_copy;           /* NDHWC x copied to NDHWC(Cp) by the pre-pass (converted or ragged C) */
+  int x_in_place;       /* NDHWC input read as given */
+  int x_copy;           /* NDHWC input copied to NDHWC(Cp) by the pre-pass (converted or ragged C) */
   uint64_t prev_frames; /* causal streaming: x_prev's frames (pad_lo[0]), else 0 */
+  cj_conv_phases ph;    /* the convs: real phases first (largest first), then fills */
+  int bwd;              /* backward data: input dy, output dx, one packed weight per phase */
+  cj_bind_kind in_role, out_role; /* the GEMM input's and output's tensors (X / DY, Y / DX) */
 } cj_conv_prep;
 
 /* A problem kind's planner (the kind table's hooks, kinds.h):
@@ -254,6 +270,26 @@ typedef struct cj_conv_planner {
 } cj_conv_planner;
 extern const cj_conv_planner cj_conv_forward_planner;
 extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
+extern const cj_conv_planner cj_conv_bwd_data_planner;
+
+/* select_conv.c: the problem's geometry and formats, for the planners. */
+convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f);
+/* The geometry's fields from the problem (extents, groups, layouts; dtype
+ * from x and w), not derived (a phased problem's input geometry may not be
+ * a conv of its own: the caller derives it); no dtype check: each kind's
+ * planner has its own. UNSUPPORTED for a field past 2^32 - 1. */
+convjit_status cj_conv_problem_fields(const cj_conv_problem *p, cj_conv_geom *g);
+/* Which NDHWC input the conv reads in place (prep's x_in_place, x_copy,
+ * g.x_ndhwc, g.x_converted from the input layout and formats). */
+void cj_conv_prep_input(cj_conv_prep *prep, int in_ndhwc);
+/* The planners' candidates: cj_conv_candidates on prep's input geometry. */
+uint32_t cj_conv_prep_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                                 cj_conv_opts *list, uint32_t max);
+/* select_phases.c: one candidate's launch sequence over prep's phases (the
+ * planners' sequence hook; select.h cj_conv_planner). */
+convjit_status cj_conv_phased_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                       const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
+                                       cj_conv_opts *follow, int *has_follow);
 
 /* select.c: the one candidate walk. Plan creation, cj_select_conv and the
  * tuner all walk a problem's candidates through it: prepare once, the pure

@@ -29,9 +29,6 @@
 #include <string.h>
 #include "host/select.h"
 
-#define CJ_WS_ALIGN 256 /* workspace sub-buffers start 256-byte aligned */
-
-static uint64_t cj_align(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint32_t *out) {
   CJ_CHECK(v >= lo && v <= (int64_t)UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
@@ -43,7 +40,7 @@ static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint
 static int cj_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
 static int cj_is_in(convjit_dtype t) { return t == CONVJIT_DTYPE_BF16 || cj_is_fp8(t); }
 
-convjit_status cj_conv_geom_fill(const cj_conv_problem *p, cj_conv_geom *g) {
+convjit_status cj_conv_problem_fields(const cj_conv_problem *p, cj_conv_geom *g) {
   memset(g, 0, sizeof *g);
   /* fp8 compute when either operand is fp8 (its flavour stands in here;
    * cj_conv_fmt_of picks the arch's own). */
@@ -72,6 +69,9 @@ convjit_status cj_conv_geom_fill(const cj_conv_problem *p, cj_conv_geom *g) {
     CJ_TRY(cj_u32_field(f, p->pad_lo[i], 0, &g->pad_lo[i]));
     snprintf(f, sizeof f, "pad_hi%s", dn[i]);
     CJ_TRY(cj_u32_field(f, p->pad_hi[i], 0, &g->pad_hi[i]));
+    CJ_CHECK(p->pad_lo[i] < CJ_CONV_MAX_PAD && p->pad_hi[i] < CJ_CONV_MAX_PAD, CONVJIT_ERR_UNSUPPORTED,
+             "desc.pad_lo%s = %lld, pad_hi%s = %lld: the conv kernels take pads below 2^20", dn[i],
+             (long long)p->pad_lo[i], dn[i], (long long)p->pad_hi[i]);
   }
   return CONVJIT_OK;
 }
@@ -189,12 +189,17 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
   return n;
 }
 
-convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
+static convjit_status cj_conv_dtypes_check(const cj_conv_problem *p) {
   CJ_CHECK(cj_is_in(p->x_dtype) && cj_is_in(p->w_dtype) && p->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
            "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take bf16 or fp8 x and w and give bf16",
            (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
            (int)p->y_dtype, cj_dtype_name(p->y_dtype));
-  CJ_TRY(cj_conv_geom_fill(p, g));
+  return CONVJIT_OK;
+}
+
+convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
+  CJ_TRY(cj_conv_dtypes_check(p));
+  CJ_TRY(cj_conv_problem_fields(p, g));
   return cj_conv_geom_derive(g);
 }
 
@@ -229,7 +234,7 @@ static convjit_status cj_operand_mode(convjit_dtype t, const cj_arch *arch, floa
   return CONVJIT_OK;
 }
 
-static convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f) {
+convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f) {
   memset(f, 0, sizeof *f);
   f->alpha = 1.0f;
   f->x_q = f->w_q = 1.0f;
@@ -257,187 +262,59 @@ convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *ar
   return cj_conv_fmt_of(p, arch, &f);
 }
 
+void cj_conv_prep_input(cj_conv_prep *prep, int in_ndhwc) {
+  /* NDHWC input is read in place unless its elements change on the way (a
+   * converting pre-pass) or C is too ragged for the masked 4-byte loads
+   * (bf16 C odd, fp8 C % 4 != 0): then the pre-pass copies it to
+   * NDHWC(Cp) in the workspace, like an NCDHW input. */
+  cj_conv_geom *g = &prep->g;
+  uint32_t ceb = cj_dtype_bytes(prep->fm.compute), cchunk = 16 / ceb;
+  prep->x_in_place = in_ndhwc && prep->fm.x_mode == CJ_PREP_COPY && (g->c % cchunk == 0 || g->c % (4 / ceb) == 0);
+  prep->x_copy = in_ndhwc && !prep->x_in_place;
+  g->x_ndhwc = (uint32_t)prep->x_in_place;
+  g->x_converted = prep->fm.x_mode != CJ_PREP_COPY;
+}
+
 /* What every candidate shares (select.h cj_conv_prep). Causal streaming:
  * the pre-pass writes x_prev's P = pad_lo[0] frames directly before x's in
  * the workspace (n == 1: one NDHWC tensor of P + D frames), and the conv
  * runs over that with no low time padding: the same kernel family, the
- * same per-output reduction order. */
+ * same per-output reduction order. Upsample: the conv's output phases
+ * (kplan_phase.h), one kernel each, all over x itself. */
 static convjit_status cj_conv_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_conv_prepare: NULL argument");
   memset(out, 0, sizeof *out);
+  out->in_role = CJ_BIND_X;
+  out->out_role = CJ_BIND_Y;
   cj_conv_geom *g = &out->g;
   out->prev_frames = p->has_x_prev ? (uint64_t)p->pad_lo[0] : 0;
+  cj_conv_problem q = *p;
   if (p->has_x_prev) {
-    cj_conv_problem q = *p;
     q.d += p->pad_lo[0];
     q.pad_lo[0] = 0;
-    CJ_TRY(cj_conv_problem_geom(&q, g));
-  } else {
-    CJ_TRY(cj_conv_problem_geom(p, g));
   }
+  CJ_TRY(cj_conv_dtypes_check(p));
+  CJ_TRY(cj_conv_problem_fields(&q, g));
   CJ_TRY(cj_conv_fmt_of(p, arch, &out->fm));
   g->dtype = (uint32_t)out->fm.compute;
-  /* NDHWC x is read in place unless its elements change on the way (a
-   * converting pre-pass) or C is too ragged for the masked 4-byte loads
-   * (bf16 C odd, fp8 C % 4 != 0): then the pre-pass copies it to
-   * NDHWC(Cp) in the workspace, like an NCDHW x. */
-  uint32_t ceb = cj_dtype_bytes(out->fm.compute), cchunk = 16 / ceb;
-  out->x_in_place = g->x_ndhwc && out->fm.x_mode == CJ_PREP_COPY && (g->c % cchunk == 0 || g->c % (4 / ceb) == 0);
-  out->x_copy = g->x_ndhwc && !out->x_in_place;
-  g->x_ndhwc = (uint32_t)out->x_in_place;
-  g->x_converted = out->fm.x_mode != CJ_PREP_COPY;
+  const int upsampled = p->upsample[0] > 1 || p->upsample[1] > 1 || p->upsample[2] > 1;
+  if (!upsampled) CJ_TRY(cj_conv_geom_derive(g)); /* the plain conv: its own checks first */
+  cj_conv_prep_input(out, p->x_layout == CONVJIT_LAYOUT_NDHWC);
+  if (upsampled) {
+    const uint32_t up[3] = {(uint32_t)p->upsample[0], (uint32_t)p->upsample[1], (uint32_t)p->upsample[2]};
+    CJ_TRY(cj_conv_phases_upsample(g, up, &out->ph));
+  } else {
+    out->ph.n = out->ph.nreal = 1;
+    out->ph.ph[0].g = *g;
+  }
+  /* the input side of every phase is x (one pre-pass): phase 0's derived */
+  *g = out->ph.ph[0].g;
   return cj_conv_geom_derive(g);
 }
 
-static uint32_t cj_conv_fwd_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
-                                       cj_conv_opts *list, uint32_t max) {
+uint32_t cj_conv_prep_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                                 cj_conv_opts *list, uint32_t max) {
   return cj_conv_candidates(t, &prep->g, forced, list, max);
 }
 
-/* The NCDHW x pre-pass refused the tensor (UNSUPPORTED, in the transpose's
- * own terms: its s is D*H*W): the same refusal in the descriptor's terms,
- * for every candidate alike (the pre-pass does not depend on the tile). */
-static convjit_status cj_x_prepass_terms(const cj_conv_problem *p, int part, uint64_t s, convjit_status st) {
-  if (st != CONVJIT_ERR_UNSUPPORTED) return st;
-  char why[400];
-  snprintf(why, sizeof why, "%s", cj_error_text());
-  return CJ_ERR(CONVJIT_ERR_UNSUPPORTED,
-                "desc.in = %" PRId64 "x%" PRId64 "x%" PRId64 " with desc.x_layout = NCDHW: %s%" PRIu64
-                " positions per channel are more than the pre-pass that makes x channels-last takes (%s); give x "
-                "channels-last (desc.x_layout = NDHWC, read in place) or fewer positions per sample",
-                p->d, p->h, p->w, part ? "" : "x_prev's ", s, why);
-}
-
-static cj_bind cj_f32_bind(float v) {
-  uint32_t u;
-  memcpy(&u, &v, sizeof u);
-  return (cj_bind){CJ_BIND_CONST_F32, u};
-}
-
-/* One candidate's launch sequence from its conv plan, initialized here
- * once; a plan that prefetches operands by default (kplan_conv.c decides)
- * asks for its no-prefetch twin next: the second operand set is what a
- * register-tight kernel spills first, and the twin keeps the tile. */
-static convjit_status cj_conv_fwd_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
-                                           const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
-                                           cj_conv_opts *follow, int *has_follow) {
-  CJ_CHECK(p && t && t->arch && prep && o && out, CONVJIT_ERR_INVALID_ARG, "cj_conv_fwd_sequence: NULL argument");
-  const cj_arch *arch = t->arch;
-  const cj_conv_geom *gp = &prep->g;
-  const cj_conv_fmt *fm = &prep->fm;
-  const uint64_t prev_frames = prep->prev_frames;
-  const int x_in_place = prep->x_in_place, x_copy = prep->x_copy;
-  memset(out, 0, sizeof *out);
-  if (has_follow) *has_follow = 0;
-  cj_conv_opts co = *o;
-  /* split-K's atomics would make the chunked result depend on the chunking */
-  if (p->has_x_prev) co.splitk = 1;
-  cj_kplan conv;
-  convjit_status st = cj_kplan_conv_init(&conv, arch, gp, &co, &p->epi);
-  /* A split the heuristic proposed must have K steps to split (the plan's
-   * own count at the candidate's K bytes per step, set before the init
-   * checks the split: kplan_conv.h): a split-K fallback of a conv with
-   * fewer steps is no candidate, UNSUPPORTED, which the walk skips quietly,
-   * never the caller's INVALID_ARG. A forced split stays the caller's to
-   * get wrong. */
-  if (st == CONVJIT_ERR_INVALID_ARG && forced && !forced->splitk && co.splitk > 1 && conv.u.conv.k_tiles &&
-      co.splitk > conv.u.conv.k_tiles)
-    return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv.splitk = %u (a fallback): the K loop has %u steps to split",
-                  co.splitk, conv.u.conv.k_tiles);
-  if (st != CONVJIT_OK) return st;
-  const cj_conv_plan *c = &conv.u.conv;
-  const cj_conv_geom g = c->g;
-  if (has_follow && follow && !o->prefetch && c->prefetch) {
-    *follow = *o;
-    follow->prefetch = 1;
-    *has_follow = 1;
-  }
-
-  /* ---- pack: w KCTRS -> KTRSC(Cp), [FN -> FNUZ | quantized with w_scale] ---- */
-  uint32_t w_in = cj_dtype_bytes(p->w_dtype), x_in = cj_dtype_bytes(p->x_dtype);
-  cj_kplan kp;
-  CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, w_in, fm->w_mode, g.k_all, g.c, g.taps, g.cp, (uint32_t)g.crs));
-  const cj_role_bind pack_binds[] = {
-      {CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}, {CJ_ARG_QSCALE, cj_f32_bind(fm->w_q)}};
-  CJ_TRY(cj_seq_add_bound(&out->pack, &kp, pack_binds, 3));
-  out->packed_weight_bytes = c->w_bytes;
-
-  /* ---- fwd ---- */
-  /* The channel-GEMM path reads the caller's NCDHW x, and an in-place
-   * NDHWC x is read as given: no layout step, no x workspace. */
-  int x_given = c->channel_gemm || x_in_place;
-  uint64_t x_off = 0, ws_off = x_given ? 0 : cj_align(c->x_bytes, CJ_WS_ALIGN);
-  CJ_CHECK(!p->has_x_prev || (!x_given && !x_copy), CONVJIT_ERR_UNSUPPORTED,
-           "desc.has_x_prev = 1 with %s: causal streaming places x_prev before x through the NCDHW transpose "
-           "pre-pass; give NCDHW x",
-           c->channel_gemm ? "the 1x1x1 channel-GEMM path" : "desc.x_layout = NDHWC");
-  if (x_copy) {
-    /* NDHWC(C) -> NDHWC(Cp): the pack kernel with K = N*D*H*W pixels of C
-     * channels and one tap (same modes) */
-    uint64_t pix = (uint64_t)g.n * g.dhw, cpg = (uint64_t)g.cp * g.groups;
-    CJ_CHECK(pix <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
-             "conv with NDHWC x copied to the workspace: N*D*H*W = %" PRIu64 " must be < 2^32", pix);
-    CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm->x_mode, (uint32_t)pix, g.c * g.groups, 1, (uint32_t)cpg,
-                                    (uint32_t)cpg));
-    const cj_role_bind copy_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}},
-                                       {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}},
-                                       {CJ_ARG_QSCALE, cj_f32_bind(fm->x_q)}};
-    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, copy_binds, 3));
-  }
-  /* NCDHW x (and x_prev first, to the frames before it: same pre-pass) -> NDHWC(Cp) */
-  for (int part = p->has_x_prev ? 0 : 1; !x_given && !x_copy && part < 2; part++) {
-    const uint64_t hw = (uint64_t)g.h * g.w, frames = part ? (uint64_t)p->d : prev_frames, s = frames * hw;
-    const uint64_t dst = x_off + (part ? prev_frames * hw * g.cp * g.groups * c->elem_bytes : 0);
-    if (g.c == g.cp) { /* grouped convs always: C/groups is a whole number of chunks */
-      CJ_TRY(cj_x_prepass_terms(p, part, s, cj_kplan_transpose_prep_init(&kp, arch, x_in, fm->x_mode, g.n,
-                                                                         g.c * g.groups, s)));
-    } else {
-      CJ_CHECK(s * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
-               "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
-               "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, s);
-      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm->x_mode, g.n, g.c, (uint32_t)s, g.cp, (uint32_t)(s * g.cp)));
-    }
-    const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {part ? CJ_BIND_X : CJ_BIND_X_PREV, 0}},
-                                         {CJ_ARG_DST, {CJ_BIND_WORKSPACE, dst}},
-                                         {CJ_ARG_QSCALE, cj_f32_bind(fm->x_q)}};
-    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, layout_binds, 3));
-  }
-  if (c->splitk > 1) CJ_TRY(cj_seq_add_memset(&out->fwd, (cj_bind){CJ_BIND_WORKSPACE, ws_off}, c->ws_bytes));
-
-  /* Every role a conv-family kernel may take, bound once for all of them. */
-  const cj_role_bind conv_binds[] = {
-      {CJ_ARG_X, x_given ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off}},
-      {CJ_ARG_W, {CJ_BIND_W_PACKED, 0}},
-      {CJ_ARG_BIAS, {CJ_BIND_BIAS, 0}},
-      {CJ_ARG_Y, {CJ_BIND_Y, 0}},
-      {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, ws_off}},
-      {CJ_ARG_ALPHA, cj_f32_bind(fm->alpha)},
-      {CJ_ARG_SCALE, {CJ_BIND_SCALE, 0}},
-      {CJ_ARG_RESIDUAL, {CJ_BIND_RESIDUAL, 0}},
-  };
-  const uint32_t nconv_binds = sizeof conv_binds / sizeof conv_binds[0];
-  CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, conv_binds, nconv_binds));
-  if (c->splitk > 1) {
-    CJ_TRY(cj_kplan_finalize_init(&kp, arch, c, &p->epi));
-    CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, conv_binds, nconv_binds));
-    out->workspace_bytes = ws_off + c->ws_bytes;
-  } else {
-    out->workspace_bytes = x_given ? 0 : c->x_bytes;
-  }
-  static const char *const prep_name[] = {"", " fn->fnuz", " quantize"};
-  char grp[32] = "";
-  if (g.groups > 1) snprintf(grp, sizeof grp, " groups %u", g.groups);
-  snprintf(out->summary, sizeof out->summary, "%s%s + conv %s%s%s%s %ux%ux%u w%ux%u s%u%s%s%s",
-           c->channel_gemm ? "no transpose (channel GEMM)"
-           : x_in_place    ? (g.c_mask ? "no transpose (NDHWC x in place, channel mask)" : "no transpose (NDHWC x in place)")
-           : x_copy        ? "NDHWC pad-copy"
-           : g.c == g.cp   ? "transpose"
-                           : "pad-transpose",
-           x_given ? "" : prep_name[fm->x_mode], cj_dtype_name((convjit_dtype)g.dtype), grp,
-           g.y_ndhwc ? " y NDHWC" : "", "", c->tile_m, c->tile_n,
-           c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
-           cj_epi_has(&p->epi, CJ_EPI_SCALE) ? " scale[k]" : "", c->splitk > 1 ? " + finalize" : "");
-  return CONVJIT_OK;
-}
-
-const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_fwd_candidates, cj_conv_fwd_sequence};
+const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_prep_candidates, cj_conv_phased_sequence};

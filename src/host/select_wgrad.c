@@ -24,7 +24,7 @@ static convjit_status wgrad_prepare(const cj_conv_problem *p, const cj_arch *arc
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "wgrad_prepare: NULL argument");
   memset(out, 0, sizeof *out);
   cj_conv_geom *g = &out->g;
-  CJ_TRY(cj_conv_geom_fill(p, g));
+  CJ_TRY(cj_conv_problem_fields(p, g));
   g->dtype = (uint32_t)p->x_dtype; /* x and dy: the compute dtype (desc.c); w_dtype is dw's */
   g->wgrad = 1;
   g->wgrad_db = cj_epi_has(&p->epi, CJ_EPI_BIAS); /* the forward's bias: db */

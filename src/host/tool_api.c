@@ -21,6 +21,13 @@ const cj_kplan *cj_plan_conv_kernel(const convjit_plan *p) {
   return i < 0 ? NULL : &p->seq.fwd.step[i].plan;
 }
 
+uint32_t cj_plan_conv_kernels(const convjit_plan *p) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; p && i < p->seq.fwd.nsteps; i++)
+    n += p->seq.fwd.step[i].kind == CJ_STEP_KERNEL && p->seq.fwd.step[i].plan.op == CJ_KOP_CONV;
+  return n;
+}
+
 int cj_plan_tuned(const convjit_plan *p) { return p ? p->tuned : 0; }
 
 uint32_t cj_plan_fwd_steps(const convjit_plan *p) { return p ? p->nfwd : 0; }

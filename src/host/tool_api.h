@@ -27,8 +27,11 @@ const cj_conv_problem *cj_plan_problem(const convjit_plan *p); /* NULL: not a co
 const cj_arch *cj_plan_arch(const convjit_plan *p);            /* its context's arch */
 const cj_seq *cj_plan_seq(const convjit_plan *p);              /* the selected launch sequence */
 /* The plan of the forward sequence's conv kernel (the implicit GEMM, not a
- * pre-pass or the finalize); NULL if it has none. */
+ * pre-pass or the finalize): the first, the largest output phase's when
+ * there are several (kplan_phase.h); NULL if it has none. */
 const cj_kplan *cj_plan_conv_kernel(const convjit_plan *p);
+/* How many conv kernel steps the forward sequence has (one per output phase). */
+uint32_t cj_plan_conv_kernels(const convjit_plan *p);
 int cj_plan_tuned(const convjit_plan *p);       /* 1: the tuning table's winner or convjit_plan_tune's */
 uint32_t cj_plan_fwd_steps(const convjit_plan *p); /* launches per forward call (kernels and memsets) */
 

@@ -105,7 +105,7 @@ typedef struct tune_run {
   void *stream;
   convjit_tune_options o;
   cj_device *dev;
-  /* the kind's output (y, or dw) and a second one (db) when the plan
+  /* the kind's output (y, dx or dw) and a second one (db) when the plan
    * writes it; exact: compared bit for bit (backward weight's promise) */
   void *out, *out2;
   size_t out_bytes, out_elems, out2_bytes;
@@ -435,8 +435,11 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   CJ_TRY(check_opts(&r.o));
   r.a = &a;
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
-  CJ_CHECK(p->prob.kind == CONVJIT_CONV_FORWARD || p->prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT,
-           CONVJIT_ERR_UNSUPPORTED, "plan: a %s plan: the tuner compares forward (y) and backward-weight (dw) outputs",
+  /* the output the kind writes (its row's one written tensor) and its shape */
+  const cj_conv_kind_row *kr = cj_conv_kind_of(p->prob.kind);
+  CJ_CHECK(kr && (kr->writes == CJ_TB(Y) || kr->writes == CJ_TB(DX) || kr->writes == CJ_TB(DW)),
+           CONVJIT_ERR_UNSUPPORTED, "plan: a %s plan: the tuner compares the outputs of forward (y), backward-data "
+           "(dx) and backward-weight (dw) convs",
            cj_conv_kind_name(p->prob.kind));
   r.dev = p->ctx->dev;
   int capturing = 0;
@@ -445,18 +448,20 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
            "stream = %p: a graph capture is in progress on it; tuning synchronizes and would break the capture "
            "(tune before capturing)", stream);
   const cj_conv_problem *q = &p->prob;
-  if (q->kind == CONVJIT_CONV_BACKWARD_WEIGHT) { /* dw in w_dtype, db fp32 */
+  if (kr->writes == CJ_TB(DW)) { /* dw in w_dtype, db fp32 */
     r.out = a.dw, r.out2 = a.db;
     r.out_elems = (size_t)(q->k * (q->c / q->groups) * q->t * q->r * q->s);
     r.out_eb = (int)cj_dtype_bytes(q->w_dtype);
     r.out2_bytes = a.db ? (size_t)q->k * 4 : 0;
     r.exact = !q->nondeterministic;
   } else {
-    r.out = a.y;
-    r.out_elems = (size_t)(q->n * q->k * q->od * q->oh * q->ow);
-    r.out_eb = (int)cj_dtype_bytes(q->y_dtype);
-    CJ_CHECK(q->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: y_dtype %s: the veto compares bf16",
-             cj_dtype_name(q->y_dtype));
+    const int dx = kr->writes == CJ_TB(DX);
+    const convjit_dtype odt = dx ? q->x_dtype : q->y_dtype;
+    r.out = dx ? a.dx : a.y;
+    r.out_elems = dx ? (size_t)(q->n * q->c * q->d * q->h * q->w) : (size_t)(q->n * q->k * q->od * q->oh * q->ow);
+    r.out_eb = (int)cj_dtype_bytes(odt);
+    CJ_CHECK(odt == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: output dtype %s: the veto compares bf16",
+             cj_dtype_name(odt));
   }
   r.out_bytes = r.out_elems * (size_t)r.out_eb;
   r.ref = malloc(r.out_bytes + r.out2_bytes);

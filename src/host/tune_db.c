@@ -53,10 +53,21 @@ static void text_EPI(cj_strbuf *o, const cj_epilogue *e) {
   cj_epi_spec_text(e, ",", o);
 }
 
+/* A field of text = 2 is written when present: not all zero. */
+#define CJ_TEXT_PRESENT_I64X3(v) ((v)[0] || (v)[1] || (v)[2])
+#define CJ_TEXT_PRESENT_I64(v) 1
+#define CJ_TEXT_PRESENT_DTYPE(v) 1
+#define CJ_TEXT_PRESENT_LAYOUT(v) 1
+#define CJ_TEXT_PRESENT_KIND(v) 1
+#define CJ_TEXT_PRESENT_F32(v) 1
+#define CJ_TEXT_PRESENT_FLAG(v) 1
+#define CJ_TEXT_PRESENT_INT(v) 1
+#define CJ_TEXT_PRESENT_EPI(v) 1
+
 void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *o) {
   int first = 1;
 #define CJ_TEXT_FIELD(type, name, in_text, reason)   \
-  if (in_text) {                                     \
+  if (in_text == 1 || (in_text == 2 && CJ_TEXT_PRESENT_##type(p->name))) { \
     cj_sb_printf(o, "%s" #name "=", first ? "" : " "); \
     text_##type(o, &p->name);                        \
     first = 0;                                       \
@@ -161,7 +172,7 @@ convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
   const char *s = text, *v;
   size_t vlen;
 #define CJ_PARSE_FIELD(type, name, in_text, reason)                                                               \
-  if (in_text)                                                                                                    \
+  if (in_text == 1 || (in_text == 2 && !strncmp(s, #name "=", sizeof #name)))                                     \
     CJ_CHECK(next_field(&s, #name, &v, &vlen) && parse_##type(v, vlen, &q.name), CONVJIT_ERR_INVALID_ARG,        \
              "problem \"%.120s\": expected " #name "=<%s> at \"%.40s\"", text, #type, s);
   CJ_CONV_PROBLEM_FIELDS(CJ_PARSE_FIELD)

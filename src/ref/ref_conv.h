@@ -118,7 +118,38 @@ convjit_status cj_ref_conv_point_fp8(const cj_ref_conv_shape *sh, cj_ref_x_at_fn
                                      const float *bias, uint64_t n, uint64_t k, uint64_t od, uint64_t oh,
                                      uint64_t ow, double *y, float *mag);
 
-/* ---- backward weight and bias (ref_conv_bwd.c) --------------------------------
+/* ---- backward data and upsample (ref_conv_bwd.c) ------------------------------
+ * Backward data of the forward conv sh (x = dx, N,C,D,H,W; w K,C/groups,
+ * T,R,S; y = dy): the transposed convolution's forward,
+ *   dx[n][c][i] = sum over k of c's group, taps and dy positions o with
+ *                 o*stride - pad_lo + t*dilation = i of dy[n][k][o]*w[k][c][t]
+ *                 + bias[c]
+ * summed in double (scattered product by product), rounded once to float;
+ * mag = sum |dy*w| + |bias|. out_pad (may be NULL: zeros) is the transposed
+ * conv's output_padding: dy's extents are the forward output dims of
+ * in - out_pad (those last positions get no product). Layouts and groups
+ * as cj_ref_conv_ext says (x_ndhwc: dx, y_ndhwc: dy). The same bound as the
+ * forward conv (cj_ref_conv_bound) with products = K/groups*T*R*S, the
+ * most products one dx element can have. */
+convjit_status cj_ref_conv_bwd_dy_dims(const cj_ref_conv_shape *sh, const uint32_t out_pad[3], uint64_t dy[3]);
+convjit_status cj_ref_conv_bwd_data(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e, const uint32_t out_pad[3],
+                                    const float *dy, const float *wt, const float *bias, float *dx, float *mag);
+/* One dx element from accessors (dy_at(user, n, k, od, oh, ow), w_at(user,
+ * k, c/groups index, t, r, s)), gathered: for tensors past 2^31 elements. */
+convjit_status cj_ref_conv_bwd_point(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e, const uint32_t out_pad[3],
+                                     cj_ref_x_at_fn dy_at, void *dy_user, cj_ref_w_at_fn w_at, void *w_user,
+                                     const float *bias, uint64_t n, uint64_t c, uint64_t id, uint64_t ih, uint64_t iw,
+                                     float *y, float *mag);
+/* The forward conv sh of x nearest-upsampled by up[i] in {1, 2} (sh's
+ * extents are x's own; stride, pads and dilation apply to the upsampled
+ * input u = o*stride - pad_lo + t*dilation in [0, up*in), read at
+ * floor(u / up)), gathered in double per output; y and mag as for the
+ * forward reference (cj_ref_conv_bound applies unchanged). */
+convjit_status cj_ref_conv_upsample_dims(const cj_ref_conv_shape *sh, const uint32_t up[3], uint64_t out[3]);
+convjit_status cj_ref_conv_upsample(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e, const uint32_t up[3],
+                                    const float *x, const float *wt, const float *bias, float *y, float *mag);
+
+/* ---- backward weight and bias (ref_conv_wgrad.c) ------------------------------
  * The gradients of the forward conv above with respect to its weight and
  * bias, from the output gradient dy (shaped like y: N,K,Do,Ho,Wo, or
  * channels-last with e->y_ndhwc) and x (e->x_ndhwc likewise):
@@ -203,7 +234,7 @@ cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_bf16, double scal
 /* The bound of a backward-weight (or bias-gradient) kernel's output against
  * cj_ref_conv_bwd_weight / _bias and their mag: reduction = N*Do*Ho*Wo,
  * the length of each element's sum; dw_bf16 = 1 when dw is written in bf16
- * (else f32). Derivation in ref_conv_bwd.c. */
+ * (else f32). Derivation in ref_conv_wgrad.c. */
 cj_ref_conv_tol cj_ref_conv_bwd_bound(uint64_t reduction, int dw_bf16);
 
 /* cj_ref_compare with the bound b (worst_ratio = max err / bound). */

@@ -1,7 +1,7 @@
 /* Backward weight (dw, db) end to end through the public API on the
  * emulator (EMULATED, not hardware), both arches: plan (the padded-grid GEMM
  * of codegen/kplan_wgrad.h), convjit_conv_execute with x, dy -> dw [, db],
- * against the float64 references of src/ref/ref_conv_bwd.c on the same
+ * against the float64 references of src/ref/ref_conv_wgrad.c on the same
  * bf16 values, held to cj_ref_conv_bwd_bound: every product exact in fp32,
  * the fp32 sums of N*Do*Ho*Wo products in any order within
  * gamma(N*Do*Ho*Wo) * sum|products|, then dw's rounding (bf16: 2^-8
@@ -320,7 +320,7 @@ static void test_bad_input(void **s) {
   d = wg_desc(&w);
   d.has_x_prev = 1;
   d.pad_lo[0] = 2, d.pad_hi[0] = 0;
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1: causal streaming is a forward");
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1: causal streaming reads x_prev in a forward conv");
 
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_plan *plan = NULL;

@@ -80,7 +80,7 @@ class HipGlue(unittest.TestCase):
             return t
 
         def timed_call(name, *args):
-            if name == "convjit_conv_forward":
+            if name == "convjit_conv_execute":
                 a = ctypes.cast(args[1], ctypes.POINTER(_lib.ConvArgs)).contents
                 args = (args[0], {f: getattr(a, f) for f, _ in _lib.ConvArgs._fields_}, args[2])
             self.calls.append((name, args))
@@ -100,11 +100,11 @@ class HipGlue(unittest.TestCase):
 
     def run_hip(self, x):
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, x, self.w, self.bias.float(), self.res, None, self.x_prev, y)
+        ops._run_hip(self.plan.ctx, self.plan, "x", x, self.w, self.bias.float(), self.res, None, self.x_prev, "y", y)
         return y
 
     def forwards(self):
-        return [a for n, a in self.calls if n == "convjit_conv_forward"]
+        return [a for n, a in self.calls if n == "convjit_conv_execute"]
 
     def packs(self):
         return [a for n, a in self.calls if n == "convjit_weight_pack"]
@@ -112,7 +112,7 @@ class HipGlue(unittest.TestCase):
     def test_pointers_workspace_stream(self):
         bias = self.bias.float()
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, self.x, self.w, bias, self.res, None, self.x_prev, y)
+        ops._run_hip(self.plan.ctx, self.plan, "x", self.x, self.w, bias, self.res, None, self.x_prev, "y", y)
         (pack,), (fwd,) = self.packs(), self.forwards()
         handle, args, stream = fwd
         self.assertEqual(handle, 0xB0)
