@@ -5,7 +5,10 @@
  *   op     a name from the op table (kops.h):
  *          transpose      shape N,C,S             (layout.c)
  *          weight_pack    shape K,C,TRS,CPAD,ROW  (layout.c; also the
- *                                                  conv's pad-transpose)
+ *                                                  conv's pad-transpose),
+ *                         or a conv's shape with bwd=I: the weight pack
+ *                         of that backward-data phase (its taps reversed,
+ *                         K and C swapped; kplan_phase.h)
  *          conv           shape N,C,D,H,W,K,T,R,S (conv_igemm.c)
  *          conv_finalize  shape as conv; the split-K finalize of that
  *                         conv (needs splitk >= 2)
@@ -26,6 +29,16 @@
  *              the test hooks big_in  big_out  no_fast  pure_gemm_a (flags)
  *            epilogue ops (kplan_epi.h spec tokens, never knobs): scale
  *              residual[=BETA]  bias  act=relu|silu|gelu|0..3
+ *            an output phase (kplan_phase.h) of the conv the other
+ *            options describe, so a table can name the kernels a
+ *            backward-data or upsampled plan launches:
+ *              bwd=I [opad=O or Od,Oh,Ow]  phase I of the backward data
+ *                  of that forward conv (the transposed conv's output
+ *                  padding O; the knobs and epilogue apply to the phase)
+ *              up=F or Fd,Fh,Fw phase=I   phase I of the conv of its x
+ *                  nearest-upsampled by F (1 or 2 per dim)
+ *              phases are numbered as the planners launch them (largest
+ *              first, fills last); I past the last is INVALID_ARG
  *          unset conv options take the plan's defaults (cj_conv_opts = 0),
  *          the epilogue none.
  *
