@@ -340,17 +340,20 @@ static void db_move_aside(cj_disk *d, dev_t dev, ino_t ino, const char *why) {
   else cj_log(CJ_LOG_ERROR, "cache: %s is damaged (%s) and cannot be moved aside: %s", d->path, why, strerror(errno));
 }
 
-/* Pre-creates the database file 0600 (SQLite gives -wal/-shm its mode) and
- * checks it and its side files: ours, not group/world-writable. */
+/* Pre-creates the database file 0600 when it is missing (SQLite gives
+ * -wal/-shm its mode) and checks it and its side files: ours, not
+ * group/world-writable. An existing file is checked by lstat, never by
+ * opening it: closing any descriptor of a file drops every POSIX lock the
+ * process holds on it, SQLite's included, and another connection of this
+ * process (another context's) may hold some: another process could then
+ * checkpoint and truncate the WAL under it (a short read). A missing file
+ * is created O_EXCL: a new inode nobody locks. */
 static int db_file_check(const cj_disk *d, char *why, size_t cap) {
-  int fd = d->app ? -1 : open(d->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) fd = open(d->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    snprintf(why, cap, "cannot open it: %s", strerror(errno));
-    return -1;
+  if (!d->app) {
+    int fd = open(d->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
   }
-  int rc = cj_trust_fd(fd, d->path, d->app, 0, why, cap);
-  close(fd);
+  int rc = cj_trust_file(d->path, d->app, why, cap);
   char side[PATH_MAX + 8];
   const char *sfx[] = {"-wal", "-shm", ".lock"};
   for (int i = 0; rc == 0 && i < 3 && !d->app; i++) {
