@@ -12,13 +12,16 @@
  *                       with a plan, the code object must fit it (as many
  *                       explicit arguments as the plan lists, each of the
  *                       plan's size, a pointer 8 bytes); every argument
- *                       ends within the caller's buffer.
+ *                       ends within the caller's buffer. The runtime cache
+ *                       runs it when it loads a kernel (cj_loaded.arg), so
+ *                       plans launch with offsets computed at creation.
  *   cj_kernargs_write   writes values into a buffer: no allocation, no
  *                       lock (the hot launch path); a missing value is
  *                       INVALID_ARG naming the argument.
  *
- * Users: the emulator module API (host/api_emu_module.c, values by name)
- * and cj_kernargs_pack (values by role: the bounds model, tools, tests). */
+ * Users: the API's launch path (host/api.c, through the cache's layout),
+ * the emulator module API (host/api_emu_module.c, values by name), and
+ * cj_kernargs_pack (values by role: the bounds model, tools, tests). */
 #ifndef CJ_PIPELINE_KERNARGS_H
 #define CJ_PIPELINE_KERNARGS_H
 
