@@ -687,7 +687,7 @@ static void report_tuning(FILE *f, convjit_context *ctx) {
   fprintf(f, "## Tuning\n\n");
   cj_strbuf js = {0};
   int nrows = 0;
-  if (!ctx->cache || cj_tune_db_export(ctx->cache, &js, &nrows) != CONVJIT_OK)
+  if (!ctx->cache || cj_tune_db_export(ctx, &js, &nrows) != CONVJIT_OK)
     fprintf(f, "no tuning table (no cache database: %s)\n\n", ctx->cache ? convjit_last_error() : "disk cache off");
   else if (nrows == 0)
     fprintf(f, "no tuning rows (autotune has not run with this cache: `convjit-tune`, docs/tuning.md)\n\n");

@@ -374,7 +374,7 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const char *arch
 static int run_export(convjit_context *ctx, const char *file) {
   cj_strbuf js = {0};
   int nrows = 0;
-  if (cj_tune_db_export(ctx->cache, &js, &nrows) != CONVJIT_OK) {
+  if (cj_tune_db_export(ctx, &js, &nrows) != CONVJIT_OK) {
     fprintf(stderr, "convjit-tune: --export: %s\n", convjit_last_error());
     cj_sb_free(&js);
     return 1;
@@ -413,7 +413,7 @@ static int run_import(convjit_context *ctx, const char *file) {
   }
   cj_strbuf report = {0};
   int imported = 0, skipped = 0;
-  convjit_status st = cj_tune_db_import(ctx->cache, js.s, &imported, &skipped, &report);
+  convjit_status st = cj_tune_db_import(ctx, js.s, &imported, &skipped, &report);
   if (report.s) fprintf(stderr, "%s", report.s);
   if (st != CONVJIT_OK) fprintf(stderr, "convjit-tune: --import %s: %s\n", file, convjit_last_error());
   else fprintf(stderr, "convjit-tune: imported %d rows, skipped %d\n", imported, skipped);
@@ -446,10 +446,10 @@ int main(int argc, char **argv) {
   } else if (a.export_file) rc = run_export(ctx, a.export_file);
   else if (a.import_file) rc = run_import(ctx, a.import_file);
   else if (a.count) {
-    printf("%d\n", cj_tune_db_count(ctx->cache));
+    printf("%d\n", cj_tune_db_count(ctx));
     rc = 0;
   } else if (a.clear) {
-    rc = cj_tune_db_clear(ctx->cache) != CONVJIT_OK;
+    rc = cj_tune_db_clear(ctx) != CONVJIT_OK;
     if (rc) fprintf(stderr, "convjit-tune: --clear: %s\n", convjit_last_error());
   } else {
     rc = run_shapes(ctx, &a, ctx->arch->name, ctx->dev->is_emulated);

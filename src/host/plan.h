@@ -54,6 +54,7 @@ struct convjit_context {
   int cu_count;
   uint32_t code_object_version; /* 5 or 6: every kernel of the context is emitted as this */
   cj_cache *cache;
+  struct cj_db *tune_db; /* the tuning table's own connection to the cache database (tune_db.c) */
   char device_name[8];
   /* experimental emulator subset (api_emu.c): the copied id list the
    * emulator's launch options point to */

@@ -130,18 +130,6 @@ const char *cj_cache_disk_path(const cj_cache *c) { return c->user.db ? c->user.
 
 int cj_cache_disk_readonly(const cj_cache *c) { return c->user.db && c->user.readonly; }
 
-int cj_cache_db_acquire(cj_cache *c, cj_cache_db *out) {
-  memset(out, 0, sizeof *out);
-  if (!cj_db_lock(&c->user)) return 0;
-  out->db = c->user.db;
-  out->key = c->user.key;
-  out->readonly = c->user.readonly;
-  out->path = c->user.path;
-  return 1;
-}
-
-void cj_cache_db_release(cj_cache *c) { cj_db_unlock(&c->user); }
-
 /* ---- the miss path ----------------------------------------------------------- */
 
 /* The one check of a code object's kernel ki against its plan, wherever

@@ -120,19 +120,6 @@ int cj_cache_claim(cj_cache *c, const cj_loaded *k);
 
 void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
 
-/* Another table of the user's database (the tuning table, host/tune_db.c):
- * the open connection (a sqlite3 *), the per-user MAC key and whether it is
- * read-only, with the connection's mutex held until cj_cache_db_release.
- * 0 (nothing held) when the user's level is off. */
-typedef struct cj_cache_db {
-  void *db;
-  const uint8_t *key; /* CJ_KEY_BYTES */
-  int readonly;
-  const char *path;
-} cj_cache_db;
-int cj_cache_db_acquire(cj_cache *c, cj_cache_db *out);
-void cj_cache_db_release(cj_cache *c);
-
 /* The user's SQLite file in use, or "" when that level is off. */
 const char *cj_cache_disk_path(const cj_cache *c);
 /* 1 when the user's database is open but cannot be written. */

@@ -34,15 +34,16 @@ void cj_db_log_refusal(const char *fmt, ...) {
   cj_log(repeat ? CJ_LOG_INFO : CJ_LOG_ERROR, "%s", line);
 }
 
-/* A line about the connection's state (refused, read-only, off). */
+/* A line about the connection's state (refused, read-only, off): at debug
+ * for a quiet connection, whose context's kernel cache said the same. */
 __attribute__((format(printf, 3, 4))) static void say(const cj_db *d, int refusal, const char *fmt, ...) {
-  (void)d;
   char line[1600];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  if (refusal) cj_db_log_refusal("%s", line);
+  if (d->quiet) cj_log(CJ_LOG_DEBUG, "%s", line);
+  else if (refusal) cj_db_log_refusal("%s", line);
   else cj_log(CJ_LOG_ERROR, "%s", line);
 }
 
@@ -317,9 +318,11 @@ void cj_db_init_off(cj_db *d) {
   pthread_mutex_init(&d->mu, NULL);
 }
 
-void cj_db_open_user(cj_db *d, const char *dir_opt, const cj_db_schema *s, char *keypath, size_t keypath_cap) {
+void cj_db_open_user(cj_db *d, const char *dir_opt, const cj_db_schema *s, int quiet, char *keypath,
+                     size_t keypath_cap) {
   char dir[PATH_MAX], rdir[PATH_MAX], why[600], kp[PATH_MAX];
   d->schema = s;
+  d->quiet = quiet;
   if (keypath_cap) keypath[0] = 0;
   if (cache_dir(dir_opt, dir, sizeof dir) != 0) {
     say(d, 0, "cache: no cache directory (set CONVJIT_CACHE_DIR): disk cache off");
@@ -378,8 +381,22 @@ void cj_db_close(cj_db *d) {
 
 /* ---- use ------------------------------------------------------------------------ */
 
+/* A following connection whose file is no longer the one at its path (the
+ * kernel cache of this context, or another process, moved a damaged
+ * database aside) closes it and opens the new one, as the kernel cache's
+ * own connection does when it recovers. */
+static void db_follow(cj_db *d) {
+  struct stat sb;
+  if (!d->db || d->readonly || (stat(d->path, &sb) == 0 && sb.st_dev == d->dev && sb.st_ino == d->ino)) return;
+  cj_log(CJ_LOG_INFO, "cache: %s was replaced under this connection: reopening it", d->path);
+  sqlite3_close(d->db);
+  d->db = NULL;
+  db_open(d);
+}
+
 int cj_db_lock(cj_db *d) {
   pthread_mutex_lock(&d->mu);
+  if (d->follow) db_follow(d);
   if (d->db) return 1;
   pthread_mutex_unlock(&d->mu);
   return 0;

@@ -2,9 +2,9 @@
  * trust, healing): where the database is, whether it may be trusted, the
  * key its rows are authenticated with, and opening it.
  *
- * Each owner of tables in the database opens its own connection (the
- * kernel disk store, cache_disk.h: kernels, linkers). An owner passes its
- * schema: the tables a writable
+ * Each owner of tables in the database opens its own connection: the
+ * kernel disk store (cache_disk.h: kernels, linkers) and the tuning table
+ * (host/tune_db.c). An owner passes its schema: the tables a writable
  * open creates, the one table whose column list proves the database is
  * convjit's (another list is a foreign database: moved aside), and
  * whether the open runs `PRAGMA quick_check` over the whole file.
@@ -44,6 +44,8 @@ typedef struct cj_db {
   struct sqlite3 *db;    /* NULL: off */
   int readonly;          /* never written (no permission, full disk, an application's cache) */
   int app;               /* an application's cache: immutable, owner may be root */
+  int quiet;             /* refusals and read-only notes at debug: another connection of this context said them */
+  int follow;            /* cj_db_lock reopens the path when the file was moved aside under this connection */
   const cj_db_schema *schema;
   uint8_t key[CJ_KEY_BYTES];
   char path[PATH_MAX];   /* the database file (resolved) */
@@ -57,7 +59,7 @@ typedef struct cj_db {
  * $CONVJIT_CACHE_DIR, $XDG_CACHE_HOME/convjit, ~/.cache/convjit (created
  * 0700); the per-user key (cache_trust.h). *keypath gets the key file used
  * (keypath_cap may be 0). */
-void cj_db_open_user(cj_db *d, const char *dir_opt, const cj_db_schema *s, char *keypath, size_t keypath_cap);
+void cj_db_open_user(cj_db *d, const char *dir_opt, const cj_db_schema *s, int quiet, char *keypath, size_t keypath_cap);
 /* An application's read-only cache: <dir>/kernels.sqlite3 authenticated by
  * <dir>/cache.key, owned by root or the user, opened immutable. */
 void cj_db_open_app(cj_db *d, const char *dir, const cj_db_schema *s);

@@ -158,7 +158,7 @@ static void lld_memo(cj_db *d) {
 
 void cj_disk_open_user(cj_db *d, const char *dir_opt) {
   char keypath[PATH_MAX];
-  cj_db_open_user(d, dir_opt, &k_schema, keypath, sizeof keypath);
+  cj_db_open_user(d, dir_opt, &k_schema, 0, keypath, sizeof keypath);
   lld_memo(d);
   if (d->db) cj_log(CJ_LOG_INFO, "cache: disk cache %s%s (key %s)", d->path, d->readonly ? " (read-only)" : "", keypath);
 }
