@@ -17,7 +17,6 @@
 #include "runtime/cache.h"
 #include "runtime/device.h"
 
-
 /* plan_memo.c: the context's conv plan memo (normalized problem -> plan
  * copy), CJ_PLAN_MEMO_CAP entries, LRU, one mutex. Only
  * convjit_plan_create_conv uses it (no forced options). */

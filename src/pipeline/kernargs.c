@@ -33,18 +33,10 @@ convjit_status cj_kernargs_layout(const cj_kernel_info *ki, const cj_kplan *p, u
   return CONVJIT_OK;
 }
 
-convjit_status cj_kernargs_write(const cj_kernel_info *ki, const cj_kernarg_slot *slot, uint32_t n, uint32_t bytes,
-                                 const void *const *val, uint8_t *ka) {
-  memset(ka, 0, bytes);
-  for (uint32_t i = 0; i < n; i++) {
-    if (!val[i]) {
-      const cj_kernel_arg *m = &ki->args[slot[i].meta];
-      return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s' (#%u, %s, %u bytes at offset %u) of kernel %s is not given",
-                    m->name[0] ? m->name : "(unnamed)", i, m->value_kind, m->size, m->offset, ki->name);
-    }
-    memcpy(ka + slot[i].offset, val[i], slot[i].size); /* little-endian: an integer's low bytes */
-  }
-  return CONVJIT_OK;
+convjit_status cj_kernargs_missing(const cj_kernel_info *ki, const cj_kernarg_slot *slot, uint32_t i) {
+  const cj_kernel_arg *m = &ki->args[slot[i].meta];
+  return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s' (#%u, %s, %u bytes at offset %u) of kernel %s is not given",
+                m->name[0] ? m->name : "(unnamed)", i, m->value_kind, m->size, m->offset, ki->name);
 }
 
 convjit_status cj_kernargs_pack(const cj_kplan *p, const cj_kernel_info *ki, const uint64_t role_val[CJ_ARG_ROLE_COUNT],

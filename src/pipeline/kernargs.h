@@ -25,6 +25,7 @@
 #ifndef CJ_PIPELINE_KERNARGS_H
 #define CJ_PIPELINE_KERNARGS_H
 
+#include <string.h>
 #include "codegen/kplan.h"
 #include "pipeline/codeobj.h"
 
@@ -50,8 +51,22 @@ convjit_status cj_kernargs_layout(const cj_kernel_info *ki, const cj_kplan *p, u
  * bytes) at slot[i].offset, i < n. A NULL val[i] is INVALID_ARG: "argument
  * '<name>' (#<i>, <value kind>, <size> bytes at offset <off>) of kernel
  * <name> is not given" (ka then holds the values before it). */
-convjit_status cj_kernargs_write(const cj_kernel_info *ki, const cj_kernarg_slot *slot, uint32_t n, uint32_t bytes,
-                                 const void *const *val, uint8_t *ka);
+static inline convjit_status cj_kernargs_write(const cj_kernel_info *ki, const cj_kernarg_slot *slot, uint32_t n,
+                                               uint32_t bytes, const void *const *val, uint8_t *ka);
+/* cj_kernargs_write's error for argument i. */
+convjit_status cj_kernargs_missing(const cj_kernel_info *ki, const cj_kernarg_slot *slot, uint32_t i);
+
+/* Inline: the launch path of every plan step runs it (a call and its
+ * argument set-up cost as much as the copies). */
+static inline convjit_status cj_kernargs_write(const cj_kernel_info *ki, const cj_kernarg_slot *slot, uint32_t n,
+                                               uint32_t bytes, const void *const *val, uint8_t *ka) {
+  memset(ka, 0, bytes);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!val[i]) return cj_kernargs_missing(ki, slot, i);
+    memcpy(ka + slot[i].offset, val[i], slot[i].size); /* little-endian: an integer's low bytes */
+  }
+  return CONVJIT_OK;
+}
 
 /* Plan p's explicit arguments by role, for launchers that bypass the API's
  * binding (the bounds model, tools and tests on the emulator): layout of ki
