@@ -8,10 +8,19 @@ with x_prev), each checked against a float64 torch reference.
 CPU tensors run on convjit's CPU emulator: every time printed is a host
 time on this machine (compile ms measured by the C library on the host,
 run times of the emulator measured from Python); none is a GPU time.
-Exit status 1 when an error exceeds its tolerance.
+
+Every verdict is against float64 with a bound derived from the rounding
+stages of the convjit run: each convjit conv call against the float64
+conv of the very bf16 tensors it received (fp32 accumulation, one bf16
+rounding), and the whole block against its float64 run (one bf16 rounding
+per stage). torch's own bf16 block is printed as a yardstick only: its
+accuracy depends on the CPU and the torch build (another CPU's bf16 conv
+was off by 0.16 where this block's stage budget is 0.1).
+Exit status 1 when an error exceeds its bound.
 """
 
 import copy
+import math
 import sys
 import time
 import warnings
@@ -49,11 +58,14 @@ class CausalConv3d(nn.Module):
     def __init__(self, cin, cout):
         super().__init__()
         self.conv = nn.Conv3d(cin, cout, 3, padding=0)
+        self.calls = []   # (x, prev, residual, y) of every convjit call, checked by conv_call_bound
 
     def forward(self, x, prev=None, residual=None):
         if isinstance(self.conv, convjit.nn.Conv3d):   # after convjit.nn.patch: one fused call
             # prev=None (first chunk, or the whole clip) is zero padding, as docs/api.md "Causal streaming"
-            return self.conv(x, padding=(P, 1, 1), padding_hi=(0, 1, 1), x_prev=prev, residual=residual)
+            y = self.conv(x, padding=(P, 1, 1), padding_hi=(0, 1, 1), x_prev=prev, residual=residual)
+            self.calls.append((x, prev, residual, y))
+            return y
         if prev is None:
             prev = x.new_zeros(x.shape[0], x.shape[1], P, *x.shape[3:])
         y = self.conv(F.pad(torch.cat([prev, x], 2), (1, 1, 1, 1, 0, 0)))
@@ -85,6 +97,28 @@ def chunked(block, x):
     for t0 in range(0, x.shape[2], CHUNK):
         out.append(block(x[:, :, t0:t0 + CHUNK].contiguous(), cache))
     return torch.cat(out, 2)
+
+
+def conv_call_bound(conv, x, prev, residual, y):
+    """max over y of |y - ref| / bound for one convjit call, ref the float64
+    conv of the bf16 tensors the call received (+ bias + residual). The
+    bound is convjit's own arithmetic (tests/python/cjtest.py `bound`): the
+    n = C*27 products of bf16 values are exact in fp32, and the fp32 sum of
+    them, the bias, beta*z and its add errs by at most gamma_n * mag (Higham;
+    u = 2^-23, a whole ulp, since MFMA truncates partial sums), mag =
+    sum |x w| + |bias| + |z|; the float64 reference adds n 2^-52 mag; the
+    bf16 output rounds once, 2^-8 relative."""
+    if prev is None:
+        prev = x.new_zeros(x.shape[0], x.shape[1], P, *x.shape[3:])
+    xp = F.pad(torch.cat([prev, x], 2).double(), (1, 1, 1, 1, 0, 0))
+    w, b = conv.weight.double(), conv.bias.double().view(1, -1, 1, 1, 1)
+    ref, mag = F.conv3d(xp, w) + b, F.conv3d(xp.abs(), w.abs()) + b.abs()
+    if residual is not None:
+        ref, mag = ref + residual.double(), mag + residual.double().abs()
+    n = math.prod(w.shape[1:]) + 3
+    gamma = n * 2.0 ** -23 / (1.0 - n * 2.0 ** -23)
+    bound = 2.0 ** -8 * ref.abs() + (1.0 + 2.0 ** -8) * ((gamma + n * 2.0 ** -52) * mag + (n + 2) * 2.0 ** -126)
+    return ((y.double() - ref).abs() / bound).max().item()
 
 
 def timed(f, *a):
@@ -121,28 +155,31 @@ def main():
         return (y.double() - ref).abs().max().item()
 
     e_b, e_c, e_d = err(y_torch), err(y_whole), err(y_chunk)
-    # Tolerance: 2x the error of torch's own bf16 block (b). convjit rounds at the same stages as (b)
-    # (norm, SiLU and conv outputs to bf16, fp32 accumulation; one rounding fewer: the residual is added
-    # before the conv's single rounding), so its error is (b)'s kind; 2x is margin for which elements
-    # happen to round worst (seeds 0-7: (c)/(b) <= 1.16). A dropped bias (std 0.2), tap, frame or
-    # residual errs several times more. The yardstick is itself checked against a budget derived from
-    # the stages: 6 roundings (norm1, silu, conv1, norm2, silu, conv2) of at most u = 2^-8 (bf16's 8
-    # significant bits) relative each, none amplified downstream (unit-gain norms, conv gain < 1).
-    tol = 2.0 * e_b
-    budget = 6 * 2.0 ** -8 * ref.abs().max().item()
+    # Bound of the whole block, from the stages of the convjit run: 6 roundings to bf16 (norm1, silu,
+    # conv1, norm2, silu, conv2 with the residual added before its one rounding), each at most u = 2^-8
+    # relative (8 significant bits), none amplified downstream (the norms have unit gain, a conv's rms
+    # gain sqrt(sum w^2) is < 1 and independent roundings add in rms), so <= 6 u max|y|. The float64
+    # model with exactly those roundings errs 0.012-0.017 on seeds 0-7, 6-7x under it; a dropped bias
+    # (std 0.2), frame or residual errs more. torch's bf16 block (b) rounds at the same stages, but how
+    # well its CPU kernels do varies (another CPU: 0.16), so it is printed, never used.
+    tol = 6 * 2.0 ** -8 * ref.abs().max().item()
+    calls = [(cc.conv, *c) for cc in (patched.conv1, patched.conv2) for c in cc.calls]
+    worst = max(conv_call_bound(*c) for c in calls)
     print(f"block: GroupNorm(per frame) -> SiLU -> causal conv3d 3x3x3 -> GroupNorm -> SiLU -> causal conv3d "
           f"+ residual; x {tuple(x.shape)} bf16, C={C}, chunks of {CHUNK} frames")
     print(f"patch: swapped {res.swapped}, skipped {res.skipped}")
     for w in said:
         print(f"convjit said: {w.category.__name__}: {w.message}")
     print(f"reference: torch float64 on the same bf16 weights and input; max|y| = {ref.abs().max().item():.3f}")
-    ok = e_b <= budget
-    print(f"(b) torch bf16        max abs error vs float64 {e_b:.4f}  (yardstick; stage budget 6*u*max|y| = "
-          f"{budget:.4f}: {'PASS' if ok else 'FAIL'})")
+    ok = worst <= 1.0
+    print(f"convjit conv calls: {len(calls)}, each vs the float64 conv of its own bf16 inputs: worst "
+          f"{worst:.3f} of the bound (fp32 sum gamma_n*sum|x w|, one bf16 rounding)  {'PASS' if ok else 'FAIL'}")
+    print(f"(b) torch bf16        max abs error vs float64 {e_b:.4f}  (yardstick only: depends on torch's CPU "
+          "kernels)")
     for name, e in (("(c) convjit whole    ", e_c), ("(d) convjit chunked  ", e_d)):
         verdict = "PASS" if e <= tol else "FAIL"
         ok &= verdict == "PASS"
-        print(f"{name} max abs error vs float64 {e:.4f}  tol {tol:.4f} (2x torch bf16's)  {verdict}")
+        print(f"{name} max abs error vs float64 {e:.4f}  tol {tol:.4f} (stage budget 6*u*max|y|)  {verdict}")
     same = torch.equal(y_chunk, y_whole)
     print(f"chunked vs whole convjit: {'bit-identical' if same else 'max diff %.4g' % (y_chunk.double() - y_whole.double()).abs().max().item()}"
           " (docs/api.md: bit for bit when the whole-clip plan does not split K)")

@@ -63,12 +63,21 @@ foreach(cfg "gfx942;bf16;1024.0;32" "gfx950;fp8;2048.0;64")
   string(REPLACE "MFMA" "${mfma}" re "${CJ_BOUNDS_FIELDS}")
   string(REPLACE "BANKS" "${banks}" re "${re}")
   add_test(NAME tools/dump_bounds_${arch}_${dt}
-           COMMAND bash -c "out=$(\"$0\" --arch $1 --op conv --dtype $2 --shape 1,1024,120,160,90,1024,1,3,3 --pad 0,1,1 --emit bounds --json) && echo \"$out\" && echo \"$out\" | grep -Eq -- \"$3\""
+           COMMAND bash -c "out=$(\"$0\" --arch $1 --op conv --dtype $2 --shape 1,1024,120,160,90,1024,1,3,3 --pad 0,1,1 --emit bounds --no-sim --json) && echo \"$out\" && echo \"$out\" | grep -Eq -- \"$3\""
                    ${CJ_DUMP} ${arch} ${dt} ${re})
   set_tests_properties(tools/dump_bounds_${arch}_${dt} PROPERTIES LABELS tools)
 endforeach()
-# and the text form names the model
+# and the text form names the model. These two run the compute-unit
+# simulation (the headline ones above skip it with --no-sim: it is not
+# their subject, and the suite stays as fast) on a shape of one workgroup
+# per CU, where it costs ~10 ms: the simulated time, the fraction of peak
+# and every reason of the breakdown are printed (docs/performance.md).
 add_test(NAME tools/dump_bounds_text
-         COMMAND bash -c "set -o pipefail; \"$0\" --arch gfx950 --op conv --dtype bf16 --shape 1,64,4,16,16,128,3,3,3 --pad 1,1,1 --emit bounds | grep -Eq 'MODELLED.*' "
+         COMMAND bash -c "set -o pipefail; \"$0\" --arch gfx950 --op conv --dtype bf16 --shape 1,64,4,16,16,128,3,3,3 --pad 1,1,1 --emit bounds | grep -Eq 'simulated \\(MODELLED.*of peak' "
                  ${CJ_DUMP})
 set_tests_properties(tools/dump_bounds_text PROPERTIES LABELS tools)
+set(CJ_SIM_FIELDS "\"simulated\":\\{\"kind\":\"modelled\",\"simulated_ms\":[0-9.]+,\"simulated_fraction_of_peak\":[0-9.]+,.*\"breakdown\":\\{\"mfma_busy\":[0-9.]+,\"lds_wait\":[0-9.]+,\"vmem_wait\":[0-9.]+,\"barrier_wait\":[0-9.]+,\"issue\":[0-9.]+,\"tail\":[0-9.]+\\}\\},\"simulated_ms\":[0-9.]+,\"simulated_fraction_of_peak\":[0-9.]+")
+add_test(NAME tools/dump_bounds_sim_json
+         COMMAND bash -c "out=$(\"$0\" --arch gfx942 --op conv --dtype fp8 --shape 1,64,4,16,16,128,3,3,3 --pad 1,1,1 --emit bounds --json) && echo \"$out\" && echo \"$out\" | grep -Eq -- \"$1\""
+                 ${CJ_DUMP} ${CJ_SIM_FIELDS})
+set_tests_properties(tools/dump_bounds_sim_json PROPERTIES LABELS tools)

@@ -49,9 +49,11 @@ foreach(src ${cj_emu_ksrcs})
   endforeach()
 endforeach()
 add_custom_target(cj_emu_kernels ALL DEPENDS ${cj_emu_kos})
-if(TARGET test_emu_api)
-  add_dependencies(test_emu_api cj_emu_kernels)
-endif()
+foreach(t test_emu_api test_perf_mechanics)
+  if(TARGET ${t})
+    add_dependencies(${t} cj_emu_kernels)
+  endif()
+endforeach()
 
 # convjit-emu (the tool) on the same kernels, and the acceptance case: a
 # transpose kernel that convjit-dump --save-dir writes, run by the tool.

@@ -76,7 +76,7 @@ if(TARGET convjit-run)
   # Issue 25 item 5: a run that succeeds logs no error. With CONVJIT_LOG=error
   # the candidates the selection rejects on the way (a split-K one on a
   # single K step; on gfx942 one that fails the resource gate) print
-  # nothing: they are logged at debug (info for the resource gate).
+  # nothing: they are logged at debug (one info line counts them).
   set(CJ_RUN_LOG_ERROR_SH [=[
 for args in "--arch gfx950 --shape 1,16,6,6,8,1,1" "--arch gfx942 --shape 1,16,6,6,8,1,1" \
             "--arch gfx942 --shape 1,16,2,2,3,640,3,3,3 --pad 1,1,1 --bias"; do

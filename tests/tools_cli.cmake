@@ -83,3 +83,7 @@ cj_bad_args(dump_tile_half_auto convjit-dump "--tile '0x128': 0 is not a choice"
 cj_bad_args(mix_splitk_zero convjit-mix "--splitk '0': 0 is not a choice" --splitk 0)
 cj_bad_args(bench_kstep_waves_zero convjit-bench-kstep "--waves '0x4': 0 is not a choice" --arch gfx942
             --shape 1,64,2,8,8,128,3,3,3 --waves 0x4)
+# convjit-bench-sim (the simulation's validation table): a bad option or
+# a malformed --candidates spec is refused before anything is built
+cj_bad_args(bench_sim_option convjit-bench-sim "--bogus" --bogus)
+cj_bad_args(bench_sim_candidates convjit-bench-sim "expected ARCH:DTYPE:SHAPE:OPTS" --candidates gfx950:bf16)

@@ -20,7 +20,7 @@ const char *bench_kind_label(bench_kind k); /* "measured" / "FAKE" / "EMULATED" 
 
 /* One shape to time. fp8: w in the arch's native fp8, x bf16 (so the
  * end-to-end figure includes the quantizing pre-pass, as the original's
- * "fp8 end-to-end" numbers do). pub_*: REFERENCE.md "Measured numbers"
+ * "fp8 end-to-end" numbers do). pub_*: docs/original-design.md "Measured numbers"
  * (MI355X, gfx950), 0 = none published for this shape. */
 typedef struct bench_shape {
   char name[48];
@@ -30,7 +30,7 @@ typedef struct bench_shape {
   double pub_kernel_tf, pub_e2e_tf, pub_miopen_tf;
 } bench_shape;
 
-/* The default shape list (REFERENCE.md's headline shapes, with their
+/* The default shape list (docs/original-design.md's headline shapes, with their
  * published numbers), and a shape's descriptor on an arch. */
 extern const bench_shape bench_default_shapes[];
 extern const int bench_ndefault_shapes;
@@ -57,7 +57,7 @@ int bench_miopen_run(bench_miopen *m, const void *x, const void *w, void *y, voi
 /* ---- the self-test (bench_selftest.c) ------------------------------------ */
 #define SELFTEST_SAMPLES 48 /* outputs checked on a sampled (large) case */
 typedef struct selftest_opts {
-  int full;              /* 1: also REFERENCE.md's test shapes and the headline shapes (sampled) */
+  int full;              /* 1: also docs/original-design.md's test shapes, the headline shapes (sampled) */
   const char *only_case; /* run this case only (the reproduction command), or NULL */
   uint64_t seed;
   const char *device_arg; /* the --device value, for the reproduction command */

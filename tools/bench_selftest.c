@@ -6,7 +6,7 @@
  * 2-D and 1-D), bias, per-tensor and per-channel scales, the bf16->fp8
  * quantizing pre-pass, split-K with its memset and finalize, the weight
  * pack and the activation transpose (also as a plan of its own). --full
- * adds REFERENCE.md's test shapes and the headline shapes; the latter are
+ * adds docs/original-design.md's test shapes and the headline shapes; the latter are
  * checked at sampled outputs (the CPU reference of a whole 14 GB tensor
  * would take hours) and skipped when the device cannot hold them.
  *
@@ -68,7 +68,7 @@ static const st_case k_quick[] = {
     {"transpose_bf16", 1, 0, {2, 24, 100}, P3(0, 0, 0), P3(0, 0, 0), P3(1, 1, 1), T_BF16, T_BF16, 0, 0, 0, 0, 0, 0},
 };
 
-/* REFERENCE.md "Shapes the original tests used": 3x3x3, (N, C, T, H, W, K, stride, pad). */
+/* docs/original-design.md "Shapes the original tests used": 3x3x3, (N, C, T, H, W, K, stride, pad). */
 static const int k_ref_bf16[][8] = {{1, 32, 8, 16, 16, 64, 1, 0}, {1, 32, 9, 17, 17, 96, 1, 1}, {2, 64, 6, 18, 18, 192, 1, 1},
                                     {1, 32, 10, 20, 20, 64, 2, 1}, {1, 16, 6, 16, 20, 16, 1, 1}, {1, 16, 4, 12, 16, 384, 1, 1},
                                     {1, 3, 4, 12, 12, 32, 1, 1},  {1, 12, 4, 12, 12, 32, 1, 1}, {2, 5, 4, 10, 14, 48, 1, 1},
@@ -185,12 +185,12 @@ static convjit_status run_case(convjit_context *ctx, const convjit_plan *plan, c
     }
     if (ws) T(convjit_malloc(ctx, ws, &dws));
     convjit_conv_args a = convjit_conv_args_default();
-    if (plan->prob.has_bias) {
+    if (cj_epi_has(&plan->prob.epi, CJ_EPI_BIAS)) {
       T(convjit_malloc(ctx, (size_t)plan->prob.k * 4, &db));
       T(convjit_memcpy_h2d(ctx, db, d->bias, (size_t)plan->prob.k * 4, NULL));
       a.bias = db;
     }
-    if (d->csc && plan->prob.has_channel_scale) {
+    if (d->csc && cj_epi_has(&plan->prob.epi, CJ_EPI_SCALE)) {
       T(convjit_malloc(ctx, (size_t)plan->prob.k * 4, &ds));
       T(convjit_memcpy_h2d(ctx, ds, d->csc, (size_t)plan->prob.k * 4, NULL));
       a.scale = ds;
@@ -298,16 +298,16 @@ static convjit_status ref_point(st_ref *r, size_t i, float *want, float *mag) {
   const float *bias = r->d->bias;
   if (r->fp8) {
     double y;
-    CJ_TRY(cj_ref_conv_point_fp8(&sh, x_at, r, w_at, r, r->xs, r->wsc[k], p->has_bias ? bias : NULL, n, k, od, oh, ow, &y, mag));
+    CJ_TRY(cj_ref_conv_point_fp8(&sh, x_at, r, w_at, r, r->xs, r->wsc[k], cj_epi_has(&p->epi, CJ_EPI_BIAS) ? bias : NULL, n, k, od, oh, ow, &y, mag));
     *want = (float)y;
     return CONVJIT_OK;
   }
-  CJ_TRY(cj_ref_conv_point(&sh, x_at, r, w_at, r, p->has_bias ? bias : NULL, n, k, od, oh, ow, want));
+  CJ_TRY(cj_ref_conv_point(&sh, x_at, r, w_at, r, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? bias : NULL, n, k, od, oh, ow, want));
   r->absolute = 1; /* mag: the same conv of |x|, |w| (+ |bias|) */
   float absb[1] = {0};
   convjit_status st = cj_ref_conv_point(&sh, x_at, r, w_at, r, NULL, n, k, od, oh, ow, mag);
   r->absolute = 0;
-  if (p->has_bias) { absb[0] = fabsf(bias[k]); *mag += absb[0]; }
+  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) { absb[0] = fabsf(bias[k]); *mag += absb[0]; }
   return st;
 }
 
@@ -462,10 +462,10 @@ static int run_one(st_ctx *s, const st_case *c, uint64_t seed) {
       cj_ref_conv_shape sh = tool_ref_shape(p);
       if (r.fp8) {
         cj_ref_conv_fp8_in in = {.fmt = r.fmt, .x = r.qx, .w = d.hw, .x_scale = r.xs, .w_scale = r.wsc,
-                                 .w_scale_per_k = 1, .bias = p->has_bias ? d.bias : NULL};
+                                 .w_scale_per_k = 1, .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? d.bias : NULL};
         rs = cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y_f32 = want, .mag = mag});
       } else {
-        rs = cj_ref_conv_fwd_mag(&sh, r.fx, r.fw, p->has_bias ? d.bias : NULL, want, mag);
+        rs = cj_ref_conv_fwd_mag(&sh, r.fx, r.fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? d.bias : NULL, want, mag);
       }
     }
     for (size_t j = 0; sampled && j < nsample && rs == CONVJIT_OK; j++) rs = ref_point(&r, idx[j], &want[j], &mag[j]);

@@ -66,13 +66,14 @@ static int plan_of(cj_kplan *p, const cj_arch *a, const bench_shape *s) {
     g.stride[i] = g.dil[i] = 1;
     g.pad_lo[i] = g.pad_hi[i] = i ? s->pad_hw : s->pad_t;
   }
-  cj_conv_opts def = {.has_bias = 1};
+  cj_epilogue bias = {0};
+  cj_epi_add(&bias, CJ_EPI_BIAS);
   if (s->fp8) {
-    if (cj_kplan_conv_init(p, a, &g, &def) == CONVJIT_OK) return 0;
+    if (cj_kplan_conv_init(p, a, &g, NULL, &bias) == CONVJIT_OK) return 0;
   }
   for (uint32_t stages = 4; !s->fp8 && stages >= 2; stages--) {
-    cj_conv_opts o = {.tile_m = 128, .tile_n = 128, .wave_m = 2, .wave_n = 4, .stages = stages, .has_bias = 1};
-    if (cj_kplan_conv_init(p, a, &g, &o) == CONVJIT_OK) return 0;
+    cj_conv_opts o = {.tile_m = 128, .tile_n = 128, .wave_m = 2, .wave_n = 4, .stages = stages};
+    if (cj_kplan_conv_init(p, a, &g, &o, &bias) == CONVJIT_OK) return 0;
   }
   fprintf(stderr, "convjit-bench-compile: %s on %s: %s\n", s->name, a->name, cj_error_text());
   return -1;

@@ -59,7 +59,7 @@ typedef struct ks_run {
 
 static void usage(void) {
   cj_strbuf kh = {0};
-  cj_conv_knobs_help(&kh, "--", " ");
+  cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(stderr,
           "usage: convjit-bench-kstep --arch gfx942|gfx950 --dtype bf16|fp8 --shape N,C,D,H,W,K,T,R,S\n"
           "                           [--pad D,H,W] [--vary c|t] [--lengths a,b,c] [--<knob> ...]\n"
@@ -137,7 +137,7 @@ static int spill_free(const cj_kernel_info *k) {
 /* Plan and build length j with options o. */
 static convjit_status build(const ks_args *a, int j, const cj_conv_opts *o, ks_run *r) {
   cj_conv_geom g = geom_of(a, j);
-  CJ_TRY(cj_kplan_conv_init(&r->p, a->arch, &g, o));
+  CJ_TRY(cj_kplan_conv_init(&r->p, a->arch, &g, o, NULL));
   return cj_build_kernel(&r->p, 0, &r->built);
 }
 

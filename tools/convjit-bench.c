@@ -47,7 +47,7 @@ typedef struct bench_opts {
 
 #define SH(nm, f8, c, d, h, w, k, t, r, s, p0, p1, p2, kt, et, mt)                                           \
   {nm, f8, 0, {1, c, d, h, w, k, t, r, s}, {p0, p1, p2}, {p0, p1, p2}, {1, 1, 1}, {1, 1, 1}, kt, et, mt}
-/* The seed's headline shapes (REFERENCE.md "Measured numbers"; the
+/* The seed's headline shapes (docs/original-design.md "Measured numbers"; the
  * "M=216k" rows are C2048 [60,80,45]: 60*80*45 = 216000 output positions;
  * its 3x3x3 row was published twice, 967 TF (async DMA) then 977 TF). */
 const bench_shape bench_default_shapes[] = {
@@ -96,8 +96,8 @@ static void usage(FILE *f) {
           "  --device hip|emu  hip (default): the HIP device (libamdhip64 via dlopen); no device is an error.\n"
           "                    emu: convjit's CPU emulator (times EMULATED, never TFLOPS; small shapes only)\n"
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
-          "  --shapes FILE     the shapes to time instead of the default list (REFERENCE.md's headline\n"
-          "                    shapes): one per line, '#' comments, tokens\n"
+          "  --shapes FILE     the shapes to time instead of the default list (the headline shapes of\n"
+          "                    docs/original-design.md): one per line, '#' comments, tokens\n"
           "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|fp8  pad=P,P,P | pad=L,L,L,H,H,H\n"
           "                      stride=S,S,S  dilation=D,D,D  bias  name=TEXT (no spaces)\n"
           "                    fp8 = w in the arch's native fp8 and x bf16 (the pre-pass quantizes x)\n"
@@ -114,8 +114,9 @@ static void usage(FILE *f) {
           "                    reference, and bit for bit vs convjit's emulator where the shape is small;\n"
           "                    a mismatch prints the case, kernel, first differing element and a\n"
           "                    reproduction command. --quick: the small matrix only (the emulator's\n"
-          "                    default); --full (a HIP device's default): also REFERENCE.md's test shapes\n"
-          "                    and the headline shapes (sampled outputs, skipped when memory is short)\n"
+          "                    default); --full (a HIP device's default): also the test shapes of\n"
+          "                    docs/original-design.md and the headline shapes (sampled outputs, skipped\n"
+          "                    when memory is short)\n"
           "  --case NAME       the self-test of one case (the reproduction command); --list: the names\n"
           "  --sampled         check every self-test case at %d sampled outputs only, as the large ones are\n"
           "  --report FILE.md  write the report to send back: device, versions, the bench table with\n"
@@ -480,7 +481,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   if (o->vs_miopen && mi && ebw == 1) DEV(convjit_malloc(ctx, nw * 2, &b.w_bf16));
   DEV(fill_device(ctx, b.x, nx, 2, CJ_NF_E4M3FN, &seed, NULL));
   DEV(fill_device(ctx, b.w, nw, (int)ebw, tool_fp8_format(p->w_dtype), &seed, b.w_bf16));
-  if (p->has_bias) {
+  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     float *hb = malloc((size_t)p->k * sizeof *hb);
     if (!hb) { snprintf(r->err, sizeof r->err, "out of host memory"); goto done; }
     for (int64_t i = 0; i < p->k; i++) hb[i] = tool_rng_unit(&seed);
@@ -495,7 +496,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   if (b.conv_step && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
   r->ok = 1;
   if (o->vs_miopen && mi) {
-    if (p->has_bias) {
+    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: the shape has a bias (MIOpen's conv has none)");
     } else if (bench_miopen_prepare(mi, p, &b.ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, sizeof err)) {
@@ -713,7 +714,8 @@ static int write_report(const char *path, convjit_context *ctx, const bench_opts
   fprintf(f, "| figures | %s |\n\n", bench_kind_label(e->kind));
   if (n) {
     fprintf(f, "## Bench\n\nTimes are medians of HIP-event-timed runs on one stream (budget %g ms, warm-up %llu). "
-               "Published numbers: REFERENCE.md \"Measured numbers\" (the original design on MI355X, gfx950); "
+               "Published numbers: docs/original-design.md \"Measured numbers\" (the original design on MI355X, "
+               "gfx950); "
                "\"vs published\" = this run's TFLOPS / the published TFLOPS.\n\n",
             o->budget_ms, (unsigned long long)o->warmup);
     print_table(f, rows, n, e, 1);

@@ -141,7 +141,7 @@ static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
   if (force_dma) o.dma_bytes = wide && cj_arch_dma_ok(arch, 16) ? 16 : 4;
   if (rng_pct(r, 25)) o.k_bytes = rng_pct(r, 50) ? 32 : 64;
   if (rng_pct(r, 20)) o.prefetch = rng_pct(r, 50) ? 2 : 1;
-  o.has_bias = rng_pct(r, 30);
+  const int bias = rng_pct(r, 30);
   o.force_big_in = rng_pct(r, 10);
   o.force_big_out = rng_pct(r, 10);
   o.no_fast_paths = rng_pct(r, 15);
@@ -153,7 +153,7 @@ static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
   p.y_dtype = CONVJIT_DTYPE_BF16;
   if (sched1 && p.x_dtype != CONVJIT_DTYPE_BF16) o.sched = CJ_CONV_SCHED_MULTISTAGE;
   p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
-  p.has_bias = o.has_bias;
+  if (bias) cj_epi_add(&p.epi, CJ_EPI_BIAS);
   p.x_scale = p.w_scale = 1.0f;
   p.spatial_rank = 3;
 
@@ -177,6 +177,8 @@ static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
       len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --%s %ux%u", kn[i].name, a, b);
     else len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --%s %u", kn[i].name, a);
   }
+  if (bias && len > 0 && (size_t)len < sizeof out->repro)
+    len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --bias");
 
   cj_seq *seq = calloc(1, sizeof *seq);
   CJ_ALLOC_CHECK(seq);

@@ -47,6 +47,7 @@ typedef struct dump_args {
   int nshape;            /* -1: --shape not given */
   unsigned emit;
   int json, check;
+  int no_sim;            /* --no-sim: the bounds without the compute-unit simulation */
   const char *save_dir;  /* write each kernel's code object as <dir>/<name>.co */
   void *op_opts;         /* the op's own options (op->opts_size bytes, zeroed) */
 } dump_args;
@@ -114,9 +115,9 @@ typedef struct conv_opts {
   int nstride, npad, ndil;
   uint64_t groups;         /* --groups (0: 1) */
   int x_ndhwc, y_ndhwc;    /* --layout */
-  cj_conv_opts sel; /* the knobs (--tile, --stages, ..., --bias): kplan_knobs.h */
-  /* the fused epilogue (descriptor fields): --residual, --beta, --act, --alpha */
-  int residual, act, channel_scale;
+  cj_conv_opts sel; /* the knobs (--tile, --stages, ...): kplan_knobs.h */
+  /* the fused epilogue (descriptor fields): --bias, --residual, --beta, --act, --alpha */
+  int bias, residual, act, channel_scale;
   double beta, alpha;
   int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
   int nchunks;
@@ -128,6 +129,7 @@ static const dump_opt_def conv_opt_defs[] = {
   {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
   {"layout", 1, "ncdhw|ndhwc (x and y) or x,y (default ncdhw): NDHWC x is read in place"},
   {"groups", 1, "G: grouped conv, G divides C and K (default 1)"},
+  {"bias", 0, "fused epilogue: + fp32 bias of K elements (args.bias)"},
   {"residual", 0, "fused epilogue: + beta * z (bf16 z shaped like y, args.residual)"},
   {"beta", 1, "z's factor (default 1; a plan constant)"},
   {"act", 1, "identity|relu|silu|gelu: activation applied last"},
@@ -146,6 +148,7 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
   else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
   else if (!strcmp(name, "residual")) o->residual = 1;
+  else if (!strcmp(name, "bias")) o->bias = 1;
   else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
   else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
   else if (!strcmp(name, "alpha")) {
@@ -181,11 +184,11 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
     if (o->npad) d.pad_lo[i] = d.pad_hi[i] = o->pad[i];
     if (o->npad == 6) d.pad_hi[i] = o->pad[3 + i];
   }
-  d.has_bias = o->sel.has_bias != 0;
+  d.has_bias = o->bias;
   d.groups = o->groups ? (int64_t)o->groups : 1;
   d.x_layout = o->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d.y_layout = o->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
-  d.has_residual = o->residual || o->sel.has_residual;
+  d.has_residual = o->residual;
   d.beta = (float)o->beta;
   d.act = (convjit_activation)o->act;
   d.has_channel_scale = o->channel_scale;
@@ -236,11 +239,13 @@ static const dump_op dump_ops[] = {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: convjit-dump --arch gfx942|gfx950 --op OP --dtype T --shape DIMS\n"
-          "                    [--emit plan,ir,opt-ir,asm,resources,mnemonics,bounds] [--json] [--check]\n"
+          "                    [--emit plan,ir,opt-ir,asm,resources,mnemonics,bounds] [--json] [--check] [--no-sim]\n"
           "  --emit   stages to print, any combination (default plan,resources);\n"
           "           mnemonics: per kernel, how often each instruction occurs in its code\n"
           "           bounds: the conv kernel's MODELLED per-K-step MFMA/LDS/issue/HBM cycles, waves\n"
-          "           per SIMD, binding bound (one workgroup emulated; docs/performance.md)\n"
+          "           per SIMD, binding bound (one workgroup emulated; docs/performance.md), and the\n"
+          "           compute-unit simulation's time, fraction of peak and breakdown (MODELLED)\n"
+          "  --no-sim with bounds: skip the simulation (only the per-K-step counts)\n"
           "  --json   print one JSON object instead of text\n"
           "  --check  exit 1 if any kernel spills, uses scratch or exceeds the arch's LDS\n"
           "  --save-dir DIR  also write each kernel's code object to DIR/<kernel>.co\n"
@@ -252,7 +257,7 @@ static void usage(FILE *f) {
       fprintf(f, "      --%s%s  %s\n", d->name, d->has_value ? " V" : "", d->help);
     if (o->conv_knobs) {
       cj_strbuf kh = {0};
-      cj_conv_knobs_help(&kh, "    --", " ");
+      cj_conv_knobs_help(&kh, "    --", " ", NULL);
       fputs(kh.s ? kh.s : "", f);
       cj_sb_free(&kh);
     }
@@ -307,7 +312,7 @@ static convjit_status take_opt(int argc, char **argv, int *i, int has_value, cha
 }
 
 static const char *const common_valued[] = {"arch", "op", "dtype", "shape", "emit", "save-dir", NULL};
-static const char *const common_flags[] = {"json", "check", "help", NULL};
+static const char *const common_flags[] = {"json", "check", "no-sim", "help", NULL};
 
 static int in_list(const char *const *l, const char *s, size_t len) {
   for (; *l; l++)
@@ -343,6 +348,7 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
       if (!strcmp(name, "help")) *help = 1;
       else if (!strcmp(name, "json")) a->json = 1;
       else if (!strcmp(name, "check")) a->check = 1;
+      else if (!strcmp(name, "no-sim")) a->no_sim = 1;
       else if (!strcmp(name, "op")) a->op_name = v;
       else if (!strcmp(name, "dtype")) a->dtype = v;
       else if (!strcmp(name, "save-dir")) a->save_dir = v;
@@ -445,6 +451,29 @@ static void print_mnemonics(const dump_args *a, const cj_built *b, int n, cj_str
 }
 
 /* ---- --emit bounds: the MODELLED per-K-step bounds of the conv kernel ------- */
+/* The compute-unit simulation's fields (perf/perf.h, docs/performance.md "Simulation"). */
+static void print_sim_json(const cj_perf_kernel_out *m, cj_strbuf *o) {
+  cj_sb_printf(o,
+               ",\"simulated\":{\"kind\":\"modelled\",\"simulated_ms\":%.4f,\"simulated_fraction_of_peak\":%.3f,"
+               "\"simulated_tflops\":%.1f,\"clock_mhz\":%.0f,\"workgroups_per_cu\":%llu,\"simulated_workgroups\":%llu,"
+               "\"workgroup_cycles\":%.0f,\"hbm_load_fraction\":%.4f,\"breakdown\":{",
+               m->ms, m->fraction_of_peak, m->tflops, m->clock_mhz, (unsigned long long)m->per_cu_wgs,
+               (unsigned long long)m->simulated_wgs, m->wg_cycles, m->hbm_load_fraction);
+  for (int r = 0; r < CJ_PERF_REASONS; r++)
+    cj_sb_printf(o, "%s\"%s\":%.4f", r ? "," : "", cj_perf_reason_name(r), m->breakdown[r]);
+  cj_sb_printf(o, "}},\"simulated_ms\":%.4f,\"simulated_fraction_of_peak\":%.3f", m->ms, m->fraction_of_peak);
+}
+
+static void print_sim_text(const cj_perf_kernel_out *m, cj_strbuf *o) {
+  cj_sb_printf(o,
+               ";   simulated (MODELLED, docs/performance.md \"Simulation\"): %.4f ms, %.1f TFLOPS, %.3f of peak at "
+               "%.0f MHz sustained\n;   breakdown of the SIMD cycles:",
+               m->ms, m->tflops, m->fraction_of_peak, m->clock_mhz);
+  for (int r = 0; r < CJ_PERF_REASONS; r++) cj_sb_printf(o, " %s %.3f", cj_perf_reason_name(r), m->breakdown[r]);
+  cj_sb_printf(o, "\n;   %llu workgroups on the busiest CU (%llu simulated, then %.0f cycles each)\n",
+               (unsigned long long)m->per_cu_wgs, (unsigned long long)m->simulated_wgs, m->wg_cycles);
+}
+
 /* The model is cj_bounds_conv's (src/emu/bounds.h, docs/performance.md). */
 static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"bounds\":[");
@@ -453,7 +482,7 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
   for (int k = 0; k < n; k++) {
     if (plans[k].op != CJ_KOP_CONV) continue;
     cj_bounds x;
-    convjit_status st = cj_bounds_conv(&plans[k], &b[k], &x);
+    convjit_status st = a->no_sim ? cj_bounds_conv(&plans[k], &b[k], &x) : cj_bounds_conv_sim(&plans[k], &b[k], NULL, &x);
     if (a->json) {
       cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"kind\":\"modelled\"", first ? "" : ",", plans[k].name);
       if (st != CONVJIT_OK) {
@@ -472,6 +501,7 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                      x.lds_banks, x.issue, x.hbm, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                      x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
                      (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma);
+      if (st == CONVJIT_OK && x.simulated) print_sim_json(&x.sim, o);
       cj_sb_printf(o, "}");
     } else if (st != CONVJIT_OK) {
       cj_sb_printf(o, "; %s: %s\n", plans[k].name, convjit_last_error());
@@ -493,6 +523,7 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    (unsigned long long)x.vmcnt0_waits, x.loop_trips,
                    x.vmcnt0_waits < x.loop_trips ? "none in the loop" : "the loop drains the load queue",
                    x.barriers_per_step, x.barrier_cover_mfma);
+      if (x.simulated) print_sim_text(&x.sim, o);
     }
     first = 0;
   }

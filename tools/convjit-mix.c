@@ -55,11 +55,16 @@ typedef struct mix_run {
 } mix_run;
 
 static void usage(FILE *f) {
+  cj_strbuf kh = {0};
+  cj_conv_knobs_help(&kh, "--", " ", cj_conv_knob_tunable);
   fprintf(f, "usage: convjit-mix [--arch gfx942|gfx950|both] [--shape N,C,D,H,W,K,T,R,S [--pad P,P,P]]...\n"
-             "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--json]\n"
+             "                   [--<knob> V]... [--json]\n"
              "  EMULATED per-wave instruction mix of one K step of the conv main loop, from 2 or 3\n"
              "  runs that differ only in the reduction length (default: 1,128,4,8,8,128,T,3,3 with\n"
-             "  T = 3, 5, 7, pad T/2,1,1); --pad follows the --shape it applies to (default 1,1,1)\n");
+             "  T = 3, 5, 7, pad T/2,1,1); --pad follows the --shape it applies to (default 1,1,1)\n"
+             "knobs (every tunable one of src/codegen/kplan_knobs.h; default tile 128x128, waves 2x4, splitk 1):\n%s",
+          kh.s ? kh.s : "");
+  cj_sb_free(&kh);
 }
 
 static int parse_args(int argc, char **argv, mix_args *a) {
@@ -86,7 +91,7 @@ static int parse_args(int argc, char **argv, mix_args *a) {
       if (cli_list(o, v, a->pad[a->nsh - 1], 3, 3, 0, CLI_MAX_EXTENT) < 0) return -1;
     }
     else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
-             cj_conv_knob_find(o + 2, strlen(o + 2))->tunable) { /* the conv knobs (kplan_knobs.h) */
+             cj_conv_knob_tunable(cj_conv_knob_find(o + 2, strlen(o + 2)))) { /* the conv knobs (kplan_knobs.h) */
       if (cli_knob(&a->forced, cj_conv_knob_find(o + 2, strlen(o + 2)), o, v)) return -1;
     }
     else { fprintf(stderr, "convjit-mix: unknown option %s\n", o); return -1; }
@@ -214,6 +219,11 @@ static double total_of(const double *v) {
 
 static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
   int rc = 0, n = a->nsh;
+  /* parse_args leaves 2 or 3 shapes: the per-step slopes below read runs 0 and n - 1 */
+  if (n < 2 || n > MAXSH) {
+    fprintf(stderr, "convjit-mix: %d shapes: expected 2 or 3\n", n);
+    return CONVJIT_ERR_INTERNAL;
+  }
   convjit_context *ctx = NULL;
   convjit_context_options o = convjit_context_options_default();
   o.arch = arch;

@@ -76,13 +76,22 @@ typedef struct run_result {
   size_t workspace_bytes;  /* the plan's (0 for a transpose job: it has none) */
 } run_result;
 
+/* The conv knobs convjit-run takes as --<name>: all but the problem's own
+ * bias, residual and act, which it spells itself (--bias, --residual
+ * [--beta], --act NAME). */
+static int run_knob(const cj_knob *k) {
+  return strcmp(k->name, "bias") && strcmp(k->name, "residual") && strcmp(k->name, "act");
+}
+
 static void usage(FILE *f) {
+  cj_strbuf kh = {0};
+  cj_conv_knobs_help(&kh, "--", " ", run_knob);
   fprintf(f,
           "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
           "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
-          "                   [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--dma B] [--stats]\n"
+          "                   [--<knob> V]... [--stats]\n"
           "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            transpose: N,C,S (S = D*H*W)\n"
@@ -110,7 +119,10 @@ static void usage(FILE *f) {
           "  --stats   emulator only: dynamic instruction counts by class per kernel\n"
           "  no shape: the default job, always checked: a video-VAE decoder layer scaled down\n"
           "            (1,256,5,8,8 -> 256, 3x3x3, causal pad 2/0,1/1,1/1, bias) in fp8, then\n"
-          "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n");
+          "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n"
+          "conv knobs (src/codegen/kplan_knobs.h; forced in every kernel the plan builds):\n%s",
+          kh.s ? kh.s : "");
+  cj_sb_free(&kh);
 }
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -150,8 +162,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (n <= 3) memcpy(a->pad_hi, p, sizeof(int64_t) * (size_t)n);
       else memcpy(a->pad_hi, p + n / 2, sizeof(int64_t) * (size_t)(n / 2));
     } else if (!strncmp(o, "--", 2) && cj_conv_knob_find(o + 2, strlen(o + 2)) &&
-               strcmp(o, "--bias") && strcmp(o, "--residual") &&
-               strcmp(o, "--act")) { /* the conv knobs (kplan_knobs.h); --bias, --residual, --act: the problem's */
+               run_knob(cj_conv_knob_find(o + 2, strlen(o + 2)))) { /* the conv knobs (kplan_knobs.h) */
       const cj_knob *k = cj_conv_knob_find(o + 2, strlen(o + 2));
       if (k->kind != CJ_KNOB_FLAG) NEEDV();
       if (cli_knob(&a->forced, k, o, k->kind == CJ_KNOB_FLAG ? NULL : v)) return -1;
@@ -366,9 +377,9 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
     return;
   }
   const cj_conv_problem *p = &plan->prob;
-  printf("op       conv forward (implicit GEMM)%s%s%s%s%s\n", p->has_channel_scale ? " * scale[k]" : "",
-         p->has_residual ? " + beta*z" : "", p->has_bias ? " + fp32 bias" : "", p->act ? ", then " : "",
-         p->act == 1 ? "relu" : p->act == 2 ? "silu" : p->act == 3 ? "gelu (tanh)" : "");
+  printf("op       conv forward (implicit GEMM)%s%s%s%s%s\n", cj_epi_has(&p->epi, CJ_EPI_SCALE) ? " * scale[k]" : "",
+         cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) ? " + beta*z" : "", cj_epi_has(&p->epi, CJ_EPI_BIAS) ? " + fp32 bias" : "", cj_epi_activation(&p->epi) ? ", then " : "",
+         cj_epi_activation(&p->epi) == 1 ? "relu" : cj_epi_activation(&p->epi) == 2 ? "silu" : cj_epi_activation(&p->epi) == 3 ? "gelu (tanh)" : "");
   printf("shape    N,C,D,H,W %lld,%lld,%lld,%lld,%lld -> K %lld (y %lld,%lld,%lld,%lld,%lld), filter %lldx%lldx%lld, "
          "stride %lld,%lld,%lld, pad %lld/%lld,%lld/%lld,%lld/%lld (before/after, D,H,W)",
          (long long)p->n, (long long)p->c, (long long)p->d, (long long)p->h, (long long)p->w, (long long)p->k,
@@ -761,7 +772,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   tool_fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
   tool_fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
   for (int64_t i = 0; i < p->k; i++) fb[i] = tool_rng_unit(&seed);
-  if (p->has_residual) { /* z: bf16 in [-1, 1), y's shape */
+  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL)) { /* z: bf16 in [-1, 1), y's shape */
     hz = malloc(ny * sizeof *hz);
     fz = malloc(ny * sizeof *fz);
     if (!hz || !fz) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
@@ -769,7 +780,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     TRY(convjit_malloc(ctx, ny * 2, &dz));
     TRY(convjit_memcpy_h2d(ctx, dz, hz, ny * 2, NULL));
   }
-  if (p->has_channel_scale) { /* scale[k] in [0.5, 1.5), 5 significant bits */
+  if (cj_epi_has(&p->epi, CJ_EPI_SCALE)) { /* scale[k] in [0.5, 1.5), 5 significant bits */
     fs = malloc((size_t)p->k * sizeof *fs);
     if (!fs) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
     for (int64_t i = 0; i < p->k; i++) fs[i] = 0.5f + (float)(tool_rng_next(&seed) >> 60) / 16.0f;
@@ -785,7 +796,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   TRY(convjit_malloc(ctx, pw ? pw : nw * ebx, &dwp));
   TRY(convjit_malloc(ctx, ny * eby, &dy));
   if (ws) TRY(convjit_malloc(ctx, ws, &dws));
-  if (p->has_bias) {
+  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     TRY(convjit_malloc(ctx, (size_t)p->k * sizeof(float), &db));
     TRY(convjit_memcpy_h2d(ctx, db, fb, (size_t)p->k * sizeof(float), NULL));
   }
@@ -799,7 +810,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
     if (pw) TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
     else TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL));
     convjit_conv_args ta = convjit_conv_args_default();
-    ta.x = dx, ta.w_packed = dwp, ta.bias = p->has_bias ? db : NULL, ta.y = dy, ta.workspace = dws;
+    ta.x = dx, ta.w_packed = dwp, ta.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, ta.y = dy, ta.workspace = dws;
     ta.residual = dz, ta.scale = dsc;
     ta.workspace_bytes = ws;
     convjit_tune_result tr = {.struct_size = sizeof tr};
@@ -817,7 +828,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
   TRY(convjit_event_create(ctx, &e1));
   TRY(convjit_event_record(e0, NULL));
   convjit_conv_args fa = convjit_conv_args_default();
-  fa.x = dx, fa.w_packed = dwp, fa.bias = p->has_bias ? db : NULL, fa.residual = dz, fa.scale = dsc;
+  fa.x = dx, fa.w_packed = dwp, fa.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, fa.residual = dz, fa.scale = dsc;
   fa.y = dy, fa.workspace = dws, fa.workspace_bytes = ws;
   TRY(convjit_conv_forward(*plan_out, &fa, NULL));
   TRY(convjit_event_record(e1, NULL));
@@ -851,7 +862,7 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
         for (int64_t i = 0; i < p->k; i++) swk[i] = (float)((double)sw * fs[i]);
       }
       cj_ref_conv_fp8_in in = {.fmt = fmt, .x = hx, .w = hw, .x_scale = p->x_scale, .w_scale = swk ? swk : &sw,
-                               .w_scale_per_k = swk != NULL, .bias = p->has_bias ? fb : NULL};
+                               .w_scale_per_k = swk != NULL, .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL};
       convjit_status rs = cj_ref_conv_fp8_ext(&sh, &ext, &in, &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs});
       free(swk);
       TRY(rs);
@@ -859,12 +870,12 @@ static int run_conv(convjit_context *ctx, const char *arch, const run_args *a, c
       r->tol = cj_ref_conv_bound_fp8(products, y_bf16, smax);
       r->bound = "cj_ref_conv_bound_fp8";
     } else {
-      TRY(cj_ref_conv_fwd_ext(&sh, &ext, fx, fw, p->has_bias ? fb : NULL, ref, refabs));
+      TRY(cj_ref_conv_fwd_ext(&sh, &ext, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
       r->tol = cj_ref_conv_bound(products, y_bf16, 0);
       r->bound = "cj_ref_conv_bound";
     }
-    if (p->has_residual || p->act) { /* the fused epilogue on top (ref_epi.h) */
-      cj_ref_epi ep = {.z = fz, .beta = p->beta, .act = p->act};
+    if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) { /* the fused epilogue on top (ref_epi.h) */
+      cj_ref_epi ep = {.z = fz, .beta = cj_epi_beta(&p->epi), .act = cj_epi_activation(&p->epi)};
       r->tol = cj_ref_epi_apply(r->tol, &ep, ref, refabs, ny);
       r->bound = p->x_dtype == p->w_dtype && ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
                                                        : "cj_ref_conv_bound + cj_ref_epi_apply";
@@ -911,7 +922,7 @@ done:
 }
 
 /* The default job: the 3x3x3 conv of a video-VAE decoder's 256-channel
- * stage (REFERENCE.md "Real video-VAE layers": causal temporal padding, 2
+ * stage (docs/original-design.md "Real video-VAE layers": causal temporal padding, 2
  * frames before and none after, zero padding 1 in H and W, bias), scaled
  * down for the emulator: 5 frames (a causal VAE's 1 + 4k) of 8x8 instead of
  * up to 240 frames of 320x180. Channels and filter are the real layer's;

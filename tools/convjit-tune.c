@@ -128,14 +128,14 @@ static int parse_shape(const char *line, const char *arch, convjit_conv_desc *d,
   opts[strcspn(opts, "\r\n")] = 0;
   cj_conv_geom g;
   cj_conv_opts o;
-  if (cj_kspec_conv_parse(arch, dtype, shape, opts[0] ? opts : "-", &g, &o) != CONVJIT_OK) {
+  cj_epilogue e;
+  if (cj_kspec_conv_parse(arch, dtype, shape, opts[0] ? opts : "-", &g, &o, &e) != CONVJIT_OK) {
     fprintf(stderr, "convjit-tune: shapes line %d: %s\n", lineno, convjit_last_error());
     return -1;
   }
-  int bias = o.has_bias;
-  o.has_bias = 0;
+  int bias = cj_epi_has(&e, CJ_EPI_BIAS);
   static const cj_conv_opts none;
-  if (memcmp(&o, &none, sizeof o) != 0) {
+  if (memcmp(&o, &none, sizeof o) != 0 || e.nops != (uint32_t)bias) {
     fprintf(stderr, "convjit-tune: shapes line %d: a tuning shape takes pad=, stride=, dil= and bias; the knobs are "
             "what is tuned\n", lineno);
     return -1;
@@ -202,7 +202,7 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   fill(h, nw, eb, &seed);
   TRY(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
   if (!pw) TRY(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
-  if (p->has_bias) {
+  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     float *b = h;
     for (int64_t i = 0; i < p->k; i++) b[i] = (float)i / (float)p->k - 0.5f;
     TRY(convjit_malloc(ctx, 4 * (size_t)p->k, &db));

@@ -93,6 +93,16 @@ typedef enum convjit_activation {
   CONVJIT_ACT_GELU_TANH = 3 /* 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))) */
 } convjit_activation;
 
+/* What a conv computes. The descriptor always describes the FORWARD
+ * problem (x N,C,D,H,W; w K,C/groups,T,R,S; y N,K,Do,Ho,Wo), as MIOpen's
+ * directions do; the kind says which of those tensors are inputs and which
+ * is the output (convjit_conv_args). Fixed numeric values. */
+typedef enum convjit_conv_kind {
+  CONVJIT_CONV_FORWARD = 0,         /* y from x and w */
+  CONVJIT_CONV_BACKWARD_DATA = 1,   /* dx from dy and w (also the transposed convolution's forward) */
+  CONVJIT_CONV_BACKWARD_WEIGHT = 2  /* dw (and optionally db) from x and dy */
+} convjit_conv_kind;
+
 typedef enum convjit_layout {
   CONVJIT_LAYOUT_NCDHW = 1, /* channels-first (NCHW / NCW for 2D / 1D) */
   CONVJIT_LAYOUT_NDHWC = 2  /* channels-last (PyTorch channels_last_3d; NHWC / NWC), read and written in place */
@@ -170,7 +180,10 @@ typedef struct convjit_context_info {
 CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, convjit_context_info *info);
 
 /* ---- convolution descriptor -----------------------------------------------
- * Forward conv, y = act(alpha * conv(x, w) + beta * z + bias) (the fused
+ * A conv problem, described as its forward conv (kind, last field: forward
+ * unless set; backward-data and backward-weight have no kernels yet and
+ * are UNSUPPORTED with the kind named). Forward conv,
+ * y = act(alpha * conv(x, w) + beta * z + bias) (the fused
  * epilogue fields last; the default is y = conv(x, w) + bias). Extents are given for the first
  * spatial_rank dims (D,H,W for 3D; H,W for 2D; W for 1D); the rest are
  * ignored. A valid descriptor that no kernel handles yet gives
@@ -217,6 +230,9 @@ typedef struct convjit_conv_desc {
    * zeros. 3D, pad_lo[0] == (filter[0]-1)*dilation[0] > 0, stride[0] 1,
    * n 1. Appended after act: a struct_size without it reads as 0. */
   int has_x_prev;
+  /* What the plan computes (convjit_conv_kind). Appended after has_x_prev:
+   * a struct_size without it reads as forward. */
+  convjit_conv_kind kind;
 } convjit_conv_desc;
 
 /* A 3D descriptor with every field at its neutral value (stride and
@@ -242,11 +258,13 @@ static inline convjit_conv_desc convjit_conv_desc_default(void) {
   d.beta = 0.0f;
   d.act = CONVJIT_ACT_IDENTITY;
   d.has_x_prev = 0;
+  d.kind = CONVJIT_CONV_FORWARD;
   return d;
 }
 
 /* Checks a descriptor without a context (no compile). Errors: INVALID_ARG
- * naming the field and value; UNSUPPORTED for valid-but-unhandled fields. */
+ * naming the field and value; UNSUPPORTED for valid-but-unhandled fields
+ * (a kind without kernels yet: "desc.kind = backward-data: no kernels yet"). */
 CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc);
 /* Output extents (Do,Ho,Wo; unused dims 1) of a valid descriptor. */
 CONVJIT_API convjit_status convjit_conv_output_dims(const convjit_conv_desc *desc, int64_t out[3]);
@@ -286,7 +304,8 @@ CONVJIT_API convjit_status convjit_plan_workspace_size(const convjit_plan *plan,
 CONVJIT_API convjit_status convjit_plan_packed_weight_size(const convjit_plan *plan, size_t *bytes);
 
 /* Once per weight: w (K,C,T,R,S, w_dtype) -> w_packed (caller memory of
- * convjit_plan_packed_weight_size bytes). Enqueued on stream. */
+ * convjit_plan_packed_weight_size bytes). Enqueued on stream. A plan whose
+ * kind reads no weight (backward weight, a transpose) is INVALID_ARG. */
 CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *plan, const void *w, void *w_packed,
                                                void *stream);
 /* Enqueues the forward conv on stream: no compile, no allocation, no
@@ -322,6 +341,16 @@ typedef struct convjit_conv_args {
    * otherwise: a tensor of other frames, channels or extents is not read).
    * A struct_size without it (an older header) is not checked. */
   size_t x_prev_bytes;
+  /* appended: the tensors of the backward kinds (convjit_conv_execute), NULL
+   * for a forward plan; a struct_size without them reads as NULL.
+   * dy: the output gradient (y's shape), read by backward data and weight;
+   * dx: the input gradient (x's shape), written by backward data;
+   * dw: the weight gradient (w's shape), written by backward weight;
+   * db: the bias gradient (fp32, k elements), optional output of backward weight. */
+  const void *dy;
+  void *dx;
+  void *dw;
+  void *db;
 } convjit_conv_args;
 
 /* struct_size of this header, every pointer NULL, workspace_bytes 0. */
@@ -333,6 +362,8 @@ static inline convjit_conv_args convjit_conv_args_default(void) {
   a.workspace_bytes = 0;
   a.x_prev = NULL;
   a.x_prev_bytes = 0;
+  a.dy = NULL;
+  a.dx = a.dw = a.db = NULL;
   return a;
 }
 
@@ -340,11 +371,20 @@ static inline convjit_conv_args convjit_conv_args_default(void) {
  * Errors: INVALID_ARG (NULL plan/args, a required pointer NULL, bias or an
  * epilogue input the plan takes missing — scale when has_channel_scale,
  * residual when has_residual, x_prev when has_x_prev —, x_prev_bytes not
- * the plan's,
- * bias given without has_bias, short workspace, not a conv plan),
+ * the plan's, bias given without has_bias, short workspace, not a conv
+ * plan, a plan of another kind),
  * UNSUPPORTED (residual or scale given to a plan that takes none),
  * VERSION (struct_size unknown). */
 CONVJIT_API convjit_status convjit_conv_forward(const convjit_plan *plan, const convjit_conv_args *args,
+                                                void *stream);
+/* Enqueues a conv plan of any kind (the descriptor's): the tensors its kind
+ * reads and writes, by role (forward: x, w_packed, y and its epilogue
+ * inputs; backward data: dy, w_packed, dx; backward weight: x, dy, dw and
+ * optionally db), checked as convjit_conv_forward checks them; a tensor
+ * the kind does not take, given, is INVALID_ARG naming it. The same
+ * enqueue-only rules. convjit_conv_forward / convjit_conv_fwd take forward
+ * plans only (another kind: INVALID_ARG naming convjit_conv_execute). */
+CONVJIT_API convjit_status convjit_conv_execute(const convjit_plan *plan, const convjit_conv_args *args,
                                                 void *stream);
 /* Enqueues a transpose plan: x (N,C,S) -> y (N,S,C). Same rules as conv_fwd. */
 CONVJIT_API convjit_status convjit_transpose(const convjit_plan *plan, const void *x, void *y, void *stream);

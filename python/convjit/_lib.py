@@ -30,6 +30,7 @@ LOG_FROM_ENV = 0
 DTYPE_BF16, DTYPE_FP8_E4M3FN, DTYPE_FP8_E4M3FNUZ, DTYPE_F32 = 1, 2, 3, 4
 ACT_IDENTITY, ACT_RELU, ACT_SILU, ACT_GELU_TANH = 0, 1, 2, 3
 LAYOUT_NCDHW, LAYOUT_NDHWC = 1, 2
+CONV_FORWARD, CONV_BACKWARD_DATA, CONV_BACKWARD_WEIGHT = 0, 1, 2
 CACHE_SOURCES = ("compiled", "memory", "disk")
 
 _i64x3 = ctypes.c_int64 * 3
@@ -64,7 +65,8 @@ class ConvDesc(ctypes.Structure):
                 ("x_layout", ctypes.c_int), ("y_layout", ctypes.c_int),
                 ("has_bias", ctypes.c_int), ("x_scale", ctypes.c_float), ("w_scale", ctypes.c_float),
                 ("has_channel_scale", ctypes.c_int), ("has_residual", ctypes.c_int),
-                ("beta", ctypes.c_float), ("act", ctypes.c_int), ("has_x_prev", ctypes.c_int)]
+                ("beta", ctypes.c_float), ("act", ctypes.c_int), ("has_x_prev", ctypes.c_int),
+                ("kind", ctypes.c_int)]
 
 
 class ConvArgs(ctypes.Structure):
@@ -72,7 +74,8 @@ class ConvArgs(ctypes.Structure):
                 ("bias", ctypes.c_void_p), ("residual", ctypes.c_void_p), ("scale", ctypes.c_void_p),
                 ("y", ctypes.c_void_p), ("workspace", ctypes.c_void_p),
                 ("workspace_bytes", ctypes.c_size_t), ("x_prev", ctypes.c_void_p),
-                ("x_prev_bytes", ctypes.c_size_t)]
+                ("x_prev_bytes", ctypes.c_size_t),
+                ("dy", ctypes.c_void_p), ("dx", ctypes.c_void_p), ("dw", ctypes.c_void_p), ("db", ctypes.c_void_p)]
 
 
 class KernelInfo(ctypes.Structure):
@@ -179,6 +182,7 @@ def _bind(lib):
         "convjit_plan_packed_weight_size": (I, [P, ctypes.POINTER(SZ)]),
         "convjit_weight_pack": (I, [P, P, P, P]),
         "convjit_conv_forward": (I, [P, ctypes.POINTER(ConvArgs), P]),
+        "convjit_conv_execute": (I, [P, ctypes.POINTER(ConvArgs), P]),
         "convjit_plan_kernel_count": (I, [P, ctypes.POINTER(I)]),
         "convjit_plan_kernel_info": (I, [P, I, ctypes.POINTER(KernelInfo)]),
         "convjit_plan_describe": (I, [P, ctypes.c_char_p, SZ, ctypes.POINTER(SZ)]),

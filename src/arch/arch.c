@@ -2,7 +2,7 @@
  *
  * Every value below was either checked with LLVM 22 (llc-22, llvm-mc-22,
  * llvm-readelf-22; commands in docs/isa-notes.md) or comes from
- * ../shared/ISA.md with its source. Kernel builders read these fields and
+ * docs/isa-notes.md with its source. Kernel builders read these fields and
  * never compare arch names.
  */
 #include <string.h>
@@ -36,6 +36,7 @@ static const cj_arch cj_gfx942 = {
     .max_block_threads = 1024,
     .clock_mhz = 2100, /* MI300X peak engine clock (AMD Instinct MI300X data sheet) */
     .simds_per_cu = 4, /* CDNA3 white paper: 4 SIMD units per CU */
+    .lds_banks = 32,   /* ROCm blog on CK-Tile LDS bank conflicts (docs/emulator.md "LDS bank model") */
     /* found by tests/emu/test_decode.c's random-bytes test: printing a VOP3
      * word whose source field is 255 aborts LLVM 22 for gfx942 */
     .llvm_vop3_literal = 0,
@@ -63,6 +64,7 @@ static const cj_arch cj_gfx950 = {
     .max_block_threads = 1024,
     .clock_mhz = 2400, /* MI355X peak engine clock (AMD Instinct MI355X data sheet) */
     .simds_per_cu = 4, /* CDNA4 keeps the CDNA3 CU: 4 SIMD units */
+    .lds_banks = 64,   /* ROCm blog "FP8 GEMM Optimization on AMD CDNA4", Table 1 (docs/emulator.md) */
     /* llvm-mc-22 --disassemble -mcpu=gfx950 prints such a word with its
      * literal (e.g. "v_add3_u32 v0, 0x12345, v2, v3") */
     .llvm_vop3_literal = 1,
@@ -95,7 +97,7 @@ int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes) {
   return 0;
 }
 
-/* Layouts and operand types from ISA.md §1 (AMD's matrix instruction
+/* Layouts and operand types from docs/isa-notes.md §1 (AMD's matrix instruction
  * calculator for CDNA3, Triton/CK for CDNA4); intrinsic names and operand
  * IR types checked with llc-22 (docs/isa-notes.md). */
 static const cj_mfma_row cj_mfma_rows[] = {

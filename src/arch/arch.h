@@ -2,7 +2,7 @@
  * share (it depends on util only). The gfx name is parsed once
  * (cj_arch_from_name), a code object's ELF mach once (cj_arch_from_elf_mach);
  * kernel builders and the emulator ask capability fields, never compare
- * names. Sources for each fact: ../shared/ISA.md, docs/isa-notes.md, and
+ * names. Sources for each fact: docs/isa-notes.md (its §1-§9 and its LLVM 22 checks) and
  * the comments beside the values in arch.c. */
 #ifndef CJ_ARCH_ARCH_H
 #define CJ_ARCH_ARCH_H
@@ -46,6 +46,8 @@ typedef struct cj_arch {
   /* for the emulator's EMULATED time model (src/emu/stats.c) */
   uint32_t clock_mhz;         /* nominal peak engine clock: 2100 / 2400 */
   uint32_t simds_per_cu;      /* 4: waves a CU issues at once (one wave64 per SIMD) */
+  uint32_t lds_banks;         /* LDS banks of 4 bytes, for the bank model (src/emu/lds_banks.c):
+                                 32 / 64; 0 = no model */
   /* for the emulator's decoder guard (src/pipeline/disasm.c) */
   int llvm_vop3_literal;      /* 1: LLVM 22's disassembler reads a VOP3 source field of
                                  255 as a trailing literal (gfx950); 0: it crashes
@@ -64,7 +66,7 @@ const cj_arch *cj_arch_from_elf_mach(uint32_t mach);
 int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes);
 
 /* ---- MFMA rows: one per instruction a conv family may use -------------
- * Operand layout (ISA.md §1; B as A with the output channel as the row):
+ * Operand layout (docs/isa-notes.md §1; B as A with the output channel as the row):
  * lane l holds row l%16 and, for each run r < k_runs, the k_per_lane
  * consecutive k starting at r*4*k_per_lane + (l/16)*k_per_lane, so
  * k = k_runs * 4 * k_per_lane. The result holds column l%16, rows

@@ -25,7 +25,7 @@
  * [kq = k/chunk][row][chunk k] (16 bytes per row and kq; chunk = 16 / element
  * bytes). A DMA instruction writes
  * 64 lanes x dma_bytes contiguously at M0 (wave-uniform) + lane*dma_bytes
- * (ISA.md §4), so chunk q = i*threads + tid of instruction i lands at byte
+ * (docs/isa-notes.md §4), so chunk q = i*threads + tid of instruction i lands at byte
  * q*dma_bytes = ((kq*rows + row)*16 + sub*dma_bytes): M0 = stage + (i*threads
  * + wave*64)*dma_bytes. With 4-byte DMA (gfx942) a thread then loads all 4
  * kq of few rows rather than one kq of 4x as many rows: fewer hoisted im2col
@@ -43,7 +43,7 @@
  * (positions are contiguous there); each operand is then mfma_k/4 2-byte
  * reads. No im2col, no transpose.
  *
- * MFMA operands (ISA.md §1): 16x16x32 bf16 (gfx950) lane l holds row l%16,
+ * MFMA operands (docs/isa-notes.md §1): 16x16x32 bf16 (gfx950) lane l holds row l%16,
  * k = 8*(l/16) .. +7 (one ds_read_b128); 16x16x16 bf16 (gfx942) holds
  * k = 4*(l/16) .. +3 of each 16-wide half (ds_read_b64, two MFMAs per K
  * step). B uses the same layout with the output channel as the row. The
@@ -318,7 +318,7 @@ static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0,
     LLVMSetAlignment(ld, v->mf->k_per_lane * c->elem_bytes);
     return ld;
   }
-  /* Two runs (f8f6f4: k = 16*(l/16) .. +15 and 64 + the same, ISA.md §1):
+  /* Two runs (f8f6f4: k = 16*(l/16) .. +15 and 64 + the same, docs/isa-notes.md §1):
    * one 16-byte read per run, (mfma_k / k_runs) k apart, concatenated. */
   LLVMValueRef q[2];
   for (uint32_t r = 0; r < 2; r++)
@@ -355,7 +355,7 @@ static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRe
 
 /* One MFMA of the plan's row. The f8f6f4 intrinsic is the scaled form
  * (a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b): zero scales
- * select the unscaled instruction (ISA.md "Scale operands = 0"); the
+ * select the unscaled instruction (docs/isa-notes.md §1 "Scale operands = 0"); the
  * others take (a, b, c, cbsz, abid, blgp). */
 static LLVMValueRef cj_cv_mfma(cj_cv *v, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc) {
   cj_irb *g = v->g;
@@ -902,17 +902,17 @@ static void cj_cv_kloop_multistage(cj_cv *v) {
  * i+1 fills parity (i+1)%2.
  *
  * Half buffer layout: row-major, 128 bytes (the step's K) per row, 16-byte
- * chunk c of row r stored at chunk c ^ ((r >> 1) & 7) — REFERENCE.md's
+ * chunk c of row r stored at chunk c ^ ((r >> 1) & 7) — docs/original-design.md's
  * swizzle col ^ (((r*128 + col) % 2048) >> 8) << 4 for 128-byte rows.
  *  - DMA: one instruction fills 512 x 16 B = 64 rows; lane L of wave w
- *    writes byte (i*512 + w*64 + L)*16 (ISA.md §4): row i*64 + tid/8,
+ *    writes byte (i*512 + w*64 + L)*16 (docs/isa-notes.md §4): row i*64 + tid/8,
  *    stored chunk tid%8. The thread fetches logical chunk
  *    (tid%8) ^ ((tid/16) & 7) — the same for all its rows (64-row steps
  *    keep (r >> 1) & 7), so one im2col column per K step serves its 4 A
  *    rows; 8 lanes fetch one row's 128 contiguous bytes of B (and of A
  *    when a step lies in one tap).
  *  - reads: f8f6f4 lane l holds row l%16, k = 16*(l/16) .. +15 and
- *    64 + the same (ISA.md §1): chunks l/16 and l/16 + 4 of the row, two
+ *    64 + the same (docs/isa-notes.md §1): chunks l/16 and l/16 + 4 of the row, two
  *    ds_read_b128. Fragments start at multiples of 16 rows, so the swizzle
  *    term is ((l%16) >> 1): one lane offset per run, fragments are
  *    constant 2 KiB offsets. 16 lanes then touch 64 distinct 4-byte banks

@@ -20,7 +20,7 @@
  * Offsets are i32 bytes from the origin, computed modulo 2^32: a valid tap's
  * offset is exact as long as it is < 2^32 from the origin (the plan checks).
  *
- * Rebase origin (BIG_IN, REFERENCE.md "Tensors larger than 2^31"): the
+ * Rebase origin (BIG_IN, docs/original-design.md "Tensors larger than 2^31"): the
  * workgroup's first row m0 gives nbase = m0 / (Do*Ho*Wo) and tbase =
  * max(0, od(m0)*stride - pad_lo); offsets are then relative to
  * x[nbase][tbase][0][0][0], where no valid tap of a later row can lie

@@ -20,7 +20,7 @@
  *    object's group_segment_fixed_size when every global is used.
  *  - Nothing here prints, allocates outside LLVM, or knows about a kernel kind.
  *
- * Buffer resources (V#, ISA.md §3): cj_irb_rsrc(base, num_records) has stride
+ * Buffer resources (V#, docs/isa-notes.md §3): cj_irb_rsrc(base, num_records) has stride
  * 0 and flags arch->buffer_flags, so every access is a raw byte offset
  * `voffset + imm + soffset` range-checked per element against num_records:
  * an access past num_records reads 0 / is dropped. Builders route masked
@@ -119,7 +119,7 @@ LLVMValueRef cj_irb_gep1(cj_irb *g, LLVMValueRef base, LLVMValueRef byte_off_i64
 LLVMValueRef cj_irb_global_load(cj_irb *g, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align);
 void cj_irb_global_store(cj_irb *g, LLVMValueRef val, LLVMValueRef ptr, unsigned align);
 /* Buffer -> LDS DMA (llvm.amdgcn.raw.ptr.buffer.load.lds): lane l writes
- * `bytes` at lds + imm + l*bytes (ISA.md §4); memory side voff + soff + imm.
+ * `bytes` at lds + imm + l*bytes (docs/isa-notes.md §4); memory side voff + soff + imm.
  * `lds` must be wave-uniform. bytes must pass cj_arch_dma_ok (sticky error
  * otherwise). imm is the 12-bit instruction offset. */
 void cj_irb_buf_load_lds(cj_irb *g, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t bytes,
@@ -150,7 +150,7 @@ void cj_irb_barrier(cj_irb *g);
 void cj_irb_workgroup_sync(cj_irb *g);
 void cj_irb_waitcnt(cj_irb *g, uint32_t imm);  /* llvm.amdgcn.s.waitcnt */
 void cj_irb_setprio(cj_irb *g, uint32_t prio); /* llvm.amdgcn.s.setprio, 0..3 */
-/* s_waitcnt simm16 on gfx9 (ISA.md §6): vmcnt {[15:14],[3:0]} 0..63,
+/* s_waitcnt simm16 on gfx9 (docs/isa-notes.md §6): vmcnt {[15:14],[3:0]} 0..63,
  * expcnt [6:4] 0..7, lgkmcnt [11:8] 0..15; a counter left at its maximum is
  * not waited on. Values above a field's maximum are clamped to it. */
 uint32_t cj_waitcnt_imm(uint32_t vmcnt, uint32_t expcnt, uint32_t lgkmcnt);

@@ -9,9 +9,10 @@
  * memcmp of a padded struct; the runtime adds arch, LLVM and convjit version.
  *
  * Kernel arguments: every kernel's explicit arguments are listed in order in
- * args[] (name, size, pointer or value). The launcher fills a cj_karg array
- * in that order and packs it by the code object's metadata offsets: one way
- * to launch every kernel.
+ * args[] (name, size, pointer or value). Plan creation matches them with the
+ * code object's metadata offsets and a bind per role (cj_plan_step_bind_args,
+ * src/host/api_plan.c); a launch writes each bound value at its offset
+ * (cj_plan_run, src/host/api_launch.c): one way to launch every kernel.
  */
 #ifndef CJ_CODEGEN_KPLAN_H
 #define CJ_CODEGEN_KPLAN_H
@@ -40,7 +41,7 @@ typedef enum cj_kop {
   R(BIAS, "bias")           /* fp32 per output channel */                             \
   R(Y, "y")                 /* conv output */                                         \
   R(WORKSPACE, "ws")        /* fp32 split-K partial sums */                           \
-  R(RESIDUAL, "residual")   /* a tensor shaped like y, added in the epilogue (next) */ \
+  R(RESIDUAL, "residual")   /* bf16 z shaped like y: + beta * z in the epilogue */    \
   R(SCALE, "scale")         /* fp32 per-channel scales (a pointer) */                \
   R(ALPHA, "alpha")         /* fp32 by value: per-tensor dequantization factor */    \
   R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */
@@ -118,14 +119,5 @@ int cj_kplan_arg_index(const cj_kplan *p, cj_arg_role role);
   void print(const cj_kplan *p, cj_strbuf *sb);
 CJ_KOP_TABLE(CJ_KOP_HOOKS)
 #undef CJ_KOP_HOOKS
-
-/* An argument value for launching a plan's kernel: fill in args[] order. */
-typedef union cj_karg {
-  uint64_t u64;
-  uint32_t u32;
-  int32_t i32;
-  float f32;
-  void *ptr;
-} cj_karg;
 
 #endif

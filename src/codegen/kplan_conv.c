@@ -2,6 +2,7 @@
  * constant of the implicit-GEMM conv kernel, with the legality checks
  * (contract in kplan_conv.h). Pure C, no LLVM. */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include "codegen/kplan.h"
@@ -106,28 +107,25 @@ static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o)
   uint64_t ncdhw_bytes = (uint64_t)g->n * g->c * g->dhw * c->elem_bytes;
   /* NCDHW x of one group only (its A stage is [k][positions] of x as given) */
   int ncdhw = !g->x_ndhwc && g->groups == 1;
-  return ncdhw && !o->no_fast_paths && !o->no_channel_gemm && !c->pure_gemm_a && c->load == CJ_CONV_LOAD_DMA && is_1x1 &&
-         g->odhw % (c->dma_bytes / c->elem_bytes) == 0 &&
-         ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
+  return ncdhw && !o->no_fast_paths && !g->x_converted && !c->pure_gemm_a && c->load == CJ_CONV_LOAD_DMA &&
+         is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 && ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
 }
 
 int cj_conv_pingpong_arch(const cj_arch *arch) {
   return arch && cj_arch_dma_ok(arch, 16) && arch->lds_bytes >= 131072;
 }
 
-convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin,
-                                  const cj_conv_opts *o) {
-  CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "conv plan: NULL plan, arch or geometry");
-  cj_conv_opts def = {0};
-  if (!o) o = &def;
-  memset(p, 0, sizeof *p);
-  p->op = CJ_KOP_CONV;
-  p->arch = arch;
-  cj_conv_plan *c = &p->u.conv;
+/* ---- the plan init, in steps: geometry, schedule and tile, tile
+ * legality, grid, specialization flags, epilogue, launch. Each step reads
+ * only what the ones before it filled. ---- */
+
+/* Geometry: the shape derived and checked, the load path and DMA width it
+ * allows, the per-dim bounds checks. */
+static convjit_status cj_conv_step_geometry(cj_conv_plan *c, const cj_arch *arch, const cj_conv_geom *gin,
+                                            const cj_conv_opts *o) {
   c->g = *gin;
   CJ_TRY(cj_conv_geom_derive(&c->g));
   const cj_conv_geom *g = &c->g;
-
   c->elem_bytes = g->elem_bytes;
   c->load = o->load ? o->load : CJ_CONV_LOAD_DMA;
   CJ_CHECK(c->load >= CJ_CONV_LOAD_DMA && c->load < CJ_CONV_LOAD_COUNT, CONVJIT_ERR_INVALID_ARG,
@@ -156,13 +154,22 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
              "conv.pure_gemm_a with big_in: the plain A matrix has no rebase");
     c->need_t = c->need_h = c->need_w = 0;
   }
-  /* ---- schedule: the 8-wave ping-pong is the fp8 family's on an arch
-   * with 16-byte LDS DMA and room for 128 KiB (gfx950), unless the caller
-   * forces a tile or schedule (REFERENCE.md "fp8 kernel": fixed tile), or
-   * the conv is a 1x1x1 channel GEMM (no transpose pays more than the
-   * schedule: REFERENCE.md "bf16 kernel", 1x1x1). ---- */
-  /* Forced knobs only the multistage schedule takes (a tile, 3-4 stages,
-   * split-K, 4-byte DMA, the VGPR load path) select it. */
+  return CONVJIT_OK;
+}
+
+/* Schedule and tile: the K-loop schedule, the tile, waves, stages, split
+ * and WGM (forced or default), the dtype's MFMA row and the K depth of a
+ * stage. */
+static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, const cj_conv_opts *o) {
+  const cj_conv_geom *g = &c->g;
+  int vload = c->load == CJ_CONV_LOAD_VGPR;
+  /* The 8-wave ping-pong is the fp8 family's on an arch with 16-byte LDS
+   * DMA and room for 128 KiB (gfx950), unless the caller forces a tile or
+   * schedule (docs/original-design.md "fp8 kernel": fixed tile), or the
+   * conv is a 1x1x1 channel GEMM (no transpose pays more than the
+   * schedule: docs/original-design.md "bf16 kernel", 1x1x1). Forced knobs
+   * only the multistage schedule takes (a tile, 3-4 stages, split-K,
+   * 4-byte DMA, the VGPR load path) select it. */
   int pp_default = g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
                    (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
                    !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o) && !g->c_mask;
@@ -178,26 +185,13 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   c->stages = o->stages ? o->stages : pp ? 2 : 4;
   c->splitk = o->splitk ? o->splitk : 1;
   c->wgm = o->wgm ? o->wgm : 8;
-  c->has_bias = o->has_bias != 0;
-  /* every fp8 conv dequantizes (alpha = sx*sw, a by-value argument): the
-   * kernel is the same for every calibration */
-  c->has_alpha = g->dtype != CONVJIT_DTYPE_BF16;
-  c->has_channel_scale = o->has_channel_scale != 0;
-  c->has_residual = o->has_residual != 0;
-  {
-    float beta = o->beta == 0.0f ? 1.0f : o->beta;
-    memcpy(&c->beta_bits, &beta, sizeof beta);
-  }
-  CJ_CHECK(o->act >= 0 && o->act < CJ_EPI_ACT_COUNT, CONVJIT_ERR_INVALID_ARG, "conv.act = %d: must be 0..%d", o->act,
-           CJ_EPI_ACT_COUNT - 1);
-  c->act = o->act;
   /* ---- dtype row: element size, chunk, MFMA ---- */
   c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
   c->mfma = g->dtype == CONVJIT_DTYPE_BF16 ? arch->mfma_bf16 : arch->mfma_fp8;
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
   CJ_CHECK(mf && mf->elem_bytes == c->elem_bytes, CONVJIT_ERR_INTERNAL, "conv: %s has no MFMA row for %s",
            arch->name, cj_dtype_name((convjit_dtype)g->dtype));
-  /* The fp8 MFMA reads one format per arch (ISA.md: E4M3FNUZ on gfx942,
+  /* The fp8 MFMA reads one format per arch (docs/isa-notes.md: E4M3FNUZ on gfx942,
    * OCP E4M3FN on gfx950); the API maps FN tensors to FNUZ for gfx942 in
    * its pre-pass, so a kernel only ever sees its arch's own format. */
   CJ_CHECK((int)g->dtype == mf->in_dtype, CONVJIT_ERR_UNSUPPORTED,
@@ -230,8 +224,16 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
              c->splitk);
     c->tile_k = c->mfma_k;
   }
+  return CONVJIT_OK;
+}
 
-  /* ---- tile legality ---- */
+/* Tile legality: what the arch and the builder can do with the tile (LDS,
+ * DMA shape, waves, vmcnt, registers in flight), the loads per K step, the
+ * operand prefetch and the LDS the kernel declares. */
+static convjit_status cj_conv_step_tile_legal(cj_kplan *p, cj_conv_plan *c, const cj_arch *arch,
+                                              const cj_conv_opts *o) {
+  int vload = c->load == CJ_CONV_LOAD_VGPR, pp = c->sched == CJ_CONV_SCHED_PINGPONG;
+  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
   CJ_CHECK(c->stages >= 2 && c->stages <= 4, CONVJIT_ERR_INVALID_ARG, "conv.stages = %u: must be 2..4", c->stages);
   CJ_CHECK(c->dma_bytes == 4 || c->dma_bytes == 16, CONVJIT_ERR_INVALID_ARG,
            "conv.dma_bytes = %u: must be 4 or 16", c->dma_bytes);
@@ -322,8 +324,12 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
            "conv tile %ux%u x %u stages needs %" PRIu64 " bytes of LDS; %s has %u", c->tile_m, c->tile_n, c->stages,
            lds, arch->name, arch->lds_bytes);
   p->lds_bytes = (uint32_t)lds;
+  return CONVJIT_OK;
+}
 
-  /* ---- grid and K split ---- */
+/* Grid and K split: output tiles, K steps, steps per split. */
+static convjit_status cj_conv_step_grid(cj_conv_plan *c) {
+  const cj_conv_geom *g = &c->g;
   c->tiles_m = cj_ceil_div(g->npq, c->tile_m);
   c->tiles_n = cj_ceil_div(g->k, c->tile_n);
   CJ_CHECK(c->tiles_m * c->tiles_n < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
@@ -334,8 +340,14 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_CHECK(c->wgm >= 1 && c->wgm <= 64, CONVJIT_ERR_INVALID_ARG, "conv.wgm = %u: must be 1..64", c->wgm);
   /* Whole pipeline groups per split: steps past the split's end load zeros. */
   c->k_tiles_split = (uint32_t)cj_round_up(cj_ceil_div(c->k_tiles, c->splitk), c->stages);
+  return CONVJIT_OK;
+}
 
-  /* ---- flags ---- */
+/* Specialization flags and tensor sizes: partial tiles, the fast paths,
+ * BIG_IN / BIG_OUT, the store width, the split-K workspace. */
+static convjit_status cj_conv_step_flags(cj_conv_plan *c, const cj_conv_opts *o) {
+  const cj_conv_geom *g = &c->g;
+  int pp = c->sched == CJ_CONV_SCHED_PINGPONG;
   c->m_partial = g->npq % c->tile_m != 0;
   c->n_tail = g->k % c->tile_n != 0;
   c->k_partial = g->crs % ((uint64_t)c->tile_k * c->stages) != 0 || c->splitk > 1;
@@ -352,9 +364,6 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
              c->x_bytes, CJ_CONV_OOB);
   }
   c->w_bytes = (uint64_t)g->k_all * g->crs * c->elem_bytes;
-  /* ---- epilogue: fp32 atomics into the workspace when split (the
-   * finalize then runs the same ops), else (+bias) and bf16 ---- */
-  if (c->splitk == 1) CJ_TRY(cj_conv_epi_ops(&c->epi, c));
   c->y_bytes = (uint64_t)g->n * g->k_all * g->odhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
            "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
@@ -381,14 +390,27 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
     CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
              "conv.splitk = %u: the fp32 workspace (%" PRIu64 " bytes) must be < 2^31", c->splitk, c->ws_bytes);
   }
+  return CONVJIT_OK;
+}
 
-  /* ---- launch ---- */
+/* Epilogue: the description's ops around the plan's own (alpha, the bf16
+ * conversion) when the conv stores y; a split conv stores fp32 partial sums
+ * with atomics and its finalize runs the same ops (cj_kplan_finalize_init). */
+static convjit_status cj_conv_step_epilogue(cj_conv_plan *c, const cj_epilogue *epi) {
+  c->has_bias = cj_epi_has(epi, CJ_EPI_BIAS);
+  if (c->splitk == 1) CJ_TRY(cj_conv_epi_ops(&c->epi, c->g.dtype, epi));
+  return CONVJIT_OK;
+}
+
+/* Launch: block, grid and the argument order, written once (builders and
+ * binders go by role); the kernel's name from its key. */
+static convjit_status cj_conv_step_launch(cj_kplan *p) {
+  const cj_conv_plan *c = &p->u.conv;
   p->block[0] = c->threads;
   p->block[1] = p->block[2] = 1;
   p->grid[0] = c->tiles_m * c->tiles_n;
-  p->grid[1] = g->groups;
+  p->grid[1] = c->g.groups;
   p->grid[2] = c->splitk;
-  /* The argument order, written once: builders and binders go by role. */
   cj_kplan_add_arg(p, CJ_ARG_X, NULL);
   cj_kplan_add_arg(p, CJ_ARG_W, NULL);
   if (c->splitk > 1) {
@@ -398,24 +420,35 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
     cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
   }
   char prefix[40];
-  snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV), cj_dtype_name((convjit_dtype)g->dtype));
+  snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV), cj_dtype_name((convjit_dtype)c->g.dtype));
   return cj_kplan_name_from_key(p, prefix);
 }
 
-convjit_status cj_conv_epi_ops(cj_epilogue *e, const cj_conv_plan *c) {
-  memset(e, 0, sizeof *e);
-  if (c->has_alpha) CJ_TRY(cj_epi_push(e, CJ_EPI_ALPHA, CJ_ARG_ALPHA, 0));
-  if (c->has_channel_scale) CJ_TRY(cj_epi_push(e, CJ_EPI_SCALE, CJ_ARG_SCALE, 0));
-  if (c->has_residual) {
-    CJ_TRY(cj_epi_push(e, CJ_EPI_RESIDUAL, CJ_ARG_RESIDUAL, 0));
-    memcpy(&e->ops[e->nops - 1].beta, &c->beta_bits, sizeof(float));
-  }
-  if (c->has_bias) CJ_TRY(cj_epi_push(e, CJ_EPI_BIAS, CJ_ARG_BIAS, 0));
-  if (c->act != CJ_EPI_ACT_IDENTITY) {
-    CJ_TRY(cj_epi_push(e, CJ_EPI_ACTIVATION, 0, 0));
-    e->ops[e->nops - 1].act = (uint8_t)c->act;
-  }
-  return cj_epi_push(e, CJ_EPI_CONVERT, 0, CONVJIT_DTYPE_BF16);
+static _Atomic uint64_t cj_conv_init_count;
+uint64_t cj_kplan_conv_init_calls(void) { return atomic_load_explicit(&cj_conv_init_count, memory_order_relaxed); }
+
+convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, const cj_conv_opts *o,
+                                  const cj_epilogue *epi) {
+  atomic_fetch_add_explicit(&cj_conv_init_count, 1, memory_order_relaxed);
+  CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "conv plan: NULL plan, arch or geometry");
+  CJ_TRY(cj_epi_check_desc(epi, "conv.epi"));
+  static const cj_conv_opts def;
+  if (!o) o = &def;
+  memset(p, 0, sizeof *p);
+  p->op = CJ_KOP_CONV;
+  p->arch = arch;
+  cj_conv_plan *c = &p->u.conv;
+  CJ_TRY(cj_conv_step_geometry(c, arch, gin, o));
+  CJ_TRY(cj_conv_step_tile(c, arch, o));
+  CJ_TRY(cj_conv_step_tile_legal(p, c, arch, o));
+  CJ_TRY(cj_conv_step_grid(c));
+  CJ_TRY(cj_conv_step_flags(c, o));
+  CJ_TRY(cj_conv_step_epilogue(c, epi));
+  return cj_conv_step_launch(p);
+}
+
+convjit_status cj_conv_epi_ops(cj_epilogue *e, uint32_t dtype, const cj_epilogue *desc) {
+  return cj_epi_compose(e, desc, dtype != CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16);
 }
 
 /* ---- key and printout: expanded from the field tables ---- */

@@ -4,7 +4,7 @@
  * im2col.c, the epilogue in epilogue.c; the split-K finalize has its own
  * plan (kplan_finalize.h).
  *
- * GEMM view (REFERENCE.md): M = N*Do*Ho*Wo output positions, N_gemm = K
+ * GEMM view (docs/original-design.md): M = N*Do*Ho*Wo output positions, N_gemm = K
  * output channels, K_gemm = T*R*S*Cp taps x channels with c fastest (KTRSC).
  * Cp = C rounded up to a 16-byte chunk (8 bf16, 16 fp8), so a DMA (16 bytes
  * on gfx950, 4 on gfx942) never straddles a tap. Inputs the conv kernel reads:
@@ -38,7 +38,7 @@
 /* Byte offset for masked lanes: past every num_records the kernel builds
  * (non-BIG x and w are <= this, rebased BIG_IN resources are 2 GiB), so
  * the per-element range check zero-fills LDS. 0x7FFFFF80 was inside a
- * 2 GiB resource in the original and read live data (REFERENCE.md). */
+ * 2 GiB resource in the original and read live data (docs/original-design.md). */
 #define CJ_CONV_OOB 0xF0000000u
 #define CJ_CONV_BIG_IN_RECORDS 0x80000000ull /* rebased x resource: 2 GiB */
 #define CJ_CONV_CHUNK_BYTES 16 /* one im2col chunk: the widest DMA; Cp pads C to whole chunks */
@@ -75,6 +75,7 @@
   F(uint32_t, groups, 3, "groups (0 = 1): c and k are per group, the group is grid y")           \
   F(uint32_t, x_ndhwc, 2, "x is the caller's NDHWC (channel stride C*groups), read in place")     \
   F(uint32_t, y_ndhwc, 2, "y is NDHWC (channels-last): channel stride 1, position stride K*groups") \
+  F(uint32_t, x_converted, 0, "x reaches the kernel through a converting pre-pass: never read as given (keyed as channel_gemm)") \
   F(uint32_t, elem_bytes, 0, "bytes per x/w element")                                            \
   F(uint32_t, od, 0, "output depth")                                                             \
   F(uint32_t, oh, 0, "output height")                                                            \
@@ -116,9 +117,12 @@ typedef enum cj_conv_load {
   CJ_CONV_LOAD_COUNT
 } cj_conv_load;
 
-/* Forced choices; 0 = default. Tile defaults to (128,128,2,4), stages 4,
- * split-K 1, WGM 8, DMA the widest legal. Test hooks force the large-tensor
- * paths on small shapes so the emulator can check them numerically. */
+/* The conv's tuning choices and test hooks; 0 = the plan's default. Tile
+ * defaults to (128,128,2,4), stages 4, split-K 1, WGM 8, DMA the widest
+ * legal. Nothing here is a property of the problem: the shape is the
+ * geometry (cj_conv_geom), the fused epilogue its own description (the plan
+ * init's epi argument). Test hooks force the large-tensor paths on small
+ * shapes so the emulator can check them numerically. */
 typedef struct cj_conv_opts {
   uint32_t tile_m, tile_n, wave_m, wave_n;
   uint32_t stages;                 /* 2..4 */
@@ -129,12 +133,6 @@ typedef struct cj_conv_opts {
   uint32_t sched;                  /* cj_conv_sched */
   uint32_t k_bytes;                /* K bytes of each tile row per stage: 32, 64 or 128 (0: 64, ping-pong 128) */
   uint32_t prefetch;               /* multistage operand prefetch: 0 default, 1 off, 2 on */
-  int has_bias;
-  int has_channel_scale;           /* fp32 per-output-channel scales, a pointer argument */
-  int has_residual;                /* + beta * z, z bf16 shaped like y (a pointer argument) */
-  float beta;                      /* z's factor (0 = 1.0) */
-  int act;                         /* cj_epi_act applied last */
-  int no_channel_gemm;             /* x goes through a converting pre-pass: never read as given */
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
   int pure_gemm_a;                 /* diagnostic (im2col overhead): A is a plain row-major npq x crs
@@ -175,14 +173,7 @@ typedef struct cj_conv_opts {
   /* named specialization flags */                                                                          \
   X(uint32_t, splitk, 1, "grid z splits the K loop; fp32 atomics + finalize when > 1")                      \
   X(uint32_t, wgm, 1, "WGM M-tiles visited across all N-tiles: keeps weight tiles in L2")                   \
-  X(int, has_bias, 1, "fp32 bias (in the epilogue, or the finalize's when split)")                         \
-  /* The conv's code reads these two only through epi (keyed); a split   \
-   * conv hands them to its finalize, whose epi keys them. */              \
-  X(int, has_alpha, 0, "fp8: acc * alpha (fp32 by-value argument: sx*sw, one kernel for every calibration)") \
-  X(int, has_channel_scale, 0, "acc * scale[k] (fp32 per-output-channel weight scales)")                   \
-  X(int, has_residual, 0, "+ beta * z[element] (bf16 z shaped like y) before the bias")                     \
-  X(uint32_t, beta_bits, 0, "fp32 bits of the residual's factor beta (a plan constant)")                    \
-  X(int, act, 0, "activation last (cj_epi_act: 0 identity, 1 relu, 2 silu, 3 gelu tanh)")                   \
+  X(int, has_bias, 1, "the epilogue description has a bias (of epi, or the finalize's when split; keyed since the first kernels)") \
   X(int, big_in, 1, "x past the OOB sentinel: rebase x per workgroup")                                      \
   X(int, big_out, 1, "y >= 2^31 bytes: 64-bit addressed stores")                                            \
   X(int, vec4_store, 1, "n == 1, no split, Do*Ho*Wo % 4 == 0: 4 rows are 4 consecutive outputs")            \
@@ -216,17 +207,26 @@ uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t d
  * 128 KiB of LDS (gfx950). */
 int cj_conv_pingpong_arch(const cj_arch *arch);
 /* The conv family's epilogue before the store, cuDNN's ConvBiasActivation
- * form: [alpha] [scale[k]] [beta * z] [bias[k]] [act] then bf16
- * (y = act(acc * sx*sw * sw[k] + beta * z + bias)); from c's has_* fields,
- * beta_bits and act. The conv runs it, or the split-K finalize. */
-convjit_status cj_conv_epi_ops(cj_epilogue *e, const struct cj_conv_plan *c);
+ * form y = act(acc * sx*sw * scale[k] + beta * z + bias), as the kernel's op
+ * list: [alpha (fp8 dtype: every fp8 conv dequantizes by a by-value
+ * argument, one kernel for every calibration)] desc's ops [convert to
+ * bf16]. The conv runs it, or (split-K) its finalize. */
+convjit_status cj_conv_epi_ops(cj_epilogue *e, uint32_t dtype, const cj_epilogue *desc);
 /* Validates the shape fields ("conv.c = 0: must be > 0") and fills the
  * derived ones. */
 convjit_status cj_conv_geom_derive(cj_conv_geom *g);
-/* Fills p for the conv kernel from the input fields of g (derived here).
- * INVALID_ARG for a bad shape or option, UNSUPPORTED (with the reason) for
- * an illegal tile on this arch or a dtype it has no MFMA for. */
+/* Fills p for the conv kernel from the input fields of g (derived here),
+ * the choices o (NULL: all default) and the fused epilogue's description
+ * epi (NULL: none; cj_epi_check_desc's rules). INVALID_ARG for a bad shape,
+ * option or epilogue, UNSUPPORTED (with the reason) for an illegal tile on
+ * this arch or a dtype it has no MFMA for. On a refusal p holds what the
+ * steps before it filled: u.conv.k_tiles is set (non-zero) before the split
+ * is checked against it, so a caller tells "a split past the K steps" from
+ * other refusals without a second init. */
 convjit_status cj_kplan_conv_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g,
-                                  const cj_conv_opts *o);
+                                  const cj_conv_opts *o, const cj_epilogue *epi);
+/* How many times cj_kplan_conv_init ran in this process (all threads): the
+ * tests' proof that plan creation initializes each candidate once. */
+uint64_t cj_kplan_conv_init_calls(void);
 
 #endif

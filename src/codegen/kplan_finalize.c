@@ -4,8 +4,10 @@
 
 static uint64_t cj_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c) {
+convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c,
+                                      const cj_epilogue *epi) {
   CJ_CHECK(p && arch && c, CONVJIT_ERR_INVALID_ARG, "finalize plan: NULL argument");
+  CJ_TRY(cj_epi_check_desc(epi, "conv_finalize.epi"));
   CJ_CHECK(c->splitk > 1 && c->ws_bytes > 0, CONVJIT_ERR_INVALID_ARG,
            "finalize plan: conv plan has no split-K workspace (splitk = %u)", c->splitk);
   memset(p, 0, sizeof *p);
@@ -15,9 +17,9 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   f->total = (uint64_t)c->g.n * c->g.k_all * c->g.odhw; /* every group's channels: one finalize */
   f->odhw = c->g.odhw;
   f->k = c->g.k_all;
-  f->has_bias = c->has_bias;
+  f->has_bias = cj_epi_has(epi, CJ_EPI_BIAS);
   /* The conv stored raw fp32 sums; the epilogue it would have run runs here. */
-  CJ_TRY(cj_conv_epi_ops(&f->epi, c));
+  CJ_TRY(cj_conv_epi_ops(&f->epi, c->g.dtype, epi));
   f->y_elem_bytes = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&f->epi));
   /* 4 elements per thread share one k when Do*Ho*Wo % 4 == 0: one 16-byte
    * fp32 load, one bias load, one 8-byte store. */

@@ -81,9 +81,12 @@ convjit_status cj_conv_knob_set(cj_conv_opts *o, const cj_knob *k, const char *v
   return CONVJIT_OK;
 }
 
-void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep) {
+int cj_conv_knob_tunable(const cj_knob *k) { return k->tunable; }
+
+void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep, int (*keep)(const cj_knob *k)) {
   for (size_t i = 0; i < sizeof cj_knobs / sizeof cj_knobs[0]; i++) {
     const cj_knob *k = &cj_knobs[i];
+    if (keep && !keep(k)) continue;
     char lhs[48];
     snprintf(lhs, sizeof lhs, "%s%s%s%s", pre, k->name, k->kind == CJ_KNOB_FLAG ? "" : sep,
              k->kind == CJ_KNOB_FLAG ? "" : k->kind == CJ_KNOB_PAIR ? "AxB" : "N");

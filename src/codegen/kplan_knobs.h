@@ -1,14 +1,17 @@
 /* The conv family's knobs: every forced choice of cj_conv_opts described
  * once (name, fields, domain, help). The kernel-spec parser (kspec.c), the
- * tools' command-line flags (--<name> value) and, next, the tuning
- * database's columns are generated from this table, so a knob is spelled
- * the same everywhere. Setting a knob checks its syntax only: whether a
- * value is legal for a shape and an arch is the plan init's decision alone.
+ * tools' command-line flags (--<name> value) and the tuning database's
+ * `knobs` JSON column (cj_tune_knobs_json, src/host/tune_db.c) are
+ * generated from this table, so a knob is spelled the same everywhere.
+ * Setting a knob checks its syntax only: whether a value is legal for a
+ * shape and an arch is the plan init's decision alone. Knobs are tuning
+ * choices and test hooks only: a problem property (the shape, the fused
+ * epilogue: kplan_epi.h's spec tokens) is never a knob.
  *
  *   K(name, kind, field_a, field_b, lo, hi, tunable, help)
  *   kind    ONE "v", PAIR "AxB" or "A,B" (field_a, field_b), FLAG (no value)
  *   lo..hi  the domain a tuner enumerates (and the help text shows)
- *   tunable 1 for a performance choice, 0 for a problem property or a test hook
+ *   tunable 1 for a performance choice, 0 for a test hook
  */
 #ifndef CJ_CODEGEN_KPLAN_KNOBS_H
 #define CJ_CODEGEN_KPLAN_KNOBS_H
@@ -27,9 +30,6 @@
   K("kbytes", ONE, k_bytes, k_bytes, 32, 128, 1, "K bytes of each tile row per LDS stage (32, 64 or 128)")   \
   K("prefetch", ONE, prefetch, prefetch, 1, 2, 1, "multistage operand prefetch across K steps: 1 off, 2 on")  \
   K("sched", ONE, sched, sched, 1, 2, 1, "K-loop schedule: 1 multistage, 2 8-wave half ping-pong (fp8)")  \
-  K("bias", FLAG, has_bias, has_bias, 0, 1, 0, "fp32 bias (a problem property)")                          \
-  K("residual", FLAG, has_residual, has_residual, 0, 1, 0, "+ beta * z, bf16 z shaped like y (a problem property)") \
-  K("act", ONE, act, act, 0, 3, 0, "activation last: 0 identity, 1 relu, 2 silu, 3 gelu tanh (a problem property)") \
   K("big_in", FLAG, force_big_in, force_big_in, 0, 1, 0, "test hook: force the BIG_IN rebase")             \
   K("big_out", FLAG, force_big_out, force_big_out, 0, 1, 0, "test hook: force 64-bit BIG_OUT stores")      \
   K("no_fast", FLAG, no_fast_paths, no_fast_paths, 0, 1, 0, "disable temporal fast path, channel GEMM, vec4") \
@@ -63,7 +63,10 @@ int cj_conv_knob_zero(const cj_conv_opts *o, const cj_knob *k);
 /* The refusal's text for k (static storage of the calling thread). */
 const char *cj_conv_knob_zero_why(const cj_knob *k);
 /* One line per knob for usage text: "  <pre><name><sep>N  help (lo..hi)"
- * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs). */
-void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep);
+ * (pre "--", sep " " for flags; pre "", sep "=" for kernel specs); keep,
+ * when not NULL, picks the knobs a tool takes (cj_conv_knob_tunable: those a
+ * tuner varies). */
+void cj_conv_knobs_help(cj_strbuf *out, const char *pre, const char *sep, int (*keep)(const cj_knob *k));
+int cj_conv_knob_tunable(const cj_knob *k);
 
 #endif

@@ -41,7 +41,7 @@ typedef struct cj_transpose_plan {
   uint32_t out_bytes;  /* of y: elem_bytes, or 1 when cvt */
   /* 1: bf16 x -> fp8 y in the arch's format (gfx942 E4M3FNUZ, gfx950 OCP
    * E4M3FN), RNE, finite values clamped to +-sat_max first because
-   * v_cvt_pk_fp8_f32 does not saturate (ISA.md §2); NaN stays NaN. */
+   * v_cvt_pk_fp8_f32 does not saturate (docs/isa-notes.md §2); NaN stays NaN. */
   uint32_t cvt;
   uint32_t sat_max;    /* 240 / 448 when cvt, else 0 */
   uint32_t qscale;     /* cvt: 1 = multiply by the QSCALE argument first (CJ_PREP_QUANT) */

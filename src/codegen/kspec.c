@@ -56,8 +56,9 @@ static convjit_status kspec_dims(const char *field, const char *s, uint32_t out[
   return CONVJIT_OK;
 }
 
-/* Conv options: "-" or "key=value flag ..." into geometry and options. */
-static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv_opts *o) {
+/* Conv options: "-" or "key=value flag ..." into geometry, knobs and the
+ * fused epilogue's description (its ops' own tokens, kplan_epi.h). */
+static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv_opts *o, cj_epilogue *e) {
   for (int i = 0; i < 3; i++) g->stride[i] = g->dil[i] = 1;
   if (!opts || !*opts || !strcmp(opts, "-")) return CONVJIT_OK;
   const char *p = opts;
@@ -73,13 +74,16 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
     const char *val = klen < len ? p + klen + 1 : NULL; /* points into opts, ends at ' ' or NUL */
     size_t vlen = val ? len - klen - 1 : 0;
     const cj_knob *kn = cj_conv_knob_find(key, klen);
+    const cj_epi_op eop = cj_epi_spec_op(key, klen);
     int flag = val == NULL;
+    char what[40];
+    snprintf(what, sizeof what, "spec opts %s", key);
     if (kn) {
-      char what[40];
-      snprintf(what, sizeof what, "spec opts %s", kn->name);
       CJ_TRY(cj_conv_knob_set(o, kn, val, vlen, what));
       CJ_CHECK(!cj_conv_knob_zero(o, kn), CONVJIT_ERR_INVALID_ARG, "%s = %.*s: %s", what, (int)vlen, val,
                cj_conv_knob_zero_why(kn));
+    } else if (eop != CJ_EPI_NONE) {
+      CJ_TRY(cj_epi_spec_set(e, eop, val, vlen, what));
     } else if (!flag && !strcmp(key, "pad")) {
       CJ_TRY(kspec_dims("opts pad", val, g->pad_lo));
       memcpy(g->pad_hi, g->pad_lo, sizeof g->pad_hi);
@@ -103,9 +107,11 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       g->y_ndhwc = !strncmp(y, "ndhwc", 5);
     } else {
       cj_strbuf known = {0};
-      cj_conv_knobs_help(&known, "", "=");
+      cj_conv_knobs_help(&known, "", "=", NULL);
+      cj_epi_spec_help(&known, "");
       convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG,
-                                 "spec opts: '%.*s' unknown; options are pad= stride= dil= (geometry) and\n%s",
+                                 "spec opts: '%.*s' unknown; options are pad= stride= dil= groups= layout= "
+                                 "(geometry), the knobs and the epilogue ops\n%s",
                                  (int)len, p, known.s ? known.s : "");
       cj_sb_free(&known);
       return st;
@@ -163,58 +169,61 @@ convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *s
   return cj_kplan_wpack_init(out, a, kspec_elem_bytes(dtype), u[0], u[1], u[2], u[3], u[4]);
 }
 
-/* A conv spec's fields -> geometry and options, parsed only. */
+/* A conv spec's fields -> geometry, options and epilogue, parsed only. */
 static convjit_status kspec_conv_fields(const char *op, const cj_arch *a, const char *dtype, const char *shape,
                                         const uint64_t *v, int n, const char *opts, cj_conv_geom *g,
-                                        cj_conv_opts *o) {
+                                        cj_conv_opts *o, cj_epilogue *e) {
   CJ_CHECK(!strcmp(dtype, "bf16") || !strcmp(dtype, "fp8"), CONVJIT_ERR_INVALID_ARG,
            "spec dtype = %s: op %s takes bf16 or fp8", dtype, op);
   CJ_CHECK(n == KSPEC_MAX_SHAPE, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op %s takes N,C,D,H,W,K,T,R,S",
            shape, op);
   memset(g, 0, sizeof *g);
   memset(o, 0, sizeof *o);
+  memset(e, 0, sizeof *e);
   /* fp8: the arch's native format, the only one its MFMA reads */
   g->dtype = !strcmp(dtype, "bf16") ? CONVJIT_DTYPE_BF16 : (uint32_t)cj_mfma_row_of(a->mfma_fp8)->in_dtype;
   static const char *const names[KSPEC_MAX_SHAPE] = {"shape n", "shape c", "shape d", "shape h", "shape w",
                                                      "shape k", "shape t", "shape r", "shape s"};
   uint32_t *dst[KSPEC_MAX_SHAPE] = {&g->n, &g->c, &g->d, &g->h, &g->w, &g->k, &g->t, &g->r, &g->s};
   for (int i = 0; i < KSPEC_MAX_SHAPE; i++) CJ_TRY(kspec_u32(names[i], v[i], dst[i]));
-  return kspec_conv_opts(opts, g, o);
+  return kspec_conv_opts(opts, g, o, e);
 }
 
 convjit_status cj_kspec_conv_parse(const char *arch, const char *dtype, const char *shape, const char *opts,
-                                   cj_conv_geom *g, cj_conv_opts *o) {
-  CJ_CHECK(arch && dtype && shape && g && o, CONVJIT_ERR_INVALID_ARG, "cj_kspec_conv_parse: NULL argument");
+                                   cj_conv_geom *g, cj_conv_opts *o, cj_epilogue *e) {
+  CJ_CHECK(arch && dtype && shape && g && o && e, CONVJIT_ERR_INVALID_ARG, "cj_kspec_conv_parse: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be gfx942 or gfx950", arch);
   uint64_t v[KSPEC_MAX_SHAPE];
   int n = 0;
   CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n, 0));
-  return kspec_conv_fields("conv", a, dtype, shape, v, n, opts, g, o);
+  return kspec_conv_fields("conv", a, dtype, shape, v, n, opts, g, o, e);
 }
 
-/* A conv spec -> the conv plan (both conv ops start here). */
+/* A conv spec -> the conv plan (both conv ops start here) and its epilogue. */
 static convjit_status kspec_conv_plan(const char *op, const cj_arch *a, const char *dtype, const char *shape,
-                                      const uint64_t *v, int n, const char *opts, cj_kplan *out) {
+                                      const uint64_t *v, int n, const char *opts, cj_kplan *out, cj_epilogue *e) {
   cj_conv_geom g;
   cj_conv_opts o;
-  CJ_TRY(kspec_conv_fields(op, a, dtype, shape, v, n, opts, &g, &o));
-  return cj_kplan_conv_init(out, a, &g, &o);
+  CJ_TRY(kspec_conv_fields(op, a, dtype, shape, v, n, opts, &g, &o, e));
+  return cj_kplan_conv_init(out, a, &g, &o, e);
 }
 
 convjit_status cj_kspec_conv(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
                              const char *opts, cj_kplan *out) {
-  return kspec_conv_plan("conv", a, dtype, shape, v, n, opts, out);
+  cj_epilogue e;
+  return kspec_conv_plan("conv", a, dtype, shape, v, n, opts, out, &e);
 }
 
 convjit_status cj_kspec_finalize(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
                                  const char *opts, cj_kplan *out) {
-  CJ_TRY(kspec_conv_plan("conv_finalize", a, dtype, shape, v, n, opts, out));
+  cj_epilogue e;
+  CJ_TRY(kspec_conv_plan("conv_finalize", a, dtype, shape, v, n, opts, out, &e));
   CJ_CHECK(out->u.conv.splitk > 1, CONVJIT_ERR_INVALID_ARG,
            "spec op conv_finalize: the conv has splitk = %u, a finalize exists only for splitk >= 2",
            out->u.conv.splitk);
   cj_conv_plan c = out->u.conv; /* the init below overwrites *out */
-  return cj_kplan_finalize_init(out, a, &c);
+  return cj_kplan_finalize_init(out, a, &c, &e);
 }
 
 typedef convjit_status (*kspec_fn)(const cj_arch *, const char *, const char *, const uint64_t *, int, const char *,

@@ -20,10 +20,14 @@
  *   opts   "-" (none) or space-separated options of the conv ops:
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)
  *            stride=..  dil=..                  (same forms, default 1)
- *            tile=MxN  waves=MxN  stages=S  splitk=K  wgm=G  dma=B  sched=1|2
  *            groups=G  layout=ndhwc|ncdhw|X,Y   (grouped; NDHWC x read in place, y)
- *            bias  big_in  big_out  no_fast     (flags)
- *          unset conv options take the plan's defaults (cj_conv_opts = 0).
+ *            knobs (kplan_knobs.h): tile=MxN  waves=MxN  stages=S  splitk=K
+ *              wgm=G  dma=B  load=L  kbytes=N  prefetch=P  sched=1|2, and
+ *              the test hooks big_in  big_out  no_fast  pure_gemm_a (flags)
+ *            epilogue ops (kplan_epi.h spec tokens, never knobs): scale
+ *              residual[=BETA]  bias  act=relu|silu|gelu|0..3
+ *          unset conv options take the plan's defaults (cj_conv_opts = 0),
+ *          the epilogue none.
  *
  * Never reads files and never builds: text in, plan out. A bad field is
  * CONVJIT_ERR_INVALID_ARG naming the field and its value. */
@@ -43,10 +47,11 @@ CJ_KOP_TABLE(CJ_KSPEC_HOOK)
 convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype, const char *shape,
                              const char *opts, cj_kplan *out);
 /* The fields of a conv spec (op conv) without building a plan: geometry
- * (extents, pad, stride, dil; fp8 = the arch's native format) and the
- * knobs it sets. For the tuning shapes file (docs/tuning.md). */
+ * (extents, pad, stride, dil; fp8 = the arch's native format), the knobs
+ * it sets and its epilogue description. For the tuning shapes file
+ * (docs/tuning.md). */
 convjit_status cj_kspec_conv_parse(const char *arch, const char *dtype, const char *shape, const char *opts,
-                                   cj_conv_geom *g, cj_conv_opts *o);
+                                   cj_conv_geom *g, cj_conv_opts *o, cj_epilogue *e);
 /* The spec's number lists, for tools parsing their own options: "a,b,c" ->
  * v[0..*n), at most max unsigned decimals; INVALID_ARG naming `what` and
  * the text ("--shape = 1,x: expected unsigned integers and commas"). */

@@ -88,7 +88,7 @@ static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef 
 
 /* n bf16 values (i16) -> n fp8 bytes in the arch's format, packed in a
  * cj_irb_mem_type(n). v_cvt_pk_fp8_f32 rounds to nearest even but does not
- * saturate (ISA.md §2), so values are clamped to +-sat first. The clamp's
+ * saturate (docs/isa-notes.md §2), so values are clamped to +-sat first. The clamp's
  * ordered compares are false for NaN, which passes through unclamped.
  * mul (NULL: none): an fp32 factor applied first, one fp32 rounding — the
  * quantizing rule fp8(fl32(x * qscale)) of docs/api.md. */

@@ -2,7 +2,7 @@
  *
  * Contract: the whole .text of a module is disassembled once by
  * pipeline/disasm.c's loop (LLVM's C disassembler with a bare CPU name: a
- * CPU string with features aborts LLVM, ISA.md §7; words that would crash
+ * CPU string with features aborts LLVM, docs/isa-notes.md §7; words that would crash
  * LLVM's printer are undecodable without asking it) and each line's text is
  * parsed into an emu_inst. Nothing is guessed: bytes that do not decode, a mnemonic the
  * ISA table lacks, or an operand/modifier the parser does not understand make

@@ -1,4 +1,4 @@
-/* dispatch.c — contexts, modules, and launching a kernel (ISA.md §5).
+/* dispatch.c — contexts, modules, and launching a kernel (docs/isa-notes.md §5).
  *
  * A launch builds the kernarg segment (explicit bytes at the caller's
  * offsets + hidden arguments by metadata value_kind) in emulator memory,
@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "emu/emu_internal.h"
 #include "emu/memory.h"
+#include "emu/trace.h"
 
 /* ---- context --------------------------------------------------------------- */
 convjit_status emu_ctx_create(const char *arch, const emu_options *opt, emu_ctx **out) {
@@ -271,7 +272,8 @@ static convjit_status run_wave(emu_wave *w, const emu_module *m) {
       convjit_status hs = emu_hazard_check_inst(w, in);
       if (hs != CONVJIT_OK) return hs;
     }
-    convjit_status st = in->fn(w, in);
+    /* one pointer test per instruction when no trace is recorded */
+    convjit_status st = w->tr ? emu_trace_step(w, in) : in->fn(w, in);
     if (st != CONVJIT_OK) return st;
     w->pc = w->pc_next;
   }
@@ -328,6 +330,7 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   w->barriers = w->cover_mfma = 0; w->cover_open = 0;
   memset(&w->lds, 0, sizeof w->lds);
   w->lds.banks = L->lds_banks.banks;
+  w->tr = NULL;
   uint64_t live = 0;
   for (uint32_t l = 0; l < 64; l++) {
     uint32_t t = idx * 64 + l;
@@ -338,7 +341,7 @@ static void init_wave(emu_wave *w, emu_wg *g, uint32_t idx, uint32_t nthreads) {
   }
   w->live = live;
   w->exec = live;
-  /* user SGPRs in hardware order (ISA.md §5) */
+  /* user SGPRs in hardware order (docs/isa-notes.md §5) */
   unsigned s = 0;
   uint16_t p = k->code_props;
   if (p & 1) s += 4;                                           /* private segment buffer: no scratch */
@@ -375,11 +378,14 @@ static convjit_status run_wg(worker *wk, uint64_t linear) {
   g.lds_size = L->k->lds_bytes + L->dyn_lds_bytes;
   if (g.lds_size) memset(g.lds, 0, g.lds_size);
   for (uint32_t i = 0; i < g.nwaves; i++) init_wave(&g.waves[i], &g, i, nthreads);
-  convjit_status st = emu_mem_wg_begin(&g);
-  if (st != CONVJIT_OK) return st;
+  struct emu_trace *tr = wk->S->opts ? wk->S->opts->trace : NULL;
+  convjit_status st = CONVJIT_OK;
+  for (uint32_t i = 0; tr && i < g.nwaves && st == CONVJIT_OK; i++) st = emu_trace_wave_begin(&g.waves[i], tr);
+  if (st == CONVJIT_OK) st = emu_mem_wg_begin(&g);
+  if (st != CONVJIT_OK) return tr ? emu_trace_wg_end(&g, tr, st) : st;
   if (L->hazard && (st = emu_hazard_wg_begin(&g)) != CONVJIT_OK) {
     emu_mem_wg_end(&g, st);
-    return st;
+    return tr ? emu_trace_wg_end(&g, tr, st) : st;
   }
   const emu_module *m = L->k->mod;
   for (;;) {
@@ -399,6 +405,7 @@ static convjit_status run_wg(worker *wk, uint64_t linear) {
   if (L->hazard) emu_hazard_wg_end(&g);
   convjit_status st2 = emu_mem_wg_end(&g, st);
   if (st == CONVJIT_OK) st = st2;
+  if (tr) st = emu_trace_wg_end(&g, tr, st);
   if (st != CONVJIT_OK) return st;
   const emu_launch_opts *o = wk->S->opts;
   if (o && o->final_state && o->final_wg == linear && o->final_wave < g.nwaves)
@@ -565,7 +572,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   emu_run L;
   memset(&L, 0, sizeof L);
   L.ctx = c; L.k = k; L.arch = k->mod->arch;
-  if (emu_lds_banks_for(L.arch->name, &L.lds_banks) != 0)
+  if (emu_lds_banks_for(L.arch, &L.lds_banks) != 0)
     return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "emu_launch: arch %s has no LDS bank model", L.arch->name);
   memcpy(L.grid, grid, sizeof L.grid);
   memcpy(L.block, block, sizeof L.block);
@@ -629,6 +636,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   }
   convjit_status st2 = emu_mem_launch_end(&L, st);
   if (st == CONVJIT_OK) st = st2;
+  if (o && o->trace) emu_trace_finish(o->trace);
   emu_stats acc;
   memset(&acc, 0, sizeof acc);
   size_t npw = 0;

@@ -188,6 +188,9 @@ typedef struct emu_launch_opts {
    * anything else fails the launch naming it), else
    * CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT (convjit.h, docs/emulator.md). */
   uint64_t max_wave_insts;
+  /* Non-NULL: every executed instruction of every wave is recorded into
+   * it (emu/trace.h); NULL (the default): nothing is recorded. */
+  struct emu_trace *trace;
 } emu_launch_opts;
 
 /* opts and stats may be NULL. Runs to completion. */

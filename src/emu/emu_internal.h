@@ -9,6 +9,7 @@
  *   5  dispatch.c     contexts, modules, the launch and wave loop
  *   4  decode.c       .text -> emu_inst; the ISA table names every handler
  *   3  exec_buffer.c exec_global.c exec_lds.c   (use exec_mem.c's helpers)
+ *      trace.c        instruction traces, recorded only when a launch asks
  *   2  exec_mem.c exec_salu.c                    (issue to hazard.c)
  *   1  hazard.c exec_valu.c exec_vcvt.c exec_mfma.c
  *   0  wave.c (registers via operands, emu_fail), memory.c, mfma.c, stats.c,
@@ -241,6 +242,7 @@ struct emu_wave {
   uint64_t barriers, cover_mfma;
   int cover_open;
   emu_lds_stats lds;     /* LDS bank model (lds_banks.h): this wave's priced LDS accesses */
+  struct emu_trec *tr;   /* trace.c: this wave's instruction recorder, NULL when not tracing */
 };
 
 struct emu_wg {
@@ -346,6 +348,21 @@ void emu_decode_free(emu_module *m);
 /* Parses one disassembly line (for tests). text without the leading tab. */
 convjit_status emu_decode_text(const char *text, uint32_t pc, const uint8_t *bytes, uint32_t size,
                                emu_inst *out);
+
+/* ---- trace.c (emu/trace.h): recording only when a launch asks ------------------ */
+struct emu_trace;
+/* Gives w a recorder for trace t (run_wg, after init_wave). */
+convjit_status emu_trace_wave_begin(emu_wave *w, struct emu_trace *t);
+/* Executes in on w (in->fn) and appends its record: the wave loop's step
+ * when w->tr is set. */
+convjit_status emu_trace_step(emu_wave *w, const emu_inst *in);
+/* The workgroup's records into t (st = its status: on failure they are
+ * dropped); frees every recorder of g. */
+convjit_status emu_trace_wg_end(emu_wg *g, struct emu_trace *t, convjit_status st);
+void emu_trace_finish(struct emu_trace *t); /* after the launch: workgroups by linear id */
+/* exec_mfma.c: the cycles an MFMA opcode keeps its SIMD's matrix core
+ * busy (0 for a non-MFMA opcode). */
+uint32_t emu_mfma_cycles(uint16_t op);
 
 /* ---- stats.c ---------------------------------------------------------------- */
 uint32_t emu_inst_cycles(const emu_inst *in); /* cycle model of one instruction */

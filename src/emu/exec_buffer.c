@@ -1,7 +1,7 @@
 /* MUBUF: buffer_load / buffer_store (dword..dwordx4, byte, short, d16),
  * buffer_load ... lds (DMA into LDS) and buffer_atomic_add_f32.
  *
- * Addressing and the range check follow ISA.md §3 (gfx9/CDNA, no
+ * Addressing and the range check follow docs/isa-notes.md §3 (gfx9/CDNA, no
  * OOB_SELECT):
  *   off  = (u32)(voffset + inst_offset)          wraps at 32 bits
  *   addr = base + index*stride + off + soffset
@@ -12,7 +12,7 @@
  * Out-of-range loads give 0, stores are dropped, out-of-range elements of a
  * DMA write zeros into LDS. Swizzled descriptors and ADD_TID are not
  * modelled: they stop the launch with a message (nothing is guessed).
- * LDS side of the DMA (ISA.md §4): LDS address = M0 + inst_offset +
+ * LDS side of the DMA (docs/isa-notes.md §4): LDS address = M0 + inst_offset +
  * lane*size, for every lane in EXEC; EXEC-masked lanes write nothing. The
  * LDS write is priced by the arch's bank model (lds_banks.h) like a
  * ds_write of the per-lane size.

@@ -5,7 +5,7 @@
  * MFMAs are wave-wide matrix operations: all 64 lanes are computed and
  * written whatever EXEC holds. The fp8/bf8 opcodes shared by gfx942 and
  * gfx950 read the arch's formats: fp8 = E4M3FNUZ, bf8 = E5M2FNUZ on gfx942,
- * OCP E4M3FN / E5M2 on gfx950 (ISA.md section 2).
+ * OCP E4M3FN / E5M2 on gfx950 (docs/isa-notes.md §2).
  */
 #include <string.h>
 #include "emu/emu_internal.h"
@@ -54,6 +54,11 @@ static const mfma_shape *shape_of(unsigned op) {
   for (size_t i = 0; i < sizeof k_shapes / sizeof k_shapes[0]; i++)
     if (k_shapes[i].op == op) return &k_shapes[i];
   return NULL;
+}
+
+uint32_t emu_mfma_cycles(uint16_t op) {
+  const mfma_shape *sh = shape_of(op);
+  return sh ? sh->cycles : 0;
 }
 
 /* f8f6f4 registers read per format selector: 8 (fp8/bf8), 6 (FP6), 4 (FP4) */

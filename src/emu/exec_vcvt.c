@@ -3,7 +3,7 @@
  *  - f32 -> i32/u32 truncate toward zero and saturate; NaN gives 0.
  *  - v_cvt_pk_bf16_f32 (gfx950): two f32 -> two bf16, RNE (numfmt).
  *  - v_cvt_pk_fp8_f32 / _bf8_: two f32 -> two 8-bit floats, RNE without
- *    saturation (ISA.md §2), into word op_sel[3] of vdst, keeping the other
+ *    saturation (docs/isa-notes.md §2), into word op_sel[3] of vdst, keeping the other
  *    word. The format is the arch's: gfx942 E4M3FNUZ / E5M2FNUZ, gfx950
  *    OCP E4M3FN / E5M2 (the same opcode means different bits per chip).
  *  - v_cvt_f32_fp8 / _bf8_: the byte comes from the SDWA src0_sel (e32:

@@ -4,17 +4,10 @@
 
 #include <string.h>
 
-int emu_lds_banks_for(const char *arch, emu_lds_banks *out) {
-  if (!arch || !out) return -1;
-  if (!strcmp(arch, "gfx942")) {
-    out->banks = 32, out->bank_bytes = 4;
-    return 0;
-  }
-  if (!strcmp(arch, "gfx950")) {
-    out->banks = 64, out->bank_bytes = 4;
-    return 0;
-  }
-  return -1;
+int emu_lds_banks_for(const cj_arch *arch, emu_lds_banks *out) {
+  if (!arch || !out || !arch->lds_banks) return -1;
+  out->banks = arch->lds_banks, out->bank_bytes = 4;
+  return 0;
 }
 
 /* dword slots one lane's access fills: 12-byte accesses are served like

@@ -22,6 +22,7 @@
 #define CJ_EMU_LDS_BANKS_H
 
 #include <stdint.h>
+#include "arch/arch.h"
 
 typedef struct emu_lds_banks {
   uint32_t banks;      /* 32 (gfx942) / 64 (gfx950); a power of two <= 64 */
@@ -34,9 +35,9 @@ typedef struct emu_lds_cost {
   uint32_t degree;     /* conflict degree: cycles of the costliest phase (0 if no lane is active) */
 } emu_lds_cost;
 
-/* The model of an arch by its LLVM name ("gfx942", "gfx950"); returns 0, or
- * -1 (and leaves *out alone) for an arch without one. */
-int emu_lds_banks_for(const char *arch, emu_lds_banks *out);
+/* The model of an arch (its lds_banks field, 4-byte banks); returns 0, or
+ * -1 (and leaves *out alone) for NULL or an arch without one (lds_banks 0). */
+int emu_lds_banks_for(const cj_arch *arch, emu_lds_banks *out);
 
 /* Lanes served per phase for an access of `bytes` (1..16) per lane. */
 unsigned emu_lds_phase_lanes(const emu_lds_banks *m, unsigned bytes);

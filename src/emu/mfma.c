@@ -25,7 +25,7 @@ static int fmt_bits(emu_mfma_fmt f) {
   return cj_nf_fp8_valid((cj_nf_fp8)f) ? 8 : 0;
 }
 
-/* Where row 0's element k lives (ISA.md section 1, formulas in mfma.h); in
+/* Where row 0's element k lives (docs/isa-notes.md §1, formulas in mfma.h); in
  * every layout the row only adds to the lane, so rows read consecutive
  * lanes. kpl = K*M/64 values per lane; 8-bit with 32 per lane is f8f6f4's.
  * Every divisor is a power of two, so the formulas use shifts and masks

@@ -6,7 +6,7 @@
  *   (4 for 16x16, 16 for 32x32). d may alias or overlap c, a or b in any way
  *   (the usual case is d == c, in-place accumulation); a, b and c are never
  *   written unless d overlaps them.
- * - Operand layouts are those of ISA.md section 1 (k = reduction index,
+ * - Operand layouts are those of docs/isa-notes.md §1 (k = reduction index,
  *   i = row of A / D, j = column of B / D; "sub" = the half (16-bit) or
  *   byte (8-bit) of the register, 0 = least significant). With M = 16 or
  *   32, G = 64/M lane groups and kpl = K*M/64 values per lane:
@@ -38,7 +38,7 @@
  *   NaN/inf propagate per IEEE; every NaN result is the canonical quiet NaN
  *   0x7FC00000 (payloads would otherwise depend on the host FPU and the
  *   compiler's use of FMA).
- * - All 64 lanes are computed; EXEC handling is the caller's (ISA.md: f8f6f4
+ * - All 64 lanes are computed; EXEC handling is the caller's (docs/isa-notes.md: f8f6f4
  *   ignores EXEC).
  * - Deterministic and thread-safe: no global state besides numfmt's tables.
  */
@@ -77,7 +77,7 @@ void emu_mfma_f32_16x16x16_bf16(const emu_lanereg *a, const emu_lanereg *b, cons
 void emu_mfma_f32_16x16x32_bf16(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,
                                 emu_lanereg *d);
 /* v_mfma_f32_16x16x32_fp8_fp8 (a, b: 2 registers): fnuz != 0 reads E4M3FNUZ
- * (gfx942), fnuz == 0 OCP E4M3FN (gfx950, same opcode, ISA.md section 2). */
+ * (gfx942), fnuz == 0 OCP E4M3FN (gfx950, same opcode, docs/isa-notes.md §2). */
 void emu_mfma_f32_16x16x32_fp8_fp8(const emu_lanereg *a, const emu_lanereg *b, const emu_lanereg *c,
                                    emu_lanereg *d, int fnuz);
 /* The general form behind it, for the fp8_bf8 / bf8_fp8 / bf8_bf8 opcodes:

@@ -94,6 +94,7 @@ CONVJIT_API convjit_status convjit_emu_module_image(const convjit_emu_module *mo
 /* Kernel `index` of the module: its metadata and its emulator kernel. */
 static convjit_status kernel_at(const convjit_emu_module *mod, int index, const cj_kernel_info **ki,
                                 const emu_kernel **k) {
+  *ki = NULL, *k = NULL; /* set on every path: callers read them only after OK */
   CJ_TRY(check_mod(mod));
   const cj_codeobj *co = emu_module_codeobj(mod->m);
   CJ_CHECK(index >= 0 && (uint32_t)index < co->nkernels, CONVJIT_ERR_INVALID_ARG,
@@ -106,6 +107,7 @@ static convjit_status kernel_at(const convjit_emu_module *mod, int index, const 
  * field, NULL when info is NULL) and the kernel it asks about. */
 static convjit_status query_start(const convjit_emu_module *mod, int index, const size_t *struct_size, size_t want,
                                   const cj_kernel_info **ki, const emu_kernel **k) {
+  *ki = NULL, *k = NULL; /* as kernel_at: set on every path */
   CJ_CHECK(struct_size, CONVJIT_ERR_INVALID_ARG, "info = NULL");
   CJ_CHECK(*struct_size == want, CONVJIT_ERR_VERSION, "info.struct_size = %zu: expected %zu", *struct_size, want);
   return kernel_at(mod, index, ki, k);

@@ -4,6 +4,7 @@
 #include "host/bounds.h"
 #include "emu/emu_internal.h"
 #include "emu/memory.h"
+#include "emu/trace.h"
 #include "pipeline/kernargs.h"
 
 /* docs/performance.md gives every rate below its source and every rule of
@@ -52,9 +53,11 @@ static void zero_fill(void *user, uint64_t off, void *dst, size_t n) {
   memset(dst, 0, n);
 }
 
-/* Runs the sampled workgroup of the conv kernel (plan p, built b) and sums
- * its waves' statistics into st. */
-static convjit_status bounds_emulate(const cj_kplan *p, const cj_built *b, uint64_t wg, emu_stats *st) {
+/* Runs workgroups wg[0..nwg) of the conv kernel (plan p, built b), sums
+ * their waves' statistics into st and, when tr is set, records their
+ * instruction traces into it. */
+convjit_status cj_bounds_emulate(const cj_kplan *p, const cj_built *b, const uint64_t *wg, size_t nwg,
+                                 emu_trace *tr, emu_stats *st) {
   const cj_conv_plan *c = &p->u.conv;
   emu_options eo = {sizeof eo, 0, 1}; /* hazard checks off: counts only */
   emu_ctx *ctx = NULL;
@@ -86,7 +89,7 @@ static convjit_status bounds_emulate(const cj_kplan *p, const cj_built *b, uint6
   if (s == CONVJIT_OK) s = cj_kernargs_pack(p, b->info, rv, have, ka, sizeof ka);
   if (s == CONVJIT_OK) {
     uint32_t grid[3] = {(uint32_t)p->grid[0], (uint32_t)p->grid[1], (uint32_t)p->grid[2]};
-    emu_launch_opts lo = {.size = sizeof lo, .wg_list = &wg, .wg_list_len = 1, .hazard = 0};
+    emu_launch_opts lo = {.size = sizeof lo, .wg_list = wg, .wg_list_len = nwg, .hazard = 0, .trace = tr};
     s = emu_launch(k, grid, p->block, ka, b->info->kernarg_size, &lo, st);
   }
   emu_module_unload(mod);
@@ -94,7 +97,8 @@ static convjit_status bounds_emulate(const cj_kplan *p, const cj_built *b, uint6
   return s;
 }
 
-convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *o) {
+/* The bounds of the middle workgroup; tr (may be NULL) records its trace. */
+static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_trace *tr, cj_bounds *o) {
   const cj_conv_plan *c = &p->u.conv;
   const cj_arch *a = p->arch;
   const bounds_rates r = rates_of(a);
@@ -103,7 +107,7 @@ convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *o
   emu_stats st;
   CJ_CHECK(p->op == CJ_KOP_CONV && b && b->info, CONVJIT_ERR_INVALID_ARG, "bounds: %s is not a built conv kernel",
            p->name);
-  CJ_TRY(bounds_emulate(p, b, o->wg, &st));
+  CJ_TRY(cj_bounds_emulate(p, b, &o->wg, 1, tr, &st));
   o->vmcnt0_waits = st.vmcnt0_wave_max;
   o->wave_insts_max = st.wave_max_total;
   o->barrier_cover_mfma = st.barriers ? (double)st.barrier_cover_mfma / (double)st.barriers : 0;
@@ -153,3 +157,91 @@ convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *o
   return CONVJIT_OK;
 }
 
+
+convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *o) {
+  return bounds_compute(p, b, NULL, o);
+}
+
+/* ---- the compute-unit simulation (perf/perf.h) --------------------------- */
+
+#define BOUNDS_MAX_SAMPLES 8
+
+struct cj_bounds_traces {
+  emu_trace *trace;
+  cj_perf_kernel_in in;      /* params set per simulation */
+  const emu_trace_wg *sample[BOUNDS_MAX_SAMPLES];
+};
+
+void cj_bounds_traces_free(cj_bounds_traces *t) {
+  if (!t) return;
+  emu_trace_destroy(t->trace);
+  free(t);
+}
+
+/* Samples: the middle workgroup and the ones after it, as many as a CU
+ * holds at once (they share it in the simulation), and the grid's last
+ * one (an edge tile, the tail's last workgroup). */
+convjit_status cj_bounds_traces_record(const cj_kplan *p, const cj_built *b, cj_bounds *o, cj_bounds_traces **out) {
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "bounds: traces out = NULL");
+  *out = NULL;
+  cj_bounds_traces *t = calloc(1, sizeof *t);
+  CJ_ALLOC_CHECK(t);
+  convjit_status s = emu_trace_create(0, &t->trace);
+  if (s == CONVJIT_OK) s = bounds_compute(p, b, t->trace, o);
+  const cj_conv_plan *c = &p->u.conv;
+  uint64_t grid = p->grid[0] * p->grid[1] * p->grid[2], more[BOUNDS_MAX_SAMPLES];
+  size_t nmore = 0;
+  if (s == CONVJIT_OK) {
+    if (o->wgs_per_cu == 0) s = CJ_ERR(CONVJIT_ERR_RESOURCE, "bounds: %s fits no workgroup on a CU", p->name);
+    for (uint64_t i = 1; i < o->wgs_per_cu && o->wg + i < grid && nmore < BOUNDS_MAX_SAMPLES - 2; i++)
+      more[nmore++] = o->wg + i;
+    if (grid - 1 > o->wg + nmore) more[nmore++] = grid - 1;
+  }
+  emu_stats st;
+  if (s == CONVJIT_OK && nmore) {
+    s = cj_bounds_emulate(p, b, more, nmore, t->trace, &st);
+    if (s == CONVJIT_OK) emu_stats_free(&st);
+  }
+  if (s != CONVJIT_OK) goto fail;
+  /* the trace is sorted by linear id: the middle run first, the last workgroup apart */
+  size_t n = emu_trace_count(t->trace);
+  for (size_t i = 0; i < n; i++) {
+    const emu_trace_wg *g = emu_trace_get(t->trace, i);
+    if (g->linear == grid - 1 && grid - 1 > o->wg + o->wgs_per_cu - 1) t->in.tail = g;
+    else if (t->in.nsample < BOUNDS_MAX_SAMPLES) t->sample[t->in.nsample++] = g;
+  }
+  t->in.arch = p->arch;
+  t->in.sample = t->sample;
+  t->in.grid_wgs = grid;
+  t->in.slots = o->wgs_per_cu;
+  t->in.flops = 2.0 * (double)c->g.npq * c->g.k * c->g.crs;
+  t->in.hbm_read_bytes = (double)(c->x_bytes + c->w_bytes);
+  t->in.fp8 = c->g.dtype != CONVJIT_DTYPE_BF16;
+  *out = t;
+  return CONVJIT_OK;
+fail:
+  cj_bounds_traces_free(t);
+  return s;
+}
+
+convjit_status cj_bounds_traces_simulate(const cj_bounds_traces *t, const cj_perf_params *params,
+                                         cj_perf_kernel_out *out) {
+  CJ_CHECK(t && out, CONVJIT_ERR_INVALID_ARG, "bounds: traces or out = NULL");
+  cj_perf_params def;
+  if (!params) {
+    CJ_TRY(cj_perf_defaults(t->in.arch, t->in.fp8, &def));
+    params = &def;
+  }
+  cj_perf_kernel_in in = t->in;
+  in.params = params;
+  return cj_perf_kernel(&in, out);
+}
+
+convjit_status cj_bounds_conv_sim(const cj_kplan *p, const cj_built *b, const cj_perf_params *params, cj_bounds *o) {
+  cj_bounds_traces *t = NULL;
+  CJ_TRY(cj_bounds_traces_record(p, b, o, &t));
+  convjit_status s = cj_bounds_traces_simulate(t, params, &o->sim);
+  o->simulated = s == CONVJIT_OK;
+  cj_bounds_traces_free(t);
+  return s;
+}

@@ -8,6 +8,7 @@
 #define CJ_HOST_BOUNDS_H
 
 #include "codegen/kplan.h"
+#include "perf/perf.h"
 #include "pipeline/build.h"
 
 typedef struct cj_bounds {
@@ -36,11 +37,39 @@ typedef struct cj_bounds {
   double barrier_cover_mfma, barriers_per_step;
   const char *bound;       /* "mfma", "lds", "issue", "hbm" or "occupancy" */
   double mfma_fraction;    /* MFMA cycles / the bound's: perfect overlap, an upper bound */
+  /* The compute-unit simulation (cj_bounds_conv_sim only; perf/perf.h,
+   * docs/performance.md "Simulation"): MODELLED time and where it goes. */
+  int simulated;
+  cj_perf_kernel_out sim;
 } cj_bounds;
 
 /* p must be a conv plan and b its built kernel. Emulates the middle
  * workgroup of the grid on zero inputs (the conv kernels have no
- * data-dependent branches) with hazard checks off. */
+ * data-dependent branches) with hazard checks off. No simulation. */
 convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *out);
+
+/* The same bounds, plus the simulation with the arch's default parameters
+ * (params NULL) or the given ones: the sampled workgroups (the middle one
+ * and the slots after it, the grid's last) are emulated with their
+ * instruction traces recorded. Slower than cj_bounds_conv: only the
+ * bounds report, the tuner and the bench tool ask for it. */
+convjit_status cj_bounds_conv_sim(const cj_kplan *p, const cj_built *b, const cj_perf_params *params, cj_bounds *out);
+
+/* Emulates workgroups wg[0..nwg) of conv plan p (built b) on zero inputs
+ * with hazard checks off, their statistics into st (emu_stats_free it),
+ * their instruction traces into tr when tr is not NULL. */
+struct emu_stats;
+struct emu_trace;
+convjit_status cj_bounds_emulate(const cj_kplan *p, const cj_built *b, const uint64_t *wg, size_t nwg,
+                                 struct emu_trace *tr, struct emu_stats *st);
+
+/* The sampled traces of one conv kernel, kept to simulate it again with
+ * other parameters (the sensitivity sweep) without emulating again. */
+typedef struct cj_bounds_traces cj_bounds_traces;
+convjit_status cj_bounds_traces_record(const cj_kplan *p, const cj_built *b, cj_bounds *bounds,
+                                       cj_bounds_traces **out);
+convjit_status cj_bounds_traces_simulate(const cj_bounds_traces *t, const cj_perf_params *params,
+                                         cj_perf_kernel_out *out);
+void cj_bounds_traces_free(cj_bounds_traces *t); /* NULL-safe */
 
 #endif

@@ -37,30 +37,51 @@ static convjit_status check_scale(float s, int fp8_conv, const char *field) {
   return CONVJIT_OK;
 }
 
+/* Epilogue op op, asked for by the descriptor's field (its text, for the
+ * message), into e when the kind takes it: *step for its parameters. */
+static convjit_status desc_epi_op(cj_epilogue *e, const cj_conv_kind_row *kind, cj_epi_op op, const char *field,
+                                  cj_epi_step **step) {
+  CJ_CHECK((kind->epi_ops >> op) & 1, CONVJIT_ERR_INVALID_ARG, "desc.%s: a %s conv has no %s epilogue op", field,
+           kind->name, cj_epi_op_name(op));
+  *step = cj_epi_add(e, op);
+  CJ_CHECK(*step, CONVJIT_ERR_INTERNAL, "desc: more than %d epilogue ops", CJ_EPI_MAX_OPS);
+  return CONVJIT_OK;
+}
+
 convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what) {
   CJ_CHECK(!__builtin_mul_overflow(a, b, r) && *r < ((int64_t)1 << 62), CONVJIT_ERR_INVALID_ARG,
            "desc: %s overflows (more than 2^62 elements)", what);
   return CONVJIT_OK;
 }
 
+void cj_versioned_copy(void *dst, const void *src, size_t struct_size, const cj_appended *f, size_t n) {
+  size_t v1 = n ? f[0].off : struct_size; /* the first version's fields: all inside the caller's struct */
+  memcpy(dst, src, struct_size < v1 ? struct_size : v1);
+  for (size_t i = 0; i < n; i++)
+    if (f[i].off + f[i].size <= struct_size) memcpy((char *)dst + f[i].off, (const char *)src + f[i].off, f[i].size);
+}
+
 /* Bytes of convjit_conv_desc in version 0.1 (every field up to w_scale): a
- * caller's struct must hold at least these; later fields take their
- * defaults when the caller's header predates them. */
+ * caller's struct must hold at least these; the fields appended since take
+ * their defaults (convjit_conv_desc_default) when the caller's header
+ * predates them. */
 #define DESC_V1_SIZE (offsetof(convjit_conv_desc, w_scale) + sizeof(float))
+static const cj_appended desc_appended[] = {
+    CJ_APPENDED(convjit_conv_desc, has_channel_scale), CJ_APPENDED(convjit_conv_desc, has_residual),
+    CJ_APPENDED(convjit_conv_desc, beta),              CJ_APPENDED(convjit_conv_desc, act),
+    CJ_APPENDED(convjit_conv_desc, has_x_prev),        CJ_APPENDED(convjit_conv_desc, kind),
+};
 
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_problem *p) {
   CJ_CHECK(dp, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
   CJ_TRY(cj_check_struct_size(dp->struct_size, DESC_V1_SIZE, sizeof *dp, "desc"));
   convjit_conv_desc dv = convjit_conv_desc_default();
-  memcpy(&dv, dp, dp->struct_size);
-  /* fields past an older caller's struct_size keep their defaults */
-  if (dp->struct_size < offsetof(convjit_conv_desc, has_channel_scale) + sizeof(int)) dv.has_channel_scale = 0;
-  if (dp->struct_size < offsetof(convjit_conv_desc, has_residual) + sizeof(int)) dv.has_residual = 0;
-  if (dp->struct_size < offsetof(convjit_conv_desc, beta) + sizeof(float)) dv.beta = 0.0f;
-  if (dp->struct_size < offsetof(convjit_conv_desc, act) + sizeof(convjit_activation)) dv.act = CONVJIT_ACT_IDENTITY;
-  if (dp->struct_size < offsetof(convjit_conv_desc, has_x_prev) + sizeof(int)) dv.has_x_prev = 0;
+  cj_versioned_copy(&dv, dp, dp->struct_size, desc_appended, sizeof desc_appended / sizeof desc_appended[0]);
   const convjit_conv_desc *d = &dv;
   memset(p, 0, sizeof *p);
+  const cj_conv_kind_row *kind = cj_conv_kind_of(d->kind);
+  CJ_CHECK(kind, CONVJIT_ERR_INVALID_ARG,
+           "desc.kind = %d: must be 0 (forward), 1 (backward data) or 2 (backward weight)", (int)d->kind);
   CJ_CHECK(d->spatial_rank >= 1 && d->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
            "desc.spatial_rank = %d: must be 1, 2 or 3", d->spatial_rank);
   CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
@@ -160,6 +181,20 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
     CJ_CHECK(d->stride[0] == 1, CONVJIT_ERR_INVALID_ARG, "desc.stride[0] = %lld: has_x_prev needs time stride 1",
              (long long)d->stride[0]);
   }
+  /* The fused epilogue as the one description the plan init takes: each
+   * field asking for an op adds it (in the op table's order whatever the
+   * order here); "beta 0 means 1" is normalized here and nowhere else. */
+  cj_epi_step *es;
+  if (d->has_channel_scale) CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_SCALE, "has_channel_scale = 1", &es));
+  if (d->has_residual) {
+    CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_RESIDUAL, "has_residual = 1", &es));
+    es->beta = d->beta != 0.0f ? d->beta : 1.0f;
+  }
+  if (d->has_bias) CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_BIAS, "has_bias = 1", &es));
+  if (d->act != CONVJIT_ACT_IDENTITY) {
+    CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_ACTIVATION, "act", &es));
+    es->act = (uint8_t)d->act;
+  }
   int64_t e;
   CJ_TRY(cj_mul_checked(d->n * d->c, in[0] * in[1], &e, "x element count n*c*d*h*w"));
   CJ_TRY(cj_mul_checked(e, in[2], &e, "x element count n*c*d*h*w"));
@@ -167,7 +202,9 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_TRY(cj_mul_checked(e, out[2], &e, "y element count n*k*do*ho*wo"));
   CJ_TRY(cj_mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
   CJ_TRY(cj_mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
-  /* Valid from here on; what follows is "no kernel for it (yet)". */
+  /* Valid from here on; what follows is "no kernel for it (yet)", the
+   * kind's first: a kind whose row has no planner has no kernels at all. */
+  CJ_CHECK(kind->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
   /* Grouped convs: the implicit GEMM pads each tap's channels to a 16-byte
    * chunk (8 bf16, 16 fp8), and a group's channels must start on one
    * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the
@@ -207,16 +244,37 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   p->groups = d->groups;
   p->x_dtype = d->x_dtype; p->w_dtype = d->w_dtype; p->y_dtype = d->y_dtype;
   p->x_layout = d->x_layout; p->y_layout = d->y_layout;
-  p->has_bias = d->has_bias;
   p->x_scale = d->x_scale == 0.0f ? 1.0f : d->x_scale;
   p->w_scale = d->w_scale == 0.0f ? 1.0f : d->w_scale;
-  p->has_channel_scale = d->has_channel_scale;
-  p->has_residual = d->has_residual;
-  p->beta = d->has_residual && d->beta != 0.0f ? d->beta : 1.0f;
-  p->act = (int)d->act;
+  p->kind = d->kind;
   p->has_x_prev = d->has_x_prev;
   p->spatial_rank = rank;
   return CONVJIT_OK;
+}
+
+/* The inverse of cj_conv_desc_normalize for a problem it made: the rank-3
+ * descriptor that normalizes to p again (spatial_rank and the scales,
+ * which the tuning text leaves out, aside). */
+void cj_conv_problem_to_desc(const cj_conv_problem *p, convjit_conv_desc *d) {
+  *d = convjit_conv_desc_default();
+  d->kind = p->kind;
+  d->n = p->n, d->c = p->c, d->k = p->k;
+  const int64_t in[3] = {p->d, p->h, p->w}, f[3] = {p->t, p->r, p->s};
+  for (int i = 0; i < 3; i++) {
+    d->in[i] = in[i], d->filter[i] = f[i], d->stride[i] = p->stride[i], d->dilation[i] = p->dil[i];
+    d->pad_lo[i] = p->pad_lo[i], d->pad_hi[i] = p->pad_hi[i];
+  }
+  d->groups = p->groups;
+  d->x_dtype = p->x_dtype, d->w_dtype = p->w_dtype, d->y_dtype = p->y_dtype;
+  d->x_layout = p->x_layout, d->y_layout = p->y_layout;
+  d->x_scale = p->x_scale == 1.0f ? 0.0f : p->x_scale;
+  d->w_scale = p->w_scale == 1.0f ? 0.0f : p->w_scale;
+  d->has_channel_scale = cj_epi_has(&p->epi, CJ_EPI_SCALE);
+  d->has_residual = cj_epi_has(&p->epi, CJ_EPI_RESIDUAL);
+  d->beta = d->has_residual ? cj_epi_beta(&p->epi) : 0.0f;
+  d->has_bias = cj_epi_has(&p->epi, CJ_EPI_BIAS);
+  d->act = (convjit_activation)cj_epi_activation(&p->epi);
+  d->has_x_prev = p->has_x_prev;
 }
 
 convjit_status cj_transpose_desc_check(const convjit_transpose_desc *d) {

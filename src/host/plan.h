@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include "convjit/convjit.h"
 #include "host/select.h"
 #include "runtime/cache.h"
@@ -21,7 +22,18 @@
  * copy), CJ_PLAN_MEMO_CAP entries, LRU, one mutex. Only
  * convjit_plan_create_conv uses it (no forced options). */
 #define CJ_PLAN_MEMO_CAP 64
-#define CJ_PLAN_MEMO_KEY_WORDS 39
+/* The key's 64-bit words per problem field type (plan_memo.c writes them). */
+#define CJ_MEMO_WORDS_I64 1
+#define CJ_MEMO_WORDS_I64X3 3
+#define CJ_MEMO_WORDS_DTYPE 1
+#define CJ_MEMO_WORDS_LAYOUT 1
+#define CJ_MEMO_WORDS_KIND 1
+#define CJ_MEMO_WORDS_F32 1
+#define CJ_MEMO_WORDS_FLAG 1
+#define CJ_MEMO_WORDS_INT 1
+#define CJ_MEMO_WORDS_EPI (1 + CJ_EPI_MAX_OPS)
+#define CJ_MEMO_WORDS(type, name, text, reason) +CJ_MEMO_WORDS_##type
+enum { CJ_PLAN_MEMO_KEY_WORDS = 0 CJ_CONV_PROBLEM_FIELDS(CJ_MEMO_WORDS) };
 typedef struct cj_plan_memo_entry {
   uint64_t key[CJ_PLAN_MEMO_KEY_WORDS]; /* the problem, field by field */
   uint64_t hash, used;                  /* used: the memo's clock at the last hit */
@@ -86,9 +98,12 @@ struct convjit_plan {
   cj_seq seq;                    /* as selected (kernel plans, for describe) */
   cj_plan_step pack[CJ_SEQ_MAX_STEPS], fwd[CJ_SEQ_MAX_STEPS];
   uint32_t npack, nfwd;
-  int fwd_uses_w_packed, has_bias;
   int tuned;                     /* 1: the tuning table's winner or convjit_plan_tune's */
   cj_conv_problem prob;          /* CJ_PLAN_CONV */
+  /* Launch facts of a conv plan, derived once from its problem and kind
+   * row (cj_plan_launch_facts) so that a launch only reads them. */
+  uint32_t need, optional;       /* tensor masks: the kind's reads | writes, its optional ones */
+  uint8_t align[CJ_TENSOR_COUNT]; /* bytes each tensor's base must be aligned to */
 };
 
 /* plan_memo.c. get: 1 and *out = the memoized plan of prob (a copy), else
@@ -105,36 +120,58 @@ void cj_plan_memo_replace(cj_plan_memo *m, const struct convjit_plan *p);
 void cj_plan_memo_set_cap(cj_plan_memo *m, uint32_t cap);
 uint64_t cj_plan_memo_hits(const cj_plan_memo *m);
 
-/* The values binds resolve to for one launch. */
-typedef struct cj_launch_ptrs {
-  const void *x, *w_raw, *w_packed, *bias;
-  const void *residual, *scale; /* fused-epilogue inputs (CJ_BIND_RESIDUAL / CJ_BIND_SCALE) */
-  const void *x_prev;           /* causal streaming (CJ_BIND_X_PREV) */
-  void *y, *workspace;
+/* The values binds resolve to for one launch: the caller's pointer of each
+ * tensor role (kinds.h), indexed by role (t[CJ_TENSOR_X]) or by its field's
+ * name (.x), the same storage. */
+typedef union cj_launch_ptrs {
+  const void *t[CJ_TENSOR_COUNT];
+  struct {
+    const void *none_; /* CJ_TENSOR_NONE */
+#define CJ_PTR_MEMBER(id, field, in_args, align, access, flag, noun, does, given) const void *field;
+    CJ_TENSOR_TABLE(CJ_PTR_MEMBER)
+#undef CJ_PTR_MEMBER
+  };
 } cj_launch_ptrs;
+#define CJ_PTR_AT(id, field, in_args, align, access, flag, noun, does, given) \
+  _Static_assert(offsetof(cj_launch_ptrs, field) == CJ_TENSOR_##id * sizeof(void *), "cj_launch_ptrs ." #field);
+CJ_TENSOR_TABLE(CJ_PTR_AT)
+#undef CJ_PTR_AT
+/* api_launch.c: a launch's pointers from the caller's args, role by role. */
+cj_launch_ptrs cj_launch_ptrs_of(const convjit_conv_args *a);
+/* api_launch.c: the caller's convjit_conv_args read as this library's (struct_size
+ * checked, VERSION naming it; appended fields past it read as NULL / 0). */
+convjit_status cj_conv_args_read(const convjit_conv_args *args, convjit_conv_args *out);
 
-/* api.c: fills out's binds (nargs, bind) for kernel k, loaded for kp (its
- * argument layout fits kp: the cache checked it); INTERNAL when an
+/* api_plan.c: fills out's binds (nargs, bind) for kernel k, loaded for kp
+ * (its argument layout fits kp: the cache checked it); INTERNAL when an
  * argument has no binding. */
 convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_loaded *k, cj_plan_step *out);
-/* api.c: the checks of convjit_conv_forward (f: the message prefix of
- * the fields, "args."), without the launch. */
+/* api_launch.c: the checks of a conv launch (convjit_conv_execute and the forward
+ * entry points; f: the message prefix of the fields, "args."), without the
+ * launch, driven by the plan's kind row and the tensor-role table. */
 convjit_status cj_conv_args_check(const struct convjit_plan *p, const convjit_conv_args *a, const char *f);
 /* Bytes of convjit_conv_args in version 0.1 (every field up to
  * workspace_bytes): a caller's struct must hold at least these. */
 #define CONV_ARGS_V1_SIZE (offsetof(convjit_conv_args, workspace_bytes) + sizeof(size_t))
-/* api.c: runs a step list (the only launch code). */
+/* api_launch.c: derives p's launch facts from its problem and kind (every
+ * plan creation does, in plan_finish; a test that edits a plan's kind
+ * calls it again). */
+void cj_plan_launch_facts(convjit_plan *p);
+/* api_launch.c: runs a step list (the only launch code). */
 convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uint32_t n, const cj_launch_ptrs *ptrs,
                            void *stream);
-/* api.c: convjit_plan_create_conv with forced choices (tests, tools);
+/* api_plan.c: convjit_plan_create_conv with forced choices (tests, tools);
  * o NULL = all automatic. With nothing forced (NULL or all 0) the tuning
  * table is asked first; only NULL uses the plan memo. */
 convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                         convjit_plan **out);
-/* api.c: p (prob set) rebuilt as the candidate o: selection and every
+/* api_plan.c: p (prob set) rebuilt as the candidate o: selection and every
  * kernel through the cache. On failure p has no steps and the status says
  * why (UNSUPPORTED illegal, RESOURCE the gate, others). */
 convjit_status cj_plan_build_with(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p);
+/* api_plan.c: p's selected sequence (p->seq) resolved into launch steps, every
+ * kernel through the cache; the steps of a failure are cleared. */
+convjit_status cj_plan_resolve(convjit_context *ctx, convjit_plan *p);
 /* lifetime.c: the context handle table. register gives ctx a live handle
  * (OUT_OF_MEMORY past CJ_MAX_CONTEXTS live contexts); release destroys the
  * context's remaining device events (their handles stay valid, detached)
@@ -158,5 +195,19 @@ convjit_status cj_transpose_desc_check(const convjit_transpose_desc *d);
 convjit_status cj_mul_checked(int64_t a, int64_t b, int64_t *r, const char *what);
 /* desc.c: a caller's struct_size is known (>= v1 size, <= ours) or VERSION. */
 convjit_status cj_check_struct_size(size_t struct_size, size_t v1, size_t ours, const char *what);
+/* desc.c: a field appended to a public struct after its first version. */
+typedef struct cj_appended {
+  size_t off, size;
+} cj_appended;
+#define CJ_APPENDED(T, f) {offsetof(T, f), sizeof(((T *)0)->f)}
+/* desc.c: a versioned public struct read from a caller: *dst holds this
+ * library's defaults (its *_default()); the first version's fields (those
+ * before f[0]) and every appended field (f[0..n), in order) the caller's
+ * struct_size holds whole are copied from src, the others keep their
+ * defaults. */
+void cj_versioned_copy(void *dst, const void *src, size_t struct_size, const cj_appended *f, size_t n);
+/* desc.c: the rank-3 descriptor that normalizes to p again (the tuning
+ * table's problem text is parsed through it). */
+void cj_conv_problem_to_desc(const cj_conv_problem *p, convjit_conv_desc *d);
 
 #endif

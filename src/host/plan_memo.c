@@ -32,40 +32,44 @@
 #include "host/plan.h"
 #include "host/tune_db.h"
 
-/* Every field of cj_conv_problem is in the key: a new field must join it. */
-_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 14 * 4,
-               "cj_conv_problem changed: add the new field to memo_key");
-
 static uint64_t f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   return u;
 }
 
-static void memo_key(const cj_conv_problem *p, uint64_t k[CJ_PLAN_MEMO_KEY_WORDS]) {
-  uint32_t n = 0;
-  const int64_t scal[] = {p->n, p->c, p->k, p->d, p->h, p->w, p->t, p->r, p->s, p->od, p->oh, p->ow, p->groups};
-  for (size_t i = 0; i < sizeof scal / sizeof scal[0]; i++) k[n++] = (uint64_t)scal[i];
-  for (int j = 0; j < 3; j++) {
-    k[n++] = (uint64_t)p->stride[j];
-    k[n++] = (uint64_t)p->pad_lo[j];
-    k[n++] = (uint64_t)p->pad_hi[j];
-    k[n++] = (uint64_t)p->dil[j];
+/* One writer per field type of the problem table (select.h): each writes
+ * CJ_MEMO_WORDS_<type> words. Floats by their bits (normalized: 0 became
+ * 1.0, NaN and -0 are refused), an epilogue as its op count and one word
+ * per op slot. */
+static uint64_t *memo_I64(uint64_t *k, const int64_t *v) { *k++ = (uint64_t)*v; return k; }
+static uint64_t *memo_I64X3(uint64_t *k, const int64_t (*v)[3]) {
+  for (int i = 0; i < 3; i++) *k++ = (uint64_t)(*v)[i];
+  return k;
+}
+static uint64_t *memo_DTYPE(uint64_t *k, const convjit_dtype *v) { *k++ = (uint64_t)*v; return k; }
+static uint64_t *memo_LAYOUT(uint64_t *k, const convjit_layout *v) { *k++ = (uint64_t)*v; return k; }
+static uint64_t *memo_KIND(uint64_t *k, const convjit_conv_kind *v) { *k++ = (uint64_t)*v; return k; }
+static uint64_t *memo_F32(uint64_t *k, const float *v) { *k++ = f32_bits(*v); return k; }
+static uint64_t *memo_FLAG(uint64_t *k, const int *v) { *k++ = (uint64_t)*v; return k; }
+static uint64_t *memo_INT(uint64_t *k, const int *v) { *k++ = (uint64_t)*v; return k; }
+static uint64_t *memo_EPI(uint64_t *k, const cj_epilogue *e) {
+  *k++ = e->nops;
+  for (uint32_t i = 0; i < CJ_EPI_MAX_OPS; i++) {
+    const cj_epi_step *s = &e->ops[i];
+    *k++ = i < e->nops ? s->op | (uint64_t)s->role << 8 | (uint64_t)s->dtype << 16 | (uint64_t)s->act << 24 |
+                             f32_bits(s->beta) << 32
+                       : 0;
   }
-  k[n++] = (uint64_t)p->x_dtype;
-  k[n++] = (uint64_t)p->w_dtype;
-  k[n++] = (uint64_t)p->y_dtype;
-  k[n++] = (uint64_t)p->x_layout;
-  k[n++] = (uint64_t)p->y_layout;
-  k[n++] = (uint64_t)p->has_bias;
-  k[n++] = f32_bits(p->x_scale); /* normalized: 0 became 1.0, NaN and -0 are refused */
-  k[n++] = f32_bits(p->w_scale);
-  k[n++] = (uint64_t)p->has_channel_scale;
-  k[n++] = (uint64_t)p->has_residual;
-  k[n++] = f32_bits(p->beta);
-  k[n++] = (uint64_t)p->act;
-  k[n++] = (uint64_t)p->has_x_prev;
-  k[n++] = (uint64_t)p->spatial_rank;
+  return k;
+}
+
+/* The problem, field by field from its table: padding bytes never count. */
+static void memo_key(const cj_conv_problem *p, uint64_t k[CJ_PLAN_MEMO_KEY_WORDS]) {
+  uint64_t *w = k;
+#define CJ_MEMO_FIELD(type, name, text, reason) w = memo_##type(w, &p->name);
+  CJ_CONV_PROBLEM_FIELDS(CJ_MEMO_FIELD)
+#undef CJ_MEMO_FIELD
 }
 
 static uint64_t key_hash(const uint64_t k[CJ_PLAN_MEMO_KEY_WORDS]) {

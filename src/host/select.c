@@ -59,3 +59,73 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
            eb == 2 ? "bf16" : "fp8", (long long)n, (long long)c, (long long)s);
   return CONVJIT_OK;
 }
+
+/* ---- the candidate walk (contract in select.h) ---- */
+
+convjit_status cj_conv_walk_begin(cj_conv_walk *w, const cj_conv_problem *p, const cj_target *t,
+                                  const cj_conv_opts *forced) {
+  CJ_CHECK(w && p && t && t->arch, CONVJIT_ERR_INVALID_ARG, "cj_conv_walk_begin: NULL argument");
+  memset(w, 0, sizeof *w);
+  w->p = p;
+  w->t = *t;
+  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
+  CJ_CHECK(k, CONVJIT_ERR_INVALID_ARG, "desc.kind = %d: unknown", (int)p->kind);
+  w->pl = k->planner; /* the kind's planner: its row's, NULL without kernels (desc.c refuses those first) */
+  CJ_CHECK(w->pl, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", k->name);
+  CJ_TRY(w->pl->prepare(p, t->arch, &w->prep));
+  if (forced) w->forced = *forced;
+  w->n = w->pl->candidates(t, &w->prep, &w->forced, w->list, CJ_CONV_MAX_CANDIDATES);
+  CJ_CHECK(w->n > 0, CONVJIT_ERR_INTERNAL, "conv: no candidate");
+  return CONVJIT_OK;
+}
+
+static int cj_opts_same(const cj_conv_opts *a, const cj_conv_opts *b) { return !memcmp(a, b, sizeof *a); }
+
+/* The follow-up of candidate i right after it: moved up when listed later,
+ * dropped when tried already, appended in place when the list has room. */
+static void cj_walk_queue(cj_conv_walk *w, uint32_t i, const cj_conv_opts *f) {
+  uint32_t j = 0;
+  while (j < w->n && !cj_opts_same(&w->list[j], f)) j++;
+  if (j <= i) return;
+  if (j == w->n) {
+    if (w->n == CJ_CONV_MAX_CANDIDATES) return;
+    w->n++;
+  }
+  memmove(&w->list[i + 2], &w->list[i + 1], (j - i - 1) * sizeof w->list[0]);
+  w->list[i + 1] = *f;
+}
+
+void cj_conv_walk_reject(cj_conv_walk *w, const cj_conv_opts *o, convjit_status st) {
+  w->resource |= st == CONVJIT_ERR_RESOURCE;
+  if (!w->desc_why[0] && !strncmp(cj_error_text(), "desc.", 5))
+    snprintf(w->desc_why, sizeof w->desc_why, "%s", cj_error_text());
+  cj_log(CJ_LOG_DEBUG, "plan: candidate %u (tile %ux%u waves %ux%u stages %u splitk %u) rejected: %s", w->next,
+         o->tile_m, o->tile_n, o->wave_m, o->wave_n, o->stages, o->splitk, cj_error_text());
+  if (w->used + 1 < sizeof w->why) {
+    int n = snprintf(w->why + w->used, sizeof w->why - w->used, "%s%ux%u s%u k%u%s: %s", w->used ? "; " : "",
+                     o->tile_m, o->tile_n, o->stages, o->splitk, o->prefetch == 1 ? " no-prefetch" : "",
+                     cj_error_text());
+    if (n > 0) w->used += (size_t)n < sizeof w->why - w->used ? (size_t)n : sizeof w->why - w->used - 1;
+  }
+}
+
+int cj_conv_walk_next(cj_conv_walk *w, cj_conv_opts *o, cj_seq *seq, convjit_status *st) {
+  if (w->next >= w->n) return 0;
+  uint32_t i = w->next++;
+  *o = w->list[i];
+  cj_conv_opts follow;
+  int has_follow = 0;
+  cj_error_quiet_begin(); /* a candidate's refusal is expected: a debug line, never an error line */
+  *st = w->pl->sequence(w->p, &w->t, &w->prep, o, &w->forced, seq, &follow, &has_follow);
+  cj_error_quiet_end();
+  w->tried++;
+  if (has_follow) cj_walk_queue(w, i, &follow);
+  if (*st == CONVJIT_ERR_UNSUPPORTED) cj_conv_walk_reject(w, o, *st);
+  return 1;
+}
+
+convjit_status cj_conv_walk_end(const cj_conv_walk *w) {
+  if (w->desc_why[0] && !w->resource) return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "%s", w->desc_why);
+  return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv: none of %u candidate kernels %s: %s", w->n,
+                w->resource ? "fits (resource gate or legality)" : "is legal", w->why);
+}

@@ -3,12 +3,14 @@
  * Contract: selection is pure planning. It fills cj_kplan structs (through the
  * codegen plan initializers) and says how each kernel argument is bound at
  * launch time; it never compiles, allocates device memory or touches a device.
- * The API (src/host/api.c) compiles every step's kernel through the cache at
+ * The API (src/host/api_plan.c) compiles every step's kernel through the cache at
  * plan creation and, at launch, packs each step's arguments from its binds.
  *
  * Two step lists per sequence:
  *   pack  run once per weight by convjit_weight_pack (w raw -> w packed)
- *   fwd   run by convjit_conv_forward (convjit_conv_fwd) / convjit_transpose on every call
+ *   fwd   the launch list: run on every call by convjit_conv_execute (and
+ *         convjit_conv_forward / convjit_conv_fwd) / convjit_transpose,
+ *         whatever the kind (the name is the public stage name of forward)
  * Binds are listed in the plan's args[] order: bind[i] feeds plan.args[i],
  * filled by role (cj_seq_add_bound), never by position or name.
  *
@@ -22,47 +24,93 @@
 #include "arch/arch.h"
 #include "codegen/kplan.h"
 #include "convjit/convjit.h"
+#include "host/kinds.h"
 #include "util/cj.h"
 
 /* The conv descriptor after validation, normalized to 3D: a 2D conv has
  * D = T = 1 (stride/dil 1, pads 0 in that dim), a 1D conv also H = R = 1.
- * Spatial arrays are ordered (depth/time, height, width). */
+ * Spatial arrays are ordered (depth/time, height, width).
+ *
+ * A field table, F(type, name, text, reason): it generates the struct, the
+ * plan memo's key (plan_memo.c: every field), and the tuning table's
+ * canonical problem text and its parser (tune_db.c: the fields with
+ * text = 1, as "name=value" in table order; a field with text = 0 says
+ * why it is left out). type is one of
+ *   I64 int64_t   I64X3 int64_t[3]   DTYPE convjit_dtype   LAYOUT convjit_layout
+ *   KIND convjit_conv_kind   F32 float   FLAG int (0/1)   INT int   EPI cj_epilogue
+ * A new field is a row here and its line in desc.c (descriptor -> problem
+ * and back); nothing else counts fields. */
+#define CJ_CONV_PROBLEM_FIELDS(F)                                                                           \
+  F(KIND, kind, 1, "what is computed (kinds.h): the descriptor describes the forward problem")             \
+  F(I64, n, 1, "batch")                                                                                     \
+  F(I64, c, 1, "input channels")                                                                            \
+  F(I64, k, 1, "output channels")                                                                           \
+  F(I64, d, 1, "input depth (time)")                                                                        \
+  F(I64, h, 1, "input height")                                                                              \
+  F(I64, w, 1, "input width")                                                                               \
+  F(I64, t, 1, "filter depth")                                                                              \
+  F(I64, r, 1, "filter height")                                                                             \
+  F(I64, s, 1, "filter width")                                                                              \
+  F(I64X3, stride, 1, "stride per dim")                                                                     \
+  F(I64X3, pad_lo, 1, "padding before, per dim")                                                            \
+  F(I64X3, pad_hi, 1, "padding after, per dim")                                                             \
+  F(I64X3, dil, 1, "dilation per dim")                                                                      \
+  F(I64, od, 0, "output depth: follows from the fields above")                                              \
+  F(I64, oh, 0, "output height: follows from the fields above")                                             \
+  F(I64, ow, 0, "output width: follows from the fields above")                                              \
+  F(I64, groups, 1, "groups: divides c and k; when > 1, c/groups fills whole 16-byte channel chunks "     \
+                     "(desc.c)")                                                                            \
+  F(DTYPE, x_dtype, 1, "x's element type")                                                                  \
+  F(DTYPE, w_dtype, 1, "w's element type")                                                                  \
+  F(DTYPE, y_dtype, 1, "y's element type")                                                                  \
+  F(LAYOUT, x_layout, 1, "x's layout (NDHWC is read in place)")                                             \
+  F(LAYOUT, y_layout, 1, "y's layout (NDHWC is written in place)")                                         \
+  F(F32, x_scale, 0, "dequantization scale of fp8 x (1.0 when unused): a kernel argument, so one tuning "   \
+                     "winner serves every calibration")                                                    \
+  F(F32, w_scale, 0, "dequantization scale of fp8 w (1.0 when unused): a kernel argument, likewise")        \
+  F(EPI, epi, 1, "the fused epilogue asked for (kplan_epi.h description, beta normalized), passed to the "  \
+                 "plan init as it is")                                                                     \
+  F(FLAG, has_x_prev, 1, "causal streaming: args.x_prev holds the pad_lo[0] frames before x")               \
+  F(INT, spatial_rank, 0, "1..3 as the caller gave it (messages): a 2D conv and the same conv written as "  \
+                          "3D with depth 1 normalize to one problem and run the same kernels")
+
+#define CJ_PT_C_I64 int64_t
+#define CJ_PT_C_I64X3 int64_t
+#define CJ_PT_C_DTYPE convjit_dtype
+#define CJ_PT_C_LAYOUT convjit_layout
+#define CJ_PT_C_KIND convjit_conv_kind
+#define CJ_PT_C_F32 float
+#define CJ_PT_C_FLAG int
+#define CJ_PT_C_INT int
+#define CJ_PT_C_EPI cj_epilogue
+#define CJ_PT_DIM_I64X3 [3]
+#define CJ_PT_DIM_I64
+#define CJ_PT_DIM_DTYPE
+#define CJ_PT_DIM_LAYOUT
+#define CJ_PT_DIM_KIND
+#define CJ_PT_DIM_F32
+#define CJ_PT_DIM_FLAG
+#define CJ_PT_DIM_INT
+#define CJ_PT_DIM_EPI
+
 typedef struct cj_conv_problem {
-  int64_t n, c, k;           /* batch, input channels, output channels */
-  int64_t d, h, w;           /* input extents */
-  int64_t t, r, s;           /* filter extents */
-  int64_t stride[3];
-  int64_t pad_lo[3], pad_hi[3]; /* padding before / after, per dim */
-  int64_t dil[3];            /* dilation */
-  int64_t od, oh, ow;        /* output extents (Do, Ho, Wo) */
-  int64_t groups;            /* always 1 for now (validated by the API) */
-  convjit_dtype x_dtype, w_dtype, y_dtype;
-  convjit_layout x_layout, y_layout; /* NCDHW (others rejected by the API) */
-  int has_bias;              /* fp32 bias of K elements */
-  float x_scale, w_scale;    /* dequantization scales of an fp8 conv; 1.0 when unused */
-  int has_channel_scale;     /* fp32 per-output-channel weight scales (args.scale) */
-  int has_residual;          /* + beta * z (args.residual, bf16 shaped like y) */
-  float beta;                /* z's factor, normalized (0 became 1.0) */
-  int act;                   /* convjit_activation, applied last */
-  int has_x_prev;            /* causal streaming: args.x_prev holds the pad_lo[0] frames before x */
-  int spatial_rank;          /* 1..3 as the caller gave it (for messages) */
+#define CJ_PROBLEM_MEMBER(type, name, text, reason) CJ_PT_C_##type name CJ_PT_DIM_##type;
+  CJ_CONV_PROBLEM_FIELDS(CJ_PROBLEM_MEMBER)
+#undef CJ_PROBLEM_MEMBER
 } cj_conv_problem;
 
-/* How one kernel argument gets its value at launch time. */
+/* How one kernel argument gets its value at launch time: a tensor role
+ * (kinds.h: the caller's pointer of that role, + value bytes, e.g. a
+ * workspace sub-buffer's offset; NULL when the launch has none), or a
+ * constant. */
 typedef enum cj_bind_kind {
   CJ_BIND_NONE = 0,
-  CJ_BIND_X = 1,         /* the user's input x (const) */
-  CJ_BIND_W_RAW = 2,     /* the user's weight as given (pack list only) */
-  CJ_BIND_W_PACKED = 3,  /* the packed weight (caller memory, filled by the pack list) */
-  CJ_BIND_BIAS = 4,      /* fp32 bias (NULL when the problem has none) */
-  CJ_BIND_Y = 5,         /* the user's output */
-  CJ_BIND_WORKSPACE = 6, /* workspace base + value (byte offset) */
-  CJ_BIND_CONST_U32 = 7, /* value, 4 bytes */
-  CJ_BIND_CONST_U64 = 8, /* value, 8 bytes */
-  CJ_BIND_CONST_F32 = 9, /* f32 bits in the low 32 bits of value */
-  CJ_BIND_RESIDUAL = 10, /* the user's residual input, shaped like y (NULL when the plan has none) */
-  CJ_BIND_SCALE = 11,    /* the user's fp32 per-channel scales (NULL when the plan has none) */
-  CJ_BIND_X_PREV = 12    /* the user's previous-chunk frames (causal streaming; NULL when the plan has none) */
+#define CJ_BIND_ENUM(id, field, in_args, align, access, flag, noun, does, given) CJ_BIND_##id = CJ_TENSOR_##id,
+  CJ_TENSOR_TABLE(CJ_BIND_ENUM)
+#undef CJ_BIND_ENUM
+  CJ_BIND_CONST_U32 = CJ_TENSOR_COUNT, /* value, 4 bytes */
+  CJ_BIND_CONST_U64,                    /* value, 8 bytes */
+  CJ_BIND_CONST_F32                     /* f32 bits in the low 32 bits of value */
 } cj_bind_kind;
 
 typedef struct cj_bind {
@@ -125,16 +173,19 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
                                    const cj_arch *arch, cj_seq *out);
 
 
-/* select_conv.c: conv selection as pure functions (options are the plan's
- * one options struct, cj_conv_opts; 0 fields = let the heuristic decide).
- *   candidates  problem + target -> ordered options, the heuristic's choice
+/* select_conv.c: conv selection (options are the plan's tuning choices,
+ * cj_conv_opts; 0 fields = let the heuristic decide).
+ *   candidates  target + geometry -> ordered options, the heuristic's choice
  *               first, then fallbacks (fewer stages, split-K, smaller tile);
- *               forced fields are kept in every candidate. Legality is not
- *               checked here: only the plan's init decides it.
+ *               forced fields are kept in every candidate. Pure: no plan
+ *               init, no legality (only the plan's init decides it).
  *   heuristic   the first candidate.
- *   with        the launch sequence for one candidate (UNSUPPORTED with the
- *               plan's reason when it is illegal).
- *   select      the sequence of the first legal candidate. */
+ *   with        the launch sequence for one candidate, every field the
+ *               caller's (UNSUPPORTED with the plan's reason when it is
+ *               illegal; a knob out of its domain for the shape, e.g. a
+ *               split past the K steps, INVALID_ARG): prepare + sequence.
+ *   select      the sequence of the first legal candidate: the walk below,
+ *               as plan creation walks it (without the cache). */
 #define CJ_CONV_MAX_CANDIDATES 32
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g); /* UNSUPPORTED dtype/groups */
 uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
@@ -146,5 +197,94 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, cons
 /* The problem's dtypes and scales on this arch (compute format, pre-pass
  * modes, alpha in range): the errors every candidate would repeat. */
 convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *arch);
+
+/* The compute dtype, the operands' pre-passes and the plan's scalar values
+ * (docs/api.md "fp8 formats" and "Scales"). */
+typedef struct cj_conv_fmt {
+  convjit_dtype compute;
+  cj_prep_mode x_mode, w_mode;
+  float x_q, w_q; /* QSCALE of a quantizing pre-pass: fl32(1/scale) */
+  float alpha;    /* x_scale * w_scale * the format factors (exact powers of 2) */
+} cj_conv_fmt;
+
+/* What every candidate of one problem shares, derived once per plan
+ * creation (a planner's prepare) and passed down to each candidate. */
+typedef struct cj_conv_prep {
+  cj_conv_geom g;       /* the conv kernel's geometry: x_prev's frames ahead of x's (no low time pad),
+                           the compute dtype, x_ndhwc = x read in place, x_converted; derived */
+  cj_conv_fmt fm;
+  int x_in_place;       /* NDHWC x read as given */
+  int x_copy;           /* NDHWC x copied to NDHWC(Cp) by the pre-pass (converted or ragged C) */
+  uint64_t prev_frames; /* causal streaming: x_prev's frames (pad_lo[0]), else 0 */
+} cj_conv_prep;
+
+/* A problem kind's planner (the kind table's hooks, kinds.h):
+ *   prepare     problem + arch -> what every candidate shares (geometry and
+ *               formats, derived once); the errors every candidate would
+ *               repeat come from here
+ *   candidates  pure: the ordered options (no plan init)
+ *   sequence    one candidate's launch sequence, every kernel plan
+ *               initialized once; forced: the fields of o the caller
+ *               forced (the walk's; NULL: all of o is the caller's), so a
+ *               choice the heuristic made that the plan refuses is
+ *               UNSUPPORTED (no candidate, skipped quietly), never the
+ *               caller's INVALID_ARG; when follow is not NULL,
+ *               *has_follow = 1 asks the walk to try *follow right after
+ *               this candidate (the conv's no-prefetch twin of a candidate
+ *               whose plan prefetches by default), whatever this one's
+ *               status. */
+typedef struct cj_conv_planner {
+  convjit_status (*prepare)(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out);
+  uint32_t (*candidates)(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                         cj_conv_opts *list, uint32_t max);
+  convjit_status (*sequence)(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                             const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out, cj_conv_opts *follow,
+                             int *has_follow);
+} cj_conv_planner;
+extern const cj_conv_planner cj_conv_forward_planner;
+
+/* select.c: the one candidate walk. Plan creation, cj_select_conv and the
+ * tuner all walk a problem's candidates through it: prepare once, the pure
+ * candidate list, then per candidate its sequence (each kernel plan
+ * initialized once), a follow-up the planner asks for queued right after
+ * it (a candidate already listed later moves up; one listed before is not
+ * tried twice). A candidate's sequence is built in a quiet section (cj.h):
+ * its refusals are expected, never an error line; a caller that returns a
+ * real error after all logs it (cj_error_log_escaped). An illegal
+ * candidate (UNSUPPORTED) is logged at debug and its reason kept; the
+ * caller may reject a legal one too (the resource gate), and when none is
+ * left the walk's end is UNSUPPORTED: the descriptor's own limit alone
+ * when a candidate was refused in its terms ("desc.<field> ...", e.g. the
+ * x pre-pass's, the same for every tile) and none failed the resource
+ * gate, else every reason. */
+typedef struct cj_conv_walk {
+  const cj_conv_problem *p;
+  cj_target t;
+  const cj_conv_planner *pl;
+  cj_conv_prep prep;
+  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
+  uint32_t n, next;     /* candidates listed; the next to try */
+  uint32_t tried;       /* candidates whose sequence was built */
+  cj_conv_opts forced;  /* the caller's forced fields (all 0: none) */
+  int resource;         /* a candidate failed the resource gate */
+  char why[512];        /* "tile s k: reason; ..." of every rejected candidate */
+  size_t used;
+  char desc_why[400];   /* the first refusal in the descriptor's terms ("desc.<field> ..."), if any */
+} cj_conv_walk;
+/* Prepares p and lists its candidates (forced fields kept in each; NULL =
+ * none). Errors of prepare end the walk here. */
+convjit_status cj_conv_walk_begin(cj_conv_walk *w, const cj_conv_problem *p, const cj_target *t,
+                                  const cj_conv_opts *forced);
+/* The next candidate: 1 with its options in *o and in *st its status: OK
+ * (*seq its launch sequence), UNSUPPORTED (illegal; already logged and
+ * kept) or another error (a real one: the caller ends the walk); 0 when
+ * none is left. */
+int cj_conv_walk_next(cj_conv_walk *w, cj_conv_opts *o, cj_seq *seq, convjit_status *st);
+/* The caller rejects the legal candidate o with status st (the resource
+ * gate, or its launch limits): logged at debug and kept. */
+void cj_conv_walk_reject(cj_conv_walk *w, const cj_conv_opts *o, convjit_status st);
+/* UNSUPPORTED: none of the candidates was legal (or fit): the
+ * descriptor's limit, else every reason (above). */
+convjit_status cj_conv_walk_end(const cj_conv_walk *w);
 
 #endif

@@ -11,11 +11,11 @@
  *         conv (implicit GEMM)
  *         [split-K finalize: alpha, scale[k], bias, bf16, NCDHW]
  * fp8 formats and scales: docs/api.md "fp8 formats" (cj_conv_fmt_of).
- * Heuristics (REFERENCE.md "bf16 kernel") as an ordered candidate list
+ * Heuristics (docs/original-design.md "bf16 kernel") as an ordered candidate list
  * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 on a
  * 2x4 wave grid at 4 stages when its grid still fills the device (64-byte K
  * rows, or 32-byte ones where LDS cannot hold 4 stages of 64, i.e. on
- * gfx942; chosen by the bounds report), then REFERENCE.md's 4x4-wave
+ * gfx942; chosen by the bounds report), then docs/original-design.md's 4x4-wave
  * 256x256; for fp8 in 64 KiB of LDS a 2-stage
  * 128x256 after the 128x128 stage fallbacks; split-K only when the M x N
  * tile grid under-fills the device (fewer tiles than 3/4 of the CUs), never
@@ -127,31 +127,6 @@ static void cj_push(cj_conv_opts *list, uint32_t *n, uint32_t max, const cj_conv
   if (*n < max) list[(*n)++] = *c;
 }
 
-/* A candidate, then (unless forced) its twin without operand prefetch
- * where the plan would prefetch (kplan_conv.c decides): the second operand
- * set is what a register-tight kernel spills first, and the twin keeps the
- * tile. A split the heuristic proposes must have K steps to split (the
- * plan's own count, at the candidate's K bytes per step): a split-K
- * fallback of a conv with fewer steps is no candidate at all (legal by
- * construction; forced splits stay the caller's to get wrong). The probe's
- * refusals are expected: quiet (cj.h). */
-static void cj_push_pf(const cj_target *t, const cj_conv_geom *g, cj_conv_opts *list, uint32_t *n, uint32_t max,
-                       const cj_conv_opts *forced, const cj_conv_opts *c) {
-  cj_kplan p;
-  cj_conv_opts unsplit = *c;
-  unsplit.splitk = 1;
-  cj_error_quiet_begin();
-  int ok = cj_kplan_conv_init(&p, t->arch, g, &unsplit) == CONVJIT_OK;
-  cj_error_quiet_end();
-  cj_error_clear();
-  if (ok && !forced->splitk && c->splitk > p.u.conv.k_tiles) return;
-  cj_push(list, n, max, c);
-  if (forced->prefetch || !ok || !p.u.conv.prefetch) return;
-  cj_conv_opts off = *c;
-  off.prefetch = 1;
-  cj_push(list, n, max, &off);
-}
-
 uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_conv_opts *forced, cj_conv_opts *list,
                             uint32_t max) {
   static const cj_conv_opts none;
@@ -160,13 +135,13 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
 #define CJ_ADD(...)                                                                            \
   do {                                                                                         \
     cj_conv_opts c_ = cj_candidate(t, g, forced, __VA_ARGS__);                                 \
-    cj_push_pf(t, g, list, &n, max, forced, &c_);                                                    \
+    cj_push(list, &n, max, &c_);                                                               \
   } while (0)
   /* Plan init decides legality (LDS, DMA shape, vmcnt): an illegal candidate
    * is skipped by the caller, so none of the arch's limits are restated. */
   /* fp8: the plan's own default first, as given: the 8-wave ping-pong
    * (fixed tile, no split-K) where the arch has it, else its multistage
-   * default (REFERENCE.md "fp8 kernel": WGM is the only tunable). */
+   * default (docs/original-design.md "fp8 kernel": WGM is the only tunable). */
   if (g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(t->arch) && !forced->tile_m &&
       (!forced->stages || forced->stages == 2) && forced->splitk <= 1 && n < max) {
     list[n] = *forced;
@@ -179,7 +154,7 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
    * choice") its LDS cycles are 0.50 of its MFMA cycles; the 4x4-wave
    * 256x256 (64x64 per wave, 4 waves/SIMD) re-reads each operand twice as
    * often (0.63), the 128x128 (2 waves/SIMD, 64x32 per wave) is LDS-bound
-   * (1.00). The 4x4 tile (REFERENCE.md's best measured) stays a candidate. */
+   * (1.00). The 4x4 tile (docs/original-design.md's best measured) stays a candidate. */
   /* Where the arch has no 16-byte LDS DMA (gfx942) the 32-byte-row tile has
    * two forms that both meet the issue-11 goals, bound by MFMA in the model:
    * 4-byte DMA with operand prefetch (issue 0.34-0.47 of the MFMA cycles,
@@ -253,15 +228,6 @@ static convjit_status cj_operand_mode(convjit_dtype t, const cj_arch *arch, floa
   return CONVJIT_OK;
 }
 
-/* The compute dtype, the operands' pre-passes and the plan's scalar values
- * (docs/api.md "fp8 formats" and "Scales"). */
-typedef struct cj_conv_fmt {
-  convjit_dtype compute;
-  cj_prep_mode x_mode, w_mode;
-  float x_q, w_q; /* QSCALE of a quantizing pre-pass: fl32(1/scale) */
-  float alpha;    /* x_scale * w_scale * the format factors (exact powers of 2) */
-} cj_conv_fmt;
-
 static convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f) {
   memset(f, 0, sizeof *f);
   f->alpha = 1.0f;
@@ -290,6 +256,43 @@ convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *ar
   return cj_conv_fmt_of(p, arch, &f);
 }
 
+/* What every candidate shares (select.h cj_conv_prep). Causal streaming:
+ * the pre-pass writes x_prev's P = pad_lo[0] frames directly before x's in
+ * the workspace (n == 1: one NDHWC tensor of P + D frames), and the conv
+ * runs over that with no low time padding: the same kernel family, the
+ * same per-output reduction order. */
+static convjit_status cj_conv_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
+  CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_conv_prepare: NULL argument");
+  memset(out, 0, sizeof *out);
+  cj_conv_geom *g = &out->g;
+  out->prev_frames = p->has_x_prev ? (uint64_t)p->pad_lo[0] : 0;
+  if (p->has_x_prev) {
+    cj_conv_problem q = *p;
+    q.d += p->pad_lo[0];
+    q.pad_lo[0] = 0;
+    CJ_TRY(cj_conv_problem_geom(&q, g));
+  } else {
+    CJ_TRY(cj_conv_problem_geom(p, g));
+  }
+  CJ_TRY(cj_conv_fmt_of(p, arch, &out->fm));
+  g->dtype = (uint32_t)out->fm.compute;
+  /* NDHWC x is read in place unless its elements change on the way (a
+   * converting pre-pass) or C is too ragged for the masked 4-byte loads
+   * (bf16 C odd, fp8 C % 4 != 0): then the pre-pass copies it to
+   * NDHWC(Cp) in the workspace, like an NCDHW x. */
+  uint32_t ceb = cj_dtype_bytes(out->fm.compute), cchunk = 16 / ceb;
+  out->x_in_place = g->x_ndhwc && out->fm.x_mode == CJ_PREP_COPY && (g->c % cchunk == 0 || g->c % (4 / ceb) == 0);
+  out->x_copy = g->x_ndhwc && !out->x_in_place;
+  g->x_ndhwc = (uint32_t)out->x_in_place;
+  g->x_converted = out->fm.x_mode != CJ_PREP_COPY;
+  return cj_conv_geom_derive(g);
+}
+
+static uint32_t cj_conv_fwd_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                                       cj_conv_opts *list, uint32_t max) {
+  return cj_conv_candidates(t, &prep->g, forced, list, max);
+}
+
 /* The NCDHW x pre-pass refused the tensor (UNSUPPORTED, in the transpose's
  * own terms: its s is D*H*W): the same refusal in the descriptor's terms,
  * for every candidate alike (the pre-pass does not depend on the tile). */
@@ -310,56 +313,51 @@ static cj_bind cj_f32_bind(float v) {
   return (cj_bind){CJ_BIND_CONST_F32, u};
 }
 
-convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
-  CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
+/* One candidate's launch sequence from its conv plan, initialized here
+ * once; a plan that prefetches operands by default (kplan_conv.c decides)
+ * asks for its no-prefetch twin next: the second operand set is what a
+ * register-tight kernel spills first, and the twin keeps the tile. */
+static convjit_status cj_conv_fwd_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                           const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
+                                           cj_conv_opts *follow, int *has_follow) {
+  CJ_CHECK(p && t && t->arch && prep && o && out, CONVJIT_ERR_INVALID_ARG, "cj_conv_fwd_sequence: NULL argument");
   const cj_arch *arch = t->arch;
+  const cj_conv_geom *gp = &prep->g;
+  const cj_conv_fmt *fm = &prep->fm;
+  const uint64_t prev_frames = prep->prev_frames;
+  const int x_in_place = prep->x_in_place, x_copy = prep->x_copy;
   memset(out, 0, sizeof *out);
-  cj_conv_geom g;
-  /* Causal streaming: the pre-pass writes x_prev's P = pad_lo[0] frames
-   * directly before x's in the workspace (n == 1: one NDHWC tensor of
-   * P + D frames), and the conv runs over that with no low time padding:
-   * the same kernel family, the same per-output reduction order. */
-  const uint64_t prev_frames = p->has_x_prev ? (uint64_t)p->pad_lo[0] : 0;
-  if (p->has_x_prev) {
-    cj_conv_problem q = *p;
-    q.d += p->pad_lo[0];
-    q.pad_lo[0] = 0;
-    CJ_TRY(cj_conv_problem_geom(&q, &g));
-  } else {
-    CJ_TRY(cj_conv_problem_geom(p, &g));
-  }
-  cj_conv_fmt fm;
-  CJ_TRY(cj_conv_fmt_of(p, arch, &fm));
-  g.dtype = (uint32_t)fm.compute;
-  /* NDHWC x is read in place unless its elements change on the way (a
-   * converting pre-pass) or C is too ragged for the masked 4-byte loads
-   * (bf16 C odd, fp8 C % 4 != 0): then the pre-pass copies it to
-   * NDHWC(Cp) in the workspace, like an NCDHW x. */
-  uint32_t ceb = cj_dtype_bytes(fm.compute), cchunk = 16 / ceb;
-  int x_in_place = g.x_ndhwc && fm.x_mode == CJ_PREP_COPY && (g.c % cchunk == 0 || g.c % (4 / ceb) == 0);
-  int x_copy = g.x_ndhwc && !x_in_place;
-  g.x_ndhwc = (uint32_t)x_in_place;
+  if (has_follow) *has_follow = 0;
   cj_conv_opts co = *o;
   /* split-K's atomics would make the chunked result depend on the chunking */
   if (p->has_x_prev) co.splitk = 1;
-  co.has_bias = p->has_bias;
-  /* Every fp8 conv takes alpha (the plan's rule; 1.0 when unscaled): one
-   * kernel per shape whatever the calibration. */
-  co.has_channel_scale = p->has_channel_scale;
-  co.has_residual = p->has_residual;
-  co.beta = p->beta;
-  co.act = p->act;
-  co.no_channel_gemm = o->no_channel_gemm || fm.x_mode != CJ_PREP_COPY;
   cj_kplan conv;
-  CJ_TRY(cj_kplan_conv_init(&conv, arch, &g, &co));
+  convjit_status st = cj_kplan_conv_init(&conv, arch, gp, &co, &p->epi);
+  /* A split the heuristic proposed must have K steps to split (the plan's
+   * own count at the candidate's K bytes per step, set before the init
+   * checks the split: kplan_conv.h): a split-K fallback of a conv with
+   * fewer steps is no candidate, UNSUPPORTED, which the walk skips quietly,
+   * never the caller's INVALID_ARG. A forced split stays the caller's to
+   * get wrong. */
+  if (st == CONVJIT_ERR_INVALID_ARG && forced && !forced->splitk && co.splitk > 1 && conv.u.conv.k_tiles &&
+      co.splitk > conv.u.conv.k_tiles)
+    return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "conv.splitk = %u (a fallback): the K loop has %u steps to split",
+                  co.splitk, conv.u.conv.k_tiles);
+  if (st != CONVJIT_OK) return st;
   const cj_conv_plan *c = &conv.u.conv;
+  const cj_conv_geom g = c->g;
+  if (has_follow && follow && !o->prefetch && c->prefetch) {
+    *follow = *o;
+    follow->prefetch = 1;
+    *has_follow = 1;
+  }
 
   /* ---- pack: w KCTRS -> KTRSC(Cp), [FN -> FNUZ | quantized with w_scale] ---- */
   uint32_t w_in = cj_dtype_bytes(p->w_dtype), x_in = cj_dtype_bytes(p->x_dtype);
   cj_kplan kp;
-  CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, w_in, fm.w_mode, g.k_all, g.c, g.taps, g.cp, (uint32_t)g.crs));
+  CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, w_in, fm->w_mode, g.k_all, g.c, g.taps, g.cp, (uint32_t)g.crs));
   const cj_role_bind pack_binds[] = {
-      {CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}, {CJ_ARG_QSCALE, cj_f32_bind(fm.w_q)}};
+      {CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}, {CJ_ARG_QSCALE, cj_f32_bind(fm->w_q)}};
   CJ_TRY(cj_seq_add_bound(&out->pack, &kp, pack_binds, 3));
   out->packed_weight_bytes = c->w_bytes;
 
@@ -378,11 +376,11 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
     uint64_t pix = (uint64_t)g.n * g.dhw, cpg = (uint64_t)g.cp * g.groups;
     CJ_CHECK(pix <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
              "conv with NDHWC x copied to the workspace: N*D*H*W = %" PRIu64 " must be < 2^32", pix);
-    CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, (uint32_t)pix, g.c * g.groups, 1, (uint32_t)cpg,
+    CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm->x_mode, (uint32_t)pix, g.c * g.groups, 1, (uint32_t)cpg,
                                     (uint32_t)cpg));
     const cj_role_bind copy_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}},
                                        {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}},
-                                       {CJ_ARG_QSCALE, cj_f32_bind(fm.x_q)}};
+                                       {CJ_ARG_QSCALE, cj_f32_bind(fm->x_q)}};
     CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, copy_binds, 3));
   }
   /* NCDHW x (and x_prev first, to the frames before it: same pre-pass) -> NDHWC(Cp) */
@@ -390,17 +388,17 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
     const uint64_t hw = (uint64_t)g.h * g.w, frames = part ? (uint64_t)p->d : prev_frames, s = frames * hw;
     const uint64_t dst = x_off + (part ? prev_frames * hw * g.cp * g.groups * c->elem_bytes : 0);
     if (g.c == g.cp) { /* grouped convs always: C/groups is a whole number of chunks */
-      CJ_TRY(cj_x_prepass_terms(p, part, s, cj_kplan_transpose_prep_init(&kp, arch, x_in, fm.x_mode, g.n,
+      CJ_TRY(cj_x_prepass_terms(p, part, s, cj_kplan_transpose_prep_init(&kp, arch, x_in, fm->x_mode, g.n,
                                                                          g.c * g.groups, s)));
     } else {
       CJ_CHECK(s * g.cp <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
                "conv with C = %u (not a multiple of %u) and D*H*W = %" PRIu64 ": the channel-padding transpose "
                "addresses at most 2^32 elements per sample", g.c, c->chunk_elems, s);
-      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm.x_mode, g.n, g.c, (uint32_t)s, g.cp, (uint32_t)(s * g.cp)));
+      CJ_TRY(cj_kplan_wpack_prep_init(&kp, arch, x_in, fm->x_mode, g.n, g.c, (uint32_t)s, g.cp, (uint32_t)(s * g.cp)));
     }
     const cj_role_bind layout_binds[] = {{CJ_ARG_SRC, {part ? CJ_BIND_X : CJ_BIND_X_PREV, 0}},
                                          {CJ_ARG_DST, {CJ_BIND_WORKSPACE, dst}},
-                                         {CJ_ARG_QSCALE, cj_f32_bind(fm.x_q)}};
+                                         {CJ_ARG_QSCALE, cj_f32_bind(fm->x_q)}};
     CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, layout_binds, 3));
   }
   if (c->splitk > 1) CJ_TRY(cj_seq_add_memset(&out->fwd, (cj_bind){CJ_BIND_WORKSPACE, ws_off}, c->ws_bytes));
@@ -412,20 +410,20 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
       {CJ_ARG_BIAS, {CJ_BIND_BIAS, 0}},
       {CJ_ARG_Y, {CJ_BIND_Y, 0}},
       {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, ws_off}},
-      {CJ_ARG_ALPHA, cj_f32_bind(fm.alpha)},
+      {CJ_ARG_ALPHA, cj_f32_bind(fm->alpha)},
       {CJ_ARG_SCALE, {CJ_BIND_SCALE, 0}},
       {CJ_ARG_RESIDUAL, {CJ_BIND_RESIDUAL, 0}},
   };
   const uint32_t nconv_binds = sizeof conv_binds / sizeof conv_binds[0];
   CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, conv_binds, nconv_binds));
   if (c->splitk > 1) {
-    CJ_TRY(cj_kplan_finalize_init(&kp, arch, c));
+    CJ_TRY(cj_kplan_finalize_init(&kp, arch, c, &p->epi));
     CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, conv_binds, nconv_binds));
     out->workspace_bytes = ws_off + c->ws_bytes;
   } else {
     out->workspace_bytes = x_given ? 0 : c->x_bytes;
   }
-  static const char *const prep[] = {"", " fn->fnuz", " quantize"};
+  static const char *const prep_name[] = {"", " fn->fnuz", " quantize"};
   char grp[32] = "";
   if (g.groups > 1) snprintf(grp, sizeof grp, " groups %u", g.groups);
   snprintf(out->summary, sizeof out->summary, "%s%s + conv %s%s%s%s %ux%ux%u w%ux%u s%u%s%s%s",
@@ -434,30 +432,34 @@ convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t,
            : x_copy        ? "NDHWC pad-copy"
            : g.c == g.cp   ? "transpose"
                            : "pad-transpose",
-           x_given ? "" : prep[fm.x_mode], cj_dtype_name((convjit_dtype)g.dtype), grp,
+           x_given ? "" : prep_name[fm->x_mode], cj_dtype_name((convjit_dtype)g.dtype), grp,
            g.y_ndhwc ? " y NDHWC" : "", "", c->tile_m, c->tile_n,
            c->tile_k, c->wave_m, c->wave_n, c->stages, c->splitk > 1 ? " splitk" : "",
-           c->has_channel_scale ? " scale[k]" : "", c->splitk > 1 ? " + finalize" : "");
+           cj_epi_has(&p->epi, CJ_EPI_SCALE) ? " scale[k]" : "", c->splitk > 1 ? " + finalize" : "");
   return CONVJIT_OK;
+}
+
+const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_fwd_candidates, cj_conv_fwd_sequence};
+
+convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
+  CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
+  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
+  CJ_CHECK(k && k->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", cj_conv_kind_name(p->kind));
+  cj_conv_prep prep;
+  CJ_TRY(k->planner->prepare(p, t->arch, &prep));
+  return k->planner->sequence(p, t, &prep, o, NULL, out, NULL, NULL);
 }
 
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out) {
   CJ_CHECK(p && t && t->arch && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv: NULL argument");
-  cj_conv_geom g;
-  CJ_TRY(cj_conv_problem_geom(p, &g));
-  CJ_TRY(cj_conv_formats_check(p, t->arch)); /* dtype and scale errors once, not once per candidate */
-  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
-  uint32_t n = cj_conv_candidates(t, &g, forced, list, CJ_CONV_MAX_CANDIDATES);
-  convjit_status st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: no candidate");
-  for (uint32_t i = 0; i < n; i++) {
-    cj_error_quiet_begin();
-    st = cj_select_conv_with(p, t, &list[i], out);
-    cj_error_quiet_end();
-    if (st != CONVJIT_ERR_UNSUPPORTED) { /* OK, or a real error */
+  cj_conv_walk w;
+  CJ_TRY(cj_conv_walk_begin(&w, p, t, forced));
+  cj_conv_opts o;
+  convjit_status st;
+  while (cj_conv_walk_next(&w, &o, out, &st))
+    if (st != CONVJIT_ERR_UNSUPPORTED) { /* the first legal candidate, or a real error */
       cj_error_log_escaped(st);
       return st;
     }
-    cj_log(CJ_LOG_DEBUG, "conv candidate %u illegal: %s", i, cj_error_text());
-  }
-  return st; /* the last candidate's reason */
+  return cj_conv_walk_end(&w);
 }

@@ -1,11 +1,13 @@
 /* convjit_plan_tune (contract in convjit.h and tune.h; docs/tuning.md).
  *
- *   candidates   cj_conv_candidates (the heuristic's list: tile, stages,
- *                split-K, the fp8 gfx942 variants) + WGM variants of the
- *                default; each selected (illegal ones listed, not run)
+ *   candidates   the walk plan creation walks (select.h: the heuristic's
+ *                list, each candidate's sequence built once, no-prefetch
+ *                twins queued by it), every candidate kept (illegal ones
+ *                listed, not run), + WGM variants of the default
  *   compile      every kernel of every legal candidate through
  *                cj_cache_get_many (the pool; compile-once across threads
- *                and processes), then each candidate resolved as a plan
+ *                and processes), then each candidate's sequence resolved
+ *                as a plan (no second selection)
  *   reference    the default candidate (the heuristic's plan) on the
  *                caller's buffers, y copied to the host
  *   each         run -> y compared with the reference (veto) -> timed
@@ -70,13 +72,11 @@ convjit_status cj_tune_modelled_ms(const convjit_plan *p, double *ms) {
   const cj_loaded *k = p->fwd[i].k;
   CJ_CHECK(k && k->code, CONVJIT_ERR_UNSUPPORTED, "tune: the device keeps no code objects (bounds model: emulator only)");
   cj_built b = {.code_object = {(uint8_t *)k->code, k->code_size}, .info = k->info};
+  /* the compute-unit simulation over the kernel's sampled traces
+   * (docs/performance.md "Simulation"; the arch's CU count) */
   cj_bounds bd;
-  CJ_TRY(cj_bounds_conv(&s->plan, &b, &bd));
-  CJ_CHECK(bd.wgs_per_cu > 0, CONVJIT_ERR_RESOURCE, "tune: %s fits no workgroup on a CU (bounds model)", s->plan.name);
-  double cyc = fmax(fmax(bd.mfma, bd.lds), fmax(bd.issue, bd.hbm));
-  uint64_t wgs = s->plan.grid[0] * s->plan.grid[1] * s->plan.grid[2];
-  uint64_t cus = (uint64_t)p->ctx->cu_count, rounds = (wgs + cus - 1) / cus;
-  *ms = cyc * bd.k_steps * (double)rounds / (p->ctx->arch->clock_mhz * 1e3);
+  CJ_TRY(cj_bounds_conv_sim(&s->plan, &b, NULL, &bd));
+  *ms = bd.sim.ms;
   return CONVJIT_OK;
 }
 
@@ -85,7 +85,9 @@ convjit_status cj_tune_modelled_ms(const convjit_plan *p, double *ms) {
 typedef struct tune_cand {
   cj_conv_opts o;
   int wrong;           /* the test hook's forced wrong kernel */
-  convjit_plan plan;   /* resolved when legal and built */
+  convjit_status sel;  /* its selection: OK (plan.seq holds its sequence) or why not */
+  char why[192];       /* sel's text */
+  convjit_plan plan;   /* plan.seq selected once; the steps resolved when legal and built */
 } tune_cand;
 
 typedef struct tune_run {
@@ -100,13 +102,8 @@ typedef struct tune_run {
   int n;
 } tune_run;
 
-static cj_launch_ptrs ptrs_of(const convjit_conv_args *a) {
-  return (cj_launch_ptrs){.x = a->x, .w_packed = a->w_packed, .bias = a->bias, .residual = a->residual, .x_prev = a->x_prev,
-                          .scale = a->scale, .y = a->y, .workspace = a->workspace};
-}
-
 static convjit_status run_once(tune_run *r, const convjit_plan *p) {
-  cj_launch_ptrs ptrs = ptrs_of(r->a);
+  cj_launch_ptrs ptrs = cj_launch_ptrs_of(r->a);
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, r->stream);
 }
 
@@ -157,62 +154,87 @@ static convjit_status time_events(tune_run *r, const convjit_plan *p, double *ms
 
 static int same_opts(const cj_conv_opts *a, const cj_conv_opts *b) { return !memcmp(a, b, sizeof *a); }
 
-static int add_cand(tune_run *r, const cj_conv_opts *o) {
+/* A free slot for options o (NULL: a duplicate, or the list is full),
+ * holding a copy of the plan for its sequence. */
+static tune_cand *add_cand(tune_run *r, const cj_conv_opts *o) {
   for (int i = 0; i < r->n; i++)
-    if (!r->c[i].wrong && same_opts(&r->c[i].o, o)) return 0;
-  if (r->n == CONVJIT_TUNE_MAX_CANDIDATES) return 0;
-  memset(&r->c[r->n], 0, sizeof r->c[r->n]);
-  r->c[r->n++].o = *o;
-  return 1;
+    if (!r->c[i].wrong && same_opts(&r->c[i].o, o)) return NULL;
+  if (r->n == CONVJIT_TUNE_MAX_CANDIDATES) return NULL;
+  tune_cand *c = &r->c[r->n++];
+  memset(c, 0, sizeof *c);
+  c->o = *o;
+  c->plan = *r->p;
+  return c;
 }
 
-/* The heuristic's list, its first legal entry (the default) moved first,
- * then WGM variants of the default. */
-static convjit_status enumerate(tune_run *r, const cj_target *t) {
-  cj_conv_geom g;
-  CJ_TRY(cj_conv_problem_geom(&r->p->prob, &g));
-  cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
-  uint32_t n = cj_conv_candidates(t, &g, NULL, list, CJ_CONV_MAX_CANDIDATES);
-  cj_seq seq;
-  uint32_t first = n;
-  cj_error_quiet_begin(); /* illegal candidates are expected: listed with their reason, not logged as errors */
-  for (uint32_t i = 0; i < n && first == n; i++)
-    if (cj_select_conv_with(&r->p->prob, t, &list[i], &seq) == CONVJIT_OK) first = i;
-  cj_error_quiet_end();
+/* Candidate c's selection result (its sequence is in c->plan.seq). */
+static void cand_selected(tune_cand *c, convjit_status st) {
+  c->sel = st;
+  if (st != CONVJIT_OK) snprintf(c->why, sizeof c->why, "%s", cj_error_text());
   cj_error_clear();
-  CJ_CHECK(first < n, CONVJIT_ERR_UNSUPPORTED, "tune: no legal candidate for this problem");
-  add_cand(r, &list[first]);
-  for (uint32_t i = 0; i < n; i++) add_cand(r, &list[i]);
+}
+
+/* One more candidate selected on its own (a WGM variant, the test hook's). */
+static void add_selected(tune_run *r, const cj_conv_problem *prob, const cj_conv_opts *o, const cj_target *t,
+                         int wrong) {
+  tune_cand *c = wrong ? NULL : add_cand(r, o);
+  if (wrong && r->n < CONVJIT_TUNE_MAX_CANDIDATES) {
+    c = &r->c[r->n++];
+    memset(c, 0, sizeof *c);
+    c->o = *o;
+    c->plan = *r->p;
+    c->wrong = 1;
+  }
+  if (!c) return;
+  cj_error_quiet_begin(); /* an illegal variant is listed with its reason, not logged as an error */
+  convjit_status st = cj_select_conv_with(prob, t, o, &c->plan.seq);
+  cj_error_quiet_end();
+  cand_selected(c, st);
+}
+
+/* The walk's candidates, each with its sequence, its first legal one (the
+ * default) moved first, then WGM variants of the default. */
+static convjit_status enumerate(tune_run *r, const cj_target *t) {
+  cj_conv_walk w;
+  CJ_TRY(cj_conv_walk_begin(&w, &r->p->prob, t, NULL));
+  cj_conv_opts o;
+  convjit_status st;
+  while (r->n < CONVJIT_TUNE_MAX_CANDIDATES) {
+    tune_cand *c = &r->c[r->n];
+    memset(c, 0, sizeof *c);
+    c->plan = *r->p;
+    if (!cj_conv_walk_next(&w, &o, &c->plan.seq, &st)) break;
+    c->o = o;
+    r->n++;
+    cand_selected(c, st);
+  }
+  int first = 0;
+  while (first < r->n && r->c[first].sel != CONVJIT_OK) first++;
+  CJ_CHECK(first < r->n, CONVJIT_ERR_UNSUPPORTED, "tune: no legal candidate for this problem");
+  tune_cand def = r->c[first];
+  memmove(&r->c[1], &r->c[0], (size_t)first * sizeof r->c[0]);
+  r->c[0] = def;
   static const uint32_t wgm[] = TUNE_WGM_VARIANTS;
   for (size_t i = 0; i < sizeof wgm / sizeof wgm[0]; i++) {
-    cj_conv_opts o = list[first];
+    o = r->c[0].o;
     o.wgm = wgm[i];
-    add_cand(r, &o);
+    add_selected(r, &r->p->prob, &o, t, 0);
   }
-  if (g_hooks.wrong_problem && r->n < CONVJIT_TUNE_MAX_CANDIDATES) {
-    memset(&r->c[r->n], 0, sizeof r->c[r->n]);
-    r->c[r->n].o = list[first];
-    r->c[r->n++].wrong = 1;
-  }
+  if (g_hooks.wrong_problem) add_selected(r, g_hooks.wrong_problem, &r->c[0].o, t, 1);
   return CONVJIT_OK;
 }
 
 /* Every kernel of the legal candidates, fetched CJ_CACHE_BATCH_MAX at a
  * time so the misses compile concurrently; the answers stay in the cache
  * for the resolves that follow (failures are met again there). */
-static void prefetch(tune_run *r, const cj_target *t) {
+static void prefetch(tune_run *r) {
   convjit_context *ctx = r->p->ctx;
-  cj_seq *seqs = calloc((size_t)r->n, sizeof *seqs);
-  if (!seqs) return; /* the resolves compile one by one instead */
   cj_cache_req req[CJ_CACHE_BATCH_MAX];
   uint32_t nreq = 0;
   for (int i = 0; i < r->n; i++) {
-    const cj_conv_problem *prob = r->c[i].wrong ? g_hooks.wrong_problem : &r->p->prob;
-    cj_error_quiet_begin();
-    convjit_status st = cj_select_conv_with(prob, t, &r->c[i].o, &seqs[i]);
-    cj_error_quiet_end();
-    if (st != CONVJIT_OK) continue;
-    cj_step_list *lists[2] = {&seqs[i].pack, &seqs[i].fwd};
+    if (r->c[i].sel != CONVJIT_OK) continue;
+    cj_seq *seq = &r->c[i].plan.seq;
+    cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
     for (int l = 0; l < 2; l++)
       for (uint32_t s = 0; s < lists[l]->nsteps; s++) {
         cj_step *st = &lists[l]->step[s];
@@ -227,7 +249,6 @@ static void prefetch(tune_run *r, const cj_target *t) {
   }
   if (nreq) cj_cache_get_many(ctx->cache, req, nreq);
   cj_error_clear();
-  free(seqs);
 }
 
 /* The packed weight the caller made must serve the candidate: the same
@@ -239,15 +260,13 @@ static int same_pack(const convjit_plan *a, const convjit_plan *b) {
   return 1;
 }
 
-/* Builds candidate i into c->plan; the status and reason into rc. */
+/* Resolves candidate i's sequence into c->plan; the status and reason into rc. */
 static void build_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
   tune_cand *c = &r->c[i];
-  c->plan = *r->p;
-  if (c->wrong) c->plan.prob = *g_hooks.wrong_problem;
   cj_error_quiet_begin(); /* a refused candidate is reported in rc, not logged as an error */
-  convjit_status st = cj_plan_build_with(r->p->ctx, &c->o, &c->plan);
+  convjit_status st = c->sel == CONVJIT_OK ? cj_plan_resolve(r->p->ctx, &c->plan)
+                                           : cj_error_restore(c->sel, c->why);
   cj_error_quiet_end();
-  c->plan.prob = r->p->prob;
   rc->workspace_bytes = (size_t)c->plan.seq.workspace_bytes;
   if (st == CONVJIT_OK && !same_pack(&c->plan, r->p)) {
     rc->status = CONVJIT_TUNE_ILLEGAL;
@@ -334,7 +353,7 @@ static convjit_status tune_body(tune_run *r, convjit_tune_result *res) {
   convjit_context *ctx = r->p->ctx;
   const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
   CJ_TRY(enumerate(r, &t));
-  prefetch(r, &t);
+  prefetch(r);
   res->count = r->n;
   res->modelled = r->dev->is_emulated;
   for (int i = 0; i < r->n; i++) {
@@ -375,8 +394,8 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
                                              const convjit_tune_options *opts, convjit_tune_result *result) {
   cj_error_clear();
   CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
-  CJ_CHECK(args, CONVJIT_ERR_INVALID_ARG, "args = NULL: need the tensors (convjit_conv_args_default)");
-  CJ_TRY(cj_check_struct_size(args->struct_size, CONV_ARGS_V1_SIZE, sizeof *args, "args"));
+  convjit_conv_args a;
+  CJ_TRY(cj_conv_args_read(args, &a));
   if (result) CJ_TRY(cj_check_struct_size(result->struct_size, sizeof *result, sizeof *result, "result"));
   tune_run r = {.p = p, .stream = stream};
   r.o = convjit_tune_options_default();
@@ -385,10 +404,10 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
     memcpy(&r.o, opts, opts->struct_size);
   }
   CJ_TRY(check_opts(&r.o));
-  convjit_conv_args a = convjit_conv_args_default();
-  memcpy(&a, args, args->struct_size);
   r.a = &a;
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
+  CJ_CHECK(p->prob.kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_UNSUPPORTED,
+           "plan: a %s plan: the tuner compares forward outputs (y)", cj_conv_kind_name(p->prob.kind));
   r.dev = p->ctx->dev;
   int capturing = 0;
   if (r.dev->ops->stream_capturing) CJ_TRY(r.dev->ops->stream_capturing(r.dev, stream, &capturing));

@@ -1,11 +1,12 @@
 /* convjit_plan_tune's internals that tests reach (tune.c; docs/tuning.md).
  *
- * The tuner: the candidates of the plan's family (cj_conv_candidates plus
- * WGM variants of the default), each selected, compiled on the cache's
- * pool (cj_cache_get_many) and resolved like any plan; its output compared
+ * The tuner: the candidates of the plan's family (the walk plan creation
+ * walks, every candidate kept, plus WGM variants of the default), each
+ * selected once, compiled on the cache's pool (cj_cache_get_many) and
+ * resolved like any plan; its output compared
  * with the default kernel's (cj_tune_compare); its time the median of HIP
- * event times, or on the emulator the bounds model's MODELLED time
- * (cj_tune_modelled_ms). Never allocates device memory. */
+ * event times, or on the emulator the compute-unit simulation's MODELLED
+ * time (cj_tune_modelled_ms). Never allocates device memory. */
 #ifndef CJ_HOST_TUNE_H
 #define CJ_HOST_TUNE_H
 
@@ -30,11 +31,12 @@ void cj_tune_set_hooks(const cj_tune_hooks *h); /* NULL: none */
  * against a number is +inf. */
 double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n);
 
-/* MODELLED milliseconds of the plan's conv kernel from the bounds model
- * (host/bounds.h): the bound's cycles per K step x K steps x the rounds of
- * workgroups over the CUs, at the arch's nominal clock. The pre-pass and
- * the split-K finalize are not modelled. UNSUPPORTED when the device keeps
- * no code objects (not the emulator). */
+/* MODELLED milliseconds of the plan's conv kernel from the compute-unit
+ * simulation (cj_bounds_conv_sim, perf/perf.h; docs/performance.md
+ * "Simulation"): sampled workgroups' traces on one CU, the grid's tail over
+ * the arch's CUs, the sustained clock. The pre-pass and the split-K
+ * finalize are not modelled. UNSUPPORTED when the device keeps no code
+ * objects (not the emulator). */
 convjit_status cj_tune_modelled_ms(const convjit_plan *p, double *ms);
 
 #endif

@@ -30,119 +30,153 @@ void cj_tune_generation_bump(void) { atomic_fetch_add(&g_generation, 1); }
 
 /* ---- canonical problem text ------------------------------------------------- */
 
-/* Every field of cj_conv_problem is in the text or excluded with a reason
- * (the scales: kernel arguments; the output extents follow from the rest;
- * spatial_rank: a 2D conv and the same conv written as 3D with depth 1
- * normalize to one problem and run the same kernels): a new field must
- * join one or the other. */
-_Static_assert(sizeof(cj_conv_problem) == 25 * 8 + 14 * 4, "cj_conv_problem changed: add the field to the tune key");
+/* The fields of the problem table (select.h) with text = 1, as
+ * "name=value" in table order, one space apart; the others stay out for the
+ * reason their row gives (the scales: kernel arguments; the output extents
+ * follow from the rest; spatial_rank: a 2D conv and the same conv written as
+ * 3D with depth 1 run the same kernels). One writer and one reader per
+ * field type. */
 
+static void text_I64(cj_strbuf *o, const int64_t *v) { cj_sb_printf(o, "%" PRId64, *v); }
+static void text_I64X3(cj_strbuf *o, const int64_t (*v)[3]) {
+  cj_sb_printf(o, "%" PRId64 ",%" PRId64 ",%" PRId64, (*v)[0], (*v)[1], (*v)[2]);
+}
+static void text_DTYPE(cj_strbuf *o, const convjit_dtype *v) { cj_sb_printf(o, "%s", cj_dtype_name(*v)); }
 static const char *layout_name(convjit_layout l) { return l == CONVJIT_LAYOUT_NCDHW ? "ncdhw" : "ndhwc"; }
-
-static void trio(cj_strbuf *o, const char *name, const int64_t v[3]) {
-  cj_sb_printf(o, " %s=%" PRId64 ",%" PRId64 ",%" PRId64, name, v[0], v[1], v[2]);
+static void text_LAYOUT(cj_strbuf *o, const convjit_layout *v) { cj_sb_printf(o, "%s", layout_name(*v)); }
+static void text_KIND(cj_strbuf *o, const convjit_conv_kind *v) { cj_sb_printf(o, "%s", cj_conv_kind_name(*v)); }
+static void text_F32(cj_strbuf *o, const float *v) { cj_sb_printf(o, "%a", (double)*v); }
+static void text_FLAG(cj_strbuf *o, const int *v) { cj_sb_printf(o, "%d", *v); }
+static void text_INT(cj_strbuf *o, const int *v) { cj_sb_printf(o, "%d", *v); }
+static void text_EPI(cj_strbuf *o, const cj_epilogue *e) {
+  if (e->nops == 0) cj_sb_printf(o, "none");
+  cj_epi_spec_text(e, ",", o);
 }
 
 void cj_tune_problem_text(const cj_conv_problem *p, cj_strbuf *o) {
-  const int64_t in[3] = {p->d, p->h, p->w}, f[3] = {p->t, p->r, p->s};
-  cj_sb_printf(o, "n=%" PRId64 " c=%" PRId64 " k=%" PRId64, p->n, p->c, p->k);
-  trio(o, "in", in);
-  trio(o, "filter", f);
-  trio(o, "stride", p->stride);
-  trio(o, "pad_lo", p->pad_lo);
-  trio(o, "pad_hi", p->pad_hi);
-  trio(o, "dil", p->dil);
-  cj_sb_printf(o, " groups=%" PRId64 " x=%s w=%s y=%s layout=%s,%s bias=%d channel_scale=%d", p->groups,
-               cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype),
-               layout_name(p->x_layout), layout_name(p->y_layout), p->has_bias, p->has_channel_scale);
-  /* the fused epilogue, only when present: older tuning rows keep their text */
-  if (p->has_residual || p->act)
-    cj_sb_printf(o, " residual=%d beta=%a act=%d", p->has_residual, (double)p->beta, p->act);
-  if (p->has_x_prev) cj_sb_printf(o, " x_prev=1");
+  int first = 1;
+#define CJ_TEXT_FIELD(type, name, in_text, reason)   \
+  if (in_text) {                                     \
+    cj_sb_printf(o, "%s" #name "=", first ? "" : " "); \
+    text_##type(o, &p->name);                        \
+    first = 0;                                       \
+  }
+  CJ_CONV_PROBLEM_FIELDS(CJ_TEXT_FIELD)
+#undef CJ_TEXT_FIELD
 }
 
-static int dtype_of(const char *name, size_t len, convjit_dtype *t) {
-  for (int v = CONVJIT_DTYPE_BF16; v <= CONVJIT_DTYPE_F32; v++)
-    if (strlen(cj_dtype_name((convjit_dtype)v)) == len && !strncmp(cj_dtype_name((convjit_dtype)v), name, len)) {
-      *t = (convjit_dtype)v;
+/* One unsigned decimal of v[0..len) into *out. */
+static int parse_u64(const char *v, size_t len, int64_t *out) {
+  int64_t x = 0;
+  if (len == 0 || len > 18) return 0;
+  for (size_t i = 0; i < len; i++) {
+    if (v[i] < '0' || v[i] > '9') return 0;
+    x = x * 10 + (v[i] - '0');
+  }
+  *out = x;
+  return 1;
+}
+static int parse_I64(const char *v, size_t len, int64_t *out) { return parse_u64(v, len, out); }
+static int parse_I64X3(const char *v, size_t len, int64_t (*out)[3]) {
+  for (int i = 0; i < 3; i++) {
+    size_t n = 0;
+    while (n < len && v[n] != ',') n++;
+    if ((i < 2) != (n < len) || !parse_u64(v, n, &(*out)[i])) return 0;
+    v += n + 1;
+    len -= n < len ? n + 1 : n;
+  }
+  return 1;
+}
+static int parse_DTYPE(const char *v, size_t len, convjit_dtype *out) {
+  for (int t = CONVJIT_DTYPE_BF16; t <= CONVJIT_DTYPE_F32; t++)
+    if (strlen(cj_dtype_name((convjit_dtype)t)) == len && !strncmp(cj_dtype_name((convjit_dtype)t), v, len)) {
+      *out = (convjit_dtype)t;
       return 1;
     }
   return 0;
 }
-
-/* "a,b,c" of n int64 values at s (len bytes). */
-static int ints(const char *s, size_t len, int64_t *v, int n) {
-  char buf[96];
-  if (len >= sizeof buf) return 0;
-  memcpy(buf, s, len);
+static int parse_LAYOUT(const char *v, size_t len, convjit_layout *out) {
+  for (int l = CONVJIT_LAYOUT_NCDHW; l <= CONVJIT_LAYOUT_NDHWC; l++)
+    if (len == 5 && !strncmp(layout_name((convjit_layout)l), v, 5)) {
+      *out = (convjit_layout)l;
+      return 1;
+    }
+  return 0;
+}
+static int parse_KIND(const char *v, size_t len, convjit_conv_kind *out) {
+  int k = cj_conv_kind_from_name(v, len);
+  if (k < 0) return 0;
+  *out = (convjit_conv_kind)k;
+  return 1;
+}
+static int parse_F32(const char *v, size_t len, float *out) {
+  char buf[48], *end = NULL;
+  if (len == 0 || len >= sizeof buf) return 0;
+  memcpy(buf, v, len);
   buf[len] = 0;
-  char *p = buf, *end;
-  for (int i = 0; i < n; i++) {
-    if (*p < '0' || *p > '9') return 0;
-    v[i] = strtoll(p, &end, 10);
-    if (*end != (i + 1 < n ? ',' : 0)) return 0;
-    p = end + 1;
+  *out = strtof(buf, &end);
+  return end == buf + len;
+}
+static int parse_INT(const char *v, size_t len, int *out) {
+  int64_t x;
+  if (!parse_u64(v, len, &x) || x > INT32_MAX) return 0;
+  *out = (int)x;
+  return 1;
+}
+static int parse_FLAG(const char *v, size_t len, int *out) { return parse_INT(v, len, out) && *out <= 1; }
+static int parse_EPI(const char *v, size_t len, cj_epilogue *e) {
+  memset(e, 0, sizeof *e);
+  if (len == 4 && !strncmp(v, "none", 4)) return 1;
+  while (len) {
+    size_t n = 0, k;
+    while (n < len && v[n] != ',') n++;
+    for (k = 0; k < n && v[k] != '='; k++) {}
+    cj_epi_op op = cj_epi_spec_op(v, k);
+    if (op == CJ_EPI_NONE || cj_epi_spec_set(e, op, k < n ? v + k + 1 : NULL, k < n ? n - k - 1 : 0, "epi") != CONVJIT_OK)
+      return 0;
+    if (n < len && n + 1 == len) return 0; /* a trailing comma */
+    v += n < len ? n + 1 : n;
+    len -= n < len ? n + 1 : n;
   }
+  cj_error_clear();
+  return 1;
+}
+
+/* The next token of *s as "name=value" for the field named name. */
+static int next_field(const char **s, const char *name, const char **v, size_t *vlen) {
+  size_t len = strcspn(*s, " "), nl = strlen(name);
+  if (len <= nl || strncmp(*s, name, nl) != 0 || (*s)[nl] != '=') return 0;
+  *v = *s + nl + 1;
+  *vlen = len - nl - 1;
+  *s += len;
+  if (**s == ' ') (*s)++;
   return 1;
 }
 
 convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out) {
-  convjit_conv_desc d = convjit_conv_desc_default();
-  int64_t nck[3] = {-1, -1, -1}, bias = 0, cscale = 0, resid = 0, act = 0, xprev = 0;
-  const char *p = text;
-  while (p && *p) {
-    size_t len = strcspn(p, " "), klen = strcspn(p, "=");
-    CJ_CHECK(klen < len, CONVJIT_ERR_INVALID_ARG, "problem '%.*s': expected key=value", (int)len, p);
-    const char *v = p + klen + 1;
-    size_t vlen = len - klen - 1;
-    int ok = 1;
-#define KEY(s) (klen == strlen(s) && !strncmp(p, s, klen))
-    if (KEY("n")) ok = ints(v, vlen, &nck[0], 1);
-    else if (KEY("c")) ok = ints(v, vlen, &nck[1], 1);
-    else if (KEY("k")) ok = ints(v, vlen, &nck[2], 1);
-    else if (KEY("in")) ok = ints(v, vlen, d.in, 3);
-    else if (KEY("filter")) ok = ints(v, vlen, d.filter, 3);
-    else if (KEY("stride")) ok = ints(v, vlen, d.stride, 3);
-    else if (KEY("pad_lo")) ok = ints(v, vlen, d.pad_lo, 3);
-    else if (KEY("pad_hi")) ok = ints(v, vlen, d.pad_hi, 3);
-    else if (KEY("dil")) ok = ints(v, vlen, d.dilation, 3);
-    else if (KEY("groups")) ok = ints(v, vlen, &d.groups, 1);
-    else if (KEY("x")) ok = dtype_of(v, vlen, &d.x_dtype);
-    else if (KEY("w")) ok = dtype_of(v, vlen, &d.w_dtype);
-    else if (KEY("y")) ok = dtype_of(v, vlen, &d.y_dtype);
-    else if (KEY("layout")) ok = vlen == 11 && !strncmp(v, "ncdhw,ncdhw", 11);
-    else if (KEY("bias")) ok = ints(v, vlen, &bias, 1);
-    else if (KEY("channel_scale")) ok = ints(v, vlen, &cscale, 1);
-    else if (KEY("residual")) ok = ints(v, vlen, &resid, 1);
-    else if (KEY("act")) ok = ints(v, vlen, &act, 1);
-    else if (KEY("x_prev")) ok = ints(v, vlen, &xprev, 1);
-    else if (KEY("beta")) {
-      char *end = NULL;
-      d.beta = strtof(v, &end);
-      ok = end == v + vlen;
-    }
-    else ok = 0;
-#undef KEY
-    CJ_CHECK(ok, CONVJIT_ERR_INVALID_ARG, "problem '%.*s': unknown key or bad value", (int)len, p);
-    p += len;
-    while (*p == ' ') p++;
-  }
-  CJ_CHECK(nck[0] >= 0 && nck[1] >= 0 && nck[2] >= 0, CONVJIT_ERR_INVALID_ARG,
-           "problem \"%.120s\": n, c and k are required", text ? text : "");
-  d.n = nck[0], d.c = nck[1], d.k = nck[2];
-  d.has_bias = (int)bias;
-  d.has_channel_scale = (int)cscale;
-  d.has_residual = (int)resid;
-  d.act = (convjit_activation)act;
-  d.has_x_prev = (int)xprev;
-  if (!d.has_residual) d.beta = 0.0f; /* printed as the normalized 1.0 only with a residual */
+  CJ_CHECK(text, CONVJIT_ERR_INVALID_ARG, "problem = NULL");
+  cj_conv_problem q;
+  memset(&q, 0, sizeof q);
+  q.x_scale = q.w_scale = 1.0f;
+  const char *s = text, *v;
+  size_t vlen;
+#define CJ_PARSE_FIELD(type, name, in_text, reason)                                                               \
+  if (in_text)                                                                                                    \
+    CJ_CHECK(next_field(&s, #name, &v, &vlen) && parse_##type(v, vlen, &q.name), CONVJIT_ERR_INVALID_ARG,        \
+             "problem \"%.120s\": expected " #name "=<%s> at \"%.40s\"", text, #type, s);
+  CJ_CONV_PROBLEM_FIELDS(CJ_PARSE_FIELD)
+#undef CJ_PARSE_FIELD
+  CJ_CHECK(!*s, CONVJIT_ERR_INVALID_ARG, "problem \"%.120s\": unexpected \"%.40s\" after the last field", text, s);
+  /* Valid and canonical: the descriptor it stands for normalizes back to
+   * the very same text. */
+  convjit_conv_desc d;
+  cj_conv_problem_to_desc(&q, &d);
   CJ_TRY(cj_conv_desc_normalize(&d, out));
   cj_strbuf again = {0};
   cj_tune_problem_text(out, &again);
   int same = again.s && !strcmp(again.s, text);
   cj_sb_free(&again);
-  CJ_CHECK(same, CONVJIT_ERR_INVALID_ARG, "problem \"%.120s\": not in canonical form (fields out of order or "
-           "not normalized)", text);
+  CJ_CHECK(same, CONVJIT_ERR_INVALID_ARG, "problem \"%.120s\": not in canonical form (not normalized)", text);
   return CONVJIT_OK;
 }
 

@@ -9,7 +9,7 @@
  * header is copied out with memcpy (no alignment assumptions), every offset
  * and size is range-checked against the buffer before use, and every string
  * is bounded. Failures are CONVJIT_ERR_INVALID_ARG naming what was wrong.
- * Facts used here are listed in ISA.md section 5 (checked with
+ * Facts used here are listed in docs/isa-notes.md §5 (checked with
  * llvm-readelf-22 --notes on objects built by this pipeline).
  */
 #include <elf.h>

@@ -303,10 +303,13 @@ convjit_status cj_ref_conv_fp8(const cj_ref_conv_shape *sh, const cj_ref_conv_fp
   return st;
 }
 
-/* acc (and sum |x w| when amag is set) of one output, taps in (c, t, r, s) order. */
+/* acc (and sum |x w| when amag is set) of one output, taps in (c, t, r, s) order.
+ * Both are written on every path, 0 on an error, so no caller reads an unset sum. */
 static convjit_status point_acc(const cj_ref_conv_shape *sh, cj_ref_x_at_fn x_at, void *x_user, cj_ref_w_at_fn w_at,
                                 void *w_user, uint64_t n, uint64_t k, uint64_t od, uint64_t oh, uint64_t ow,
                                 double *acc_out, double *amag) {
+  if (acc_out) *acc_out = 0.0;
+  if (amag) *amag = 0.0;
   uint64_t out[3];
   CJ_TRY(cj_ref_conv_out_dims(sh, out));
   CJ_CHECK(x_at && w_at && acc_out, CONVJIT_ERR_INVALID_ARG, "ref conv point: %s is NULL",

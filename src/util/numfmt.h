@@ -10,7 +10,7 @@
  * - fp8 decode is exact for every one of the 256 codes of each format.
  * - fp8 encode is RNE on the exact value (no double rounding), computed with
  *   integer arithmetic, so it does not depend on the FPU rounding mode.
- *     saturate = 0 (the hardware v_cvt_pk_fp8_f32 behaviour, ISA.md section 2):
+ *     saturate = 0 (the hardware v_cvt_pk_fp8_f32 behaviour, docs/isa-notes.md §2):
  *       a value whose RNE result exceeds the largest finite value, and +-inf,
  *       become NaN for the E4M3FN / E4M3FNUZ / E5M2FNUZ formats (they have no
  *       inf) and +-inf for E5M2.

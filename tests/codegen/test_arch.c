@@ -1,4 +1,4 @@
-/* arch tables: every value checked against ISA.md / DESIGN / llc-22 facts
+/* arch tables: every value checked against docs/isa-notes.md and llc-22 facts
  * written here independently of arch.c (docs/isa-notes.md has the commands). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +28,7 @@ static void test_gfx942(void **st) {
   assert_int_equal(a->wave_size, 64);
   assert_int_equal(a->max_block_threads, 1024);
   assert_int_equal(a->vgprs, 512);
+  assert_int_equal(a->lds_banks, 32); /* docs/emulator.md "LDS bank model" */
 }
 
 static void test_gfx950(void **st) {
@@ -49,6 +50,7 @@ static void test_gfx950(void **st) {
   assert_true(a->has_ocp_fp8);
   assert_int_equal(a->buffer_flags, 0x27000);
   assert_string_equal(a->features, "");
+  assert_int_equal(a->lds_banks, 64);
 }
 
 static void test_names_and_list(void **st) {

@@ -29,7 +29,7 @@ static cj_conv_geom geom(uint32_t n, uint32_t c, uint32_t d, uint32_t h, uint32_
 
 static void expect_err(const cj_arch *a, cj_conv_geom g, const cj_conv_opts *o, convjit_status st, const char *needle) {
   cj_kplan p;
-  assert_int_equal(cj_kplan_conv_init(&p, a, &g, o), st);
+  assert_int_equal(cj_kplan_conv_init(&p, a, &g, o, NULL), st);
   if (!strstr(cj_error_text(), needle)) fail_msg("error '%s' lacks '%s'", cj_error_text(), needle);
 }
 
@@ -86,7 +86,7 @@ static void test_vgpr_load_plan(void **s) {
   cj_kplan p;
   cj_conv_geom g = geom(1, 64, 4, 16, 16, 256, 3, 3, 3, 1);
   cj_conv_opts o = {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4, .k_bytes = 32, .load = 2};
-  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o, NULL), CONVJIT_OK);
   assert_int_equal(p.u.conv.load, CJ_CONV_LOAD_VGPR);
   assert_int_equal(p.u.conv.dma_bytes, 16);
   assert_int_equal(p.u.conv.a_dma, 1);
@@ -94,21 +94,21 @@ static void test_vgpr_load_plan(void **s) {
   assert_int_equal(p.lds_bytes, 65536);
   cj_kplan q;
   o.load = 1;
-  assert_int_equal(cj_kplan_conv_init(&q, A942(), &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&q, A942(), &g, &o, NULL), CONVJIT_OK);
   assert_int_equal(q.u.conv.dma_bytes, 4);
   assert_int_equal(q.u.conv.a_dma, 4);
   assert_string_not_equal(p.name, q.name); /* keyed */
   g = geom(1, 64, 2, 8, 8, 64, 1, 1, 1, 0);
   o = (cj_conv_opts){.load = 2};
-  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o, NULL), CONVJIT_OK);
   assert_false(p.u.conv.channel_gemm);
   o.load = 0;
-  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, &o, NULL), CONVJIT_OK);
   assert_true(p.u.conv.channel_gemm);
   g = geom(1, 64, 4, 16, 16, 256, 3, 3, 3, 1);
   g.dtype = CONVJIT_DTYPE_FP8_E4M3FN;
   o = (cj_conv_opts){.load = 2};
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o, NULL), CONVJIT_OK);
   assert_int_equal(p.u.conv.sched, CJ_CONV_SCHED_MULTISTAGE);
 }
 
@@ -119,7 +119,7 @@ static void test_derived(void **s) {
   (void)s;
   cj_kplan p;
   cj_conv_geom g = geom(1, 32, 9, 17, 17, 96, 3, 3, 3, 1);
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   const cj_conv_plan *c = &p.u.conv;
   assert_int_equal(c->g.od, 9);
   assert_int_equal(c->g.oh, 17);
@@ -147,7 +147,7 @@ static void test_derived(void **s) {
   g = geom(1, 8, 10, 8, 7, 16, 3, 1, 2, 0);
   g.stride[0] = 2; g.dil[0] = 2; g.pad_lo[0] = 2;
   g.dil[2] = 3; g.pad_hi[2] = 1;
-  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, NULL, NULL), CONVJIT_OK);
   c = &p.u.conv;
   assert_int_equal(c->g.od, 4);
   assert_int_equal(c->g.oh, 8);
@@ -160,31 +160,33 @@ static void test_derived(void **s) {
   /* temporal fast path: (3,1,1) pad (1,0,0) n = 1; not with n = 2; vec4 when odhw % 4 == 0 */
   g = geom(1, 16, 6, 8, 10, 32, 3, 1, 1, 0);
   g.pad_lo[0] = g.pad_hi[0] = 1;
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_true(p.u.conv.temporal_fast && p.u.conv.vec4_store && p.u.conv.need_t);
   assert_false(p.u.conv.need_h || p.u.conv.need_w);
   g.n = 2;
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_false(p.u.conv.temporal_fast || p.u.conv.vec4_store);
   /* split-K: args become x, w, ws and the finalize plan exists */
   g.n = 1;
-  cj_conv_opts o = {.splitk = 2, .has_bias = 1};
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o), CONVJIT_OK);
+  cj_conv_opts o = {.splitk = 2};
+  cj_epilogue bias = {0};
+  cj_epi_add(&bias, CJ_EPI_BIAS);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o, &bias), CONVJIT_OK);
   assert_int_equal(p.nargs, 3);
   assert_string_equal(p.args[2].name, "ws");
   assert_int_equal(p.u.conv.ws_bytes, 1ull * 32 * 6 * 8 * 10 * 4);
   assert_int_equal(p.grid[2], 2);
   assert_false(p.u.conv.vec4_store);
   cj_kplan f;
-  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &p.u.conv), CONVJIT_OK);
+  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &p.u.conv, &bias), CONVJIT_OK);
   assert_int_equal(f.u.fin.total, 32 * 480);
   assert_int_equal(f.u.fin.per_thread, 4);
   assert_int_equal(f.nargs, 3); /* ws, bias, y */
   o.splitk = 1;
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, &o, &bias), CONVJIT_OK);
   assert_int_equal(p.nargs, 4); /* x, w, bias, y */
   assert_string_equal(p.args[2].name, "bias");
-  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &p.u.conv), CONVJIT_ERR_INVALID_ARG);
+  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &p.u.conv, &bias), CONVJIT_ERR_INVALID_ARG);
 }
 
 /* BIG_IN: x bytes (N*D*H*W*Cp*2) beyond the 0xF0000000 sentinel.
@@ -195,20 +197,20 @@ static void test_big_thresholds(void **s) {
   (void)s;
   cj_kplan p;
   cj_conv_geom g = geom(1, 1024, 120, 128, 128, 64, 1, 1, 1, 0);
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_int_equal(p.u.conv.x_bytes, 0xF0000000ull);
   assert_false(p.u.conv.big_in);
   g.d = 121;
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_true(p.u.conv.big_in);
   g = geom(1, 1024, 1, 1921, 1024, 64, 1, 1, 1, 0); /* one 4 GB plane */
   expect_err(A950(), g, NULL, CONVJIT_ERR_UNSUPPORTED, "BIG_IN");
   /* BIG_OUT: y = N*K*odhw*2 >= 2^31: K=1024, 1024*1024 pixels -> exactly 2^31 */
   g = geom(1, 8, 1, 1024, 1024, 1024, 1, 1, 1, 0);
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_true(p.u.conv.big_out);
   g.k = 1023;
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_false(p.u.conv.big_out);
 }
 
@@ -216,15 +218,15 @@ static void test_key_and_print(void **s) {
   (void)s;
   cj_kplan a, b;
   cj_conv_geom g = geom(1, 32, 8, 16, 16, 64, 3, 3, 3, 1);
-  assert_int_equal(cj_kplan_conv_init(&a, A950(), &g, NULL), CONVJIT_OK);
-  assert_int_equal(cj_kplan_conv_init(&b, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&a, A950(), &g, NULL, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&b, A950(), &g, NULL, NULL), CONVJIT_OK);
   cj_strbuf ka = {0}, kb = {0}, pr = {0};
   cj_kplan_key(&a, &ka);
   cj_kplan_key(&b, &kb);
   assert_string_equal(ka.s, kb.s);
   assert_string_equal(a.name, b.name);
   g.pad_hi[0] = 0; /* asymmetric padding changes the kernel */
-  assert_int_equal(cj_kplan_conv_init(&b, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&b, A950(), &g, NULL, NULL), CONVJIT_OK);
   cj_sb_free(&kb);
   cj_kplan_key(&b, &kb);
   assert_string_not_equal(ka.s, kb.s);
@@ -245,7 +247,7 @@ static void test_key_and_print(void **s) {
 static void bump_u32(uint32_t *v) { *v += 1; }
 static void bump_u64(uint64_t *v) { *v += 1; }
 static void bump_int(int *v) { *v ^= 1; }
-static void bump_epi(cj_epilogue *e) { (void)cj_epi_push(e, CJ_EPI_SCALE, CJ_ARG_SCALE, 0); }
+static void bump_epi(cj_epilogue *e) { (void)cj_epi_add(e, CJ_EPI_SCALE); }
 static void bump_geom(cj_conv_geom *g) { g->k += 1; }
 #define BUMP(p)                                                                                          \
   _Generic((p), uint32_t *: bump_u32, uint64_t *: bump_u64, int *: bump_int, cj_epilogue *: bump_epi,    \
@@ -266,8 +268,10 @@ static void test_every_keyed_field_in_key(void **s) {
   (void)s;
   cj_kplan a;
   cj_conv_geom g = geom(2, 64, 6, 18, 18, 192, 3, 3, 3, 1);
-  cj_conv_opts o = {.splitk = 4, .has_bias = 1};
-  assert_int_equal(cj_kplan_conv_init(&a, A950(), &g, &o), CONVJIT_OK);
+  cj_conv_opts o = {.splitk = 4};
+  cj_epilogue bias = {0};
+  cj_epi_add(&bias, CJ_EPI_BIAS);
+  assert_int_equal(cj_kplan_conv_init(&a, A950(), &g, &o, &bias), CONVJIT_OK);
   int nkeyed = 0, nplain = 0;
 #define CONV_FIELD(type, name, in_key, reason)                                    \
   if (in_key) {                                                                   \
@@ -298,7 +302,7 @@ static void test_every_keyed_field_in_key(void **s) {
 #undef GEOM_F
 #undef GEOM_A
   cj_kplan f;
-  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &a.u.conv), CONVJIT_OK);
+  assert_int_equal(cj_kplan_finalize_init(&f, A950(), &a.u.conv, &bias), CONVJIT_OK);
 #define FIN_FIELD(type, name, in_key, reason)                                     \
   if (in_key) {                                                                   \
     cj_kplan b = f;                                                               \
@@ -373,7 +377,7 @@ static void test_layout_group_plans(void **s) {
   cj_conv_geom g = geom(1, 20, 3, 6, 6, 32, 3, 3, 3, 1);
   g.dtype = CONVJIT_DTYPE_FP8_E4M3FN;
   g.x_ndhwc = 1;
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   const cj_conv_plan *c = &p.u.conv;
   assert_int_equal(c->g.x_cs, 20);                 /* the caller's channel stride */
   assert_int_equal(c->g.c_mask, 1);                /* 20 = 1.25 chunks of 16 fp8 */
@@ -387,18 +391,18 @@ static void test_layout_group_plans(void **s) {
   /* C a whole number of chunks: in place, no mask, 16-byte DMA */
   g = geom(2, 32, 3, 6, 6, 32, 3, 3, 3, 1);
   g.x_ndhwc = g.y_ndhwc = 1;
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_int_equal(c->g.c_mask, 0);
   assert_int_equal(c->dma_bytes, 16);
   assert_int_equal(c->vec4_store, 0); /* NDHWC y: a fragment's 4 rows are K apart */
   /* bf16 multistage, K % 4 == 0: 4 consecutive channels per lane, one store */
   assert_int_equal(c->vec_ch_store, 1);
   g.k = 30; /* 4 channels of a lane would straddle K */
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_int_equal(c->vec_ch_store, 0);
   g.k = 32;
   g.y_ndhwc = 0; /* NCDHW y keeps the position-vector store */
-  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A950(), &g, NULL, NULL), CONVJIT_OK);
   assert_int_equal(c->vec_ch_store, 0);
   g.y_ndhwc = 1;
   cj_conv_opts split = {.splitk = 2};
@@ -406,7 +410,7 @@ static void test_layout_group_plans(void **s) {
   /* groups: per-group c, k; grid y; whole weight and y */
   g = geom(1, 16, 3, 6, 6, 24, 3, 3, 3, 1);
   g.groups = 4;
-  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &g, NULL, NULL), CONVJIT_OK);
   assert_int_equal(p.grid[1], 4);
   assert_int_equal(c->g.k_all, 96);
   assert_int_equal(c->g.x_cs, 64);
@@ -419,9 +423,9 @@ static void test_layout_group_plans(void **s) {
   /* the defaults keep the key of the kernel before the fields existed */
   cj_kplan a, b;
   g = geom(1, 16, 3, 6, 6, 24, 3, 3, 3, 1);
-  assert_int_equal(cj_kplan_conv_init(&a, A942(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&a, A942(), &g, NULL, NULL), CONVJIT_OK);
   g.groups = 1;
-  assert_int_equal(cj_kplan_conv_init(&b, A942(), &g, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&b, A942(), &g, NULL, NULL), CONVJIT_OK);
   assert_string_equal(a.name, b.name);
   cj_strbuf ka = {0};
   cj_kplan_key(&a, &ka);
@@ -453,12 +457,14 @@ static void test_random_plans(void **st) {
     static const uint32_t tiles[] = {0, 16, 32, 48, 64, 96, 128, 256, 512, 1024, 100000};
     cj_conv_opts o = {.tile_m = tiles[lcg(&s) % 11], .tile_n = tiles[lcg(&s) % 11], .wave_m = lcg(&s) % 6,
                       .wave_n = lcg(&s) % 6, .stages = lcg(&s) % 6, .splitk = lcg(&s) % 9, .wgm = lcg(&s) % 10,
-                      .dma_bytes = (lcg(&s) % 3) * 4, .has_bias = (int)(lcg(&s) % 2),
+                      .dma_bytes = (lcg(&s) % 3) * 4,
                       .force_big_in = (int)(lcg(&s) % 4 == 0), .force_big_out = (int)(lcg(&s) % 4 == 0)};
+    cj_epilogue epi = {0};
+    if (lcg(&s) % 2) cj_epi_add(&epi, CJ_EPI_BIAS);
     o.load = lcg(&s) % 3;
     const cj_arch *a = lcg(&s) % 2 ? A942() : A950();
     cj_kplan p;
-    if (cj_kplan_conv_init(&p, a, &g, &o) != CONVJIT_OK) {
+    if (cj_kplan_conv_init(&p, a, &g, &o, &epi) != CONVJIT_OK) {
       assert_true(strlen(cj_error_text()) > 0);
       continue;
     }
@@ -476,7 +482,7 @@ static void test_random_plans(void **st) {
     assert_true(c->tiles_m * c->tile_m >= c->g.npq && (c->tiles_m - 1) * c->tile_m < c->g.npq);
     if (c->splitk > 1) {
       cj_kplan f;
-      assert_int_equal(cj_kplan_finalize_init(&f, a, c), CONVJIT_OK);
+      assert_int_equal(cj_kplan_finalize_init(&f, a, c, &epi), CONVJIT_OK);
     }
   }
   assert_true(ok > 100); /* the generator reaches accepted plans too */

@@ -1,5 +1,5 @@
 /* Spill-free gate for the bf16 conv kernel (issue 5 item 9): every tile
- * config of REFERENCE.md's tile sweep, on both arches, at the four big
+ * config of docs/original-design.md's tile sweep, on both arches, at the four big
  * video-VAE shapes, builds through the whole pipeline (codegen -> -O3 ->
  * ld.lld -> metadata) and passes cj_check_resources: no VGPR/SGPR spills,
  * no scratch, LDS within the arch. Expectations that do not come from the
@@ -53,10 +53,12 @@ static void geom_of(const big_shape *b, cj_conv_geom *g) {
 static convjit_status plan_fit(cj_kplan *p, const cj_arch *a, const cj_conv_geom *g, const uint32_t *t) {
   convjit_status st = CONVJIT_ERR_UNSUPPORTED;
   for (uint32_t stages = 4; stages >= 2; stages--) {
-    cj_conv_opts o = {.tile_m = t[0], .tile_n = t[1], .wave_m = t[2], .wave_n = t[3], .stages = stages, .has_bias = 1};
+    cj_conv_opts o = {.tile_m = t[0], .tile_n = t[1], .wave_m = t[2], .wave_n = t[3], .stages = stages};
     uint64_t lds = (uint64_t)stages * (t[0] + t[1]) * 64;
     if (lds > a->lds_bytes) continue;
-    st = cj_kplan_conv_init(p, a, g, &o);
+    cj_epilogue bias = {0};
+    cj_epi_add(&bias, CJ_EPI_BIAS);
+    st = cj_kplan_conv_init(p, a, g, &o, &bias);
     if (st == CONVJIT_OK) return st;
   }
   return st;
@@ -192,10 +194,13 @@ static void test_heavy_tiles_n2_splitk(void **state) {
         convjit_status st = CONVJIT_ERR_UNSUPPORTED;
         for (uint32_t stages = 4; stages >= 2 && st != CONVJIT_OK; stages--) {
           cj_conv_opts o = {.tile_m = TILES[t][0], .tile_n = TILES[t][1], .wave_m = TILES[t][2],
-                            .wave_n = TILES[t][3], .stages = stages, .splitk = sk ? sk : 1, .has_bias = 1,
-                            .has_residual = !sk, .act = sk ? 0 : CJ_EPI_ACT_GELU_TANH};
+                            .wave_n = TILES[t][3], .stages = stages, .splitk = sk ? sk : 1};
+          cj_epilogue epi = {0};
+          if (!sk) cj_epi_add(&epi, CJ_EPI_RESIDUAL);
+          cj_epi_add(&epi, CJ_EPI_BIAS);
+          if (!sk) cj_epi_add(&epi, CJ_EPI_ACTIVATION)->act = CJ_EPI_ACT_GELU_TANH;
           if ((uint64_t)stages * (TILES[t][0] + TILES[t][1]) * 64 <= arches[a]->lds_bytes)
-            st = cj_kplan_conv_init(&p, arches[a], &g, &o);
+            st = cj_kplan_conv_init(&p, arches[a], &g, &o, &epi);
         }
         assert_int_equal(st, CONVJIT_OK);
         build_check(&p);
@@ -203,7 +208,7 @@ static void test_heavy_tiles_n2_splitk(void **state) {
 }
 
 /* The default tile (what the selection picks below big shapes) on the
- * REFERENCE.md test shapes, with and without split-K, on both arches:
+ * docs/original-design.md test shapes, with and without split-K, on both arches:
  * small shapes carry every mask (need_t/h/w, partial M, N tail) at once. */
 static void test_default_tile_reference_shapes(void **state) {
   (void)state;
@@ -222,9 +227,11 @@ static void test_default_tile_reference_shapes(void **state) {
       for (uint32_t sk = 1; sk <= 2; sk++) {
         cj_conv_geom g;
         geom_of(&REF[i], &g);
-        cj_conv_opts o = {.splitk = sk, .has_bias = 1};
+        cj_conv_opts o = {.splitk = sk};
+        cj_epilogue bias = {0};
+        cj_epi_add(&bias, CJ_EPI_BIAS);
         cj_kplan p;
-        assert_int_equal(cj_kplan_conv_init(&p, arches[a], &g, &o), CONVJIT_OK);
+        assert_int_equal(cj_kplan_conv_init(&p, arches[a], &g, &o, &bias), CONVJIT_OK);
         build_check(&p);
       }
 }

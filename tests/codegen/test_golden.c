@@ -243,7 +243,8 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
      * an fma); 256 of setup. Unrolling the K loop over C*T*R*S would break
      * it by far. */
     static const uint64_t act_inst[4] = {0, 1, 5, 7};
-    uint64_t epi = 8 + (c->has_residual ? 3 : 0) + (c->act >= 0 && c->act < 4 ? act_inst[c->act] : 0);
+    const int act = cj_epi_activation(&c->epi);
+    uint64_t epi = 8 + (cj_epi_has(&c->epi, CJ_EPI_RESIDUAL) ? 3 : 0) + (act >= 0 && act < 4 ? act_inst[act] : 0);
     inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * c->stages * dma + epi * acc_min + 256;
   } else if (p->op == CJ_KOP_TRANSPOSE) {
     /* 64 x 64 tile in LDS of the input element (bf16 for bf16-fp8) */

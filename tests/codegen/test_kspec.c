@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "codegen/kplan_knobs.h"
 #include "codegen/kspec.h"
 
 static void assert_same_plan(const cj_kplan *a, const cj_kplan *b) {
@@ -41,7 +42,7 @@ static void test_layout_specs_match_init(void **state) {
   assert_same_plan(&s, &d);
 }
 
-/* conv dtype fp8 is the arch's own format (the MFMA's: ISA.md), never the other one. */
+/* conv dtype fp8 is the arch's own format (the MFMA's: docs/isa-notes.md), never the other one. */
 static void test_conv_fp8_spec_native(void **state) {
   (void)state;
   static const struct { const char *arch; uint32_t dtype; } want[2] = {{"gfx942", CONVJIT_DTYPE_FP8_E4M3FNUZ},
@@ -52,8 +53,9 @@ static void test_conv_fp8_spec_native(void **state) {
     assert_int_equal(s.u.conv.g.dtype, want[i].dtype);
     cj_conv_geom g = {.dtype = want[i].dtype, .n = 1, .c = 32, .d = 4, .h = 8, .w = 8, .k = 64, .t = 3, .r = 3, .s = 3,
                       .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_lo = {1, 1, 1}, .pad_hi = {1, 1, 1}};
-    cj_conv_opts o = {.has_bias = 1};
-    assert_int_equal(cj_kplan_conv_init(&d, cj_arch_from_name(want[i].arch), &g, &o), CONVJIT_OK);
+    cj_epilogue bias = {0};
+    cj_epi_add(&bias, CJ_EPI_BIAS);
+    assert_int_equal(cj_kplan_conv_init(&d, cj_arch_from_name(want[i].arch), &g, NULL, &bias), CONVJIT_OK);
     assert_same_plan(&s, &d);
   }
 }
@@ -70,16 +72,18 @@ static void test_conv_specs_match_init(void **state) {
   g.pad_lo[0] = g.pad_hi[0] = 0;
   g.pad_lo[1] = g.pad_hi[1] = g.pad_lo[2] = g.pad_hi[2] = 1;
   assert_int_equal(cj_conv_geom_derive(&g), CONVJIT_OK);
-  cj_conv_opts o = {.tile_m = 64, .tile_n = 128, .wave_m = 1, .wave_n = 4, .stages = 3, .splitk = 4, .has_bias = 1};
+  cj_conv_opts o = {.tile_m = 64, .tile_n = 128, .wave_m = 1, .wave_n = 4, .stages = 3, .splitk = 4};
+  cj_epilogue bias = {0};
+  cj_epi_add(&bias, CJ_EPI_BIAS);
   cj_kplan s, d;
   const char *opts = "pad=0,1,1 stride=1,2,2 tile=64x128 waves=1x4 stages=3 splitk=4 bias";
   assert_int_equal(cj_kspec_plan("conv", "gfx950", "bf16", "2,64,6,18,18,192,3,3,3", opts, &s), CONVJIT_OK);
-  assert_int_equal(cj_kplan_conv_init(&d, a, &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&d, a, &g, &o, &bias), CONVJIT_OK);
   assert_same_plan(&s, &d);
   /* The finalize of that split-K conv. */
   cj_kplan f;
   assert_int_equal(cj_kspec_plan("conv_finalize", "gfx950", "bf16", "2,64,6,18,18,192,3,3,3", opts, &s), CONVJIT_OK);
-  assert_int_equal(cj_kplan_finalize_init(&f, a, &d.u.conv), CONVJIT_OK);
+  assert_int_equal(cj_kplan_finalize_init(&f, a, &d.u.conv, &bias), CONVJIT_OK);
   assert_same_plan(&s, &f);
   assert_int_equal(s.op, CJ_KOP_CONV_FINALIZE);
 }
@@ -107,7 +111,7 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv", "gfx950", "bf16-fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = bf16-fp8");
   expect_bad("conv", "gfx950", "fp8", "1,8,4,4,4,8,1,1,1", "sched=3", "sched = 3");
   /* fp8 conv specs: the arch's native format (gfx942 E4M3FNUZ, gfx950
-   * E4M3FN, ISA.md), the 8-wave ping-pong on gfx950 only */
+   * E4M3FN, docs/isa-notes.md), the 8-wave ping-pong on gfx950 only */
   cj_kplan p;
   assert_int_equal(cj_kspec_plan("conv", "gfx950", "fp8", "1,16,4,8,8,32,3,3,3", "pad=1", &p), CONVJIT_OK);
   assert_int_equal(p.u.conv.g.dtype, CONVJIT_DTYPE_FP8_E4M3FN);
@@ -128,6 +132,48 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv_finalize", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "splitk=1", "splitk = 1");
   /* The plan initializers' own checks come through unchanged. */
   expect_bad("conv", "gfx950", "bf16", "1,0,4,4,4,8,1,1,1", "-", "conv.c = 0");
+}
+
+/* The fused epilogue has its own tokens (kplan_epi.h), parsed by the op
+ * table, never by the knob table: each token gives the op it names with
+ * its parameter, act=0 is no op, and the plan's epi is the init's composed
+ * list (alpha for fp8, convert last). */
+static void test_conv_epilogue_tokens(void **state) {
+  (void)state;
+  assert_null(cj_conv_knob_find("bias", 4));
+  assert_null(cj_conv_knob_find("residual", 8));
+  assert_null(cj_conv_knob_find("act", 3));
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  assert_int_equal(cj_kspec_conv_parse("gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "residual=0.5 act=silu bias tile=64x64",
+                                       &g, &o, &e), CONVJIT_OK);
+  assert_int_equal(e.nops, 3); /* table order: residual, bias, activation */
+  assert_int_equal(e.ops[0].op, CJ_EPI_RESIDUAL);
+  assert_true(e.ops[0].beta == 0.5f);
+  assert_int_equal(e.ops[1].op, CJ_EPI_BIAS);
+  assert_int_equal(e.ops[2].op, CJ_EPI_ACTIVATION);
+  assert_int_equal(e.ops[2].act, CJ_EPI_ACT_SILU);
+  assert_int_equal(o.tile_m, 64);
+  cj_strbuf t = {0};
+  cj_epi_spec_text(&e, " ", &t);
+  assert_string_equal(t.s, "residual=0x1p-1 bias act=silu");
+  cj_sb_free(&t);
+  assert_int_equal(cj_kspec_conv_parse("gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "act=0 residual", &g, &o, &e),
+                   CONVJIT_OK);
+  assert_int_equal(e.nops, 1);
+  assert_true(e.ops[0].op == CJ_EPI_RESIDUAL && e.ops[0].beta == 1.0f);
+  cj_kplan p;
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "fp8", "1,16,4,8,8,32,3,3,3", "pad=1 act=2 bias", &p), CONVJIT_OK);
+  assert_int_equal(p.u.conv.epi.nops, 4);
+  assert_int_equal(p.u.conv.epi.ops[0].op, CJ_EPI_ALPHA);
+  assert_int_equal(p.u.conv.epi.ops[3].op, CJ_EPI_CONVERT);
+  assert_int_equal(p.u.conv.has_bias, 1);
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "bias=1", "spec opts bias = 1: takes no value");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "act=tanh", "spec opts act = tanh");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "act", "spec opts act = (none)");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "residual=inf", "spec opts residual = inf");
+  expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "bias bias", "spec opts bias: given twice");
 }
 
 /* The number-list parser tools share with the specs. */
@@ -153,6 +199,7 @@ int main(void) {
       cmocka_unit_test(test_layout_specs_match_init),
       cmocka_unit_test(test_conv_specs_match_init),
       cmocka_unit_test(test_conv_fp8_spec_native),
+      cmocka_unit_test(test_conv_epilogue_tokens),
       cmocka_unit_test(test_parse_u64_list),
       cmocka_unit_test(test_bad_fields_named),
   };

@@ -77,7 +77,7 @@ static LLVMModuleRef tiny_module(LLVMContextRef c, unsigned lds_words, int varia
   if (variant == TINY_HIDDEN) {
     LLVMValueRef ia = intrinsic(m, "llvm.amdgcn.implicitarg.ptr");
     LLVMValueRef ip = LLVMBuildCall2(b, LLVMGlobalGetValueType(ia), ia, NULL, 0, "");
-    LLVMValueRef off = LLVMConstInt(i32, 12, 0); /* hidden group_size_x (ISA.md 5) */
+    LLVMValueRef off = LLVMConstInt(i32, 12, 0); /* hidden group_size_x (docs/isa-notes.md §5) */
     LLVMTypeRef i8 = LLVMInt8TypeInContext(c), i16 = LLVMInt16TypeInContext(c);
     LLVMValueRef gs = LLVMBuildLoad2(b, i16, LLVMBuildInBoundsGEP2(b, i8, ip, &off, 1, ""), "");
     y = LLVMBuildAdd(b, y, LLVMBuildZExt(b, gs, i32, ""), "");

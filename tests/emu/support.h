@@ -32,6 +32,11 @@ convjit_status tb_asm_run(tb_run *r, const char *arch, const char *body, uint32_
                           const void *args, unsigned argsz, unsigned lds_bytes, uint32_t wave);
 void tb_run_free(tb_run *r);
 
+/* The whole file at path into out (free out->data); IO error naming it. For
+ * the hand-written code objects tests/convjit_emu.cmake builds into
+ * <build>/emu-kernels/<name>.<arch>.co. */
+convjit_status tb_read_file(const char *path, cj_blob *out);
+
 /* Fills r->ctx etc. from an already-built code object and kernel name; no launch. */
 convjit_status tb_load(tb_run *r, const char *arch, const cj_blob *co, const char *kernel);
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include "support.h"
 
-static convjit_status read_file(const char *path, cj_blob *out) {
+convjit_status tb_read_file(const char *path, cj_blob *out) {
   FILE *f = fopen(path, "rb");
   if (!f) return CJ_ERR(CONVJIT_ERR_IO, "cannot open %s", path);
   fseek(f, 0, SEEK_END);
@@ -57,7 +57,7 @@ convjit_status tb_asm_build(const char *arch, const char *body, unsigned kernarg
   convjit_status st = CONVJIT_OK;
   if (rc != 0) {
     cj_blob log = {0};
-    if (read_file(log_path, &log) == CONVJIT_OK) {
+    if (tb_read_file(log_path, &log) == CONVJIT_OK) {
       st = CJ_ERR(CONVJIT_ERR_COMPILE, "assembling test kernel failed: %.*s", (int)(log.size > 2000 ? 2000 : log.size),
                   (const char *)log.data);
       cj_blob_free(&log);
@@ -65,7 +65,7 @@ convjit_status tb_asm_build(const char *arch, const char *body, unsigned kernarg
       st = CJ_ERR(CONVJIT_ERR_COMPILE, "assembling test kernel failed (rc %d)", rc);
     }
   } else {
-    st = read_file(co_path, co);
+    st = tb_read_file(co_path, co);
   }
   unlink(s_path); unlink(o_path); unlink(co_path); unlink(log_path); rmdir(dir);
   return st;

@@ -275,12 +275,12 @@ static void conv_run_plan(const tc_conv *tc, const cj_kplan *pp, const cj_kplan 
 static void conv_run(const cj_arch *arch, const tc_conv *tc, const cj_conv_opts *o, tc_result *res, int probe) {
   cj_conv_geom g;
   tc_geom(tc, &g);
-  cj_conv_opts oo = o ? *o : (cj_conv_opts){0};
-  oo.has_bias = tc->bias;
+  cj_epilogue epi = {0};
+  if (tc->bias) cj_epi_add(&epi, CJ_EPI_BIAS);
   cj_kplan p, pf;
-  if (cj_kplan_conv_init(&p, arch, &g, &oo) != CONVJIT_OK) fail_msg("%s: plan: %s", tc->why, cj_error_text());
+  if (cj_kplan_conv_init(&p, arch, &g, o, &epi) != CONVJIT_OK) fail_msg("%s: plan: %s", tc->why, cj_error_text());
   int split = p.u.conv.splitk > 1;
-  if (split) assert_int_equal(cj_kplan_finalize_init(&pf, arch, &p.u.conv), CONVJIT_OK);
+  if (split) assert_int_equal(cj_kplan_finalize_init(&pf, arch, &p.u.conv, &epi), CONVJIT_OK);
   conv_run_plan(tc, &p, split ? &pf : NULL, res, probe);
 }
 

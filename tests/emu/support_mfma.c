@@ -1,4 +1,4 @@
-/* Test support: MFMA layouts from ISA.md section 1 (see support_mfma.h). */
+/* Test support: MFMA layouts from docs/isa-notes.md §1 (see support_mfma.h). */
 #include "support_mfma.h"
 
 #include <math.h>
@@ -19,7 +19,7 @@ int tmf_bits(int kind) { return tmf_kinds[kind].el == EL_FP8 ? 8 : 16; }
 int tmf_dregs(int kind) { return tmf_kinds[kind].M * tmf_kinds[kind].M / 64; }
 
 /* Inverse layout: which k sits at (lane, reg, sub); the row is lane % M and
- * g = lane / M. From ISA.md section 1's table, e.g. "lane 32*(k/8)+i;
+ * g = lane / M. From docs/isa-notes.md §1's table, e.g. "lane 32*(k/8)+i;
  * r=(k%8)/4; byte k%4" holds k = 8g + 4r + byte: in general each lane holds
  * nregs * (32/bits) consecutive k, sub-elements of one register adjacent.
  * f8f6f4: "lane 16*((k%64)/16)+i; r=4*(k/64)+(k%16)/4" (16x16x128) and

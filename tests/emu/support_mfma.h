@@ -1,5 +1,5 @@
 /* Test support for the MFMA tests: the operand and C/D register layouts of
- * ISA.md section 1 written in inverse form (for every lane, register and
+ * docs/isa-notes.md §1 written in inverse form (for every lane, register and
  * sub-element: which logical element lives there), so a mistake in
  * src/emu/mfma.c's forward formulas cannot be mirrored here; decoding by
  * numfmt; a naive double matmul to compare with. Logical operands:

@@ -38,7 +38,7 @@ static void run(int a, const tc_conv *tc, const cj_conv_opts *o) {
 }
 
 #define P1 {1, 1, 1}
-/* REFERENCE.md bf16 3x3x3 shapes (N, C, T(D), H, W, K, stride, pad). */
+/* docs/original-design.md bf16 3x3x3 shapes (N, C, T(D), H, W, K, stride, pad). */
 static const tc_conv REF3[] = {
     {"1,32,8,16,16,64 s1 p0: no bounds checks, M partial", 1, 32, 8, 16, 16, 64, 3, 3, 3, {1, 1, 1}, {0}, {0}, {0}, 0, 0, 0},
     {"1,32,9,17,17,96 s1 p1: t/h/w checks, N tail (96 < 128)", 1, 32, 9, 17, 17, 96, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0},
@@ -353,11 +353,13 @@ static void test_random_cases(void **st) {
     const uint32_t *t = T[lcg(&s) % 8];
     cj_conv_opts o = {.tile_m = t[0], .tile_n = t[1], .wave_m = t[2], .wave_n = t[3], .stages = 2 + lcg(&s) % 3,
                       .splitk = 1 + lcg(&s) % 3, .wgm = 1 + lcg(&s) % 8, .force_big_in = (int)(lcg(&s) % 5 == 0),
-                      .force_big_out = (int)(lcg(&s) % 5 == 0), .has_bias = tc.bias};
+                      .force_big_out = (int)(lcg(&s) % 5 == 0)};
+    cj_epilogue epi = {0};
+    if (tc.bias) cj_epi_add(&epi, CJ_EPI_BIAS);
     cj_conv_geom g;
     tc_geom(&tc, &g);
     cj_kplan p;
-    if (cj_kplan_conv_init(&p, arch(a), &g, &o) != CONVJIT_OK) continue; /* illegal combination: skip */
+    if (cj_kplan_conv_init(&p, arch(a), &g, &o, &epi) != CONVJIT_OK) continue; /* illegal combination: skip */
     char why[160];
     snprintf(why, sizeof why, "rand %u,%u,%u,%u,%u->%u %ux%ux%u t%ux%u s%u sk%u%s%s", tc.n, tc.c, tc.d, tc.h, tc.w,
              tc.k, tc.t, tc.r, tc.s, t[0], t[1], o.stages, p.u.conv.splitk, p.u.conv.big_in ? " BI" : "",

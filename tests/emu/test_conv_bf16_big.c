@@ -29,9 +29,10 @@ static void run_big(int a, const tc_conv *tc, int expect_big_in, int expect_big_
   const cj_arch *arch = cj_arch_list(&na)[a];
   cj_conv_geom g0;
   tc_geom(tc, &g0);
-  cj_conv_opts o = {.has_bias = tc->bias};
+  cj_epilogue epi = {0};
+  if (tc->bias) cj_epi_add(&epi, CJ_EPI_BIAS);
   cj_kplan p;
-  if (cj_kplan_conv_init(&p, arch, &g0, &o) != CONVJIT_OK) fail_msg("%s: %s", tc->why, cj_error_text());
+  if (cj_kplan_conv_init(&p, arch, &g0, NULL, &epi) != CONVJIT_OK) fail_msg("%s: %s", tc->why, cj_error_text());
   const cj_conv_plan *c = &p.u.conv;
   assert_int_equal(c->big_in, expect_big_in);
   assert_int_equal(c->big_out, expect_big_out);
@@ -70,7 +71,7 @@ static void test_big_n2(void **s) {
 
 /* 3.5 GB of x, under the 0xF0000000 sentinel: no rebase, the x resource
  * has the real num_records and the sampled middle tile's voffsets are past
- * 2^31 (unsigned 32-bit offsets, REFERENCE.md "up to ~4.29 GB"). */
+ * 2^31 (unsigned 32-bit offsets, docs/original-design.md "up to ~4.29 GB"). */
 static void test_big_no_rebase(void **s) {
   (void)s;
   tc_conv tc = {"1x1024x120x160x90 (1,3,3) pad (0,1,1): 3.5 GB in, not BIG_IN", 1, 1024, 120, 160, 90, 1024, 1, 3,

@@ -36,7 +36,7 @@ static void run_pure(const cj_arch *arch, int fp8) {
   g0.dtype = (uint32_t)mf->in_dtype;
   cj_conv_opts o = {.pure_gemm_a = 1, .stages = 3};
   cj_kplan p;
-  if (cj_kplan_conv_init(&p, arch, &g0, &o) != CONVJIT_OK) fail_msg("%s: %s", arch->name, cj_error_text());
+  if (cj_kplan_conv_init(&p, arch, &g0, &o, NULL) != CONVJIT_OK) fail_msg("%s: %s", arch->name, cj_error_text());
   const cj_conv_plan *c = &p.u.conv;
   const cj_conv_geom *g = &c->g;
   assert_int_equal(c->pure_gemm_a, 1);
@@ -117,15 +117,15 @@ static void test_flag_changes_the_plan(void **s) {
   tc_geom(&tc, &g0);
   cj_conv_opts o = {0};
   cj_kplan conv, pure;
-  assert_int_equal(cj_kplan_conv_init(&conv, arch, &g0, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&conv, arch, &g0, &o, NULL), CONVJIT_OK);
   o.pure_gemm_a = 1;
-  assert_int_equal(cj_kplan_conv_init(&pure, arch, &g0, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&pure, arch, &g0, &o, NULL), CONVJIT_OK);
   assert_int_equal(conv.u.conv.channel_gemm, 1); /* 1x1x1: the conv reads NCDHW x */
   assert_int_equal(pure.u.conv.channel_gemm, 0); /* the pure GEMM never does */
   assert_int_equal(pure.u.conv.temporal_fast, 0);
   assert_string_not_equal(conv.name, pure.name);
   o.force_big_in = 1; /* no rebase of a plain matrix */
-  assert_int_equal(cj_kplan_conv_init(&pure, arch, &g0, &o), CONVJIT_ERR_INVALID_ARG);
+  assert_int_equal(cj_kplan_conv_init(&pure, arch, &g0, &o, NULL), CONVJIT_ERR_INVALID_ARG);
   assert_non_null(strstr(cj_error_text(), "pure_gemm_a"));
 }
 

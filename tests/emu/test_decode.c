@@ -209,14 +209,15 @@ static void t_coverage_of_convjit_kernels(void **st) {
     OK(cj_conv_geom_derive(&g));
     cj_conv_opts o;
     memset(&o, 0, sizeof o);
-    o.has_bias = 1;
-    OK(cj_kplan_conv_init(&p, ar, &g, &o));
+    cj_epilogue bias = {0};
+    cj_epi_add(&bias, CJ_EPI_BIAS);
+    OK(cj_kplan_conv_init(&p, ar, &g, &o, &bias));
     check_all_known(&p);
     o.splitk = 2;
-    OK(cj_kplan_conv_init(&p, ar, &g, &o));
+    OK(cj_kplan_conv_init(&p, ar, &g, &o, &bias));
     check_all_known(&p);
     cj_kplan f;
-    OK(cj_kplan_finalize_init(&f, ar, &p.u.conv));
+    OK(cj_kplan_finalize_init(&f, ar, &p.u.conv, &bias));
     check_all_known(&f);
   }
 }

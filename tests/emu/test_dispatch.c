@@ -1,4 +1,4 @@
-/* Dispatch (ISA.md §5): initial SGPR/VGPR state from the kernel descriptor,
+/* Dispatch (docs/isa-notes.md §5): initial SGPR/VGPR state from the kernel descriptor,
  * 3D grids and blocks, partial last wave, hidden kernel arguments by
  * value_kind, s_barrier rendezvous of the waves of a workgroup through LDS,
  * workgroup subsets (filter and list), statistics, and argument checks. */

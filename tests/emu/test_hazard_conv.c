@@ -158,7 +158,7 @@ static int lds_outstanding(const ikinds *k, uint32_t i, int writes) {
   return 0;
 }
 
-/* gfx9 s_waitcnt immediate (ISA.md, CDNA3 ISA "S_WAITCNT"): vmcnt [3:0] and
+/* gfx9 s_waitcnt immediate (docs/isa-notes.md, CDNA3 ISA "S_WAITCNT"): vmcnt [3:0] and
  * [15:14], expcnt [6:4], lgkmcnt [11:8]. */
 static uint32_t waitcnt_imm(uint32_t vm, uint32_t lgkm) { return (vm & 15) | (vm >> 4) << 14 | 7u << 4 | lgkm << 8; }
 
@@ -227,7 +227,7 @@ static void conv_waits_removed(const char *arch_name, convjit_dtype dtype, const
   memset(&o, 0, sizeof o);
   if (opts) o = *opts;
   conv_case cc;
-  assert_int_equal(cj_kplan_conv_init(&cc.p, arch, &g, &o), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&cc.p, arch, &g, &o, NULL), CONVJIT_OK);
   assert_int_equal(cj_build_kernel(&cc.p, CJ_BUILD_KEEP_IR, &cc.b), CONVJIT_OK);
   const cj_conv_geom *G = &cc.p.u.conv.g;
   cc.ny = (size_t)G->n * G->k * G->odhw;

@@ -1,7 +1,7 @@
 /* MUBUF on the emulator (exec_buffer.c), through real code objects built
  * from IR with inline asm (exact instructions), gfx942 and gfx950:
  *   - per-element range check of dwordx4 partially in range, with soffset
- *     and inst offset (ISA.md §3: element e passes iff
+ *     and inst offset (docs/isa-notes.md §3: element e passes iff
  *     off + soffset + 4(e+1) <= NUM_RECORDS);
  *   - 32-bit wrap of voffset + inst_offset;
  *   - idxen with stride (all-or-nothing on index < NUM_RECORDS), idxen+offen,
@@ -15,7 +15,7 @@
  *   - buffer_atomic_add_f32 without return: workgroup-ordered, identical for
  *     1 and 2 host threads; with return: the old values;
  *   - an in-range access past the allocation is an error naming the address.
- * Expected values come from the ISA.md rules written out here per lane
+ * Expected values come from the docs/isa-notes.md rules written out here per lane
  * (plus hand-checked lanes), never from the emulator's code. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,12 +1,12 @@
 /* MFMA arithmetic (src/emu/mfma.c) against a naive matmul.
  *
  * The register images are built from logical A[M][K], B[M][K] (B stored
- * by column j: Bj[j][k] = B[k][j]) with the layouts of ISA.md section 1
+ * by column j: Bj[j][k] = B[k][j]) with the layouts of docs/isa-notes.md §1
  * written in inverse form in support_mfma.c: for every (lane, reg,
  * sub-element) it computes which (row, k) lives there, so a mistake in
  * mfma.c's forward formulas cannot be mirrored by the test. Note: a permutation of k applied
  * alike to A and B leaves D unchanged, so without block scales the k labels
- * are observable only through summation order (ISA.md section 1); what these
+ * are observable only through summation order (docs/isa-notes.md §1); what these
  * tests pin down is the row/column placement and the A-B pairing.
  * Covers: each MFMA kind (16x16 and 32x32; bf16, f16, fp8/bf8 in every
  * format pair, f8f6f4) on random inputs with C accumulation, one-hot
@@ -174,7 +174,7 @@ static void test_onehot_all(void **s) {
  * other tests go through d_row's inverse): 32x32x8 bf16 with A[i][k] = 1
  * for k = i%8, B[k][j] = 32k + j (exact in bf16: integers below 256) and
  * C[i][j] = 1024 i, so D[i][j] = 1024 i + 32 (i%8) + j must be in register
- * 4*(i/8) + i%4 of lane 32*((i/4)%2) + j (ISA.md section 1). C is written
+ * 4*(i/8) + i%4 of lane 32*((i/4)%2) + j (docs/isa-notes.md §1). C is written
  * by the same forward formula, so a C read from the wrong place shows too. */
 static void test_d_layout_32x32(void **s) {
   (void)s;

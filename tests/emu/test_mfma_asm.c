@@ -4,12 +4,12 @@
  * One wave loads per-lane A, B and C register images from a buffer
  * (register-major: register r of lane l at region + 256 r + 4 l), runs one
  * MFMA, pads its result latency with s_nop, and stores D. The images are
- * packed from logical matrices by support_mfma.c (ISA.md section 1, inverse
+ * packed from logical matrices by support_mfma.c (docs/isa-notes.md §1, inverse
  * form, independent of src/emu/mfma.c) and D is compared with a naive
  * double matmul. Variants: VGPR or AGPR accumulator/destination (a[0:15]
  * in place), an inline-constant 0 accumulator, a 32x32 f8f6f4 under
  * EXEC = 0xff (all 64 lanes still written), every cbsz/blgp fp8/bf8 pair.
- * fp8 / bf8 are the arch's formats (ISA.md section 2): E4M3FNUZ / E5M2FNUZ
+ * fp8 / bf8 are the arch's formats (docs/isa-notes.md §2): E4M3FNUZ / E5M2FNUZ
  * on gfx942, OCP E4M3FN / E5M2 on gfx950.
  * Stats: one MFMA, M*M*K multiply-adds, and the MFMA's issue cycles (the
  * wave's emulated cycles minus the other classes' documented weights,

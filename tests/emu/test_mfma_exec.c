@@ -74,7 +74,7 @@ static void intrinsic_call(char *buf, size_t n, const kdesc *k, const char *dst,
     case OP_FP8_K32:
       snprintf(buf, n, "%s = call <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8(%s %%va, %s %%vb, <4 x float> %s, i32 0, i32 0, i32 0)\n", dst, t, t, c);
       break;
-    default: /* constant-0 scales: llc emits the unscaled MFMA (ISA.md section 1) */
+    default: /* constant-0 scales: llc emits the unscaled MFMA (docs/isa-notes.md §1) */
       snprintf(buf, n, "%s = call <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4(%s %%va, %s %%vb, <4 x float> %s, i32 %d, i32 %d, i32 0, i32 0, i32 0, i32 0)\n", dst, t, t, c, k->cbsz, k->blgp);
       break;
   }
@@ -146,7 +146,7 @@ static void build_module(const char *arch_name, const kdesc *ks, int nk, cj_blob
 static uint16_t A[16][128], Bj[16][128]; /* logical A[i][k], B[k][j] stored as Bj[j][k] */
 static float C[16][16];
 
-/* Inverse of ISA.md section 1: the k held at (lane, reg, sub); row = lane % 16. */
+/* Inverse of docs/isa-notes.md §1: the k held at (lane, reg, sub); row = lane % 16. */
 static int k_at(mop op, int lane, int reg, int sub) {
   int g = lane / 16;
   switch (op) {

@@ -263,7 +263,7 @@ static void t_sdwa_dpp_cmpx(void **st) {
   tb_run_free(&r);
 }
 
-/* bf16 RNE ties both ways; fp8 of the same opcode per arch (ISA.md §2):
+/* bf16 RNE ties both ways; fp8 of the same opcode per arch (docs/isa-notes.md §2):
  * gfx950 OCP E4M3FN 1.0 = 0x38, -2.0 = 0xc0; gfx942 E4M3FNUZ 1.0 = 0x40,
  * -2.0 = 0xc8. */
 static void t_conversions(void **st) {

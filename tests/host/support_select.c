@@ -29,7 +29,7 @@ void ts_select_seq(const cj_arch *a, const cj_conv_geom *g, int has_bias, const 
   p.x_dtype = p.w_dtype = (convjit_dtype)g->dtype;
   p.y_dtype = CONVJIT_DTYPE_BF16;
   p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
-  p.has_bias = has_bias;
+  if (has_bias) cj_epi_add(&p.epi, CJ_EPI_BIAS);
   p.x_scale = p.w_scale = 1.0f;
   p.spatial_rank = 3;
   const cj_target t = {a, a->cu_count_default};

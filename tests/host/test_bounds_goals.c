@@ -38,7 +38,7 @@ typedef struct headline {
   uint32_t pad[3];
 } headline;
 
-/* REFERENCE.md's video-VAE headline layers (issue 11). */
+/* docs/original-design.md's video-VAE headline layers (issue 11). */
 static const headline k_shapes[] = {
     {1024, 120, 160, 90, 1024, 1, 3, 3, {0, 1, 1}},
     {2048, 60, 80, 45, 2048, 3, 3, 3, {1, 1, 1}},

@@ -345,9 +345,10 @@ static void test_bind_residual_scale(void **st) {
 
 /* A plan that binds a residual (or scale) input requires it: NULL is
  * INVALID_ARG through both entry points (convjit_conv_fwd has no way to
- * pass one). With the conv's bias arguments rebound to the role and the
- * bias buffer passed there, convjit_conv_forward computes the same bytes
- * as the unmodified plan: the role -> pointer path of a real conv. */
+ * pass one). With the conv's bias arguments rebound to the role (so the
+ * plan takes no bias: the bias pointer stays NULL) and the bias buffer
+ * passed there, convjit_conv_forward computes the same bytes as the
+ * unmodified plan: the role -> pointer path of a real conv. */
 static void test_plan_takes_residual_scale(void **st) {
   (void)st;
   conv_case k;
@@ -361,8 +362,9 @@ static void test_plan_takes_residual_scale(void **st) {
   for (int t = 0; t < 2; t++) {
     assert_true(rebind(k.plan, CJ_BIND_BIAS, roles[t].kind) >= 1);
     convjit_conv_args a = case_args(&k);
+    a.bias = NULL; /* the plan binds no bias now */
     EXPECT(convjit_conv_forward(k.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, roles[t].field);
-    EXPECT(convjit_conv_fwd(k.plan, k.dx, k.dpw, k.db, k.dy, k.dws, k.ws, NULL), CONVJIT_ERR_INVALID_ARG,
+    EXPECT(convjit_conv_fwd(k.plan, k.dx, k.dpw, NULL, k.dy, k.dws, k.ws, NULL), CONVJIT_ERR_INVALID_ARG,
            roles[t].fwd_text);
     if (roles[t].kind == CJ_BIND_RESIDUAL) a.residual = k.db;
     else a.scale = k.db;

@@ -244,9 +244,10 @@ static void test_desc(void **st) {
   d.struct_size = offsetof(convjit_conv_desc, has_residual);
   cj_conv_problem p;
   OK(cj_conv_desc_normalize(&d, &p));
-  assert_int_equal(p.has_residual, 0);
-  assert_int_equal(p.act, 0);
-  assert_true(p.beta == 1.0f);
+  assert_int_equal(cj_epi_has(&p.epi, CJ_EPI_RESIDUAL), 0);
+  assert_int_equal(cj_epi_activation(&p.epi), 0);
+  assert_true(cj_epi_beta(&p.epi) == 1.0f);
+  assert_int_equal(p.epi.nops, 0); /* nothing at all asked for */
 }
 
 int main(void) {

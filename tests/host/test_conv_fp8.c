@@ -15,7 +15,7 @@
  * codes (one case) take cj_ref_conv_bound_fp8: fp32 accumulation of K
  * products plus the epilogue's roundings.
  *
- * REFERENCE.md's fp8 shapes run on sampled tiles (tc_conv_run_tiles: the
+ * docs/original-design.md's fp8 shapes run on sampled tiles (tc_conv_run_tiles: the
  * first and the last tile, which holds the M and N tails; the selection
  * splits K on these small grids, so a tile is all of its K splits), the
  * small path cases in full. Time: the emulator runs every MFMA lane by
@@ -113,7 +113,7 @@ static void run_sampled(int a, const tc_conv *tc0, const cj_conv_opts *forced, i
 }
 
 #define P1 {1, 1, 1}
-/* REFERENCE.md "Shapes the original tests used", fp8 3x3x3 (N, C, T, H, W,
+/* docs/original-design.md "Shapes the original tests used", fp8 3x3x3 (N, C, T, H, W,
  * K, stride, pad). */
 static const tc_conv REF8[] = {
     {"1,128,3,18,18,128 s1 p0", 1, 128, 3, 18, 18, 128, 3, 3, 3, P1, {0}, {0}, {0}, 1, 0, 0},

@@ -29,7 +29,7 @@
 #include "emu/support_conv.h"
 #include "support_select.h"
 
-#define OOB_SENTINEL 0xF0000000ull /* REFERENCE.md "Tensors larger than 2^31" */
+#define OOB_SENTINEL 0xF0000000ull /* docs/original-design.md "Tensors larger than 2^31" */
 
 /* Returns the plan's conv fields (static: valid until the next call). */
 static const cj_conv_plan *run_big(int a, tc_conv tc) {

@@ -9,7 +9,7 @@
  *   - kernel and argument queries against the metadata written in the .s;
  *   - convjit_emu_last_launch_stats against counts read off the kernels' text;
  *   - every bad input the header names: status and a fragment of the error.
- * The MFMA operand layout lives in mfma.s (AMD's, ../shared/ISA.md §1): the
+ * The MFMA operand layout lives in mfma.s (AMD's, docs/isa-notes.md §1): the
  * reference here is a plain matmul. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convjit/convjit.h"
+#include "emu/support.h"
 
 #include "api_expect.h"
 
@@ -36,17 +37,10 @@ static const char *const arches[2] = {"gfx942", "gfx950"};
 static uint8_t *read_co(const char *name, const char *arch, size_t *n) {
   char path[512];
   snprintf(path, sizeof path, "%s/emu-kernels/%s.%s.co", CJ_BINARY_DIR, name, arch);
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s (built by tests/convjit_emu.cmake)", path);
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *p = malloc((size_t)sz);
-  assert_non_null(p);
-  assert_true(fread(p, 1, (size_t)sz, f) == (size_t)sz);
-  fclose(f);
-  *n = (size_t)sz;
-  return p;
+  cj_blob b = {0};
+  if (tb_read_file(path, &b) != CONVJIT_OK) fail_msg("%s (built by tests/convjit_emu.cmake)", cj_error_text());
+  *n = b.size;
+  return b.data;
 }
 
 static convjit_emu_module *load(convjit_context *c, const char *name, const char *arch) {

@@ -76,6 +76,10 @@ static uint64_t bind_expect(const cj_bind *b, const cj_launch_ptrs *q) {
   case CJ_BIND_RESIDUAL: return (uintptr_t)q->residual;
   case CJ_BIND_SCALE: return (uintptr_t)q->scale;
   case CJ_BIND_X_PREV: return (uintptr_t)q->x_prev;
+  case CJ_BIND_DY: return (uintptr_t)q->dy;
+  case CJ_BIND_DX: return (uintptr_t)q->dx;
+  case CJ_BIND_DW: return (uintptr_t)q->dw;
+  case CJ_BIND_DB: return (uintptr_t)q->db;
   case CJ_BIND_WORKSPACE: return (uintptr_t)q->workspace + b->value;
   case CJ_BIND_CONST_U32:
   case CJ_BIND_CONST_F32:

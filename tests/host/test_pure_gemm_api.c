@@ -62,9 +62,9 @@ static void t_gfx942_fp8_order(void **st) {
   assert_true(l[2].tile_n == 128 && l[2].stages == 2);
   assert_true(l[3].tile_m == 128 && l[3].tile_n == 256 && l[3].wave_m == 2 && l[3].wave_n == 4 && l[3].stages == 2);
   cj_kplan p;
-  OK(cj_kplan_conv_init(&p, cj_arch_from_name("gfx942"), &g, &l[0])); /* legal: 4 x 16 KiB = 64 KiB */
+  OK(cj_kplan_conv_init(&p, cj_arch_from_name("gfx942"), &g, &l[0], NULL)); /* legal: 4 x 16 KiB = 64 KiB */
   assert_int_equal(p.lds_bytes, 65536);
-  OK(cj_kplan_conv_init(&p, cj_arch_from_name("gfx942"), &g, &l[3]));
+  OK(cj_kplan_conv_init(&p, cj_arch_from_name("gfx942"), &g, &l[3], NULL));
   assert_int_equal(p.lds_bytes, 2 * (128 + 256) * 64);
   n = cj_conv_candidates(&(cj_target){cj_arch_from_name("gfx950"), 304}, &g, NULL, l, CJ_CONV_MAX_CANDIDATES);
   for (uint32_t i = 0; i < n; i++) assert_false(l[i].tile_n == 256 && l[i].tile_m == 128);

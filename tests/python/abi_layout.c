@@ -43,10 +43,12 @@ static void object(const char *key, const char *const *names, const size_t *valu
   X(T, struct_size), X(T, spatial_rank), X(T, n), X(T, c), X(T, k), X(T, in), X(T, filter),      \
   X(T, stride), X(T, pad_lo), X(T, pad_hi), X(T, dilation), X(T, groups), X(T, x_dtype),         \
   X(T, w_dtype), X(T, y_dtype), X(T, x_layout), X(T, y_layout), X(T, has_bias), X(T, x_scale),   \
-  X(T, w_scale), X(T, has_channel_scale), X(T, has_residual), X(T, beta), X(T, act), X(T, has_x_prev)
+  X(T, w_scale), X(T, has_channel_scale), X(T, has_residual), X(T, beta), X(T, act), X(T, has_x_prev), \
+  X(T, kind)
 #define CONV_ARGS(X, T)                                                                    \
   X(T, struct_size), X(T, x), X(T, w_packed), X(T, bias), X(T, residual), X(T, scale), X(T, y), \
-  X(T, workspace), X(T, workspace_bytes), X(T, x_prev), X(T, x_prev_bytes)
+  X(T, workspace), X(T, workspace_bytes), X(T, x_prev), X(T, x_prev_bytes), X(T, dy), X(T, dx),  \
+  X(T, dw), X(T, db)
 #define KERNEL_INFO(X, T)                                                                   \
   X(T, struct_size), X(T, name), X(T, stage), X(T, vgpr), X(T, agpr), X(T, sgpr), X(T, lds_bytes), \
   X(T, scratch_bytes), X(T, vgpr_spills), X(T, sgpr_spills), X(T, block), X(T, grid), X(T, source), \

@@ -33,7 +33,7 @@ def quiet():
 
 # ---- the bound --------------------------------------------------------------
 # fp32 unit roundoff of one addition: 2^-23 (a whole ulp), the hardware's
-# bound, since MFMA truncates its partial sums (../shared/ISA.md, MFMA
+# bound, since MFMA truncates its partial sums (docs/isa-notes.md §1, MFMA
 # arithmetic; src/ref/ref_conv.c uses the same). The emulated MFMA rounds
 # once to nearest (docs/emulator.md "Accumulation choice"), which is inside
 # it; holding the emulator to the hardware's bound keeps these tests valid

@@ -86,5 +86,49 @@ class AbiLayout(unittest.TestCase):
             self.assertEqual(missing, [], f"{name}: C fields without a ctypes field")
 
 
+class Kinds(unittest.TestCase):
+    """The descriptor's kind through the ctypes structs: a struct_size
+    without it reads as forward; backward data and backward weight are
+    refused as UNSUPPORTED naming the kind (no kernels yet), raised as
+    convjit's UnsupportedError with convjit's message; an unknown kind is
+    INVALID_ARG naming the value."""
+
+    def desc(self, kind):
+        d = _lib.ConvDesc()
+        d.struct_size = ctypes.sizeof(d)
+        d.spatial_rank, d.n, d.c, d.k = 3, 1, 16, 32
+        for i in range(3):
+            d.in_[i], d.filter[i], d.stride[i], d.dilation[i] = 6, 3, 1, 1
+        d.groups = 1
+        d.x_dtype = d.w_dtype = d.y_dtype = _lib.DTYPE_BF16
+        d.x_layout = d.y_layout = _lib.LAYOUT_NCDHW
+        d.kind = kind
+        return d
+
+    def validate(self, d):
+        _lib.call("convjit_conv_desc_validate", ctypes.byref(d))
+
+    def test_forward_and_older_struct(self):
+        self.validate(self.desc(_lib.CONV_FORWARD))
+        d = self.desc(0x5A5A)
+        d.struct_size = _lib.ConvDesc.kind.offset  # an older header: kind is not read
+        self.validate(d)
+
+    def test_backward_kinds_unsupported(self):
+        for kind, name in ((_lib.CONV_BACKWARD_DATA, "backward-data"), (_lib.CONV_BACKWARD_WEIGHT, "backward-weight")):
+            with self.subTest(kind=name):
+                with self.assertRaises(_lib.UnsupportedError) as cm:
+                    self.validate(self.desc(kind))
+                self.assertIn(f"desc.kind = {name}: no kernels yet", str(cm.exception))
+
+    def test_unknown_kind(self):
+        with self.assertRaises(_lib.InvalidArgumentError) as cm:
+            self.validate(self.desc(7))
+        self.assertIn("desc.kind = 7", str(cm.exception))
+
+    def test_execute_bound(self):
+        self.assertEqual(_lib.load().convjit_conv_execute.argtypes[1], ctypes.POINTER(_lib.ConvArgs))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,7 +2,7 @@
 # Runs convjit-mix once (T = 3, 5, 7 at 1,128,4,8,8,128,T,3,3, tile
 # 128,128,2,4, split-K 1, gfx942 and gfx950) and checks the EMULATED
 # per-wave-per-K-step counts against values derived here, independently of
-# the plan code, from the tile config and ISA facts (../shared/ISA.md):
+# the plan code, from the tile config and ISA facts (docs/isa-notes.md):
 #   MFMA    (TILE_M/WAVE_M/16) * (TILE_N/WAVE_N/16) * (32 / mfma_k), mfma_k =
 #           16 on gfx942 (v_mfma_f32_16x16x16_bf16), 32 on gfx950 (16x16x32)
 #   VMEM    A and B stages of 32 k x 2 B per row, moved by buffer_load ... lds

@@ -2,7 +2,7 @@
 // (valid on gfx942 and gfx950): a is 16x16 bf16 row-major (M x K), bt is
 // 16x16 bf16 row-major (N x K, i.e. B transposed), d is 16x16 f32 row-major.
 // The operand layout is AMD's (matrix instruction calculator, CDNA3; see
-// ../shared/ISA.md section 1), written out here so the tests only need a
+// docs/isa-notes.md §1), written out here so the tests only need a
 // plain matmul:
 //   A[i][k]: lane 16 (k / 4) + i, register (k % 4) / 2, half k % 2
 //            -> lane l holds a[l % 16][4 (l / 16) .. 4 (l / 16) + 3]: one

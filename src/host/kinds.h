@@ -1,0 +1,166 @@
+/* Conv problem kinds and the tensors they move, as two tables: what makes a
+ * kind (forward, backward data, backward weight) is a row here plus its
+ * planner, never a code path of its own in the API.
+ *
+ * Tensor roles (CJ_TENSOR_TABLE): every tensor a conv launch can take, with
+ * its public field (convjit_conv_args, or convjit_weight_pack's parameter),
+ * the alignment its base needs (docs/api.md "Alignment": every kernel
+ * access is aligned to its own width relative to the base, so the base is
+ * aligned to the widest access any kernel convjit builds makes through it)
+ * and whether it is read or written. The launch pointers (cj_launch_ptrs),
+ * the pointer binds (cj_bind_kind) and the argument checks are indexed by
+ * it.
+ *
+ * Kinds (CJ_CONV_KIND_TABLE): the tensors a kind reads, writes and may
+ * take (optional: taken exactly when one of the plan's steps binds it),
+ * whether convjit_weight_pack packs a weight for it, which epilogue ops its
+ * descriptor may ask for and which channel count their per-channel
+ * operands index, and its planner (select.h; NULL = no kernels yet: a
+ * valid descriptor of the kind is UNSUPPORTED naming it).
+ *
+ * Contract: pure data and lookups; no allocation, no device. */
+#ifndef CJ_HOST_KINDS_H
+#define CJ_HOST_KINDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "convjit/convjit.h"
+#include "util/cj.h"
+
+/* How a tensor's base must be aligned. */
+typedef enum cj_align_rule {
+  CJ_ALIGN_VEC16 = 1, /* 16 bytes: 16-byte buffer loads / stores and buffer_load ... lds DMA */
+  CJ_ALIGN_Y4,        /* 4 elements of y_dtype: vec4 and finalize stores, z read at y's offsets */
+  CJ_ALIGN_X4,        /* 4 elements of x_dtype (dx, shaped like x) */
+  CJ_ALIGN_W4,        /* 4 elements of w_dtype (dw, shaped like w) */
+  CJ_ALIGN_F32,       /* 4 bytes: fp32 per-channel values */
+  CJ_ALIGN_W1         /* one element of w_dtype: the raw weight, read element by element by the pack */
+} cj_align_rule;
+
+typedef enum cj_tensor_access { CJ_TENSOR_IN = 1, CJ_TENSOR_OUT = 2, CJ_TENSOR_SCRATCH = 3 } cj_tensor_access;
+
+/* T(ID, field, in_args, align, access, flag, noun, does, given)
+ *   field    its public name (convjit_conv_args' field when in_args = 1; W_RAW
+ *            is convjit_weight_pack's parameter w)
+ *   align    cj_align_rule; access: IN (const), OUT (written), SCRATCH
+ *   optional roles (a kind's `optional`: taken exactly when a step of the
+ *   plan binds it) say in messages: the descriptor flag that makes a plan
+ *   take it, what it is (noun), what the plan does with it, and the status
+ *   of giving it to a plan that does not take it (INVALID_ARG: the
+ *   descriptor says there is none; UNSUPPORTED: an input no op of the plan
+ *   reads). */
+#define CJ_TENSOR_TABLE(T)                                                                                     \
+  T(X, x, 1, VEC16, IN, "", "", "", INVALID_ARG)                     /* input activations */                   \
+  T(W_RAW, w_raw, 0, W1, IN, "", "", "", INVALID_ARG)                /* the weight as given (weight_pack's w) */ \
+  T(W_PACKED, w_packed, 1, VEC16, IN, "", "", "", INVALID_ARG)       /* the packed weight (the pack list's) */ \
+  T(BIAS, bias, 1, F32, IN, "has_bias", "bias", "adds an fp32 bias per output channel", INVALID_ARG)          \
+  T(RESIDUAL, residual, 1, Y4, IN, "has_residual", "residual", "adds a residual input shaped like y",        \
+    UNSUPPORTED)                                                                                               \
+  T(SCALE, scale, 1, F32, IN, "has_channel_scale", "per-channel scale", "multiplies by fp32 per-channel scales", \
+    UNSUPPORTED)                                                                                               \
+  T(X_PREV, x_prev, 1, VEC16, IN, "has_x_prev", "previous-frames", "reads the previous chunk's last frames",  \
+    UNSUPPORTED)                                                                                               \
+  T(Y, y, 1, Y4, OUT, "", "", "", INVALID_ARG)                       /* forward output */                      \
+  T(DY, dy, 1, VEC16, IN, "", "", "", INVALID_ARG)                   /* output gradient (backward kinds) */    \
+  T(DX, dx, 1, X4, OUT, "", "", "", INVALID_ARG)                     /* input gradient (backward data) */      \
+  T(DW, dw, 1, W4, OUT, "", "", "", INVALID_ARG)                     /* weight gradient (backward weight) */   \
+  T(DB, db, 1, F32, OUT, "", "bias-gradient", "writes the bias gradient", INVALID_ARG) /* backward weight */  \
+  T(WORKSPACE, workspace, 1, VEC16, SCRATCH, "", "", "", INVALID_ARG) /* caller scratch, workspace_bytes */
+
+typedef enum cj_tensor {
+  CJ_TENSOR_NONE = 0,
+#define CJ_TENSOR_ENUM(id, field, in_args, align, access, flag, noun, does, given) CJ_TENSOR_##id,
+  CJ_TENSOR_TABLE(CJ_TENSOR_ENUM)
+#undef CJ_TENSOR_ENUM
+  CJ_TENSOR_COUNT
+} cj_tensor;
+#define CJ_TENSOR_BIT(t) (1u << (t))
+_Static_assert(CJ_TENSOR_COUNT <= 32, "tensor masks are 32 bits");
+
+/* An optional role's texts (the table's) and the status of giving it to a
+ * plan that does not take it. */
+typedef struct cj_tensor_texts {
+  const char *flag, *noun, *does;
+  convjit_status given;
+} cj_tensor_texts;
+/* The table as data (kinds.c), indexed by cj_tensor: read on every launch,
+ * so the lookups below are inline. */
+typedef struct cj_tensor_row {
+  const char *field;    /* NULL for CJ_TENSOR_NONE */
+  size_t off;           /* in convjit_conv_args; SIZE_MAX: not a field there */
+  cj_align_rule align;
+  cj_tensor_access access;
+  cj_tensor_texts texts;
+} cj_tensor_row;
+extern const cj_tensor_row cj_tensor_rows[CJ_TENSOR_COUNT];
+
+static inline int cj_tensor_known(cj_tensor t) { return t > CJ_TENSOR_NONE && t < CJ_TENSOR_COUNT; }
+/* "x", "w_packed", ...; NULL if unknown */
+static inline const char *cj_tensor_field(cj_tensor t) { return cj_tensor_known(t) ? cj_tensor_rows[t].field : NULL; }
+static inline const cj_tensor_texts *cj_tensor_texts_of(cj_tensor t) {
+  return cj_tensor_known(t) ? &cj_tensor_rows[t].texts : NULL;
+}
+static inline cj_tensor_access cj_tensor_access_of(cj_tensor t) {
+  return cj_tensor_known(t) ? cj_tensor_rows[t].access : (cj_tensor_access)0;
+}
+/* The tensor's pointer in a convjit_conv_args (NULL when the args have no
+ * field for it, e.g. W_RAW). */
+static inline const void *cj_tensor_in_args(const convjit_conv_args *a, cj_tensor t) {
+  if (!cj_tensor_known(t) || cj_tensor_rows[t].off == SIZE_MAX) return NULL;
+  const void *v;
+  memcpy(&v, (const char *)a + cj_tensor_rows[t].off, sizeof v);
+  return v;
+}
+/* The alignment its base needs for a problem of these dtypes, in bytes. */
+uint64_t cj_tensor_align(cj_tensor t, convjit_dtype x_dtype, convjit_dtype w_dtype, convjit_dtype y_dtype);
+
+/* What per-channel epilogue operands (bias, scale) index. */
+typedef enum cj_epi_channels {
+  CJ_EPI_CHANNELS_NONE = 0, /* the kind has no epilogue */
+  CJ_EPI_CHANNELS_K = 1,    /* the forward output's k channels */
+  CJ_EPI_CHANNELS_C = 2     /* dx's c channels (the transposed conv's output) */
+} cj_epi_channels;
+
+struct cj_conv_planner; /* select.h */
+
+/* ROW(ID, name, tool, reads, writes, optional, packs, epi_ops, channels, planner)
+ *   name     the kind in messages and the tuning table's problem text
+ *   tool     its spelling on the tools' command lines
+ *   reads, writes, optional: tensor masks, CJ_TB(id) | ...
+ *   packs    1: convjit_weight_pack packs a weight for it (W_RAW -> W_PACKED)
+ *   epi_ops  the epilogue ops its descriptor may ask for: CJ_EPI_PUBLIC_OPS
+ *            (every op with a spec token, so a new op needs no edit here),
+ *            CJ_EB(op) | ... (kplan_epi.h ids) or 0 (none)
+ *   channels what per-channel epilogue operands index (cj_epi_channels id)
+ *   planner  its planner (select.h), NULL = no kernels yet */
+#define CJ_TB(id) CJ_TENSOR_BIT(CJ_TENSOR_##id)
+#define CJ_EB(op) (1u << CJ_EPI_##op)
+#define CJ_CONV_KIND_TABLE(ROW)                                                                               \
+  ROW(FORWARD, "forward", "fwd", CJ_TB(X) | CJ_TB(W_PACKED), CJ_TB(Y),                                        \
+    CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE) | CJ_TB(X_PREV), 1,                                        \
+    CJ_EPI_PUBLIC_OPS, K, &cj_conv_forward_planner)                                                        \
+  ROW(BACKWARD_DATA, "backward-data", "bwd-data", CJ_TB(DY) | CJ_TB(W_PACKED), CJ_TB(DX),                     \
+    CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1,                                                        \
+    CJ_EPI_PUBLIC_OPS, C, NULL)                                                                            \
+  ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0, 0,     \
+    NONE, NULL)
+
+typedef struct cj_conv_kind_row {
+  convjit_conv_kind kind;
+  const char *name, *tool;
+  uint32_t reads, writes, optional; /* tensor masks (CJ_TENSOR_BIT) */
+  int packs;                        /* convjit_weight_pack has a weight to pack */
+  uint32_t epi_ops;                 /* 1 << cj_epi_op of each op the descriptor may ask for */
+  cj_epi_channels channels;
+  const struct cj_conv_planner *planner; /* NULL: no kernels yet */
+} cj_conv_kind_row;
+
+/* The kind's row; NULL for a value outside the enum. */
+const cj_conv_kind_row *cj_conv_kind_of(convjit_conv_kind kind);
+/* The kind named name (or its tool spelling), -1 if none. */
+int cj_conv_kind_from_name(const char *name, size_t len);
+/* "forward", "backward-data", ...; "?" for a value outside the enum. */
+const char *cj_conv_kind_name(convjit_conv_kind kind);
+
+#endif

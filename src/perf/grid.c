@@ -1,0 +1,110 @@
+/* grid.c — a whole launch from one CU's simulation (contract in perf.h).
+ *
+ * Workgroups go round robin over the CUs, so the busiest CU runs
+ * n = ceil(grid / CUs) of them and sets the kernel's time. Its queue is
+ * simulated cycle by cycle (cu.c) with the sampled traces in turn, up to
+ * 3 x slots + 1 workgroups (the first round starts all slots together, the
+ * next ones settle); a longer queue adds its steady-state period (the mean
+ * spacing of the last 2 x slots workgroup ends) per further workgroup, and
+ * the reasons of that window scaled alike. The other CUs run
+ * grid / CUs on average: their idle end is the grid's tail. The clock is
+ * the sustained one (params); the fraction of peak compares with the
+ * datasheet peak at the nominal clock. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "perf/perf.h"
+
+static const char *const k_reasons[CJ_PERF_REASONS] = {"mfma_busy", "lds_wait", "vmem_wait",
+                                                       "barrier_wait", "issue", "tail"};
+const char *cj_perf_reason_name(int r) { return r >= 0 && r < CJ_PERF_REASONS ? k_reasons[r] : "invalid"; }
+
+double cj_perf_peak_flops_per_clk(const cj_arch *a, int fp8) {
+  const cj_mfma_row *m = a ? cj_mfma_row_of(fp8 ? a->mfma_fp8 : a->mfma_bf16) : NULL;
+  if (!m) return 0;
+  /* cycles per MFMA from the datasheet peaks (docs/performance.md): 16 for
+   * the 16x16 shapes, 32 for f8f6f4 16x16x128 with fp8 operands */
+  double cycles = m->kind == CJ_MFMA_F8F6F4_16x16x128 ? 32 : 16;
+  return 2.0 * m->m * m->n * m->k / cycles * a->simds_per_cu;
+}
+
+static double load_bytes(const emu_trace_wg *g) {
+  double b = 0;
+  for (uint32_t i = 0; i < g->nwaves; i++)
+    for (size_t r = 0; r < g->waves[i].n; r++) {
+      int k = g->waves[i].rec[r].kind;
+      if (k == EMU_TK_VMEM_LOAD || k == EMU_TK_VMEM_LDS) b += g->waves[i].rec[r].bytes;
+    }
+  return b;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+convjit_status cj_perf_kernel(const cj_perf_kernel_in *in, cj_perf_kernel_out *out) {
+  CJ_CHECK(in && out && in->arch && in->params, CONVJIT_ERR_INVALID_ARG, "perf: kernel input or output = NULL");
+  memset(out, 0, sizeof *out);
+  CJ_CHECK(in->sample && in->nsample > 0, CONVJIT_ERR_INVALID_ARG, "perf: no sampled workgroup (nsample = %zu)",
+           in->nsample);
+  CJ_CHECK(in->grid_wgs > 0, CONVJIT_ERR_INVALID_ARG, "perf: grid_wgs = 0");
+  CJ_CHECK(in->slots > 0, CONVJIT_ERR_INVALID_ARG, "perf: slots = 0: no workgroup fits a CU");
+  const double cus = in->arch->cu_count_default;
+  const uint64_t n = (in->grid_wgs + (uint64_t)cus - 1) / (uint64_t)cus;
+  const uint64_t cap = 3ull * in->slots + 1, nsim = n < cap ? n : cap;
+  /* the share of each load's bytes that comes from HBM: the launch's
+   * compulsory reads over all the loads its workgroups issue */
+  double loads = 0;
+  for (size_t i = 0; i < in->nsample; i++) loads += load_bytes(in->sample[i]);
+  loads = loads / (double)in->nsample * (double)in->grid_wgs;
+  out->hbm_load_fraction = loads > 0 ? fmin(1.0, in->hbm_read_bytes / loads) : 1.0;
+
+  const emu_trace_wg **q = malloc(nsim * sizeof *q);
+  CJ_ALLOC_CHECK(q);
+  for (uint64_t j = 0; j < nsim; j++) q[j] = in->sample[j % in->nsample];
+  if (in->tail && nsim == n) q[nsim - 1] = in->tail; /* the busiest CU's last one is an edge tile */
+  cj_perf_cu_in ci = {in->arch, in->params, q, (size_t)nsim, in->slots, out->hbm_load_fraction, NULL, NULL};
+  cj_perf_cu_out co;
+  convjit_status st = cj_perf_cu_run(&ci, &co);
+  free(q);
+  if (st != CONVJIT_OK) return st;
+
+  double T = (double)co.cycles, reason[CJ_PERF_REASONS];
+  memcpy(reason, co.reason, sizeof reason);
+  /* steady state: the spacing of the last ends */
+  uint64_t *ends = malloc(nsim * sizeof *ends);
+  if (!ends) { cj_perf_cu_out_free(&co); return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "perf: out of memory"); }
+  memcpy(ends, co.wg_end, nsim * sizeof *ends);
+  qsort(ends, nsim, sizeof *ends, cmp_u64);
+  uint64_t win = nsim > 1 ? (nsim - 1 < 2ull * in->slots ? nsim - 1 : 2ull * in->slots) : 1;
+  out->wg_cycles = nsim > 1 ? (double)(ends[nsim - 1] - ends[nsim - 1 - win]) / (double)win : T;
+  if (n > nsim) {
+    /* reason totals at the window's two ends (snapshots taken at each end) */
+    size_t a = 0, b = 0;
+    for (size_t j = 0; j < nsim; j++) {
+      if (co.wg_end[j] == ends[nsim - 1 - win]) a = j;
+      if (co.wg_end[j] == ends[nsim - 1]) b = j;
+    }
+    double extra = (double)(n - nsim) / (double)win;
+    for (int r = 0; r < CJ_PERF_REASONS; r++)
+      reason[r] += extra * (co.wg_reason[b * CJ_PERF_REASONS + r] - co.wg_reason[a * CJ_PERF_REASONS + r]);
+    T += (double)(n - nsim) * out->wg_cycles;
+  }
+  free(ends);
+  cj_perf_cu_out_free(&co);
+  /* the other CUs: grid / CUs workgroups on average, then idle */
+  double share = (double)in->grid_wgs / (cus * (double)n), total = 0;
+  for (int r = 0; r < CJ_PERF_REASONS; r++) total += reason[r];
+  for (int r = 0; r < CJ_PERF_REASONS; r++) out->breakdown[r] = total > 0 ? reason[r] / total * share : 0;
+  out->breakdown[CJ_PERF_TAIL] += 1.0 - share;
+
+  out->per_cu_wgs = n;
+  out->simulated_wgs = nsim;
+  out->clock_mhz = in->params->clock_mhz;
+  out->ms = T / (in->params->clock_mhz * 1e3);
+  out->tflops = out->ms > 0 ? in->flops / (out->ms * 1e-3) / 1e12 : 0;
+  double peak = cj_perf_peak_flops_per_clk(in->arch, in->fp8) * cus * in->arch->clock_mhz * 1e6;
+  out->fraction_of_peak = peak > 0 && out->ms > 0 ? in->flops / (out->ms * 1e-3) / peak : 0;
+  return CONVJIT_OK;
+}

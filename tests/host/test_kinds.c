@@ -1,0 +1,343 @@
+/* Problem kinds (src/host/kinds.h) through the public API and the tables
+ * behind them:
+ *   - desc.kind: validated (INVALID_ARG naming the value), a struct_size
+ *     without it reads as forward, backward-data and backward-weight are
+ *     UNSUPPORTED naming the kind ("no kernels yet": their rows have no
+ *     planner) from convjit_conv_desc_validate and convjit_plan_create_conv
+ *     alike, after every INVALID_ARG check; an epilogue op the kind has none
+ *     of is INVALID_ARG naming the field;
+ *   - the kind rows: names, tool spellings, tensors (each read or written
+ *     tensor is a field of convjit_conv_args), weight packing;
+ *   - convjit_conv_execute on a forward plan: the bytes of
+ *     convjit_conv_forward; a tensor the kind does not take is INVALID_ARG
+ *     naming it; the appended args fields past an older struct_size read as
+ *     NULL; a plan of another kind (its internals edited here: the API
+ *     cannot make one yet) is refused by convjit_conv_forward /
+ *     convjit_conv_fwd naming convjit_conv_execute, its tensors checked by
+ *     execute from its row, and convjit_weight_pack refuses a kind that
+ *     reads no weight;
+ *   - the tuning table's problem text, generated from the problem's field
+ *     table: text -> parse -> the same problem and text (round trip) for
+ *     every kind of field, and non-canonical texts refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "api_expect.h"
+#include "host/plan.h"
+#include "host/tune_db.h"
+
+static convjit_conv_desc good(void) {
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.n = 1; d.c = 16; d.k = 32;
+  d.in[0] = 4; d.in[1] = 6; d.in[2] = 6;
+  for (int i = 0; i < 3; i++) { d.filter[i] = 3; d.pad_lo[i] = d.pad_hi[i] = 1; }
+  return d;
+}
+
+static void test_desc_kind(void **st) {
+  (void)st;
+  convjit_conv_desc d = good();
+  assert_int_equal(d.kind, CONVJIT_CONV_FORWARD);
+  OK(convjit_conv_desc_validate(&d));
+  d.kind = (convjit_conv_kind)7;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG,
+         "desc.kind = 7: must be 0 (forward), 1 (backward data) or 2 (backward weight)");
+  d.kind = (convjit_conv_kind)-1;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.kind = -1");
+  d.kind = CONVJIT_CONV_BACKWARD_DATA;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.kind = backward-data: no kernels yet");
+  d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.kind = backward-weight: no kernels yet");
+  /* the kind's refusal comes after every INVALID_ARG check */
+  d.c = 0;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.c = 0");
+  d = good();
+  d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  d.has_bias = 1; /* backward weight: no epilogue ops */
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG,
+         "desc.has_bias = 1: a backward-weight conv has no bias epilogue op");
+  d.has_bias = 0;
+  d.act = CONVJIT_ACT_RELU;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.act: a backward-weight conv has no activation");
+  /* backward data takes the transposed conv's epilogue: valid, then no kernels */
+  d = good();
+  d.kind = CONVJIT_CONV_BACKWARD_DATA;
+  d.has_bias = 1;
+  d.act = CONVJIT_ACT_SILU;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.kind = backward-data: no kernels yet");
+  /* an older header's struct: the garbage where kind is now is not read */
+  d = good();
+  d.kind = (convjit_conv_kind)0x5A5A5A5A;
+  d.struct_size = offsetof(convjit_conv_desc, kind);
+  OK(convjit_conv_desc_validate(&d));
+  cj_conv_problem p;
+  OK(cj_conv_desc_normalize(&d, &p));
+  assert_int_equal(p.kind, CONVJIT_CONV_FORWARD);
+}
+
+static void test_plan_create_refuses_kinds(void **st) {
+  (void)st;
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
+  convjit_conv_desc d = good();
+  convjit_plan *p = (convjit_plan *)&d; /* must be reset to NULL */
+  d.kind = CONVJIT_CONV_BACKWARD_DATA;
+  EXPECT(convjit_plan_create_conv(ctx, &d, &p), CONVJIT_ERR_UNSUPPORTED, "desc.kind = backward-data: no kernels yet");
+  assert_null(p);
+  d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  EXPECT(convjit_plan_create_conv(ctx, &d, &p), CONVJIT_ERR_UNSUPPORTED,
+         "desc.kind = backward-weight: no kernels yet");
+  assert_null(p);
+  convjit_context_destroy(ctx);
+}
+
+static void test_kind_rows(void **st) {
+  (void)st;
+  static const struct { convjit_conv_kind k; const char *name, *tool; int packs, planned; } want[] = {
+      {CONVJIT_CONV_FORWARD, "forward", "fwd", 1, 1},
+      {CONVJIT_CONV_BACKWARD_DATA, "backward-data", "bwd-data", 1, 0},
+      {CONVJIT_CONV_BACKWARD_WEIGHT, "backward-weight", "bwd-weight", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const cj_conv_kind_row *r = cj_conv_kind_of(want[i].k);
+    assert_non_null(r);
+    assert_string_equal(r->name, want[i].name);
+    assert_string_equal(cj_conv_kind_name(want[i].k), want[i].name);
+    assert_int_equal(cj_conv_kind_from_name(want[i].name, strlen(want[i].name)), want[i].k);
+    assert_int_equal(cj_conv_kind_from_name(want[i].tool, strlen(want[i].tool)), want[i].k);
+    assert_int_equal(r->packs, want[i].packs);
+    assert_int_equal(r->planner != NULL, want[i].planned);
+    assert_int_equal(r->writes & (r->writes - 1), 0); /* one output */
+    assert_int_equal(r->reads & r->writes, 0);
+    for (int t = 1; t < CJ_TENSOR_COUNT; t++) {
+      uint32_t bit = CJ_TENSOR_BIT(t);
+      if (!((r->reads | r->writes | r->optional) & bit)) continue;
+      convjit_conv_args a = convjit_conv_args_default();
+      assert_null(cj_tensor_in_args(&a, (cj_tensor)t)); /* an args field, NULL by default */
+      assert_int_equal(cj_tensor_access_of((cj_tensor)t), (r->writes & bit) ? CJ_TENSOR_OUT
+                                                          : t == CJ_TENSOR_DB ? CJ_TENSOR_OUT
+                                                                              : CJ_TENSOR_IN);
+    }
+  }
+  assert_null(cj_conv_kind_of((convjit_conv_kind)3));
+  assert_int_equal(cj_conv_kind_from_name("sideways", 8), -1);
+  /* the roles resolve to the args' own fields */
+  convjit_conv_args a = convjit_conv_args_default();
+  a.dy = (const void *)(uintptr_t)0x40;
+  a.db = (void *)(uintptr_t)0x80;
+  assert_ptr_equal(cj_tensor_in_args(&a, CJ_TENSOR_DY), a.dy);
+  assert_ptr_equal(cj_tensor_in_args(&a, CJ_TENSOR_DB), a.db);
+  assert_null(cj_tensor_in_args(&a, CJ_TENSOR_W_RAW)); /* weight_pack's parameter, not an args field */
+  cj_launch_ptrs ptrs = cj_launch_ptrs_of(&a);
+  assert_ptr_equal(ptrs.dy, a.dy);
+  assert_ptr_equal(ptrs.t[CJ_TENSOR_DB], a.db);
+  assert_int_equal(cj_tensor_align(CJ_TENSOR_Y, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_F32), 16);
+  assert_int_equal(cj_tensor_align(CJ_TENSOR_DX, CONVJIT_DTYPE_FP8_E4M3FN, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16), 4);
+  assert_int_equal(cj_tensor_align(CJ_TENSOR_W_RAW, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16), 2);
+}
+
+/* A forward plan with its buffers (1x1x1: no workspace, x read as given). */
+typedef struct fcase {
+  convjit_context *ctx;
+  convjit_plan *plan;
+  void *x, *wp, *y;
+  size_t ny;
+} fcase;
+
+static void fcase_open(fcase *c) {
+  c->ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
+  convjit_conv_desc d = good();
+  for (int i = 0; i < 3; i++) { d.filter[i] = 1; d.pad_lo[i] = d.pad_hi[i] = 0; }
+  OK(convjit_plan_create_conv(c->ctx, &d, &c->plan));
+  size_t ws = 1, pw = 0;
+  OK(convjit_plan_workspace_size(c->plan, &ws));
+  assert_int_equal(ws, 0);
+  OK(convjit_plan_packed_weight_size(c->plan, &pw));
+  const size_t nx = 16 * 4 * 6 * 6, nw = 32 * 16;
+  c->ny = 32 * 4 * 6 * 6;
+  uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2);
+  assert_true(hx && hw);
+  for (size_t i = 0; i < nx; i++) hx[i] = (uint16_t)(0x3C00 + (i * 7) % 64); /* bf16 values near 0.0078..0.0156 */
+  for (size_t i = 0; i < nw; i++) hw[i] = (uint16_t)(0x3F80 - (i * 5) % 128);
+  c->x = api_upload(c->ctx, hx, nx * 2);
+  void *w = api_upload(c->ctx, hw, nw * 2);
+  c->wp = api_upload(c->ctx, NULL, pw);
+  c->y = api_upload(c->ctx, NULL, c->ny * 2);
+  OK(convjit_weight_pack(c->plan, w, c->wp, NULL));
+  OK(convjit_synchronize(c->ctx, NULL));
+  OK(convjit_free(c->ctx, w));
+  free(hx);
+  free(hw);
+}
+
+static void fcase_close(fcase *c) {
+  OK(convjit_free(c->ctx, c->x));
+  OK(convjit_free(c->ctx, c->wp));
+  OK(convjit_free(c->ctx, c->y));
+  convjit_plan_destroy(c->plan);
+  convjit_context_destroy(c->ctx);
+}
+
+static uint16_t *run_read(fcase *c, convjit_status (*launch)(const convjit_plan *, const convjit_conv_args *, void *)) {
+  convjit_conv_args a = convjit_conv_args_default();
+  a.x = c->x, a.w_packed = c->wp, a.y = c->y;
+  OK(convjit_memset(c->ctx, c->y, 0xEE, c->ny * 2, NULL));
+  OK(launch(c->plan, &a, NULL));
+  OK(convjit_synchronize(c->ctx, NULL));
+  uint16_t *y = malloc(c->ny * 2);
+  assert_non_null(y);
+  OK(convjit_memcpy_d2h(c->ctx, y, c->y, c->ny * 2, NULL));
+  return y;
+}
+
+static void test_execute_forward(void **st) {
+  (void)st;
+  fcase c;
+  fcase_open(&c);
+  uint16_t *by_forward = run_read(&c, convjit_conv_forward), *by_execute = run_read(&c, convjit_conv_execute);
+  assert_memory_equal(by_forward, by_execute, c.ny * 2);
+  free(by_forward);
+  free(by_execute);
+  convjit_conv_args a = convjit_conv_args_default();
+  a.x = c.x, a.w_packed = c.wp, a.y = c.y;
+  void *fake = (void *)(uintptr_t)0x1000; /* never dereferenced: every call below fails its checks */
+  a.dy = fake;
+  EXPECT(convjit_conv_execute(c.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, "args.dy = ");
+  EXPECT(convjit_conv_execute(c.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, "a forward plan does not take dy");
+  a.dy = NULL;
+  a.dw = fake;
+  EXPECT(convjit_conv_forward(c.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, "args.dw = ");
+  a.dw = NULL;
+  a.y = NULL;
+  EXPECT(convjit_conv_execute(c.plan, &a, NULL), CONVJIT_ERR_INVALID_ARG, "args.y = NULL");
+  EXPECT(convjit_conv_execute(NULL, &a, NULL), CONVJIT_ERR_INVALID_ARG, "plan = NULL");
+  EXPECT(convjit_conv_execute(c.plan, NULL, NULL), CONVJIT_ERR_INVALID_ARG, "args = NULL");
+  a.y = c.y;
+  /* an older header's struct ends at x_prev: the appended fields past it
+   * (garbage here) read as NULL */
+  a.struct_size = offsetof(convjit_conv_args, x_prev) + sizeof(void *);
+  a.dy = a.dx = a.dw = a.db = fake;
+  OK(convjit_conv_execute(c.plan, &a, NULL));
+  /* a struct_size cutting dy in half: dy is not held whole, reads as NULL */
+  a.struct_size = offsetof(convjit_conv_args, dy) + 4;
+  OK(convjit_conv_execute(c.plan, &a, NULL));
+  OK(convjit_synchronize(c.ctx, NULL));
+  fcase_close(&c);
+}
+
+/* A plan of another kind, made by editing a forward plan's kind (the API
+ * cannot plan one yet): the forward entry points refuse it naming
+ * convjit_conv_execute, execute checks its row's tensors, weight_pack its
+ * row's packing. Nothing is launched. */
+static void test_other_kind_plan(void **st) {
+  (void)st;
+  fcase c;
+  fcase_open(&c);
+  convjit_plan *p = c.plan;
+  convjit_conv_args a = convjit_conv_args_default();
+  a.x = c.x, a.w_packed = c.wp, a.y = c.y;
+  p->prob.kind = CONVJIT_CONV_BACKWARD_DATA;
+  cj_plan_launch_facts(p); /* what creation derives from the kind */
+  EXPECT(convjit_conv_forward(p, &a, NULL), CONVJIT_ERR_INVALID_ARG,
+         "plan: a backward-data plan; launch it with convjit_conv_execute");
+  EXPECT(convjit_conv_fwd(p, c.x, c.wp, NULL, c.y, NULL, 0, NULL), CONVJIT_ERR_INVALID_ARG, "convjit_conv_execute");
+  a = convjit_conv_args_default();
+  a.w_packed = c.wp;
+  EXPECT(convjit_conv_execute(p, &a, NULL), CONVJIT_ERR_INVALID_ARG, "args.dy = NULL");
+  a.dy = c.x;
+  EXPECT(convjit_conv_execute(p, &a, NULL), CONVJIT_ERR_INVALID_ARG, "args.dx = NULL");
+  a.dx = c.y;
+  a.x = c.x; /* a backward-data plan reads dy, not x */
+  EXPECT(convjit_conv_execute(p, &a, NULL), CONVJIT_ERR_INVALID_ARG, "a backward-data plan does not take x");
+  p->prob.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  cj_plan_launch_facts(p);
+  EXPECT(convjit_weight_pack(p, c.x, c.wp, NULL), CONVJIT_ERR_INVALID_ARG,
+         "plan: a backward-weight plan reads no weight: there is nothing to pack");
+  p->prob.kind = CONVJIT_CONV_FORWARD;
+  cj_plan_launch_facts(p);
+  fcase_close(&c);
+}
+
+/* text -> parse -> the same problem and the same text */
+static void round_trip(const convjit_conv_desc *d, const char *want_part) {
+  cj_conv_problem p, q;
+  OK(cj_conv_desc_normalize(d, &p));
+  p.x_scale = p.w_scale = 1.0f; /* not in the text: kernel arguments */
+  p.spatial_rank = 3;           /* not in the text: 2D plans as 3D */
+  cj_strbuf t = {0};
+  cj_tune_problem_text(&p, &t);
+  assert_non_null(t.s);
+  if (!strstr(t.s, want_part)) fail_msg("problem text \"%s\" lacks \"%s\"", t.s, want_part);
+  OK(cj_tune_problem_parse(t.s, &q));
+  assert_memory_equal(&p, &q, sizeof p);
+  cj_strbuf u = {0};
+  cj_tune_problem_text(&q, &u);
+  assert_string_equal(t.s, u.s);
+  printf("  %s\n", t.s);
+  cj_sb_free(&t);
+  cj_sb_free(&u);
+}
+
+static void test_problem_text(void **st) {
+  (void)st;
+  convjit_conv_desc d = good();
+  round_trip(&d, "kind=forward n=1 c=16 k=32 d=4 h=6 w=6 t=3 r=3 s=3 stride=1,1,1 pad_lo=1,1,1 pad_hi=1,1,1");
+  d.has_bias = 1;
+  d.has_residual = 1;
+  d.beta = 0.5f;
+  d.act = CONVJIT_ACT_GELU_TANH;
+  d.x_layout = CONVJIT_LAYOUT_NDHWC;
+  d.groups = 2;
+  round_trip(&d, "groups=2 x_dtype=bf16 w_dtype=bf16 y_dtype=bf16 x_layout=ndhwc y_layout=ncdhw "
+                 "epi=residual=0x1p-1,bias,act=gelu has_x_prev=0");
+  d = good();
+  d.x_dtype = d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  d.x_scale = 0.25f; /* left out of the text */
+  d.has_channel_scale = 1;
+  d.pad_lo[0] = 2;
+  d.pad_hi[0] = 0;
+  d.has_x_prev = 1;
+  round_trip(&d, "epi=scale has_x_prev=1");
+  d = good();
+  d.spatial_rank = 2;
+  round_trip(&d, "d=1 h=4 w=6 t=1 r=3 s=3");
+  /* not canonical, or not valid: refused naming what is wrong */
+  cj_conv_problem q;
+  static const struct { const char *text, *needle; } bad[] = {
+      {"n=1", "expected kind=<KIND>"},
+      {"kind=sideways n=1", "expected kind=<KIND>"},
+      {"kind=forward n=1 c=16 k=32 d=4 h=6 w=6 t=3 r=3 s=3 stride=1,1 pad_lo=1,1,1", "expected stride=<I64X3>"},
+      {"kind=forward n=1 c=16 k=32 d=4 h=6 w=6 t=3 r=3 s=3 stride=1,1,1 pad_lo=1,1,1 pad_hi=1,1,1 dil=1,1,1 "
+       "groups=1 x_dtype=bf16 w_dtype=bf16 y_dtype=bf16 x_layout=ncdhw y_layout=ncdhw epi=bias,bias has_x_prev=0",
+       "expected epi=<EPI>"},
+      {"kind=forward n=1 c=16 k=32 d=4 h=6 w=6 t=3 r=3 s=3 stride=1,1,1 pad_lo=1,1,1 pad_hi=1,1,1 dil=1,1,1 "
+       "groups=1 x_dtype=bf16 w_dtype=bf16 y_dtype=bf16 x_layout=ncdhw y_layout=ncdhw epi=none has_x_prev=0 x=1",
+       "after the last field"},
+      {"kind=forward n=1 c=16 k=32 d=4 h=6 w=6 t=3 r=3 s=3 stride=1,1,1 pad_lo=1,1,1 pad_hi=1,1,1 dil=1,1,1 "
+       "groups=1 x_dtype=bf16 w_dtype=bf16 y_dtype=bf16 x_layout=ncdhw y_layout=ncdhw epi=residual=1.0 "
+       "has_x_prev=0",
+       "not in canonical form"},
+      {"kind=forward n=1 c=0 k=32 d=4 h=6 w=6 t=3 r=3 s=3 stride=1,1,1 pad_lo=1,1,1 pad_hi=1,1,1 dil=1,1,1 "
+       "groups=1 x_dtype=bf16 w_dtype=bf16 y_dtype=bf16 x_layout=ncdhw y_layout=ncdhw epi=none has_x_prev=0",
+       "desc.c = 0"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(cj_tune_problem_parse(bad[i].text, &q), CONVJIT_ERR_INVALID_ARG);
+    if (!strstr(cj_error_text(), bad[i].needle)) fail_msg("\"%s\": \"%s\" lacks \"%s\"", bad[i].text, cj_error_text(),
+                                                        bad[i].needle);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kinds),
+      cmocka_unit_test(test_kind_rows),        cmocka_unit_test(test_execute_forward),
+      cmocka_unit_test(test_other_kind_plan),  cmocka_unit_test(test_problem_text),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
