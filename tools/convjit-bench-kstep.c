@@ -36,6 +36,7 @@
 #include "codegen/kplan_knobs.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
+#include "pipeline/kernargs.h"
 #include "host/select.h"
 #include "pipeline/build.h"
 #include "cli.h"

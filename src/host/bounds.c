@@ -5,6 +5,7 @@
 #include "emu/emu_internal.h"
 #include "emu/memory.h"
 #include "emu/trace.h"
+#include "pipeline/kernargs.h"
 
 /* docs/performance.md gives every rate below its source and every rule of
  * the model. One workgroup (the middle one of the grid) runs on the

@@ -341,7 +341,7 @@ static int store_winner(tune_run *r, const convjit_tune_result *res) {
   row.ms = res->best_ms;
   row.default_ms = res->default_ms;
   row.modelled = modelled;
-  if (cj_tune_db_store(r->p->ctx->cache, &row) != CONVJIT_OK) {
+  if (cj_tune_db_store(r->p->ctx, &row) != CONVJIT_OK) {
     cj_log(CJ_LOG_ERROR, "tune: winner not recorded: %s", cj_error_text());
     cj_error_clear();
     return 0;

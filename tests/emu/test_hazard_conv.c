@@ -46,6 +46,7 @@
 #include "codegen/kplan.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
+#include "pipeline/kernargs.h"
 #include "pipeline/build.h"
 #include "pipeline/disasm.h"
 
