@@ -81,7 +81,8 @@ typedef enum convjit_dtype {
   CONVJIT_DTYPE_BF16 = 1,
   CONVJIT_DTYPE_FP8_E4M3FN = 2,   /* OCP fp8 (gfx950 native) */
   CONVJIT_DTYPE_FP8_E4M3FNUZ = 3, /* gfx942 native fp8 */
-  CONVJIT_DTYPE_F32 = 4
+  CONVJIT_DTYPE_F32 = 4,
+  CONVJIT_DTYPE_F16 = 5           /* IEEE binary16 (docs/api.md "Dtypes") */
 } convjit_dtype;
 
 /* The fused epilogue's activation, applied last (docs/api.md "Fused
