@@ -8,8 +8,9 @@
  *    results); v_cvt_f32_f16 (exact); v_cvt_pk_f16_f32 (gfx950: two f32 ->
  *    {f16(S1), f16(S0)}); v_pack_b32_f16 (D = {S1.f16, S0.f16}: bits, with
  *    neg/abs on each half's sign). A 16-bit source comes from the SDWA
- *    select (WORD_1: the high half) or the VOP3 op_sel bit of its operand;
- *    clamp, omod and a destination op_sel on these are refused.
+ *    select (WORD_1: the high half), v_pack_b32_f16's from its VOP3 op_sel
+ *    bits (llvm-mc-22 takes no op_sel on gfx9's v_cvt_f32_f16); clamp, omod
+ *    and a destination op_sel on these are refused.
  *  - v_cvt_pk_fp8_f32 / _bf8_: two f32 -> two 8-bit floats, RNE without
  *    saturation (docs/isa-notes.md §2), into word op_sel[3] of vdst, keeping the other
  *    word. The format is the arch's: gfx942 E4M3FNUZ / E5M2FNUZ, gfx950
@@ -125,7 +126,7 @@ convjit_status emu_x_vcvt(emu_wave *w, const emu_inst *in) {
       break;
     case EMU_OP_V_CVT_F16_F32: r = cj_f32_to_f16_rne(f(apply_mod(s, a))); break; /* [31:16] = 0 */
     case EMU_OP_V_CVT_F32_F16:
-      r = u(cj_f16_to_f32((uint16_t)apply_mod16(s, (in->op_sel & 1) ? a >> 16 : a)));
+      r = u(cj_f16_to_f32((uint16_t)apply_mod16(s, a)));
       break;
     case EMU_OP_V_CVT_PK_F16_F32: {
       uint32_t b = apply_mod(&in->o[2], emu_vread(w, &in->o[2], 0, (unsigned)l));
