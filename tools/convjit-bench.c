@@ -81,7 +81,7 @@ static void usage(FILE *f) {
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
           "  --shapes FILE     the shapes to time instead of the default list (the headline shapes of\n"
           "                    docs/original-design.md): one per line, '#' comments, tokens\n"
-          "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|fp8  pad=P,P,P | pad=L,L,L,H,H,H\n"
+          "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|f16|fp8  y=f32  pad=P,P,P | pad=L,L,L,H,H,H\n"
           "                      stride=S,S,S  dilation=D,D,D  bias  name=TEXT (no spaces)\n"
           "                    fp8 = w in the arch's native fp8 and x bf16 (the pre-pass quantizes x)\n"
           "  --vs miopen       also run each shape through MIOpen (libMIOpen.so via dlopen, or\n"
@@ -377,6 +377,10 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
     if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: the shape has a bias (MIOpen's conv has none)");
+    } else if (p->y_dtype != CONVJIT_DTYPE_BF16) {
+      r->mi_ran = -1;
+      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: y is %s (the comparison runs MIOpen in bf16)",
+               cj_dtype_name(p->y_dtype));
     } else if (bench_miopen_prepare(mi, p, &b.ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, sizeof err)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "%s", err);
