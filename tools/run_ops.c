@@ -229,7 +229,10 @@ done:
 int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out, run_result *r) {
   int rc = 0;
   convjit_conv_desc d;
-  if (build_conv_desc(a, arch, &d)) return -2; /* usage */
+  if (build_conv_desc(a, arch, &d)) { /* a bad combination of options (printed): usage */
+    run_usage(stderr);
+    return -2;
+  }
   void *hx = NULL, *hw = NULL, *hy = NULL;
   float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL, *fz = NULL, *fs = NULL;
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *dz = NULL, *dsc = NULL;
