@@ -149,10 +149,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
     fprintf(stderr, "convjit-run: --op %s: conv or transpose\n", a->op);
     return -1;
   }
-  if (a->dtype && strcmp(a->dtype, "bf16") && strcmp(a->dtype, "f16") && strcmp(a->dtype, "fp8")) {
-    fprintf(stderr, "convjit-run: --dtype %s: bf16, f16 or fp8\n", a->dtype);
-    return -1;
-  }
+  convjit_conv_desc dt = convjit_conv_desc_default(); /* the names checked once, here (cli.c) */
+  if (a->dtype && cli_conv_dtypes(a->dtype, a->y_dtype, NULL, &dt)) return -1;
   if (a->y_dtype && strcmp(a->op, "conv")) {
     fprintf(stderr, "convjit-run: --y-dtype %s: a conv option (--op is %s)\n", a->y_dtype, a->op);
     return -1;

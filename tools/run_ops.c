@@ -56,10 +56,9 @@ int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan **plan_o
     fprintf(stderr, "convjit-run: --op transpose needs --shape N,C,S\n");
     return -2;
   }
-  convjit_transpose_desc td = {sizeof td, a->shape[0], a->shape[1], a->shape[2],
-                               !strcmp(a->dtype, "bf16")  ? CONVJIT_DTYPE_BF16
-                               : !strcmp(a->dtype, "f16") ? CONVJIT_DTYPE_F16
-                                                          : CONVJIT_DTYPE_FP8_E4M3FN};
+  convjit_conv_desc dt = convjit_conv_desc_default(); /* fp8 = E4M3FN bytes: moved, not read */
+  if (cli_conv_dtypes(a->dtype, NULL, NULL, &dt)) return -2;
+  convjit_transpose_desc td = {sizeof td, a->shape[0], a->shape[1], a->shape[2], dt.x_dtype};
   double t0 = cj_now_ms();
   PLAN_TRY(convjit_plan_create_transpose(ctx, &td, plan_out));
   r->plan_ms = cj_now_ms() - t0;
