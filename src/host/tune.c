@@ -30,7 +30,7 @@
 #include "util/numfmt.h"
 
 #define TUNE_WGM_VARIANTS {1, 4, 16} /* the default is 8 (select_conv.c): narrower and wider orders */
-#define TUNE_Y_POISON 0xff           /* bf16 0xffff: a NaN no kernel writes */
+#define TUNE_Y_POISON 0xff           /* bf16 / f16 0xffff, f32 0xffffffff: a NaN no kernel writes */
 
 static cj_tune_hooks g_hooks;
 void cj_tune_set_hooks(const cj_tune_hooks *h) {
@@ -38,17 +38,27 @@ void cj_tune_set_hooks(const cj_tune_hooks *h) {
   else memset(&g_hooks, 0, sizeof g_hooks);
 }
 
-double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n) {
+/* Element i of y of dtype t (bf16, f16, f32), exactly. */
+static double y_at(const void *p, size_t i, convjit_dtype t) {
+  if (t == CONVJIT_DTYPE_F32) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  return t == CONVJIT_DTYPE_F16 ? cj_f16_to_f32(h) : cj_bf16_to_f32(h);
+}
+
+double cj_tune_compare(const void *a, const void *b, size_t n, convjit_dtype t) {
   double peak = 0, worst = 0;
+  const size_t eb = cj_dtype_bytes(t);
+  /* one rounding step of the output: 2^(1-p) of the value, p its significant bits */
+  const int step = t == CONVJIT_DTYPE_F32 ? -23 : t == CONVJIT_DTYPE_F16 ? -10 : -7;
   for (size_t i = 0; i < n; i++) {
-    double v = fabs((double)cj_bf16_to_f32(b[i]));
+    double v = fabs(y_at(b, i, t));
     if (isfinite(v) && v > peak) peak = v;
   }
   for (size_t i = 0; i < n; i++) {
-    if (a[i] == b[i]) continue;
-    double x = cj_bf16_to_f32(a[i]), y = cj_bf16_to_f32(b[i]);
+    if (!memcmp((const char *)a + i * eb, (const char *)b + i * eb, eb)) continue;
+    double x = y_at(a, i, t), y = y_at(b, i, t);
     if (!isfinite(x) || !isfinite(y)) return INFINITY;
-    double tol = ldexp(fmax(fabs(x), fabs(y)), -7) + ldexp(peak, -8) + 1e-30;
+    double tol = ldexp(fmax(fabs(x), fabs(y)), step) + ldexp(peak, -8) + 1e-30;
     double e = fabs(x - y) / tol;
     if (e > worst) worst = e;
   }
@@ -97,7 +107,7 @@ typedef struct tune_run {
   convjit_tune_options o;
   cj_device *dev;
   size_t y_bytes, y_elems;
-  uint16_t *ref, *got; /* host copies of y */
+  void *ref, *got; /* host copies of y (y's dtype) */
   tune_cand *c;
   int n;
 } tune_run;
@@ -108,7 +118,7 @@ static convjit_status run_once(tune_run *r, const convjit_plan *p) {
 }
 
 /* y poisoned, the candidate run, y back on the host in out. */
-static convjit_status run_output(tune_run *r, const convjit_plan *p, uint16_t *out) {
+static convjit_status run_output(tune_run *r, const convjit_plan *p, void *out) {
   CJ_TRY(r->dev->ops->memset_d8(r->dev, r->a->y, TUNE_Y_POISON, r->y_bytes, r->stream));
   CJ_TRY(run_once(r, p));
   CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->a->y, r->y_bytes, r->stream));
@@ -291,7 +301,7 @@ static void measure_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
   int modelled = r->dev->is_emulated;
   convjit_status st = run_output(r, &c->plan, r->got);
   if (st == CONVJIT_OK) {
-    rc->max_err = cj_tune_compare(r->got, r->ref, r->y_elems);
+    rc->max_err = cj_tune_compare(r->got, r->ref, r->y_elems, r->p->prob.y_dtype);
     if (!(rc->max_err <= 1.0)) {
       rc->status = CONVJIT_TUNE_VETOED;
       snprintf(rc->reason, sizeof rc->reason, "output differs from the default kernel's (%g x the tolerance)",
@@ -417,8 +427,6 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   const cj_conv_problem *q = &p->prob;
   r.y_elems = (size_t)(q->n * q->k * q->od * q->oh * q->ow);
   r.y_bytes = r.y_elems * cj_dtype_bytes(q->y_dtype);
-  CJ_CHECK(q->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: y_dtype %s: the veto compares bf16",
-           cj_dtype_name(q->y_dtype));
   r.ref = malloc(r.y_bytes);
   r.got = malloc(r.y_bytes);
   r.c = calloc(CONVJIT_TUNE_MAX_CANDIDATES, sizeof *r.c);

@@ -88,7 +88,7 @@ static int parse_I64X3(const char *v, size_t len, int64_t (*out)[3]) {
   return 1;
 }
 static int parse_DTYPE(const char *v, size_t len, convjit_dtype *out) {
-  for (int t = CONVJIT_DTYPE_BF16; t <= CONVJIT_DTYPE_F32; t++)
+  for (int t = CONVJIT_DTYPE_BF16; t <= CONVJIT_DTYPE_F16; t++)
     if (strlen(cj_dtype_name((convjit_dtype)t)) == len && !strncmp(cj_dtype_name((convjit_dtype)t), v, len)) {
       *out = (convjit_dtype)t;
       return 1;

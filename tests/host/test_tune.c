@@ -576,18 +576,31 @@ static void test_veto_emulator(void **st) {
   fix_close(&f);
 }
 
-/* The tolerance: one bf16 rounding step passes, a second fails, a NaN
- * against a number fails, identical NaN bits pass. */
+/* The tolerance: one rounding step of y's dtype passes, a second fails, a
+ * NaN against a number fails, identical NaN bits pass. */
 static void test_compare(void **st) {
   (void)st;
-  const uint16_t ref[4] = {0x3f80, 0x4000, 0x4040, 0xffff}; /* 1, 2, 3, NaN */
+  const uint16_t ref[4] = {0x3f80, 0x4000, 0x4040, 0xffff}; /* bf16 1, 2, 3, NaN */
   uint16_t got[4] = {0x3f81, 0x4000, 0x4040, 0xffff};       /* 1 + 2^-7: one step of 1 */
-  assert_true(cj_tune_compare(got, ref, 4) <= 1.0);
+  assert_true(cj_tune_compare(got, ref, 4, CONVJIT_DTYPE_BF16) <= 1.0);
   got[0] = 0x3f83; /* 1 + 3 * 2^-7: past 2^-7 * 1 + 2^-8 * 3 */
-  assert_true(cj_tune_compare(got, ref, 4) > 1.0);
+  assert_true(cj_tune_compare(got, ref, 4, CONVJIT_DTYPE_BF16) > 1.0);
   got[0] = 0x3f80;
   got[3] = 0x3f80;
-  assert_true(cj_tune_compare(got, ref, 4) > 1e30);
+  assert_true(cj_tune_compare(got, ref, 4, CONVJIT_DTYPE_BF16) > 1e30);
+  /* f16: 1, 2, 3 as 0x3c00, 0x4000, 0x4200; a step of 1 is 2^-10. Slack
+   * 2^-8 * 3: 1 + 13 * 2^-10 (0x3c0d, 12.7e-3 off) passes, 1 + 15 * 2^-10 fails */
+  const uint16_t r16[3] = {0x3c00, 0x4000, 0x4200};
+  uint16_t g16[3] = {0x3c0d, 0x4000, 0x4200};
+  assert_true(cj_tune_compare(g16, r16, 3, CONVJIT_DTYPE_F16) <= 1.0);
+  g16[0] = 0x3c0f;
+  assert_true(cj_tune_compare(g16, r16, 3, CONVJIT_DTYPE_F16) > 1.0);
+  /* f32: a step of 2^-23 relative; 2^-8 of the peak 4 is 2^-6 */
+  const float r32[2] = {1.0f, 4.0f};
+  float g32[2] = {1.0f + 0x1p-7f, 4.0f};
+  assert_true(cj_tune_compare(g32, r32, 2, CONVJIT_DTYPE_F32) <= 1.0);
+  g32[0] = 1.0f + 0x1p-5f;
+  assert_true(cj_tune_compare(g32, r32, 2, CONVJIT_DTYPE_F32) > 1.0);
 }
 
 int main(void) {
