@@ -152,20 +152,9 @@ amdhsa.kernels:
     .vgpr_spill_count: 0
     .args:
       - { .name: x, .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
-  - .name: perf_vmem_lines
-    .symbol: perf_vmem_lines.kd
-    .kernarg_segment_size: 8
-    .kernarg_segment_align: 8
-    .group_segment_fixed_size: 0
-    .private_segment_fixed_size: 0
-    .wavefront_size: 64
-    .sgpr_count: 10
-    .vgpr_count: 16
-    .agpr_count: 0
-    .max_flat_workgroup_size: 64
-    .sgpr_spill_count: 0
-    .vgpr_spill_count: 0
-    .args:
-      - { .name: x, .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - { .name: perf_vmem_lines, .symbol: perf_vmem_lines.kd, .kernarg_segment_size: 8, .kernarg_segment_align: 8,
+      .group_segment_fixed_size: 0, .private_segment_fixed_size: 0, .wavefront_size: 64, .sgpr_count: 10,
+      .vgpr_count: 16, .agpr_count: 0, .max_flat_workgroup_size: 64, .sgpr_spill_count: 0, .vgpr_spill_count: 0,
+      .args: [ { .name: x, .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global } ] }
 ...
 .end_amdgpu_metadata
