@@ -33,8 +33,14 @@ if(TARGET convjit-run)
   add_test(NAME host/run_stream_chunks
            COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do run --device emu --arch $a --op conv --dtype bf16 --shape 1,16,17,6,6,32,3,3,3 --pad 2,1,1,0,1,1 --bias --act gelu --residual --stream-chunks 1,4,4,4,4 && echo \"$out\" | grep -q 'bit-identical' || exit 1; done"
                    $<TARGET_FILE:convjit-run>)
+  # Issue 27 item 4 from the command line: f16 (y f16, and y f32 with an
+  # f32 residual) with the fused epilogue, both arches, checked against the
+  # reference with y's rounding (docs/api.md "Dtypes").
+  add_test(NAME host/run_f16
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for y in f16 f32; do run --device emu --arch $a --op conv --dtype f16 --y-dtype $y --shape 1,32,4,8,10,64,3,3,3 --pad 1,1,1 --residual --act silu --bias --no-disk-cache --check || exit 1; done; done"
+                   $<TARGET_FILE:convjit-run>)
   set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
-                       host/run_epilogue_residual_silu host/run_stream_chunks PROPERTIES LABELS host)
+                       host/run_epilogue_residual_silu host/run_stream_chunks host/run_f16 PROPERTIES LABELS host)
   # Issue 10 item 13: convjit-run with no arguments (scripts/run's job)
   # prints the fp8 and the bf16 summary, each checked and passing.
   add_test(NAME tools/run_no_args

@@ -73,6 +73,14 @@ static convjit_status kspec_one(const char *field, const char *s, uint32_t *out)
   return kspec_u32(field, v, out);
 }
 
+/* A dtype's name (cj_dtype_name: "bf16", "f16", "f32", ...) of len bytes ->
+ * its convjit_dtype, 0 if none. */
+static int kspec_dtype_of(const char *v, size_t len) {
+  for (int t = CONVJIT_DTYPE_BF16; t <= CONVJIT_DTYPE_F16; t++)
+    if (strlen(cj_dtype_name((convjit_dtype)t)) == len && !strncmp(cj_dtype_name((convjit_dtype)t), v, len)) return t;
+  return 0;
+}
+
 /* Conv options: "-" or "key=value flag ..." into geometry, knobs, the
  * fused epilogue's description (its ops' own tokens, kplan_epi.h) and the
  * output phase (ph; NULL: none may be named). */
@@ -125,6 +133,12 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       uint32_t gv[3] = {0};
       CJ_TRY(kspec_dims("opts groups", val, gv)); /* one value: all three read it */
       g->groups = gv[0];
+    } else if (!flag && !strcmp(key, "y")) {
+      /* y's dtype when it is not the compute dtype's own (kplan_conv.h y_dtype) */
+      int t = kspec_dtype_of(val, vlen);
+      CJ_CHECK(t == CONVJIT_DTYPE_BF16 || t == CONVJIT_DTYPE_F16 || t == CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
+               "spec opts y=%.*s: bf16, f16 or f32", (int)vlen, val);
+      g->y_dtype = (uint32_t)t;
     } else if (!flag && !strcmp(key, "layout")) {
       /* ndhwc | ncdhw (x and y) or x,y: the in-place NDHWC paths */
       size_t xl = strcspn(val, ", ");
@@ -140,7 +154,7 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       cj_conv_knobs_help(&known, "", "=", NULL);
       cj_epi_spec_help(&known, "");
       convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG,
-                                 "spec opts: '%.*s' unknown; options are pad= stride= dil= groups= layout= "
+                                 "spec opts: '%.*s' unknown; options are pad= stride= dil= groups= layout= y= "
                                  "(geometry), bwd= opad= up= phase= (conv ops: an output phase), the knobs and the "
                                  "epilogue ops\n%s",
                                  (int)len, p, known.s ? known.s : "");
@@ -152,10 +166,12 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
   return CONVJIT_OK;
 }
 
-/* dtype text -> element bytes read: bf16 2, fp8 1, bf16-fp8 and bf16-fp8q
+/* dtype text -> element bytes read: bf16 and f16 2 (the layout ops copy
+ * elements: an f16 one is a bf16 one), fp8 1, bf16-fp8 and bf16-fp8q
  * (bf16 in, fp8 out) 2, fn-fnuz 1. */
 static uint32_t kspec_elem_bytes(const char *dtype) {
-  if (!strcmp(dtype, "bf16") || !strcmp(dtype, "bf16-fp8") || !strcmp(dtype, "bf16-fp8q")) return 2;
+  if (!strcmp(dtype, "bf16") || !strcmp(dtype, "f16") || !strcmp(dtype, "bf16-fp8") || !strcmp(dtype, "bf16-fp8q"))
+    return 2;
   return !strcmp(dtype, "fp8") || !strcmp(dtype, "fn-fnuz") ? 1 : 0;
 }
 
@@ -191,8 +207,8 @@ convjit_status cj_kspec_transpose(const cj_arch *a, const char *dtype, const cha
 static convjit_status kspec_conv_fields(const char *op, const cj_arch *a, const char *dtype, const char *shape,
                                         const uint64_t *v, int n, const char *opts, cj_conv_geom *g,
                                         cj_conv_opts *o, cj_epilogue *e, kspec_phase *ph) {
-  CJ_CHECK(!strcmp(dtype, "bf16") || !strcmp(dtype, "fp8"), CONVJIT_ERR_INVALID_ARG,
-           "spec dtype = %s: op %s takes bf16 or fp8", dtype, op);
+  CJ_CHECK(!strcmp(dtype, "bf16") || !strcmp(dtype, "f16") || !strcmp(dtype, "fp8"), CONVJIT_ERR_INVALID_ARG,
+           "spec dtype = %s: op %s takes bf16, f16 or fp8", dtype, op);
   CJ_CHECK(n == KSPEC_MAX_SHAPE, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op %s takes N,C,D,H,W,K,T,R,S",
            shape, op);
   memset(g, 0, sizeof *g);
@@ -200,7 +216,9 @@ static convjit_status kspec_conv_fields(const char *op, const cj_arch *a, const 
   memset(e, 0, sizeof *e);
   if (ph) memset(ph, 0, sizeof *ph);
   /* fp8: the arch's native format, the only one its MFMA reads */
-  g->dtype = !strcmp(dtype, "bf16") ? CONVJIT_DTYPE_BF16 : (uint32_t)cj_mfma_row_of(a->mfma_fp8)->in_dtype;
+  g->dtype = !strcmp(dtype, "bf16")  ? CONVJIT_DTYPE_BF16
+             : !strcmp(dtype, "f16") ? CONVJIT_DTYPE_F16
+                                     : (uint32_t)cj_mfma_row_of(a->mfma_fp8)->in_dtype;
   static const char *const names[KSPEC_MAX_SHAPE] = {"shape n", "shape c", "shape d", "shape h", "shape w",
                                                      "shape k", "shape t", "shape r", "shape s"};
   uint32_t *dst[KSPEC_MAX_SHAPE] = {&g->n, &g->c, &g->d, &g->h, &g->w, &g->k, &g->t, &g->r, &g->s};
@@ -311,7 +329,8 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
   CJ_CHECK(op && arch && dtype && shape && out, CONVJIT_ERR_INVALID_ARG, "cj_kspec_plan: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be one of %s", arch, cj_arch_names());
-  CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz",
+  CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG,
+           "spec dtype = %s: must be bf16, f16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz",
            dtype);
   CJ_CHECK(strcmp(dtype, "bf16-fp8") != 0 || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
            "spec dtype = %s: only op transpose converts (op is %s)", dtype, op);

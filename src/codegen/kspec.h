@@ -16,14 +16,16 @@
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
  *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16-fp8q,
  *          fn-fnuz (layout ops: the fp8 conv's quantizing and E4M3FN ->
- *          FNUZ pre-passes, cj_kplan_*_prep_init); bf16 | fp8 (conv ops;
- *          fp8 is the arch's native format: E4M3FNUZ on gfx942, E4M3FN on
- *          gfx950)
+ *          FNUZ pre-passes, cj_kplan_*_prep_init); f16 (layout ops: the
+ *          2-byte kernels of bf16); bf16 | f16 | fp8 (conv ops; fp8 is the
+ *          arch's native format: E4M3FNUZ on gfx942, E4M3FN on gfx950)
  *   shape  unsigned decimals separated by commas
  *   opts   "-" (none) or space-separated options of the conv ops:
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)
  *            stride=..  dil=..                  (same forms, default 1)
  *            groups=G  layout=ndhwc|ncdhw|X,Y   (grouped; NDHWC x read in place, y)
+ *            y=bf16|f16|f32                     (y's dtype; default the dtype's own:
+ *                                                bf16 for bf16 and fp8, f16 for f16)
  *            knobs (kplan_knobs.h): tile=MxN  waves=MxN  stages=S  splitk=K
  *              wgm=G  dma=B  load=L  kbytes=N  prefetch=P  sched=1|2, and
  *              the test hooks big_in  big_out  no_fast  pure_gemm_a (flags)

@@ -30,7 +30,7 @@
 #include "util/numfmt.h"
 
 #define TUNE_WGM_VARIANTS {1, 4, 16} /* the default is 8 (select_conv.c): narrower and wider orders */
-#define TUNE_Y_POISON 0xff           /* bf16 0xffff: a NaN no kernel writes */
+#define TUNE_Y_POISON 0xff           /* bf16 / f16 0xffff, f32 0xffffffff: a NaN no kernel writes */
 
 static cj_tune_hooks g_hooks;
 void cj_tune_set_hooks(const cj_tune_hooks *h) {
@@ -38,17 +38,27 @@ void cj_tune_set_hooks(const cj_tune_hooks *h) {
   else memset(&g_hooks, 0, sizeof g_hooks);
 }
 
-double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n) {
+/* Element i of y of dtype t (bf16, f16, f32), exactly. */
+static double y_at(const void *p, size_t i, convjit_dtype t) {
+  if (t == CONVJIT_DTYPE_F32) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  return t == CONVJIT_DTYPE_F16 ? cj_f16_to_f32(h) : cj_bf16_to_f32(h);
+}
+
+double cj_tune_compare(const void *a, const void *b, size_t n, convjit_dtype t) {
   double peak = 0, worst = 0;
+  const size_t eb = cj_dtype_bytes(t);
+  /* one rounding step of the output: 2^(1-p) of the value, p its significant bits */
+  const int step = t == CONVJIT_DTYPE_F32 ? -23 : t == CONVJIT_DTYPE_F16 ? -10 : -7;
   for (size_t i = 0; i < n; i++) {
-    double v = fabs((double)cj_bf16_to_f32(b[i]));
+    double v = fabs(y_at(b, i, t));
     if (isfinite(v) && v > peak) peak = v;
   }
   for (size_t i = 0; i < n; i++) {
-    if (a[i] == b[i]) continue;
-    double x = cj_bf16_to_f32(a[i]), y = cj_bf16_to_f32(b[i]);
+    if (!memcmp((const char *)a + i * eb, (const char *)b + i * eb, eb)) continue;
+    double x = y_at(a, i, t), y = y_at(b, i, t);
     if (!isfinite(x) || !isfinite(y)) return INFINITY;
-    double tol = ldexp(fmax(fabs(x), fabs(y)), -7) + ldexp(peak, -8) + 1e-30;
+    double tol = ldexp(fmax(fabs(x), fabs(y)), step) + ldexp(peak, -8) + 1e-30;
     double e = fabs(x - y) / tol;
     if (e > worst) worst = e;
   }
@@ -98,7 +108,8 @@ typedef struct tune_run {
   cj_device *dev;
   void *out;           /* the kind's output tensor (y, dx): what the veto compares */
   size_t y_bytes, y_elems;
-  uint16_t *ref, *got; /* host copies of the output */
+  convjit_dtype out_dtype; /* the output's dtype (y's, or dx's: x's) */
+  void *ref, *got;         /* host copies of the output (its dtype) */
   tune_cand *c;
   int n;
 } tune_run;
@@ -109,7 +120,7 @@ static convjit_status run_once(tune_run *r, const convjit_plan *p) {
 }
 
 /* y poisoned, the candidate run, y back on the host in out. */
-static convjit_status run_output(tune_run *r, const convjit_plan *p, uint16_t *out) {
+static convjit_status run_output(tune_run *r, const convjit_plan *p, void *out) {
   CJ_TRY(r->dev->ops->memset_d8(r->dev, r->out, TUNE_Y_POISON, r->y_bytes, r->stream));
   CJ_TRY(run_once(r, p));
   CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->out, r->y_bytes, r->stream));
@@ -292,7 +303,7 @@ static void measure_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
   int modelled = r->dev->is_emulated;
   convjit_status st = run_output(r, &c->plan, r->got);
   if (st == CONVJIT_OK) {
-    rc->max_err = cj_tune_compare(r->got, r->ref, r->y_elems);
+    rc->max_err = cj_tune_compare(r->got, r->ref, r->y_elems, r->out_dtype);
     if (!(rc->max_err <= 1.0)) {
       rc->status = CONVJIT_TUNE_VETOED;
       snprintf(rc->reason, sizeof rc->reason, "output differs from the default kernel's (%g x the tolerance)",
@@ -342,7 +353,7 @@ static int store_winner(tune_run *r, const convjit_tune_result *res) {
   row.ms = res->best_ms;
   row.default_ms = res->default_ms;
   row.modelled = modelled;
-  if (cj_tune_db_store(r->p->ctx->cache, &row) != CONVJIT_OK) {
+  if (cj_tune_db_store(r->p->ctx, &row) != CONVJIT_OK) {
     cj_log(CJ_LOG_ERROR, "tune: winner not recorded: %s", cj_error_text());
     cj_error_clear();
     return 0;
@@ -420,12 +431,10 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
            "(tune before capturing)", stream);
   const cj_conv_problem *q = &p->prob;
   const int dx = kr->writes == CJ_TB(DX);
-  const convjit_dtype odt = dx ? q->x_dtype : q->y_dtype;
+  r.out_dtype = dx ? q->x_dtype : q->y_dtype;
   r.out = dx ? a.dx : a.y;
   r.y_elems = dx ? (size_t)(q->n * q->c * q->d * q->h * q->w) : (size_t)(q->n * q->k * q->od * q->oh * q->ow);
-  r.y_bytes = r.y_elems * cj_dtype_bytes(odt);
-  CJ_CHECK(odt == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: output dtype %s: the veto compares bf16",
-           cj_dtype_name(odt));
+  r.y_bytes = r.y_elems * cj_dtype_bytes(r.out_dtype);
   r.ref = malloc(r.y_bytes);
   r.got = malloc(r.y_bytes);
   r.c = calloc(CONVJIT_TUNE_MAX_CANDIDATES, sizeof *r.c);

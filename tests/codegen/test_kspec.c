@@ -132,6 +132,37 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv_finalize", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "splitk=1", "splitk = 1");
   /* The plan initializers' own checks come through unchanged. */
   expect_bad("conv", "gfx950", "bf16", "1,0,4,4,4,8,1,1,1", "-", "conv.c = 0");
+  /* y's dtype: one of the epilogue's outputs, by name */
+  expect_bad("conv", "gfx950", "f16", "1,8,4,4,4,8,1,1,1", "y=fp8", "opts y=fp8: bf16, f16 or f32");
+  expect_bad("conv", "gfx950", "f16", "1,8,4,4,4,8,1,1,1", "y=", "opts y=: bf16, f16 or f32");
+}
+
+/* f16 conv specs (issue 27): the f16 geometry the initializer takes, y=
+ * its y_dtype; an f16 layout op is the 2-byte (bf16) kernel. */
+static void test_f16_specs(void **state) {
+  (void)state;
+  const cj_arch *g942 = cj_arch_from_name("gfx942");
+  cj_kplan s, d;
+  cj_conv_geom g = {.dtype = CONVJIT_DTYPE_F16, .n = 1, .c = 32, .d = 4, .h = 8, .w = 8, .k = 64, .t = 3, .r = 3,
+                    .s = 3, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_lo = {1, 1, 1}, .pad_hi = {1, 1, 1}};
+  cj_epilogue bias = {0};
+  cj_epi_add(&bias, CJ_EPI_BIAS);
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "pad=1 bias", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&d, g942, &g, NULL, &bias), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  g.y_dtype = CONVJIT_DTYPE_F32;
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "pad=1 y=f32 bias", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&d, g942, &g, NULL, &bias), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  assert_int_equal(s.u.conv.g.y_dtype, CONVJIT_DTYPE_F32);
+  /* y=f16 on an f16 conv is its own output: the spec without it */
+  cj_kplan o;
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "y=f16", &s), CONVJIT_OK);
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "-", &o), CONVJIT_OK);
+  assert_same_plan(&s, &o);
+  assert_int_equal(cj_kspec_plan("transpose", "gfx942", "f16", "2,24,1000", "-", &s), CONVJIT_OK);
+  assert_int_equal(cj_kspec_plan("transpose", "gfx942", "bf16", "2,24,1000", "-", &o), CONVJIT_OK);
+  assert_same_plan(&s, &o);
 }
 
 /* The fused epilogue has its own tokens (kplan_epi.h), parsed by the op
@@ -258,6 +289,7 @@ int main(void) {
       cmocka_unit_test(test_conv_specs_match_init),
       cmocka_unit_test(test_conv_fp8_spec_native),
       cmocka_unit_test(test_conv_epilogue_tokens),
+      cmocka_unit_test(test_f16_specs),
       cmocka_unit_test(test_phase_specs_by_hand),
       cmocka_unit_test(test_parse_u64_list),
       cmocka_unit_test(test_bad_fields_named),
