@@ -80,7 +80,7 @@ class HipGlue(unittest.TestCase):
             return t
 
         def timed_call(name, *args):
-            if name == "convjit_conv_forward":
+            if name == "convjit_conv_execute":
                 a = ctypes.cast(args[1], ctypes.POINTER(_lib.ConvArgs)).contents
                 args = (args[0], {f: getattr(a, f) for f, _ in _lib.ConvArgs._fields_}, args[2])
             self.calls.append((name, args))
@@ -100,11 +100,11 @@ class HipGlue(unittest.TestCase):
 
     def run_hip(self, x):
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, x, self.w, self.bias.float(), self.res, None, self.x_prev, y)
+        ops._run_hip(self.plan.ctx, self.plan, "x", x, self.w, self.bias.float(), self.res, None, self.x_prev, "y", y)
         return y
 
     def forwards(self):
-        return [a for n, a in self.calls if n == "convjit_conv_forward"]
+        return [a for n, a in self.calls if n == "convjit_conv_execute"]
 
     def packs(self):
         return [a for n, a in self.calls if n == "convjit_weight_pack"]
@@ -112,7 +112,7 @@ class HipGlue(unittest.TestCase):
     def test_pointers_workspace_stream(self):
         bias = self.bias.float()
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, self.x, self.w, bias, self.res, None, self.x_prev, y)
+        ops._run_hip(self.plan.ctx, self.plan, "x", self.x, self.w, bias, self.res, None, self.x_prev, "y", y)
         (pack,), (fwd,) = self.packs(), self.forwards()
         handle, args, stream = fwd
         self.assertEqual(handle, 0xB0)
@@ -135,6 +135,16 @@ class HipGlue(unittest.TestCase):
             self.assertEqual(len(ws), 1, "the workspace is a torch allocation")
             self.assertEqual(ws[0].numel(), self.plan.workspace_bytes)
             self.assertEqual(args["workspace_bytes"], self.plan.workspace_bytes)
+
+    def test_backward_data_fields(self):
+        """A transposed conv's launch (conv_transpose) binds its input as
+        args.dy and its output as args.dx, never x or y."""
+        y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
+        ops._run_hip(self.plan.ctx, self.plan, "dy", self.x, self.w, None, None, None, None, "dx", y)
+        args = self.forwards()[-1][1]
+        self.assertEqual((args["dy"], args["dx"]), (self.x.data_ptr(), y.data_ptr()))
+        self.assertIsNone(args["x"])
+        self.assertIsNone(args["y"])
 
     def test_pack_once_and_cross_stream_wait(self):
         self.run_hip(self.x)
