@@ -32,6 +32,12 @@ cj_bad_args(run_split_k_unknown convjit-run "unknown option --split-k" ${RUN} --
 cj_bad_args(run_shape_trailing_comma convjit-run "--shape '1,24,8,8,32,3,3,': value 8 is empty"
             ${RUN} --shape 1,24,8,8,32,3,3,)
 cj_bad_args(run_tile_junk convjit-run "--tile '256x128x': expected AxB" ${RUN} --tile 256x128x)
+# dtypes: an output dtype the tools do not know; f16 with fp8's options; a
+# pair without kernels is the API's refusal naming desc.y_dtype (exit 3, tests/convjit_run.cmake's run_f16 runs the good ones)
+cj_bad_args(run_y_dtype convjit-run "--y-dtype 'fp8': bf16, f16 or f32" ${RUN} --dtype fp16 --y-dtype fp8)
+cj_bad_args(run_f16_scale convjit-run "--x-scale, --w-scale and --alpha need --dtype fp8" ${RUN} --dtype f16 --x-scale 0.5)
+cj_bad_args(dump_y_dtype convjit-dump "--y-dtype 'i8': bf16, f16 or f32" --arch gfx942 --op conv --dtype f16
+            --shape 1,8,4,8,8,16,3,3,3 --y-dtype i8)
 cj_bad_args(run_pad_too_many convjit-run "--pad '1,1,1,1,1,1,1': more than 6 values" ${RUN} --pad 1,1,1,1,1,1,1)
 # well-formed but refused by the API: its field, value and limits
 cj_bad_args(run_shape_zero convjit-run "desc.n = 0: must be in 1..2^31-1" ${RUN} --shape 0,24,8,8,32,3,3)
@@ -75,7 +81,7 @@ cj_bad_args(bench_api_iters convjit-bench-api "--iters '10x': expected an unsign
 cj_bad_args(bench_mfma_seconds convjit-bench-mfma "--seconds 'abc': expected a decimal number" --seconds abc)
 cj_bad_args(bench_kstep_lengths convjit-bench-kstep "--lengths '2,2,4': expected a < b < c"
             --arch gfx942 --shape 1,64,2,8,8,128,3,3,3 --lengths 2,2,4)
-cj_bad_args(bench_kstep_dtype convjit-bench-kstep "--dtype 'fp16': expected bf16 or fp8" --dtype fp16)
+cj_bad_args(bench_kstep_dtype convjit-bench-kstep "--dtype 'fp32': bf16, f16 (or fp16) or fp8" --dtype fp32)
 cj_bad_args(dump_stages_zero convjit-dump "--stages '0': 0 is not a choice" ${DUMP} --shape 1,8,4,8,8,16,3,3,3
             --stages 0)
 cj_bad_args(dump_tile_half_auto convjit-dump "--tile '0x128': 0 is not a choice" ${DUMP} --shape 1,8,4,8,8,16,3,3,3

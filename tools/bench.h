@@ -21,13 +21,15 @@ const char *bench_kind_label(bench_kind k); /* "measured" / "FAKE" / "EMULATED" 
 
 /* One shape to time. fp8: w in the arch's native fp8, x bf16 (so the
  * end-to-end figure includes the quantizing pre-pass, as the original's
- * "fp8 end-to-end" numbers do). pub_*: docs/original-design.md "Measured numbers"
- * (MI355X, gfx950), 0 = none published for this shape. */
+ * "fp8 end-to-end" numbers do). f16: x, w and y f16. y32: y f32.
+ * pub_*: docs/original-design.md "Measured numbers" (MI355X, gfx950), 0 =
+ * none published for this shape. */
 typedef struct bench_shape {
   char name[48];
   int fp8, bias;
   cli_shape g;     /* 3D: N, C, D, H, W, K, T, R, S, padding, stride, dilation */
   double pub_kernel_tf, pub_e2e_tf, pub_miopen_tf;
+  int f16, y32;    /* f16 x, w, y; y f32 (the --shapes file: dtype=f16, y=f32) */
 } bench_shape;
 
 /* The default shape list (docs/original-design.md's headline shapes, with their

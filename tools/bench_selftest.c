@@ -419,8 +419,8 @@ static int run_one(st_ctx *s, const st_case *c, uint64_t seed) {
     verdict = c->sampled ? "SKIP" : "FAIL";
     goto report;
   }
-  tool_fill_random(d.hx, NULL, d.nxa, (int)d.ebx, tool_fp8_format(c->transpose ? CONVJIT_DTYPE_BF16 : p->x_dtype), &seed);
-  if (!c->transpose) tool_fill_random(d.hw, NULL, d.nwa, (int)d.ebw, tool_fp8_format(p->w_dtype), &seed);
+  tool_fill_random(d.hx, NULL, d.nxa, c->transpose ? CONVJIT_DTYPE_BF16 : p->x_dtype, &seed);
+  if (!c->transpose) tool_fill_random(d.hw, NULL, d.nwa, p->w_dtype, &seed);
   for (size_t i = 0; i < k; i++) d.bias[i] = tool_rng_unit(&seed);
   if (c->chscale) {
     d.csc = malloc(k * sizeof *d.csc);

@@ -8,7 +8,7 @@
 #define TOOL "convjit-bench"
 
 #define SH(nm, f8, c, d, h, w, k, t, r, s, p0, p1, p2, kt, et, mt)                                           \
-  {nm, f8, 0, {3, {1, c, d, h, w, k, t, r, s}, {p0, p1, p2}, {p0, p1, p2}, {1, 1, 1}, {1, 1, 1}}, kt, et, mt}
+  {nm, f8, 0, {3, {1, c, d, h, w, k, t, r, s}, {p0, p1, p2}, {p0, p1, p2}, {1, 1, 1}, {1, 1, 1}}, kt, et, mt, 0, 0}
 /* The seed's headline shapes (docs/original-design.md "Measured numbers"; the
  * "M=216k" rows are C2048 [60,80,45]: 60*80*45 = 216000 output positions;
  * its 3x3x3 row was published twice, 967 TF (async DMA) then 977 TF). */
@@ -40,8 +40,13 @@ static int shape_line(const char *file, int line, char *text, bench_shape *s) {
       if (cli_list(where, val, s->g.v, 9, 9, 1, CLI_MAX_EXTENT) < 0) return -1;
       have_shape = 1;
     } else if (!strcmp(t, "dtype")) {
-      if (strcmp(val, "bf16") && strcmp(val, "fp8")) return cli_fail(where, val, "dtype=bf16 or dtype=fp8");
+      if (strcmp(val, "bf16") && strcmp(val, "f16") && strcmp(val, "fp8"))
+        return cli_fail(where, val, "dtype=bf16, dtype=f16 or dtype=fp8");
       s->fp8 = !strcmp(val, "fp8");
+      s->f16 = !strcmp(val, "f16");
+    } else if (!strcmp(t, "y")) {
+      if (strcmp(val, "f32")) return cli_fail(where, val, "y=f32 (y is otherwise the inputs' own 16-bit type)");
+      s->y32 = 1;
     } else if (!strcmp(t, "pad")) {
       if ((n = cli_list(where, val, v, 3, 6, 0, CLI_MAX_EXTENT)) < 0) return -1;
       if (n != 3 && n != 6) return cli_fail(where, val, "pad=3 values (both sides) or 6 (all low, then all high)");
@@ -53,12 +58,13 @@ static int shape_line(const char *file, int line, char *text, bench_shape *s) {
     } else if (!strcmp(t, "name")) {
       snprintf(s->name, sizeof s->name, "%s", val);
     } else {
-      return cli_fail(where, t, "shape=, dtype=, pad=, stride=, dilation=, name= or bias");
+      return cli_fail(where, t, "shape=, dtype=, y=, pad=, stride=, dilation=, name= or bias");
     }
   }
   if (!have_shape) return cli_fail(where, "", "a shape line needs shape=N,C,D,H,W,K,T,R,S");
   if (!s->name[0])
-    snprintf(s->name, sizeof s->name, "%s c%lld [%lld,%lld,%lld] %lldx%lldx%lld", s->fp8 ? "fp8" : "bf16",
+    snprintf(s->name, sizeof s->name, "%s%s c%lld [%lld,%lld,%lld] %lldx%lldx%lld", s->fp8 ? "fp8" : s->f16 ? "f16" : "bf16",
+             s->y32 ? "->f32" : "",
              (long long)s->g.v[1], (long long)s->g.v[2], (long long)s->g.v[3], (long long)s->g.v[4],
              (long long)s->g.v[6], (long long)s->g.v[7], (long long)s->g.v[8]);
   return 0;
@@ -93,6 +99,8 @@ bench_shape *bench_read_shapes(const char *file, int *n) {
 convjit_conv_desc bench_shape_desc(const bench_shape *s, const char *arch) {
   convjit_conv_desc d = cli_conv_desc(&s->g);
   if (s->fp8) d.w_dtype = cli_fp8_dtype(cj_arch_from_name(arch));
+  if (s->f16) d.x_dtype = d.w_dtype = d.y_dtype = CONVJIT_DTYPE_F16;
+  if (s->y32) d.y_dtype = CONVJIT_DTYPE_F32;
   d.has_bias = s->bias;
   return d;
 }
@@ -100,7 +108,7 @@ convjit_conv_desc bench_shape_desc(const bench_shape *s, const char *arch) {
 const bench_shape *bench_published(const bench_shape *s) {
   for (int i = 0; i < bench_ndefault_shapes; i++) {
     const bench_shape *d = &bench_default_shapes[i];
-    if (d->fp8 == s->fp8 && cli_shape_equal(&d->g, &s->g))
+    if (d->fp8 == s->fp8 && !s->f16 && !s->y32 && cli_shape_equal(&d->g, &s->g))
       return d;
   }
   return NULL;

@@ -342,3 +342,26 @@ int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {
   }
   return 0;
 }
+
+/* "f16" / "f32" or the "fp16" / "fp32" people also write */
+static int cli_is_dtype(const char *text, convjit_dtype t) {
+  const char *n = cj_dtype_name(t);
+  return !strcmp(text, n) || (n[0] == 'f' && text[0] == 'f' && text[1] == 'p' && !strcmp(text + 2, n + 1));
+}
+
+int cli_conv_dtypes(const char *dtype, const char *y_dtype, const cj_arch *arch, convjit_conv_desc *d) {
+  if (!dtype || (strcmp(dtype, "bf16") && !cli_is_dtype(dtype, CONVJIT_DTYPE_F16) && strcmp(dtype, "fp8")))
+    return cli_fail("--dtype", dtype, "bf16, f16 (or fp16) or fp8 (the arch's native E4M3 format)");
+  d->x_dtype = d->w_dtype = !strcmp(dtype, "fp8")                       ? cli_fp8_dtype(arch)
+                            : cli_is_dtype(dtype, CONVJIT_DTYPE_F16) ? CONVJIT_DTYPE_F16
+                                                                     : CONVJIT_DTYPE_BF16;
+  d->y_dtype = d->x_dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16;
+  if (!y_dtype) return 0;
+  static const convjit_dtype ys[] = {CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_F16, CONVJIT_DTYPE_F32};
+  for (size_t i = 0; i < sizeof ys / sizeof ys[0]; i++)
+    if (cli_is_dtype(y_dtype, ys[i])) {
+      d->y_dtype = ys[i];
+      return 0;
+    }
+  return cli_fail("--y-dtype", y_dtype, "bf16, f16 or f32 (or fp16, fp32)");
+}

@@ -156,5 +156,12 @@ const char *cli_kind_names(void);
 /* The arch's native fp8 format (cj_arch.fp8) as a convjit dtype: the conv's
  * fp8 tensors' default; arch NULL or unknown: E4M3FN. */
 convjit_dtype cli_fp8_dtype(const cj_arch *arch);
+/* A conv's --dtype (bf16 | f16 | fp8: x and w; fp8 = the arch's native
+ * format) and --y-dtype (bf16 | f16 | f32, NULL: the inputs' own output,
+ * bf16 for bf16 and fp8, f16 for f16; fp16 and fp32 are read as f16 and
+ * f32) into d's x/w/y dtypes. Whether the
+ * combination has kernels stays the API's to say (naming desc.y_dtype).
+ * 0, or -1 with "<tool>: --dtype 'x': ..." printed. */
+int cli_conv_dtypes(const char *dtype, const char *y_dtype, const cj_arch *arch, convjit_conv_desc *d);
 
 #endif

@@ -28,7 +28,11 @@
  * (1024->1024 [120,160,90] 1x3x3 and 3x1x1, 2048->2048 [60,80,45] 3x3x3:
  * the default 256x256 conv kernels) and skips the single-kernel part.
  *
- *   convjit-bench-compile [--reps N] [--json] [--plans | --headline]
+ * --dtype bf16|f16|fp8 (and --y-dtype bf16|f16|f32, cli_conv_dtypes) runs
+ * the plans in that dtype only (default: bf16, then fp8), and the two
+ * single kernels in it (f16: the same tiles on the f16 MFMA).
+ *
+ *   convjit-bench-compile [--reps N] [--json] [--plans | --headline] [--dtype T [--y-dtype Y]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,11 +59,11 @@ static const bench_shape SHAPES[3] = {
     {"fp8 1024->1024 [120,160,90] 1x3x3 pad 0,1,1 (default kernel)", 1, 1024, 120, 160, 90, 1024, 1, 3, 0, 1},
 };
 
-static int plan_of(cj_kplan *p, const cj_arch *a, const bench_shape *s) {
+static int plan_of(cj_kplan *p, const cj_arch *a, const bench_shape *s, const convjit_conv_desc *dt) {
   cj_conv_geom g;
   memset(&g, 0, sizeof g);
-  g.dtype = !s->fp8 ? CONVJIT_DTYPE_BF16 : !strcmp(a->name, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FNUZ
-                                                                       : CONVJIT_DTYPE_FP8_E4M3FN;
+  g.dtype = s->fp8 ? (uint32_t)cli_fp8_dtype(a) : dt ? (uint32_t)dt->x_dtype : CONVJIT_DTYPE_BF16;
+  g.y_dtype = !s->fp8 && dt ? (uint32_t)dt->y_dtype : 0;
   g.n = 1; g.c = s->c; g.d = s->d; g.h = s->h; g.w = s->w;
   g.k = s->k; g.t = s->t; g.r = g.s = s->rs;
   for (int i = 0; i < 3; i++) {
@@ -109,14 +113,14 @@ static const layer HEADLINE[3] = {
     {"1,2048,60,80,45->2048 3x3x3 pad 1", 2048, 2048, 60, 80, 45, 3, 3, 1, 1, 1},
     {"1,1024,120,160,90->1024 3x1x1 pad 1,0,0", 1024, 1024, 120, 160, 90, 3, 1, 1, 1, 0}};
 
-static convjit_conv_desc layer_desc(const layer *l, int fp8, const cj_arch *a) {
+static convjit_conv_desc layer_desc(const layer *l, const char *dtype, const char *y_dtype, const cj_arch *a) {
   const int64_t v[9] = {1, l->c, l->d, l->h, l->w, l->k, l->t, l->rs, l->rs};
   cli_shape s = cli_shape_3d(v);
   s.pad_lo[0] = l->pad_lo_t, s.pad_hi[0] = l->pad_hi_t;
   s.pad_lo[1] = s.pad_lo[2] = s.pad_hi[1] = s.pad_hi[2] = l->pad_hw;
   convjit_conv_desc d = cli_conv_desc(&s);
   d.has_bias = 1;
-  if (fp8) d.x_dtype = d.w_dtype = cli_fp8_dtype(a);
+  (void)cli_conv_dtypes(dtype, y_dtype, a, &d); /* checked in main */
   return d;
 }
 
@@ -125,8 +129,11 @@ static const char *ST_NAME[ST_N] = {"codegen", "opt", "backend", "lld", "parse",
 
 /* One layer on one arch: whole cold plan create (min of reps), then per
  * kernel of the plan the minimum of each stage. */
-static int bench_plan(const cj_arch *a, const layer *l, int fp8, int reps, int json, int first) {
-  convjit_conv_desc d = layer_desc(l, fp8, a);
+static int bench_plan(const cj_arch *a, const layer *l, const char *dt, const char *ydt, int reps, int json,
+                      int first) {
+  convjit_conv_desc d = layer_desc(l, dt, ydt, a);
+  char dname[24];
+  snprintf(dname, sizeof dname, "%s%s%s", dt, ydt ? "->" : "", ydt ? ydt : "");
   convjit_context_options o = convjit_context_options_default();
   o.device = CONVJIT_DEVICE_EMU;
   o.arch = a->name;
@@ -152,9 +159,9 @@ static int bench_plan(const cj_arch *a, const layer *l, int fp8, int reps, int j
   }
   if (json) printf("%s{\"arch\":\"%s\",\"layer\":\"%s\",\"dtype\":\"%s\",\"serial_plan_create_ms\":%.1f,"
                    "\"plan_create_ms\":%.1f,\"threads\":%s,\"kernels\":[",
-                   first ? "" : ",", a->name, l->name, fp8 ? "fp8" : "bf16", whole[0], whole[1], pool);
+                   first ? "" : ",", a->name, l->name, dname, whole[0], whole[1], pool);
   else printf("  %-6s %-4s %s: cold plan create, whole op: serial %.1f ms, %s threads %.1f ms\n", a->name,
-              fp8 ? "fp8" : "bf16", l->name, whole[0], pool, whole[1]);
+              dname, l->name, whole[0], pool, whole[1]);
   const cj_seq *seq = cj_plan_seq(plan);
   const cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
   int nk = 0;
@@ -193,7 +200,7 @@ static int bench_plan(const cj_arch *a, const layer *l, int fp8, int reps, int j
   convjit_context_destroy(ctx);
   return 0;
 fail:
-  fprintf(stderr, "convjit-bench-compile: %s %s on %s: %s\n", l->name, fp8 ? "fp8" : "bf16", a->name,
+  fprintf(stderr, "convjit-bench-compile: %s %s on %s: %s\n", l->name, dname, a->name,
           convjit_last_error()[0] ? convjit_last_error() : cj_error_text());
   convjit_plan_destroy(plan);
   convjit_context_destroy(ctx);
@@ -201,11 +208,13 @@ fail:
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: convjit-bench-compile [--reps N (1..100, default 5)] [--json] [--plans] [--headline]\n");
+  fprintf(f, "usage: convjit-bench-compile [--reps N (1..100, default 5)] [--json] [--plans] [--headline]\n"
+             "                             [--dtype bf16|f16|fp8 [--y-dtype bf16|f16|f32]]\n");
 }
 
 int main(int argc, char **argv) {
   int reps = 5, json = 0, plans = 0, headline = 0;
+  const char *dtype = NULL, *y_dtype = NULL;
   cli_set_tool("convjit-bench-compile");
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
@@ -214,6 +223,10 @@ int main(int argc, char **argv) {
     if (cli_is(&c, "--json")) json = 1;
     else if (cli_is(&c, "--plans")) plans = 1;
     else if (cli_is(&c, "--headline")) plans = headline = 1;
+    else if (cli_is(&c, "--dtype") || cli_is(&c, "--y-dtype")) {
+      if (!(v = cli_value(&c))) { usage(stderr); return 2; }
+      *(c.opt[2] == 'd' ? &dtype : &y_dtype) = v;
+    }
     else if (cli_is(&c, "--reps")) {
       if (!(v = cli_value(&c)) || cli_u64("--reps", v, 1, 100, &u)) { usage(stderr); return 2; }
       reps = (int)u;
@@ -225,13 +238,19 @@ int main(int argc, char **argv) {
   }
   int na = 0;
   const cj_arch *const *arches = cj_arch_list(&na);
+  convjit_conv_desc dt = convjit_conv_desc_default(); /* --dtype / --y-dtype checked once */
+  if ((dtype || y_dtype) && cli_conv_dtypes(dtype ? dtype : "bf16", y_dtype, arches[0], &dt)) {
+    usage(stderr);
+    return 2;
+  }
   if (json) printf("{\"kind\":\"host compile time\",\"reps\":%d,\"archs\":[", reps);
   else if (!headline) printf("cold build ms (codegen + -O3 + ld.lld; host CPU, this machine, min of %d; not a GPU figure)\n", reps);
   for (int a = 0; a < (headline ? 0 : na); a++) { /* --headline: only the plans */
     double ms[3];
     for (int s = 0; s < 3; s++) {
       cj_kplan p;
-      if (plan_of(&p, arches[a], &SHAPES[s]) || min_build_ms(&p, reps, &ms[s])) return 1;
+      if (plan_of(&p, arches[a], &SHAPES[s], dtype || y_dtype ? &dt : NULL) || min_build_ms(&p, reps, &ms[s]))
+        return 1;
     }
     if (json)
       printf("%s{\"arch\":\"%s\",\"small_ms\":%.1f,\"large_ms\":%.1f,\"ratio\":%.2f,\"fp8_ms\":%.1f}", a ? "," : "",
@@ -252,8 +271,9 @@ int main(int argc, char **argv) {
     int nl = headline ? 3 : 2;
     for (int a = 0; a < na; a++)
       for (int l = 0; l < nl; l++)
-        for (int f = 0; f < 2; f++, first = 0)
-          if (bench_plan(arches[a], &ls[l], f, reps, json, first)) return 1;
+        for (int f = 0; f < (dtype ? 1 : 2); f++, first = 0)
+          if (bench_plan(arches[a], &ls[l], dtype ? dtype : f ? "fp8" : "bf16", y_dtype, reps, json, first))
+            return 1;
     if (json) printf("]");
   }
   if (json) printf("}\n");

@@ -36,13 +36,14 @@
 #include "codegen/kplan_knobs.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
+#include "pipeline/kernargs.h"
 #include "host/select.h"
 #include "pipeline/build.h"
 #include "cli.h"
 
 typedef struct ks_args {
   const cj_arch *arch;
-  int fp8;
+  const char *dtype; /* --dtype as given (cli_conv_dtypes: bf16, f16, fp8 = the arch's format) */
   int64_t shape[9], pad[3];
   int64_t mult[3]; /* the three lengths: channels mult[j] * C (default 2, 4, 8), or with --vary t
                     * filter depths T = mult[j] with time padding T/2 (default 3, 5, 7) */
@@ -60,7 +61,7 @@ static void usage(void) {
   cj_strbuf kh = {0};
   cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(stderr,
-          "usage: convjit-bench-kstep --arch gfx942|gfx950 --dtype bf16|fp8 --shape N,C,D,H,W,K,T,R,S\n"
+          "usage: convjit-bench-kstep --arch gfx942|gfx950 --dtype bf16|f16|fp8 --shape N,C,D,H,W,K,T,R,S\n"
           "                           [--pad D,H,W] [--vary c|t] [--lengths a,b,c] [--<knob> ...]\n"
           "EMULATED instructions per K step of the conv main loop (differences of three K lengths). Knobs:\n%s",
           kh.s ? kh.s : "");
@@ -80,8 +81,9 @@ static int parse(int argc, char **argv, ks_args *a) {
     if (!strcmp(o, "--arch")) {
       if (!(a->arch = cli_arch(o, v))) return -1;
     } else if (!strcmp(o, "--dtype")) {
-      if (strcmp(v, "bf16") && strcmp(v, "fp8")) return cli_fail(o, v, "expected bf16 or fp8");
-      a->fp8 = !strcmp(v, "fp8");
+      convjit_conv_desc d = convjit_conv_desc_default(); /* the name checked here; the arch's format later */
+      if (cli_conv_dtypes(v, NULL, NULL, &d)) return -1;
+      a->dtype = v;
     } else if (!strcmp(o, "--shape")) {
       if (cli_list(o, v, a->shape, 9, 9, 1, 1 << 20) < 0) return -1;
       have_shape = 1;
@@ -104,9 +106,10 @@ static int parse(int argc, char **argv, ks_args *a) {
 
 /* The geometry of length j (0..2). */
 static cj_conv_geom geom_of(const ks_args *a, int j) {
-  const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)(a->fp8 ? a->arch->mfma_fp8 : a->arch->mfma_bf16));
+  convjit_conv_desc d = convjit_conv_desc_default();
+  (void)cli_conv_dtypes(a->dtype ? a->dtype : "bf16", NULL, a->arch, &d); /* checked when parsed */
   cj_conv_geom g = {0};
-  g.dtype = mf ? (uint32_t)mf->in_dtype : CONVJIT_DTYPE_BF16;
+  g.dtype = (uint32_t)d.x_dtype;
   const int64_t *s = a->shape;
   g.n = (uint32_t)s[0]; g.c = (uint32_t)s[1]; g.d = (uint32_t)s[2]; g.h = (uint32_t)s[3]; g.w = (uint32_t)s[4];
   g.k = (uint32_t)s[5]; g.t = (uint32_t)s[6]; g.r = (uint32_t)s[7]; g.s = (uint32_t)s[8];

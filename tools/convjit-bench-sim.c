@@ -362,26 +362,32 @@ int main(int argc, char **argv) {
       cj_sb_printf(&sb, "%-20s %-20s %-26s %+9.1f%% %s\n", a->id, b->id, pr->published, 100 * (ra - 1),
                    ok ? "yes" : "NO");
   }
-  /* sensitivity: per assumption, the largest move of any row */
+  /* sensitivity: per swept parameter (by name: bf16 and fp8 rows sweep
+   * different sets), the largest move of any row */
   if (sensitivity) {
     if (json) cj_sb_printf(&sb, "],\"sensitivity\":[");
-    else cj_sb_printf(&sb, "\nsensitivity: each assumed parameter alone at its range's ends; largest |change| of a prediction\n");
+    else
+      cj_sb_printf(&sb, "\nsensitivity: each assumed parameter (or published spread) alone at its range's ends; "
+                        "largest |change| of a prediction\n");
     int first = 1;
-    for (size_t i = 0; i < sim_nrows; i++) {
-      if (!out[i].ok || !nsv[i]) continue;
-      for (size_t s = 0; s < nsv[i]; s++) {
+    for (size_t i = 0; i < sim_nrows; i++)
+      for (size_t s = 0; out[i].ok && s < nsv[i]; s++) {
+        const sens *v = &sv[i][s];
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+          for (size_t t = 0; out[j].ok && t < nsv[j]; t++) seen |= !strcmp(sv[j][t].name, v->name);
+        if (seen) continue;
         double worst = 0;
-        for (size_t j = 0; j < sim_nrows; j++)
-          if (out[j].ok && s < nsv[j] && sv[j][s].max_move > worst) worst = sv[j][s].max_move;
+        for (size_t j = i; j < sim_nrows; j++)
+          for (size_t t = 0; out[j].ok && t < nsv[j]; t++)
+            if (!strcmp(sv[j][t].name, v->name) && sv[j][t].max_move > worst) worst = sv[j][t].max_move;
         if (json)
           cj_sb_printf(&sb, "%s{\"param\":\"%s\",\"lo\":%g,\"hi\":%g,\"max_change\":%.4f}", first ? "" : ",",
-                       sv[i][s].name, sv[i][s].lo, sv[i][s].hi, worst);
+                       v->name, v->lo, v->hi, worst);
         else
-          cj_sb_printf(&sb, "  %-16s %6g..%-6g %5.1f%%\n", sv[i][s].name, sv[i][s].lo, sv[i][s].hi, 100 * worst);
+          cj_sb_printf(&sb, "  %-16s %6g..%-6g %5.1f%%\n", v->name, v->lo, v->hi, 100 * worst);
         first = 0;
       }
-      break;
-    }
   }
   if (json) cj_sb_printf(&sb, "],\"within_25\":%d,\"rows_with_figure\":%d,\"pairs_ordered\":%d,\"pairs\":%d", within,
                          counted, right, pairs);

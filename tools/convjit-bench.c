@@ -87,7 +87,7 @@ static void usage(FILE *f) {
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
           "  --shapes FILE     the shapes to time instead of the default list (the headline shapes of\n"
           "                    docs/original-design.md): one per line, '#' comments, tokens\n"
-          "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|fp8  pad=P,P,P | pad=L,L,L,H,H,H\n"
+          "                      shape=N,C,D,H,W,K,T,R,S  (required)  dtype=bf16|f16|fp8  y=f32  pad=P,P,P | pad=L,L,L,H,H,H\n"
           "                      stride=S,S,S  dilation=D,D,D  bias  name=TEXT (no spaces)\n"
           "                    fp8 = w in the arch's native fp8 and x bf16 (the pre-pass quantizes x)\n"
           "  --vs miopen       also run each shape through MIOpen (libMIOpen.so via dlopen, or\n"
@@ -280,8 +280,9 @@ static int run_miopen(void *u, char *err, size_t cap) {
  * up to 2^22 elements (its exact values are what matters for agreement,
  * not their uniqueness), copied until the tensor is full. decode_fp8 !=
  * NULL: also writes the same values as bf16 into that second tensor. */
-static convjit_status fill_device(convjit_context *ctx, void *dst, size_t n, int eb, cj_nf_fp8 fmt, uint64_t *seed,
+static convjit_status fill_device(convjit_context *ctx, void *dst, size_t n, convjit_dtype t, uint64_t *seed,
                                   void *bf16_twin) {
+  const int eb = (int)tool_dtype_bytes(t);
   size_t blk = n < ((size_t)1 << 22) ? n : (size_t)1 << 22;
   uint8_t *h = malloc(blk * (size_t)eb);
   float *vals = bf16_twin ? malloc(blk * sizeof *vals) : NULL;
@@ -289,7 +290,7 @@ static convjit_status fill_device(convjit_context *ctx, void *dst, size_t n, int
   convjit_status st = CONVJIT_OK;
   if (!h || (bf16_twin && (!vals || !hb))) st = CONVJIT_ERR_OUT_OF_MEMORY;
   if (st == CONVJIT_OK) {
-    tool_fill_random(h, vals, blk, eb, fmt, seed);
+    tool_fill_random(h, vals, blk, t, seed);
     if (hb) cj_f32_to_bf16_array(vals, hb, blk); /* fp8 values are exact in bf16 */
   }
   for (size_t off = 0; st == CONVJIT_OK && off < n; off += blk) {
@@ -386,14 +387,14 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
 #define DEV(call) do { if ((call) != CONVJIT_OK) { snprintf(r->err, sizeof r->err, "%s", convjit_last_error()); goto done; } } while (0)
   DEV(convjit_plan_workspace_size(plan, &b.ws_bytes));
   DEV(convjit_plan_packed_weight_size(plan, &pw));
-  DEV(convjit_malloc(ctx, nx * 2, &b.x));
+  DEV(convjit_malloc(ctx, nx * tool_dtype_bytes(p->x_dtype), &b.x));
   if (bw) { /* x, dy -> dw [, db] */
-    DEV(convjit_malloc(ctx, ny * 2, &b.dy));
+    DEV(convjit_malloc(ctx, ny * tool_dtype_bytes(p->y_dtype), &b.dy));
     DEV(convjit_malloc(ctx, nw * ebw, &b.dw));
     if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) DEV(convjit_malloc(ctx, (size_t)p->k * 4, &b.db));
     if (b.ws_bytes) DEV(convjit_malloc(ctx, b.ws_bytes, &b.ws));
-    DEV(fill_device(ctx, b.x, nx, 2, CJ_NF_E4M3FN, &seed, NULL));
-    DEV(fill_device(ctx, b.dy, ny, 2, CJ_NF_E4M3FN, &seed, NULL));
+    DEV(fill_device(ctx, b.x, nx, p->x_dtype, &seed, NULL));
+    DEV(fill_device(ctx, b.dy, ny, p->y_dtype, &seed, NULL));
     if (time_it(ctx, o, run_e2e, &b, &r->e2e, err, sizeof err)) goto fail;
     if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
     r->ok = 1;
@@ -405,11 +406,11 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   }
   DEV(convjit_malloc(ctx, nw * ebw, &b.w));
   if (pw) DEV(convjit_malloc(ctx, pw, &b.wp));
-  DEV(convjit_malloc(ctx, ny * 2, &b.y));
+  DEV(convjit_malloc(ctx, ny * tool_dtype_bytes(p->y_dtype), &b.y));
   if (b.ws_bytes) DEV(convjit_malloc(ctx, b.ws_bytes, &b.ws));
   if (o->vs_miopen && mi && ebw == 1) DEV(convjit_malloc(ctx, nw * 2, &b.w_bf16));
-  DEV(fill_device(ctx, b.x, nx, 2, CJ_NF_E4M3FN, &seed, NULL));
-  DEV(fill_device(ctx, b.w, nw, (int)ebw, tool_fp8_format(p->w_dtype), &seed, b.w_bf16));
+  DEV(fill_device(ctx, b.x, nx, p->x_dtype, &seed, NULL));
+  DEV(fill_device(ctx, b.w, nw, p->w_dtype, &seed, b.w_bf16));
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
     float *hb = malloc((size_t)nch * sizeof *hb);
     if (!hb) { snprintf(r->err, sizeof r->err, "out of host memory"); goto done; }
@@ -431,6 +432,10 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
     } else if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: the shape has a bias (MIOpen's conv has none)");
+    } else if (p->y_dtype != CONVJIT_DTYPE_BF16) {
+      r->mi_ran = -1;
+      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: y is %s (the comparison runs MIOpen in bf16)",
+               cj_dtype_name(p->y_dtype));
     } else if (bench_miopen_prepare(mi, p, &b.ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, sizeof err)) {
       r->mi_ran = -1;
       snprintf(r->mi_note, sizeof r->mi_note, "%s", err);

@@ -36,7 +36,8 @@
 /* Conv dtypes (text, descriptor dtype; fp8: the arch's native format, as
  * convjit-dump --dtype fp8 builds it). */
 static const struct { const char *name; convjit_dtype dt; } CONV_DTYPES[] = {{"bf16", CONVJIT_DTYPE_BF16},
-                                                                            {"fp8", CONVJIT_DTYPE_FP8_E4M3FN}};
+                                                                            {"fp8", CONVJIT_DTYPE_FP8_E4M3FN},
+                                                                            {"f16", CONVJIT_DTYPE_F16}};
 /* Layout kernels' dtypes (kspec.h): bf16-fp8 is the converting transpose. */
 static const char *const TRANSPOSE_DTYPES[] = {"bf16", "fp8", "bf16-fp8"};
 static const char *const WPACK_DTYPES[] = {"bf16", "fp8"};
@@ -145,14 +146,18 @@ static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
   o.force_big_out = rng_pct(r, 10);
   o.no_fast_paths = rng_pct(r, 15);
   const int sched1 = rng_pct(r, 20); /* fp8: the multistage schedule where the arch defaults to ping-pong */
+  /* y f32 (16-byte stores) instead of the dtype's own; a residual in y's dtype (its loads and conversions) */
+  const int y32 = rng_pct(r, 15), residual = rng_pct(r, 20);
 
   p.groups = 1;
   p.x_dtype = p.w_dtype = CONV_DTYPES[dt].dt;
-  if (p.x_dtype != CONVJIT_DTYPE_BF16) p.x_dtype = p.w_dtype = (convjit_dtype)cj_mfma_row_of(arch->mfma_fp8)->in_dtype;
-  p.y_dtype = CONVJIT_DTYPE_BF16;
-  if (sched1 && p.x_dtype != CONVJIT_DTYPE_BF16) o.sched = CJ_CONV_SCHED_MULTISTAGE;
+  const int fp8 = p.x_dtype == CONVJIT_DTYPE_FP8_E4M3FN;
+  if (fp8) p.x_dtype = p.w_dtype = (convjit_dtype)cj_mfma_row_of(arch->mfma_fp8)->in_dtype;
+  p.y_dtype = y32 ? CONVJIT_DTYPE_F32 : p.x_dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16;
+  if (sched1 && fp8) o.sched = CJ_CONV_SCHED_MULTISTAGE;
   p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
   if (bias) cj_epi_add(&p.epi, CJ_EPI_BIAS);
+  if (residual) cj_epi_add(&p.epi, CJ_EPI_RESIDUAL);
   p.x_scale = p.w_scale = 1.0f;
   p.spatial_rank = 3;
 
@@ -178,6 +183,10 @@ static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
   }
   if (bias && len > 0 && (size_t)len < sizeof out->repro)
     len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --bias");
+  if (residual && len > 0 && (size_t)len < sizeof out->repro)
+    len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --residual");
+  if (y32 && len > 0 && (size_t)len < sizeof out->repro)
+    len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --y-dtype f32");
 
   cj_seq *seq = calloc(1, sizeof *seq);
   CJ_ALLOC_CHECK(seq);

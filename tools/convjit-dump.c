@@ -122,6 +122,7 @@ typedef struct conv_opts {
   int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
   int nchunks;
   cli_problem prob;   /* --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic */
+  const char *y_dtype; /* --y-dtype (NULL: the inputs' own) */
 } conv_opts;
 
 static const dump_opt_def conv_opt_defs[] = {
@@ -131,7 +132,8 @@ static const dump_opt_def conv_opt_defs[] = {
   {"layout", 1, "ncdhw|ndhwc (x and y) or x,y (default ncdhw): NDHWC x is read in place"},
   {"groups", 1, "G: grouped conv, G divides C and K (default 1)"},
   {"bias", 0, "fused epilogue: + fp32 bias of K elements (args.bias)"},
-  {"residual", 0, "fused epilogue: + beta * z (bf16 z shaped like y, args.residual)"},
+  {"y-dtype", 1, "bf16|f16|f32: y's dtype (default: bf16 for bf16 and fp8, f16 for f16)"},
+  {"residual", 0, "fused epilogue: + beta * z (z shaped and typed like y, args.residual)"},
   {"beta", 1, "z's factor (default 1; a plan constant)"},
   {"act", 1, "identity|relu|silu|gelu: activation applied last"},
   {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
@@ -155,6 +157,7 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
   else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
   else if (!strcmp(name, "residual")) o->residual = 1;
+  else if (!strcmp(name, "y-dtype")) o->y_dtype = v;
   else if (!strcmp(name, "bias")) o->bias = 1;
   else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
   else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
@@ -179,15 +182,15 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
 
 static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int *n) {
   const conv_opts *o = a->op_opts;
-  CJ_CHECK(a->dtype && (!strcmp(a->dtype, "bf16") || !strcmp(a->dtype, "fp8")), CONVJIT_ERR_INVALID_ARG,
-           "--dtype %s: --op conv takes bf16 or fp8", a->dtype ? a->dtype : "(none)");
   /* The public descriptor, validated and normalized as the API does. */
   cli_shape s = cli_shape_3d(a->shape);
   if (cli_shape_dims(&s, o->stride, o->nstride, o->dil, o->ndil, o->pad, o->npad))
     return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--stride, --dilation, --pad: see above");
   convjit_conv_desc d = cli_conv_desc(&s);
-  if (!strcmp(a->dtype, "fp8")) /* the arch's native format (docs/api.md "fp8 formats") */
-    d.x_dtype = d.w_dtype = cli_fp8_dtype(a->arch);
+  /* fp8: the arch's native format (docs/api.md "fp8 formats") */
+  if (cli_conv_dtypes(a->dtype, o->y_dtype, a->arch, &d))
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s, --y-dtype %s: see above", a->dtype ? a->dtype : "(none)",
+                  o->y_dtype ? o->y_dtype : "(default)");
   d.has_bias = o->bias;
   d.groups = o->groups ? (int64_t)o->groups : 1;
   d.x_layout = o->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
@@ -239,7 +242,7 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
 
 static const dump_op dump_ops[] = {
   {"transpose", "N,C,S", 3, "bf16|fp8|bf16-fp8|bf16-fp8q|fn-fnuz", NULL, 0, 0, NULL, transpose_plans},
-  {"conv", "N,C,D,H,W,K,T,R,S", 9, "bf16", conv_opt_defs, 1, sizeof(conv_opts), conv_set_opt, conv_plans},
+  {"conv", "N,C,D,H,W,K,T,R,S", 9, "bf16|f16|fp8", conv_opt_defs, 1, sizeof(conv_opts), conv_set_opt, conv_plans},
 };
 #define DUMP_NOPS ((int)(sizeof dump_ops / sizeof dump_ops[0]))
 

@@ -34,7 +34,7 @@ void run_usage(FILE *f) {
   cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(f,
           "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
-          "                   [--dtype bf16|fp8] [--shape LIST] [--stride LIST] [--pad LIST]\n"
+          "                   [--dtype bf16|f16|fp8] [--y-dtype bf16|f16|f32] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
           "                   [--<knob> V]... [--stats]\n"
@@ -49,14 +49,17 @@ void run_usage(FILE *f) {
           "  --layout  conv: x and y NCDHW (default) or NDHWC (channels-last, read/written in place);\n"
           "            X,Y for mixed (ndhwc,ncdhw)\n"
           "  --groups  conv: grouped conv, G divides C and K (w is K x C/G x T x R x S)\n"
-          "  --dtype   conv: fp8 = x and w in the arch's native E4M3 format (gfx950 E4M3FN,\n"
-          "            gfx942 E4M3FNUZ), y bf16; transpose: fp8 = E4M3FN bytes, moved unchanged\n"
+          "  --dtype   conv: x and w bf16 (y bf16), f16 (y f16), or fp8 = the arch's native E4M3\n"
+          "            format (gfx950 E4M3FN, gfx942 E4M3FNUZ; y bf16); transpose: the elements\n"
+          "            moved unchanged (fp8 = E4M3FN bytes)\n"
+          "  --y-dtype conv: y (and a residual z) in f32 instead (no final rounding), or the\n"
+          "            inputs' own 16-bit type (the default)\n"
           "  --fp8-format fn|fnuz   conv fp8 tensors in that format instead (fn on gfx942: mapped\n"
           "            exactly by the pre-pass; fnuz on gfx950 is refused)\n"
           "  --x-scale S, --w-scale S   fp8 per-tensor dequantization scales (y = acc*S_x*S_w + bias)\n"
           "  --alpha S|k  fp8: the per-tensor dequantization factor alpha = S (as --x-scale S), or k:\n"
           "            per-output-channel weight scales too (random, args.scale)\n"
-          "  --residual    fused epilogue: + beta * z, z a random bf16 tensor shaped like y\n"
+          "  --residual    fused epilogue: + beta * z, z a random tensor shaped and typed like y\n"
           "  --beta B      z's factor (default 1)\n"
           "  --act identity|relu|silu|gelu   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
           "  --kind    fwd (default): y from x; bwd-data: dx from a dy of the forward output's shape\n"
@@ -104,6 +107,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(o, "--op")) { CLI_VALUE(&c, v); a->op = v; a->op_given = 1; }
     else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
     else if (!strcmp(o, "--dtype")) { CLI_VALUE(&c, v); a->dtype = v; }
+    else if (!strcmp(o, "--y-dtype")) { CLI_VALUE(&c, v); a->y_dtype = v; }
     else if (!strcmp(o, "--shape")) {
       CLI_VALUE(&c, v);
       if ((a->nshape = cli_list(o, v, a->shape, 1, 9, 0, CLI_MAX_EXTENT)) < 0) return -1;
@@ -163,8 +167,15 @@ static int parse_args(int argc, char **argv, run_args *a) {
     fprintf(stderr, "convjit-run: --kind %s: a conv's (--op conv)\n", cj_conv_kind_of(a->prob.kind)->tool);
     return -1;
   }
-  if (a->dtype && strcmp(a->dtype, "bf16") && strcmp(a->dtype, "fp8")) {
-    fprintf(stderr, "convjit-run: --dtype %s: bf16 or fp8\n", a->dtype);
+  if (a->y_dtype && a->prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) {
+    fprintf(stderr, "convjit-run: --y-dtype %s: backward weight reads dy in --dtype and writes dw in --dw-dtype\n",
+            a->y_dtype);
+    return -1;
+  }
+  convjit_conv_desc dt = convjit_conv_desc_default(); /* the names checked once, here (cli.c) */
+  if (a->dtype && cli_conv_dtypes(a->dtype, a->y_dtype, NULL, &dt)) return -1;
+  if (a->y_dtype && strcmp(a->op, "conv")) {
+    fprintf(stderr, "convjit-run: --y-dtype %s: a conv option (--op is %s)\n", a->y_dtype, a->op);
     return -1;
   }
   if (strcmp(a->device, "auto") && strcmp(a->device, "emu") && strcmp(a->device, "hip")) {
@@ -215,7 +226,7 @@ int main(int argc, char **argv) {
     a.check = 1; /* the default job always checks itself */
     if (!strcmp(a.op, "conv")) default_conv(&a);
     else default_transpose(&a);
-    if (!a.dtype && a.prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) a.dtype = "bf16"; /* backward weight: bf16 only */
+    if (!a.dtype && a.prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) a.dtype = "bf16"; /* backward weight: no fp8 gradients */
     if (!a.dtype) {
       ja[1] = a;
       ja[1].dtype = "bf16";

@@ -47,9 +47,9 @@ static void usage(FILE *f) {
           "                    [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
           "                    [--dw-dtype f32] [--nondeterministic]\n"
           "       convjit-tune (--export FILE | --import FILE | --count | --clear) [--cache-dir DIR]\n"
-          "  shapes: one conv per line, \"conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= bias\n"
-          "          wgrad atomic]\"; wgrad (or --kind bwd-weight): its backward-weight problem (dw; db with bias;\n"
-          "          atomic: fp32 atomics across blocks), whose tuning rows are its kind's own\n"
+          "  shapes: one conv per line, \"conv <arch|-> <bf16|f16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= y= bias\n"
+          "          wgrad atomic]\"; wgrad (or --kind bwd-weight): its backward-weight problem (dw in the dtype;\n"
+          "          db with bias; atomic: fp32 atomics across blocks), whose tuning rows are its kind's own\n"
           "  --device emu ranks candidates by the bounds model: every figure is MODELLED, and nothing is\n"
           "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n"
           "  --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic: every shape's (the shape is\n"
@@ -162,6 +162,7 @@ static int parse_shape(const char *line, const char *arch, const cli_problem *pr
   }
   *d = cli_conv_desc(&s);
   d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
+  d->y_dtype = (convjit_dtype)cj_conv_y_dtype(&g); /* y=: f32, else the dtype's own */
   d->has_bias = bias;
   if (g.wgrad_atomic && !g.wgrad) {
     fprintf(stderr, "convjit-tune: shapes line %d: atomic is a backward-weight option (wgrad)\n", lineno);
@@ -180,13 +181,14 @@ static uint64_t rng(uint64_t *s) { /* splitmix64: reproducible inputs */
   return z ^ (z >> 31);
 }
 
-/* Random finite values: bf16 in [-1, 1); fp8 bytes with the top exponent
- * bit clear (never a NaN code in either E4M3 flavour). */
-static void fill(void *h, size_t n, size_t eb, uint64_t *seed) {
+/* Random finite values: bf16 or f16 in [-1, 1); fp8 bytes with the top
+ * exponent bit clear (never a NaN code in either E4M3 flavour). */
+static void fill(void *h, size_t n, convjit_dtype t, uint64_t *seed) {
   for (size_t i = 0; i < n; i++) {
     uint64_t r = rng(seed);
-    if (eb == 1) ((uint8_t *)h)[i] = (uint8_t)(r & 0x77);
-    else ((uint16_t *)h)[i] = cj_f32_to_bf16_rne((float)((r >> 40) * (2.0 / 16777216.0) - 1.0));
+    float v = (float)((r >> 40) * (2.0 / 16777216.0) - 1.0);
+    if (cj_dtype_bytes(t) == 1) ((uint8_t *)h)[i] = (uint8_t)(r & 0x77);
+    else ((uint16_t *)h)[i] = t == CONVJIT_DTYPE_F16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v);
   }
 }
 
@@ -227,9 +229,9 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
     if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
     if (ws_all) CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
     uint64_t seed = 1;
-    fill(h, nx, eb, &seed);
+    fill(h, nx, p->x_dtype, &seed);
     CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
-    fill(h, ny, eb, &seed);
+    fill(h, ny, p->y_dtype, &seed);
     CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dy, h, ny * eb, NULL));
     args.x = dx, args.dy = dy, args.dw = dw, args.db = db, args.workspace = dws, args.workspace_bytes = ws_all;
     goto tune;
@@ -237,12 +239,12 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
   CLI_TRY_QUIET(convjit_malloc(ctx, nw * eb, &dw));
   CLI_TRY_QUIET(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
-  CLI_TRY_QUIET(convjit_malloc(ctx, ny * 2, &dy));
+  CLI_TRY_QUIET(convjit_malloc(ctx, ny * cj_dtype_bytes(p->y_dtype), &dy));
   CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
   uint64_t seed = 1;
-  fill(h, nx, eb, &seed);
+  fill(h, nx, p->x_dtype, &seed);
   CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
-  fill(h, nw, eb, &seed);
+  fill(h, nw, p->w_dtype, &seed);
   CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
   if (!pw) CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
   if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {

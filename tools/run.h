@@ -13,6 +13,7 @@
 
 typedef struct run_args {
   const char *device, *op, *arch, *dtype;
+  const char *y_dtype;     /* --y-dtype: NULL = the inputs' own (bf16, or f16 for f16) */
   int64_t shape[9];        /* --shape as given: 9, 7 or 5 values (conv), 3 (transpose) */
   int nshape;
   int64_t stride[3], dil[3], pad[6]; /* --stride, --dilation, --pad as given (cli_shape_dims) */

@@ -42,20 +42,21 @@ int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan **plan_o
     fprintf(stderr, "convjit-run: --op transpose needs --shape N,C,S\n");
     return -2;
   }
-  convjit_transpose_desc td = {sizeof td, a->shape[0], a->shape[1], a->shape[2],
-                               !strcmp(a->dtype, "bf16") ? CONVJIT_DTYPE_BF16 : CONVJIT_DTYPE_FP8_E4M3FN};
+  convjit_conv_desc dt = convjit_conv_desc_default(); /* fp8 = E4M3FN bytes: moved, not read */
+  if (cli_conv_dtypes(a->dtype, NULL, NULL, &dt)) return -2;
+  convjit_transpose_desc td = {sizeof td, a->shape[0], a->shape[1], a->shape[2], dt.x_dtype};
   double t0 = cj_now_ms();
   PLAN_TRY(convjit_plan_create_transpose(ctx, &td, plan_out));
   r->plan_ms = cj_now_ms() - t0;
   run_collect_kernels(*plan_out, r);
-  int eb = td.dtype == CONVJIT_DTYPE_BF16 ? 2 : 1;
+  int eb = (int)tool_dtype_bytes(td.dtype);
   size_t n = (size_t)(td.n * td.c * td.s), bytes = n * (size_t)eb;
   hx = malloc(bytes);
   hy = malloc(bytes);
   href = malloc(bytes);
   if (!hx || !hy || !href) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
   uint64_t seed = a->seed;
-  tool_fill_random(hx, NULL, n, eb, CJ_NF_E4M3FN, &seed);
+  tool_fill_random(hx, NULL, n, td.dtype, &seed);
   CLI_TRY(convjit_malloc(ctx, bytes, &dx));
   CLI_TRY(convjit_malloc(ctx, bytes, &dy));
   CLI_TRY(convjit_memcpy_h2d(ctx, dx, hx, bytes, NULL));
@@ -72,8 +73,7 @@ int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan **plan_o
     r->nout = n;
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
-      float got = eb == 2 ? cj_bf16_to_f32(((uint16_t *)hy)[i]) : cj_fp8_to_f32(((uint8_t *)hy)[i], CJ_NF_E4M3FN);
-      float want = eb == 2 ? cj_bf16_to_f32(((uint16_t *)href)[i]) : cj_fp8_to_f32(((uint8_t *)href)[i], CJ_NF_E4M3FN);
+      float got = tool_decode(hy, i, td.dtype), want = tool_decode(href, i, td.dtype);
       if (memcmp((char *)hy + i * eb, (char *)href + i * eb, (size_t)eb)) bad++;
       double d = fabs((double)got - want);
       if (!(d <= r->max_abs)) r->max_abs = isnan(d) ? INFINITY : d;
@@ -98,18 +98,15 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
       cli_shape_dims(&s, a->stride, a->nstride, a->dil, a->ndil, a->pad, a->npad))
     return -1;
   *d = cli_conv_desc(&s);
-  if (!strcmp(a->dtype, "fp8")) { /* the arch's native fp8 flavour unless --fp8-format */
-    d->x_dtype = d->w_dtype = a->fp8_format ? (!strcmp(a->fp8_format, "fnuz") ? CONVJIT_DTYPE_FP8_E4M3FNUZ
-                                                                               : CONVJIT_DTYPE_FP8_E4M3FN)
-                                            : cli_fp8_dtype(cj_arch_from_name(arch));
-  }
+  if (cli_conv_dtypes(a->dtype, a->y_dtype, cj_arch_from_name(arch), d)) return -1;
+  if (!strcmp(a->dtype, "fp8") && a->fp8_format) /* the arch's native fp8 flavour unless --fp8-format */
+    d->x_dtype = d->w_dtype = !strcmp(a->fp8_format, "fnuz") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
   if ((a->fp8_format || a->x_scale || a->w_scale || a->channel_scale) && strcmp(a->dtype, "fp8")) {
     fprintf(stderr, "convjit-run: --fp8-format, --x-scale, --w-scale and --alpha need --dtype fp8\n");
     return -1;
   }
   d->x_scale = (float)a->x_scale;
   d->w_scale = (float)a->w_scale;
-  d->y_dtype = CONVJIT_DTYPE_BF16;
   d->has_bias = a->bias;
   d->groups = a->groups;
   d->x_layout = a->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
@@ -133,8 +130,8 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
  * one reduction order). Returns the (channel, chunk) slices that differ
  * from the whole bit for bit in *bad, or a convjit status. */
 static int run_stream(convjit_context *ctx, const run_args *a, const convjit_conv_desc *dwhole,
-                      const convjit_plan *whole, const void *hx, const uint16_t *hz, const void *dw, const void *db,
-                      const void *dsc, const uint16_t *hy_whole, int *bad) {
+                      const convjit_plan *whole, const void *hx, const uint8_t *hz, const void *dw, const void *db,
+                      const void *dsc, const uint8_t *hy_whole, int *bad) {
   int rc = 0;
   const cj_conv_problem *p = cj_plan_problem(whole);
   cj_conv_opts o = {0};
@@ -146,16 +143,17 @@ static int run_stream(convjit_context *ctx, const run_args *a, const convjit_con
                        .sched = c->sched, .k_bytes = c->tile_k * c->elem_bytes, .prefetch = c->prefetch ? 2 : 1};
   }
   const size_t eb = tool_dtype_bytes(p->x_dtype), plane = (size_t)(p->h * p->w), oplane = (size_t)(p->oh * p->ow);
+  const size_t yb = tool_dtype_bytes(p->y_dtype); /* y's and z's (z is in y's dtype) */
   const int64_t P = p->pad_lo[0], D = p->d;
   convjit_plan *pl[2] = {NULL, NULL}; /* [0] without x_prev (first chunk), [1] with; rebuilt per chunk length */
   void *dxc = NULL, *dprev = NULL, *dzc = NULL, *dyc = NULL, *dws = NULL, *dwp = NULL;
   uint8_t *hc = malloc((size_t)(p->c * D * plane) * eb), *hprev = malloc((size_t)(p->c * P * plane) * eb);
-  uint16_t *hyc = malloc((size_t)(p->k * p->od * oplane) * 2), *hzc = malloc((size_t)(p->k * p->od * oplane) * 2);
+  uint8_t *hyc = malloc((size_t)(p->k * p->od * oplane) * yb), *hzc = malloc((size_t)(p->k * p->od * oplane) * yb);
   if (!hc || !hprev || !hyc || !hzc) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
   CLI_TRY(convjit_malloc(ctx, (size_t)(p->c * D * plane) * eb, &dxc));
   CLI_TRY(convjit_malloc(ctx, (size_t)(p->c * P * plane) * eb, &dprev));
-  CLI_TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * 2, &dyc));
-  if (hz) CLI_TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * 2, &dzc));
+  CLI_TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * yb, &dyc));
+  if (hz) CLI_TRY(convjit_malloc(ctx, (size_t)(p->k * p->od * oplane) * yb, &dzc));
   *bad = 0;
   int64_t f0 = 0;
   for (int ci = 0; ci < a->nchunks; ci++) {
@@ -189,18 +187,19 @@ static int run_stream(convjit_context *ctx, const run_args *a, const convjit_con
     CLI_TRY(convjit_memcpy_h2d(ctx, dprev, hprev, (size_t)(p->c * P) * plane * eb, NULL));
     if (hz) {
       for (int64_t k = 0; k < p->k; k++)
-        memcpy(hzc + (size_t)(k * fc) * oplane, hz + (size_t)(k * p->od + f0) * oplane, (size_t)fc * oplane * 2);
-      CLI_TRY(convjit_memcpy_h2d(ctx, dzc, hzc, (size_t)(p->k * fc) * oplane * 2, NULL));
+        memcpy(hzc + (size_t)(k * fc) * oplane * yb, hz + (size_t)(k * p->od + f0) * oplane * yb,
+               (size_t)fc * oplane * yb);
+      CLI_TRY(convjit_memcpy_h2d(ctx, dzc, hzc, (size_t)(p->k * fc) * oplane * yb, NULL));
     }
     convjit_conv_args ca = convjit_conv_args_default();
     ca.x = dxc, ca.x_prev = ci ? dprev : NULL, ca.w_packed = dwp, ca.bias = db, ca.scale = dsc, ca.residual = dzc;
     ca.x_prev_bytes = ci ? (size_t)(p->c * P) * plane * eb : 0;
     ca.y = dyc, ca.workspace = dws, ca.workspace_bytes = ws;
     CLI_TRY(convjit_conv_forward(pl[0], &ca, NULL));
-    CLI_TRY(convjit_memcpy_d2h(ctx, hyc, dyc, (size_t)(p->k * fc) * oplane * 2, NULL));
+    CLI_TRY(convjit_memcpy_d2h(ctx, hyc, dyc, (size_t)(p->k * fc) * oplane * yb, NULL));
     for (int64_t k = 0; k < p->k; k++)
-      if (memcmp(hyc + (size_t)(k * fc) * oplane, hy_whole + (size_t)(k * p->od + f0) * oplane,
-                 (size_t)fc * oplane * 2))
+      if (memcmp(hyc + (size_t)(k * fc) * oplane * yb, hy_whole + (size_t)(k * p->od + f0) * oplane * yb,
+                 (size_t)fc * oplane * yb))
         (*bad)++;
     f0 += fc;
   }
@@ -216,11 +215,14 @@ done:
 int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out, run_result *r) {
   int rc = 0;
   convjit_conv_desc d;
-  if (run_conv_desc(a, arch, &d)) return -2; /* usage */
+  if (run_conv_desc(a, arch, &d)) { /* a bad combination of options (printed): usage */
+    run_usage(stderr);
+    return -2;
+  }
   void *hx = NULL, *hw = NULL, *hy = NULL;
   float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL, *fz = NULL, *fs = NULL;
   void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *dz = NULL, *dsc = NULL;
-  uint16_t *hz = NULL;
+  uint8_t *hz = NULL; /* z, in y's dtype */
   convjit_event *e0 = NULL, *e1 = NULL;
   double t0 = cj_now_ms();
   cj_conv_opts forced = a->forced;
@@ -248,22 +250,23 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
   size_t nx = bwd ? nys : nxs, nw = (size_t)(p->k * (p->c / p->groups) * p->t * p->r * p->s);
   size_t ny = bwd ? nxs : nys;
   const int64_t nch = bwd ? p->c : p->k;
-  size_t ebx = tool_dtype_bytes(bwd ? p->y_dtype : p->x_dtype), eby = tool_dtype_bytes(bwd ? p->x_dtype : p->y_dtype);
+  const convjit_dtype in_dt = bwd ? p->y_dtype : p->x_dtype, out_dt = bwd ? p->x_dtype : p->y_dtype;
+  size_t ebx = tool_dtype_bytes(in_dt), eby = tool_dtype_bytes(out_dt);
   cj_nf_fp8 fmt = p->x_dtype == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
   hx = malloc(nx * ebx); hw = malloc(nw * ebx); hy = malloc(ny * eby);
   fx = malloc(nx * sizeof *fx); fw = malloc(nw * sizeof *fw); fb = malloc((size_t)nch * sizeof *fb);
   if (!hx || !hw || !hy || !fx || !fw || !fb) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
   uint64_t seed = a->seed;
-  tool_fill_random(hx, fx, nx, (int)ebx, fmt, &seed);
-  tool_fill_random(hw, fw, nw, (int)ebx, fmt, &seed);
+  tool_fill_random(hx, fx, nx, in_dt, &seed);
+  tool_fill_random(hw, fw, nw, p->w_dtype, &seed);
   for (int64_t i = 0; i < nch; i++) fb[i] = tool_rng_unit(&seed);
-  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL)) { /* z: bf16 in [-1, 1), y's shape */
-    hz = malloc(ny * sizeof *hz);
+  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL)) { /* z: in [-1, 1), the output's shape and dtype */
+    hz = malloc(ny * eby);
     fz = malloc(ny * sizeof *fz);
     if (!hz || !fz) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
-    tool_fill_random(hz, fz, ny, 2, fmt, &seed);
-    CLI_TRY(convjit_malloc(ctx, ny * 2, &dz));
-    CLI_TRY(convjit_memcpy_h2d(ctx, dz, hz, ny * 2, NULL));
+    tool_fill_random(hz, fz, ny, out_dt, &seed);
+    CLI_TRY(convjit_malloc(ctx, ny * eby, &dz));
+    CLI_TRY(convjit_memcpy_h2d(ctx, dz, hz, ny * eby, NULL));
   }
   if (cj_epi_has(&p->epi, CJ_EPI_SCALE)) { /* scale[k] in [0.5, 1.5), 5 significant bits */
     fs = malloc((size_t)p->k * sizeof *fs);
@@ -335,18 +338,17 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
     uint64_t products = (uint64_t)((bwd ? p->k : p->c) / p->groups * p->t * p->r * p->s);
     const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
                                  .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
-    int y_bf16 = (bwd ? p->x_dtype : p->y_dtype) == CONVJIT_DTYPE_BF16;
     const uint32_t up[3] = {p->upsample[0] ? 2u : 1u, p->upsample[1] ? 2u : 1u, p->upsample[2] ? 2u : 1u};
     const int upsampled = up[0] * up[1] * up[2] > 1;
     if (bwd) { /* the transposed conv, scattered from the definition (ref_conv.h) */
       const uint32_t op[3] = {(uint32_t)p->output_padding[0], (uint32_t)p->output_padding[1],
                               (uint32_t)p->output_padding[2]};
       CLI_TRY(cj_ref_conv_bwd_data(&sh, &ext, op, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
-      r->tol = cj_ref_conv_bound(products, y_bf16, 0);
+      r->tol = cj_ref_conv_bound(products, out_dt, 0);
       r->bound = "cj_ref_conv_bound";
     } else if (upsampled && ebx == 2) { /* the conv of x read at floor(u / 2) (ref_conv.h) */
       CLI_TRY(cj_ref_conv_upsample(&sh, &ext, up, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
-      r->tol = cj_ref_conv_bound(products, y_bf16, 0);
+      r->tol = cj_ref_conv_bound(products, out_dt, 0);
       r->bound = "cj_ref_conv_bound";
     } else if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
       float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
@@ -370,11 +372,11 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
       free(xu);
       CLI_TRY(rs);
       double smax = p->x_scale > sw * 1.5 ? p->x_scale : sw * 1.5; /* scale[k] < 1.5 */
-      r->tol = cj_ref_conv_bound_fp8(products, y_bf16, smax);
+      r->tol = cj_ref_conv_bound_fp8(products, p->y_dtype, smax);
       r->bound = "cj_ref_conv_bound_fp8";
     } else {
       CLI_TRY(cj_ref_conv_fwd_ext(&sh, &ext, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
-      r->tol = cj_ref_conv_bound(products, y_bf16, 0);
+      r->tol = cj_ref_conv_bound(products, p->y_dtype, 0);
       r->bound = "cj_ref_conv_bound";
     }
     if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) { /* the fused epilogue on top (ref_epi.h) */
@@ -383,7 +385,7 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
       r->bound = p->x_dtype == p->w_dtype && ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
                                                        : "cj_ref_conv_bound + cj_ref_epi_apply";
     }
-    for (size_t i = 0; i < ny; i++) got[i] = tool_decode(hy, i, p->y_dtype);
+    for (size_t i = 0; i < ny; i++) got[i] = tool_decode(hy, i, out_dt);
     cj_ref_cmp cmp;
     cj_ref_conv_check(got, ref, refabs, ny, r->tol, &cmp);
     r->checked = 1;
@@ -403,7 +405,7 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
   }
   if (a->nchunks) { /* chunked with x_prev vs the whole, bit for bit */
     int bad = 0;
-    rc = run_stream(ctx, a, &d, *plan_out, hx, hz, dw, db, dsc, hy, &bad);
+    rc = run_stream(ctx, a, &d, *plan_out, hx, hz, dw, db, dsc, (const uint8_t *)hy, &bad);
     if (rc) goto done;
     int ok = bad == 0;
     size_t used = strlen(r->note);

@@ -131,7 +131,9 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
     printf("op       transpose NCDHW -> NDHWC (the conv's activation layout)\n");
     printf("shape    N,C,S %lld,%lld,%lld (S = D*H*W)\n", (long long)a->shape[0], (long long)a->shape[1],
            (long long)a->shape[2]);
-    const char *t = !strcmp(a->dtype, "bf16") ? "bf16" : cj_dtype_name(CONVJIT_DTYPE_FP8_E4M3FN); /* run_transpose's */
+    convjit_conv_desc dt = convjit_conv_desc_default(); /* run_transpose's dtype (fp8: E4M3FN bytes) */
+    (void)cli_conv_dtypes(a->dtype, NULL, NULL, &dt);
+    const char *t = cj_dtype_name(dt.x_dtype);
     printf("dtypes   x %s, y %s\n", t, t);
     return;
   }

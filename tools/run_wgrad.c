@@ -1,4 +1,4 @@
-/* convjit-run's backward-weight job (run.h): x and dy random bf16 in
+/* convjit-run's backward-weight job (run.h): x and dy random in --dtype (bf16, f16) in
  * [-1, 1), dw (and db with --bias) through convjit_conv_execute on the
  * context's device, twice with garbage in dw and the workspace before each
  * run: the second run's bytes must equal the first's (the deterministic
@@ -61,8 +61,8 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
     goto done;
   }
   uint64_t seed = a->seed;
-  tool_fill_random(hx, fx, nx, (int)ebx, CJ_NF_E4M3FN, &seed);
-  tool_fill_random(hdy, fdy, ny, (int)ebx, CJ_NF_E4M3FN, &seed);
+  tool_fill_random(hx, fx, nx, p->x_dtype, &seed);
+  tool_fill_random(hdy, fdy, ny, p->y_dtype, &seed);
   size_t ws = 0;
   CLI_TRY(convjit_plan_workspace_size(*plan_out, &ws));
   r->workspace_bytes = ws;
@@ -101,10 +101,10 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
     if (db_on) CLI_TRY(cj_ref_conv_bwd_bias(&sh, &ext, fdy, want + nw, mag + nw));
     for (size_t i = 0; i < nw; i++) got[i] = tool_decode(hdw, i, p->w_dtype);
     for (size_t i = nw; i < nout; i++) got[i] = hdb[i - nw];
-    /* db is fp32 (no output rounding): its bound is dw's without the bf16
+    /* db is fp32 (no output rounding): its bound is dw's without the 16-bit rounding
      * term, so checking it against dw's (the looser) bound still requires
      * the same accumulation error */
-    r->tol = cj_ref_conv_bwd_bound((uint64_t)(p->n * p->od * p->oh * p->ow), p->w_dtype != CONVJIT_DTYPE_F32);
+    r->tol = cj_ref_conv_bwd_bound((uint64_t)(p->n * p->od * p->oh * p->ow), p->w_dtype);
     r->bound = "cj_ref_conv_bwd_bound";
     cj_ref_cmp cmp;
     cj_ref_conv_check(got, want, mag, nout, r->tol, &cmp);

@@ -11,13 +11,17 @@ uint64_t tool_rng_next(uint64_t *s) {
 
 float tool_rng_unit(uint64_t *s) { return (float)((tool_rng_next(s) >> 40) * (2.0 / 16777216.0) - 1.0); }
 
-void tool_fill_random(void *dst, float *vals, size_t n, int eb, cj_nf_fp8 fmt, uint64_t *seed) {
+void tool_fill_random(void *dst, float *vals, size_t n, convjit_dtype t, uint64_t *seed) {
+  const cj_nf_fp8 fmt = tool_fp8_format(t);
   for (size_t i = 0; i < n; i++) {
     float f = tool_rng_unit(seed);
-    if (eb == 2) {
-      uint16_t h = cj_f32_to_bf16_rne(f);
+    if (t == CONVJIT_DTYPE_F32) {
+      ((float *)dst)[i] = f;
+      if (vals) vals[i] = f;
+    } else if (tool_dtype_bytes(t) == 2) {
+      uint16_t h = t == CONVJIT_DTYPE_F16 ? cj_f32_to_f16_rne(f) : cj_f32_to_bf16_rne(f);
       ((uint16_t *)dst)[i] = h;
-      if (vals) vals[i] = cj_bf16_to_f32(h);
+      if (vals) vals[i] = tool_decode(dst, i, t);
     } else {
       uint8_t b = cj_f32_to_fp8_rne(f, fmt, 1);
       ((uint8_t *)dst)[i] = b;
@@ -29,13 +33,14 @@ void tool_fill_random(void *dst, float *vals, size_t n, int eb, cj_nf_fp8 fmt, u
 float tool_decode(const void *p, size_t i, convjit_dtype t) {
   switch (t) {
   case CONVJIT_DTYPE_BF16: return cj_bf16_to_f32(((const uint16_t *)p)[i]);
+  case CONVJIT_DTYPE_F16: return cj_f16_to_f32(((const uint16_t *)p)[i]);
   case CONVJIT_DTYPE_F32: return ((const float *)p)[i];
   case CONVJIT_DTYPE_FP8_E4M3FNUZ: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FNUZ);
   default: return cj_fp8_to_f32(((const uint8_t *)p)[i], CJ_NF_E4M3FN);
   }
 }
 
-size_t tool_dtype_bytes(convjit_dtype t) { return t == CONVJIT_DTYPE_F32 ? 4 : t == CONVJIT_DTYPE_BF16 ? 2 : 1; }
+size_t tool_dtype_bytes(convjit_dtype t) { return cj_dtype_bytes(t); }
 
 int tool_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
 

@@ -15,9 +15,10 @@
 uint64_t tool_rng_next(uint64_t *s);
 /* Uniform in [-1, 1) on a 2^-23 grid. */
 float tool_rng_unit(uint64_t *s);
-/* n random elements in [-1, 1) of elem_bytes 2 (bf16) or 1 (fp8 of fmt,
- * saturated), and their exact float values in vals (may be NULL). */
-void tool_fill_random(void *dst, float *vals, size_t n, int elem_bytes, cj_nf_fp8 fmt, uint64_t *seed);
+/* n random elements in [-1, 1) of dtype t (bf16 or f16 RNE, fp8
+ * saturated, f32 as drawn), and their exact float values in vals (may be
+ * NULL). */
+void tool_fill_random(void *dst, float *vals, size_t n, convjit_dtype t, uint64_t *seed);
 /* Element i of an array of dtype t, as a float (exact). */
 float tool_decode(const void *p, size_t i, convjit_dtype t);
 size_t tool_dtype_bytes(convjit_dtype t);

@@ -81,7 +81,8 @@ typedef enum convjit_dtype {
   CONVJIT_DTYPE_BF16 = 1,
   CONVJIT_DTYPE_FP8_E4M3FN = 2,   /* OCP fp8 (gfx950 native) */
   CONVJIT_DTYPE_FP8_E4M3FNUZ = 3, /* gfx942 native fp8 */
-  CONVJIT_DTYPE_F32 = 4
+  CONVJIT_DTYPE_F32 = 4,
+  CONVJIT_DTYPE_F16 = 5           /* IEEE binary16 (docs/api.md "Dtypes") */
 } convjit_dtype;
 
 /* The fused epilogue's activation, applied last (docs/api.md "Fused
@@ -191,8 +192,11 @@ CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, 
  * ignored. A valid descriptor that no kernel handles yet gives
  * CONVJIT_ERR_UNSUPPORTED with the reason, never a wrong answer.
  *
- * Dtypes (docs/api.md "fp8 formats"): x and w both bf16 compute in bf16.
- * When either is fp8 the conv computes in fp8 and gives bf16
+ * Dtypes (docs/api.md "Dtypes", "fp8 formats"): x and w both bf16 compute
+ * in bf16, both f16 in f16 (f16 beside another dtype: UNSUPPORTED), with
+ * fp32 accumulation; y_dtype is the inputs' 16-bit type (round to nearest
+ * even; f16 past 65504 is inf) or f32 (no final rounding).
+ * When either is fp8 the conv computes in fp8 and gives bf16 (or f32)
  *   y = acc * x_scale * w_scale * scale[k] + bias[k]
  * (scale[k] only with has_channel_scale): an fp8 operand may be either
  * E4M3 flavour (E4M3FN is mapped exactly on gfx942; E4M3FNUZ on gfx950 is
@@ -211,7 +215,7 @@ typedef struct convjit_conv_desc {
   int64_t pad_hi[3];       /* padding after, >= 0 */
   int64_t dilation[3];     /* >= 1 */
   int64_t groups;          /* >= 1, divides c and k; w is k x c/groups x T x R x S (PyTorch). c/groups must be
-                              a multiple of 8 (bf16) / 16 (fp8); depthwise (c/groups = 1): UNSUPPORTED */
+                              a multiple of 8 (bf16, f16) / 16 (fp8); depthwise (c/groups = 1): UNSUPPORTED */
   convjit_dtype x_dtype, w_dtype, y_dtype;
   convjit_layout x_layout, y_layout;
   int has_bias;            /* 1: fp32 bias of k elements */
@@ -220,8 +224,8 @@ typedef struct convjit_conv_desc {
   int has_channel_scale;   /* 1: convjit_conv_args.scale, fp32 x k weight scales (fp8 w only) */
   /* Fused epilogue, cuDNN's ConvBiasActivation form (docs/api.md):
    *   y = act(alpha * conv(x, w) + beta * z + bias)
-   * alpha the fp8 dequantization above (1 for bf16), z = args.residual (bf16,
-   * y's shape and layout). Appended after has_channel_scale: a struct_size
+   * alpha the fp8 dequantization above (1 for bf16 and f16), z = args.residual
+   * (y's dtype, shape and layout). Appended after has_channel_scale: a struct_size
    * without them reads as no residual, beta 1, identity. */
   int has_residual;        /* 1: convjit_conv_args.residual is read */
   float beta;              /* z's factor, finite (0 = 1.0; a plan constant) */
@@ -350,7 +354,7 @@ CONVJIT_API convjit_status convjit_conv_desc_from_transpose(const convjit_conv_t
 
 /* ---- transpose (layout op) descriptor -------------------------------------
  * y[n][s][c] = x[n][c][s]: NCDHW -> NDHWC with s = D*H*W, element bytes from
- * dtype (bf16: 2; fp8 either flavour: 1). The pre-pass of the conv kernels,
+ * dtype (bf16, f16: 2; fp8 either flavour: 1). The pre-pass of the conv kernels,
  * reachable on its own. */
 typedef struct convjit_transpose_desc {
   size_t struct_size;   /* sizeof(convjit_transpose_desc) */
@@ -406,7 +410,7 @@ typedef struct convjit_conv_args {
   const void *x;          /* input activations (N,C,D,H,W, x_dtype) */
   const void *w_packed;   /* written by convjit_weight_pack */
   const void *bias;       /* fp32, k elements; NULL unless the descriptor has_bias */
-  const void *residual;   /* z: bf16 shaped like y, beta * z added before the bias; NULL unless has_residual */
+  const void *residual;   /* z: y's dtype and shape, beta * z added before the bias; NULL unless has_residual */
   const void *scale;      /* fp32 per output channel; NULL unless the descriptor has_channel_scale */
   void *y;                /* output (N,K,Do,Ho,Wo, y_dtype) */
   void *workspace;        /* workspace_bytes of scratch (may be NULL when the plan needs 0) */

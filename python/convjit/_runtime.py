@@ -224,10 +224,10 @@ class Context:
 
 
 _NAMES = {"x_dtype": {_lib.DTYPE_BF16: "bf16", _lib.DTYPE_FP8_E4M3FN: "fp8_e4m3fn",
-                      _lib.DTYPE_FP8_E4M3FNUZ: "fp8_e4m3fnuz"},
+                      _lib.DTYPE_FP8_E4M3FNUZ: "fp8_e4m3fnuz", _lib.DTYPE_F16: "f16", _lib.DTYPE_F32: "f32"},
           "x_layout": {_lib.LAYOUT_NCDHW: "ncdhw", _lib.LAYOUT_NDHWC: "ndhwc"},
           "act": {_lib.ACT_RELU: "relu", _lib.ACT_SILU: "silu", _lib.ACT_GELU_TANH: "gelu_tanh"}}
-_NAMES["w_dtype"], _NAMES["y_layout"] = _NAMES["x_dtype"], _NAMES["x_layout"]
+_NAMES["w_dtype"], _NAMES["y_dtype"], _NAMES["y_layout"] = _NAMES["x_dtype"], _NAMES["x_dtype"], _NAMES["x_layout"]
 
 
 def _key_text(key):

@@ -26,12 +26,14 @@ class _ConvjitConv:
     act = None       # 'relu' / 'silu' / 'gelu_tanh' applied in the epilogue; None = identity
     upsample = None  # 1 or 2 per spatial dim: the conv reads its input nearest-upsampled (patch sets it)
 
-    def forward(self, input, *, residual=None, x_prev=None, padding=None, padding_hi=None, act=None):
+    def forward(self, input, *, residual=None, x_prev=None, padding=None, padding_hi=None, act=None,
+                out_dtype=None):
         """y = act(conv(input) + bias + residual). padding/padding_hi
         override the module's padding for this call (causal: padding=(2,1,1),
         padding_hi=(0,1,1)); x_prev is the previous chunk's last padding[0]
-        frames; act overrides the module's act attribute; the upsample
-        attribute upsamples the input inside the conv."""
+        frames; act overrides the module's act attribute; out_dtype
+        (torch.float32) keeps y in fp32 (default: the weight's dtype); the
+        upsample attribute upsamples the input inside the conv."""
         pad = self.padding if padding is None else padding
         if self.padding_mode != "zeros" and self.upsample is not None:
             raise ValueError(f"convjit: padding_mode={self.padding_mode!r} with a fused upsample: the padding of "
@@ -41,15 +43,15 @@ class _ConvjitConv:
                 raise ValueError(f"convjit: padding_mode={self.padding_mode!r} with a per-call padding or x_prev: "
                                  "only zero padding can be changed per call")
             # torch pads these modes itself before its conv; so do we, then convolve unpadded
-            if input.dtype == torch.bfloat16:   # torch 1.13's CPU reflect/replicate pads lack bf16; exact via fp32
-                input = F.pad(input.float(), self._reversed_padding_repeated_twice,
-                              mode=self.padding_mode).to(torch.bfloat16)
+            if input.dtype in (torch.bfloat16, torch.float16):   # torch 1.13's CPU reflect/replicate pads lack
+                input = F.pad(input.float(), self._reversed_padding_repeated_twice,   # them; exact via fp32
+                              mode=self.padding_mode).to(input.dtype)
             else:
                 input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             pad = 0
         return ops.conv(input, self.weight, self.bias, self.stride, pad, self.dilation, self.groups,
                         padding_hi=padding_hi, residual=residual, x_prev=x_prev,
-                        act=self.act if act is None else act, upsample=self.upsample)
+                        act=self.act if act is None else act, out_dtype=out_dtype, upsample=self.upsample)
 
     def extra_repr(self):
         s = super().extra_repr()
@@ -160,27 +162,28 @@ class PatchResult:
 def _why_not(m):
     """None when convjit can run module m for some input, else the reason."""
     w = m.weight
-    if w.dtype != torch.bfloat16:
-        return (f"weight is {w.dtype}: convjit computes in bf16 or fp8; convert the model "
-                "(model.to(torch.bfloat16)) before patching")
+    if w.dtype not in ops._TORCH_16:
+        return (f"weight is {w.dtype}: convjit computes in bf16, f16 or fp8; convert the model "
+                "(model.to(torch.bfloat16) or model.half()) before patching")
     if w.device.type not in ("cpu", "cuda"):
         return f"weight on {w.device}: convjit runs CPU tensors (emulator) and ROCm tensors"
     rank = w.dim() - 2
     # The shape-independent constraints (channels per group, groups, dtypes)
     # are convjit's: ask its validator with an input just large enough.
     filt = tuple(w.shape[2:])
+    dt = ops._TORCH_16[w.dtype]
     if m.transposed:
         try:   # a one-position input: the C library states the output's extents
             d = ops.conv_transpose_desc(rank, 1, m.in_channels, m.out_channels, (1,) * rank, filt, m.stride,
                                         (0,) * rank, m.output_padding, m.dilation, m.groups,
-                                        bias=m.bias is not None)
+                                        bias=m.bias is not None, x_dtype=dt, w_dtype=dt)
         except _lib.ConvjitError as e:
             return "convjit refuses it: " + e.message
     else:
         pad = (0,) * rank if isinstance(m.padding, str) else m.padding
         d = ops.desc_of(ops.conv_key(rank, 1, m.in_channels, m.out_channels,
                                      [(f - 1) * dl + 1 for f, dl in zip(filt, m.dilation)], filt, m.stride, pad,
-                                     pad, m.dilation, m.groups, bias=m.bias is not None))
+                                     pad, m.dilation, m.groups, bias=m.bias is not None, x_dtype=dt, w_dtype=dt))
     st = _lib.load().convjit_conv_desc_validate(ctypes.byref(d))
     if st != _lib.OK:
         return "convjit refuses it: " + _lib.load().convjit_last_error().decode(errors="replace")
@@ -229,8 +232,9 @@ def patch(model):
     patched conv in an nn.Sequential becomes part of that conv (the conv
     reads its input upsampled, without the upsampled tensor; the Upsample
     becomes a FusedUpsample passing its input through). Subclasses with
-    their own forward, non-bf16 weights and shapes convjit refuses are left
-    alone. Returns a PatchResult (swapped, skipped with reasons, fused)."""
+    their own forward, weights neither bf16 nor f16 and shapes convjit
+    refuses are left alone. Returns a PatchResult (swapped, skipped with
+    reasons, fused)."""
     res = PatchResult()
     for name, m in model.named_modules():
         cls = type(m)

@@ -15,6 +15,10 @@ _TORCH_FP8 = {}
 for _name, _code in (("float8_e4m3fn", _lib.DTYPE_FP8_E4M3FN), ("float8_e4m3fnuz", _lib.DTYPE_FP8_E4M3FNUZ)):
     if hasattr(torch, _name):   # torch >= 2.1 (2.2 for fnuz); Debian 12's 1.13 has neither
         _TORCH_FP8[getattr(torch, _name)] = _code
+# the 16-bit input dtypes, and y's dtypes (the inputs' own 16-bit type or f32: convjit.h)
+_TORCH_16 = {torch.bfloat16: _lib.DTYPE_BF16, torch.float16: _lib.DTYPE_F16}
+_TORCH_Y = {torch.bfloat16: _lib.DTYPE_BF16, torch.float16: _lib.DTYPE_F16, torch.float32: _lib.DTYPE_F32}
+_Y_TORCH = {v: k for k, v in _TORCH_Y.items()}
 _ACTS = {None: _lib.ACT_IDENTITY, "identity": _lib.ACT_IDENTITY, "relu": _lib.ACT_RELU,
          "silu": _lib.ACT_SILU, "gelu_tanh": _lib.ACT_GELU_TANH}
 _CHANNELS_LAST = {5: torch.channels_last_3d, 4: torch.channels_last}
@@ -30,8 +34,8 @@ def _int64(v, name, shown=None):
 
 
 def _dtype_code(t, role, dtype):
-    if t.dtype == torch.bfloat16:
-        return _lib.DTYPE_BF16
+    if t.dtype in _TORCH_16:
+        return _TORCH_16[t.dtype]
     if t.dtype in _TORCH_FP8:
         return _TORCH_FP8[t.dtype]
     if t.dtype == torch.uint8:
@@ -40,8 +44,14 @@ def _dtype_code(t, role, dtype):
                             "dtype='fp8_e4m3fn' or dtype='fp8_e4m3fnuz'")
         return dtype
     fp8 = "torch.float8_e4m3fn/fnuz, " if _TORCH_FP8 else ""
-    raise TypeError(f"convjit: {role} dtype {t.dtype}: convjit takes torch.bfloat16 or fp8 ({fp8}or "
-                    f"torch.uint8 with dtype='fp8_e4m3fn'/'fp8_e4m3fnuz'); convert with .bfloat16()")
+    raise TypeError(f"convjit: {role} dtype {t.dtype}: convjit takes torch.bfloat16, torch.float16 or fp8 "
+                    f"({fp8}or torch.uint8 with dtype='fp8_e4m3fn'/'fp8_e4m3fnuz'); convert with .bfloat16() "
+                    "or .half()")
+
+
+def own_y_dtype(x_dtype):
+    """y's dtype when none is asked for: f16 for an f16 conv, else bf16."""
+    return _lib.DTYPE_F16 if x_dtype == _lib.DTYPE_F16 else _lib.DTYPE_BF16
 
 
 def _tuple(v, rank, name, minimum):
@@ -102,13 +112,13 @@ def _dense(t, layout, rank):
     return t.contiguous(memory_format=_CHANNELS_LAST[rank + 2])
 
 
-def _empty(shape, layout, rank, device):
+def _empty(shape, layout, rank, device, dtype):
     if layout == _lib.LAYOUT_NCDHW:
-        return torch.empty(shape, dtype=torch.bfloat16, device=device)
+        return torch.empty(shape, dtype=dtype, device=device)
     if rank == 1:
         n, k, w = shape
-        return torch.empty((n, w, k), dtype=torch.bfloat16, device=device).permute(0, 2, 1)
-    return torch.empty(shape, dtype=torch.bfloat16, device=device, memory_format=_CHANNELS_LAST[rank + 2])
+        return torch.empty((n, w, k), dtype=dtype, device=device).permute(0, 2, 1)
+    return torch.empty(shape, dtype=dtype, device=device, memory_format=_CHANNELS_LAST[rank + 2])
 
 
 def _scalar(v, name):
@@ -149,23 +159,25 @@ def _check_x_prev(x_prev, x, pad_lo):
 def conv_key(rank, n, c, k, in_, filt, stride, pad_lo, pad_hi, dilation, groups, *,
              x_dtype=_lib.DTYPE_BF16, w_dtype=_lib.DTYPE_BF16, x_layout=_lib.LAYOUT_NCDHW,
              y_layout=_lib.LAYOUT_NCDHW, bias=False, x_scale=0.0, w_scale=0.0, channel_scale=False,
-             residual=False, beta=0.0, act=_lib.ACT_IDENTITY, x_prev=False, upsample=None,
+             residual=False, beta=0.0, act=_lib.ACT_IDENTITY, x_prev=False, y_dtype=None, upsample=None,
              kind=_lib.CONV_FORWARD, output_padding=None):
     """Every field of a conv descriptor as a hashable tuple of (name, value):
-    the plan cache's key, and (desc_of) the descriptor itself. kind
-    backward-data with output_padding: a transposed conv, described as the
-    forward conv it transposes (conv_transpose_key makes one)."""
+    the plan cache's key, and (desc_of) the descriptor itself. y_dtype None:
+    the inputs' own (own_y_dtype). kind backward-data with output_padding:
+    a transposed conv, described as the forward conv it transposes
+    (conv_transpose_desc makes one)."""
     return (("rank", rank), ("n", n), ("c", c), ("k", k), ("in", tuple(in_)), ("filter", tuple(filt)),
             ("stride", tuple(stride)), ("pad_lo", tuple(pad_lo)), ("pad_hi", tuple(pad_hi)),
             ("dilation", tuple(dilation)), ("groups", groups), ("x_dtype", x_dtype), ("w_dtype", w_dtype),
             ("x_layout", x_layout), ("y_layout", y_layout), ("bias", bias), ("x_scale", x_scale),
             ("w_scale", w_scale), ("channel_scale", channel_scale), ("residual", residual), ("beta", beta),
-            ("act", act), ("x_prev", x_prev), ("upsample", tuple(upsample or (1,) * rank)), ("kind", kind),
+            ("act", act), ("x_prev", x_prev), ("y_dtype", own_y_dtype(x_dtype) if y_dtype is None else y_dtype),
+            ("upsample", tuple(upsample or (1,) * rank)), ("kind", kind),
             ("output_padding", tuple(output_padding or (0,) * rank)))
 
 
 def desc_of(key):
-    """The convjit_conv_desc of a conv_key (y is always bf16)."""
+    """The convjit_conv_desc of a conv_key."""
     f = dict(key)
     for name, v in key:   # the last gate before ctypes: derived values too ('same' padding of a huge dilation)
         for e in (v if isinstance(v, tuple) else (v,)):
@@ -180,7 +192,7 @@ def desc_of(key):
         d.in_[i], d.filter[i] = (f["in"][i], f["filter"][i]) if used else (0, 0)
         d.stride[i], d.dilation[i] = (f["stride"][i], f["dilation"][i]) if used else (1, 1)
         d.pad_lo[i], d.pad_hi[i] = (f["pad_lo"][i], f["pad_hi"][i]) if used else (0, 0)
-    d.x_dtype, d.w_dtype, d.y_dtype = f["x_dtype"], f["w_dtype"], _lib.DTYPE_BF16
+    d.x_dtype, d.w_dtype, d.y_dtype = f["x_dtype"], f["w_dtype"], f["y_dtype"]
     d.x_layout, d.y_layout = f["x_layout"], f["y_layout"]
     d.has_bias, d.x_scale, d.w_scale = f["bias"], f["x_scale"], f["w_scale"]
     d.has_channel_scale, d.has_residual, d.beta = f["channel_scale"], f["residual"], f["beta"]
@@ -223,16 +235,21 @@ def _upsample(v, rank):
 
 
 def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_hi=None, residual=None,
-         act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None, upsample=None):
+         act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None, out_dtype=None,
+         upsample=None):
     """y = act(alpha * conv(x, w) + beta * residual + bias), computed by convjit.
 
     x: (N, C, *spatial) or unbatched (C, *spatial); w: (K, C/groups,
     *filter) with 1 to 3 spatial dims (w.dim() decides 1D/2D/3D), like
-    torch.nn.functional.conv1d/2d/3d. Dtypes: torch.bfloat16, or fp8
-    (torch.float8_e4m3fn/fnuz where torch has them, else torch.uint8 holding
-    the bytes plus dtype='fp8_e4m3fn'/'fp8_e4m3fnuz'); y is bfloat16. An
-    fp8 conv dequantizes with alpha = x_scale * w_scale, where w_scale may
-    also be a tensor of K per-output-channel scales (fp8 w only).
+    torch.nn.functional.conv1d/2d/3d. Dtypes: torch.bfloat16 or
+    torch.float16 (x and w alike), or fp8 (torch.float8_e4m3fn/fnuz where
+    torch has them, else torch.uint8 holding the bytes plus
+    dtype='fp8_e4m3fn'/'fp8_e4m3fnuz'; bf16 beside fp8 is quantized). y is
+    float16 for float16 inputs, else bfloat16, rounded to nearest even
+    (float16 past 65504 becomes inf); out_dtype=torch.float32 (or an fp32
+    out=) keeps the fp32 result, unrounded. An fp8 conv dequantizes with
+    alpha = x_scale * w_scale, where w_scale may also be a tensor of K
+    per-output-channel scales (fp8 w only).
 
     Layout: x may be contiguous or channels-last (channels_last_3d,
     channels_last, or N,W,C strides for 1D); convjit reads it in place and
@@ -241,7 +258,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     padding_hi gives the padding after each dim when it differs (causal:
     padding=(2,1,1), padding_hi=(0,1,1)). x_prev: for causal streaming, the
     previous chunk's last padding[0] frames (N, C, padding[0], H, W).
-    act: None, 'relu', 'silu' or 'gelu_tanh'. residual: bf16, y's shape.
+    act: None, 'relu', 'silu' or 'gelu_tanh'. residual: y's shape and dtype.
     upsample: 1 or 2, or one factor per spatial dim: the conv reads x
     nearest-neighbour upsampled by it (F.interpolate(x, scale_factor=2)
     then the conv, in one kernel per output phase and without the
@@ -280,6 +297,17 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
             raise ValueError(f"convjit: dtype={dtype!r}: expected 'fp8_e4m3fn' or 'fp8_e4m3fnuz' "
                              "(the fp8 format of uint8 tensors)")
     xdt, wdt = _dtype_code(x, "x", fp8), _dtype_code(w, "w", fp8)
+    if (xdt == _lib.DTYPE_F16) != (wdt == _lib.DTYPE_F16):
+        raise TypeError(f"convjit: x dtype {x.dtype}, w dtype {w.dtype}: an f16 conv takes torch.float16 x and w "
+                        "(convjit converts f16 to nothing else); convert both with .half()")
+    if out_dtype is not None and out_dtype not in _TORCH_Y:
+        raise TypeError(f"convjit: out_dtype={out_dtype!r}: expected torch.float32, or the inputs' own "
+                        "torch.bfloat16 / torch.float16")
+    if out is not None and out_dtype is not None and out.dtype != out_dtype:
+        raise TypeError(f"convjit: out dtype {out.dtype} with out_dtype={out_dtype}: give one of them")
+    # y's dtype: out's, out_dtype, else the inputs' own; convjit refuses a pair it has no kernel for
+    ydt = own_y_dtype(xdt) if out is None and out_dtype is None else _TORCH_Y.get(
+        out_dtype if out is None else out.dtype)
     stride = _tuple(stride, rank, "stride", 1)
     dilation = _tuple(dilation, rank, "dilation", 1)
     filt = tuple(w.shape[2:])
@@ -312,8 +340,8 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
         x_layout = _lib.LAYOUT_NCDHW
     y_layout = x_layout
     if out is not None:
-        if out.dtype != torch.bfloat16:
-            raise TypeError(f"convjit: out dtype {out.dtype}: y is torch.bfloat16")
+        if ydt is None:
+            raise TypeError(f"convjit: out dtype {out.dtype}: y is torch.bfloat16, torch.float16 or torch.float32")
         y_layout = _layout_of(out, rank)
         if y_layout is None:
             raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
@@ -330,7 +358,8 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     key = conv_key(rank, n, c, k, tuple(x.shape[2:]), filt, stride, pad_lo, pad_hi, dilation, groups,
                    x_dtype=xdt, w_dtype=wdt, x_layout=x_layout, y_layout=y_layout, bias=bias is not None,
                    x_scale=xs, w_scale=ws, channel_scale=channel_scale is not None, residual=fuse_res,
-                   beta=float(beta) if fuse_res else 0.0, act=_ACTS[act], x_prev=x_prev is not None, upsample=up)
+                   beta=float(beta) if fuse_res else 0.0, act=_ACTS[act], x_prev=x_prev is not None, y_dtype=ydt,
+                   upsample=up)
 
     ctx = _runtime.context_for(dev)
     plan = ctx.plan(key, lambda: desc_of(key))
@@ -340,8 +369,9 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     if residual is not None:
         if tuple(residual.shape) != y_shape:
             raise ValueError(f"convjit: residual {tuple(residual.shape)}: expected y's shape {y_shape}")
-        if residual.dtype != torch.bfloat16:
-            raise TypeError(f"convjit: residual dtype {residual.dtype}: the fused residual is torch.bfloat16")
+        if residual.dtype != _Y_TORCH[ydt]:
+            raise TypeError(f"convjit: residual dtype {residual.dtype}: the fused residual is in y's dtype, "
+                            f"{_Y_TORCH[ydt]}")
         residual = _dense(residual, y_layout, rank) if fuse_res else None
     if bias is not None:
         if bias.shape != (k,):
@@ -349,7 +379,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
         bias = bias.to(torch.float32).contiguous()
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, w, bias, residual)):
         _runtime.warn_no_grad()
-    y = out if out is not None else _empty(y_shape, y_layout, rank, dev)
+    y = out if out is not None else _empty(y_shape, y_layout, rank, dev, _Y_TORCH[ydt])
     with torch.no_grad():
         if ctx.emulated:
             _run_emulated(ctx, plan, "x", x, w, bias, residual, channel_scale, x_prev, "y", y)
@@ -371,7 +401,9 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
     dilation*(filter-1) + output_padding + 1, output_padding < max(stride,
     dilation). convjit runs it as the backward data of the forward conv it
     transposes, one dense implicit GEMM per output phase (no MFMA on the
-    zeros a strided transposed conv would insert). torch.bfloat16 only.
+    zeros a strided transposed conv would insert). torch.bfloat16 or
+    torch.float16 (input and weight alike; the output in that dtype,
+    rounded to nearest even, float16 past 65504 inf).
     Layout, residual (the output's shape), act and out= as for conv.
     """
     t_start = time.perf_counter()
@@ -395,9 +427,10 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
     for name, t in (("weight", weight), ("bias", bias), ("residual", residual), ("out", out)):
         if t is not None and t.device != dev:
             raise ValueError(f"convjit: {name} is on {t.device} but input is on {dev}: put them on one device")
-    for name, t in (("input", input), ("weight", weight)):
-        if t.dtype != torch.bfloat16:
-            raise TypeError(f"convjit: {name} dtype {t.dtype}: convjit's transposed conv takes torch.bfloat16")
+    if input.dtype not in _TORCH_16 or weight.dtype != input.dtype:
+        raise TypeError(f"convjit: input dtype {input.dtype}, weight dtype {weight.dtype}: convjit's transposed conv "
+                        "takes torch.bfloat16 or torch.float16, one for both")
+    dt = input.dtype
     stride = _tuple(stride, rank, "stride", 1)
     dilation = _tuple(dilation, rank, "dilation", 1)
     padding = _tuple(padding, rank, "padding", 0)
@@ -420,20 +453,21 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
         in_layout = _lib.LAYOUT_NCDHW
     out_layout = in_layout
     if out is not None:
-        if out.dtype != torch.bfloat16:
-            raise TypeError(f"convjit: out dtype {out.dtype}: the output is torch.bfloat16")
+        if out.dtype != dt:
+            raise TypeError(f"convjit: out dtype {out.dtype}: the output is the input's {dt}")
         out_layout = _layout_of(out, rank)
         if out_layout is None:
             raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
                              "convjit writes the output in place, so out must be dense")
     fuse_res = residual is not None and float(beta) != 0.0
     # the descriptor's x is the transposed conv's output, y its input
-    fields = dict(x_layout=out_layout, y_layout=in_layout, bias=bias is not None, residual=fuse_res,
+    fields = dict(x_dtype=_TORCH_16[dt], w_dtype=_TORCH_16[dt], x_layout=out_layout, y_layout=in_layout,
+                  bias=bias is not None, residual=fuse_res,
                   beta=float(beta) if fuse_res else 0.0, act=_ACTS[act])
     key = (("transpose", True), ("rank", rank), ("n", n), ("c_in", c_in), ("c_out", c_out),
            ("in", tuple(input.shape[2:])), ("filter", filt), ("stride", stride), ("padding", padding),
            ("output_padding", output_padding), ("dilation", dilation), ("groups", groups),
-           ("w_dtype", _lib.DTYPE_BF16), ("w_scale", 0.0)) + tuple(sorted(fields.items()))
+           ("w_scale", 0.0)) + tuple(sorted(fields.items()))
     ctx = _runtime.context_for(dev)
     plan = ctx.plan(key, lambda: conv_transpose_desc(rank, n, c_in, c_out, tuple(input.shape[2:]), filt, stride,
                                                      padding, output_padding, dilation, groups, **fields))
@@ -443,8 +477,8 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
     if residual is not None:
         if tuple(residual.shape) != y_shape:
             raise ValueError(f"convjit: residual {tuple(residual.shape)}: expected the output's shape {y_shape}")
-        if residual.dtype != torch.bfloat16:
-            raise TypeError(f"convjit: residual dtype {residual.dtype}: the fused residual is torch.bfloat16")
+        if residual.dtype != dt:
+            raise TypeError(f"convjit: residual dtype {residual.dtype}: the fused residual is the output's {dt}")
         residual = _dense(residual, out_layout, rank) if fuse_res else None
     if bias is not None:
         if bias.shape != (c_out,):
@@ -452,7 +486,7 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
         bias = bias.to(torch.float32).contiguous()
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias, residual)):
         _runtime.warn_no_grad()
-    y = out if out is not None else _empty(y_shape, out_layout, rank, dev)
+    y = out if out is not None else _empty(y_shape, out_layout, rank, dev, dt)
     with torch.no_grad():
         if ctx.emulated:
             _run_emulated(ctx, plan, "dy", input, weight, bias, residual, None, None, "dx", y)

@@ -25,6 +25,7 @@ static const cj_arch cj_gfx942 = {
     .fp8 = CJ_FP8_E4M3FNUZ,
     .mfma_bf16 = CJ_MFMA_BF16_16x16x16,
     .mfma_fp8 = CJ_MFMA_FP8_16x16x32,
+    .mfma_f16 = CJ_MFMA_F16_16x16x16,
     .mfma_bf16_k = 16,
     .mfma_fp8_k = 32,
     /* llc-22 -mcpu=gfx942 aborts ("Do not know how to expand this operator's
@@ -59,6 +60,7 @@ static const cj_arch cj_gfx950 = {
     .fp8 = CJ_FP8_E4M3FN,
     .mfma_bf16 = CJ_MFMA_BF16_16x16x32,
     .mfma_fp8 = CJ_MFMA_F8F6F4_16x16x128,
+    .mfma_f16 = CJ_MFMA_F16_16x16x32,
     .mfma_bf16_k = 32,
     .mfma_fp8_k = 128,
     .dma_max_bytes = 16, /* buffer_load_dwordx4 ... lds (llc-22 -mcpu=gfx950) */
@@ -128,8 +130,9 @@ int cj_arch_dma_ok(const cj_arch *arch, uint32_t bytes) {
 /* Layouts and operand types from docs/isa-notes.md §1 (AMD's matrix instruction
  * calculator for CDNA3, Triton/CK for CDNA4); intrinsic names and operand
  * IR types checked with llc-22 (docs/isa-notes.md). Cycles from the dense
- * peak rates (docs/performance.md): bf16 512 FLOPs/clk/SIMD on gfx942, 1024
- * on gfx950; fp8 1024 and 2048. */
+ * peak rates (docs/performance.md): bf16 and f16 512 FLOPs/clk/SIMD on
+ * gfx942, 1024 on gfx950; fp8 1024 and 2048. The f16 rows are the bf16
+ * ones' shapes with IEEE half operands (<n x half>). */
 static const cj_mfma_row cj_mfma_rows[] = {
     {CJ_MFMA_BF16_16x16x16, "v_mfma_f32_16x16x16_bf16", "llvm.amdgcn.mfma.f32.16x16x16bf16.1k", CONVJIT_DTYPE_BF16,
      2, 16, 16, 16, 4, 1, CJ_OPND_I16, 4, 0, 0, 16 /* 8192 FLOPs at 512 */},
@@ -139,7 +142,22 @@ static const cj_mfma_row cj_mfma_rows[] = {
      CONVJIT_DTYPE_FP8_E4M3FNUZ, 1, 16, 16, 32, 8, 1, CJ_OPND_I64, 1, 0, 0, 16 /* 16384 at 1024 */},
     {CJ_MFMA_F8F6F4_16x16x128, "v_mfma_f32_16x16x128_f8f6f4", "llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4",
      CONVJIT_DTYPE_FP8_E4M3FN, 1, 16, 16, 128, 16, 2, CJ_OPND_I32, 8, 0, 0, 32 /* 65536 at 2048 */},
+    {CJ_MFMA_F16_16x16x16, "v_mfma_f32_16x16x16_f16", "llvm.amdgcn.mfma.f32.16x16x16f16", CONVJIT_DTYPE_F16, 2, 16,
+     16, 16, 4, 1, CJ_OPND_F16, 4, 0, 0, 16 /* 8192 at 512 */},
+    {CJ_MFMA_F16_16x16x32, "v_mfma_f32_16x16x32_f16", "llvm.amdgcn.mfma.f32.16x16x32.f16", CONVJIT_DTYPE_F16, 2, 16,
+     16, 32, 8, 1, CJ_OPND_F16, 8, 0, 0, 16 /* 16384 at 1024 */},
 };
+
+cj_mfma_kind cj_arch_mfma_for(const cj_arch *arch, int dtype) {
+  if (!arch) return (cj_mfma_kind)0;
+  switch (dtype) {
+  case CONVJIT_DTYPE_BF16: return arch->mfma_bf16;
+  case CONVJIT_DTYPE_F16: return arch->mfma_f16;
+  case CONVJIT_DTYPE_FP8_E4M3FN:
+  case CONVJIT_DTYPE_FP8_E4M3FNUZ: return arch->mfma_fp8;
+  default: return (cj_mfma_kind)0;
+  }
+}
 
 const cj_mfma_row *cj_mfma_row_of(cj_mfma_kind kind) {
   for (size_t i = 0; i < sizeof cj_mfma_rows / sizeof cj_mfma_rows[0]; i++)

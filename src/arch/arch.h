@@ -19,7 +19,9 @@ typedef enum {
   CJ_MFMA_BF16_16x16x16 = 1,  /* gfx942 v_mfma_f32_16x16x16_bf16 (intrinsic ...16x16x16bf16.1k) */
   CJ_MFMA_BF16_16x16x32 = 2,  /* gfx950 v_mfma_f32_16x16x32_bf16 */
   CJ_MFMA_FP8_16x16x32 = 3,   /* gfx942 v_mfma_f32_16x16x32_fp8_fp8 */
-  CJ_MFMA_F8F6F4_16x16x128 = 4 /* gfx950 v_mfma_f32_16x16x128_f8f6f4 */
+  CJ_MFMA_F8F6F4_16x16x128 = 4, /* gfx950 v_mfma_f32_16x16x128_f8f6f4 */
+  CJ_MFMA_F16_16x16x16 = 5,     /* gfx942 v_mfma_f32_16x16x16_f16 (intrinsic ...16x16x16f16) */
+  CJ_MFMA_F16_16x16x32 = 6      /* gfx950 v_mfma_f32_16x16x32_f16 */
 } cj_mfma_kind;
 
 typedef struct cj_arch {
@@ -35,7 +37,8 @@ typedef struct cj_arch {
   cj_fp8_format fp8;          /* the E4M3 flavour the MFMA and cvt instructions use */
   cj_mfma_kind mfma_bf16;     /* best bf16 16x16 MFMA */
   cj_mfma_kind mfma_fp8;      /* best fp8 16x16 MFMA */
-  uint32_t mfma_bf16_k;       /* K of mfma_bf16: 16 / 32 */
+  cj_mfma_kind mfma_f16;      /* best f16 16x16 MFMA: the bf16 one's shape and rate */
+  uint32_t mfma_bf16_k;       /* K of mfma_bf16 (and of mfma_f16): 16 / 32 */
   uint32_t mfma_fp8_k;        /* K of mfma_fp8: 32 / 128 */
   uint32_t dma_max_bytes;     /* widest buffer_load ... lds per lane: 4 / 16 */
   uint32_t buffer_flags;      /* V# word 3 for raw buffers: 0x27000 */
@@ -82,7 +85,8 @@ typedef enum {
   CJ_OPND_I16 = 1,  /* <n x i16> (bf16 bits) */
   CJ_OPND_BF16 = 2, /* <n x bfloat> */
   CJ_OPND_I64 = 3,  /* i64 (8 fp8 bytes) */
-  CJ_OPND_I32 = 4   /* <n x i32> (4 fp8 bytes each) */
+  CJ_OPND_I32 = 4,  /* <n x i32> (4 fp8 bytes each) */
+  CJ_OPND_F16 = 5   /* <n x half> */
 } cj_opnd_kind;
 
 typedef struct cj_mfma_row {
@@ -103,5 +107,9 @@ typedef struct cj_mfma_row {
 
 /* The row of an MFMA kind; NULL if unknown. */
 const cj_mfma_row *cj_mfma_row_of(cj_mfma_kind kind);
+/* The arch's best 16x16 MFMA for a compute dtype (convjit_dtype: bf16, f16,
+ * either fp8 flavour: the arch's fp8 one, whose row says which format it
+ * reads); 0 for a dtype no MFMA reads (f32, unknown). */
+cj_mfma_kind cj_arch_mfma_for(const cj_arch *arch, int dtype);
 
 #endif

@@ -32,8 +32,8 @@ convjit_status cj_conv_finalize_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef chan[CJ_EPI_MAX_OPS];
   LLVMValueRef k = LLVMBuildURem(b, LLVMBuildUDiv(b, e, cj_c32(g, (uint32_t)f->odhw), ""), cj_c32(g, f->k), "k");
   cj_epi_load_channel(g, &f->epi, &er, k, 1, chan);
-  /* z (bf16, shaped like y) at the element's own offset */
-  LLVMValueRef z = cj_epi_load_z(g, &f->epi, &er, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, 2), ""), CJ_CONV_OOB),
+  /* z (y's dtype and shape) at the element's own offset */
+  LLVMValueRef z = cj_epi_load_z(g, &f->epi, &er, cj_irb_oob(g, ok, LLVMBuildMul(b, e, cj_c32(g, yb), ""), CJ_CONV_OOB),
                                  ok, f->per_thread);
   LLVMValueRef h = cj_epi_apply(g, &f->epi, val, chan, z);
   if (f->per_thread == 4) h = LLVMBuildBitCast(b, h, yb == 1 ? g->i32 : LLVMVectorType(g->i32, yb), "");

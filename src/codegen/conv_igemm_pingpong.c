@@ -36,20 +36,24 @@
  * halves = 2 (the epilogue's fragment map).
  *
  * One step (DMA of step i+1 issued in landing order A0, B0, B1, A1, two
- * instructions each, so each wait below names exactly the halves it needs):
- *   vmcnt(4) lgkmcnt(0); barrier   A0, B0 of step i landed (everyone's);
- *                                  every wave's reads of step i-1 are done
- *   DMA A0, B0 of i+1;  [prio 1] Q00 = A0 x B0 [prio 0]
- *   vmcnt(6); barrier              B1 of step i landed
- *   DMA B1 of i+1;      [prio 1] Q01 = A0 x B1 [prio 0]
- *   vmcnt(6); barrier              A1 of step i landed
- *   DMA A1 of i+1;      [prio 1] Q11 = A1 x B1, Q10 = A1 x B0 [prio 0]
- * A DMA of step i+1 writes a buffer last read in step i-1, before the
- * first barrier every wave passed with lgkmcnt(0) (docs/kernels.md, "LDS
- * ordering"). Each half is read once per step (24 ds_read_b128 per wave):
- * A0 lives from Q00 to Q01, B0 from Q00 to Q10. The loop runs steps in
- * pairs (constant parities); the last two steps are peeled, the last one
- * without DMA (waits vmcnt 4, 2, 0). K steps are even (the plan pads).
+ * instructions each, so each wait below names exactly the halves it needs),
+ * three phases of a barrier, a DMA and reads, then a hand-off (wait for
+ * the reads and the next phase's halves; barrier) and the MFMA burst:
+ *   barrier; DMA A0, B0 of i+1; read A0, B0; vmcnt(6) lgkmcnt(0); barrier;
+ *            [prio 1] Q00 = A0 x B0 [prio 0]
+ *   barrier; DMA B1 of i+1;     read B1;     vmcnt(6) lgkmcnt(0); barrier;
+ *            [prio 1] Q01 = A0 x B1 [prio 0]
+ *   barrier; DMA A1 of i+1;     read B0, A1; vmcnt(4) lgkmcnt(0); barrier;
+ *            [prio 1] Q11 = A1 x B1, Q10 = A1 x B0 [prio 0]
+ * Wave row 1 runs one barrier behind row 0 (cj_cv_pp_stagger), so each
+ * barrier meets one row's phase barrier with the other's hand-off: the
+ * two waves of a SIMD (w, w + 4) alternate memory and MFMA work. A DMA of
+ * step i+1 writes a buffer last read in step i-1, released by a barrier
+ * every wave reaches after a hand-off's lgkmcnt(0) retired its reads of it
+ * (docs/kernels.md, "LDS ordering"). A0 lives from Q00 to Q01, B0 is read
+ * again for Q10. The loop runs steps in pairs (constant parities); the
+ * last two steps are peeled, the last one without DMA (hand-off waits
+ * vmcnt 2, 0, 0). K steps are even (the plan pads).
  */
 #define CJ_PP_HALF_ROWS 128
 #define CJ_PP_ROW_BYTES 128
@@ -166,22 +170,44 @@ static void cj_cv_pp_quad(cj_cv *v, uint32_t ha, uint32_t hb, const LLVMValueRef
   for (uint32_t fa = 0; fa < v->c->mi_m / 2; fa++) cj_cv_pp_row(v, ha, fa, a[fa], bb, hb);
 }
 
-/* Wait until at most vm of this wave's DMAs are in flight (and, first in a
- * step, its LDS reads are done), then the workgroup barrier. */
-static void cj_cv_pp_sync(cj_cv *v, uint32_t vm, int reads_done) {
-  cj_irb_waitcnt(v->g, cj_waitcnt_imm(vm, 7, reads_done ? 0 : 15));
+/* A phase of a step: the barrier that opens it (every wait it needs was
+ * made before the previous phase's hand-off barrier, cj_cv_pp_burst), the
+ * next step's DMA of the halves (A or B, h) it may now issue; the caller's
+ * operand reads follow, then cj_cv_pp_burst. */
+static void cj_cv_pp_phase(cj_cv *v, const uint32_t (*halves)[2], uint32_t nhalves, LLVMValueRef kn, uint32_t q) {
   cj_irb_barrier(v->g);
+  for (uint32_t i = 0; i < nhalves; i++) cj_cv_pp_issue(v, (int)halves[i][0], halves[i][1], kn, q);
 }
 
-/* A phase of a step: wait (vmcnt(vm), and lgkmcnt(0) first in a step),
- * barrier, the next step's DMA of the halves (A or B, h) it may now issue,
- * then the MFMA burst at priority 1 (cj_cv_pp_burst_end closes it). */
-static void cj_cv_pp_phase(cj_cv *v, uint32_t vm, int reads_done, const uint32_t (*halves)[2], uint32_t nhalves,
-                           LLVMValueRef kn, uint32_t q) {
-  cj_cv_pp_sync(v, vm, reads_done);
-  for (uint32_t i = 0; i < nhalves; i++) cj_cv_pp_issue(v, (int)halves[i][0], halves[i][1], kn, q);
+/* The hand-off from a phase's memory part to its MFMA burst: this wave's
+ * reads done and the DMAs the next phase reads landed (vm_next: what the
+ * next phase's own wait will ask), then a barrier, then priority 1 (the
+ * burst; cj_cv_pp_burst_end closes it). With the two wave halves one
+ * barrier apart (cj_cv_pp_stagger) this barrier meets the other half's
+ * phase barrier: one half's MFMA burst runs while the other half issues
+ * its DMA and reads, and every DMA a phase reads has landed before either
+ * half passes the barrier that opens that phase. */
+static void cj_cv_pp_burst(cj_cv *v, uint32_t vm_next) {
   cj_cv_fence_sched(v);
+  cj_irb_waitcnt(v->g, cj_waitcnt_imm(vm_next, 7, 0));
+  cj_irb_barrier(v->g);
   cj_irb_setprio(v->g, 1);
+}
+
+/* One extra s_barrier for the waves of one wave row (wm == row: uniform,
+ * wm comes from readfirstlane): before the loop for row 1, after it for
+ * row 0, so row 1 runs one barrier behind row 0 and both execute as many
+ * barriers. */
+static void cj_cv_pp_stagger(cj_cv *v, uint32_t row) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  LLVMBasicBlockRef bar = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "pp.stagger");
+  LLVMBasicBlockRef nx = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "pp.staggered");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, v->wm, cj_c32(g, row), ""), bar, nx);
+  LLVMPositionBuilderAtEnd(b, bar);
+  cj_irb_barrier(g);
+  LLVMBuildBr(b, nx);
+  LLVMPositionBuilderAtEnd(b, nx);
 }
 
 static void cj_cv_pp_burst_end(cj_cv *v) {
@@ -198,22 +224,26 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   static const uint32_t A0B0[2][2] = {{0, 0}, {1, 0}}, B1[1][2] = {{1, 1}}, A1[1][2] = {{0, 1}};
   if (next) cj_cv_pp_col(v, kn); /* the A column of step i+1: pure arithmetic, before the wait */
   /* Q00 = A0 x B0 */
-  cj_cv_pp_phase(v, 4, 1, A0B0, next ? 2 : 0, kn, q);
+  cj_cv_pp_phase(v, A0B0, next ? 2 : 0, kn, q);
   cj_cv_pp_operand_rows(v, v->pa[0][par], v->pa[0][0], v->pp_opa, 0, fa, a0);
   cj_cv_pp_operand_rows(v, v->pb[0][par], v->pb[0][0], v->pp_opb, 0, fb, b0);
+  cj_cv_pp_burst(v, next ? 6 : 2);
   cj_cv_pp_quad(v, 0, 0, a0, b0);
   cj_cv_pp_burst_end(v);
   /* Q01 = A0 x B1 */
-  cj_cv_pp_phase(v, next ? 6 : 2, 0, B1, next ? 1 : 0, kn, q);
+  cj_cv_pp_phase(v, B1, next ? 1 : 0, kn, q);
   cj_cv_pp_operand_rows(v, v->pb[1][par], v->pb[0][0], v->pp_opb, 0, fb, b1);
+  cj_cv_pp_burst(v, next ? 6 : 0);
   cj_cv_pp_quad(v, 0, 1, a0, b1);
   cj_cv_pp_burst_end(v);
   /* Q11 and Q10 fragment row by fragment row, the next A1 row read one
    * ahead, B0 read again: 2 A1 operands live instead of 4 beside B0 and
-   * B1 (the peak of the step: 48 operand VGPRs, not 64). */
-  cj_cv_pp_phase(v, next ? 6 : 0, 0, A1, next ? 1 : 0, kn, q);
+   * B1 (the peak of the step: 48 operand VGPRs, not 64). The hand-off
+   * waits for the next step's A0 and B0 (vmcnt 4) unless this is the last. */
+  cj_cv_pp_phase(v, A1, next ? 1 : 0, kn, q);
   cj_cv_pp_operand_rows(v, v->pb[0][par], v->pb[0][0], v->pp_opb, 0, fb, b0);
   cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, 0, 1, a1);
+  cj_cv_pp_burst(v, next ? 4 : 0);
   for (uint32_t r = 0; r < fa; r++) {
     if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + r + 1);
     cj_cv_pp_row(v, 1, r, a1[r], b1, 1);
@@ -234,6 +264,9 @@ void cj_cv_kloop_pingpong(cj_cv *v) {
   cj_cv_pp_issue(v, 1, 0, v->kt0, 0);
   cj_cv_pp_issue(v, 1, 1, v->kt0, 0);
   cj_cv_pp_issue(v, 0, 1, v->kt0, 0);
+  /* step 0's A0 and B0 landed (every wave's) before the first phase barrier */
+  cj_irb_waitcnt(g, cj_waitcnt_vmcnt(4));
+  cj_cv_pp_stagger(v, 1); /* wave row 1 one barrier behind row 0 */
   /* steps 0 .. T-3 in pairs, then T-2 and T-1 peeled */
   cj_irb_loop lp;
   LLVMValueRef phis[CJ_CONV_MAX_FRAG];
@@ -245,4 +278,5 @@ void cj_cv_kloop_pingpong(cj_cv *v) {
   LLVMValueRef tail = cj_c32(g, c->k_tiles_split - 2);
   cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, tail, ""), 0, 1);
   cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, LLVMBuildAdd(b, tail, cj_c32(g, 1), ""), ""), 1, 0);
+  cj_cv_pp_stagger(v, 0); /* row 0's last barrier meets row 1's */
 }

@@ -103,7 +103,7 @@ static void cj_cv_store_one(cj_cv *v, LLVMValueRef val4, uint32_t r, LLVMValueRe
  * col) through the epilogue ops: fp32 atomics into the split-K workspace
  * (raw sums: the finalize runs the ops), or the output's element bits (one
  * 8-byte vec4 store when 4 rows are 4 consecutive outputs; 64-bit
- * addressed when BIG_OUT). A residual z (bf16 like y) is read at the
+ * addressed when BIG_OUT). A residual z (in y's dtype) is read at the
  * stores' own offsets, with the same masks. */
 static void cj_cv_store(cj_cv *v, LLVMValueRef acc4, const LLVMValueRef chan[CJ_EPI_MAX_OPS], const cj_epi_rsrc *er,
                         LLVMValueRef row0, LLVMValueRef col, LLVMValueRef yr, LLVMValueRef yptr) {
@@ -144,7 +144,7 @@ static void cj_cv_store(cj_cv *v, LLVMValueRef acc4, const LLVMValueRef chan[CJ_
     off[r] = cj_cv_y_off(v, m, col, ok[r], yb);
   }
   if (!has_z) return;
-  /* z is bf16 like y (yb == 2): its byte offsets and masks are y's */
+  /* z is in y's dtype: its byte offsets and masks are y's */
   LLVMValueRef z;
   if (vec) {
     z = cj_epi_load_z(g, &c->epi, er, off[0], ok[0], 4);

@@ -13,8 +13,9 @@ void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64
       continue;
     }
     if (s->op == CJ_EPI_RESIDUAL) {
+      uint64_t zb = elems * cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(e));
       r->z_ptr = cj_irb_arg_role(g, p, (cj_arg_role)s->role);
-      if (elems * 2 <= 0xffffffffull) r->by_role[s->role] = cj_irb_rsrc(g, r->z_ptr, cj_c64(g, elems * 2));
+      if (zb <= 0xffffffffull) r->by_role[s->role] = cj_irb_rsrc(g, r->z_ptr, cj_c64(g, zb));
       continue;
     }
     if (!cj_epi_op_per_channel((cj_epi_op)s->op)) {
@@ -42,19 +43,25 @@ LLVMValueRef cj_epi_load_z(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r
   const cj_epi_step *s = cj_epi_find(e, CJ_EPI_RESIDUAL);
   if (!s || !r->z_ptr) return NULL;
   LLVMBuilderRef b = g->b;
-  /* n bf16 values: an i16, or 4 as <2 x i32> (the 8-byte form the y store uses) */
-  LLVMTypeRef lt = n == 1 ? g->i16 : LLVMVectorType(g->i32, n / 2);
+  /* z is in y's dtype: n values of zb bytes, loaded in the form the y store
+   * uses (an i16 or f32 alone, 4 as <2 x i32> / <4 x i32>) */
+  const int zt = cj_epi_out_dtype(e);
+  const uint32_t zb = cj_dtype_bytes((convjit_dtype)zt);
+  LLVMTypeRef lt = n == 1 ? (zb == 4 ? g->f32 : g->i16) : LLVMVectorType(g->i32, n * zb / 4);
   LLVMValueRef bits;
   if (LLVMTypeOf(off) == g->i64) {
     LLVMValueRef o = LLVMBuildSelect(b, ok, off, cj_c64(g, 0), "");
     LLVMValueRef ptr = LLVMBuildGEP2(b, g->i8, r->z_ptr, &o, 1, "");
     bits = LLVMBuildLoad2(b, lt, ptr, "z");
-    LLVMSetAlignment(bits, 2 * n);
+    LLVMSetAlignment(bits, zb * n);
   } else {
     bits = cj_irb_buf_load(g, lt, r->by_role[s->role], off, NULL, 0);
   }
-  LLVMTypeRef ht = n == 1 ? g->bf16 : LLVMVectorType(g->bf16, n);
-  return LLVMBuildFPExt(b, LLVMBuildBitCast(b, bits, ht, ""), n == 1 ? g->f32 : LLVMVectorType(g->f32, n), "z");
+  LLVMTypeRef ft = n == 1 ? g->f32 : LLVMVectorType(g->f32, n);
+  if (zt == CONVJIT_DTYPE_F32) return LLVMBuildBitCast(b, bits, ft, "z");
+  LLVMTypeRef et = zt == CONVJIT_DTYPE_F16 ? g->f16 : g->bf16;
+  LLVMTypeRef ht = n == 1 ? et : LLVMVectorType(et, n);
+  return LLVMBuildFPExt(b, LLVMBuildBitCast(b, bits, ht, ""), ft, "z");
 }
 
 /* v broadcast to acc's shape (a scalar stays a scalar). */
@@ -126,9 +133,11 @@ LLVMValueRef cj_epi_apply(cj_irb *g, const cj_epilogue *e, LLVMValueRef acc, con
       if (chan[i]) acc = LLVMBuildFMul(b, acc, cj_epi_splat(g, chan[i], ty), "");
       break;
     case CJ_EPI_CONVERT:
-      if (s->dtype == CONVJIT_DTYPE_BF16) {
-        /* fptrunc rounds to nearest even, as the reference does. */
-        LLVMValueRef h = LLVMBuildFPTrunc(b, acc, vec ? LLVMVectorType(g->bf16, n) : g->bf16, "");
+      if (s->dtype == CONVJIT_DTYPE_BF16 || s->dtype == CONVJIT_DTYPE_F16) {
+        /* fptrunc rounds to nearest even, as the reference does; f16 past
+         * 65504 (from 65520 on) rounds to inf, as IEEE RNE does. */
+        LLVMTypeRef et = s->dtype == CONVJIT_DTYPE_F16 ? g->f16 : g->bf16;
+        LLVMValueRef h = LLVMBuildFPTrunc(b, acc, vec ? LLVMVectorType(et, n) : et, "");
         return LLVMBuildBitCast(b, h, vec ? LLVMVectorType(g->i16, n) : g->i16, "");
       }
       if (s->dtype == CONVJIT_DTYPE_F32) return acc;

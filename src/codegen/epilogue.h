@@ -24,11 +24,12 @@ typedef struct cj_epi_rsrc {
 
 /* Fills the resource of every argument e's ops read, from the kernel's
  * parameters: `channels` is how many fp32 values a per-channel argument
- * has, `elems` how many bf16 values the per-element one (z, shaped like y)
- * has; its buffer resource only when they fit 32-bit offsets. */
+ * has, `elems` how many values the per-element one (z, shaped like y, in
+ * y's dtype: the CONVERT's) has; its buffer resource only when they fit
+ * 32-bit offsets. */
 void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64_t channels, uint64_t elems,
                       cj_epi_rsrc *r);
-/* z (the RESIDUAL op's bf16 tensor) as fp32: n (1 or 4) consecutive
+/* z (the RESIDUAL op's tensor, in y's dtype) as fp32: n (1 or 4) consecutive
  * elements at byte offset `off` (i32, through the buffer resource; OOB
  * offsets read 0), or, when off is i64, through the pointer at
  * select(ok, off, 0). NULL when e has no RESIDUAL op. */
@@ -41,7 +42,8 @@ LLVMValueRef cj_epi_load_z(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r
 void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel, unsigned n,
                          LLVMValueRef chan[CJ_EPI_MAX_OPS]);
 /* Applies the ops to acc (fp32 vector or scalar) and returns the result in
- * its element type's bits: <n x i16> / i16 for bf16, acc itself for fp32.
+ * its element type's bits: <n x i16> / i16 for bf16 and f16 (RNE; f16
+ * overflows to +-inf from 65520 on), acc itself for fp32.
  * z: the RESIDUAL op's fp32 values in acc's shape (cj_epi_load_z), NULL
  * without one.
  * SiLU and GELU are v * sigmoid(t) (t = v, or 2 sqrt(2/pi)(v + 0.044715 v^3)),

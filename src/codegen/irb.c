@@ -27,6 +27,7 @@ convjit_status cj_irb_begin(cj_irb *g, LLVMContextRef ctx, const char *name, con
   g->i64 = LLVMInt64TypeInContext(ctx);
   g->f32 = LLVMFloatTypeInContext(ctx);
   g->bf16 = LLVMBFloatTypeInContext(ctx);
+  g->f16 = LLVMHalfTypeInContext(ctx);
   g->v2i32 = LLVMVectorType(g->i32, 2);
   g->v4i32 = LLVMVectorType(g->i32, 4);
   g->p1 = LLVMPointerTypeInContext(ctx, CJ_AS_GLOBAL);
@@ -133,7 +134,11 @@ LLVMValueRef cj_c64(cj_irb *g, uint64_t v) { return LLVMConstInt(g->i64, v, 0); 
 LLVMValueRef cj_cf32(cj_irb *g, float v) { return LLVMConstReal(g->f32, v); }
 
 LLVMTypeRef cj_irb_operand_type(cj_irb *g, cj_opnd_kind kind, uint32_t lanes) {
-  LLVMTypeRef e = kind == CJ_OPND_I16 ? g->i16 : kind == CJ_OPND_BF16 ? g->bf16 : kind == CJ_OPND_I64 ? g->i64 : g->i32;
+  LLVMTypeRef e = kind == CJ_OPND_I16    ? g->i16
+                  : kind == CJ_OPND_BF16 ? g->bf16
+                  : kind == CJ_OPND_F16  ? g->f16
+                  : kind == CJ_OPND_I64  ? g->i64
+                                         : g->i32;
   return lanes > 1 ? LLVMVectorType(e, lanes) : e;
 }
 

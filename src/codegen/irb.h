@@ -51,7 +51,7 @@ typedef struct cj_irb {
   convjit_status st;   /* sticky: first error, CONVJIT_OK otherwise */
   uint32_t lds_bytes;  /* static LDS declared so far */
   /* Common types. */
-  LLVMTypeRef vd, i1, i8, i16, i32, i64, f32, bf16, v2i32, v4i32;
+  LLVMTypeRef vd, i1, i8, i16, i32, i64, f32, bf16, f16, v2i32, v4i32;
   LLVMTypeRef p1, p3, p8; /* ptr in address space 1 / 3 / 8 */
 } cj_irb;
 

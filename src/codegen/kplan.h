@@ -41,7 +41,7 @@ typedef enum cj_kop {
   R(BIAS, "bias")           /* fp32 per output channel */                             \
   R(Y, "y")                 /* conv output */                                         \
   R(WORKSPACE, "ws")        /* fp32 split-K partial sums */                           \
-  R(RESIDUAL, "residual")   /* bf16 z shaped like y: + beta * z in the epilogue */    \
+  R(RESIDUAL, "residual")   /* z shaped and typed like y: + beta * z in the epilogue */ \
   R(SCALE, "scale")         /* fp32 per-channel scales (a pointer) */                \
   R(ALPHA, "alpha")         /* fp32 by value: per-tensor dequantization factor */    \
   R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */ \

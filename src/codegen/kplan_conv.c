@@ -54,11 +54,26 @@ static convjit_status cj_geom_out(cj_conv_geom *g, int i, uint32_t in, uint32_t 
   return CONVJIT_OK;
 }
 
+/* The output a compute dtype gives unless y_dtype says otherwise: f16
+ * stays f16; bf16 and fp8 (no fp8 outputs) give bf16. */
+static uint32_t cj_conv_own_y(uint32_t dtype) {
+  return dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16;
+}
+
+uint32_t cj_conv_y_dtype(const cj_conv_geom *g) { return g->y_dtype ? g->y_dtype : cj_conv_own_y(g->dtype); }
+
 convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   CJ_CHECK(g, CONVJIT_ERR_INVALID_ARG, "conv geometry is NULL");
   g->elem_bytes = cj_dtype_bytes((convjit_dtype)g->dtype);
-  CJ_CHECK(g->elem_bytes == 1 || g->elem_bytes == 2, CONVJIT_ERR_INVALID_ARG,
-           "conv.dtype = %u (%s): must be bf16 or an fp8 type", g->dtype, cj_dtype_name((convjit_dtype)g->dtype));
+  CJ_CHECK(g->dtype != CONVJIT_DTYPE_F32 && (g->elem_bytes == 1 || g->elem_bytes == 2), CONVJIT_ERR_INVALID_ARG,
+           "conv.dtype = %u (%s): must be bf16, f16 or an fp8 type", g->dtype, cj_dtype_name((convjit_dtype)g->dtype));
+  /* y: any of the epilogue's conversions (bf16, f16 RNE; f32 none), one
+   * value per kernel: the compute dtype's own output is 0 */
+  CJ_CHECK(g->y_dtype == 0 || g->y_dtype == CONVJIT_DTYPE_BF16 || g->y_dtype == CONVJIT_DTYPE_F16 ||
+               g->y_dtype == CONVJIT_DTYPE_F32,
+           CONVJIT_ERR_INVALID_ARG, "conv.y_dtype = %u (%s): must be bf16, f16 or f32 (0: the dtype's own)",
+           g->y_dtype, cj_dtype_name((convjit_dtype)g->y_dtype));
+  if (g->y_dtype == cj_conv_own_y(g->dtype)) g->y_dtype = 0;
   /* A phase with no taps in some dim (kplan_phase.h) is the epilogue of
    * zero at its positions: filter 0 there, its extents given. */
   const int fill = g->t == 0 || g->r == 0 || g->s == 0;
@@ -245,7 +260,7 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
    * schedule: docs/original-design.md "bf16 kernel", 1x1x1). Forced knobs
    * only the multistage schedule takes (a tile, 3-4 stages, split-K,
    * 4-byte DMA, the VGPR load path) select it. */
-  int pp_default = !g->wgrad && g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
+  int pp_default = !g->wgrad && c->elem_bytes == 1 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
                    (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
                    !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o) && !g->c_mask &&
                    g->taps > 0;
@@ -265,7 +280,7 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
   c->wgm = o->wgm ? o->wgm : 8;
   /* ---- dtype row: element size, chunk, MFMA ---- */
   c->chunk_elems = CJ_CONV_CHUNK_BYTES / c->elem_bytes;
-  c->mfma = g->dtype == CONVJIT_DTYPE_BF16 ? arch->mfma_bf16 : arch->mfma_fp8;
+  c->mfma = cj_arch_mfma_for(arch, (int)g->dtype);
   const cj_mfma_row *mf = cj_mfma_row_of((cj_mfma_kind)c->mfma);
   CJ_CHECK(mf && mf->elem_bytes == c->elem_bytes, CONVJIT_ERR_INTERNAL, "conv: %s has no MFMA row for %s",
            arch->name, cj_dtype_name((convjit_dtype)g->dtype));
@@ -450,7 +465,7 @@ static convjit_status cj_conv_step_flags(cj_conv_plan *c, const cj_conv_opts *o)
              c->x_bytes, CJ_CONV_OOB);
   }
   c->w_bytes = (uint64_t)g->k_all * g->crs * c->elem_bytes;
-  c->y_bytes = (uint64_t)g->n * g->k_all * g->ydhw * cj_dtype_bytes(CONVJIT_DTYPE_BF16);
+  c->y_bytes = (uint64_t)g->n * g->k_all * g->ydhw * cj_dtype_bytes((convjit_dtype)cj_conv_y_dtype(g));
   CJ_CHECK(c->w_bytes <= CJ_CONV_OOB, CONVJIT_ERR_UNSUPPORTED,
            "conv packed weight of %" PRIu64 " bytes: must be <= %u (32-bit buffer offsets)", c->w_bytes, CJ_CONV_OOB);
   c->big_in = c->x_bytes > CJ_CONV_OOB || o->force_big_in;
@@ -479,12 +494,12 @@ static convjit_status cj_conv_step_flags(cj_conv_plan *c, const cj_conv_opts *o)
   return CONVJIT_OK;
 }
 
-/* Epilogue: the description's ops around the plan's own (alpha, the bf16
- * conversion) when the conv stores y; a split conv stores fp32 partial sums
+/* Epilogue: the description's ops around the plan's own (alpha, the
+ * conversion to y's dtype) when the conv stores y; a split conv stores fp32 partial sums
  * with atomics and its finalize runs the same ops (cj_kplan_finalize_init). */
 static convjit_status cj_conv_step_epilogue(cj_conv_plan *c, const cj_epilogue *epi) {
   c->has_bias = cj_epi_has(epi, CJ_EPI_BIAS);
-  if (!c->atomic) CJ_TRY(cj_conv_epi_ops(&c->epi, c->g.dtype, epi));
+  if (!c->atomic) CJ_TRY(cj_conv_epi_ops(&c->epi, &c->g, epi));
   return CONVJIT_OK;
 }
 
@@ -596,8 +611,8 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   return cj_conv_step_launch(p);
 }
 
-convjit_status cj_conv_epi_ops(cj_epilogue *e, uint32_t dtype, const cj_epilogue *desc) {
-  return cj_epi_compose(e, desc, dtype != CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16);
+convjit_status cj_conv_epi_ops(cj_epilogue *e, const cj_conv_geom *g, const cj_epilogue *desc) {
+  return cj_epi_compose(e, desc, g->elem_bytes == 1, (int)cj_conv_y_dtype(g));
 }
 
 /* ---- key and printout: expanded from the field tables ---- */

@@ -60,7 +60,7 @@
  * are filled by cj_conv_geom_derive. in_key 2 (3): keyed only when nonzero
  * (> 1), so the kernels that existed before the field keep their keys. */
 #define CJ_CONV_GEOM_FIELDS(F, A)                                                               \
-  F(uint32_t, dtype, 1, "convjit_dtype of x and w (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3)")      \
+  F(uint32_t, dtype, 1, "convjit_dtype of x and w (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3, f16 5)") \
   F(uint32_t, n, 1, "batch")                                                                     \
   F(uint32_t, c, 1, "input channels")                                                            \
   F(uint32_t, d, 1, "input depth (time)")                                                        \
@@ -80,6 +80,7 @@
   F(uint32_t, wgrad, 2, "backward weight: the GEMM dw = dy x over the padded grid (kplan_wgrad.h), not the forward conv") \
   F(uint32_t, wgrad_db, 2, "backward weight: one ones column per group, the bias gradient") \
   F(uint32_t, wgrad_atomic, 2, "backward weight: fp32 atomics of every block into one accumulator (opt-in, not deterministic)") \
+  F(uint32_t, y_dtype, 2, "convjit_dtype of y; 0 = the compute dtype's own (bf16 for bf16 and fp8, f16 for f16), to which derive normalizes it") \
   A(uint32_t, up, 3, 2, "tap divisor (0 = 1): input coordinate o*stride + floor((t*dil - pad_lo) / up); 2 reads a "  \
                         "nearest 2x upsampled input (kplan_phase.h)")                                                \
   A(uint32_t, out, 3, 2, "output extent when given (a phase's, kplan_phase.h); 0 = derived from in, filter, "        \
@@ -240,8 +241,11 @@ int cj_conv_pingpong_arch(const cj_arch *arch);
  * form y = act(acc * sx*sw * scale[k] + beta * z + bias), as the kernel's op
  * list: [alpha (fp8 dtype: every fp8 conv dequantizes by a by-value
  * argument, one kernel for every calibration)] desc's ops [convert to
- * bf16]. The conv runs it, or (split-K) its finalize. */
-convjit_status cj_conv_epi_ops(cj_epilogue *e, uint32_t dtype, const cj_epilogue *desc);
+ * y's dtype, cj_conv_y_dtype]. The conv runs it, or (split-K) its finalize. */
+convjit_status cj_conv_epi_ops(cj_epilogue *e, const cj_conv_geom *g, const cj_epilogue *desc);
+/* y's dtype: g->y_dtype, or the compute dtype's own output when 0 (bf16
+ * for bf16 and fp8, f16 for f16). */
+uint32_t cj_conv_y_dtype(const cj_conv_geom *g);
 /* Validates the shape fields ("conv.c = 0: must be > 0") and fills the
  * derived ones. */
 convjit_status cj_conv_geom_derive(cj_conv_geom *g);

@@ -14,11 +14,13 @@
  *                                           factor, so one kernel serves every
  *                                           calibration; added by the plan)
  *   SCALE       v *= arg[channel]          (per-channel fp32 weight scales)
- *   RESIDUAL    v += beta * arg[element]   (bf16 z shaped like y; beta a plan
+ *   RESIDUAL    v += beta * arg[element]   (z shaped like y, in y's dtype
+ *                                           (the CONVERT's); beta a plan
  *                                           constant, the step's `beta`: 1 adds)
  *   BIAS        v += arg[channel]          (fp32 bias of K elements)
  *   ACTIVATION  v = act(v)                 (the step's `act`, cj_epi_act)
- *   CONVERT     v -> dtype bits            (last: the stored element type;
+ *   CONVERT     v -> dtype bits            (last: the stored element type,
+ *                                           bf16 or f16 RNE, f32 as is;
  *                                           added by the plan)
  * An op's `role` names the kernel argument it reads (CJ_ARG_NONE if none).
  * A list without CONVERT stores fp32.
@@ -41,8 +43,8 @@
  *   spec   its token in kernel specs and problem texts; "" = an op the plan
  *          adds on its own (never in a description)
  *   role   the cj_arg_role (kplan.h) of the argument it reads, NONE if none
- *   reads  CHANNEL (fp32 arg[channel]), ELEMENT (bf16 arg[element], shaped
- *          like y), SCALAR (fp32 by value) or NOTHING
+ *   reads  CHANNEL (fp32 arg[channel]), ELEMENT (arg[element], shaped and
+ *          typed like y), SCALAR (fp32 by value) or NOTHING
  *   param  the step field it carries: NONE, BETA (float, default 1), ACT
  *          (cj_epi_act), DTYPE (convjit_dtype of the result) */
 #define CJ_EPI_OP_TABLE(X)                                            \

@@ -21,7 +21,7 @@ convjit_status cj_kplan_finalize_init(cj_kplan *p, const cj_arch *arch, const cj
   f->k = c->g.k_all;
   f->has_bias = cj_epi_has(epi, CJ_EPI_BIAS);
   /* The conv stored raw fp32 sums; the epilogue it would have run runs here. */
-  CJ_TRY(cj_conv_epi_ops(&f->epi, c->g.dtype, epi));
+  CJ_TRY(cj_conv_epi_ops(&f->epi, &c->g, epi));
   f->y_elem_bytes = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&f->epi));
   /* 4 elements per thread share one k when Do*Ho*Wo % 4 == 0: one 16-byte
    * fp32 load, one bias load, one 8-byte store. */

@@ -2,6 +2,7 @@
  * classes and their taps, then their product, in canonical form. */
 #include <inttypes.h>
 #include <string.h>
+#include "codegen/kplan.h"
 #include "codegen/kplan_phase.h"
 
 /* One dimension's phase: what its conv is in that dim. */
@@ -27,6 +28,14 @@ static uint64_t cj_gcd(uint64_t a, uint64_t b) {
     b = t;
   }
   return a;
+}
+
+convjit_status cj_conv_phase_pack_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode,
+                                       const cj_conv_phase *ph, const cj_conv_geom *g) {
+  CJ_CHECK(p && ph && g && !ph->fill, CONVJIT_ERR_INVALID_ARG, "phase pack: NULL argument or a fill phase");
+  const uint32_t jt[3] = {g->t, g->r, g->s};
+  return cj_kplan_wpack_bwd_init(p, arch, elem_bytes, mode, g->groups, g->c, g->k, ph->src, jt, ph->tap_first,
+                                 ph->tap_step, g->cp, (uint32_t)g->crs);
 }
 
 uint64_t cj_conv_out_extent_up(uint64_t in, uint64_t f, uint64_t filt, uint64_t stride, uint64_t dil, uint64_t lo,
@@ -147,11 +156,13 @@ static convjit_status cj_phases_product(const cj_conv_geom *base, const cj_dim_p
         memset(&ph, 0, sizeof ph);
         ph.g = *base;
         ph.fill = fill;
+        const uint32_t src[3] = {base->t, base->r, base->s};
         for (int i = 0; i < 3; i++) {
           cj_phase_dim_geom(&ph.g, i, d3[i], fill);
           ph.yo[i] = d3[i]->rho;
           ph.tap_first[i] = d3[i]->tap_first;
           ph.tap_step[i] = d3[i]->tap_step;
+          ph.src[i] = src[i];
         }
         ph.y_off = ((uint64_t)ph.yo[0] * yext[1] + ph.yo[1]) * yext[2] + ph.yo[2];
         if (base->y_ndhwc) ph.y_off *= (uint64_t)base->k * (base->groups ? base->groups : 1);
@@ -204,6 +215,7 @@ convjit_status cj_conv_phases_bwd_data(const cj_conv_geom *gin, const uint32_t o
   base.c = g.k;
   base.k = g.c;
   base.groups = gin->groups;
+  base.t = g.t, base.r = g.r, base.s = g.s; /* the forward filter: each phase's taps are its own */
   base.x_ndhwc = gin->x_ndhwc;
   base.y_ndhwc = gin->y_ndhwc;
   const uint32_t yext[3] = {gin->d, gin->h, gin->w};

@@ -38,6 +38,7 @@
 
 #include <stdint.h>
 #include "codegen/kplan_conv.h"
+#include "codegen/kplan_layout.h"
 #include "util/cj.h"
 
 #define CJ_PHASE_MAX 32 /* phases of one problem: prod(stride) (backward data), 2^3 (upsample) */
@@ -46,8 +47,9 @@ typedef struct cj_conv_phase {
   cj_conv_geom g;          /* the phase's conv: input fields (cj_conv_geom_derive fills the rest) */
   uint32_t yo[3];          /* its first y position per dim */
   uint64_t y_off;          /* elements from y's start to that position (NCDHW: per channel plane; NDHWC: times K') */
-  /* backward data: phase tap j of dim i is the forward tap tap_first[i] - j*tap_step[i] */
-  uint32_t tap_first[3], tap_step[3];
+  /* backward data: phase tap j of dim i is the forward tap tap_first[i] - j*tap_step[i] of the
+   * forward filter src (T, R, S) */
+  uint32_t tap_first[3], tap_step[3], src[3];
   int fill;                /* no taps: the epilogue of zero at its positions */
 } cj_conv_phase;
 
@@ -70,6 +72,12 @@ convjit_status cj_conv_phases_bwd_data(const cj_conv_geom *g, const uint32_t out
  * dilation apply to the upsampled input). One phase when no factor is 2
  * (g itself). */
 convjit_status cj_conv_phases_upsample(const cj_conv_geom *g, const uint32_t up[3], cj_conv_phases *out);
+/* The weight pack of backward-data phase ph (real, not a fill) whose conv
+ * plan has geometry g (derived: its k rows are dx's channels, its c the
+ * reduction's dy channels, cp and crs the packed row): the forward weight
+ * in elem_bytes and mode -> the phase's block (kplan_layout.h, bwd). */
+convjit_status cj_conv_phase_pack_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode,
+                                       const cj_conv_phase *ph, const cj_conv_geom *g);
 /* Output extent over an input upsampled by f (the formula on f*in). */
 uint64_t cj_conv_out_extent_up(uint64_t in, uint64_t f, uint64_t filt, uint64_t stride, uint64_t dil, uint64_t lo,
                                uint64_t hi);

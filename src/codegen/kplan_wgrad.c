@@ -115,8 +115,8 @@ void cj_wgrad_grid_print(cj_strbuf *out, const char *field, cj_wgrad_grid w, con
 /* ---- grid_pack ---- */
 
 static uint32_t one_bits(uint32_t dtype) {
-  /* 1.0 in the 2-byte float formats: bf16 (fp32's high half) */
-  return dtype == CONVJIT_DTYPE_BF16 ? 0x3F80u : 0u;
+  /* 1.0 in the 2-byte float formats: bf16 (fp32's high half), f16 (IEEE binary16) */
+  return dtype == CONVJIT_DTYPE_BF16 ? 0x3F80u : dtype == CONVJIT_DTYPE_F16 ? 0x3C00u : 0u;
 }
 
 convjit_status cj_kplan_grid_pack_init(cj_kplan *p, const cj_arch *arch, const cj_conv_plan *c, cj_wgrad_side side,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "codegen/kplan_knobs.h"
+#include "codegen/kplan_phase.h"
 #include "codegen/kspec.h"
 
 #define KSPEC_MAX_SHAPE 9
@@ -56,9 +57,35 @@ static convjit_status kspec_dims(const char *field, const char *s, uint32_t out[
   return CONVJIT_OK;
 }
 
-/* Conv options: "-" or "key=value flag ..." into geometry, knobs and the
- * fused epilogue's description (its ops' own tokens, kplan_epi.h). */
-static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv_opts *o, cj_epilogue *e) {
+/* The output phase a spec names (kplan_phase.h): bwd=I, phase I of the
+ * backward data of the spec's forward conv (opad= its output padding), or
+ * up=F with phase=I, phase I of the conv of x upsampled by F. */
+typedef struct kspec_phase {
+  int bwd, up, idx_set, opad_set;
+  uint32_t idx, factors[3], opad[3];
+} kspec_phase;
+
+/* One unsigned value (a phase index). */
+static convjit_status kspec_one(const char *field, const char *s, uint32_t *out) {
+  uint64_t v;
+  int n = 0;
+  CJ_TRY(kspec_u64s(field, s, &v, 1, &n, 1));
+  return kspec_u32(field, v, out);
+}
+
+/* A dtype's name (cj_dtype_name: "bf16", "f16", "f32", ...) of len bytes ->
+ * its convjit_dtype, 0 if none. */
+static int kspec_dtype_of(const char *v, size_t len) {
+  for (int t = CONVJIT_DTYPE_BF16; t <= CONVJIT_DTYPE_F16; t++)
+    if (strlen(cj_dtype_name((convjit_dtype)t)) == len && !strncmp(cj_dtype_name((convjit_dtype)t), v, len)) return t;
+  return 0;
+}
+
+/* Conv options: "-" or "key=value flag ..." into geometry, knobs, the
+ * fused epilogue's description (its ops' own tokens, kplan_epi.h) and the
+ * output phase (ph; NULL: none may be named). */
+static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv_opts *o, cj_epilogue *e,
+                                      kspec_phase *ph) {
   for (int i = 0; i < 3; i++) g->stride[i] = g->dil[i] = 1;
   if (!opts || !*opts || !strcmp(opts, "-")) return CONVJIT_OK;
   const char *p = opts;
@@ -87,6 +114,17 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
     } else if (!flag && !strcmp(key, "pad")) {
       CJ_TRY(kspec_dims("opts pad", val, g->pad_lo));
       memcpy(g->pad_hi, g->pad_lo, sizeof g->pad_hi);
+    } else if (!flag && ph && (!strcmp(key, "bwd") || !strcmp(key, "phase"))) {
+      const int bwd = !strcmp(key, "bwd");
+      CJ_TRY(kspec_one(bwd ? "opts bwd" : "opts phase", val, &ph->idx));
+      ph->bwd |= bwd;
+      ph->idx_set |= !bwd;
+    } else if (!flag && ph && !strcmp(key, "up")) {
+      CJ_TRY(kspec_dims("opts up", val, ph->factors));
+      ph->up = 1;
+    } else if (!flag && ph && !strcmp(key, "opad")) {
+      CJ_TRY(kspec_dims("opts opad", val, ph->opad));
+      ph->opad_set = 1;
     } else if (!flag && !strcmp(key, "stride")) {
       CJ_TRY(kspec_dims("opts stride", val, g->stride));
     } else if (!flag && !strcmp(key, "dil")) {
@@ -99,6 +137,12 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       /* the backward-weight GEMM (kplan_wgrad.h), its bias-gradient column, its atomics */
       uint32_t *f = key[0] == 'w' ? &g->wgrad : key[0] == 'd' ? &g->wgrad_db : &g->wgrad_atomic;
       *f = 1;
+    } else if (!flag && !strcmp(key, "y")) {
+      /* y's dtype when it is not the compute dtype's own (kplan_conv.h y_dtype) */
+      int t = kspec_dtype_of(val, vlen);
+      CJ_CHECK(t == CONVJIT_DTYPE_BF16 || t == CONVJIT_DTYPE_F16 || t == CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
+               "spec opts y=%.*s: bf16, f16 or f32", (int)vlen, val);
+      g->y_dtype = (uint32_t)t;
     } else if (!flag && !strcmp(key, "layout")) {
       /* ndhwc | ncdhw (x and y) or x,y: the in-place NDHWC paths */
       size_t xl = strcspn(val, ", ");
@@ -114,8 +158,9 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       cj_conv_knobs_help(&known, "", "=", NULL);
       cj_epi_spec_help(&known, "");
       convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG,
-                                 "spec opts: '%.*s' unknown; options are pad= stride= dil= groups= layout= "
-                                 "wgrad db atomic (geometry), the knobs and the epilogue ops\n%s",
+                                 "spec opts: '%.*s' unknown; options are pad= stride= dil= groups= layout= y= "
+                                 "wgrad db atomic (geometry), bwd= opad= up= phase= (conv ops: an output phase), the "
+                                 "knobs and the epilogue ops\n%s",
                                  (int)len, p, known.s ? known.s : "");
       cj_sb_free(&known);
       return st;
@@ -125,10 +170,12 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
   return CONVJIT_OK;
 }
 
-/* dtype text -> element bytes read: bf16 2, fp8 1, bf16-fp8 and bf16-fp8q
+/* dtype text -> element bytes read: bf16 and f16 2 (the layout ops copy
+ * elements: an f16 one is a bf16 one), fp8 1, bf16-fp8 and bf16-fp8q
  * (bf16 in, fp8 out) 2, fn-fnuz 1. */
 static uint32_t kspec_elem_bytes(const char *dtype) {
-  if (!strcmp(dtype, "bf16") || !strcmp(dtype, "bf16-fp8") || !strcmp(dtype, "bf16-fp8q")) return 2;
+  if (!strcmp(dtype, "bf16") || !strcmp(dtype, "f16") || !strcmp(dtype, "bf16-fp8") || !strcmp(dtype, "bf16-fp8q"))
+    return 2;
   return !strcmp(dtype, "fp8") || !strcmp(dtype, "fn-fnuz") ? 1 : 0;
 }
 
@@ -160,37 +207,50 @@ convjit_status cj_kspec_transpose(const cj_arch *a, const char *dtype, const cha
   return cj_kplan_transpose_init(out, a, kspec_elem_bytes(dtype), v[0], v[1], v[2]);
 }
 
-convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
-                              const char *opts, cj_kplan *out) {
-  CJ_TRY(kspec_no_opts("weight_pack", opts));
-  CJ_CHECK(n == 5, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op weight_pack takes K,C,TRS,CPAD,ROW", shape);
-  uint32_t u[5];
-  static const char *const names[5] = {"shape k", "shape c", "shape trs", "shape cpad", "shape row"};
-  for (int i = 0; i < 5; i++) CJ_TRY(kspec_u32(names[i], v[i], &u[i]));
-  cj_prep_mode m;
-  uint32_t eb;
-  if (kspec_prep(dtype, &m, &eb)) return cj_kplan_wpack_prep_init(out, a, eb, m, u[0], u[1], u[2], u[3], u[4]);
-  return cj_kplan_wpack_init(out, a, kspec_elem_bytes(dtype), u[0], u[1], u[2], u[3], u[4]);
-}
-
-/* A conv spec's fields -> geometry, options and epilogue, parsed only. */
+/* A conv spec's fields -> geometry, options, epilogue and output phase, parsed only. */
 static convjit_status kspec_conv_fields(const char *op, const cj_arch *a, const char *dtype, const char *shape,
                                         const uint64_t *v, int n, const char *opts, cj_conv_geom *g,
-                                        cj_conv_opts *o, cj_epilogue *e) {
-  CJ_CHECK(!strcmp(dtype, "bf16") || !strcmp(dtype, "fp8"), CONVJIT_ERR_INVALID_ARG,
-           "spec dtype = %s: op %s takes bf16 or fp8", dtype, op);
+                                        cj_conv_opts *o, cj_epilogue *e, kspec_phase *ph) {
+  CJ_CHECK(!strcmp(dtype, "bf16") || !strcmp(dtype, "f16") || !strcmp(dtype, "fp8"), CONVJIT_ERR_INVALID_ARG,
+           "spec dtype = %s: op %s takes bf16, f16 or fp8", dtype, op);
   CJ_CHECK(n == KSPEC_MAX_SHAPE, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op %s takes N,C,D,H,W,K,T,R,S",
            shape, op);
   memset(g, 0, sizeof *g);
   memset(o, 0, sizeof *o);
   memset(e, 0, sizeof *e);
+  if (ph) memset(ph, 0, sizeof *ph);
   /* fp8: the arch's native format, the only one its MFMA reads */
-  g->dtype = !strcmp(dtype, "bf16") ? CONVJIT_DTYPE_BF16 : (uint32_t)cj_mfma_row_of(a->mfma_fp8)->in_dtype;
+  g->dtype = !strcmp(dtype, "bf16")  ? CONVJIT_DTYPE_BF16
+             : !strcmp(dtype, "f16") ? CONVJIT_DTYPE_F16
+                                     : (uint32_t)cj_mfma_row_of(a->mfma_fp8)->in_dtype;
   static const char *const names[KSPEC_MAX_SHAPE] = {"shape n", "shape c", "shape d", "shape h", "shape w",
                                                      "shape k", "shape t", "shape r", "shape s"};
   uint32_t *dst[KSPEC_MAX_SHAPE] = {&g->n, &g->c, &g->d, &g->h, &g->w, &g->k, &g->t, &g->r, &g->s};
   for (int i = 0; i < KSPEC_MAX_SHAPE; i++) CJ_TRY(kspec_u32(names[i], v[i], dst[i]));
-  return kspec_conv_opts(opts, g, o, e);
+  return kspec_conv_opts(opts, g, o, e, ph);
+}
+
+/* The output phase ph names of the spec's conv g (none: g itself). */
+static convjit_status kspec_phase_of(const kspec_phase *ph, cj_conv_geom *g, cj_conv_phase *out) {
+  memset(out, 0, sizeof *out);
+  CJ_CHECK(!(ph->bwd && ph->up), CONVJIT_ERR_INVALID_ARG, "spec opts: bwd= and up= name two kinds of phase");
+  CJ_CHECK(!ph->idx_set || ph->up, CONVJIT_ERR_INVALID_ARG, "spec opts phase=%u: a phase of up= only (bwd=I names "
+           "backward data's)", ph->idx);
+  CJ_CHECK(!ph->up || ph->idx_set, CONVJIT_ERR_INVALID_ARG, "spec opts up: needs phase=I, the phase it names");
+  CJ_CHECK(!ph->opad_set || ph->bwd, CONVJIT_ERR_INVALID_ARG, "spec opts opad: backward data's (bwd=I) only");
+  if (!ph->bwd && !ph->up) {
+    out->g = *g;
+    return CONVJIT_OK;
+  }
+  cj_conv_phases *ps = malloc(sizeof *ps);
+  CJ_ALLOC_CHECK(ps);
+  convjit_status st = ph->bwd ? cj_conv_phases_bwd_data(g, ph->opad, ps) : cj_conv_phases_upsample(g, ph->factors, ps);
+  if (st == CONVJIT_OK && ph->idx >= ps->n)
+    st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "spec opts %s=%u: the conv has %u output phases", ph->bwd ? "bwd" : "phase",
+                ph->idx, ps->n);
+  if (st == CONVJIT_OK) *out = ps->ph[ph->idx];
+  free(ps);
+  return st;
 }
 
 convjit_status cj_kspec_conv_parse(const char *arch, const char *dtype, const char *shape, const char *opts,
@@ -201,7 +261,7 @@ convjit_status cj_kspec_conv_parse(const char *arch, const char *dtype, const ch
   uint64_t v[KSPEC_MAX_SHAPE];
   int n = 0;
   CJ_TRY(kspec_u64s("shape", shape, v, KSPEC_MAX_SHAPE, &n, 0));
-  return kspec_conv_fields("conv", a, dtype, shape, v, n, opts, g, o, e);
+  return kspec_conv_fields("conv", a, dtype, shape, v, n, opts, g, o, e, NULL);
 }
 
 /* A conv spec -> the conv plan (both conv ops start here) and its epilogue. */
@@ -209,8 +269,11 @@ static convjit_status kspec_conv_plan(const char *op, const cj_arch *a, const ch
                                       const uint64_t *v, int n, const char *opts, cj_kplan *out, cj_epilogue *e) {
   cj_conv_geom g;
   cj_conv_opts o;
-  CJ_TRY(kspec_conv_fields(op, a, dtype, shape, v, n, opts, &g, &o, e));
-  return cj_kplan_conv_init(out, a, &g, &o, e);
+  kspec_phase ph;
+  cj_conv_phase cp;
+  CJ_TRY(kspec_conv_fields(op, a, dtype, shape, v, n, opts, &g, &o, e, &ph));
+  CJ_TRY(kspec_phase_of(&ph, &g, &cp));
+  return cj_kplan_conv_init(out, a, &cp.g, &o, e);
 }
 
 convjit_status cj_kspec_conv(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
@@ -223,7 +286,7 @@ convjit_status cj_kspec_finalize(const cj_arch *a, const char *dtype, const char
                                  const char *opts, cj_kplan *out) {
   cj_epilogue e;
   CJ_TRY(kspec_conv_plan("conv_finalize", a, dtype, shape, v, n, opts, out, &e));
-  CJ_CHECK(out->u.conv.splitk > 1, CONVJIT_ERR_INVALID_ARG,
+  CJ_CHECK(out->u.conv.atomic, CONVJIT_ERR_INVALID_ARG,
            "spec op conv_finalize: the conv has splitk = %u, a finalize exists only for splitk >= 2",
            out->u.conv.splitk);
   cj_conv_plan c = out->u.conv; /* the init below overwrites *out */
@@ -262,7 +325,7 @@ convjit_status cj_kspec_grid_pack(const cj_arch *a, const char *dtype, const cha
   cj_conv_geom g;
   cj_conv_opts o;
   cj_epilogue e;
-  CJ_TRY(kspec_conv_fields("grid_pack", a, dtype, shape, v, n, rest, &g, &o, &e));
+  CJ_TRY(kspec_conv_fields("grid_pack", a, dtype, shape, v, n, rest, &g, &o, &e, NULL));
   g.wgrad = 1;
   CJ_TRY(cj_kplan_conv_init(out, a, &g, &o, &e));
   cj_conv_plan c = out->u.conv;
@@ -280,11 +343,38 @@ convjit_status cj_kspec_wgrad_finalize(const cj_arch *a, const char *dtype, cons
   cj_conv_geom g;
   cj_conv_opts o;
   cj_epilogue e;
-  CJ_TRY(kspec_conv_fields("wgrad_finalize", a, dtype, shape, v, n, rest, &g, &o, &e));
+  CJ_TRY(kspec_conv_fields("wgrad_finalize", a, dtype, shape, v, n, rest, &g, &o, &e, NULL));
   g.wgrad = 1;
   CJ_TRY(cj_kplan_conv_init(out, a, &g, &o, &e));
   cj_conv_plan c = out->u.conv;
   return cj_kplan_wgrad_finalize_init(out, a, &c, has && !strcmp(dw, "f32") ? CONVJIT_DTYPE_F32 : c.g.dtype);
+}
+
+convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                              const char *opts, cj_kplan *out) {
+  if (n == KSPEC_MAX_SHAPE) { /* a conv's shape with bwd=I: that backward-data phase's weight pack */
+    cj_conv_geom g;
+    cj_conv_opts o;
+    cj_epilogue e;
+    kspec_phase ph;
+    cj_conv_phase cp;
+    CJ_TRY(kspec_conv_fields("weight_pack", a, dtype, shape, v, n, opts, &g, &o, &e, &ph));
+    CJ_CHECK(ph.bwd, CONVJIT_ERR_INVALID_ARG,
+             "spec shape = %s: op weight_pack with a conv's shape packs a backward-data phase (bwd=I)", shape);
+    CJ_TRY(kspec_phase_of(&ph, &g, &cp));
+    CJ_TRY(cj_conv_geom_derive(&cp.g));
+    return cj_conv_phase_pack_init(out, a, kspec_elem_bytes(dtype), CJ_PREP_COPY, &cp, &cp.g);
+  }
+  CJ_TRY(kspec_no_opts("weight_pack", opts));
+  CJ_CHECK(n == 5, CONVJIT_ERR_INVALID_ARG, "spec shape = %s: op weight_pack takes K,C,TRS,CPAD,ROW (or a conv's "
+           "N,C,D,H,W,K,T,R,S with bwd=I)", shape);
+  uint32_t u[5];
+  static const char *const names[5] = {"shape k", "shape c", "shape trs", "shape cpad", "shape row"};
+  for (int i = 0; i < 5; i++) CJ_TRY(kspec_u32(names[i], v[i], &u[i]));
+  cj_prep_mode m;
+  uint32_t eb;
+  if (kspec_prep(dtype, &m, &eb)) return cj_kplan_wpack_prep_init(out, a, eb, m, u[0], u[1], u[2], u[3], u[4]);
+  return cj_kplan_wpack_init(out, a, kspec_elem_bytes(dtype), u[0], u[1], u[2], u[3], u[4]);
 }
 
 typedef convjit_status (*kspec_fn)(const cj_arch *, const char *, const char *, const uint64_t *, int, const char *,
@@ -300,7 +390,8 @@ convjit_status cj_kspec_plan(const char *op, const char *arch, const char *dtype
   CJ_CHECK(op && arch && dtype && shape && out, CONVJIT_ERR_INVALID_ARG, "cj_kspec_plan: NULL argument");
   const cj_arch *a = cj_arch_from_name(arch);
   CJ_CHECK(a != NULL, CONVJIT_ERR_INVALID_ARG, "spec arch = %s: must be one of %s", arch, cj_arch_names());
-  CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG, "spec dtype = %s: must be bf16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz",
+  CJ_CHECK(kspec_elem_bytes(dtype) != 0, CONVJIT_ERR_INVALID_ARG,
+           "spec dtype = %s: must be bf16, f16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz",
            dtype);
   CJ_CHECK(strcmp(dtype, "bf16-fp8") != 0 || !strcmp(op, "transpose"), CONVJIT_ERR_INVALID_ARG,
            "spec dtype = %s: only op transpose converts (op is %s)", dtype, op);

@@ -5,7 +5,10 @@
  *   op     a name from the op table (kops.h):
  *          transpose      shape N,C,S             (layout.c)
  *          weight_pack    shape K,C,TRS,CPAD,ROW  (layout.c; also the
- *                                                  conv's pad-transpose)
+ *                                                  conv's pad-transpose),
+ *                         or a conv's shape with bwd=I: the weight pack
+ *                         of that backward-data phase (its taps reversed,
+ *                         K and C swapped; kplan_phase.h)
  *          conv           shape N,C,D,H,W,K,T,R,S (conv_igemm.c)
  *          conv_finalize  shape as conv; the split-K finalize of that
  *                         conv (needs splitk >= 2)
@@ -17,9 +20,9 @@
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
  *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16-fp8q,
  *          fn-fnuz (layout ops: the fp8 conv's quantizing and E4M3FN ->
- *          FNUZ pre-passes, cj_kplan_*_prep_init); bf16 | fp8 (conv ops;
- *          fp8 is the arch's native format: E4M3FNUZ on gfx942, E4M3FN on
- *          gfx950)
+ *          FNUZ pre-passes, cj_kplan_*_prep_init); f16 (layout ops: the
+ *          2-byte kernels of bf16); bf16 | f16 | fp8 (conv ops; fp8 is the
+ *          arch's native format: E4M3FNUZ on gfx942, E4M3FN on gfx950)
  *   shape  unsigned decimals separated by commas
  *   opts   "-" (none) or space-separated options of the conv ops:
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)
@@ -28,11 +31,23 @@
  *            wgrad  db  atomic    (flags: the backward-weight GEMM of this
  *                                  conv, its bias-gradient column, its
  *                                  opt-in atomics; kplan_wgrad.h)
+ *            y=bf16|f16|f32                     (y's dtype; default the dtype's own:
+ *                                                bf16 for bf16 and fp8, f16 for f16)
  *            knobs (kplan_knobs.h): tile=MxN  waves=MxN  stages=S  splitk=K
  *              wgm=G  dma=B  load=L  kbytes=N  prefetch=P  sched=1|2, and
  *              the test hooks big_in  big_out  no_fast  pure_gemm_a (flags)
  *            epilogue ops (kplan_epi.h spec tokens, never knobs): scale
  *              residual[=BETA]  bias  act=relu|silu|gelu|0..3
+ *            an output phase (kplan_phase.h) of the conv the other
+ *            options describe, so a table can name the kernels a
+ *            backward-data or upsampled plan launches:
+ *              bwd=I [opad=O or Od,Oh,Ow]  phase I of the backward data
+ *                  of that forward conv (the transposed conv's output
+ *                  padding O; the knobs and epilogue apply to the phase)
+ *              up=F or Fd,Fh,Fw phase=I   phase I of the conv of its x
+ *                  nearest-upsampled by F (1 or 2 per dim)
+ *              phases are numbered as the planners launch them (largest
+ *              first, fills last); I past the last is INVALID_ARG
  *          unset conv options take the plan's defaults (cj_conv_opts = 0),
  *          the epilogue none.
  *

@@ -356,6 +356,10 @@ convjit_status emu_trace_wave_begin(emu_wave *w, struct emu_trace *t);
 /* Executes in on w (in->fn) and appends its record: the wave loop's step
  * when w->tr is set. */
 convjit_status emu_trace_step(emu_wave *w, const emu_inst *in);
+/* A vector memory lane of the instruction being traced touched bytes
+ * [addr, addr + bytes): its 128-byte lines count toward the record's
+ * `lines` (exec_buffer.c, exec_global.c; only while w->tr is set). */
+void emu_trace_note_lines(emu_wave *w, uint64_t addr, unsigned bytes);
 /* The workgroup's records into t (st = its status: on failure they are
  * dropped); frees every recorder of g. */
 convjit_status emu_trace_wg_end(emu_wg *g, struct emu_trace *t, convjit_status st);

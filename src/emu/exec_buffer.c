@@ -88,6 +88,7 @@ static convjit_status buffer_lds(emu_wave *w, const emu_inst *in, const emu_memo
     lane_addr a = buffer_lane(w, in, v, vaddr, soff, l, nelem, mo->elem, 0);
     if (a.ok && emu_mem_is_misaligned(a.addr, need))
       return emu_mem_misaligned(w, in, EMU_ALIGN_VMEM, "buffer load to LDS", a.addr, need, l);
+    if (w->tr && a.ok) emu_trace_note_lines(w, a.addr, mo->bytes);
     uint8_t b[16] = {0};
     emu_access_ctx c = emu_actx(w, in, (int)l);
     for (unsigned e = 0; e < nelem; e++)
@@ -123,6 +124,7 @@ convjit_status emu_x_buffer(emu_wave *w, const emu_inst *in) {
     lane_addr a = buffer_lane(w, in, &v, vaddr, soff, l, nelem, mo->elem, 0);
     if (a.ok && emu_mem_is_misaligned(a.addr, need)) /* lanes wholly out of range access nothing */
       return emu_mem_misaligned(w, in, EMU_ALIGN_VMEM, mo->store ? "buffer store" : "buffer load", a.addr, need, l);
+    if (w->tr && a.ok) emu_trace_note_lines(w, a.addr, mo->bytes);
     emu_access_ctx c = emu_actx(w, in, (int)l);
     uint8_t b[16] = {0};
     if (mo->store) {
@@ -166,6 +168,7 @@ convjit_status emu_x_buffer_atomic(emu_wave *w, const emu_inst *in) {
     }
     if (emu_mem_is_misaligned(a.addr, need))
       return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "buffer atomic", a.addr, need, l);
+    if (w->tr) emu_trace_note_lines(w, a.addr, 4);
     if (ret) {
       emu_access_ctx c = emu_actx(w, in, (int)l);
       float old;

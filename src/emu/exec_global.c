@@ -43,6 +43,7 @@ convjit_status emu_x_global(emu_wave *w, const emu_inst *in) {
     if (emu_mem_is_misaligned(a, need))
       return emu_mem_misaligned(w, in, EMU_ALIGN_VMEM, mo->store ? "global/flat store" : "global/flat load", a,
                                 need, l);
+    if (w->tr) emu_trace_note_lines(w, a, mo->bytes);
     emu_access_ctx c = emu_actx(w, in, (int)l);
     uint8_t b[16] = {0};
     if (mo->store) {
@@ -73,6 +74,7 @@ convjit_status emu_x_global_atomic(emu_wave *w, const emu_inst *in) {
     uint64_t a = lane_address(w, in, vaddr, saddr, l);
     if (emu_mem_is_misaligned(a, need))
       return emu_mem_misaligned(w, in, EMU_ALIGN_ATOMIC, "global/flat atomic", a, need, l);
+    if (w->tr) emu_trace_note_lines(w, a, 4);
     uint32_t bits = emu_vread(w, vdata, 0, l);
     float x;
     memcpy(&x, &bits, 4);

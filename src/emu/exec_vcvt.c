@@ -2,6 +2,15 @@
  *
  *  - f32 -> i32/u32 truncate toward zero and saturate; NaN gives 0.
  *  - v_cvt_pk_bf16_f32 (gfx950): two f32 -> two bf16, RNE (numfmt).
+ *  - f16: v_cvt_f16_f32 (RNE, f16 denormals kept, past 65504 inf: the mode
+ *    LLVM builds convjit's kernels in, round mode 0 and
+ *    float_denorm_mode_16_64 = 3), writing bits [31:16] as 0 (gfx9's 16-bit
+ *    results); v_cvt_f32_f16 (exact); v_cvt_pk_f16_f32 (gfx950: two f32 ->
+ *    {f16(S1), f16(S0)}); v_pack_b32_f16 (D = {S1.f16, S0.f16}: bits, with
+ *    neg/abs on each half's sign). A 16-bit source comes from the SDWA
+ *    select (WORD_1: the high half), v_pack_b32_f16's from its VOP3 op_sel
+ *    bits (llvm-mc-22 takes no op_sel on gfx9's v_cvt_f32_f16); clamp, omod
+ *    and a destination op_sel on these are refused.
  *  - v_cvt_pk_fp8_f32 / _bf8_: two f32 -> two 8-bit floats, RNE without
  *    saturation (docs/isa-notes.md §2), into word op_sel[3] of vdst, keeping the other
  *    word. The format is the arch's: gfx942 E4M3FNUZ / E5M2FNUZ, gfx950
@@ -22,6 +31,19 @@ static uint32_t apply_mod(const emu_operand *o, uint32_t v) {
   if (o->flags & EMU_OPF_ABS) v &= 0x7fffffffu;
   if (o->flags & EMU_OPF_NEG) v ^= 0x80000000u;
   return v;
+}
+
+/* neg/abs of an f16 operand act on its sign, bit 15 */
+static uint32_t apply_mod16(const emu_operand *o, uint32_t v) {
+  v &= 0xffffu;
+  if (o->flags & EMU_OPF_ABS) v &= 0x7fffu;
+  if (o->flags & EMU_OPF_NEG) v ^= 0x8000u;
+  return v;
+}
+
+static int is_f16_op(uint16_t op) {
+  return op == EMU_OP_V_CVT_F16_F32 || op == EMU_OP_V_CVT_F32_F16 || op == EMU_OP_V_CVT_PK_F16_F32 ||
+         op == EMU_OP_V_PACK_B32_F16;
 }
 
 static cj_nf_fp8 fmt(const emu_wave *w, int bf8) {
@@ -50,11 +72,14 @@ convjit_status emu_x_vcvt(emu_wave *w, const emu_inst *in) {
   uint32_t *dr = emu_vreg(w, d, 0);
   if (!dr) return emu_fail(w, in, "destination is not a vector register");
   uint16_t op = in->op;
-  int pk2 = op == EMU_OP_V_CVT_PK_BF16_F32 || op == EMU_OP_V_CVT_PK_FP8_F32 || op == EMU_OP_V_CVT_PK_BF8_F32;
+  int pk2 = op == EMU_OP_V_CVT_PK_BF16_F32 || op == EMU_OP_V_CVT_PK_FP8_F32 || op == EMU_OP_V_CVT_PK_BF8_F32 ||
+            op == EMU_OP_V_CVT_PK_F16_F32 || op == EMU_OP_V_PACK_B32_F16;
   if (pk2 && in->nops < 3) return emu_fail(w, in, "missing second source");
   if ((op == EMU_OP_V_CVT_PK_F32_FP8 || op == EMU_OP_V_CVT_PK_F32_BF8) && d->count < 2)
     return emu_fail(w, in, "destination must be a register pair");
   int sdwa = in->enc == EMU_ENC_SDWA;
+  if (is_f16_op(op) && (in->clamp || in->omod || (in->op_sel & 8)))
+    return emu_fail(w, in, "clamp, omod or a destination op_sel on an f16 conversion is not modelled");
   if (sdwa && in->dst_sel != EMU_SEL_DWORD) return emu_fail(w, in, "SDWA dst_sel on a conversion is not modelled");
   unsigned byte_sel = 0, word_sel = 0;
   if (sdwa) {
@@ -99,6 +124,20 @@ convjit_status emu_x_vcvt(emu_wave *w, const emu_inst *in) {
     case EMU_OP_V_CVT_F32_FP8: case EMU_OP_V_CVT_F32_BF8:
       r = u(cj_fp8_to_f32((uint8_t)(a >> (8 * byte_sel)), k8));
       break;
+    case EMU_OP_V_CVT_F16_F32: r = cj_f32_to_f16_rne(f(apply_mod(s, a))); break; /* [31:16] = 0 */
+    case EMU_OP_V_CVT_F32_F16:
+      r = u(cj_f16_to_f32((uint16_t)apply_mod16(s, a)));
+      break;
+    case EMU_OP_V_CVT_PK_F16_F32: {
+      uint32_t b = apply_mod(&in->o[2], emu_vread(w, &in->o[2], 0, (unsigned)l));
+      r = cj_f32_to_f16_rne(f(apply_mod(s, a))) | (uint32_t)cj_f32_to_f16_rne(f(b)) << 16;
+      break;
+    }
+    case EMU_OP_V_PACK_B32_F16: {
+      uint32_t b = emu_vread(w, &in->o[2], 0, (unsigned)l);
+      r = apply_mod16(s, (in->op_sel & 1) ? a >> 16 : a) | apply_mod16(&in->o[2], (in->op_sel & 2) ? b >> 16 : b) << 16;
+      break;
+    }
     case EMU_OP_V_CVT_PK_F32_FP8: case EMU_OP_V_CVT_PK_F32_BF8: {
       uint32_t h = (a >> (16 * word_sel)) & 0xffff;
       uint32_t *d1 = emu_vreg(w, d, 1);

@@ -17,6 +17,8 @@
 
 #define TRACE_REGS 512 /* unified register file: VGPRs then AGPRs */
 #define TRACE_DEFAULT_MAX (1ull << 26)
+#define TRACE_LINES 128 /* 64 lanes, each access within at most 2 lines (16 bytes, aligned to its size) */
+#define LINE_SHIFT 7    /* 128-byte cache lines (CDNA3/CDNA4; docs/performance.md) */
 
 enum { WRITER_MFMA = 1, WRITER_VALU = 2 };
 
@@ -29,6 +31,8 @@ struct emu_trec {                  /* one wave's recorder */
   uint8_t wkind[TRACE_REGS];       /* WRITER_* */
   uint16_t wfirst[TRACE_REGS];     /* MFMA writer: its destination's first register */
   uint8_t wcount[TRACE_REGS];      /* ... and register count */
+  uint64_t line[TRACE_LINES];      /* the current vector memory instruction's 128-byte lines */
+  unsigned nline;
 };
 
 struct emu_trace {
@@ -174,9 +178,31 @@ static void note_deps(emu_trec *r, emu_trace_rec *x, const emu_inst *in, uint32_
   }
 }
 
+void emu_trace_note_lines(emu_wave *w, uint64_t addr, unsigned bytes) {
+  emu_trec *r = w->tr;
+  if (!r || !bytes) return;
+  for (uint64_t l = addr >> LINE_SHIFT; l <= (addr + bytes - 1) >> LINE_SHIFT && r->nline < TRACE_LINES; l++)
+    if (!r->nline || r->line[r->nline - 1] != l) r->line[r->nline++] = l; /* lanes mostly ascend */
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Distinct lines among those noted for the instruction. */
+static uint16_t distinct_lines(emu_trec *r) {
+  if (r->nline < 2) return (uint16_t)r->nline;
+  qsort(r->line, r->nline, sizeof r->line[0], cmp_u64);
+  unsigned n = 1;
+  for (unsigned i = 1; i < r->nline; i++) n += r->line[i] != r->line[i - 1];
+  return (uint16_t)n;
+}
+
 convjit_status emu_trace_step(emu_wave *w, const emu_inst *in) {
   emu_trec *r = w->tr;
   const uint64_t exec0 = w->exec, lds0 = w->lds.cycles, min0 = w->lds.min_cycles;
+  r->nline = 0;
   convjit_status st = in->fn(w, in);
   if (st != CONVJIT_OK) return st;
   if (r->n == r->cap) {
@@ -192,6 +218,7 @@ convjit_status emu_trace_step(emu_wave *w, const emu_inst *in) {
   x->lds_cycles = sat16(w->lds.cycles - lds0);
   x->lds_min = sat16(w->lds.min_cycles - min0);
   classify(x, in, exec0);
+  if (x->kind >= EMU_TK_VMEM_LOAD && x->kind <= EMU_TK_VMEM_LDS) x->lines = distinct_lines(r);
   if (x->kind == EMU_TK_VALU || x->kind == EMU_TK_MFMA || (x->kind >= EMU_TK_VMEM_LOAD && x->kind <= EMU_TK_LDS_WRITE))
     note_deps(r, x, in, (uint32_t)r->n);
   r->n++;

@@ -9,7 +9,8 @@
  *    its timing class (emu_tkind), the s_waitcnt counts, s_nop wait
  *    states and s_setprio values, the LDS bank-model cycles of its LDS
  *    access (lds_banks.h: the real lane addresses), the bytes a vector
- *    memory access moves (active lanes x bytes per lane) and a dependency
+ *    memory access moves (active lanes x bytes per lane) and the distinct
+ *    128-byte lines its lanes' addresses touch, and a dependency
  *    summary: the latest MFMA whose destination registers it reads or
  *    overwrites, and how (the ISA guides' MFMA dependency table rows), and
  *    for an MFMA the latest VALU that wrote one of its sources.
@@ -65,6 +66,8 @@ typedef struct emu_trace_rec {
   uint8_t c;           /* WAITCNT expcnt; VMEM records EMU_TF_*; LDS records the active lanes */
   uint16_t lds_cycles; /* LDS bank-model cycles (LDS reads/writes, the LDS side of a DMA) */
   uint16_t lds_min;    /* the same access's conflict-free cycles */
+  uint16_t lines;      /* vector memory records: distinct 128-byte lines its lanes touch (the vL1D
+                        * and L2 count requests per line: docs/performance.md) */
   uint32_t bytes;      /* memory records: active lanes x bytes per lane */
   uint32_t dep;        /* 1 + index (this wave) of the MFMA it depends on; 0 none */
   uint32_t dep_valu;   /* MFMA: 1 + index of the latest VALU writing one of its sources; 0 none */

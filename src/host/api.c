@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "host/plan.h"
+#include "host/tune_db.h"
 
 /* ---- context --------------------------------------------------------------- */
 
@@ -102,6 +103,7 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
     free(ctx);
     goto fail;
   }
+  cj_tune_db_open(ctx, co.dir, co.disable_disk);
   cj_plan_memo_init(&ctx->memo);
   cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s, code object v%u", ctx->device_name, arch->name,
          ctx->cu_count, dev->is_emulated ? " (emulated)" : "", ctx->code_object_version);
@@ -116,6 +118,7 @@ CONVJIT_API void convjit_context_destroy(convjit_context *ctx) {
   if (!ctx) return;
   cj_ctx_release(ctx); /* its plans and events now see it gone */
   cj_plan_memo_free(&ctx->memo); /* copies only: the plans handed out own themselves */
+  cj_tune_db_close(ctx);
   cj_cache_destroy(ctx->cache);
   cj_device_destroy(ctx->dev);
   free(ctx->emu_wg);

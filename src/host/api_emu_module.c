@@ -3,7 +3,7 @@
  * the handle of its context (lifetime.c's rule: it may be unloaded after
  * the context, never used after it). Arguments are packed by the code
  * object's metadata into the explicit kernarg bytes, the bytes a HIP
- * module launch takes; the hidden arguments are the emulator's to fill
+ * module launch takes, by the one packer (pipeline/kernargs.h); the hidden arguments are the emulator's to fill
  * (emu/dispatch.c), as they are the HIP runtime's on a GPU. Every check
  * names the argument, its value kind and size, or the launch field. */
 #include <inttypes.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include "arch/arch.h"
 #include "host/plan.h"
+#include "pipeline/kernargs.h"
 #include "runtime/device_emu.h"
 
 struct convjit_emu_module {
@@ -273,11 +274,15 @@ static const char *type_name(convjit_emu_arg_type t) {
   return "an unknown type";
 }
 
-/* One caller value into the metadata argument m's bytes at ka + offset. */
-static convjit_status pack_one(emu_mem *mem, const cj_kernel_info *ki, const cj_kernel_arg *m,
-                               const convjit_emu_arg *v, uint8_t *ka) {
+/* One caller value for the metadata argument m, checked against its kind
+ * and size, as the bytes the packer copies: *out points at them (into *bits
+ * for a value of up to 8 bytes, at the caller's bytes for CONVJIT_EMU_ARG_BYTES). */
+static convjit_status value_of(emu_mem *mem, const cj_kernel_info *ki, const cj_kernel_arg *m,
+                               const convjit_emu_arg *v, uint64_t *bits, const void **out) {
   const char *nm = v->name;
   int is_ptr = m->kind == CJ_ARG_GLOBAL_BUFFER;
+  *bits = 0;
+  *out = bits;
   if (v->type == CONVJIT_EMU_ARG_PTR) {
     CJ_CHECK(is_ptr && m->size == 8, CONVJIT_ERR_INVALID_ARG,
              "argument '%s' of kernel %s is %s of %u bytes: give it a value, not a pointer", nm, ki->name,
@@ -286,7 +291,7 @@ static convjit_status pack_one(emu_mem *mem, const cj_kernel_info *ki, const cj_
     CJ_CHECK(p == 0 || emu_mem_find(mem, p, 0), CONVJIT_ERR_INVALID_ARG,
              "argument '%s' = 0x%" PRIx64 ": not an address inside an emulator allocation of this context "
              "(convjit_malloc; a host pointer is not a device address)", nm, p);
-    memcpy(ka + m->offset, &p, 8);
+    *bits = p;
     return CONVJIT_OK;
   }
   CJ_CHECK(!is_ptr, CONVJIT_ERR_INVALID_ARG, "argument '%s' of kernel %s is a global_buffer: give a pointer, not %s",
@@ -300,30 +305,28 @@ static convjit_status pack_one(emu_mem *mem, const cj_kernel_info *ki, const cj_
     CJ_CHECK(v->i >= lo && v->i <= hi, CONVJIT_ERR_INVALID_ARG,
              "argument '%s' = %" PRId64 ": does not fit its %u bytes (%" PRId64 "..%" PRId64 ")", nm, v->i, m->size, lo,
              hi);
-    uint32_t u = (uint32_t)(uint64_t)v->i;
-    memcpy(ka + m->offset, &u, m->size); /* little-endian: the low bytes */
+    *bits = (uint32_t)(uint64_t)v->i; /* the packer copies its low m->size bytes */
     return CONVJIT_OK;
   }
   case CONVJIT_EMU_ARG_I64:
-  case CONVJIT_EMU_ARG_F64: {
+  case CONVJIT_EMU_ARG_F64:
     CJ_CHECK(m->size == 8, CONVJIT_ERR_INVALID_ARG, "argument '%s' of kernel %s is %s of %u bytes: %s is 8 bytes", nm,
              ki->name, m->value_kind, m->size, type_name(v->type));
-    if (v->type == CONVJIT_EMU_ARG_I64) memcpy(ka + m->offset, &v->i, 8);
-    else memcpy(ka + m->offset, &v->f, 8);
+    if (v->type == CONVJIT_EMU_ARG_I64) memcpy(bits, &v->i, 8);
+    else memcpy(bits, &v->f, 8);
     return CONVJIT_OK;
-  }
   case CONVJIT_EMU_ARG_F32: {
     CJ_CHECK(m->size == 4, CONVJIT_ERR_INVALID_ARG, "argument '%s' of kernel %s is %s of %u bytes: an F32 is 4 bytes",
              nm, ki->name, m->value_kind, m->size);
     float f = (float)v->f;
-    memcpy(ka + m->offset, &f, 4);
+    memcpy(bits, &f, 4);
     return CONVJIT_OK;
   }
   case CONVJIT_EMU_ARG_BYTES:
     CJ_CHECK(v->bytes && v->nbytes == m->size, CONVJIT_ERR_INVALID_ARG,
              "argument '%s' of kernel %s is %s of %u bytes: given %zu bytes%s", nm, ki->name, m->value_kind, m->size,
              v->nbytes, v->bytes ? "" : " (bytes = NULL)");
-    memcpy(ka + m->offset, v->bytes, m->size);
+    *out = v->bytes;
     return CONVJIT_OK;
   default:
     return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s': type = %d is not a convjit_emu_arg_type", nm, (int)v->type);
@@ -399,38 +402,36 @@ CONVJIT_API convjit_status convjit_emu_launch(const convjit_emu_module *mod, int
   CJ_TRY(check_launch_opts(ki, mod->ctx->arch, opts));
   CJ_CHECK(nargs == 0 || args, CONVJIT_ERR_INVALID_ARG, "args = NULL with nargs = %zu", nargs);
   emu_mem *mem = emu_ctx_mem(cj_device_emu_ctx(mod->ctx->dev));
-  uint32_t explicit_end = 0;
-  for (uint32_t a = 0; a < ki->nargs; a++)
-    if (cj_kernel_arg_is_explicit(&ki->args[a]) && ki->args[a].offset + ki->args[a].size > explicit_end)
-      explicit_end = ki->args[a].offset + ki->args[a].size;
-  uint8_t *ka = calloc(1, explicit_end ? explicit_end : 1);
-  uint8_t *given = calloc(ki->nargs ? ki->nargs : 1, 1);
-  convjit_status st = (ka && given) ? CONVJIT_OK : CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory packing arguments");
+  /* The packer's layout of this kernel, then one value per explicit
+   * argument (by name or "#<i>"), in explicit-argument order. */
+  uint32_t n = 0, bytes = 0, cap = ki->nargs ? ki->nargs : 1;
+  cj_kernarg_slot *slot = calloc(cap, sizeof *slot);
+  const void **val = calloc(cap, sizeof *val);
+  uint64_t *bits = calloc(cap, sizeof *bits);
+  convjit_status st = slot && val && bits ? cj_kernargs_layout(ki, NULL, UINT32_MAX, slot, cap, &n, &bytes)
+                                          : CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory packing arguments");
+  uint8_t *ka = st == CONVJIT_OK ? calloc(1, bytes ? bytes : 1) : NULL;
+  if (st == CONVJIT_OK && !ka) st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory packing arguments");
   for (size_t j = 0; j < nargs && st == CONVJIT_OK; j++) {
-    uint32_t a = 0;
+    uint32_t a = 0, e = 0;
     st = resolve_arg(ki, args[j].name, &a);
-    if (st == CONVJIT_OK && given[a])
+    while (st == CONVJIT_OK && slot[e].meta != a) e++; /* an explicit argument: it has a slot */
+    if (st == CONVJIT_OK && val[e])
       st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s'%s%s%s of kernel %s is given twice", args[j].name,
                   strcmp(args[j].name, ki->args[a].name) && ki->args[a].name[0] ? " (" : "",
                   strcmp(args[j].name, ki->args[a].name) ? ki->args[a].name : "",
                   strcmp(args[j].name, ki->args[a].name) && ki->args[a].name[0] ? ")" : "", ki->name);
-    if (st == CONVJIT_OK) st = pack_one(mem, ki, &ki->args[a], &args[j], ka);
-    if (st == CONVJIT_OK) given[a] = 1;
+    if (st == CONVJIT_OK) st = value_of(mem, ki, &ki->args[a], &args[j], &bits[e], &val[e]);
   }
-  for (uint32_t a = 0, e = 0; a < ki->nargs && st == CONVJIT_OK; a++) {
-    const cj_kernel_arg *m = &ki->args[a];
-    if (!cj_kernel_arg_is_explicit(m)) continue;
-    if (!given[a])
-      st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "argument '%s' (#%u, %s, %u bytes at offset %u) of kernel %s is not given",
-                  m->name[0] ? m->name : "(unnamed)", e, m->value_kind, m->size, m->offset, ki->name);
-    e++;
-  }
+  if (st == CONVJIT_OK) st = cj_kernargs_write(ki, slot, n, bytes, val, ka);
   if (st == CONVJIT_OK) {
-    st = cj_device_emu_launch(mod->ctx->dev, k, opts->grid, opts->block, ka, explicit_end, opts->dynamic_lds_bytes,
+    st = cj_device_emu_launch(mod->ctx->dev, k, opts->grid, opts->block, ka, bytes, opts->dynamic_lds_bytes,
                               opts->hazards, opts->max_instructions);
     if (st == CONVJIT_ERR_EMULATION) name_fault_buffer(mem, args, nargs, st);
   }
+  free(slot);
+  free(val);
+  free(bits);
   free(ka);
-  free(given);
   return st;
 }

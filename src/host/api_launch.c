@@ -53,12 +53,14 @@ convjit_status cj_plan_run(const convjit_plan *p, const cj_plan_step *steps, uin
       continue;
     }
     _Alignas(16) uint8_t kernargs[CJ_KERNARG_MAX];
-    memset(kernargs, 0, s->kernarg_bytes);
+    uint64_t v[CJ_KPLAN_MAX_ARGS];
+    const void *val[CJ_KPLAN_MAX_ARGS];
     for (uint32_t a = 0; a < s->nargs; a++) {
-      uint64_t v = bind_value(&s->bind[a], ptrs); /* little-endian: the low bytes first */
-      memcpy(kernargs + s->off[a], &v, s->size[a]);
+      v[a] = bind_value(&s->bind[a], ptrs);
+      val[a] = &v[a];
     }
-    CJ_TRY(dev->ops->launch(dev, s->k->kern, s->grid, s->block, kernargs, s->kernarg_bytes, stream));
+    CJ_TRY(cj_kernargs_write(s->k->info, s->k->arg, s->nargs, s->k->kernarg_bytes, val, kernargs));
+    CJ_TRY(dev->ops->launch(dev, s->k->kern, s->grid, s->block, kernargs, s->k->kernarg_bytes, stream));
   }
   return CONVJIT_OK;
 }

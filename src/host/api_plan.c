@@ -14,42 +14,26 @@
 
 /* ---- plans ------------------------------------------------------------------- */
 
-/* The explicit arguments of the code object's metadata, in order, matched
- * with the plan's argument list: each gets its bind and the metadata's
- * offset and size (plan.h). */
-convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_kernel_info *ki,
-                                      cj_plan_step *out) {
-  uint32_t j = 0;
-  out->kernarg_bytes = 0;
-  for (uint32_t a = 0; a < ki->nargs; a++) {
-    const cj_kernel_arg *ma = &ki->args[a];
-    if (!cj_kernel_arg_is_explicit(ma)) continue;
-    CJ_CHECK(j < kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has more arguments than its plan (%u)",
-             kp->name, kp->nargs);
-    uint32_t want = kp->args[j].is_ptr ? 8 : kp->args[j].size;
-    CJ_CHECK(ma->size == want && ma->offset + ma->size <= CJ_KERNARG_MAX, CONVJIT_ERR_INTERNAL,
-             "kernel %s: argument %u (%s) is %u bytes at offset %u in the code object, plan says %u", kp->name, j,
-             kp->args[j].name, ma->size, ma->offset, want);
+/* The plan's binds beside the kernel's argument layout (cj_loaded.arg,
+ * fitted to the plan by the cache). */
+convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_loaded *k, cj_plan_step *out) {
+  CJ_CHECK(k->nargs == kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: loaded with %u explicit arguments, plan %u",
+           kp->name, k->nargs, kp->nargs);
+  for (uint32_t j = 0; j < kp->nargs; j++) {
     CJ_CHECK(bind[j].kind != CJ_BIND_NONE, CONVJIT_ERR_INTERNAL, "kernel %s: argument %u (%s) has no binding",
              kp->name, j, kp->args[j].name);
-    out->off[j] = (uint16_t)ma->offset;
-    out->size[j] = (uint16_t)ma->size;
     out->bind[j] = bind[j];
-    if (ma->offset + ma->size > out->kernarg_bytes) out->kernarg_bytes = ma->offset + ma->size;
-    j++;
   }
-  CJ_CHECK(j == kp->nargs, CONVJIT_ERR_INTERNAL, "kernel %s: code object has %u explicit arguments, plan %u",
-           kp->name, j, kp->nargs);
-  out->nargs = j;
+  out->nargs = kp->nargs;
   return CONVJIT_OK;
 }
 
 /* Step of the selection -> launch-ready step: kernel through the cache (in
  * the context's code object version, which the plan's key then holds),
- * argument offsets from the code object's metadata. pre: the cache's
- * answer for this step already fetched by plan_prefetch, else NULL. */
-static convjit_status resolve_step_once(convjit_context *ctx, cj_step *s, cj_plan_step *out,
-                                        const cj_cache_req *pre) {
+ * fitted to its plan there (a disk entry that does not fit is rebuilt by
+ * the cache). pre: the cache's answer for this step already fetched by
+ * plan_prefetch, else NULL. */
+static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out, const cj_cache_req *pre) {
   memset(out, 0, sizeof *out);
   out->kind = s->kind;
   if (s->kind == CJ_STEP_MEMSET) {
@@ -77,23 +61,11 @@ static convjit_status resolve_step_once(convjit_context *ctx, cj_step *s, cj_pla
   }
   out->compile_ms = out->source == CJ_SRC_COMPILED ? out->k->compile_ms : 0.0;
   snprintf(out->name, sizeof out->name, "%s", kp->name);
-  CJ_TRY(cj_plan_step_bind_args(kp, s->bind, out->k->info, out));
+  CJ_TRY(cj_plan_step_bind_args(kp, s->bind, out->k, out));
   cj_log(CJ_LOG_INFO, "kernel %s: grid %ux%ux%u block %ux%ux%u, %s", kp->name, out->grid[0], out->grid[1],
          out->grid[2], out->block[0], out->block[1], out->block[2],
          out->source == CJ_SRC_COMPILED ? "compiled" : out->source == CJ_SRC_DISK ? "disk cache hit" : "memory hit");
   return CONVJIT_OK;
-}
-
-/* The cache never fails a call: a kernel read from the disk cache that
- * does not fit its plan (another kernel's object, another argument layout)
- * is discarded there and built here once; only a kernel compiled in this
- * process can fail the step. */
-static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_step *out, const cj_cache_req *pre) {
-  convjit_status st = resolve_step_once(ctx, s, out, pre);
-  if (st != CONVJIT_OK && st != CONVJIT_ERR_OUT_OF_MEMORY && out->k &&
-      cj_cache_discard(ctx->cache, out->k, cj_error_text()))
-    st = resolve_step_once(ctx, s, out, NULL);
-  return st;
 }
 
 /* The kernels of a plan's steps, fetched from the cache at once so that

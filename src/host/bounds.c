@@ -5,6 +5,7 @@
 #include "emu/emu_internal.h"
 #include "emu/memory.h"
 #include "emu/trace.h"
+#include "pipeline/kernargs.h"
 
 /* docs/performance.md gives every rate below its source and every rule of
  * the model. One workgroup (the middle one of the grid) runs on the
@@ -211,7 +212,7 @@ convjit_status cj_bounds_traces_record(const cj_kplan *p, const cj_built *b, cj_
   t->in.slots = o->wgs_per_cu;
   t->in.flops = cj_conv_gemm_flops(c);
   t->in.hbm_read_bytes = (double)(c->x_bytes + c->w_bytes);
-  t->in.fp8 = c->g.dtype != CONVJIT_DTYPE_BF16;
+  t->in.fp8 = c->elem_bytes == 1; /* f16 runs at bf16's MFMA rate and takes its parameters */
   *out = t;
   return CONVJIT_OK;
 fail:

@@ -21,19 +21,20 @@ convjit_status cj_check_struct_size(size_t struct_size, size_t v1, size_t ours, 
 /* ---- descriptor validation ----------------------------------------------- */
 
 convjit_status cj_check_dtype(convjit_dtype t, const char *field) {
-  CJ_CHECK(t >= CONVJIT_DTYPE_BF16 && t <= CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
-           "desc.%s = %d: unknown dtype (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3, f32 4)", field, (int)t);
+  CJ_CHECK(t >= CONVJIT_DTYPE_BF16 && t <= CONVJIT_DTYPE_F16, CONVJIT_ERR_INVALID_ARG,
+           "desc.%s = %d: unknown dtype (bf16 1, fp8 e4m3fn 2, fp8 e4m3fnuz 3, f32 4, f16 5)", field, (int)t);
   return CONVJIT_OK;
 }
 
 static int is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
 
-static convjit_status check_scale(float s, int fp8_conv, const char *field) {
+static convjit_status check_scale(float s, const convjit_conv_desc *d, const char *field) {
   if (s == 0.0f) return CONVJIT_OK;
   CJ_CHECK(isfinite(s) && s > 0.0f, CONVJIT_ERR_INVALID_ARG, "desc.%s = %g: must be finite and > 0 (0 = unused)",
            field, (double)s);
-  CJ_CHECK(fp8_conv, CONVJIT_ERR_INVALID_ARG,
-           "desc.%s = %g: scales apply to fp8 convs (x_dtype or w_dtype fp8), but both are bf16", field, (double)s);
+  CJ_CHECK(is_fp8(d->x_dtype) || is_fp8(d->w_dtype), CONVJIT_ERR_INVALID_ARG,
+           "desc.%s = %g: scales apply to fp8 convs (x_dtype or w_dtype fp8), but x_dtype = %s and w_dtype = %s",
+           field, (double)s, cj_dtype_name(d->x_dtype), cj_dtype_name(d->w_dtype));
   return CONVJIT_OK;
 }
 
@@ -170,8 +171,8 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_CHECK(d->has_bias == 0 || d->has_bias == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_bias = %d: must be 0 or 1",
            d->has_bias);
   const int fp8_conv = is_fp8(d->x_dtype) || is_fp8(d->w_dtype);
-  CJ_TRY(check_scale(d->x_scale, fp8_conv, "x_scale"));
-  CJ_TRY(check_scale(d->w_scale, fp8_conv, "w_scale"));
+  CJ_TRY(check_scale(d->x_scale, d, "x_scale"));
+  CJ_TRY(check_scale(d->w_scale, d, "w_scale"));
   if (fp8_conv) {
     /* The scales become fp32 kernel arguments: x_scale * w_scale (times up
      * to 4 for E4M3FN data on gfx942, docs/api.md) and 1/scale of a bf16
@@ -189,7 +190,7 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
            "desc.has_channel_scale = %d: must be 0 or 1", d->has_channel_scale);
   CJ_CHECK(!d->has_channel_scale || fp8_conv, CONVJIT_ERR_INVALID_ARG,
            "desc.has_channel_scale = 1: per-channel weight scales apply to fp8 convs (x_dtype or w_dtype fp8), "
-           "but both are bf16");
+           "but x_dtype = %s and w_dtype = %s", cj_dtype_name(d->x_dtype), cj_dtype_name(d->w_dtype));
   CJ_CHECK(d->has_residual == 0 || d->has_residual == 1, CONVJIT_ERR_INVALID_ARG,
            "desc.has_residual = %d: must be 0 or 1", d->has_residual);
   CJ_CHECK(isfinite(d->beta), CONVJIT_ERR_INVALID_ARG, "desc.beta = %g: must be finite", (double)d->beta);
@@ -244,10 +245,12 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
    * kind's first: a kind whose row has no planner has no kernels at all. */
   CJ_CHECK(kind->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
   /* Backward weight (codegen/kplan_wgrad.h) reads x and dy in the compute
-   * dtype and writes dw in it or in f32 (what optimizers keep); its GEMM
-   * reduces over positions, so any group width is whole columns there. */
-  CJ_CHECK(!bwd_weight || d->x_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = %s: backward weight takes bf16 x and dy", cj_dtype_name(d->x_dtype));
+   * dtype, bf16 or f16 (fp8 gradients need calibrated scales), and writes
+   * dw in it or in f32 (what optimizers keep); its GEMM reduces over
+   * positions, so any group width is whole columns there. */
+  CJ_CHECK(!bwd_weight || d->x_dtype == CONVJIT_DTYPE_BF16 || d->x_dtype == CONVJIT_DTYPE_F16,
+           CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_dtype = %s: backward weight takes bf16 or f16 x and dy", cj_dtype_name(d->x_dtype));
   CJ_CHECK(!bwd_weight || d->y_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
            "desc.y_dtype = %s: backward weight reads dy in x's dtype %s", cj_dtype_name(d->y_dtype),
            cj_dtype_name(d->x_dtype));
@@ -271,17 +274,27 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_CHECK(bwd_weight || d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
            "desc.groups = %lld with %s/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
            "group's channels start on a chunk", (long long)d->groups, rc, (long long)cg, (long long)chunk,
-           fp8_conv ? "fp8" : "bf16");
+           fp8_conv ? "fp8" : cj_dtype_name(d->x_dtype));
   /* Backward data in fp8 would quantize the gradient dy, which needs a
    * calibrated scale per tensor (training's delayed scaling): not offered. */
   CJ_CHECK(!bwd || !fp8_conv, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = %s, desc.w_dtype = %s with kind backward-data: backward data computes in bf16 (fp8 "
+           "desc.x_dtype = %s, desc.w_dtype = %s with kind backward-data: backward data computes in bf16 or f16 (fp8 "
            "gradients need per-tensor scale calibration, not offered)", cj_dtype_name(d->x_dtype),
            cj_dtype_name(d->w_dtype));
   CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = f32: the conv kernels take bf16 or fp8 inputs");
+           "desc.x_dtype = f32: the conv kernels take bf16, f16 or fp8 inputs");
   CJ_CHECK(bwd_weight || d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.w_dtype = f32: the conv kernels take bf16 or fp8 weights");
+           "desc.w_dtype = f32: the conv kernels take bf16, f16 or fp8 weights");
+  /* f16 computes on the f16 MFMA: both operands f16 (no pre-pass converts
+   * between f16 and bf16 or fp8); backward weight's w_dtype is dw's,
+   * checked above */
+  CJ_CHECK(bwd_weight || (d->x_dtype == CONVJIT_DTYPE_F16) == (d->w_dtype == CONVJIT_DTYPE_F16),
+           CONVJIT_ERR_UNSUPPORTED,
+           "desc.%s = %s with desc.%s = f16: an f16 conv takes f16 x and w (no pre-pass converts f16 to or from %s)",
+           d->x_dtype == CONVJIT_DTYPE_F16 ? "w_dtype" : "x_dtype",
+           cj_dtype_name(d->x_dtype == CONVJIT_DTYPE_F16 ? d->w_dtype : d->x_dtype),
+           d->x_dtype == CONVJIT_DTYPE_F16 ? "x_dtype" : "w_dtype",
+           cj_dtype_name(d->x_dtype == CONVJIT_DTYPE_F16 ? d->w_dtype : d->x_dtype));
   /* bf16 beside fp8 is quantized by the pre-pass with its scale (docs/api.md "fp8 formats"). */
   CJ_CHECK(!d->has_channel_scale || is_fp8(d->w_dtype), CONVJIT_ERR_UNSUPPORTED,
            "desc.has_channel_scale = 1 with desc.w_dtype = bf16: bf16 weights are quantized per tensor by w_scale "
@@ -289,10 +302,12 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_CHECK(!d->has_x_prev || d->n == 1, CONVJIT_ERR_UNSUPPORTED,
            "desc.has_x_prev = 1 with desc.n = %lld: streaming convs take one sample (the pre-pass writes x_prev's "
            "frames directly before x's)", (long long)d->n);
-  CJ_CHECK(!d->has_residual || d->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
-           "desc.has_residual = 1 with desc.y_dtype = %s: the residual z is bf16 like a bf16 y", cj_dtype_name(d->y_dtype));
-  CJ_CHECK(!is_fp8(d->y_dtype), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = %d (%s): fp8 outputs have no kernel (bf16 or f32)",
-           (int)d->y_dtype, cj_dtype_name(d->y_dtype));
+  /* y: the inputs' 16-bit type (bf16 for bf16 and fp8 convs, f16 for f16)
+   * or f32 (no final rounding); the residual z is in y's dtype */
+  const convjit_dtype y16 = d->x_dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16;
+  CJ_CHECK(d->y_dtype == y16 || d->y_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.y_dtype = %d (%s): a conv of %s x and %s w gives %s or f32", (int)d->y_dtype,
+           cj_dtype_name(d->y_dtype), cj_dtype_name(d->x_dtype), cj_dtype_name(d->w_dtype), cj_dtype_name(y16));
 
   p->n = d->n; p->c = d->c; p->k = d->k;
   p->d = in[0]; p->h = in[1]; p->w = in[2];

@@ -4,10 +4,11 @@
  * functions they share with the host files).
  *
  * A plan is resolved at creation into launch-ready steps: each kernel step
- * holds its loaded kernel, its grid/block, and for every explicit argument
- * the bind (what value) and the code object's offset/size (where it goes),
- * so a launch only resolves binds and copies a few words into a stack
- * buffer: no lookup, no allocation, no lock. */
+ * holds its loaded kernel (with the code object's offset/size of every
+ * explicit argument: cj_loaded.arg, the packer's layout), its grid/block,
+ * and for every explicit argument the bind (what value), so a launch only
+ * resolves binds and copies a few words into a stack buffer: no lookup, no
+ * allocation, no lock. */
 #ifndef CJ_HOST_PLAN_H
 #define CJ_HOST_PLAN_H
 
@@ -19,8 +20,6 @@
 #include "host/tool_api.h"
 #include "runtime/cache.h"
 #include "runtime/device.h"
-
-#define CJ_KERNARG_MAX 512 /* explicit kernarg bytes a plan may use (stack buffer) */
 
 /* plan_memo.c: the context's conv plan memo (normalized problem -> plan
  * copy), CJ_PLAN_MEMO_CAP entries, LRU, one mutex. Only
@@ -69,6 +68,7 @@ struct convjit_context {
   int cu_count;
   uint32_t code_object_version; /* 5 or 6: every kernel of the context is emitted as this */
   cj_cache *cache;
+  struct cj_db *tune_db; /* the tuning table's own connection to the cache database (tune_db.c) */
   char device_name[8];
   /* experimental emulator subset (api_emu.c): the copied id list the
    * emulator's launch options point to */
@@ -84,9 +84,7 @@ typedef struct cj_plan_step {
   char name[64];
   uint32_t grid[3], block[3];
   uint32_t nargs;
-  cj_bind bind[CJ_KPLAN_MAX_ARGS];
-  uint16_t off[CJ_KPLAN_MAX_ARGS], size[CJ_KPLAN_MAX_ARGS];
-  uint32_t kernarg_bytes;
+  cj_bind bind[CJ_KPLAN_MAX_ARGS]; /* argument i's value; where it goes: k->arg[i] */
   cj_cache_src source;
   double compile_ms;
   /* MEMSET */
@@ -147,11 +145,10 @@ cj_launch_ptrs cj_launch_ptrs_of(const convjit_conv_args *a);
  * checked, VERSION naming it; appended fields past it read as NULL / 0). */
 convjit_status cj_conv_args_read(const convjit_conv_args *args, convjit_conv_args *out);
 
-/* api_plan.c: fills out's argument table (nargs, bind, off, size, kernarg_bytes)
- * from the code object's explicit arguments in order, matched with kp's
- * argument list and its binds; INTERNAL on any disagreement. */
-convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_kernel_info *ki,
-                                      cj_plan_step *out);
+/* api_plan.c: fills out's binds (nargs, bind) for kernel k, loaded for kp
+ * (its argument layout fits kp: the cache checked it); INTERNAL when an
+ * argument has no binding. */
+convjit_status cj_plan_step_bind_args(const cj_kplan *kp, const cj_bind *bind, const cj_loaded *k, cj_plan_step *out);
 /* api_launch.c: the checks of a conv launch (convjit_conv_execute and the forward
  * entry points; f: the message prefix of the fields, "args."), without the
  * launch, driven by the plan's kind row and the tensor-role table. */

@@ -11,7 +11,8 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
   memset(out, 0, sizeof *out);
   uint32_t eb;
   switch (dtype) {
-  case CONVJIT_DTYPE_BF16: eb = 2; break;
+  case CONVJIT_DTYPE_BF16:
+  case CONVJIT_DTYPE_F16: eb = 2; break; /* moves 2-byte elements: bf16 and f16 alike */
   case CONVJIT_DTYPE_FP8_E4M3FN:
   case CONVJIT_DTYPE_FP8_E4M3FNUZ: eb = 1; break; /* moves bytes: the flavour does not matter */
   case CONVJIT_DTYPE_F32:
@@ -24,7 +25,7 @@ convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtyp
   const cj_role_bind binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_Y, 0}}};
   CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, binds, 2));
   snprintf(out->summary, sizeof out->summary, "transpose %s [%lld][%lld][%lld] -> [N][S][C]",
-           eb == 2 ? "bf16" : "fp8", (long long)n, (long long)c, (long long)s);
+           eb == 2 ? cj_dtype_name(dtype) : "fp8", (long long)n, (long long)c, (long long)s);
   return CONVJIT_OK;
 }
 

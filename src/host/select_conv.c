@@ -1,4 +1,4 @@
-/* Conv selection (contract in select.h): a validated bf16 or fp8 problem
+/* Conv selection (contract in select.h): a validated bf16, f16 or fp8 problem
  * -> the launch sequence
  *   pack: weight KCTRS -> KTRSC, C zero-padded to a 16-byte chunk (once per
  *         weight); fp8 convs: E4M3FN -> FNUZ on gfx942, bf16 w quantized
@@ -9,7 +9,7 @@
  *         none on the (bf16) 1x1x1 channel-GEMM path, which reads x as given
  *         [zero the fp32 split-K workspace]
  *         conv (implicit GEMM)
- *         [split-K finalize: alpha, scale[k], bias, bf16, NCDHW]
+ *         [split-K finalize: alpha, scale[k], residual, bias, act, y's dtype, NCDHW]
  * fp8 formats and scales: docs/api.md "fp8 formats" (cj_conv_fmt_of).
  * Heuristics (docs/original-design.md "bf16 kernel") as an ordered candidate list
  * (cj_conv_candidates, pure): tile (128,128,2,4) by default, 256x256 on a
@@ -38,13 +38,14 @@ static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint
 }
 
 static int cj_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
-static int cj_is_in(convjit_dtype t) { return t == CONVJIT_DTYPE_BF16 || cj_is_fp8(t); }
+static int cj_is_in(convjit_dtype t) { return t == CONVJIT_DTYPE_BF16 || t == CONVJIT_DTYPE_F16 || cj_is_fp8(t); }
 
 convjit_status cj_conv_problem_fields(const cj_conv_problem *p, cj_conv_geom *g) {
   memset(g, 0, sizeof *g);
   /* fp8 compute when either operand is fp8 (its flavour stands in here;
    * cj_conv_fmt_of picks the arch's own). */
   g->dtype = (uint32_t)(p->x_dtype == CONVJIT_DTYPE_BF16 ? p->w_dtype : p->x_dtype);
+  g->y_dtype = (uint32_t)p->y_dtype; /* derive keeps it only when it is not the dtype's own */
   int64_t groups = p->groups > 1 ? p->groups : 1;
   CJ_TRY(cj_u32_field("groups", groups, 1, &g->groups));
   CJ_TRY(cj_u32_field("n", p->n, 1, &g->n));
@@ -142,7 +143,7 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
   /* fp8: the plan's own default first, as given: the 8-wave ping-pong
    * (fixed tile, no split-K) where the arch has it, else its multistage
    * default (docs/original-design.md "fp8 kernel": WGM is the only tunable). */
-  if (g->dtype != CONVJIT_DTYPE_BF16 && cj_conv_pingpong_arch(t->arch) && !forced->tile_m &&
+  if (g->elem_bytes == 1 && cj_conv_pingpong_arch(t->arch) && !forced->tile_m &&
       (!forced->stages || forced->stages == 2) && forced->splitk <= 1 && n < max) {
     list[n] = *forced;
     if (!forced->wgm) list[n].wgm = 8;
@@ -190,8 +191,13 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
 }
 
 static convjit_status cj_conv_dtypes_check(const cj_conv_problem *p) {
-  CJ_CHECK(cj_is_in(p->x_dtype) && cj_is_in(p->w_dtype) && p->y_dtype == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED,
-           "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take bf16 or fp8 x and w and give bf16",
+  CJ_CHECK(cj_is_in(p->x_dtype) && cj_is_in(p->w_dtype) &&
+               (p->x_dtype == CONVJIT_DTYPE_F16) == (p->w_dtype == CONVJIT_DTYPE_F16) &&
+               (p->y_dtype == CONVJIT_DTYPE_F32 ||
+                p->y_dtype == (p->x_dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16)),
+           CONVJIT_ERR_UNSUPPORTED,
+           "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take bf16 or fp8 x and w and give bf16 or f32, or "
+           "f16 x and w and give f16 or f32",
            (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
            (int)p->y_dtype, cj_dtype_name(p->y_dtype));
   return CONVJIT_OK;
@@ -239,7 +245,7 @@ convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_
   f->alpha = 1.0f;
   f->x_q = f->w_q = 1.0f;
   if (!cj_is_fp8(p->x_dtype) && !cj_is_fp8(p->w_dtype)) {
-    f->compute = CONVJIT_DTYPE_BF16;
+    f->compute = p->x_dtype; /* bf16 or f16, both operands alike (desc.c) */
     return CONVJIT_OK;
   }
   f->compute = cj_native_fp8(arch);

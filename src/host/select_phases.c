@@ -95,14 +95,9 @@ static convjit_status cj_phase_pack(const cj_conv_problem *p, const cj_target *t
     memset(w_off, 0, prep->ph.n * sizeof *w_off);
     return CONVJIT_OK;
   }
-  const uint32_t src[3] = {(uint32_t)p->t, (uint32_t)p->r, (uint32_t)p->s};
   uint64_t off = 0;
   for (uint32_t i = 0; i < prep->ph.nreal; i++) {
-    const cj_conv_phase *ph = &prep->ph.ph[i];
-    const cj_conv_geom *g = &plans[i].u.conv.g; /* rows: dx channels (its k), reduction: dy's (its c) */
-    const uint32_t jt[3] = {g->t, g->r, g->s};
-    CJ_TRY(cj_kplan_wpack_bwd_init(&kp, t->arch, w_in, fm->w_mode, g->groups, g->c, g->k, src, jt, ph->tap_first,
-                                   ph->tap_step, g->cp, (uint32_t)g->crs));
+    CJ_TRY(cj_conv_phase_pack_init(&kp, t->arch, w_in, fm->w_mode, &prep->ph.ph[i], &plans[i].u.conv.g));
     cj_role_bind b[3];
     memcpy(b, pack_binds, sizeof b);
     b[1].bind.value = off;

@@ -56,24 +56,17 @@ void cj_context_set_cu_count(convjit_context *ctx, int cu_count) {
   if (cu_count > 0) ctx->cu_count = cu_count;
 }
 
-#define NEED_DB(ctx) CJ_CHECK((ctx)->cache, CONVJIT_ERR_IO, "disk cache off")
-
+/* The tuning table through the context's own connection (tune_db.h):
+ * IO naming why when the disk cache is off. */
 convjit_status cj_context_tuning_export(convjit_context *ctx, cj_strbuf *json, int *nrows) {
-  *nrows = 0;
-  NEED_DB(ctx);
-  return cj_tune_db_export(ctx->cache, json, nrows);
+  return cj_tune_db_export(ctx, json, nrows);
 }
 
 convjit_status cj_context_tuning_import(convjit_context *ctx, const char *json, int *imported, int *skipped,
                                         cj_strbuf *report) {
-  *imported = *skipped = 0;
-  NEED_DB(ctx);
-  return cj_tune_db_import(ctx->cache, json, imported, skipped, report);
+  return cj_tune_db_import(ctx, json, imported, skipped, report);
 }
 
-int cj_context_tuning_count(convjit_context *ctx) { return ctx->cache ? cj_tune_db_count(ctx->cache) : -1; }
+int cj_context_tuning_count(convjit_context *ctx) { return cj_tune_db_count(ctx); }
 
-convjit_status cj_context_tuning_clear(convjit_context *ctx) {
-  NEED_DB(ctx);
-  return cj_tune_db_clear(ctx->cache);
-}
+convjit_status cj_context_tuning_clear(convjit_context *ctx) { return cj_tune_db_clear(ctx); }

@@ -30,7 +30,7 @@
 #include "util/numfmt.h"
 
 #define TUNE_WGM_VARIANTS {1, 4, 16} /* the default is 8 (select_conv.c): narrower and wider orders */
-#define TUNE_Y_POISON 0xff           /* bf16 0xffff: a NaN no kernel writes */
+#define TUNE_Y_POISON 0xff           /* bf16 / f16 0xffff, f32 0xffffffff: a NaN no kernel writes */
 
 static cj_tune_hooks g_hooks;
 void cj_tune_set_hooks(const cj_tune_hooks *h) {
@@ -38,31 +38,33 @@ void cj_tune_set_hooks(const cj_tune_hooks *h) {
   else memset(&g_hooks, 0, sizeof g_hooks);
 }
 
-/* Element i of a bf16 (eb 2) or fp32 (eb 4) array as a double. */
-static double out_at(const void *p, size_t i, int eb) {
-  if (eb == 2) return cj_bf16_to_f32(((const uint16_t *)p)[i]);
-  return ((const float *)p)[i];
+/* Element i of y of dtype t (bf16, f16, f32), exactly. */
+static double y_at(const void *p, size_t i, convjit_dtype t) {
+  if (t == CONVJIT_DTYPE_F32) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  return t == CONVJIT_DTYPE_F16 ? cj_f16_to_f32(h) : cj_bf16_to_f32(h);
 }
 
-static double compare_elems(const void *a, const void *b, size_t n, int eb) {
+double cj_tune_compare(const void *a, const void *b, size_t n, convjit_dtype t) {
   double peak = 0, worst = 0;
+  const size_t eb = cj_dtype_bytes(t);
+  /* one rounding step of the output: 2^(1-p) of the value, p its significant bits */
+  const int step = t == CONVJIT_DTYPE_F32 ? -23 : t == CONVJIT_DTYPE_F16 ? -10 : -7;
   for (size_t i = 0; i < n; i++) {
-    double v = fabs(out_at(b, i, eb));
+    double v = fabs(y_at(b, i, t));
     if (isfinite(v) && v > peak) peak = v;
   }
   for (size_t i = 0; i < n; i++) {
-    if (!memcmp((const char *)a + i * eb, (const char *)b + i * eb, (size_t)eb)) continue;
-    double x = out_at(a, i, eb), y = out_at(b, i, eb);
+    if (!memcmp((const char *)a + i * eb, (const char *)b + i * eb, eb)) continue;
+    double x = y_at(a, i, t), y = y_at(b, i, t);
     if (!isfinite(x) || !isfinite(y)) return INFINITY;
-    double tol = ldexp(fmax(fabs(x), fabs(y)), -7) + ldexp(peak, -8) + 1e-30;
+    double tol = ldexp(fmax(fabs(x), fabs(y)), step) + ldexp(peak, -8) + 1e-30;
     double e = fabs(x - y) / tol;
     if (e > worst) worst = e;
   }
   return worst;
 }
 
-double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n) { return compare_elems(a, b, n, 2); }
-double cj_tune_compare_f32(const float *a, const float *b, size_t n) { return compare_elems(a, b, n, 4); }
 
 /* The conv kernel step of a plan (the one the bounds model prices). */
 static const cj_step *conv_step(const convjit_plan *p, uint32_t *index) {
@@ -105,11 +107,12 @@ typedef struct tune_run {
   void *stream;
   convjit_tune_options o;
   cj_device *dev;
-  /* the kind's output (y, dx or dw) and a second one (db) when the plan
-   * writes it; exact: compared bit for bit (backward weight's promise) */
+  /* the kind's output (y, dx or dw) and a second one (db, fp32) when the
+   * plan writes it; exact: compared bit for bit (backward weight's promise) */
   void *out, *out2;
   size_t out_bytes, out_elems, out2_bytes;
-  int out_eb, exact;
+  convjit_dtype out_dtype; /* the output's dtype (y's, dx's: x's, dw's: w's) */
+  int exact;
   uint8_t *ref, *got; /* host copies of the outputs, out then out2 */
   tune_cand *c;
   int n;
@@ -135,8 +138,9 @@ static convjit_status run_output(tune_run *r, const convjit_plan *p, uint8_t *ou
  * (0 or inf), else the largest error over its tolerance. */
 static double compare_outputs(const tune_run *r) {
   if (r->exact) return memcmp(r->got, r->ref, r->out_bytes + r->out2_bytes) ? INFINITY : 0.0;
-  double e = compare_elems(r->got, r->ref, r->out_elems, r->out_eb);
-  if (r->out2) e = fmax(e, compare_elems(r->got + r->out_bytes, r->ref + r->out_bytes, r->out2_bytes / 4, 4));
+  double e = cj_tune_compare(r->got, r->ref, r->out_elems, r->out_dtype);
+  if (r->out2)
+    e = fmax(e, cj_tune_compare(r->got + r->out_bytes, r->ref + r->out_bytes, r->out2_bytes / 4, CONVJIT_DTYPE_F32));
   return e;
 }
 
@@ -370,7 +374,7 @@ static int store_winner(tune_run *r, const convjit_tune_result *res) {
   row.ms = res->best_ms;
   row.default_ms = res->default_ms;
   row.modelled = modelled;
-  if (cj_tune_db_store(r->p->ctx->cache, &row) != CONVJIT_OK) {
+  if (cj_tune_db_store(r->p->ctx, &row) != CONVJIT_OK) {
     cj_log(CJ_LOG_ERROR, "tune: winner not recorded: %s", cj_error_text());
     cj_error_clear();
     return 0;
@@ -451,19 +455,16 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   if (kr->writes == CJ_TB(DW)) { /* dw in w_dtype, db fp32 */
     r.out = a.dw, r.out2 = a.db;
     r.out_elems = (size_t)(q->k * (q->c / q->groups) * q->t * q->r * q->s);
-    r.out_eb = (int)cj_dtype_bytes(q->w_dtype);
+    r.out_dtype = q->w_dtype;
     r.out2_bytes = a.db ? (size_t)q->k * 4 : 0;
     r.exact = !q->nondeterministic;
   } else {
     const int dx = kr->writes == CJ_TB(DX);
-    const convjit_dtype odt = dx ? q->x_dtype : q->y_dtype;
+    r.out_dtype = dx ? q->x_dtype : q->y_dtype;
     r.out = dx ? a.dx : a.y;
     r.out_elems = dx ? (size_t)(q->n * q->c * q->d * q->h * q->w) : (size_t)(q->n * q->k * q->od * q->oh * q->ow);
-    r.out_eb = (int)cj_dtype_bytes(odt);
-    CJ_CHECK(odt == CONVJIT_DTYPE_BF16, CONVJIT_ERR_UNSUPPORTED, "tune: output dtype %s: the veto compares bf16",
-             cj_dtype_name(odt));
   }
-  r.out_bytes = r.out_elems * (size_t)r.out_eb;
+  r.out_bytes = r.out_elems * cj_dtype_bytes(r.out_dtype);
   r.ref = malloc(r.out_bytes + r.out2_bytes);
   r.got = malloc(r.out_bytes + r.out2_bytes);
   r.c = calloc(CONVJIT_TUNE_MAX_CANDIDATES, sizeof *r.c);

@@ -23,18 +23,14 @@ typedef struct cj_tune_hooks {
 } cj_tune_hooks;
 void cj_tune_set_hooks(const cj_tune_hooks *h); /* NULL: none */
 
-/* Largest |a_i - b_i| over its tolerance, for n bf16 outputs (bits): each
- * output is one fp32 sum rounded once to bf16, so two kernels that agree
- * differ by one rounding step (2^-7 of the value: 8 significant bits) plus
- * the summation-order slack, bounded by 2^-8 of the tensor's largest
+/* Largest |a_i - b_i| over its tolerance, for n outputs of dtype t (bf16,
+ * f16 or f32 bits): each output is one fp32 sum rounded once to t, so two
+ * kernels that agree differ by one rounding step (2^-7 of the value for
+ * bf16's 8 significant bits, 2^-10 for f16's 11, 2^-23 for f32) plus the
+ * summation-order slack, bounded by 2^-8 of the tensor's largest
  * magnitude. <= 1 agrees. Identical bits (NaN included) are 0; a NaN
  * against a number is +inf. */
-double cj_tune_compare(const uint16_t *a, const uint16_t *b, size_t n);
-/* The same over n fp32 outputs (a backward-weight plan's f32 dw and db
- * with atomics, whose adds may come in any order): the same tolerance,
- * which holds them to within 2^-7 of each other. A deterministic plan's
- * outputs are compared bit for bit instead (convjit_plan_tune). */
-double cj_tune_compare_f32(const float *a, const float *b, size_t n);
+double cj_tune_compare(const void *a, const void *b, size_t n, convjit_dtype t);
 
 /* MODELLED milliseconds of the plan's conv kernel from the compute-unit
  * simulation (cj_bounds_conv_sim, perf/perf.h; docs/performance.md

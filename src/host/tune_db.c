@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "codegen/kplan_knobs.h"
 #include "host/tune_db.h"
-#include "runtime/cache_trust.h"
+#include "runtime/cache_db.h"
 
 #define TUNE_TABLE                                                                                              \
   "CREATE TABLE IF NOT EXISTS tuning(key TEXT PRIMARY KEY, problem TEXT NOT NULL, arch TEXT NOT NULL,"          \
@@ -99,7 +99,7 @@ static int parse_I64X3(const char *v, size_t len, int64_t (*out)[3]) {
   return 1;
 }
 static int parse_DTYPE(const char *v, size_t len, convjit_dtype *out) {
-  for (int t = CONVJIT_DTYPE_BF16; t <= CONVJIT_DTYPE_F32; t++)
+  for (int t = CONVJIT_DTYPE_BF16; t <= CONVJIT_DTYPE_F16; t++)
     if (strlen(cj_dtype_name((convjit_dtype)t)) == len && !strncmp(cj_dtype_name((convjit_dtype)t), v, len)) {
       *out = (convjit_dtype)t;
       return 1;
@@ -350,11 +350,56 @@ static int row_read(sqlite3 *db, const uint8_t *key, sqlite3_stmt *st, cj_tune_r
   return 1;
 }
 
+/* ---- the table's own connection ---------------------------------------------- */
+
+void cj_tune_db_open(convjit_context *ctx, const char *dir, int disable) {
+  ctx->tune_db = NULL;
+  if (cj_db_disabled(disable)) return;
+  cj_db *d = malloc(sizeof *d);
+  if (!d) {
+    cj_log(CJ_LOG_ERROR, "tuning: out of memory: tuning table off");
+    return;
+  }
+  cj_db_init_off(d);
+  /* quiet: the context's kernel cache opened the same file just before and
+   * logged why it is off or read-only; follow: a damaged file it moves
+   * aside later is left for the new one, as its own connection does. */
+  d->follow = 1;
+  cj_db_open_user(d, dir, NULL, 1, NULL, 0);
+  ctx->tune_db = d;
+}
+
+void cj_tune_db_close(convjit_context *ctx) {
+  if (!ctx->tune_db) return;
+  cj_db_close(ctx->tune_db);
+  free(ctx->tune_db);
+  ctx->tune_db = NULL;
+}
+
+/* The connection while held (tune_take .. tune_give). */
+typedef struct tune_conn {
+  sqlite3 *db;
+  const uint8_t *key; /* CJ_KEY_BYTES */
+  int readonly;
+  const char *path;
+  cj_db *d;
+} tune_conn;
+
+/* 1 with the connection locked, or 0 (nothing held) when the table is off. */
+static int tune_take(convjit_context *ctx, tune_conn *h) {
+  memset(h, 0, sizeof *h);
+  if (!ctx->tune_db || !cj_db_lock(ctx->tune_db)) return 0;
+  *h = (tune_conn){ctx->tune_db->db, ctx->tune_db->key, ctx->tune_db->readonly, ctx->tune_db->path, ctx->tune_db};
+  return 1;
+}
+
+static void tune_give(tune_conn *h) { cj_db_unlock(h->d); }
+
 int cj_tune_db_lookup(convjit_context *ctx, const cj_conv_problem *p, cj_tune_row *row) {
   cj_tune_row want;
   cj_tune_row_init(&want, ctx, p);
-  cj_cache_db h;
-  if (!cj_cache_db_acquire(ctx->cache, &h)) return 0;
+  tune_conn h;
+  if (!tune_take(ctx, &h)) return 0;
   sqlite3 *db = h.db;
   sqlite3_stmt *st = NULL;
   int found = 0;
@@ -382,7 +427,7 @@ int cj_tune_db_lookup(convjit_context *ctx, const cj_conv_problem *p, cj_tune_ro
     }
   }
   sqlite3_finalize(st); /* no table yet (nothing tuned) is simply no row */
-  cj_cache_db_release(ctx->cache);
+  tune_give(&h);
   return found;
 }
 
@@ -408,7 +453,7 @@ static int tune_table_columns(sqlite3 *db, char *cols, size_t cap) {
 /* Inside a write transaction: our tuning table exists afterwards. A table
  * (or view) named tuning of another schema — another program's, or another
  * version's — is never written into or reported as ours: as the kernel
- * cache moves a database of a foreign schema aside (runtime/cache.c), it is
+ * cache moves a database of a foreign schema aside (runtime/cache_db.c), it is
  * renamed to *aside (its rows kept; "" when nothing was moved) and ours
  * created in its place; the caller logs that after its commit. What cannot
  * be renamed (a view) refuses the write, named. */
@@ -482,9 +527,9 @@ static int row_insert(sqlite3 *db, const uint8_t *key, const cj_tune_row *r) {
 }
 
 /* Writes rows[0..n) in one transaction; IO with the reason otherwise. */
-static convjit_status rows_write(cj_cache *c, const cj_tune_row *rows, int n) {
-  cj_cache_db h;
-  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off (no database to write)");
+static convjit_status rows_write(convjit_context *c, const cj_tune_row *rows, int n) {
+  tune_conn h;
+  CJ_CHECK(tune_take(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off (no database to write)");
   sqlite3 *db = h.db;
   convjit_status res = CONVJIT_OK;
   char aside[64] = "";
@@ -503,12 +548,12 @@ static convjit_status rows_write(cj_cache *c, const cj_tune_row *rows, int n) {
       tune_table_log_aside(h.path, aside);
     }
   }
-  cj_cache_db_release(c);
+  tune_give(&h);
   if (res == CONVJIT_OK) cj_tune_generation_bump();
   return res;
 }
 
-convjit_status cj_tune_db_store(cj_cache *c, const cj_tune_row *row) {
+convjit_status cj_tune_db_store(convjit_context *c, const cj_tune_row *row) {
   cj_tune_row r = *row;
   if (!r.created) r.created = (long long)time(NULL);
   return rows_write(c, &r, 1);
@@ -525,10 +570,10 @@ static void json_str(cj_strbuf *o, const char *s) {
   cj_sb_printf(o, "\"");
 }
 
-convjit_status cj_tune_db_export(cj_cache *c, cj_strbuf *o, int *nrows) {
+convjit_status cj_tune_db_export(convjit_context *c, cj_strbuf *o, int *nrows) {
   *nrows = 0;
-  cj_cache_db h;
-  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off");
+  tune_conn h;
+  CJ_CHECK(tune_take(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off");
   sqlite3 *db = h.db;
   sqlite3_stmt *st = NULL;
   cj_sb_printf(o, "{\"format\":\"%s\",\"rows\":[", CJ_TUNE_FORMAT);
@@ -558,7 +603,7 @@ convjit_status cj_tune_db_export(cj_cache *c, cj_strbuf *o, int *nrows) {
     }
   }
   sqlite3_finalize(st);
-  cj_cache_db_release(c);
+  tune_give(&h);
   cj_sb_printf(o, "\n]}\n");
   CJ_CHECK(!o->oom && o->s, CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (tuning export)");
   return CONVJIT_OK;
@@ -632,10 +677,10 @@ static convjit_status import_row(sqlite3 *db, sqlite3_stmt *st, cj_tune_row *r) 
   return CONVJIT_OK;
 }
 
-convjit_status cj_tune_db_import(cj_cache *c, const char *json, int *imported, int *skipped, cj_strbuf *report) {
+convjit_status cj_tune_db_import(convjit_context *c, const char *json, int *imported, int *skipped, cj_strbuf *report) {
   *imported = *skipped = 0;
-  cj_cache_db h;
-  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning import: the disk cache is off");
+  tune_conn h;
+  CJ_CHECK(tune_take(c, &h), CONVJIT_ERR_IO, "tuning import: the disk cache is off");
   sqlite3 *db = h.db;
   convjit_status res = CONVJIT_OK;
   sqlite3_stmt *st = NULL;
@@ -691,16 +736,16 @@ convjit_status cj_tune_db_import(cj_cache *c, const char *json, int *imported, i
     rows[n++] = r;
   }
   sqlite3_finalize(st);
-  cj_cache_db_release(c);
+  tune_give(&h);
   if (res == CONVJIT_OK && n) res = rows_write(c, rows, n);
   if (res == CONVJIT_OK) *imported = n;
   free(rows);
   return res;
 }
 
-int cj_tune_db_count(cj_cache *c) {
-  cj_cache_db h;
-  if (!cj_cache_db_acquire(c, &h)) return -1;
+int cj_tune_db_count(convjit_context *c) {
+  tune_conn h;
+  if (!tune_take(c, &h)) return -1;
   sqlite3_stmt *st = NULL;
   int n = 0;
   char cols[512];
@@ -710,13 +755,13 @@ int cj_tune_db_count(cj_cache *c) {
       sqlite3_step(st) == SQLITE_ROW)
     n = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
-  cj_cache_db_release(c);
+  tune_give(&h);
   return n;
 }
 
-convjit_status cj_tune_db_clear(cj_cache *c) {
-  cj_cache_db h;
-  CJ_CHECK(cj_cache_db_acquire(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off");
+convjit_status cj_tune_db_clear(convjit_context *c) {
+  tune_conn h;
+  CJ_CHECK(tune_take(c, &h), CONVJIT_ERR_IO, "tuning table: the disk cache is off");
   char aside[64] = "";
   convjit_status res = CONVJIT_OK;
   int rc = h.readonly ? SQLITE_READONLY : exec(h.db, "BEGIN IMMEDIATE");
@@ -727,7 +772,7 @@ convjit_status cj_tune_db_clear(cj_cache *c) {
   if (rc != SQLITE_OK && res == CONVJIT_OK) res = CJ_ERR(CONVJIT_ERR_IO, "tuning table in %s: %s", h.path, msg);
   if (rc != SQLITE_OK && rc != SQLITE_READONLY) exec(h.db, "ROLLBACK");
   if (res == CONVJIT_OK) tune_table_log_aside(h.path, aside);
-  cj_cache_db_release(c);
+  tune_give(&h);
   if (res == CONVJIT_OK) cj_tune_generation_bump();
   return res;
 }

@@ -1,6 +1,8 @@
 /* The tuning table (docs/tuning.md): one row per conv problem and machine,
  * holding the winning knob settings of convjit_plan_tune, in the user's
- * cache database (runtime/cache.h: WAL, busy timeout, trust rules).
+ * cache database, through the context's own connection to it (ctx->tune_db,
+ * opened by runtime/cache_db.h's trust and open code: WAL, busy timeout,
+ * trust rules, damage moved aside), not the kernel cache's.
  *
  *   tuning(key TEXT PRIMARY KEY, problem, arch, device, cus, convjit, llvm,
  *          knobs, ms, default_ms, modelled, created, mac)
@@ -50,6 +52,13 @@ convjit_status cj_tune_problem_parse(const char *text, cj_conv_problem *out);
 void cj_tune_knobs_json(const cj_conv_opts *o, cj_strbuf *out);
 void cj_tune_knobs_text(const cj_conv_opts *o, char *buf, size_t cap);
 
+/* The context's connection (ctx->tune_db): the user's database of dir
+ * (the context's cache_dir option; NULL: the default), none when disable
+ * or $CONVJIT_DISABLE_CACHE=1, or when the database is refused (logged by
+ * the kernel cache). Never fails. close: NULL-safe. */
+void cj_tune_db_open(convjit_context *ctx, const char *dir, int disable);
+void cj_tune_db_close(convjit_context *ctx);
+
 /* The key parts of a context (arch, device, CU count, versions) in row. */
 void cj_tune_row_init(cj_tune_row *row, const convjit_context *ctx, const cj_conv_problem *p);
 /* 1 and *row filled: an authenticated row of this context's machine and
@@ -57,16 +66,17 @@ void cj_tune_row_init(cj_tune_row *row, const convjit_context *ctx, const cj_con
 int cj_tune_db_lookup(convjit_context *ctx, const cj_conv_problem *p, cj_tune_row *row);
 /* Writes row (key from its fields) in one transaction. IO when the table
  * cannot be written (no disk cache, read-only); the text says why. */
-convjit_status cj_tune_db_store(cj_cache *c, const cj_tune_row *row);
+convjit_status cj_tune_db_store(convjit_context *ctx, const cj_tune_row *row);
 /* Every authenticated row as the export JSON ({"format":..., "rows":[...]}). */
-convjit_status cj_tune_db_export(cj_cache *c, cj_strbuf *json, int *nrows);
+convjit_status cj_tune_db_export(convjit_context *ctx, cj_strbuf *json, int *nrows);
 /* Rows of an export JSON: each validated (format, fields, version, knob
  * names and values, legality on its arch); the valid ones written in one
  * transaction, the others reported (one line each) and skipped. */
-convjit_status cj_tune_db_import(cj_cache *c, const char *json, int *imported, int *skipped, cj_strbuf *report);
+convjit_status cj_tune_db_import(convjit_context *ctx, const char *json, int *imported, int *skipped,
+                                 cj_strbuf *report);
 /* Rows in the table (-1 when the disk cache is off); removes them all. */
-int cj_tune_db_count(cj_cache *c);
-convjit_status cj_tune_db_clear(cj_cache *c);
+int cj_tune_db_count(convjit_context *ctx);
+convjit_status cj_tune_db_clear(convjit_context *ctx);
 
 /* Bumped by every store in this process: plan memo entries made before
  * are not served (plan_memo.c), so a tuned problem is planned afresh. */

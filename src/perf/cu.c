@@ -12,13 +12,18 @@
  *   s_nop N   N + 1 wait states
  *   LDS       one instruction at a time per SIMD pair (its port); the banks
  *             are one pipe; data back after a latency
- *   VMEM      FIFO shares of the XCD's L2 and of HBM, after a latency;
- *             a DMA write takes LDS bank cycles when its data arrives
+ *   VMEM      the CU's vL1D looks up one cache line per clock (a full
+ *             front end holds the CU's vector memory issue); each line is
+ *             one L2 request of a whole line on the CU's FIFO share of
+ *             its XCD's L2, the HBM part of the bytes on its share of HBM;
+ *             data back after a latency; a DMA write takes LDS bank
+ *             cycles when its data arrives
  *   s_waitcnt exact counters: vmcnt in order, lgkmcnt a set
  *   s_barrier the workgroup's live waves rendezvous
  * Workgroups of the queue take the CU's slots as they free. Each SIMD's
  * idle cycles are charged to a reason (perf.h cj_perf_reason): the state of
  * its first wave in arbitration order. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "perf/perf.h"
@@ -63,7 +68,7 @@ typedef struct sim {
   uint64_t age;
   uint64_t mfma_free[NSIMD];
   uint64_t banks_free, port_free[NSIMD / 2];
-  double l2_free, hbm_free, l2_rate, hbm_rate;
+  double ta_free, l2_free, hbm_free, l2_rate, hbm_rate;
   uint64_t dma_t[DMAQ];     /* pending DMA LDS writes: arrival, bank cycles */
   uint32_t dma_c[DMAQ];
   int dma_n;
@@ -164,8 +169,13 @@ static uint64_t wave_wake(sim *S, wave *w, uint64_t now, int *why) {
   case EMU_TK_LDS_READ: case EMU_TK_LDS_WRITE:
     return max64(max64(t, S->port_free[w->simd / 2]), max64(dep_ready(S, w, x), lg_until(w, LGQ - 2)));
   case EMU_TK_SMEM: return max64(t, lg_until(w, LGQ - 2));
-  case EMU_TK_VMEM_LOAD: case EMU_TK_VMEM_STORE: case EMU_TK_VMEM_ATOMIC: case EMU_TK_VMEM_LDS:
-    return max64(max64(t, dep_ready(S, w, x)), vm_until(w, VMQ - 2));
+  case EMU_TK_VMEM_LOAD: case EMU_TK_VMEM_STORE: case EMU_TK_VMEM_ATOMIC: case EMU_TK_VMEM_LDS: {
+    /* the vL1D front end takes no more once ta_backlog lookups wait */
+    double ta = S->ta_free - S->p->ta_backlog;
+    uint64_t room = ta > (double)t ? (uint64_t)(ta + 0.999) : t;
+    if (room > t) *why = CJ_PERF_VMEM;
+    return max64(max64(room, dep_ready(S, w, x)), vm_until(w, VMQ - 2));
+  }
   default: return t;
   }
 }
@@ -202,12 +212,29 @@ static void issue_lds(sim *S, wave *w, const emu_trace_rec *x, uint64_t c) {
   lg_push(w, max64(start + bank, c + port) + (uint64_t)S->p->lds_latency, 1);
 }
 
+/* The 128-byte lines a vector memory record touches: the emulator's count
+ * of its lanes' distinct lines; a record without one (none of its lanes
+ * in range, or built by hand) counts its bytes in whole lines, at least 1:
+ * the instruction still passes the vL1D front end. */
+static double vmem_lines(const sim *S, const emu_trace_rec *x) {
+  double l = x->lines ? (double)x->lines : ceil((double)x->bytes / S->p->line_bytes);
+  return l < 1 ? 1 : l;
+}
+
 static void issue_vmem(sim *S, wave *w, const emu_trace_rec *x, uint64_t c) {
-  double b = x->bytes, hb = x->kind == EMU_TK_VMEM_LOAD || x->kind == EMU_TK_VMEM_LDS ? b * S->in->hbm_load_fraction : b;
-  double t = (double)c;
-  S->l2_free = (S->l2_free > t ? S->l2_free : t) + b / S->l2_rate;
-  S->hbm_free = (S->hbm_free > t ? S->hbm_free : t) + hb / S->hbm_rate;
-  double arrive = t + S->p->vmem_latency;
+  const cj_perf_params *p = S->p;
+  double b = x->bytes, t = (double)c, lines = vmem_lines(S, x);
+  /* the vL1D looks up each line the lanes touch, however few of its bytes
+   * they use (rocprofiler-compute); a load's lines are used whole by the
+   * CU's lanes while they stay in the vL1D, so its L2 traffic is its bytes,
+   * but the write-through vL1D sends each store line to L2 as a request of
+   * a whole line of the channel */
+  int load = x->kind == EMU_TK_VMEM_LOAD || x->kind == EMU_TK_VMEM_LDS;
+  S->ta_free = (S->ta_free > t ? S->ta_free : t) + lines / p->vl1d_lpc;
+  S->l2_free = (S->l2_free > t ? S->l2_free : t) + (load ? b : lines * p->line_bytes) / S->l2_rate;
+  S->hbm_free = (S->hbm_free > t ? S->hbm_free : t) + (load ? b * S->in->hbm_load_fraction : b) / S->hbm_rate;
+  double arrive = t + p->vmem_latency;
+  if (S->ta_free > arrive) arrive = S->ta_free;
   if (S->l2_free > arrive) arrive = S->l2_free;
   if (S->hbm_free > arrive) arrive = S->hbm_free;
   uint64_t done = (uint64_t)(arrive + 0.999);
@@ -363,9 +390,10 @@ static convjit_status check_in(const cj_perf_cu_in *in, uint32_t *maxw) {
   CJ_CHECK(in->wg && in->nwg > 0, CONVJIT_ERR_INVALID_ARG, "perf: no workgroup to simulate (nwg = %zu)", in->nwg);
   CJ_CHECK(in->slots > 0 && in->slots <= 32, CONVJIT_ERR_INVALID_ARG, "perf: slots = %u: must be 1..32", in->slots);
   const cj_perf_params *p = in->params;
-  CJ_CHECK(p->clock_mhz > 0 && p->lds_read_bpc > 0 && p->lds_write_bpc > 0 && p->lds_port_bpc > 0 &&
+  CJ_CHECK(p->clock_eff_mhz > 0 && p->clock_busy > 0 && in->clock_mhz >= 0 && p->lds_read_bpc > 0 &&
+               p->lds_write_bpc > 0 && p->lds_port_bpc > 0 && p->line_bytes > 0 && p->vl1d_lpc > 0 &&
                p->l2_bpc_xcd > 0 && p->xcd_cus > 0 && p->hbm_gbs > 0,
-           CONVJIT_ERR_INVALID_ARG, "perf: a clock, bandwidth or CU count parameter is <= 0");
+           CONVJIT_ERR_INVALID_ARG, "perf: a clock, bandwidth, line or CU count parameter is <= 0");
   *maxw = 0;
   for (size_t q = 0; q < in->nwg; q++) {
     const emu_trace_wg *g = in->wg[q];
@@ -390,7 +418,8 @@ convjit_status cj_perf_cu_run(const cj_perf_cu_in *in, cj_perf_cu_out *out) {
   S.in = in, S.p = p, S.out = out;
   S.gfx950 = in->arch->has_ocp_fp8; /* the CDNA4 rows of the dependency table */
   S.l2_rate = p->l2_bpc_xcd / p->xcd_cus;
-  S.hbm_rate = p->hbm_gbs * 1e9 / ((double)in->arch->cu_count_default * p->clock_mhz * 1e6);
+  const double clock = in->clock_mhz > 0 ? in->clock_mhz : p->clock_eff_mhz / p->clock_busy;
+  S.hbm_rate = p->hbm_gbs * 1e9 / ((double)in->arch->cu_count_default * clock * 1e6);
   S.w = calloc((size_t)in->slots * S.maxw, sizeof *S.w);
   S.s = calloc(in->slots, sizeof *S.s);
   out->wg_end = calloc(in->nwg, sizeof *out->wg_end);

@@ -1,28 +1,29 @@
 /* params.c — the simulation's parameters per arch, each with its public
  * source or, where none gives it, marked an assumption with the range the
- * sensitivity report sweeps (docs/performance.md, "Parameters"). None was
- * fitted to the validation table; the one chosen after looking at
- * published measurements says so in its source text. */
+ * sensitivity report sweeps (docs/performance.md, "Parameters"); values
+ * that published measurements give only as a spread are swept over it
+ * too. None was fitted to the validation table. */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 #include "perf/perf.h"
 
 #define OFF(f) offsetof(cj_perf_params, f)
-#define SRC(f, v, s) {#f, NULL, NULL, OFF(f), 0, v, v, s}
-#define ASM(f, v, lo, hi, s) {#f, NULL, NULL, OFF(f), 1, lo, hi, s}
+#define INFO(f, kind, lo, hi, s) {#f, NULL, NULL, OFF(f), kind, lo, hi, s}
 
-/* value of each row = lo for a sourced row; an assumption's default is its
- * own column (the defaults tables below); a row of the arch table takes
- * its value from the cj_arch row (from_arch) */
+/* value of each row = lo for a sourced row; an assumption's or a spread's
+ * default is its own column (the tables below); a row of the arch table
+ * takes its value from the cj_arch row (from_arch) */
 typedef struct prow {
   cj_perf_param_info i;
   double v;
   int arch;
 } prow;
 
-#define S(f, v, s) {SRC(f, v, s), v, 0}
-#define A(f, v, lo, hi, s) {ASM(f, v, lo, hi, s), v, 0}
-#define R(f, s) {SRC(f, 0, s), 0, 1}
+#define S(f, v, s) {INFO(f, CJ_PERF_SOURCED, v, v, s), v, 0}
+#define A(f, v, lo, hi, s) {INFO(f, CJ_PERF_ASSUMED, lo, hi, s), v, 0}
+#define SP(f, v, lo, hi, s) {INFO(f, CJ_PERF_SPREAD, lo, hi, s), v, 0}
+#define R(f, s) {INFO(f, CJ_PERF_SOURCED, 0, 0, s), 0, 1}
 
 /* Facts the arch table states (src/arch/arch.c, with their sources there):
  * read from it, never repeated here. */
@@ -37,61 +38,111 @@ static double from_arch(const cj_arch *a, size_t off) {
   return 0;
 }
 
+/* The clock (docs/performance.md, "Clock"): the ROCm blogs 'Understanding
+ * Peak, Max-Achievable & Delivered FLOPs' (part 1: the power manager lowers
+ * the clock in dense compute phases, within microseconds) and 'Measuring
+ * Max-Achievable FLOPs - Part 2' (higher software efficiency draws more
+ * power and predictably lowers the clock). */
+static const char k_maf_bf16[] =
+    "ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' (2025), Table 1 and footnote 2: hipBLASLt bf16 GEMM "
+    "4096x4864x32896 on MI300X (750 W), 708 TFLOPS at a median 1207 MHz: 708 / 1307.4 x 2100 MHz";
+static const char k_maf_bf16_busy[] = "the same footnote: 708 TFLOPS of the 751 the 1207 MHz clock allows, 94%";
+static const char k_maf_fp8[] =
+    "the same blog, Table 1: hipBLASLt fp8 GEMM 4096x3648x32896 on MI300X, 1273 TFLOPS at 1230 MHz: 1273 / 2614.9 x "
+    "2100 MHz";
+static const char k_maf_fp8_busy[] = "the same row: 1273 TFLOPS of the 1531.6 that 1230 MHz allows (0.831)";
+static const char k_gluon_fp8[] =
+    "ROCm blog 'From Naive to Near-Peak: Building High-Performance GEMM Kernels with Gluon' (2026), table of "
+    "results: BF8 GEMM 4096x4096x16384 on MI355, 3257 TFLOPS: 3257 / 5033.2 x 2400 MHz";
+static const char k_gluon_fp8_busy[] = "the same row: 99.72% MFMA efficiency (thread trace, clock-independent)";
+static const char k_gluon_bf16[] =
+    "assumption: the Gluon blog's FP16 GEMM 4096x4096x8192 on MI355 (1489 TFLOPS: 1420 MHz of 2400 at 100%) scaled "
+    "by MI300X's bf16/fp16 MAF clock ratio (1207 / 1115 MHz, the MAF blog's Table 1; no MI355X bf16 figure is "
+    "published); the range's low end is the fp16 figure unscaled";
+static const char k_gluon_bf16_busy[] = "the Gluon blog's FP16 row: 98.75% MFMA efficiency (thread trace)";
+static const char k_clock_exp[] =
+    "assumption: dynamic power goes as f V^2 with V roughly proportional to f, so at a fixed power limit f goes as "
+    "activity^-1/3; the range runs from a large static share (0.2) to 0.63, the MAF blog's MI300X (750 W) -> "
+    "MI325X (1000 W) response at equal efficiency (1207 -> 1447 MHz for 33% more power), all power activity-borne";
+
 static const char k_lds_port[] =
     "rocprofiler-compute docs, Pipeline descriptions, LDS: SIMDs reach the LDS in pairs, one LDS instruction per "
-    "pair at a time, 64 B each direction per cycle per port";
-static const char k_lds_lat[] =
-    "assumption: no public latency table; LLVM's AMDGPU scheduling model says LDS latency 'can be between 2 and "
-    "64' (SISchedule.td) and makes it configurable because it depends on run-time conditions";
+    "pair at a time, 64 B each direction per cycle per port; tingqli/pyhip docs/mem_latency.md measures 64 B/clk "
+    "for one wave's ds_read (MI308X)";
+static const char k_lds_lat_942[] =
+    "tingqli/pyhip docs/mem_latency.md, MI308X (CDNA3), one wave per CU, s_memtime: ds_read_b128 50 / 64 and "
+    "ds_read_b32 55 / 52 cycles (two versions of the page) less the port time of the access (1024 B and 256 B at "
+    "64 B/clk: 16 and 4): 34, 48, 51, 48; the median, swept over the spread";
+static const char k_lds_lat_950[] =
+    "assumption: no CDNA4 measurement; CDNA3's measured value (tingqli/pyhip, MI308X: 34..51 beyond the port time) "
+    "with a wider range";
 static const char k_vmem_lat[] =
-    "assumption: no public MI300X/MI355X latency table could be read here; the range spans L2-hit to Infinity-Cache "
-    "latencies as published microbenchmarks (chips and cheese 'Testing AMD's Giant MI300X'; Tee et al., 'The MALL is "
-    "Open', SC25 workshop) describe them";
+    "assumption: no published L2-hit latency in text (chips and cheese 'Testing AMD's Giant MI300X' gives L1/L2 in "
+    "charts only, Infinity Cache ~218 ns); the range's top is the measured HBM load latency, 500-800 cycles for "
+    "buffer_load_dwordx4 (tingqli/pyhip docs/mem_latency.md, MI308X)";
 static const char k_smem_lat[] = "assumption: scalar loads only in prologues; range covers scalar-cache hit to L2";
+static const char k_line[] =
+    "128-byte cache lines: chips and cheese 'Testing AMD's Giant MI300X' ('128 bytes on CDNA 3'); rocprofiler-compute "
+    "counts vL1D and L2 bandwidth as requested lines x 128 B on gfx942 and gfx950 "
+    "(analysis_configs/gfx9xx/0200_system-speed-of-light.yaml), whole lines even for partial requests";
+static const char k_vl1d[] =
+    "rocprofiler-compute, System Speed-of-Light 'vL1D Cache BW' peak = clock x 128 B x CUs (gfx942, gfx950): one "
+    "128-byte line lookup per CU and clock";
+static const char k_backlog[] =
+    "assumption: rocprofiler-compute (vL1D, address processing unit) says a full front end backpressures the "
+    "VMEM issue, not its depth";
 static const char k_l2[] =
-    "16 L2 channels per XCD with 128-B lines (rocprofiler-compute docs, L2 cache; CDNA3 white paper) at one line per "
-    "channel per clock: the per-channel rate is an assumption (range: half of it)";
+    "rocprofiler-compute: 'L2 Cache BW' peak = clock x 128 B x L2 channels (0200_system-speed-of-light.yaml), 16 "
+    "channels per XCD (soc_gfx942.py, soc_gfx950.py: l2_banks = 16): one 128-byte request per channel and clock";
 static const char k_bar[] = "assumption: no public figure; a few issue rounds";
 static const char k_launch[] =
     "assumption: no public figure for the dispatcher's workgroup launch; a few hundred cycles of wave setup";
+static const char k_klaunch[] =
+    "assumption: the MAF blog part 1: 'Each GPU kernel incurs a startup delay of a few micro-seconds' (state set-up, "
+    "kernel arguments, address computation, first loads; the last two are simulated)";
 
-/* The assumptions both arches share (no public source for either). */
-#define COMMON_ASSUMED                                  \
-  A(lds_latency, 64, 32, 128, k_lds_lat),               \
-  A(vmem_latency, 500, 300, 900, k_vmem_lat),           \
+/* The rows both arches share. */
+#define COMMON_ROWS                                     \
+  R(lds_read_bpc, k_lds_read),                          \
+  A(vmem_latency, 500, 300, 800, k_vmem_lat),           \
   A(smem_latency, 200, 100, 400, k_smem_lat),           \
-  A(l2_bpc_xcd, 2048, 1024, 2048, k_l2),                \
+  S(line_bytes, 128, k_line),                           \
+  S(vl1d_lpc, 1, k_vl1d),                               \
+  A(ta_backlog, 64, 16, 256, k_backlog),                \
+  S(l2_bpc_xcd, 2048, k_l2),                            \
+  R(hbm_gbs, k_hbm),                                    \
   A(barrier_latency, 16, 4, 64, k_bar),                 \
-  A(wg_launch, 400, 100, 1600, k_launch)
+  A(wg_launch, 400, 100, 1600, k_launch),               \
+  A(launch_us, 2, 1, 4, k_klaunch),                     \
+  A(clock_exp, 1.0 / 3, 0.2, 0.63, k_clock_exp)
 
-/* clock first: cj_perf_param_infos adjusts row 0 for gfx942 fp8 */
+/* the clock anchor first (rows 0 and 1): rows_for swaps in the fp8 anchor */
 static const prow k_gfx942[] = {
-    S(clock_mhz, 1207,
-      "ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' (2025): hipBLASLt dense GEMM on MI300X (750 W) at a "
-      "median 1207 MHz (bf16; fp8 1230 MHz), against the 2100 MHz peak"),
-    R(lds_read_bpc, k_lds_read),
+    S(clock_eff_mhz, 1137.2, k_maf_bf16),
+    S(clock_busy, 0.9421, k_maf_bf16_busy),
     S(lds_write_bpc, 128, "rocprofiler-compute docs, Pipeline descriptions, LDS: each bank read or written every "
                           "cycle, 128 B/clock"),
     S(lds_port_bpc, 64, k_lds_port),
+    SP(lds_latency, 48, 34, 51, k_lds_lat_942),
     S(xcd_cus, 38, "chips and cheese, 'Testing AMD's Giant MI300X': eight XCDs of 38 CUs with 4 MB of L2 each"),
-    R(hbm_gbs, k_hbm),
-    COMMON_ASSUMED,
+    COMMON_ROWS,
 };
+static const prow k_gfx942_fp8_clock[2] = {S(clock_eff_mhz, 1022.3, k_maf_fp8), S(clock_busy, 0.8312, k_maf_fp8_busy)};
 
 static const prow k_gfx950[] = {
-    A(clock_mhz, 1950, 1500, 2400,
-      "assumption (MI355X has no published sustained MFMA clock): the range runs from 1500 MHz, the least at which "
-      "hipBLASLt's published 3130 TFLOPS fp8 at 8192^3 (the CDNA4 FP8 GEMM blog, not a validation row) is possible "
-      "at 100% MFMA use, to the 2400 MHz peak; the default is its midpoint, chosen before any prediction was made"),
-    R(lds_read_bpc, k_lds_read),
+    A(clock_eff_mhz, 1537.2, 1420.0, 1537.2, k_gluon_bf16),
+    S(clock_busy, 0.9875, k_gluon_bf16_busy),
     A(lds_write_bpc, 128, 128, 256,
       "assumption: the CDNA4 sources double the LDS read rate only; writes kept at CDNA3's 128 B/clk"),
     A(lds_port_bpc, 128, 64, 128,
       "assumption: CDNA3's two 64-B ports (rocprofiler-compute) doubled with the read rate; the range keeps CDNA3's"),
-    S(xcd_cus, 32, "AMD at ISSCC 2026 on MI355X, as reported by world-today-news.com: 32 active CUs per XCD"),
-    R(hbm_gbs, k_hbm),
-    COMMON_ASSUMED,
+    A(lds_latency, 48, 34, 64, k_lds_lat_950),
+    S(xcd_cus, 32, "AMD at ISSCC 2026 on MI355X, as reported by world-today-news.com: 32 active CUs per XCD; the "
+                   "ROCm blog 'Deep Dive Into 4-Wave Interleave FP8 GEMM' (2026), Appendix A: 8 XCDs of 32 CUs"),
+    COMMON_ROWS,
 };
+static const prow k_gfx950_fp8_clock[2] = {S(clock_eff_mhz, 1553.0, k_gluon_fp8),
+                                           S(clock_busy, 0.9972, k_gluon_fp8_busy)};
 
 static const cj_perf_param_info *fill(const prow *rows, size_t n, cj_perf_param_info *out) {
   static const struct { const char *name, *unit, *what; } meta[] = {
@@ -125,8 +176,8 @@ static size_t rows_for(const cj_arch *a, int fp8, prow out[MAX_ROWS]) {
   memcpy(out, r, n * sizeof *r);
   for (size_t i = 0; i < n; i++)
     if (out[i].arch) out[i].v = out[i].i.lo = out[i].i.hi = from_arch(a, out[i].i.off);
-  /* MI300X's fp8 GEMM ran at another clock than bf16 (the same blog) */
-  if (!a->has_ocp_fp8 && fp8) out[0].v = out[0].i.lo = out[0].i.hi = 1230;
+  /* the fp8 GEMMs' clock anchors (their own measurements) */
+  if (fp8) memcpy(out, a->has_ocp_fp8 ? k_gfx950_fp8_clock : k_gfx942_fp8_clock, sizeof k_gfx942_fp8_clock);
   return n;
 }
 
@@ -146,6 +197,12 @@ double cj_perf_param_get(const cj_perf_params *p, const cj_perf_param_info *i) {
 
 void cj_perf_param_set(cj_perf_params *p, const cj_perf_param_info *i, double v) {
   memcpy((char *)p + i->off, &v, sizeof v);
+}
+
+double cj_perf_clock_at(const cj_arch *a, const cj_perf_params *p, double busy) {
+  double peak = a ? a->clock_mhz : 0, ref = p->clock_busy > 0 ? p->clock_eff_mhz / p->clock_busy : peak;
+  double f = busy > 0 && p->clock_busy > 0 ? ref * pow(p->clock_busy / busy, p->clock_exp) : peak;
+  return f < peak ? f : peak;
 }
 
 convjit_status cj_perf_defaults(const cj_arch *a, int fp8, cj_perf_params *out) {

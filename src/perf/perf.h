@@ -13,7 +13,8 @@
  *    LDS, vector memory, s_waitcnt counters, barriers, priorities.
  *    cj_perf_kernel runs it for the busiest CU of the grid (extrapolating a
  *    long queue from its steady state) and adds the grid's tail over all
- *    CUs and the clock under sustained MFMA load.
+ *    CUs, the launch, and the clock the power limit allows at the
+ *    simulated MFMA activity.
  *  - Pure: no emulation, no I/O, no global state; the traces are read only.
  *  - Errors: INVALID_ARG naming the field for bad input (no trace, a wave
  *    whose trace does not end, a workgroup that fits no CU).
@@ -30,18 +31,24 @@
 /* Every parameter once: X(field, unit, what). Values, sources and ranges
  * per arch live in params.c; docs/performance.md tables them. */
 #define CJ_PERF_PARAM_TABLE(X)                                                                               \
-  X(clock_mhz, "MHz", "engine clock under sustained dense MFMA load")                                       \
+  X(clock_eff_mhz, "MHz", "clock anchor: a published dense GEMM's throughput over the MFMA peak per clock")  \
+  X(clock_busy, "", "the anchor GEMM's MFMA-busy fraction (its throughput over the peak at its own clock)")  \
+  X(clock_exp, "", "the sustained clock goes as (MFMA busy)^-clock_exp, at most the peak clock")             \
   X(lds_read_bpc, "B/clk", "LDS read bandwidth per CU")                                                     \
   X(lds_write_bpc, "B/clk", "LDS write bandwidth per CU (ds_write and the LDS side of a DMA)")               \
   X(lds_port_bpc, "B/clk", "LDS port of one SIMD pair, each direction")                                     \
   X(lds_latency, "clk", "LDS access latency beyond its pipe time")                                          \
-  X(vmem_latency, "clk", "vector memory latency (L2 hit) beyond bandwidth queueing")                        \
+  X(vmem_latency, "clk", "vector memory latency beyond bandwidth queueing")                                 \
   X(smem_latency, "clk", "scalar memory load latency")                                                      \
-  X(l2_bpc_xcd, "B/clk", "L2 bandwidth of one XCD, shared by its CUs")                                      \
+  X(line_bytes, "B", "cache line: the unit of vL1D lookups and L2 requests")                                \
+  X(vl1d_lpc, "lines/clk", "vL1D tag lookups per CU and clock")                                             \
+  X(ta_backlog, "lines", "vL1D lookups queued before the CU stops issuing vector memory instructions")       \
+  X(l2_bpc_xcd, "B/clk", "L2 bandwidth of one XCD (requests x line), shared by its CUs")                    \
   X(xcd_cus, "CUs", "compute units per XCD")                                                                \
   X(hbm_gbs, "GB/s", "HBM bandwidth, shared by all CUs")                                                    \
   X(barrier_latency, "clk", "s_barrier: last arrival to the waves' release")                                \
-  X(wg_launch, "clk", "a workgroup slot freed to the next workgroup's first instruction")
+  X(wg_launch, "clk", "a workgroup slot freed to the next workgroup's first instruction")                   \
+  X(launch_us, "us", "kernel launch: from the dispatch to the first workgroup's start")
 
 typedef struct cj_perf_params {
 #define CJ_PERF_FIELD(f, unit, what) double f;
@@ -49,12 +56,17 @@ typedef struct cj_perf_params {
 #undef CJ_PERF_FIELD
 } cj_perf_params;
 
+/* A parameter's provenance: a public source gives its value; none does
+ * (an assumption with a range); or sources give a spread (measurements
+ * that disagree), swept like an assumption's range. */
+enum { CJ_PERF_SOURCED = 0, CJ_PERF_ASSUMED = 1, CJ_PERF_SPREAD = 2 };
+
 /* One parameter's provenance for an arch (params.c). */
 typedef struct cj_perf_param_info {
   const char *name, *unit, *what;
   size_t off;           /* offsetof(cj_perf_params, field) */
-  int assumed;          /* 1: no public source gives it: an assumption with a range */
-  double lo, hi;        /* the range the sensitivity report sweeps (assumptions only) */
+  int assumed;          /* CJ_PERF_SOURCED, _ASSUMED (no public source gives it) or _SPREAD */
+  double lo, hi;        /* the range the sensitivity report sweeps (not for CJ_PERF_SOURCED) */
   const char *source;   /* the public source, or why the assumption and its range */
 } cj_perf_param_info;
 
@@ -64,6 +76,11 @@ convjit_status cj_perf_defaults(const cj_arch *a, int fp8, cj_perf_params *out);
 /* The provenance table of arch a: *n rows, one per parameter. */
 const cj_perf_param_info *cj_perf_param_infos(const cj_arch *a, int fp8, size_t *n);
 double cj_perf_param_get(const cj_perf_params *p, const cj_perf_param_info *i);
+/* The sustained engine clock (MHz) of arch a while a fraction `busy` of
+ * the device's SIMD-cycles keep a matrix core busy: the anchor's clock
+ * (clock_eff_mhz / clock_busy) scaled by (clock_busy / busy)^clock_exp,
+ * at most the arch's peak clock (docs/performance.md, "Clock"). */
+double cj_perf_clock_at(const cj_arch *a, const cj_perf_params *p, double busy);
 void cj_perf_param_set(cj_perf_params *p, const cj_perf_param_info *i, double v);
 
 /* Where the CU's SIMD cycles go (MODELLED): each SIMD-cycle of the run is
@@ -91,6 +108,8 @@ typedef struct cj_perf_cu_in {
    * record), e.g. to print a timeline; NULL for none. */
   void (*on_issue)(void *user, uint64_t cycle, int simd, uint32_t wave, const emu_trace_rec *x);
   void *user;
+  double clock_mhz;              /* the engine clock the cycles run at (HBM bytes per clock);
+                                  * 0: the anchor's, clock_eff_mhz / clock_busy */
 } cj_perf_cu_in;
 
 typedef struct cj_perf_cu_out {
@@ -119,10 +138,10 @@ typedef struct cj_perf_kernel_in {
 } cj_perf_kernel_in;
 
 typedef struct cj_perf_kernel_out {
-  double ms;                     /* MODELLED kernel time */
+  double ms;                     /* MODELLED kernel time: cycles at clock_mhz, plus launch_us */
   double fraction_of_peak;       /* flops / ms over the datasheet dense peak (nominal clock) */
   double tflops;
-  double clock_mhz;              /* the sustained clock used */
+  double clock_mhz;              /* the sustained clock: cj_perf_clock_at the simulated MFMA-busy fraction */
   double breakdown[CJ_PERF_REASONS]; /* fractions of the device's SIMD-cycles, summing to 1 */
   uint64_t per_cu_wgs;           /* workgroups of the busiest CU */
   uint64_t simulated_wgs;        /* of them simulated cycle by cycle (the rest extrapolated) */

@@ -123,21 +123,3 @@ convjit_status cj_build_ir_text(const cj_arch *arch, const char *ir, const char 
   cj_compile_out_free(&out);
   return st;
 }
-
-convjit_status cj_kernargs_pack(const cj_kplan *p, const cj_kernel_info *ki, const uint64_t role_val[CJ_ARG_ROLE_COUNT],
-                                uint32_t have, uint8_t *ka, size_t cap) {
-  CJ_CHECK(p && ki && role_val && ka, CONVJIT_ERR_INVALID_ARG, "cj_kernargs_pack: NULL argument");
-  CJ_CHECK(ki->nargs >= p->nargs, CONVJIT_ERR_INTERNAL, "%s: the metadata lists %u arguments, the plan %u", p->name,
-           ki->nargs, p->nargs);
-  for (uint32_t i = 0; i < p->nargs; i++) { /* explicit arguments come first, in the plan's order */
-    const cj_karg_desc *d = &p->args[i];
-    const cj_kernel_arg *m = &ki->args[i];
-    CJ_CHECK(d->role > CJ_ARG_NONE && d->role < CJ_ARG_ROLE_COUNT && (have >> d->role & 1), CONVJIT_ERR_INTERNAL,
-             "%s: no value for argument %s", p->name, d->name);
-    CJ_CHECK(m->size == (d->is_ptr ? 8u : d->size) && m->offset + m->size <= cap, CONVJIT_ERR_INTERNAL,
-             "%s: argument %s is %u bytes at %u in the metadata (plan: %u bytes, buffer %zu)", p->name, d->name,
-             m->size, m->offset, d->is_ptr ? 8u : d->size, cap);
-    memcpy(ka + m->offset, &role_val[d->role], m->size); /* little-endian: the low bytes of a by-value bits */
-  }
-  return CONVJIT_OK;
-}

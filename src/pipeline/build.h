@@ -38,13 +38,4 @@ convjit_status cj_build_ir_text(const cj_arch *arch, const char *ir, const char 
  * (kernel name, which resource, the value and the limit) otherwise. */
 convjit_status cj_check_resources(const cj_kernel_info *k, const cj_arch *arch);
 
-/* Packs plan p's explicit arguments into ka (cap bytes, zeroed by the
- * caller) at the code object's metadata offsets (ki): argument i gets
- * role_val[its role] (a device address, or a by-value argument's bits in
- * the low bytes), which must be set in have (bit = role). For launchers
- * that bypass the API's binding (tests, tools on the emulator); INTERNAL
- * naming the argument when a value is missing or the metadata disagrees. */
-convjit_status cj_kernargs_pack(const cj_kplan *p, const cj_kernel_info *ki, const uint64_t role_val[CJ_ARG_ROLE_COUNT],
-                                uint32_t have, uint8_t *ka, size_t cap);
-
 #endif

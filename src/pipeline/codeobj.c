@@ -14,6 +14,7 @@
  */
 #include <elf.h>
 #include <msgpack.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pipeline/codeobj.h"
@@ -435,9 +436,13 @@ static convjit_status cj_parse_into(const void *elf, size_t size, cj_codeobj *co
   return CONVJIT_OK;
 }
 
+static _Atomic uint64_t g_parses;
+uint64_t cj_codeobj_parse_count(void) { return atomic_load(&g_parses); }
+
 convjit_status cj_codeobj_parse(const void *elf, size_t size, cj_codeobj **out) {
   CJ_CHECK(out != NULL, CONVJIT_ERR_INVALID_ARG, "cj_codeobj_parse: out is NULL");
   *out = NULL;
+  atomic_fetch_add(&g_parses, 1);
   cj_codeobj *co = calloc(1, sizeof *co);
   CJ_ALLOC_CHECK(co);
   convjit_status st = cj_parse_into(elf, size, co);

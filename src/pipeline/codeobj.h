@@ -68,6 +68,9 @@ typedef struct cj_codeobj {
 int cj_kernel_arg_is_explicit(const cj_kernel_arg *a);
 
 convjit_status cj_codeobj_parse(const void *elf, size_t size, cj_codeobj **out);
+/* Calls of cj_codeobj_parse in this process so far (atomic): lets a test
+ * prove that plan creation parses each code object it builds once. */
+uint64_t cj_codeobj_parse_count(void);
 
 /* ---- the loaded image (what an HSA loader maps) ---------------------------
  * cj_image_read reads the PT_LOAD program headers and the dynamic

@@ -73,5 +73,10 @@ convjit_status cj_ref_fp8_quantize_bf16(const uint16_t *x, size_t n, float s, cj
 /* bf16 of a double: one round to nearest even (no double rounding through
  * float), overflow to +-inf, NaN to 0x7FC0 | sign. */
 uint16_t cj_ref_bf16_from_double(double v);
+/* IEEE f16 of a double, from binary16's definition (1 sign, 5 exponent bits
+ * of bias 15, 10 mantissa bits; subnormals in steps of 2^-24): one round to
+ * nearest even, overflow (a result past 65504, i.e. |v| >= 65520) to
+ * +-inf, NaN to 0x7E00 | sign. */
+uint16_t cj_ref_f16_from_double(double v);
 
 #endif

@@ -406,8 +406,10 @@ void cj_ref_compare(const float *got, const float *want, const float *mag, size_
  * fp32 ulp, since an addition that truncates (CDNA3's MFMA truncates
  * partial sums, docs/emulator.md) errs by up to an ulp, twice
  * round-to-nearest's 2^-24.
- * 1. Products: bf16 x bf16 has 8+8 significant bits, fp8 x fp8 4+4, both
- *    <= fp32's 24, and no test input is small enough to underflow: exact.
+ * 1. Products: bf16 x bf16 has 8+8 significant bits, f16 x f16 11+11,
+ *    fp8 x fp8 4+4, all <= fp32's 24, and no test input is small enough to
+ *    underflow (an f16 product, subnormals included, is >= 2^-48 or 0, an
+ *    fp32 normal): exact.
  * 2. The kernel's fp32 sum s of the K+1 terms (bias 0 when absent) in any
  *    order or tree (the MFMA chain, split-K partials added by atomics in
  *    any order into a zeroed buffer, the finalize's + bias) takes at most K
@@ -418,24 +420,37 @@ void cj_ref_compare(const float *got, const float *want, const float *mag, size_
  *    products more precisely before one rounding (the emulator sums in
  *    double) only does better.
  * 3. Output: bf16 round to nearest even, 8 significant bits: |y - s| <=
- *    2^-8 |s| <= 2^-8 (|S| + gamma(K) M). fp32 output: no rounding.
+ *    2^-8 |s| <= 2^-8 (|S| + gamma(K) M). f16 RNE, 11 significant bits:
+ *    2^-11 |s| for |s| >= 2^-14, and at most half its subnormal step,
+ *    2^-25, below (the kernels keep f16 denormals: the code objects'
+ *    float_denorm_mode_16_64 = 3); past 65504 it is inf, which no finite
+ *    want accepts. fp32 output: no rounding.
  * 4. The reference: want = float(S') with S' the double sum (|S' - S| <=
  *    K 2^-53 M) and |want - S'| <= 2^-24 |S'|; mag is M rounded to float.
  * So |y - want| <= (2^-8 + 2^-24)(1 + 2^-23) |want| + (1 + 2^-8)(1 + 2^-23)
  * gamma(K) M + K 2^-53 M; rel = 2^-8 + 2^-22 and mag = (1 + 2^-7) gamma(K)
- * + K 2^-52 cover it. FTZ (an MFMA or VALU flushing fp32 denormals) loses
- * < 2^-126 per addition: abs = (K + 2) 2^-126. For K = 864 (C 32, 3x3x3)
+ * + K 2^-52 cover it (f16: 2^-11 in place of 2^-8, and (1 + 2^-7) covers
+ * (1 + 2^-11)(1 + 2^-23) too). FTZ (an MFMA or VALU flushing fp32
+ * denormals) loses < 2^-126 per addition: abs = (K + 2) 2^-126, plus
+ * 2^-25 for an f16 output's subnormals. For K = 864 (C 32, 3x3x3)
  * mag = 1.0e-4, 1/37 of the 2^-8 the old check applied to M; a dropped
  * product is then outside the bound unless it is smaller than ~2^-8 |want|. */
-cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums) {
+/* The output rounding of step 3: unit roundoff (relative) and the
+ * subnormal half step (absolute) of y's dtype; 0 for an fp32 y. */
+static double out_rel(int y_dtype) {
+  return y_dtype == CONVJIT_DTYPE_BF16 ? 0x1p-8 : y_dtype == CONVJIT_DTYPE_F16 ? 0x1p-11 : 0.0;
+}
+static double out_abs(int y_dtype) { return y_dtype == CONVJIT_DTYPE_F16 ? 0x1p-25 : 0.0; }
+
+cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_dtype, int exact_sums) {
   const double u = 0x1p-23, k = (double)products;
   /* K >= 2^22 products: gamma is >= 1, the bound says nothing (no conv
    * convjit plans has a reduction that long in a test). */
   double gamma = k * u < 0.5 ? k * u / (1.0 - k * u) : INFINITY;
   cj_ref_conv_tol b;
-  b.rel = (y_bf16 ? 0x1p-8 : 0.0) + 0x1p-22;
+  b.rel = out_rel(y_dtype) + 0x1p-22;
   b.mag = exact_sums ? 0.0 : (1.0 + 0x1p-7) * gamma + k * 0x1p-52;
-  b.abs = (k + 2.0) * 0x1p-126;
+  b.abs = (k + 2.0) * 0x1p-126 + out_abs(y_dtype);
   return b;
 }
 
@@ -457,20 +472,21 @@ cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums)
  *    2^-106; its loss (< 2^-126) is then multiplied by the other factor
  *    (<= scale_max); the second product, the bias add and a denormal bf16
  *    output each lose < 2^-126: abs = (3 + scale_max (1 + 2^-22)) 2^-126.
- * 4. bf16 output and the reference's float rounding: as steps 3-4 above
- *    (rel = 2^-8 + 2^-22); the reference's own double error is (K + 3)
+ * 4. y's rounding (bf16, f16; none for fp32) and the reference's float
+ *    rounding: as steps 3-4 above (rel = 2^-8 + 2^-22 for bf16; f16's
+ *    2^-25 joins abs); the reference's own double error is (K + 3)
  *    2^-53 My at most (acc exact below 2^17 products; one rounding each for
  *    acc a and + b).
  * So mag = (1 + 2^-7)(gamma(K)(1+u)^3 + gamma(3)) + (K + 3) 2^-52: for
  * K = 864 that is 1.0381e-4 + 3.6e-7, the epilogue adding 0.35%. */
-cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_bf16, double scale_max) {
+cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_dtype, double scale_max) {
   const double u = 0x1p-23, k = (double)products;
   double gamma = k * u < 0.5 ? k * u / (1.0 - k * u) : INFINITY;
   double g3 = 3.0 * u / (1.0 - 3.0 * u), u3 = (1.0 + u) * (1.0 + u) * (1.0 + u);
   cj_ref_conv_tol b;
-  b.rel = (y_bf16 ? 0x1p-8 : 0.0) + 0x1p-22;
+  b.rel = out_rel(y_dtype) + 0x1p-22;
   b.mag = (1.0 + 0x1p-7) * (gamma * u3 + g3) + (k + 3.0) * 0x1p-52;
-  b.abs = (3.0 + fabs(scale_max) * (1.0 + 0x1p-22)) * 0x1p-126;
+  b.abs = (3.0 + fabs(scale_max) * (1.0 + 0x1p-22)) * 0x1p-126 + out_abs(y_dtype);
   return b;
 }
 

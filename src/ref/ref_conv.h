@@ -203,14 +203,17 @@ void cj_ref_compare(const float *got, const float *want, const float *mag, size_
  *   |got[i] - want[i]| <= b.rel * |want[i]| + b.mag * mag[i] + b.abs
  * where want is this file's reference (double sum rounded once to float)
  * and mag the reference conv of |x|, |w| (+ |bias|) (cj_ref_conv_fwd_mag).
- * Derivation (ref_conv.c, cj_ref_conv_bound): inputs are bf16 or fp8, so
- * every product x*w is exact in fp32; the kernels add the `products` =
- * C*T*R*S products and the bias in fp32 (MFMA accumulators, split-K
- * atomics, the finalize's bias add), then round once to y's dtype. Any
- * order of fp32 additions of n terms errs by at most
+ * Derivation (ref_conv.c, cj_ref_conv_bound): inputs are bf16, f16 or
+ * fp8, so every product x*w is exact in fp32; the kernels add the
+ * `products` = C*T*R*S products and the bias in fp32 (MFMA accumulators,
+ * split-K atomics, the finalize's bias add), then round once to y's dtype.
+ * Any order of fp32 additions of n terms errs by at most
  * gamma(n-1) * sum|terms|, gamma(m) = m*u / (1 - m*u), u = 2^-23 (one
- * ulp: covers adders that truncate, as CDNA3's MFMA does); a bf16
- * output adds its rounding, 2^-8 of the value. exact_sums = 1 (values on
+ * ulp: covers adders that truncate, as CDNA3's MFMA does); y_dtype says
+ * the output's rounding: CONVJIT_DTYPE_BF16 adds 2^-8 of the value,
+ * CONVJIT_DTYPE_F16 2^-11 of it plus 2^-25 absolute (its subnormals'
+ * half step), any other value (CONVJIT_DTYPE_F32, or 0) none. An f16
+ * output past 65504 is inf, outside every bound. exact_sums = 1 (values on
  * a grid whose fp32 sums are exact in any order, stated by the caller)
  * drops the accumulation term, and mag may then be NULL (otherwise a NULL
  * mag fails every element). */
@@ -220,7 +223,7 @@ typedef struct cj_ref_conv_tol {
   double abs; /* flushed fp32 denormals: 2^-126 per term */
 } cj_ref_conv_tol;
 
-cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums);
+cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_dtype, int exact_sums);
 
 /* The bound of an fp8 conv kernel (y = acc * sx * sw[k] + bias[k] in an
  * fp32 epilogue), against cj_ref_conv_fp8's y_f32 and mag (the scaled
@@ -229,13 +232,13 @@ cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_bf16, int exact_sums)
  * an abs term for flushes in the epilogue (none can happen in the fp8
  * accumulation). scale_max = max(x_scale, every w_scale). Derivation in
  * ref_conv.c. */
-cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_bf16, double scale_max);
+cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_dtype, double scale_max);
 
 /* The bound of a backward-weight (or bias-gradient) kernel's output against
  * cj_ref_conv_bwd_weight / _bias and their mag: reduction = N*Do*Ho*Wo,
- * the length of each element's sum; dw_bf16 = 1 when dw is written in bf16
- * (else f32). Derivation in ref_conv_wgrad.c. */
-cj_ref_conv_tol cj_ref_conv_bwd_bound(uint64_t reduction, int dw_bf16);
+ * the length of each element's sum; dw_dtype the convjit_dtype dw is
+ * written in (bf16, f16 or f32; db: f32). Derivation in ref_conv_wgrad.c. */
+cj_ref_conv_tol cj_ref_conv_bwd_bound(uint64_t reduction, int dw_dtype);
 
 /* cj_ref_compare with the bound b (worst_ratio = max err / bound). */
 void cj_ref_conv_check(const float *got, const float *want, const float *mag, size_t n, cj_ref_conv_tol b,

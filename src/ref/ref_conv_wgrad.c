@@ -145,17 +145,18 @@ convjit_status cj_ref_conv_bwd_bias(const cj_ref_conv_shape *sh, const cj_ref_co
 }
 
 /* The kernels' arithmetic (docs/kernels.md "Backward weight"): dy and x are
- * bf16 (8 significant bits: every product dy * x, and dy * 1 for the bias
- * column, is exact in fp32); each weight element is the fp32 sum of its
+ * bf16 or f16 (8 or 11 significant bits: every product dy * x, and dy * 1
+ * for the bias column, is exact in fp32's 24, and no product of two f16
+ * values, 2^-48 at the least, is below fp32's normal range); each weight element is the fp32 sum of its
  * `reduction` = N*Do*Ho*Wo products plus exact zeros (the padded grid's
  * positions and the split's tail: adding +-0 to a sum changes nothing),
  * in an order that depends on the MFMA chain and the fixed reduction
  * blocks — any order of fp32 additions is within cj_ref_conv_bound's
  * accumulation term gamma(reduction) * sum |products| — then rounded once
- * to dw's dtype (bf16: the 2^-8 relative term; f32: none beyond the
- * reference's own float rounding). The atomics variant adds the blocks'
+ * to dw's dtype (bf16: the 2^-8 relative term; f16: 2^-11 and its
+ * subnormal step; f32: none beyond the reference's own float rounding). The atomics variant adds the blocks'
  * partials in any order: the same bound. So the bound is the forward's
  * with the reduction length where the forward has C*T*R*S. */
-cj_ref_conv_tol cj_ref_conv_bwd_bound(uint64_t reduction, int dw_bf16) {
-  return cj_ref_conv_bound(reduction, dw_bf16, 0);
+cj_ref_conv_tol cj_ref_conv_bwd_bound(uint64_t reduction, int dw_dtype) {
+  return cj_ref_conv_bound(reduction, dw_dtype, 0);
 }

@@ -73,21 +73,41 @@ convjit_status cj_ref_fp8_quantize_bf16(const uint16_t *x, size_t n, float s, cj
   return CONVJIT_OK;
 }
 
+/* a (finite, > 0) rounded once to nearest even on `bits` significant bits
+ * (a = f 2^e, f in [0.5, 1): quantum 2^(e-bits)), the quantum never below
+ * 2^qmin (the format's subnormals). Every step is exact in double. */
+static double round_bits(double a, int bits, int qmin) {
+  int e;
+  (void)frexp(a, &e);
+  int qe = e - bits > qmin ? e - bits : qmin;
+  double n = ldexp(a, -qe), fl = floor(n), fr = n - fl;
+  if (fr > 0.5 || (fr == 0.5 && fmod(fl, 2.0) != 0.0)) fl += 1.0;
+  return ldexp(fl, qe);
+}
+
 uint16_t cj_ref_bf16_from_double(double v) {
   const uint16_t sign = signbit(v) ? 0x8000 : 0;
   if (isnan(v)) return (uint16_t)(0x7FC0 | sign);
   double a = fabs(v);
   if (a == 0.0) return sign;
   if (isinf(a)) return (uint16_t)(0x7F80 | sign);
-  /* a = f 2^e, f in [0.5, 1): 8 significant bits -> quantum 2^(e-8); bf16
-   * subnormals (below 2^-126) have the fixed quantum 2^-133 */
-  int e;
-  (void)frexp(a, &e);
-  int qe = e - 8 > -133 ? e - 8 : -133;
-  double n = ldexp(a, -qe), fl = floor(n), fr = n - fl; /* all exact */
-  if (fr > 0.5 || (fr == 0.5 && fmod(fl, 2.0) != 0.0)) fl += 1.0;
-  double r = ldexp(fl, qe);
+  double r = round_bits(a, 8, -133); /* bf16 subnormals (below 2^-126): steps of 2^-133 */
   if (r >= 0x1p128) return (uint16_t)(0x7F80 | sign); /* past the largest bf16, (2 - 2^-7) 2^127 */
   union { float f; uint32_t u; } rf = {.f = (float)r}; /* exact: <= 8 significant bits, in float range */
   return (uint16_t)((rf.u >> 16) | sign);
+}
+
+uint16_t cj_ref_f16_from_double(double v) {
+  const uint16_t sign = signbit(v) ? 0x8000 : 0;
+  if (isnan(v)) return (uint16_t)(0x7E00 | sign);
+  double a = fabs(v);
+  if (a == 0.0) return sign;
+  if (isinf(a)) return (uint16_t)(0x7C00 | sign);
+  double r = round_bits(a, 11, -24); /* f16 subnormals (below 2^-14): steps of 2^-24 */
+  if (r > 65504.0) return (uint16_t)(0x7C00 | sign); /* past the largest f16, (2 - 2^-10) 2^15 */
+  if (r < 0x1p-14) return (uint16_t)(sign | (uint16_t)ldexp(r, 24)); /* subnormal: r / 2^-24 */
+  int e;
+  (void)frexp(r, &e);                                    /* r = f 2^e, f in [0.5, 1) */
+  uint16_t mant = (uint16_t)(ldexp(r, 11 - e) - 1024.0); /* the 10 bits below the leading 1 */
+  return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | mant);
 }

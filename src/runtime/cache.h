@@ -1,44 +1,47 @@
 /* The kernel cache of one context: plan -> kernel loaded on the context's
- * device, through a memory map and up to two SQLite levels (docs/cache.md:
- * threat model, layout, permissions, key, healing).
+ * device and fitted to its plan (docs/cache.md: threat model, layout,
+ * permissions, key, healing). This is the facade over three parts:
  *
- *   memory  map from the full key to a loaded kernel; thread-safe; each
- *           entry has a state (building / ready / failed / stale) and
- *           waiters sleep on a condition variable, so N threads asking for
- *           one key build it once. Entries live until the cache is destroyed.
- *   user    <dir>/kernels.sqlite3 (WAL, busy timeout, persistent WAL) shared
- *           by processes: kernels(key TEXT PRIMARY KEY, size, mac, blob,
- *           created). Used only if the directory and files pass the
- *           ownership/permission rules (cache_trust.h) and the per-user key
- *           can be read; each row is authenticated (keyed BLAKE2b over key
- *           text and blob) when read. Opened read-only when it cannot be
- *           written.
- *   app     optional application cache (opts.app_dir or
- *           $CONVJIT_APP_CACHE_DIR): <dir>/kernels.sqlite3 + <dir>/cache.key,
- *           opened immutable, never written.
+ *   memory  cache_mem.h: map from the full key to a loaded kernel;
+ *           thread-safe, compile-once across threads.
+ *   disk    cache_disk.h over cache_db.h: the user's SQLite database
+ *           <dir>/kernels.sqlite3 (WAL, shared by processes, trusted by
+ *           the ownership/permission rules of cache_trust.h, rows
+ *           authenticated with the per-user key; read-only when it cannot
+ *           be written) and an optional application cache (opts.app_dir
+ *           or $CONVJIT_APP_CACHE_DIR: <dir>/kernels.sqlite3 +
+ *           <dir>/cache.key, immutable, never written).
+ *   pool    cache_pool.h: the misses of cj_cache_get_many build
+ *           concurrently.
  *
- * Healing: a row that fails authentication, or authenticates but cannot be
- * used (not an ELF we read, lacks the kernel, fails the resource gate, the
- * device refuses it, or the caller finds it does not fit the plan —
- * cj_cache_discard), is deleted (unless read-only) and rebuilt; a database
- * that is corrupt, not a database, of a foreign schema or fails
- * `PRAGMA quick_check` is moved aside with its -wal/-shm and recreated.
- * Each event is logged; none is an error for the caller.
+ * A miss reads the disk levels (user, then app), else builds the kernel
+ * (pipeline/build.h, which parses the code object once); either way the
+ * kernel is checked once before it is stored or loaded: the resource
+ * policy (cj_check_resources: a spilling kernel is CONVJIT_ERR_RESOURCE)
+ * and its fit to the plan (cj_kernargs_layout: the explicit arguments the
+ * plan lists, each of its size; the layout is cj_loaded.arg).
+ *
+ * Healing: a disk row that fails authentication, or authenticates but
+ * cannot be used (not an ELF we read, lacks the kernel, fails the resource
+ * gate, does not fit its plan, the device refuses it), is deleted (unless
+ * read-only) and the kernel rebuilt; a database that is corrupt, not a
+ * database, of a foreign schema or fails `PRAGMA quick_check` is moved
+ * aside with its -wal/-shm and recreated. Each event is logged; none is an
+ * error for the caller. A kernel built here that does not fit its plan is
+ * a real error (INTERNAL), remembered like any failed build.
  *
  * Full key = cj_kplan_key + arch name and features + LLVM version
  * (CJ_LLVM_VERSION) + convjit version (CJ_VERSION_STRING) + the identity of
  * the binary holding convjit (GNU build-id, else a hash of its bytes) + the
  * linker's version line: a code object is never reused across compilers,
- * linkers, releases, or rebuilds with changed kernel generators.
- *
- * The resource policy (cj_check_resources) is applied to every kernel
- * before it is stored or loaded: a spilling kernel is CONVJIT_ERR_RESOURCE.
- */
+ * linkers, releases, or rebuilds with changed kernel generators. */
 #ifndef CJ_RUNTIME_CACHE_H
 #define CJ_RUNTIME_CACHE_H
 
 #include "codegen/kplan.h"
 #include "pipeline/codeobj.h"
+#include "pipeline/kernargs.h"
+#include "runtime/cache_pool.h"
 #include "runtime/device.h"
 #include "util/cj.h"
 
@@ -52,14 +55,19 @@ typedef struct cj_cache_opts {
                           CJ_CACHE_THREADS_DEFAULT; clamped to 1..CJ_CACHE_BATCH_MAX */
 } cj_cache_opts;
 
-#define CJ_CACHE_BATCH_MAX 16     /* requests per cj_cache_get_many, and the most build threads */
-#define CJ_CACHE_THREADS_DEFAULT 4 /* a conv plan has 3-4 kernels */
+#define CJ_CACHE_BATCH_MAX CJ_POOL_MAX            /* requests per cj_cache_get_many, and the most build threads */
+#define CJ_CACHE_THREADS_DEFAULT CJ_POOL_DEFAULT /* a conv plan has 3-4 kernels */
 
-/* A kernel loaded on the cache's device. Owned by the cache; valid until
- * cj_cache_destroy. */
+/* A kernel loaded on the cache's device, fitted to the plan it was asked
+ * for (every plan of its key lists the same arguments). Owned by the
+ * cache; valid until cj_cache_destroy. */
 typedef struct cj_loaded {
-  const cj_kernel_info *info; /* resources and argument layout (metadata) */
+  const cj_kernel_info *info; /* resources and metadata */
   void *kern;                 /* backend kernel handle for launch */
+  /* Where the plan's explicit arguments go (cj_kernargs_layout against the
+   * plan): nargs = the plan's, kernarg_bytes <= CJ_KERNARG_MAX. */
+  cj_kernarg_slot arg[CJ_KPLAN_MAX_ARGS];
+  uint32_t nargs, kernarg_bytes;
   double compile_ms;          /* build time when it was compiled here, else 0 */
   /* The code object's bytes, kept on emulated devices only (the bounds
    * model emulates them again to rank tuning candidates); else NULL, 0. */
@@ -111,26 +119,6 @@ void cj_cache_get_many(cj_cache *c, cj_cache_req *req, uint32_t n);
 int cj_cache_claim(cj_cache *c, const cj_loaded *k);
 
 void cj_cache_get_stats(cj_cache *c, cj_cache_stats *s);
-/* A kernel from cj_cache_get does not fit its plan (the caller's check,
- * e.g. the argument layout, failed with text why). If it came from a disk
- * level it is the cache's fault: the row is deleted, the entry replaced by
- * one that is rebuilt without the disk on the next cj_cache_get, and 1 is
- * returned (k stays valid until cj_cache_destroy). 0: it was compiled in
- * this process, so the failure is real. */
-int cj_cache_discard(cj_cache *c, const cj_loaded *k, const char *why);
-
-/* Another table of the user's database (the tuning table, host/tune_db.c):
- * the open connection (a sqlite3 *), the per-user MAC key and whether it is
- * read-only, with the connection's mutex held until cj_cache_db_release.
- * 0 (nothing held) when the user's level is off. */
-typedef struct cj_cache_db {
-  void *db;
-  const uint8_t *key; /* CJ_KEY_BYTES */
-  int readonly;
-  const char *path;
-} cj_cache_db;
-int cj_cache_db_acquire(cj_cache *c, cj_cache_db *out);
-void cj_cache_db_release(cj_cache *c);
 
 /* The user's SQLite file in use, or "" when that level is off. */
 const char *cj_cache_disk_path(const cj_cache *c);

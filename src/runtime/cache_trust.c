@@ -77,6 +77,12 @@ int cj_trust_fd(int fd, const char *path, int root_ok, int no_access_bits, char 
   return trust_stat(&sb, path, root_ok, no_access_bits, why, cap);
 }
 
+int cj_trust_file(const char *path, int root_ok, char *why, size_t cap) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) return bad(why, cap, "%s: cannot stat (%s)", path, strerror(errno));
+  return trust_stat(&sb, path, root_ok, 0, why, cap);
+}
+
 int cj_trust_optional_file(const char *path, char *why, size_t cap) {
   struct stat sb;
   if (lstat(path, &sb) != 0) return errno == ENOENT ? 0 : bad(why, cap, "%s: cannot stat (%s)", path,

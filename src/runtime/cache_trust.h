@@ -36,6 +36,9 @@ int cj_trust_dir(const char *path, int root_ok, char *why, size_t cap);
 /* The same for an open file fd (fstat) named path: regular, owner, not
  * group/world-writable; no_access_bits also refuses any group/other bit. */
 int cj_trust_fd(int fd, const char *path, int root_ok, int no_access_bits, char *why, size_t cap);
+/* The same for a file named path, by lstat (a symlink is not a regular
+ * file): for a file that must not be opened to be checked. */
+int cj_trust_file(const char *path, int root_ok, char *why, size_t cap);
 /* The same for a file that may not exist (lstat; absent is fine). */
 int cj_trust_optional_file(const char *path, char *why, size_t cap);
 

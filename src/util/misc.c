@@ -77,13 +77,15 @@ const char *cj_dtype_name(convjit_dtype t) {
   case CONVJIT_DTYPE_FP8_E4M3FN: return "fp8_e4m3fn";
   case CONVJIT_DTYPE_FP8_E4M3FNUZ: return "fp8_e4m3fnuz";
   case CONVJIT_DTYPE_F32: return "f32";
+  case CONVJIT_DTYPE_F16: return "f16";
   }
   return "?";
 }
 
 uint32_t cj_dtype_bytes(convjit_dtype t) {
   switch (t) {
-  case CONVJIT_DTYPE_BF16: return 2;
+  case CONVJIT_DTYPE_BF16:
+  case CONVJIT_DTYPE_F16: return 2;
   case CONVJIT_DTYPE_FP8_E4M3FN:
   case CONVJIT_DTYPE_FP8_E4M3FNUZ: return 1;
   case CONVJIT_DTYPE_F32: return 4;

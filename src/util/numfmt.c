@@ -76,6 +76,31 @@ float cj_f16_to_f32(uint16_t h) {
   return sign ? -v : v;
 }
 
+uint16_t cj_f32_to_f16_rne(float f) {
+  uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u | ((a >> 13) & 0x3FFu)); /* NaN: quiet */
+  if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* >= 65520 (the tie above 65504) and inf */
+  if (a >= 0x38800000u) {                                  /* >= 2^-14: normal */
+    uint32_t r = a - (112u << 23); /* rebias the exponent 127 -> 15 */
+    r += 0xFFFu + ((r >> 13) & 1u); /* RNE on the 13 dropped bits; a carry moves the exponent up */
+    return (uint16_t)(sign | (r >> 13));
+  }
+  if (a <= 0x33000000u) return (uint16_t)sign; /* <= 2^-25: 2^-25 ties to the even 0 */
+  /* subnormal: m = |f| * 2^24 rounded; |f| = mant * 2^(e-150), so m = mant >> (126 - e) */
+  uint32_t e = a >> 23, mant = (a & 0x7FFFFFu) | 0x800000u, sh = 126u - e;
+  uint32_t q = mant >> sh, rem = mant & ((1u << sh) - 1u), half = 1u << (sh - 1u);
+  if (rem > half || (rem == half && (q & 1u))) q++; /* q = 0x400 is the smallest normal's code */
+  return (uint16_t)(sign | q);
+}
+
+void cj_f16_to_f32_array(const uint16_t *in, float *out, size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = cj_f16_to_f32(in[i]);
+}
+
+void cj_f32_to_f16_array(const float *in, uint16_t *out, size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = cj_f32_to_f16_rne(in[i]);
+}
+
 /* ---- fp8 ------------------------------------------------------------------ */
 
 int cj_nf_fp8_valid(cj_nf_fp8 k) { return k >= CJ_NF_E4M3FN && k <= CJ_NF_E5M2FNUZ; }

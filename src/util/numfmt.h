@@ -1,5 +1,4 @@
-/* Number formats of the GPU side: bf16, f16 (decode only) and the four 8-bit
- * float formats.
+/* Number formats of the GPU side: bf16, f16 and the four 8-bit float formats.
  *
  * Contract:
  * - bf16 -> f32 is exact. f32 -> bf16 rounds to nearest, ties to even (RNE);
@@ -7,6 +6,12 @@
  * - f16 (IEEE binary16) -> f32 is exact: subnormals become f32 normals,
  *   +-inf stay +-inf, a NaN stays a NaN with its sign and payload (shifted
  *   into the top of the f32 mantissa, so a quiet NaN stays quiet).
+ *   f32 -> f16 rounds to nearest, ties to even, in integer arithmetic, with
+ *   f16 subnormals kept (steps of 2^-24; 2^-25 itself ties to 0): what
+ *   v_cvt_f16_f32 does in the mode convjit's kernels run in (round mode 0,
+ *   f16 denormals on). |v| >= 65520 (and inf) gives +-inf (65504 is the
+ *   largest finite, 65520 the tie above it, which rounds to the even inf
+ *   code); a NaN stays a NaN, quiet, sign and top payload bits kept.
  * - fp8 decode is exact for every one of the 256 codes of each format.
  * - fp8 encode is RNE on the exact value (no double rounding), computed with
  *   integer arithmetic, so it does not depend on the FPU rounding mode.
@@ -42,8 +47,9 @@ typedef enum {
 float cj_bf16_to_f32(uint16_t h);
 uint16_t cj_f32_to_bf16_rne(float f);
 
-/* f16 (MFMA f16 operands) */
+/* f16 (MFMA f16 operands, the f16 conv's y) */
 float cj_f16_to_f32(uint16_t h);
+uint16_t cj_f32_to_f16_rne(float f);
 
 /* fp8. cj_fp8_to_f32 of an invalid format returns NaN; cj_f32_to_fp8_rne of
  * an invalid format returns 0. */
@@ -60,6 +66,8 @@ const float *cj_fp8_table(cj_nf_fp8 k);
  * overlap. The fp8 ones do nothing and return -1 for an invalid format. */
 void cj_bf16_to_f32_array(const uint16_t *in, float *out, size_t n);
 void cj_f32_to_bf16_array(const float *in, uint16_t *out, size_t n);
+void cj_f16_to_f32_array(const uint16_t *in, float *out, size_t n);
+void cj_f32_to_f16_array(const float *in, uint16_t *out, size_t n);
 int cj_fp8_to_f32_array(const uint8_t *in, float *out, size_t n, cj_nf_fp8 k);
 int cj_f32_to_fp8_array(const float *in, uint8_t *out, size_t n, cj_nf_fp8 k, int saturate);
 

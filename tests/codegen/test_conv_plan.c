@@ -459,6 +459,72 @@ static void test_layout_group_plans(void **s) {
   cj_sb_free(&ka);
 }
 
+/* The f16 dtype row and y's dtype (issue 27): f16 takes the arch's f16
+ * MFMA (k 16 on gfx942, 32 on gfx950: docs/isa-notes.md), an 8-element
+ * chunk as bf16 does, and converts to f16 unless y_dtype says f32; y's
+ * dtype sizes y and reaches the epilogue (the conv's, or the finalize's
+ * when split) and the key only when it is not the dtype's own, so the
+ * kernels before the field keep their keys. */
+static void test_dtype_rows(void **s) {
+  (void)s;
+  cj_kplan p, q;
+  const cj_conv_plan *c = &p.u.conv;
+  cj_conv_geom g = geom(1, 16, 3, 6, 6, 24, 3, 3, 3, 1);
+  g.dtype = CONVJIT_DTYPE_F16;
+  for (int a = 0; a < 2; a++) {
+    assert_int_equal(cj_kplan_conv_init(&p, a ? A950() : A942(), &g, NULL, NULL), CONVJIT_OK);
+    const cj_mfma_row *row = cj_mfma_row_of((cj_mfma_kind)c->mfma);
+    assert_string_equal(row->mnemonic, a ? "v_mfma_f32_16x16x32_f16" : "v_mfma_f32_16x16x16_f16");
+    assert_int_equal(c->mfma_k, a ? 32 : 16);
+    assert_int_equal(c->elem_bytes, 2);
+    assert_int_equal(c->chunk_elems, 8);
+    assert_int_equal(cj_epi_out_dtype(&c->epi), CONVJIT_DTYPE_F16);
+    assert_false(cj_epi_has(&c->epi, CJ_EPI_ALPHA)); /* no dequantization: f16 is no fp8 */
+    assert_int_equal(c->y_bytes, 24ull * 3 * 6 * 6 * 2);
+  }
+  cj_strbuf key = {0};
+  cj_kplan_key(&p, &key);
+  assert_null(strstr(key.s, "y_dtype="));
+  assert_non_null(strstr(key.s, "convert:f16"));
+  cj_sb_free(&key);
+  /* y f16 given for an f16 conv is its own: the same kernel */
+  g.y_dtype = CONVJIT_DTYPE_F16;
+  assert_int_equal(cj_kplan_conv_init(&q, A950(), &g, NULL, NULL), CONVJIT_OK);
+  assert_string_equal(p.name, q.name);
+  assert_int_equal(q.u.conv.g.y_dtype, 0);
+  /* y f32: 4 bytes an element, convert:f32, keyed */
+  g.y_dtype = CONVJIT_DTYPE_F32;
+  assert_int_equal(cj_kplan_conv_init(&q, A950(), &g, NULL, NULL), CONVJIT_OK);
+  assert_int_equal(q.u.conv.y_bytes, 24ull * 3 * 6 * 6 * 4);
+  assert_int_equal(cj_epi_out_dtype(&q.u.conv.epi), CONVJIT_DTYPE_F32);
+  assert_string_not_equal(p.name, q.name);
+  cj_kplan_key(&q, &key);
+  assert_non_null(strstr(key.s, "y_dtype=4;"));
+  cj_sb_free(&key);
+  /* split: the conv stores fp32 partial sums whatever y is; its finalize converts */
+  cj_conv_opts split = {.splitk = 2};
+  assert_int_equal(cj_kplan_conv_init(&q, A942(), &g, &split, NULL), CONVJIT_OK);
+  assert_int_equal(q.u.conv.epi.nops, 0);
+  cj_kplan f;
+  assert_int_equal(cj_kplan_finalize_init(&f, A942(), &q.u.conv, NULL), CONVJIT_OK);
+  assert_int_equal(cj_epi_out_dtype(&f.u.fin.epi), CONVJIT_DTYPE_F32);
+  assert_int_equal(f.u.fin.y_elem_bytes, 4);
+  /* bf16 with y bf16 given: the kernel before the field, name and key alike */
+  cj_conv_geom b = geom(1, 16, 3, 6, 6, 24, 3, 3, 3, 1);
+  assert_int_equal(cj_kplan_conv_init(&p, A942(), &b, NULL, NULL), CONVJIT_OK);
+  b.y_dtype = CONVJIT_DTYPE_BF16;
+  assert_int_equal(cj_kplan_conv_init(&q, A942(), &b, NULL, NULL), CONVJIT_OK);
+  assert_string_equal(p.name, q.name);
+  /* y's dtype must be one the epilogue converts to */
+  b.y_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  expect_err(A942(), b, NULL, CONVJIT_ERR_INVALID_ARG, "conv.y_dtype = 2 (fp8_e4m3fn)");
+  b.y_dtype = 9;
+  expect_err(A942(), b, NULL, CONVJIT_ERR_INVALID_ARG, "conv.y_dtype = 9");
+  b.y_dtype = 0;
+  b.dtype = CONVJIT_DTYPE_F32; /* 4-byte inputs: no MFMA row */
+  expect_err(A942(), b, NULL, CONVJIT_ERR_INVALID_ARG, "conv.dtype = 4 (f32)");
+}
+
 static uint32_t lcg(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(*s >> 33);
@@ -519,6 +585,7 @@ int main(void) {
       cmocka_unit_test(test_big_thresholds), cmocka_unit_test(test_key_and_print), cmocka_unit_test(test_im2col_model),
       cmocka_unit_test(test_random_plans), cmocka_unit_test(test_every_keyed_field_in_key),
       cmocka_unit_test(test_vgpr_load_plan), cmocka_unit_test(test_layout_group_plans),
+      cmocka_unit_test(test_dtype_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

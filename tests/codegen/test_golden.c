@@ -209,9 +209,9 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
   uint64_t lds_want = 0, acc_min = 0, inst_budget = 0;
   if (p->op == CJ_KOP_CONV) {
     const cj_conv_plan *c = &p->u.conv;
-    /* the row's dtype (bf16, or the arch's fp8: 1 byte), not the plan's MFMA field */
+    /* the row's dtype (bf16, f16, or the arch's fp8: 1 byte), not the plan's MFMA field */
     const int fp8 = !strcmp(w->dtype, "fp8");
-    const cj_mfma_row *row = cj_mfma_row_of(fp8 ? a->mfma_fp8 : a->mfma_bf16);
+    const cj_mfma_row *row = cj_mfma_row_of(fp8 ? a->mfma_fp8 : !strcmp(w->dtype, "f16") ? a->mfma_f16 : a->mfma_bf16);
     assert_non_null(row);
     const uint64_t eb = fp8 ? 1 : 2;
     /* one K step: 64 bytes of reduction elements (CONV_TILE_K bf16; the
@@ -241,7 +241,8 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
      * <= 2.9 on gfx942, docs/kernels.md mix); the prologue's stages DMA
      * steps (all of them with operand prefetch) at 8 instructions per DMA; an epilogue of 8 per accumulator
      * (bias, convert, pack, store) and the fused ops' own per element
-     * (residual 3: its share of the load, the bf16 -> fp32 shift, the add;
+     * (residual 3: its share of the load, the bf16 -> fp32 shift or f16
+     * cvt, the add;
      * relu 1; silu 5: mul, v_exp, add, v_rcp, mul; gelu 7: silu's + v^2 and
      * an fma); 256 of setup. Unrolling the K loop over C*T*R*S would break
      * it by far. */

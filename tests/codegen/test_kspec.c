@@ -132,6 +132,37 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv_finalize", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "splitk=1", "splitk = 1");
   /* The plan initializers' own checks come through unchanged. */
   expect_bad("conv", "gfx950", "bf16", "1,0,4,4,4,8,1,1,1", "-", "conv.c = 0");
+  /* y's dtype: one of the epilogue's outputs, by name */
+  expect_bad("conv", "gfx950", "f16", "1,8,4,4,4,8,1,1,1", "y=fp8", "opts y=fp8: bf16, f16 or f32");
+  expect_bad("conv", "gfx950", "f16", "1,8,4,4,4,8,1,1,1", "y=", "opts y=: bf16, f16 or f32");
+}
+
+/* f16 conv specs (issue 27): the f16 geometry the initializer takes, y=
+ * its y_dtype; an f16 layout op is the 2-byte (bf16) kernel. */
+static void test_f16_specs(void **state) {
+  (void)state;
+  const cj_arch *g942 = cj_arch_from_name("gfx942");
+  cj_kplan s, d;
+  cj_conv_geom g = {.dtype = CONVJIT_DTYPE_F16, .n = 1, .c = 32, .d = 4, .h = 8, .w = 8, .k = 64, .t = 3, .r = 3,
+                    .s = 3, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_lo = {1, 1, 1}, .pad_hi = {1, 1, 1}};
+  cj_epilogue bias = {0};
+  cj_epi_add(&bias, CJ_EPI_BIAS);
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "pad=1 bias", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&d, g942, &g, NULL, &bias), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  g.y_dtype = CONVJIT_DTYPE_F32;
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "pad=1 y=f32 bias", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&d, g942, &g, NULL, &bias), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  assert_int_equal(s.u.conv.g.y_dtype, CONVJIT_DTYPE_F32);
+  /* y=f16 on an f16 conv is its own output: the spec without it */
+  cj_kplan o;
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "y=f16", &s), CONVJIT_OK);
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "f16", "1,32,4,8,8,64,3,3,3", "-", &o), CONVJIT_OK);
+  assert_same_plan(&s, &o);
+  assert_int_equal(cj_kspec_plan("transpose", "gfx942", "f16", "2,24,1000", "-", &s), CONVJIT_OK);
+  assert_int_equal(cj_kspec_plan("transpose", "gfx942", "bf16", "2,24,1000", "-", &o), CONVJIT_OK);
+  assert_same_plan(&s, &o);
 }
 
 /* The fused epilogue has its own tokens (kplan_epi.h), parsed by the op
@@ -176,6 +207,64 @@ static void test_conv_epilogue_tokens(void **state) {
   expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1,1", "bias bias", "spec opts bias: given twice");
 }
 
+/* Output phases by name (kplan_phase.h): bwd=I and up=F phase=I give the
+ * plan of the phase geometry worked out here by hand, and weight_pack with
+ * a conv's shape and bwd=I that phase's tap-reversing pack. */
+static void test_phase_specs_by_hand(void **state) {
+  (void)state;
+  const cj_arch *a = cj_arch_from_name("gfx950");
+  cj_kplan s, d;
+  /* backward data of 1,64,4,8,8 -> 64, 3x3x3, stride 1,2,2, pad 1: dy is
+   * 4x4x4; in h and w the residue 1 takes taps 0 and 2 (t0 = 0, J = 2,
+   * c0 = 1: pad (J-1) - c0 = 0), residue 0 tap 1 alone; phase 3 = (1, 1),
+   * last of four equal-M phases: 3x2x2 taps, pad_hi 1 so the formula gives
+   * q = 4, placed at stride 2 in the 8x8 plane (d not decomposed: dense) */
+  cj_conv_geom g = {.dtype = CONVJIT_DTYPE_BF16, .n = 1, .c = 64, .d = 4, .h = 4, .w = 4, .k = 64, .t = 3, .r = 2,
+                    .s = 2, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_lo = {1, 0, 0}, .pad_hi = {1, 1, 1},
+                    .ys = {0, 2, 2}, .yext = {0, 8, 8}};
+  cj_conv_opts o = {.tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2};
+  assert_int_equal(cj_kspec_plan("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3",
+                                 "pad=1 stride=1,2,2 bwd=3 tile=64x64 waves=2x2", &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_conv_init(&d, a, &g, &o, NULL), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  assert_int_equal(s.u.conv.g.placed, 1);
+  /* its weights: dx channels (64) as rows, dy's (64) as the reduction,
+   * phase tap j = forward tap tf - j*ts: (2 - j, 2 - 2j, 2 - 2j) */
+  const uint32_t src[3] = {3, 3, 3}, jt[3] = {3, 2, 2}, tf[3] = {2, 2, 2}, ts[3] = {1, 2, 2};
+  assert_int_equal(cj_kspec_plan("weight_pack", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 stride=1,2,2 bwd=3",
+                                 &s), CONVJIT_OK);
+  assert_int_equal(cj_kplan_wpack_bwd_init(&d, a, 2, CJ_PREP_COPY, 1, 64, 64, src, jt, tf, ts, 64, 12 * 64),
+                   CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  /* 2x nearest upsample of 1,8,4,8,8 (h, w) before a 1x3x3 conv, pad
+   * 0,1,1, stride 1: odd stride, so two phases per upsampled dim over x
+   * itself (tap divisor 2), q = 8 each, out given; phase 1 = (0, 1): its w
+   * pad is 1 - 1*1 = 0 */
+  cj_conv_geom u = {.dtype = CONVJIT_DTYPE_BF16, .n = 1, .c = 8, .d = 4, .h = 8, .w = 8, .k = 16, .t = 1, .r = 3,
+                    .s = 3, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_lo = {0, 1, 0}, .up = {0, 2, 2},
+                    .out = {0, 8, 8}, .ys = {0, 2, 2}, .yext = {0, 16, 16}};
+  assert_int_equal(cj_kspec_plan("conv", "gfx950", "bf16", "1,8,4,8,8,16,1,3,3", "pad=0,1,1 up=1,2,2 phase=1 bias", &s),
+                   CONVJIT_OK);
+  cj_epilogue bias = {0};
+  cj_epi_add(&bias, CJ_EPI_BIAS);
+  assert_int_equal(cj_kplan_conv_init(&d, a, &u, NULL, &bias), CONVJIT_OK);
+  assert_same_plan(&s, &d);
+  /* refusals name the option */
+  expect_bad("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 stride=1,2,2 bwd=4", "has 4 output phases");
+  expect_bad("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 bwd=1,2", "opts bwd = 1,2");
+  expect_bad("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 phase=0", "phase=0: a phase of up= only");
+  expect_bad("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 up=2", "needs phase=I");
+  expect_bad("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 opad=1", "opad: backward data's");
+  expect_bad("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 up=2 phase=0 bwd=0", "two kinds of phase");
+  expect_bad("conv", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1 up=3 phase=0", "upsample[0] = 3");
+  expect_bad("weight_pack", "gfx950", "bf16", "1,64,4,8,8,64,3,3,3", "pad=1", "packs a backward-data phase");
+  /* 1x1 stride 2: the odd positions are a fill phase, no weights to pack */
+  expect_bad("weight_pack", "gfx950", "bf16", "1,64,4,8,8,64,1,1,1", "stride=1,2,2 bwd=3", "a fill phase");
+  assert_int_equal(cj_kspec_plan("conv", "gfx950", "bf16", "1,64,4,8,8,64,1,1,1", "stride=1,2,2 bwd=3", &s),
+                   CONVJIT_OK);
+  assert_int_equal(s.u.conv.k_tiles, 0);
+}
+
 /* The number-list parser tools share with the specs. */
 static void test_parse_u64_list(void **state) {
   (void)state;
@@ -200,6 +289,8 @@ int main(void) {
       cmocka_unit_test(test_conv_specs_match_init),
       cmocka_unit_test(test_conv_fp8_spec_native),
       cmocka_unit_test(test_conv_epilogue_tokens),
+      cmocka_unit_test(test_f16_specs),
+      cmocka_unit_test(test_phase_specs_by_hand),
       cmocka_unit_test(test_parse_u64_list),
       cmocka_unit_test(test_bad_fields_named),
   };

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include "support_conv.h"
 #include "emu/memory.h"
+#include "pipeline/kernargs.h"
 #include "ref/ref.h"
 #include "ref/ref_conv.h"
 #include "pipeline/build.h"

@@ -18,12 +18,12 @@
  * a ds_read is outstanding there), and the kernel is rebuilt from its IR
  * with those waits back to vmcnt only (the kernel before the fix): the
  * checker must stop it as an LDS write-after-read on both arches.
- * fp8: the same on gfx942's multistage fp8 kernel; on gfx950's 8-wave
- * ping-pong every one of its waits (52 in this build) is caught when
- * removed, and its first-barrier lgkmcnt(0)s are found redundant in this
- * build (each phase ends with an MFMA on its last ds_read, so LLVM's
- * register wait already retires them); the test asserts exactly that,
- * from the disassembly.
+ * fp8: the same on gfx942's multistage fp8 kernel; on gfx950's staggered
+ * 8-wave ping-pong every one of its waits is caught when removed, each
+ * hand-off barrier's lgkmcnt(0) relaxed alone is caught exactly where the
+ * disassembly shows a ds_read outstanding, and all relaxed at once must be
+ * reported (the other wave row's DMA overwrites what this row still
+ * reads).
  * VGPR load path (load 2, gfx942's shipped 256x256 tile, bf16 and fp8): the
  * loads are buffer_load_dwordx4 into registers and ds_write into the stage,
  * so removing a ds_write's vmcnt wait is a register read before its wait,
@@ -46,6 +46,7 @@
 #include "codegen/kplan.h"
 #include "emu/emu.h"
 #include "emu/memory.h"
+#include "pipeline/kernargs.h"
 #include "pipeline/build.h"
 #include "pipeline/disasm.h"
 
@@ -346,15 +347,17 @@ static void conv_waits_removed(const char *arch_name, convjit_dtype dtype, const
   convjit_status st = run_conv(arch_name, &cc, y);
   for (int i = 0; i < nfix; i++) t0[fixes[i] + 1] &= 0xF0;
   if (pp) {
-    /* The ping-pong's phases each end with an MFMA on the phase's last
-     * ds_read, and LDS reads retire in order, so LLVM's register wait for
-     * it already retires every read before the next barrier: its
-     * lgkmcnt(0)s guard an order that this build also holds without them
-     * (every relaxation above was checked against the disassembly). */
-    assert_int_equal(redundant, nfix);
-    assert_int_equal(st, CONVJIT_OK);
-    printf("%s ping-pong: %d first-barrier lgkmcnt(0) waits, all redundant in this build (no ds_read "
-           "outstanding at any), all relaxed at once: clean\n", arch_name, nfix);
+    /* The staggered ping-pong (docs/kernels.md): each hand-off barrier's
+     * lgkmcnt(0) retires this wave row's reads before the other row's DMA
+     * that the barrier releases may overwrite what they read. Some of them
+     * LLVM's register waits make redundant (every relaxation above was
+     * checked against the disassembly); all relaxed at once is an LDS
+     * ordering error. */
+    assert_int_equal(st, CONVJIT_ERR_EMULATION);
+    if (!lds_order_error(cj_error_text(), vload) && !strstr(cj_error_text(), "missing wait"))
+      fail_msg("all relaxed: %s", cj_error_text());
+    printf("%s ping-pong: %d hand-off barrier waits with lgkmcnt(0), %d redundant in this build; all relaxed at "
+           "once: caught (%s)\n", arch_name, nfix, redundant, cj_error_text());
     free(ref);
     free(y);
     cj_built_free(&cc.b);

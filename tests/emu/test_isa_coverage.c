@@ -92,6 +92,19 @@ static const struct {
     {"grid_pack", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 stride=2 layout=ndhwc side=dy", "", "wgrad dy NDHWC gather"},
     {"grid_pack", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 groups=4 db layout=ndhwc side=x", "", "wgrad grouped x gather"},
     {"wgrad_finalize", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 groups=4 db", "", "wgrad grouped finalize"},
+    /* f16 (the f16 MFMA, f16 conversions) and f32 outputs */
+    {"conv", "f16", "2,64,6,18,18,192,3,3,3", "pad=1 bias", "bias need_t need_h need_w m_partial n_tail",
+     "f16: default tile, bias, every bounds check, scalar f16 stores"},
+    {"conv_finalize", "f16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 bias residual act=gelu", "",
+     "f16 finalize: f16 z, the conversion of 4 elements"},
+    {"conv", "f16", "1,64,8,16,16,128,3,1,1", "pad=1,0,0 residual act=silu", "temporal_fast vec4_store",
+     "f16 vec4 stores with an f16 z"},
+    {"conv", "f16", "2,20,5,11,13,40,3,3,3", "pad=1 residual", "m_partial n_tail", "f16 scalar stores, scalar z"},
+    {"conv", "f16", "1,64,4,12,12,64,3,3,3", "pad=1 layout=ndhwc residual big_out", "big_out",
+     "f16 NDHWC y (vec_ch) 64-bit stores, z"},
+    {"conv", "f16", "1,64,4,12,12,64,3,3,3", "pad=1 y=f32 residual", "", "f16 in, f32 y and z"},
+    {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 y=f32 residual", "", "f32 finalize"},
+    {"conv", "fp8", "1,64,4,12,12,64,3,3,3", "pad=1 y=f32 bias", "bias", "fp8 (gfx950: ping-pong epilogue), f32 y"},
 };
 
 /* Each named flag of `flags` must hold in the conv plan. */

@@ -1,6 +1,6 @@
 /* Vector ALU on the emulator: integer and bit ops, carry chains, EXEC
  * masking, lane ops, AGPR moves, f32 with VOP3 modifiers, SDWA, DPP, VOPC /
- * v_cmpx, conversions (bf16 RNE, fp8 per arch) and LLVM's own integer
+ * v_cmpx, conversions (bf16 and f16 RNE, fp8 per arch) and LLVM's own integer
  * division and bf16 rounding sequences (IR kernels vs a C computation).
  * Expected values are worked out by hand or computed independently in C. */
 #include <setjmp.h>
@@ -296,6 +296,52 @@ static void t_conversions(void **st) {
   tb_run_free(&r);
 }
 
+/* f16 conversions (docs/emulator.md), both arches, values by hand from
+ * binary16's fields: v_cvt_f16_f32 rounds to nearest even (1 + 2^-11 ties
+ * to 1.0 = 0x3C00; 65520 ties to the even inf code; 2^-25 ties to 0; 2^-24
+ * is the smallest subnormal 0x0001) and writes bits [31:16] as 0 (gfx9),
+ * with the f32 source's neg modifier; v_cvt_f32_f16 reads the low half, or
+ * the high one through SDWA WORD_1 or the VOP3 op_sel bit, with |x|;
+ * v_pack_b32_f16 packs {S1.f16, S0.f16} with per-source op_sel and neg;
+ * gfx950's v_cvt_pk_f16_f32 converts two f32 into one word each. */
+static void t_f16_conversions(void **st) {
+  (void)st;
+  const char *body =
+      "  s_mov_b32 s40, 0x3f801000\n  s_mov_b32 s41, 0x477ff000\n  s_mov_b32 s42, 0x33000000\n"
+      "  s_mov_b32 s43, 0x33800000\n"
+      "  v_mov_b32 v40, -1\n  v_cvt_f16_f32 v40, s40\n"
+      "  v_mov_b32 v41, -1\n  v_cvt_f16_f32_e64 v41, -s41\n"
+      "  v_cvt_f16_f32 v42, s42\n  v_cvt_f16_f32 v43, s43\n"
+      "  v_mov_b32 v44, 0x3c00c000\n"
+      "  v_cvt_f32_f16 v45, v44\n"
+      "  v_cvt_f32_f16_sdwa v46, v44 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1\n"
+      "  v_mov_b32 v39, 0xffff8000\n  v_cvt_f32_f16_e64 v47, -|v39|\n"
+      "  v_pack_b32_f16 v48, v44, v40 op_sel:[1,0,0]\n"
+      "  v_pack_b32_f16 v49, -v44, v43\n";
+  for (int a = 0; a < 2; a++) {
+    tb_run r;
+    emu_wave *w = run(&r, a ? "gfx950" : "gfx942", body);
+    for (int l = 0; l < 64; l += 9) {
+      assert_int_equal(w->v[40][l], 0x00003C00u);
+      assert_int_equal(w->v[41][l], 0x0000FC00u);
+      assert_int_equal(w->v[42][l], 0u);
+      assert_int_equal(w->v[43][l], 1u);
+      assert_int_equal(w->v[45][l], fbits(-2.0f));
+      assert_int_equal(w->v[46][l], fbits(1.0f));
+      assert_int_equal(w->v[47][l], fbits(-0.0f)); /* f16 -0 = 0x8000: -|x| keeps it -0, the high half ignored */
+      assert_int_equal(w->v[48][l], 0x3C003C00u);
+      assert_int_equal(w->v[49][l], 0x00014000u);
+    }
+    tb_run_free(&r);
+  }
+  tb_run r;
+  emu_wave *w = run(&r, "gfx950", "  s_mov_b32 s40, 0x3f801000\n  s_mov_b32 s41, 0x477ff000\n  v_mov_b32 v51, s41\n"
+                                   "  v_cvt_pk_f16_f32 v50, s40, v51\n  v_cvt_pk_f16_f32 v52, -s40, s40\n");
+  assert_int_equal(w->v[50][7], 0x7C003C00u);
+  assert_int_equal(w->v[52][7], 0x3C00BC00u);
+  tb_run_free(&r);
+}
+
 /* fp8 conversion edges through the instructions, per arch (values by hand
  * from the formats' fields): the largest ties, which round to the even
  * mantissa 110b, and the smallest subnormal, both ways.
@@ -451,7 +497,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_int_ops),       cmocka_unit_test(t_mad_legacy_u16), cmocka_unit_test(t_ashrrev_i16), cmocka_unit_test(t_exec_and_carry), cmocka_unit_test(t_lanes_and_agpr),
       cmocka_unit_test(t_f32_modifiers), cmocka_unit_test(t_sdwa_dpp_cmpx),
-      cmocka_unit_test(t_cmp_16),  cmocka_unit_test(t_conversions),
+      cmocka_unit_test(t_cmp_16),  cmocka_unit_test(t_conversions),   cmocka_unit_test(t_f16_conversions),
       cmocka_unit_test(t_fp8_edges),     cmocka_unit_test(t_valu64),        cmocka_unit_test(t_packed_f32),      cmocka_unit_test(t_llvm_div_bf16),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,9 +13,11 @@
  * repeated shapes are hits), launched, and compared with src/ref (its
  * grouped, layout-aware form: x and y in the descriptor's layouts, w K x
  * C/groups x T x R x S). Inputs on
- * a 1/8 grid (|v| <= 1: exact in bf16, E4M3FN and E4M3FNUZ) keep every
- * fp32 sum exact, so a bf16 conv's only error is y's bf16 rounding: at most
- * half an ulp, 2^-8 |want|. fp8 convs (either input fp8): an fp8 operand
+ * a 1/8 grid (|v| <= 1: exact in bf16, f16, E4M3FN and E4M3FNUZ) keep every
+ * fp32 sum exact, so a bf16 or f16 conv's only error is y's rounding: at
+ * most half an ulp, 2^-8 |want| for bf16, 2^-11 |want| for f16 (+ 2^-25,
+ * its subnormals' half step), none for an f32 y (2^-24 |want| allowed: the
+ * reference's own float). fp8 convs (either input fp8): an fp8 operand
  * is its decoded value times its scale; a bf16 operand next to it is
  * quantized as the pre-pass does (cj_ref_fp8_quantize_bf16, the arch's
  * format) and dequantized the same way; the kernel's products stay exact,
@@ -148,8 +150,10 @@ static void operand(size_t n, int span, convjit_dtype t, int fp8_conv, cj_nf_fp8
   for (size_t i = 0; i < n; i++) {
     float v = (float)((int)(lcg(seed) % (unsigned)(2 * span + 1)) - span) / 8.0f;
     if (is_fp8(t)) bytes[i] = cj_f32_to_fp8_rne(v, nf_of(t), 1);
-    else b16[i] = cj_f32_to_bf16_rne(v);
-    eff[i] = is_fp8(t) ? (float)cj_ref_fp8_value(bytes[i], nf_of(t)) * scale : cj_bf16_to_f32(b16[i]);
+    else b16[i] = t == CONVJIT_DTYPE_F16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v);
+    eff[i] = is_fp8(t)                  ? (float)cj_ref_fp8_value(bytes[i], nf_of(t)) * scale
+             : t == CONVJIT_DTYPE_F16   ? cj_f16_to_f32(b16[i])
+                                        : cj_bf16_to_f32(b16[i]);
   }
   if (fp8_conv && !is_fp8(t)) { /* the quantizing pre-pass: fp8(fl32(x * fl32(1/s))) * s */
     uint8_t *q = malloc(n ? n : 1);
@@ -174,7 +178,8 @@ static void run_and_check(convjit_context *c, int arch, const convjit_conv_desc 
   float *x = malloc(nx * 4), *w = malloc(nw * 4), *bias = malloc(sh->k * 4), *want = malloc(ny * 4),
         *mag = malloc(ny * 4);
   uint8_t *xb = malloc(nx * 2), *wb = malloc(nw * 2);
-  uint16_t *yb = malloc(ny * 2);
+  const size_t eby = d->y_dtype == CONVJIT_DTYPE_F32 ? 4 : 2; /* y: bf16, f16 or f32 (docs/api.md "Dtypes") */
+  uint8_t *yb = malloc(ny * eby);
   if (!x || !w || !bias || !want || !mag || !xb || !wb || !yb) fail("host malloc", "");
   uint64_t seed = nx * 31 + nw;
   operand(nx, 8, d->x_dtype, fp8, fmt, sx, &seed, xb, x);
@@ -187,22 +192,27 @@ static void run_and_check(convjit_context *c, int arch, const convjit_conv_desc 
   REQUIRE(convjit_plan_packed_weight_size(p, &pw) == CONVJIT_OK);
   void *dx = NULL, *dw = NULL, *dpw = NULL, *db = NULL, *dy = NULL, *dws = NULL;
   REQUIRE(convjit_malloc(c, nx * ebx, &dx) == CONVJIT_OK && convjit_malloc(c, nw * ebw, &dw) == CONVJIT_OK);
-  REQUIRE(convjit_malloc(c, pw, &dpw) == CONVJIT_OK && convjit_malloc(c, ny * 2, &dy) == CONVJIT_OK);
+  REQUIRE(convjit_malloc(c, pw, &dpw) == CONVJIT_OK && convjit_malloc(c, ny * eby, &dy) == CONVJIT_OK);
   if (ws) REQUIRE(convjit_malloc(c, ws, &dws) == CONVJIT_OK);
   if (d->has_bias) REQUIRE(convjit_malloc(c, sh->k * 4, &db) == CONVJIT_OK);
   if (db) REQUIRE(convjit_memcpy_h2d(c, db, bias, sh->k * 4, NULL) == CONVJIT_OK);
   REQUIRE(convjit_memcpy_h2d(c, dx, xb, nx * ebx, NULL) == CONVJIT_OK);
   REQUIRE(convjit_memcpy_h2d(c, dw, wb, nw * ebw, NULL) == CONVJIT_OK);
-  REQUIRE(convjit_memset(c, dy, 0xEE, ny * 2, NULL) == CONVJIT_OK); /* unwritten outputs fail */
+  REQUIRE(convjit_memset(c, dy, 0xFF, ny * eby, NULL) == CONVJIT_OK); /* NaN in every y dtype: unwritten outputs fail */
   REQUIRE(convjit_weight_pack(p, dw, dpw, NULL) == CONVJIT_OK);
   convjit_status st = convjit_conv_fwd(p, dx, dpw, db, dy, dws, ws, NULL);
   /* Every instruction convjit emits is emulated (tools/convjit-coverage
    * gates it), so any launch error is a failure. */
   if (st != CONVJIT_OK) fail("conv_fwd on the emulator", convjit_last_error());
-  REQUIRE(convjit_memcpy_d2h(c, yb, dy, ny * 2, NULL) == CONVJIT_OK);
+  REQUIRE(convjit_memcpy_d2h(c, yb, dy, ny * eby, NULL) == CONVJIT_OK);
+  const double yrel = d->y_dtype == CONVJIT_DTYPE_F32 ? 0x1p-24 : d->y_dtype == CONVJIT_DTYPE_F16 ? 0x1p-11 : 0x1p-8;
+  const double yabs = d->y_dtype == CONVJIT_DTYPE_F16 ? 0x1p-25 : 0.0;
   for (size_t i = 0; st == CONVJIT_OK && i < ny; i++) {
-    float got = cj_bf16_to_f32(yb[i]);
-    double tol = fabs(want[i]) / 256.0 + (fp8 ? mag[i] / (1 << 21) : 0.0); /* see the header */
+    uint16_t h = 0;
+    float got = 0.0f;
+    if (eby == 4) memcpy(&got, yb + 4 * i, 4);
+    else memcpy(&h, yb + 2 * i, 2), got = d->y_dtype == CONVJIT_DTYPE_F16 ? cj_f16_to_f32(h) : cj_bf16_to_f32(h);
+    double tol = fabs(want[i]) * yrel + yabs + (fp8 ? mag[i] / (1 << 21) : 0.0); /* see the header */
     if (!(fabs((double)got - want[i]) <= tol)) {
       char desc[2048] = "";
       convjit_plan_describe(p, desc, sizeof desc, NULL);
@@ -262,8 +272,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   if (st != CONVJIT_OK) fail("plan_create_conv of a valid small descriptor", convjit_last_error());
-  if (d.y_dtype != CONVJIT_DTYPE_BF16 || d.has_channel_scale)
-    fail("a plan this target cannot check yet", "extend run_and_check (y dtype, per-channel scales)");
+  if (d.has_channel_scale) /* (y: bf16, f16 or f32, all checked below) */
+    fail("a plan this target cannot check yet", "extend run_and_check (per-channel scales)");
   run_and_check(c, arch, &d, p, &sh, out);
   if (getenv("CJ_FUZZ_VERBOSE")) /* corpus authoring: which inputs reach a launch */
     fprintf(stderr, "fuzz_conv_desc: launched n=%lld c=%lld k=%lld rank %d on %s\n", (long long)d.n, (long long)d.c,

@@ -150,7 +150,10 @@ convjit_status probe_open(probe *p, convjit_context *c, uint32_t a, float b, uin
   snprintf(s->name, sizeof s->name, "%s", PROBE_NAME);
   for (int i = 0; i < 3; i++) s->grid[i] = s->block[i] = 1;
   s->block[0] = 64;
-  return cj_plan_step_bind_args(&p->kp, p->bind, p->loaded.info, s);
+  /* the layout as the cache computes it for a loaded kernel (the packer's) */
+  CJ_TRY(cj_kernargs_layout(p->loaded.info, &p->kp, CJ_KERNARG_MAX, p->loaded.arg, CJ_KPLAN_MAX_ARGS,
+                            &p->loaded.nargs, &p->loaded.kernarg_bytes));
+  return cj_plan_step_bind_args(&p->kp, p->bind, &p->loaded, s);
 }
 
 void probe_close(probe *p, convjit_context *c) {

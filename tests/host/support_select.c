@@ -14,7 +14,8 @@ uint32_t ts_fp8_native(const cj_arch *a) {
   return (uint32_t)row->in_dtype;
 }
 
-void ts_select_seq(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced, cj_seq *seq) {
+void ts_select_seq_epi(const cj_arch *a, const cj_conv_geom *g, const cj_epilogue *epi, const cj_conv_opts *forced,
+                       cj_seq *seq) {
   cj_conv_problem p;
   memset(&p, 0, sizeof p);
   p.n = g->n; p.c = g->c; p.d = g->d; p.h = g->h; p.w = g->w;
@@ -27,13 +28,19 @@ void ts_select_seq(const cj_arch *a, const cj_conv_geom *g, int has_bias, const 
   }
   p.groups = 1;
   p.x_dtype = p.w_dtype = (convjit_dtype)g->dtype;
-  p.y_dtype = CONVJIT_DTYPE_BF16;
+  p.y_dtype = (convjit_dtype)cj_conv_y_dtype(g); /* the geometry's, else the dtype's own */
   p.x_layout = p.y_layout = CONVJIT_LAYOUT_NCDHW;
-  if (has_bias) cj_epi_add(&p.epi, CJ_EPI_BIAS);
+  if (epi) p.epi = *epi;
   p.x_scale = p.w_scale = 1.0f;
   p.spatial_rank = 3;
   const cj_target t = {a, a->cu_count_default};
   if (cj_select_conv(&p, &t, forced, seq) != CONVJIT_OK) fail_msg("select on %s: %s", a->name, cj_error_text());
+}
+
+void ts_select_seq(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced, cj_seq *seq) {
+  cj_epilogue e = {0};
+  if (has_bias) cj_epi_add(&e, CJ_EPI_BIAS);
+  ts_select_seq_epi(a, g, &e, forced, seq);
 }
 
 void ts_headline_geom(int i, uint32_t dt, cj_conv_geom *g) {
@@ -55,8 +62,15 @@ void ts_headline_geom(int i, uint32_t dt, cj_conv_geom *g) {
 
 void ts_select_conv(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced,
                     cj_kplan *conv, cj_kplan *fin, int *has_fin) {
+  cj_epilogue e = {0};
+  if (has_bias) cj_epi_add(&e, CJ_EPI_BIAS);
+  ts_select_conv_epi(a, g, &e, forced, conv, fin, has_fin);
+}
+
+void ts_select_conv_epi(const cj_arch *a, const cj_conv_geom *g, const cj_epilogue *epi, const cj_conv_opts *forced,
+                        cj_kplan *conv, cj_kplan *fin, int *has_fin) {
   static cj_seq seq; /* large: not on the stack */
-  ts_select_seq(a, g, has_bias, forced, &seq);
+  ts_select_seq_epi(a, g, epi, forced, &seq);
   int nconv = 0;
   *has_fin = 0;
   for (uint32_t i = 0; i < seq.fwd.nsteps; i++) {

@@ -19,6 +19,12 @@ void ts_select_conv(const cj_arch *a, const cj_conv_geom *g, int has_bias, const
 /* The selection's whole launch sequence (weight pack, transpose, conv,
  * finalize) for that conv. Fails the test on any error. */
 void ts_select_seq(const cj_arch *a, const cj_conv_geom *g, int has_bias, const cj_conv_opts *forced, cj_seq *seq);
+/* The same two with the fused epilogue's description epi (NULL: none) in
+ * place of has_bias. y's dtype is the geometry's (cj_conv_y_dtype). */
+void ts_select_conv_epi(const cj_arch *a, const cj_conv_geom *g, const cj_epilogue *epi, const cj_conv_opts *forced,
+                        cj_kplan *conv, cj_kplan *fin, int *has_fin);
+void ts_select_seq_epi(const cj_arch *a, const cj_conv_geom *g, const cj_epilogue *epi, const cj_conv_opts *forced,
+                       cj_seq *seq);
 
 /* Issue 11's headline shapes, i < TS_HEADLINE_N, in dtype dt: 1024->1024
  * [120,160,90] 1x3x3 pad 0,1,1; 2048->2048 [60,80,45] 3x3x3 pad 1;

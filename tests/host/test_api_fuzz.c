@@ -125,7 +125,7 @@ static uint64_t sat_mul(uint64_t a, uint64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 static int in_range(int64_t x, int64_t lo) { return x >= lo && x < E31; }
-static int known_dtype(int t) { return t >= 1 && t <= 4; }
+static int known_dtype(int t) { return t >= 1 && t <= 5; } /* bf16, fp8 x2, f32, f16 */
 static int fp8(int t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
 
 /* Scales: finite and > 0 (0 = unused), on fp8 convs (x or w fp8) only. */
@@ -210,7 +210,13 @@ static verdict conv_oracle(const convjit_conv_desc *d) {
   if (d->x_dtype == CONVJIT_DTYPE_F32) culprit(&v, 1, "desc.x_dtype");
   if (d->w_dtype == CONVJIT_DTYPE_F32) culprit(&v, 1, "desc.w_dtype");
   if (chs == 1 && d->w_dtype == CONVJIT_DTYPE_BF16) culprit(&v, 1, "desc.has_channel_scale");
-  if (fp8((int)d->y_dtype)) culprit(&v, 1, "desc.y_dtype");
+  /* docs/api.md "Dtypes": f16 only with f16; y the inputs' 16-bit type or f32 */
+  if ((d->x_dtype == CONVJIT_DTYPE_F16) != (d->w_dtype == CONVJIT_DTYPE_F16)) {
+    culprit(&v, 1, "desc.x_dtype");
+    culprit(&v, 1, "desc.w_dtype");
+  }
+  int y16 = d->x_dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16;
+  if ((int)d->y_dtype != y16 && d->y_dtype != CONVJIT_DTYPE_F32) culprit(&v, 1, "desc.y_dtype");
   v.st = v.nunsup ? CONVJIT_ERR_UNSUPPORTED : CONVJIT_OK;
   return v;
 }
@@ -387,6 +393,8 @@ static convjit_conv_desc small_valid(void) {
   if (chance(20)) {
     d.x_dtype = d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FN + (convjit_dtype)below(2);
     if (chance(50)) d.x_scale = 0.25f;
+  } else if (chance(15)) {
+    d.x_dtype = d.w_dtype = d.y_dtype = CONVJIT_DTYPE_F16;
   }
   if (chance(30)) d.y_dtype = CONVJIT_DTYPE_F32;
   d.has_bias = (int)below(2);

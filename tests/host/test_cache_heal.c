@@ -2,8 +2,9 @@
  * emulator (docs/cache.md):
  *  - a cached transpose whose metadata gives its first argument another
  *    size (valid MAC, so it is what the cache stored) does not fit its
- *    plan: plan creation discards it, rebuilds, and the result matches the
- *    CPU reference;
+ *    plan: the cache finds it when it reads the row, deletes and rebuilds
+ *    it, plan creation gets the rebuild, and the result matches the CPU
+ *    reference;
  *  - a cached conv with one byte flipped in .text of each of its kernels
  *    and the stored hash recomputed without the key fails authentication,
  *    is rebuilt, and computes what a context without disk cache computes.

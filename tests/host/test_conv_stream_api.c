@@ -2,7 +2,7 @@
  * causal temporal conv (pad (T-1, 0) in time) over a 17-frame video decoded
  * in chunks of 1+4+4+4+4 frames, each chunk after the first with x_prev =
  * the T-1 input frames before it (docs/api.md "Causal streaming"), must
- * equal the whole-tensor conv bit for bit, bf16 and fp8, gfx950 and gfx942.
+ * equal the whole-tensor conv bit for bit, bf16, f16 and fp8, gfx950 and gfx942.
  *
  * Why bit for bit: both run the same kernel family with the same forced
  * knobs (tile, waves, K bytes per step, multistage, no split-K), so every
@@ -42,6 +42,7 @@ static convjit_conv_desc stream_desc(int64_t c, int64_t k, int64_t frames, convj
   d.pad_lo[0] = T - 1; d.pad_hi[0] = 0; /* causal in time */
   d.pad_lo[1] = d.pad_hi[1] = d.pad_lo[2] = d.pad_hi[2] = 1;
   d.x_dtype = d.w_dtype = dt;
+  d.y_dtype = dt == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16; /* the inputs' own 16-bit type */
   d.has_bias = 1;
   d.has_x_prev = x_prev;
   return d;
@@ -56,7 +57,7 @@ typedef struct dev_conv {
 static dev_conv make_conv(convjit_context *ctx, const convjit_conv_desc *d, void *dw) {
   /* the same knobs for every plan of the test: one kernel family (fp8: 128-byte K steps, whole
    * gfx950 fp8 MFMAs) */
-  uint32_t kb = d->x_dtype == CONVJIT_DTYPE_BF16 ? 64 : 128;
+  uint32_t kb = cj_dtype_bytes(d->x_dtype) == 2 ? 64 : 128;
   cj_conv_opts o = {.tile_m = 128, .tile_n = 128, .wave_m = 2, .wave_n = 4, .splitk = 1, .k_bytes = kb, .sched = 1};
   dev_conv c = {0};
   OK(cj_plan_create_conv_opts(ctx, d, &o, &c.plan));
@@ -83,18 +84,19 @@ static void run(const dev_conv *c, const void *x, const void *x_prev, size_t x_p
   OK(convjit_conv_forward(c->plan, &a, NULL));
 }
 
-static void stream_case(const char *arch, int fp8) {
+/* dt16: the 16-bit dtype of a non-fp8 case (bf16 or f16) */
+static void stream_case(const char *arch, int fp8, convjit_dtype dt16) {
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
   const int64_t C = fp8 ? 32 : 16, K = 32, plane = HW * HW;
-  convjit_dtype dt = !fp8 ? CONVJIT_DTYPE_BF16 : strcmp(arch, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FN
-                                                                         : CONVJIT_DTYPE_FP8_E4M3FNUZ;
+  convjit_dtype dt = !fp8 ? dt16 : strcmp(arch, "gfx942") ? CONVJIT_DTYPE_FP8_E4M3FN : CONVJIT_DTYPE_FP8_E4M3FNUZ;
+  const size_t yb = cj_dtype_bytes(dt == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16); /* y's own */
   size_t eb = fp8 ? 1 : 2, nx = (size_t)(C * FRAMES * plane), nw = (size_t)(K * C * T * 9);
   size_t ny = (size_t)(K * FRAMES * plane);
   uint8_t *hx = malloc(nx * eb), *hw = malloc(nw * eb), *hprev = malloc((size_t)(C * (T - 1) * plane) * eb);
-  uint16_t *yw = malloc(ny * 2), *yc = malloc(ny * 2);
+  uint16_t *yw = malloc(ny * yb), *yc = malloc(ny * yb);
   float bias[32];
   assert_true(hx && hw && hprev && yw && yc);
-  uint64_t seed = 7 + (uint64_t)fp8;
+  uint64_t seed = 7 + (uint64_t)fp8 + (uint64_t)dt;
   for (size_t i = 0; i < nx + nw; i++) {
     uint8_t *b = i < nx ? hx : hw;
     size_t j = i < nx ? i : i - nx;
@@ -102,7 +104,8 @@ static void stream_case(const char *arch, int fp8) {
       uint8_t mag = (uint8_t)(rnd(&seed) % 0x50);
       b[j] = (uint8_t)(mag | (mag && (rnd(&seed) & 1) ? 0x80 : 0));
     } else {
-      uint16_t h = cj_f32_to_bf16_rne((float)((int)(rnd(&seed) % 2001) - 1000) / 997.0f); /* full mantissas */
+      float v = (float)((int)(rnd(&seed) % 2001) - 1000) / 997.0f; /* full mantissas */
+      uint16_t h = dt == CONVJIT_DTYPE_F16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v);
       memcpy(b + 2 * j, &h, 2);
     }
   }
@@ -111,10 +114,10 @@ static void stream_case(const char *arch, int fp8) {
   OK(convjit_malloc(ctx, nx * eb, &dx));
   OK(convjit_malloc(ctx, nw * eb, &dw));
   OK(convjit_malloc(ctx, sizeof bias, &db));
-  OK(convjit_malloc(ctx, ny * 2, &dy));
+  OK(convjit_malloc(ctx, ny * yb, &dy));
   OK(convjit_malloc(ctx, nx * eb, &dxc));
   OK(convjit_malloc(ctx, (size_t)(C * (T - 1) * plane) * eb, &dprev));
-  OK(convjit_malloc(ctx, ny * 2, &dyc));
+  OK(convjit_malloc(ctx, ny * yb, &dyc));
   OK(convjit_memcpy_h2d(ctx, dx, hx, nx * eb, NULL));
   OK(convjit_memcpy_h2d(ctx, dw, hw, nw * eb, NULL));
   OK(convjit_memcpy_h2d(ctx, db, bias, sizeof bias, NULL));
@@ -123,7 +126,7 @@ static void stream_case(const char *arch, int fp8) {
   convjit_conv_desc dwhole = stream_desc(C, K, FRAMES, dt, 0);
   dev_conv whole = make_conv(ctx, &dwhole, dw);
   run(&whole, dx, NULL, 0, db, dy);
-  OK(convjit_memcpy_d2h(ctx, yw, dy, ny * 2, NULL));
+  OK(convjit_memcpy_d2h(ctx, yw, dy, ny * yb, NULL));
 
   /* chunks 1 + 4 + 4 + 4 + 4: the first with causal zero padding, the rest with x_prev */
   convjit_conv_desc dfirst = stream_desc(C, K, 1, dt, 0), dnext = stream_desc(C, K, 4, dt, 1);
@@ -177,22 +180,22 @@ static void stream_case(const char *arch, int fp8) {
         }
       OK(convjit_memcpy_h2d(ctx, dprev, hprev, (size_t)(C * (T - 1) * plane) * eb, NULL));
     }
-    OK(convjit_memset(ctx, dyc, 0xEE, ny * 2, NULL));
+    OK(convjit_memset(ctx, dyc, 0xEE, ny * yb, NULL));
     run(ci ? &next : &first, dxc, ci ? dprev : NULL, ci ? prev_bytes : 0, db, dyc);
-    OK(convjit_memcpy_d2h(ctx, yc, dyc, (size_t)(K * fc * plane) * 2, NULL));
+    OK(convjit_memcpy_d2h(ctx, yc, dyc, (size_t)(K * fc * plane) * yb, NULL));
     for (int64_t k = 0; k < K; k++)
-      if (memcmp(yc + k * fc * plane, yw + (k * FRAMES + f0) * plane, (size_t)(fc * plane) * 2)) mismatches++;
+      if (memcmp(yc + k * fc * plane, yw + (k * FRAMES + f0) * plane, (size_t)(fc * plane) * yb)) mismatches++;
     f0 += fc;
   }
   assert_int_equal(f0, FRAMES);
   if (mismatches) fail_msg("%s %s: %d (channel, chunk) slices differ from the whole-tensor conv", arch,
-                           fp8 ? "fp8" : "bf16", mismatches);
+                           cj_dtype_name(dt), mismatches);
   /* the chunked outputs are not trivially equal: some output is nonzero */
   int nonzero = 0;
   for (size_t i = 0; i < ny; i++) nonzero += (yw[i] & 0x7fff) != 0;
   assert_true(nonzero > (int)(ny / 2));
   printf("  %-6s %-4s 17 frames in chunks 1+4+4+4+4: bit-identical to the whole-tensor conv (%d kernels per chunk)\n",
-         arch, fp8 ? "fp8" : "bf16", (int)next.plan->nfwd);
+         arch, fp8 ? "fp8" : cj_dtype_name(dt), (int)next.plan->nfwd);
   free_conv(ctx, &whole);
   free_conv(ctx, &first);
   free_conv(ctx, &next);
@@ -205,7 +208,8 @@ static void stream_case(const char *arch, int fp8) {
 static void test_chunks_bit_identical(void **st) {
   (void)st;
   for (int a = 0; a < 2; a++)
-    for (int fp8 = 0; fp8 <= 1; fp8++) stream_case(a ? "gfx942" : "gfx950", fp8);
+    for (int i = 0; i < 3; i++) /* bf16, fp8, f16 */
+      stream_case(a ? "gfx942" : "gfx950", i == 1, i == 2 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16);
 }
 
 /* has_x_prev's rules, each naming the field. */

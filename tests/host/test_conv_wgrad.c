@@ -2,10 +2,10 @@
  * emulator (EMULATED, not hardware), both arches: plan (the padded-grid GEMM
  * of codegen/kplan_wgrad.h), convjit_conv_execute with x, dy -> dw [, db],
  * against the float64 references of src/ref/ref_conv_wgrad.c on the same
- * bf16 values, held to cj_ref_conv_bwd_bound: every product exact in fp32,
+ * bf16 (or f16) values, held to cj_ref_conv_bwd_bound: every product exact in fp32,
  * the fp32 sums of N*Do*Ho*Wo products in any order within
  * gamma(N*Do*Ho*Wo) * sum|products|, then dw's rounding (bf16: 2^-8
- * relative). Values are random bf16 in [-1, 1) (not a grid: the sums
+ * relative; f16: 2^-11). Values are random in [-1, 1) (not a grid: the sums
  * round), so the accumulation term is exercised.
  *
  * Determinism (the design's promise, kplan_wgrad.h): dw and db are
@@ -39,7 +39,15 @@ typedef struct wg_case {
   int rank;
   int64_t n, c, k, in[3], f[3], stride[3], pad_lo[3], pad_hi[3], dil[3], groups;
   int x_ndhwc, y_ndhwc, bias, dw_f32, atomic;
+  int f16; /* x and dy (and dw unless f32) in f16 instead of bf16 */
 } wg_case;
+
+/* v rounded to the case's 16-bit input dtype: its bits, and the value they hold. */
+static uint16_t wg_enc(const wg_case *w, float v, float *held) {
+  uint16_t b = w->f16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v);
+  *held = w->f16 ? cj_f16_to_f32(b) : cj_bf16_to_f32(b);
+  return b;
+}
 
 static convjit_conv_desc wg_desc(const wg_case *w) {
   convjit_conv_desc d = convjit_conv_desc_default();
@@ -55,7 +63,8 @@ static convjit_conv_desc wg_desc(const wg_case *w) {
   d.groups = w->groups ? w->groups : 1;
   d.x_layout = w->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d.y_layout = w->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
-  d.w_dtype = w->dw_f32 ? CONVJIT_DTYPE_F32 : CONVJIT_DTYPE_BF16;
+  d.x_dtype = d.y_dtype = w->f16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16;
+  d.w_dtype = w->dw_f32 ? CONVJIT_DTYPE_F32 : d.x_dtype;
   d.has_bias = w->bias;
   d.nondeterministic = w->atomic;
   return d;
@@ -74,13 +83,13 @@ static cj_ref_conv_shape wg_shape(const convjit_conv_desc *d) {
 }
 
 typedef struct wg_out {
-  void *dw;      /* dw's bytes (bf16 or f32) */
+  void *dw;      /* dw's bytes (bf16, f16 or f32) */
   float *db;     /* NULL without bias */
   size_t nw;
   char summary[256];
 } wg_out;
 
-/* One backward-weight run of d on ctx with inputs xb, dyb (bf16 bits),
+/* One backward-weight run of d on ctx with inputs xb, dyb (16-bit float bits),
  * forced options o (NULL: the selection's); results in *r (caller frees). */
 static void wg_run(convjit_context *ctx, const convjit_conv_desc *d, const cj_conv_opts *o, const uint16_t *xb,
                    size_t nx, const uint16_t *dyb, size_t ny, wg_out *r) {
@@ -124,8 +133,8 @@ static void wg_check(const char *arch, const wg_case *w, int det) {
   uint16_t *xb = malloc(nx * 2), *dyb = malloc(ny * 2);
   assert_true(x && dy && xb && dyb);
   uint64_t seed = 7 + nx + 31 * ny;
-  for (size_t i = 0; i < nx; i++) x[i] = cj_bf16_to_f32(xb[i] = cj_f32_to_bf16_rne((float)(rnd(&seed) % 65536) / 32768.0f - 1.0f));
-  for (size_t i = 0; i < ny; i++) dy[i] = cj_bf16_to_f32(dyb[i] = cj_f32_to_bf16_rne((float)(rnd(&seed) % 65536) / 32768.0f - 1.0f));
+  for (size_t i = 0; i < nx; i++) xb[i] = wg_enc(w, (float)(rnd(&seed) % 65536) / 32768.0f - 1.0f, &x[i]);
+  for (size_t i = 0; i < ny; i++) dyb[i] = wg_enc(w, (float)(rnd(&seed) % 65536) / 32768.0f - 1.0f, &dy[i]);
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
   wg_out r = {0};
   wg_run(ctx, &d, NULL, xb, nx, dyb, ny, &r);
@@ -135,17 +144,19 @@ static void wg_check(const char *arch, const wg_case *w, int det) {
   cj_ref_conv_ext e = {.groups = (uint64_t)d.groups, .x_ndhwc = w->x_ndhwc, .y_ndhwc = w->y_ndhwc};
   assert_int_equal(cj_ref_conv_bwd_weight(&sh, &e, x, dy, want, mag), CONVJIT_OK);
   for (size_t i = 0; i < r.nw; i++)
-    got[i] = w->dw_f32 ? ((float *)r.dw)[i] : cj_bf16_to_f32(((uint16_t *)r.dw)[i]);
+    got[i] = w->dw_f32 ? ((float *)r.dw)[i]
+             : w->f16  ? cj_f16_to_f32(((uint16_t *)r.dw)[i])
+                       : cj_bf16_to_f32(((uint16_t *)r.dw)[i]);
   const uint64_t red = sh.n * od[0] * od[1] * od[2];
   cj_ref_cmp cmp;
-  cj_ref_conv_check(got, want, mag, r.nw, cj_ref_conv_bwd_bound(red, !w->dw_f32), &cmp);
+  cj_ref_conv_check(got, want, mag, r.nw, cj_ref_conv_bwd_bound(red, d.w_dtype), &cmp);
   if (cmp.nbad)
     fail_msg("%s on %s: dw %zu of %zu outside the bound, [%zu] got %.9g want %.9g (worst ratio %.3g)\n%s", w->why, arch,
              cmp.nbad, r.nw, cmp.first_bad, got[cmp.first_bad], want[cmp.first_bad], cmp.worst_ratio, r.summary);
   double worst = cmp.worst_ratio;
   if (w->bias) {
     assert_int_equal(cj_ref_conv_bwd_bias(&sh, &e, dy, dbw, dbm), CONVJIT_OK);
-    cj_ref_conv_check(r.db, dbw, dbm, sh.k, cj_ref_conv_bwd_bound(red, 0), &cmp);
+    cj_ref_conv_check(r.db, dbw, dbm, sh.k, cj_ref_conv_bwd_bound(red, CONVJIT_DTYPE_F32), &cmp);
     if (cmp.nbad)
       fail_msg("%s on %s: db %zu of %llu outside the bound, [%zu] got %.9g want %.9g", w->why, arch, cmp.nbad,
                (unsigned long long)sh.k, cmp.first_bad, r.db[cmp.first_bad], dbw[cmp.first_bad]);
@@ -176,8 +187,23 @@ static const char *const arches[2] = {"gfx942", "gfx950"};
 static void test_acceptance(void **s) {
   (void)s;
   const wg_case w = {"2,32,4,8,8 -> 48 3x3x3 pad 1 (acceptance)", 3, 2, 32, 48, {4, 8, 8}, {3, 3, 3}, {1, 1, 1},
-                     {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 0, 0, 0, 0};
+                     {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 0, 0, 0, 0, 0};
   for (int a = 0; a < 2; a++) wg_check(arches[a], &w, 1);
+}
+
+/* The same in f16 (the arch's f16 MFMA row, 1.0 as f16 for db's ones
+ * row, dw rounded to f16 or kept in f32), bit-identical runs and tiles;
+ * then a 2D stride-2 channels-last problem with db and f32 dw. */
+static void test_f16(void **s) {
+  (void)s;
+  const wg_case cases[] = {
+      {"f16 2,32,4,8,8 -> 48 3x3x3 pad 1 (acceptance)", 3, 2, 32, 48, {4, 8, 8}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+       {1, 1, 1}, {1, 1, 1}, 1, 0, 0, 0, 0, 0, 1},
+      {"f16 2D 2,24,9,11 -> 20 3x3 stride 2 NDHWC, db, dw f32", 2, 2, 24, 20, {9, 11}, {3, 3}, {2, 2}, {1, 1},
+       {1, 1}, {1, 1}, 1, 1, 1, 1, 1, 0, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int a = 0; a < 2; a++) wg_check(arches[a], &cases[i], i == 0);
 }
 
 /* Each case's comment says which path it covers; every case runs on both
@@ -187,27 +213,27 @@ static void test_shapes(void **s) {
   const wg_case cases[] = {
       /* 2D, stride 2: two phases per dim, odd column offsets; bias */
       {"2D 2,24,9,11 -> 20 3x3 stride 2 pad 1, db", 2, 2, 24, 20, {9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1,
-       0, 0, 1, 0, 0},
+       0, 0, 1, 0, 0, 0},
       /* 1D, dilation 2, asymmetric padding, f32 dw */
-      {"1D 3,16,37 -> 8 S5 dil 2 pad 4/2, dw f32", 1, 3, 16, 8, {37}, {5}, {1}, {4}, {2}, {2}, 1, 0, 0, 0, 1, 0},
+      {"1D 3,16,37 -> 8 S5 dil 2 pad 4/2, dw f32", 1, 3, 16, 8, {37}, {5}, {1}, {4}, {2}, {2}, 1, 0, 0, 0, 1, 0, 0},
       /* groups, both tensors channels-last, strides per dim, db */
       {"3D 1,32,4,9,9 -> 48 groups 4 NDHWC, stride 1,2,2, db", 3, 1, 32, 48, {4, 9, 9}, {3, 3, 3}, {1, 2, 2},
-       {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 4, 1, 1, 1, 0, 0},
+       {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 4, 1, 1, 1, 0, 0, 0},
       /* depthwise (C/groups = 1: dw columns are taps), x NDHWC, dy NCDHW */
       {"2D 2,16,10,10 -> 16 depthwise 3x3 pad 1, x NDHWC", 2, 2, 16, 16, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-       {1, 1}, 16, 1, 0, 0, 0, 0},
+       {1, 1}, 16, 1, 0, 0, 0, 0, 0},
       /* even column offsets only (dilation 2 along W, one row): no shifted loads */
       {"2D 2,24,6,20 -> 24 1x3 dil 2 (even offsets)", 2, 2, 24, 24, {6, 20}, {1, 3}, {1, 1}, {0, 2}, {0, 2},
-       {1, 2}, 1, 0, 0, 0, 0, 0},
+       {1, 2}, 1, 0, 0, 0, 0, 0, 0},
       /* stride past the filter: 1x1 stride 2 (one phase), dy NDHWC */
       {"2D 2,40,13,15 -> 36 1x1 stride 2, dy NDHWC", 2, 2, 40, 36, {13, 15}, {1, 1}, {2, 2}, {0, 0}, {0, 0}, {1, 1},
-       1, 0, 1, 0, 0, 0},
+       1, 0, 1, 0, 0, 0, 0},
       /* stride and dilation together (phase step gcd 2), causal time padding */
       {"3D 1,8,7,8,9 -> 12 3x2x3 stride 2 dil 2,1,2 causal", 3, 1, 8, 12, {7, 8, 9}, {3, 2, 3}, {2, 2, 2},
-       {4, 0, 2}, {0, 1, 2}, {2, 1, 2}, 1, 0, 0, 1, 0, 0},
+       {4, 0, 2}, {0, 1, 2}, {2, 1, 2}, 1, 0, 0, 1, 0, 0, 0},
       /* several M and N tiles with tails: K 136 (2 tiles of 128), 360 + 1 columns */
       {"2D 2,40,12,12 -> 136 3x3 pad 1, db (M and N tails)", 2, 2, 40, 136, {12, 12}, {3, 3}, {1, 1}, {1, 1},
-       {1, 1}, {1, 1}, 1, 0, 0, 1, 0, 0},
+       {1, 1}, {1, 1}, 1, 0, 0, 1, 0, 0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int a = 0; a < 2; a++) wg_check(arches[a], &cases[i], i == 0 || i == 3);
@@ -218,7 +244,7 @@ static void test_shapes(void **s) {
 static void test_atomics(void **s) {
   (void)s;
   const wg_case w = {"2,32,4,8,8 -> 48 3x3x3 pad 1, atomics, db, dw f32", 3, 2, 32, 48, {4, 8, 8}, {3, 3, 3},
-                     {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 0, 1, 1, 1};
+                     {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 0, 1, 1, 1, 0};
   for (int a = 0; a < 2; a++) wg_check(arches[a], &w, 0);
 }
 
@@ -229,7 +255,7 @@ static void test_atomics(void **s) {
 static void test_tune(void **s) {
   (void)s;
   const wg_case w = {"tune", 3, 2, 16, 24, {3, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0,
-                     0, 1, 0, 0};
+                     0, 1, 0, 0, 0};
   convjit_conv_desc d = wg_desc(&w);
   cj_ref_conv_shape sh = wg_shape(&d);
   uint64_t od[3];
@@ -295,7 +321,7 @@ static void test_tune(void **s) {
 static void test_bad_input(void **s) {
   (void)s;
   const wg_case w = {"bad", 3, 2, 16, 24, {3, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, 0, 0,
-                     1, 0, 0};
+                     1, 0, 0, 0};
   convjit_conv_desc d = wg_desc(&w);
   OK(convjit_conv_desc_validate(&d));
   d.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
@@ -307,6 +333,15 @@ static void test_bad_input(void **s) {
   d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ;
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
          "desc.w_dtype = fp8_e4m3fnuz: backward weight writes dw in f32 or in x's dtype bf16");
+  d = wg_desc(&w); /* f16: dy and dw follow x's 16-bit type */
+  d.x_dtype = CONVJIT_DTYPE_F16;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
+         "desc.y_dtype = bf16: backward weight reads dy in x's dtype f16");
+  d.y_dtype = CONVJIT_DTYPE_F16;
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
+         "desc.w_dtype = bf16: backward weight writes dw in f32 or in x's dtype f16");
+  d.w_dtype = CONVJIT_DTYPE_F32;
+  OK(convjit_conv_desc_validate(&d));
   d = wg_desc(&w);
   d.nondeterministic = 3;
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.nondeterministic = 3: must be 0 or 1");
@@ -320,7 +355,8 @@ static void test_bad_input(void **s) {
   d = wg_desc(&w);
   d.has_x_prev = 1;
   d.pad_lo[0] = 2, d.pad_hi[0] = 0;
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1: causal streaming reads x_prev in a forward conv");
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG,
+         "desc.has_x_prev = 1: causal streaming reads x_prev in a forward conv");
 
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_plan *plan = NULL;
@@ -374,6 +410,7 @@ static void test_bad_input(void **s) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_acceptance),
+      cmocka_unit_test(test_f16),
       cmocka_unit_test(test_shapes),
       cmocka_unit_test(test_atomics),
       cmocka_unit_test(test_bad_input),

@@ -87,6 +87,17 @@ M(m_chscale_bf16, d->has_channel_scale = 1)
 M(m_chscale_bad, (d->x_dtype = d->w_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->has_channel_scale = 2))
 M(m_chscale_bf16w, (d->x_dtype = CONVJIT_DTYPE_FP8_E4M3FN, d->has_channel_scale = 1))
 M(m_fp8out, d->y_dtype = CONVJIT_DTYPE_FP8_E4M3FN)
+/* f16: both operands f16, y f16 or f32, no fp8 scales (the dtype rows' rules) */
+#define F16(body) (d->x_dtype = d->w_dtype = d->y_dtype = CONVJIT_DTYPE_F16, body)
+M(m_xdt6, d->x_dtype = (convjit_dtype)6)
+M(m_f16_bf16w, F16(d->w_dtype = CONVJIT_DTYPE_BF16))
+M(m_bf16_f16w, (d->w_dtype = CONVJIT_DTYPE_F16))
+M(m_f16_fp8w, F16(d->w_dtype = CONVJIT_DTYPE_FP8_E4M3FN))
+M(m_f16_scale, F16(d->w_scale = 0.25f))
+M(m_f16_chscale, F16(d->has_channel_scale = 1))
+M(m_f16_ybf16, F16(d->y_dtype = CONVJIT_DTYPE_BF16))
+M(m_bf16_yf16, d->y_dtype = CONVJIT_DTYPE_F16)
+M(m_f16_g4, F16((d->c = 16, d->k = 16, d->groups = 4)))
 
 static const bad_case cases[] = {
     {"rank 0", m_rank0, CONVJIT_ERR_INVALID_ARG, "desc.spatial_rank", "= 0"},
@@ -135,7 +146,8 @@ static const bad_case cases[] = {
     {"w elements overflow", m_w_overflow, CONVJIT_ERR_INVALID_ARG, "weight element count", "overflows"},
     {"f32 inputs", m_f32in, CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype", "f32"},
     {"f32 weights", m_mixed, CONVJIT_ERR_UNSUPPORTED, "desc.w_dtype", "f32"},
-    {"scale on a bf16 conv", m_bf16_scale, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 0.5", "both are bf16"},
+    {"scale on a bf16 conv", m_bf16_scale, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 0.5",
+     "x_dtype = bf16 and w_dtype = bf16"},
     {"scale product overflows", m_scale_product, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 1e+30", "normal fp32"},
     {"scale product underflows", m_scale_tiny, CONVJIT_ERR_INVALID_ARG, "desc.w_scale = 1e-30", "normal fp32"},
     {"1/x_scale overflows", m_q_inv, CONVJIT_ERR_INVALID_ARG, "desc.x_scale = 1e-39", "1/x_scale"},
@@ -144,6 +156,18 @@ static const bad_case cases[] = {
     {"channel scale, bf16 w", m_chscale_bf16w, CONVJIT_ERR_UNSUPPORTED, "desc.has_channel_scale = 1",
      "w_dtype = bf16"},
     {"fp8 output", m_fp8out, CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype", "= 2"},
+    {"x dtype 6", m_xdt6, CONVJIT_ERR_INVALID_ARG, "desc.x_dtype = 6", "f16 5"},
+    {"f16 x, bf16 w", m_f16_bf16w, CONVJIT_ERR_UNSUPPORTED, "desc.w_dtype = bf16", "f16 x and w"},
+    {"bf16 x, f16 w", m_bf16_f16w, CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype = bf16", "desc.w_dtype = f16"},
+    {"f16 x, fp8 w", m_f16_fp8w, CONVJIT_ERR_UNSUPPORTED, "desc.w_dtype = fp8_e4m3fn", "f16 x and w"},
+    {"scale on an f16 conv", m_f16_scale, CONVJIT_ERR_INVALID_ARG, "desc.w_scale = 0.25",
+     "x_dtype = f16 and w_dtype = f16"},
+    {"channel scale, f16 conv", m_f16_chscale, CONVJIT_ERR_INVALID_ARG, "desc.has_channel_scale = 1",
+     "x_dtype = f16"},
+    {"f16 conv, bf16 y", m_f16_ybf16, CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = 1 (bf16)", "f16 or f32"},
+    {"bf16 conv, f16 y", m_bf16_yf16, CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = 5 (f16)", "bf16 or f32"},
+    /* c/groups = 4 f16 channels: half a 16-byte chunk, as for bf16 */
+    {"f16 groups of 4", m_f16_g4, CONVJIT_ERR_UNSUPPORTED, "desc.groups = 4", "multiple of 8 (one 16-byte chunk of f16)"},
 };
 
 static void test_bad_fields(void **st) {
@@ -176,6 +200,21 @@ static void test_null_and_good(void **st) {
   assert_int_equal(convjit_conv_desc_validate(&v), CONVJIT_OK);
   v.c = 32, v.k = 16, v.groups = 2; /* 16 bf16 channels a group */
   assert_int_equal(convjit_conv_desc_validate(&v), CONVJIT_OK);
+  /* f16 with an f16 or f32 y (a residual then in y's dtype), and f32 y for bf16 and fp8 */
+  static const convjit_dtype ok_dtypes[][3] = {
+      {CONVJIT_DTYPE_F16, CONVJIT_DTYPE_F16, CONVJIT_DTYPE_F16},
+      {CONVJIT_DTYPE_F16, CONVJIT_DTYPE_F16, CONVJIT_DTYPE_F32},
+      {CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_F32},
+      {CONVJIT_DTYPE_FP8_E4M3FN, CONVJIT_DTYPE_FP8_E4M3FN, CONVJIT_DTYPE_F32},
+      {CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_FP8_E4M3FNUZ, CONVJIT_DTYPE_F32},
+  };
+  for (size_t i = 0; i < sizeof ok_dtypes / sizeof ok_dtypes[0]; i++) {
+    convjit_conv_desc f = good();
+    f.x_dtype = ok_dtypes[i][0], f.w_dtype = ok_dtypes[i][1], f.y_dtype = ok_dtypes[i][2];
+    f.has_residual = 1, f.act = CONVJIT_ACT_SILU, f.has_bias = 1;
+    if (convjit_conv_desc_validate(&f) != CONVJIT_OK)
+      fail_msg("x %d w %d y %d: %s", f.x_dtype, f.w_dtype, f.y_dtype, convjit_last_error());
+  }
   int64_t out[3];
   assert_int_equal(convjit_conv_output_dims(&d, NULL), CONVJIT_ERR_INVALID_ARG);
   assert_int_equal(convjit_conv_output_dims(&d, out), CONVJIT_OK);

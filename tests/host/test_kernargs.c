@@ -1,5 +1,6 @@
 /* By-value kernel arguments through convjit's one launch path (cj_plan_run
- * with a step from cj_plan_step_bind_args), which no shipped kernel has:
+ * with a step from cj_plan_step_bind_args, its layout from the one packer,
+ * pipeline/kernargs.h), which no shipped kernel has:
  * the probe kernel (support_kernargs.h) with arguments (ptr x, u32 a,
  * ptr y, f32 b, u32 c).
  *
@@ -41,11 +42,12 @@ static void check_layout(const probe *p) {
     assert_string_equal(m->args[j].name, names[j]);
     assert_int_equal(m->args[j].offset, off[j]);
     assert_int_equal(m->args[j].size, size[j]);
-    assert_int_equal(p->step.off[j], off[j]);
-    assert_int_equal(p->step.size[j], size[j]);
+    assert_int_equal(p->step.k->arg[j].offset, off[j]);
+    assert_int_equal(p->step.k->arg[j].size, size[j]);
   }
   assert_int_equal(p->step.nargs, 5);
-  assert_int_equal(p->step.kernarg_bytes, 32);
+  assert_int_equal(p->step.k->nargs, 5);
+  assert_int_equal(p->step.k->kernarg_bytes, 32);
 }
 
 static void test_probe_emulator(void **st) {

@@ -8,7 +8,8 @@
  * (hipMalloc counted), graph capture refused before any launch, the table
  * read by a second context, a plan memoized before a tune not served
  * after it, stale-version, unauthenticated and illegal rows ignored, a row
- * whose kernel fails the resource gate (injected) falling back, and
+ * whose kernel fails the resource gate (injected) falling back, the
+ * table's own connection following a database moved aside, and
  * export -> import round trip with validation.
  * Emulator: the numerical veto — a forced wrong kernel (the test hook
  * launches a dilation-2 conv's kernels for a dilation-1 problem, same
@@ -152,7 +153,7 @@ static int pick(const convjit_tune_result *r, int after) {
 }
 
 static void clear_table(convjit_context *ctx) {
-  if (cj_tune_db_count(ctx->cache) > 0) OK(cj_tune_db_clear(ctx->cache));
+  if (cj_tune_db_count(ctx) > 0) OK(cj_tune_db_clear(ctx));
 }
 
 /* A context of kind, a plan of small_desc() on it, its buffers. */
@@ -316,7 +317,7 @@ static void put_row(convjit_context *ctx, const cj_conv_problem *p, const char *
     OK(cj_conv_knob_set(&row.knobs, cj_conv_knob_find(tok, (size_t)(eq - tok)), eq + 1, strlen(eq + 1), "t"));
   }
   row.ms = 1, row.default_ms = 2;
-  OK(cj_tune_db_store(ctx->cache, &row));
+  OK(cj_tune_db_store(ctx, &row));
 }
 
 static void sql(const char *path, const char *q) {
@@ -431,6 +432,45 @@ static void test_resource_row_falls_back(void **st) {
   convjit_context_destroy(ctx);
 }
 
+/* The tuning table has its own connection to the cache database, and it
+ * follows the file: when the path no longer names the file it opened (the
+ * kernel cache, or another process, moved a damaged database aside: here
+ * the three files renamed as convjit's move-aside renames them), the next
+ * store reopens the path, so the row lands where the next context looks,
+ * not in the moved-aside file. */
+static void test_follows_moved_db(void **st) {
+  (void)st;
+  char dir[320], path[360], moved[400], cmd[2048];
+  snprintf(dir, sizeof dir, "%s/follow", g_dir);
+  snprintf(path, sizeof path, "%s/kernels.sqlite3", dir);
+  snprintf(moved, sizeof moved, "%s.corrupt-test", path);
+  convjit_context *ctx = api_ctx_disk(CONVJIT_DEVICE_HIP, dir);
+  assert_non_null(ctx->tune_db);
+  assert_string_equal(cj_cache_disk_path(ctx->cache), path);
+  convjit_conv_desc d = small_desc();
+  convjit_plan *p = NULL;
+  OK(convjit_plan_create_conv(ctx, &d, &p));
+  assert_int_equal(cj_tune_db_count(ctx), 0);
+  snprintf(cmd, sizeof cmd, "mv '%s' '%s' && for s in -wal -shm; do [ ! -e '%s'$s ] || mv '%s'$s '%s'$s; done", path,
+           moved, path, path, moved);
+  assert_int_equal(system(cmd), 0);
+  put_row(ctx, &p->prob, "tile=64x64 waves=2x2 stages=2 splitk=1 wgm=8", CJ_VERSION_STRING);
+  convjit_context *c2 = api_ctx_disk(CONVJIT_DEVICE_HIP, dir);
+  assert_int_equal(cj_tune_db_count(c2), 1);
+  convjit_context_destroy(c2);
+  sqlite3 *db = NULL; /* the moved file got nothing */
+  assert_int_equal(sqlite3_open_v2(moved, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM tuning", -1, &q, NULL) == SQLITE_OK) {
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 0);
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  convjit_plan_destroy(p);
+  convjit_context_destroy(ctx);
+}
+
 /* export -> import into an empty directory -> export: the same text;
  * invalid rows reported and skipped, a broken file writes nothing. */
 static void test_export_import(void **st) {
@@ -447,7 +487,7 @@ static void test_export_import(void **st) {
   put_row(ctx, &p2->prob, "tile=128x128 waves=2x4 stages=3 splitk=1 wgm=4", CJ_VERSION_STRING);
   cj_strbuf a = {0}, b = {0}, rep = {0};
   int n = 0, imp = 0, skip = 0;
-  OK(cj_tune_db_export(ctx->cache, &a, &n));
+  OK(cj_tune_db_export(ctx, &a, &n));
   assert_int_equal(n, 2);
   char dir2[300];
   snprintf(dir2, sizeof dir2, "%s/other", g_dir);
@@ -456,11 +496,11 @@ static void test_export_import(void **st) {
   o.cache_dir = dir2;
   convjit_context *c2 = NULL;
   OK(convjit_context_create(&o, &c2));
-  assert_true(cj_tune_db_count(c2->cache) <= 0);
-  OK(cj_tune_db_import(c2->cache, a.s, &imp, &skip, &rep));
+  assert_true(cj_tune_db_count(c2) <= 0);
+  OK(cj_tune_db_import(c2, a.s, &imp, &skip, &rep));
   assert_int_equal(imp, 2);
   assert_int_equal(skip, 0);
-  OK(cj_tune_db_export(c2->cache, &b, &n));
+  OK(cj_tune_db_export(c2, &b, &n));
   assert_string_equal(a.s, b.s);
   /* invalid rows: an unknown knob, a value out of range, another version */
   const char *bad =
@@ -471,15 +511,15 @@ static void test_export_import(void **st) {
       "\",\"llvm\":\"" CJ_LLVM_VERSION "\",\"knobs\":{\"stages\":99},\"ms\":1,\"default_ms\":1,\"modelled\":0},"
       "{\"problem\":\"x\",\"arch\":\"gfx942\",\"device\":\"d\",\"cus\":304,\"convjit\":\"9.9.9\","
       "\"llvm\":\"" CJ_LLVM_VERSION "\",\"knobs\":{\"stages\":2},\"ms\":1,\"default_ms\":1,\"modelled\":0}]}";
-  OK(cj_tune_db_import(c2->cache, bad, &imp, &skip, &rep));
+  OK(cj_tune_db_import(c2, bad, &imp, &skip, &rep));
   assert_int_equal(imp, 0);
   assert_int_equal(skip, 3);
   assert_non_null(strstr(rep.s, "knobs.bogus: not a tunable knob"));
   assert_non_null(strstr(rep.s, "knobs.stages = 99: outside 2..4"));
   assert_non_null(strstr(rep.s, "version mismatch"));
-  assert_int_not_equal(cj_tune_db_import(c2->cache, "{\"format\":\"convjit-tuning-v1\",\"rows\":[", &imp, &skip,
+  assert_int_not_equal(cj_tune_db_import(c2, "{\"format\":\"convjit-tuning-v1\",\"rows\":[", &imp, &skip,
                                          &rep), CONVJIT_OK);
-  assert_int_equal(cj_tune_db_count(c2->cache), 2); /* nothing half-written */
+  assert_int_equal(cj_tune_db_count(c2), 2); /* nothing half-written */
   cj_sb_free(&a);
   cj_sb_free(&b);
   cj_sb_free(&rep);
@@ -536,18 +576,31 @@ static void test_veto_emulator(void **st) {
   fix_close(&f);
 }
 
-/* The tolerance: one bf16 rounding step passes, a second fails, a NaN
- * against a number fails, identical NaN bits pass. */
+/* The tolerance: one rounding step of y's dtype passes, a second fails, a
+ * NaN against a number fails, identical NaN bits pass. */
 static void test_compare(void **st) {
   (void)st;
-  const uint16_t ref[4] = {0x3f80, 0x4000, 0x4040, 0xffff}; /* 1, 2, 3, NaN */
+  const uint16_t ref[4] = {0x3f80, 0x4000, 0x4040, 0xffff}; /* bf16 1, 2, 3, NaN */
   uint16_t got[4] = {0x3f81, 0x4000, 0x4040, 0xffff};       /* 1 + 2^-7: one step of 1 */
-  assert_true(cj_tune_compare(got, ref, 4) <= 1.0);
+  assert_true(cj_tune_compare(got, ref, 4, CONVJIT_DTYPE_BF16) <= 1.0);
   got[0] = 0x3f83; /* 1 + 3 * 2^-7: past 2^-7 * 1 + 2^-8 * 3 */
-  assert_true(cj_tune_compare(got, ref, 4) > 1.0);
+  assert_true(cj_tune_compare(got, ref, 4, CONVJIT_DTYPE_BF16) > 1.0);
   got[0] = 0x3f80;
   got[3] = 0x3f80;
-  assert_true(cj_tune_compare(got, ref, 4) > 1e30);
+  assert_true(cj_tune_compare(got, ref, 4, CONVJIT_DTYPE_BF16) > 1e30);
+  /* f16: 1, 2, 3 as 0x3c00, 0x4000, 0x4200; a step of 1 is 2^-10. Slack
+   * 2^-8 * 3: 1 + 13 * 2^-10 (0x3c0d, 12.7e-3 off) passes, 1 + 15 * 2^-10 fails */
+  const uint16_t r16[3] = {0x3c00, 0x4000, 0x4200};
+  uint16_t g16[3] = {0x3c0d, 0x4000, 0x4200};
+  assert_true(cj_tune_compare(g16, r16, 3, CONVJIT_DTYPE_F16) <= 1.0);
+  g16[0] = 0x3c0f;
+  assert_true(cj_tune_compare(g16, r16, 3, CONVJIT_DTYPE_F16) > 1.0);
+  /* f32: a step of 2^-23 relative; 2^-8 of the peak 4 is 2^-6 */
+  const float r32[2] = {1.0f, 4.0f};
+  float g32[2] = {1.0f + 0x1p-7f, 4.0f};
+  assert_true(cj_tune_compare(g32, r32, 2, CONVJIT_DTYPE_F32) <= 1.0);
+  g32[0] = 1.0f + 0x1p-5f;
+  assert_true(cj_tune_compare(g32, r32, 2, CONVJIT_DTYPE_F32) > 1.0);
 }
 
 int main(void) {
@@ -559,6 +612,7 @@ int main(void) {
       cmocka_unit_test(test_bad_fields_named),
       cmocka_unit_test(test_bad_rows_ignored),
       cmocka_unit_test(test_resource_row_falls_back),
+      cmocka_unit_test(test_follows_moved_db),
       cmocka_unit_test(test_export_import),
       cmocka_unit_test(test_veto_emulator),
   };

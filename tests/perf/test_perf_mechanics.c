@@ -17,9 +17,16 @@
  *   - s_nop 15 is 16 wait states;
  *   - a load: smem_latency (scalar) / vmem_latency (vector, 256 bytes are
  *     far below the bandwidth shares) after issue;
- *   - s_endpgm issues in the wave's next slot and ends it 4 cycles later.
+ *   - vector memory: the CU's vL1D looks up one 128-byte line per clock,
+ *     the emulator counting each instruction's distinct lines; the next
+ *     one issues only once at most ta_backlog lookups wait;
+ *   - s_endpgm issues in the wave's next slot and ends it 4 cycles later;
+ *   - the clock: clock_eff_mhz / clock_busy x (clock_busy / busy)^clock_exp,
+ *     at most the peak; the kernel's time is its cycles at that clock at
+ *     the simulated MFMA-busy fraction, plus launch_us.
  * So the tests fail if the issue rules, the dependency table, the LDS
  * pricing, the barrier or the counters change. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -35,10 +42,12 @@
 #include "emu/support.h"
 
 #define L0 100 /* wg_launch: a multiple of 4, so SIMD 0's slots are the multiples of 4 */
+#define BACKLOG 16 /* ta_backlog, lines */
 
 typedef struct run {
   uint64_t cycles;
   uint64_t wave_end[2];
+  uint16_t lines[4]; /* the first vector memory records' line counts (EMULATED) */
 } run;
 
 static uint64_t up4(uint64_t c) { return (c + 3) & ~3ull; }
@@ -51,6 +60,7 @@ static cj_perf_params test_params(const cj_arch *a) {
   p.vmem_latency = 300;
   p.smem_latency = 120;
   p.barrier_latency = 8;
+  p.ta_backlog = BACKLOG;
   return p;
 }
 
@@ -70,7 +80,7 @@ static run simulate(const char *arch, const char *name, uint32_t threads) {
   free(co.data);
   assert_int_equal(emu_kernel_get(m, name, &k), CONVJIT_OK);
   uint64_t x = 0;
-  assert_int_equal(emu_mem_alloc(emu_ctx_mem(ctx), 256, &x), CONVJIT_OK);
+  assert_int_equal(emu_mem_alloc(emu_ctx_mem(ctx), 8192, &x), CONVJIT_OK);
   emu_trace *tr;
   assert_int_equal(emu_trace_create(0, &tr), CONVJIT_OK);
   uint32_t grid[3] = {1, 1, 1}, block[3] = {threads, 1, 1};
@@ -80,10 +90,13 @@ static run simulate(const char *arch, const char *name, uint32_t threads) {
   const emu_trace_wg *g = emu_trace_get(tr, 0);
   const cj_arch *a = cj_arch_from_name(arch);
   cj_perf_params p = test_params(a);
-  cj_perf_cu_in in = {a, &p, &g, 1, 1, 1.0, NULL, NULL};
+  cj_perf_cu_in in = {a, &p, &g, 1, 1, 1.0, NULL, NULL, 0};
   cj_perf_cu_out out;
   if (cj_perf_cu_run(&in, &out) != CONVJIT_OK) fail_msg("%s: %s", name, cj_error_text());
-  run r = {out.cycles, {0, 0}};
+  run r = {out.cycles, {0, 0}, {0}};
+  for (size_t i = 0, k = 0; i < g->waves[0].n && k < 4; i++)
+    if (g->waves[0].rec[i].kind >= EMU_TK_VMEM_LOAD && g->waves[0].rec[i].kind <= EMU_TK_VMEM_LDS)
+      r.lines[k++] = g->waves[0].rec[i].lines;
   for (size_t i = 0; i < 2 && i < out.nwave_end; i++) r.wave_end[i] = out.wave_end[i];
   printf("%s %s: %llu cycles, waves end at %llu %llu\n", arch, name, (unsigned long long)r.cycles,
          (unsigned long long)r.wave_end[0], (unsigned long long)r.wave_end[1]);
@@ -148,13 +161,75 @@ static void t_vmem_wait(void **state) {
   assert_int_equal(r.cycles, back + 4 + 4);
 }
 
+/* Two stores: lanes 128 bytes apart (64 lines: the emulator's count), then
+ * lanes 4 bytes apart (2 lines). s_load at L0, its wait at L0 + 120, two
+ * v_lshlrev, the first store at L0 + 132: the vL1D is busy 64 clocks, so
+ * the second store waits until at most BACKLOG lookups remain (L0 + 132 +
+ * 64 - BACKLOG) and the wait ends vmem_latency after it (the L2 share,
+ * 64 x 128 B at 54-64 B/clk, and HBM finish earlier). Without the
+ * backpressure it would issue at L0 + 136. */
+static void t_vmem_lines(void **state) {
+  const char *arch = *state;
+  uint64_t first = up4(L0 + 120) + 12, second = up4(first + 64 - BACKLOG), back = up4(second + 300);
+  run r = simulate(arch, "perf_vmem_lines", 64);
+  assert_int_equal(r.lines[0], 64);
+  assert_int_equal(r.lines[1], 2);
+  assert_int_equal(r.cycles, back + 4 + 4);
+}
+
+/* The clock rule on chosen anchors: 1000 MHz of throughput at half the
+ * MFMA cycles busy is a 2000 MHz clock there; with exponent 1/3 a busy
+ * fraction of 1 runs at 2000 / 2^(1/3), one of 1/16 would run at 2000 x 2^(4/3)
+ * and is capped at the peak (gfx942 2100 MHz); no activity: the peak. */
+static void t_clock_rule(void **state) {
+  (void)state;
+  const cj_arch *a = cj_arch_from_name("gfx942");
+  cj_perf_params p = test_params(a);
+  p.clock_eff_mhz = 1000, p.clock_busy = 0.5, p.clock_exp = 1.0 / 3;
+  assert_true(fabs(cj_perf_clock_at(a, &p, 0.5) - 2000) < 1e-9);
+  assert_true(fabs(cj_perf_clock_at(a, &p, 1.0) - 2000 / cbrt(2.0)) < 1e-9);
+  assert_true(cj_perf_clock_at(a, &p, 1.0 / 16) == 2100);
+  assert_true(cj_perf_clock_at(a, &p, 0) == 2100);
+}
+
+/* A whole launch of hand-made workgroups, one per CU (share 1): 4 waves,
+ * one per SIMD, each n independent 4-pass MFMAs. Wave w issues them at
+ * L0 + w + 16k, s_endpgm 4 after the last and ends 4 later, so the CU
+ * runs T = L0 + 3 + 16 (n - 1) + 8 cycles of which 4 x 16n keep matrix
+ * cores busy. The kernel runs at the clock of that busy fraction
+ * (iterated to agree within 0.2%) and takes T cycles at it plus launch_us. */
+static void t_clock_kernel(void **state) {
+  (void)state;
+  enum { N = 1000 };
+  const cj_arch *a = cj_arch_from_name("gfx950");
+  cj_perf_params p = test_params(a);
+  p.launch_us = 3;
+  static emu_trace_rec rec[N + 1];
+  for (int i = 0; i < N; i++) rec[i] = (emu_trace_rec){.kind = EMU_TK_MFMA, .a = 4};
+  rec[N] = (emu_trace_rec){.kind = EMU_TK_ENDPGM};
+  emu_trace_wave wv[4] = {{rec, N + 1}, {rec, N + 1}, {rec, N + 1}, {rec, N + 1}};
+  emu_trace_wg g = {0, 4, wv};
+  const emu_trace_wg *gp = &g;
+  cj_perf_kernel_in in = {a, &p, &gp, 1, NULL, a->cu_count_default, 1, 1e12, 0, 0};
+  cj_perf_kernel_out o;
+  assert_int_equal(cj_perf_kernel(&in, &o), CONVJIT_OK);
+  double T = L0 + 3 + 16.0 * (N - 1) + 8, busy = 4 * 16.0 * N / (4 * T);
+  /* the charged SIMD-cycles end with each SIMD's last slot: within a slot of T */
+  assert_true(fabs(o.breakdown[CJ_PERF_MFMA] - busy) < 4 * 4 / T);
+  double f = cj_perf_clock_at(a, &p, o.breakdown[CJ_PERF_MFMA]);
+  assert_true(fabs(o.clock_mhz - f) <= 0.002 * f);
+  assert_true(o.clock_mhz < a->clock_mhz); /* near-full activity: below the peak */
+  assert_true(fabs(o.ms - (T / (o.clock_mhz * 1e3) + 3e-3)) < 1e-9);
+}
+
 /* Bad input is refused with a status, not a crash. */
 static void t_refuses(void **state) {
   (void)state;
   const cj_arch *a = cj_arch_from_name("gfx942");
   cj_perf_params p = test_params(a);
   cj_perf_cu_out out;
-  cj_perf_cu_in in = {a, &p, NULL, 0, 1, 1.0, NULL, NULL};
+  cj_perf_kernel_out ko_dummy;
+  cj_perf_cu_in in = {a, &p, NULL, 0, 1, 1.0, NULL, NULL, 0};
   assert_int_equal(cj_perf_cu_run(&in, &out), CONVJIT_ERR_INVALID_ARG);
   emu_trace_rec rec = {.kind = EMU_TK_SALU};
   emu_trace_wave wv = {&rec, 1};
@@ -162,9 +237,16 @@ static void t_refuses(void **state) {
   const emu_trace_wg *gp = &g;
   in.wg = &gp, in.nwg = 1;
   assert_int_equal(cj_perf_cu_run(&in, &out), CONVJIT_ERR_INVALID_ARG); /* no s_endpgm */
-  p.clock_mhz = 0;
+  p.clock_eff_mhz = 0;
   rec.kind = EMU_TK_ENDPGM;
   assert_int_equal(cj_perf_cu_run(&in, &out), CONVJIT_ERR_INVALID_ARG);
+  p = test_params(a);
+  p.line_bytes = 0;
+  assert_int_equal(cj_perf_cu_run(&in, &out), CONVJIT_ERR_INVALID_ARG);
+  p = test_params(a);
+  p.launch_us = -1;
+  cj_perf_kernel_in ki = {a, &p, &gp, 1, NULL, 1, 1, 1, 0, 0};
+  assert_int_equal(cj_perf_kernel(&ki, &ko_dummy), CONVJIT_ERR_INVALID_ARG);
   cj_perf_kernel_out ko;
   assert_int_equal(cj_perf_kernel(NULL, &ko), CONVJIT_ERR_INVALID_ARG);
 }
@@ -195,8 +277,10 @@ static void t_arch_facts(void **state) {
       for (size_t k = 0; k < n; k++) {
         assert_non_null(inf[k].source);
         assert_true(inf[k].source[0] != 0);
-        /* a sourced row's range is its value: the report sweeps assumptions only */
-        if (!inf[k].assumed) assert_true(inf[k].lo == cj_perf_param_get(&p, &inf[k]) && inf[k].hi == inf[k].lo);
+        /* a sourced row's range is its value: the report sweeps assumptions and spreads only */
+        double v = cj_perf_param_get(&p, &inf[k]);
+        if (inf[k].assumed == CJ_PERF_SOURCED) assert_true(inf[k].lo == v && inf[k].hi == inf[k].lo);
+        else assert_true(inf[k].lo <= v && v <= inf[k].hi && inf[k].lo < inf[k].hi);
       }
     }
     assert_true(cj_perf_peak_flops_per_clk(a, 0) == want[i].peak_bf16);
@@ -209,6 +293,7 @@ int main(void) {
 #define BOTH(f) cmocka_unit_test_prestate(f, (void *)&g942[0]), cmocka_unit_test_prestate(f, (void *)&g950[0])
   const struct CMUnitTest t[] = {
       BOTH(t_mfma_chain), BOTH(t_mfma_srcab), BOTH(t_lds_conflict), BOTH(t_barrier), BOTH(t_vmem_wait),
+      BOTH(t_vmem_lines), cmocka_unit_test(t_clock_rule), cmocka_unit_test(t_clock_kernel),
       cmocka_unit_test(t_refuses), cmocka_unit_test(t_arch_facts),
   };
   return cmocka_run_group_tests(t, NULL, NULL);

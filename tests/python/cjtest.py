@@ -40,6 +40,11 @@ def quiet():
 # on a GPU and still fails a dropped product (test_ops).
 U32 = 2.0 ** -23
 BF16_REL = 2.0 ** -8      # bf16 round to nearest even: 8 significant bits -> relative error <= 2^-8
+# y's final rounding per dtype: relative (unit roundoff of RNE) and absolute
+# (half the subnormal step: f16 keeps subnormals in steps of 2^-24); an
+# fp32 y is the kernel's fp32 value itself
+Y_REL = {torch.bfloat16: BF16_REL, torch.float16: 2.0 ** -11, torch.float32: 0.0}
+Y_ABS = {torch.bfloat16: 0.0, torch.float16: 2.0 ** -25, torch.float32: 0.0}
 ACT_SLOPE = {None: 1.0, "relu": 1.0, "silu": 1.13, "gelu_tanh": 1.13}   # sup |act'|, checked in test_epilogue
 # The kernel's fp32 sigmoid(t) = rcp(1 + exp2(-t log2 e)) (docs/api.md
 # "Fused epilogue"): the fp32 rounding of -t log2 e moves exp by |t| 2^-24
@@ -66,35 +71,39 @@ def gamma(m):
     return m * U32 / (1.0 - m * U32)
 
 
-def bound(ref, mag, terms, act=None):
-    """|y - ref| allowed for a bf16 convjit output y, where ref is the
-    float64 reference (after act) and mag the float64 sum of |terms| before
-    act (F.conv of |x|, |w|, plus |bias|, |beta z|, scaled for fp8).
+def bound(ref, mag, terms, act=None, y_dtype=torch.bfloat16):
+    """|y - ref| allowed for a convjit output y of y_dtype (bf16, f16 or
+    f32), where ref is the float64 reference (after act) and mag the float64
+    sum of |terms| before act (F.conv of |x|, |w|, plus |bias|, |beta z|,
+    scaled for fp8).
 
     terms: the number of fp32 roundings an element's sum goes through
-    (products, bias, residual, scale multiplies; each product of bf16 or fp8
-    values is exact in fp32: 8x8 or 4x4 significant bits <= 24).
+    (products, bias, residual, scale multiplies; each product of bf16, f16
+    or fp8 values is exact in fp32: 8x8, 11x11 or 4x4 significant bits <= 24).
       E  = gamma_terms * mag                   fp32 accumulation, any order
          + terms * 2^-52 * mag                 the float64 reference's own sums
          + (terms + 2) * 2^-126                an fp32 denormal flushed per step
       Ea = slope * E + act_rel * (|ref| + slope * E)   through act (Lipschitz), and
                                                act's own fp32 evaluation
       |y - ref| <= 2^-8 |ref| + (1 + 2^-8) Ea  bf16 rounding of the fp32 value
-                                               v, |v| <= |ref| + Ea
+                                               v, |v| <= |ref| + Ea (f16:
+                                               2^-11 and + 2^-25 for its
+                                               subnormals; f32: none)
     """
     e = gamma(terms) * mag + terms * 2.0 ** -52 * mag + (terms + 2) * 2.0 ** -126
     ea = ACT_SLOPE[act] * e + ACT_REL[act] * (ref.abs() + ACT_SLOPE[act] * e)
-    return BF16_REL * ref.abs() + (1.0 + BF16_REL) * ea
+    rel = Y_REL[y_dtype]   # an fp32 y is the fp32 value v itself: |y - ref| <= Ea
+    return rel * ref.abs() + (1.0 + rel) * ea + Y_ABS[y_dtype]
 
 
 WORST = {}   # label -> worst fraction of the bound reached
 
 
-def check(tc, y, ref, b, label):
-    """Asserts every element of y (bf16) is within b of ref (float64) and
+def check(tc, y, ref, b, label, y_dtype=torch.bfloat16):
+    """Asserts every element of y (y_dtype) is within b of ref (float64) and
     records max(|y - ref| / b) under label."""
     tc.assertEqual(tuple(y.shape), tuple(ref.shape), f"{label}: shape")
-    tc.assertEqual(y.dtype, torch.bfloat16, f"{label}: dtype")
+    tc.assertEqual(y.dtype, y_dtype, f"{label}: dtype")
     yd = y.double()
     tc.assertTrue(bool(torch.isfinite(yd).all()), f"{label}: non-finite output")
     err = (yd - ref).abs()
@@ -167,13 +176,14 @@ def gen(seed):
     return torch.Generator().manual_seed(seed)
 
 
-def randn_bf16(shape, g, scale=1.0):
-    return (torch.randn(shape, generator=g, dtype=torch.float64) * scale).bfloat16()
+def randn_bf16(shape, g, scale=1.0, dtype=torch.bfloat16):
+    """Normal values rounded to dtype (bf16, or f16: torch's own RNE conversions)."""
+    return (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(dtype)
 
 
-def weight_bf16(shape, g):
+def weight_bf16(shape, g, dtype=torch.bfloat16):
     """A weight scaled by 1/sqrt(fan_in), so outputs stay O(1)."""
-    return randn_bf16(shape, g, 1.0 / math.sqrt(math.prod(shape[1:])))
+    return randn_bf16(shape, g, 1.0 / math.sqrt(math.prod(shape[1:])), dtype)
 
 
 # ---- fp8, from the format definitions ---------------------------------------

@@ -78,7 +78,7 @@ class TestErrors(unittest.TestCase):
 
     def test_out_wrong_shape_and_dtype(self):
         self.raises(ValueError, "out (1, 16, 5, 6)", padding=1, out=torch.empty((1, 16, 5, 6), dtype=torch.bfloat16))
-        self.raises(TypeError, "out dtype torch.float32", padding=1, out=torch.empty((1, 16, 6, 6)))
+        self.raises(TypeError, "out dtype torch.int32", padding=1, out=torch.empty((1, 16, 6, 6), dtype=torch.int32))
 
     def test_wrong_bias_shape(self):
         self.raises(ValueError, "bias (17,)", "K=16", bias=torch.zeros(17, dtype=torch.bfloat16))

@@ -325,6 +325,47 @@ static void test_f16_decode(void **state) {
   for (uint32_t h = 0x7C01; h <= 0x7FFF; h++) assert_true(isnan(cj_f16_to_f32((uint16_t)h)));
 }
 
+/* f32 -> f16 RNE, from the code table: every finite f16 code encodes to
+ * itself; the midpoint between two neighbours (exact in f32) goes to the
+ * even one and the floats just either side of it to the nearer one; past
+ * the top, 65520 (the midpoint to the next binade) and above give inf;
+ * half the smallest subnormal ties to 0; NaN stays a quiet NaN with its
+ * sign. The codes' values come from cj_f16_to_f32, tested above. */
+static void test_f16_encode(void **state) {
+  (void)state;
+  for (uint32_t s = 0; s < 2; s++)
+    for (uint32_t h = 0; h < 0x7C00; h++) {
+      uint16_t c = (uint16_t)(h | s << 15), n = (uint16_t)((h + 1) | s << 15);
+      float v = cj_f16_to_f32(c), w = cj_f16_to_f32(n), m = (float)(((double)v + w) / 2); /* exact: 12 bits */
+      if (cj_f32_to_f16_rne(v) != c) fail_msg("0x%04x = %a does not encode to itself", c, (double)v);
+      if (h + 1 == 0x7C00) break; /* no finite neighbour above 65504: below */
+      uint16_t even = (h & 1) ? n : c;
+      if (cj_f32_to_f16_rne(m) != even) fail_msg("midpoint %a of 0x%04x: got 0x%04x", (double)m, c, cj_f32_to_f16_rne(m));
+      if (cj_f32_to_f16_rne(nextafterf(m, v)) != c || cj_f32_to_f16_rne(nextafterf(m, w)) != n)
+        fail_msg("either side of the midpoint %a of 0x%04x", (double)m, c);
+    }
+  assert_int_equal(cj_f32_to_f16_rne(65519.996f), 0x7BFF);
+  assert_int_equal(cj_f32_to_f16_rne(65520.0f), 0x7C00);
+  assert_int_equal(cj_f32_to_f16_rne(-65520.0f), 0xFC00);
+  assert_int_equal(cj_f32_to_f16_rne(1e30f), 0x7C00);
+  assert_int_equal(cj_f32_to_f16_rne(-INFINITY), 0xFC00);
+  assert_int_equal(cj_f32_to_f16_rne(0x1p-25f), 0x0000);
+  assert_int_equal(cj_f32_to_f16_rne(nextafterf(0x1p-25f, 1.0f)), 0x0001);
+  assert_int_equal(cj_f32_to_f16_rne(-0x1p-30f), 0x8000);
+  assert_int_equal(cj_f32_to_f16_rne(0x1p-149f), 0x0000); /* the smallest f32 subnormal */
+  assert_int_equal(cj_f32_to_f16_rne(-NAN) & 0xFE00, 0xFE00);
+  uint32_t snanb = 0x7F800001u; /* payload below f16's bits: still a NaN, quiet */
+  float snan;
+  memcpy(&snan, &snanb, 4);
+  assert_int_equal(cj_f32_to_f16_rne(snan), 0x7E00);
+  float in[3] = {1.0f, -0.5f, 65504.0f}, out[3];
+  uint16_t h[3];
+  cj_f32_to_f16_array(in, h, 3);
+  assert_true(h[0] == 0x3C00 && h[1] == 0xB800 && h[2] == 0x7BFF);
+  cj_f16_to_f32_array(h, out, 3);
+  assert_true(out[0] == 1.0f && out[1] == -0.5f && out[2] == 65504.0f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fp8_decode_all_codes),
@@ -337,6 +378,7 @@ int main(void) {
     cmocka_unit_test(test_fp8_arrays),
     cmocka_unit_test(test_bf16),
     cmocka_unit_test(test_f16_decode),
+    cmocka_unit_test(test_f16_encode),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

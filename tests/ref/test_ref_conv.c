@@ -353,6 +353,21 @@ static void test_conv_bound(void **s) {
   assert_int_equal(r.nbad, 2);
   /* K >= 2^22: K u >= 1/2, the bound says nothing and is infinite (documented) */
   assert_true(isinf(cj_ref_conv_bound(UINT64_C(1) << 23, 1, 0).mag));
+  /* y's dtype: f16 rounds to 11 significant bits (2^-11 |want|) and its
+   * subnormals to 2^-24 steps (2^-25 more absolute); f32 none; the
+   * accumulation term is the dtype's business not at all */
+  cj_ref_conv_tol h = cj_ref_conv_bound(864, CONVJIT_DTYPE_F16, 0);
+  assert_true(h.rel == 0x1p-11 + 0x1p-22 && h.mag == b.mag && h.abs == b.abs + 0x1p-25);
+  cj_ref_conv_tol g = cj_ref_conv_bound(864, CONVJIT_DTYPE_F32, 0);
+  assert_true(g.rel == f.rel && g.mag == f.mag && g.abs == f.abs);
+  assert_true(cj_ref_conv_bound(864, CONVJIT_DTYPE_BF16, 0).rel == b.rel); /* bf16 is 1, the old boolean's true */
+  /* f16 on exact sums: 1024 + 0.5 (2^-11 of it) passes, + 0.51 fails; a
+   * subnormal output 2^-24 off by 2^-25 passes (its half step) */
+  cj_ref_conv_tol he = cj_ref_conv_bound(864, CONVJIT_DTYPE_F16, 1);
+  float w16[3] = {1024.0f, 1024.0f, 0x1p-24f}, g16[3] = {1024.5f, 1024.51f, 0x1.8p-24f};
+  cj_ref_conv_check(g16, w16, NULL, 3, he, &r);
+  assert_int_equal(r.nbad, 1);
+  assert_int_equal(r.first_bad, 1);
 }
 
 int main(void) {

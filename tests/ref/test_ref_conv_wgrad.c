@@ -128,7 +128,8 @@ static void test_bad_args(void **st) {
 /* The bound grows with the reduction length: gamma(n) = n u / (1 - n u). */
 static void test_bound(void **st) {
   (void)st;
-  cj_ref_conv_tol a = cj_ref_conv_bwd_bound(1000, 1), b = cj_ref_conv_bwd_bound(100000, 0);
+  cj_ref_conv_tol a = cj_ref_conv_bwd_bound(1000, CONVJIT_DTYPE_BF16),
+                  b = cj_ref_conv_bwd_bound(100000, CONVJIT_DTYPE_F32);
   assert_true(a.rel > 0x1p-8 && b.rel < 0x1p-20);
   assert_true(b.mag > 90.0 * a.mag && a.mag > 1000 * 0x1p-23);
 }

@@ -241,12 +241,49 @@ static void test_bf16_from_double(void **st) {
   assert_int_equal(cj_ref_bf16_from_double(-INFINITY), 0xFF80);
 }
 
+/* The f16 encoder of the reference against numfmt's (the emulator's
+ * v_cvt_f16_f32): two implementations, one from binary16's definition in
+ * doubles, one in integer bit arithmetic, equal on random floats of every
+ * exponent; then anchors by hand. */
+static void test_f16_from_double(void **st) {
+  (void)st;
+  unsigned seed = 5;
+  for (int i = 0; i < 400000; i++) {
+    uint32_t u = (uint32_t)rand_r(&seed) << 16 ^ (uint32_t)rand_r(&seed);
+    if (i % 2) u = (u & 0x80FFFFFFu) | (uint32_t)(100 + rand_r(&seed) % 60) << 23; /* |f| in [2^-27, 2^33): f16's range */
+    float f;
+    memcpy(&f, &u, 4);
+    if (isnan(f)) continue;
+    uint16_t a = cj_ref_f16_from_double(f), b = cj_f32_to_f16_rne(f);
+    if (a != b) fail_msg("%a: ref 0x%04X numfmt 0x%04X", (double)f, a, b);
+  }
+  assert_int_equal(cj_ref_f16_from_double(1.0), 0x3C00);
+  assert_int_equal(cj_ref_f16_from_double(1.0 + 0x1p-11), 0x3C00);          /* tie -> even */
+  assert_int_equal(cj_ref_f16_from_double(1.0 + 3 * 0x1p-11), 0x3C02);      /* tie -> even */
+  assert_int_equal(cj_ref_f16_from_double(1.0 + 0x1p-11 + 0x1p-40), 0x3C01); /* just above the tie: no double rounding */
+  assert_int_equal(cj_ref_f16_from_double(-2.0), 0xC000);
+  assert_int_equal(cj_ref_f16_from_double(65504.0), 0x7BFF);                /* largest finite */
+  assert_int_equal(cj_ref_f16_from_double(65519.99), 0x7BFF);
+  assert_int_equal(cj_ref_f16_from_double(65520.0), 0x7C00); /* the tie above 65504 -> the even inf code */
+  assert_int_equal(cj_ref_f16_from_double(-1e10), 0xFC00);
+  assert_int_equal(cj_ref_f16_from_double(0x1p-14), 0x0400);   /* smallest normal */
+  assert_int_equal(cj_ref_f16_from_double(0x1p-24), 0x0001);   /* smallest subnormal */
+  assert_int_equal(cj_ref_f16_from_double(0x1p-25), 0x0000);   /* tie -> even 0 */
+  assert_int_equal(cj_ref_f16_from_double(0x1.8p-24), 0x0002); /* tie -> even 2 */
+  assert_int_equal(cj_ref_f16_from_double(-0x1.0000001p-25), 0x8001);
+  assert_int_equal(cj_ref_f16_from_double(1023.5 * 0x1p-24), 0x0400); /* rounds up into the normals */
+  assert_int_equal(cj_ref_f16_from_double(-0.0), 0x8000);
+  assert_int_equal(cj_ref_f16_from_double(NAN), 0x7E00);
+  assert_int_equal(cj_ref_f16_from_double(INFINITY), 0x7C00);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_code),       cmocka_unit_test(test_anchors),
     cmocka_unit_test(test_round_trip_and_ties), cmocka_unit_test(test_saturation_and_nan),
     cmocka_unit_test(test_encode_vs_numfmt), cmocka_unit_test(test_fn_to_fnuz),
     cmocka_unit_test(test_quantize),         cmocka_unit_test(test_bf16_from_double),
+    cmocka_unit_test(test_f16_from_double),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

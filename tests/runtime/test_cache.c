@@ -1,7 +1,8 @@
 /* Kernel cache (runtime/cache.c) on a fake device: miss then memory hit,
  * disk hit from a fresh cache and from a second process, authentication of
  * stored entries (a byte flipped in .text with the stored hash recomputed
- * by someone without the key), healing of authenticated but unusable rows,
+ * by someone without the key), healing of authenticated but unusable rows
+ * (one that does not fit its plan included: found by the cache itself),
  * recovery from garbage / truncated / foreign-schema / quick_check-failing
  * databases without deleting live side files, the ownership and
  * permission rules for directories, database and key (docs/cache.md), a
@@ -31,6 +32,7 @@
 #include <unistd.h>
 #include "codegen/kplan.h"
 #include "pipeline/codeobj.h"
+#include "pipeline/kernargs.h"
 #include "runtime/cache.h"
 #include "runtime/cache_trust.h"
 #include "support_fakedev.h"
@@ -387,11 +389,16 @@ static void test_valid_mac_unusable(void **st) {
   }
 }
 
-/* cj_cache_discard: a disk entry the caller cannot use is replaced by a
- * rebuild (the row too); a compiled one is not the cache's fault. */
-static void test_discard(void **st) {
+/* A row that authenticates and loads but does not fit its plan (the
+ * metadata gives the first argument 4 bytes, the plan 8) is found by the
+ * cache itself when it reads the row, not by its caller: logged "does not
+ * fit its plan" with the argument named, deleted, rebuilt once (not a
+ * memory hit of the misfit), and the rebuild's layout is the plan's. The
+ * same check makes a kernel whose layout is not its plan's an INTERNAL
+ * error naming the argument (cj_kernargs_layout, the check both paths run). */
+static void test_misfit_rebuilt(void **st) {
   (void)st;
-  fresh_dir("discard");
+  fresh_dir("misfit");
   cj_device *dev;
   cj_cache *c = open_cache(&dev, 1);
   cj_kplan p = tr_plan(24);
@@ -399,21 +406,52 @@ static void test_discard(void **st) {
   cj_cache_src src;
   assert_int_equal(cj_cache_get(c, &p, &k1, &src), CONVJIT_OK);
   assert_int_equal(src, CJ_SRC_COMPILED);
-  assert_int_equal(cj_cache_discard(c, k1, "test"), 0);
+  assert_int_equal(k1->nargs, p.nargs);
+  for (uint32_t i = 0; i < p.nargs; i++) assert_int_equal(k1->arg[i].size, p.args[i].is_ptr ? 8 : p.args[i].size);
+  /* the plan against metadata that disagrees: the check's own answer */
+  cj_kernel_info ki = *k1->info;
+  cj_kernel_arg args[CJ_KPLAN_MAX_ARGS + 8];
+  assert_true(ki.nargs <= CJ_KPLAN_MAX_ARGS + 8);
+  memcpy(args, ki.args, ki.nargs * sizeof *args);
+  ki.args = args;
+  args[0].size = 4;
+  cj_kernarg_slot slot[CJ_KPLAN_MAX_ARGS];
+  uint32_t n = 0, bytes = 0;
+  assert_int_equal(cj_kernargs_layout(&ki, &p, CJ_KERNARG_MAX, slot, CJ_KPLAN_MAX_ARGS, &n, &bytes),
+                   CONVJIT_ERR_INTERNAL);
+  assert_non_null(strstr(cj_error_text(), "argument 0 (x) is 4 bytes at offset 0 in the code object, plan says 8"));
   close_cache(c, dev);
+
+  row r = row_read(db_path(), p.name);
+  const char pat[] = "\xa5.size\x08"; /* msgpack: the first argument's ".size": 8 becomes 4 */
+  uint8_t *at = memmem(r.blob, (size_t)r.n, pat, sizeof pat - 1);
+  assert_non_null(at);
+  at[sizeof pat - 2] = 4;
+  uint8_t mac[32];
+  doc_mac(g_keyfile, r.key, r.blob, r.n, mac); /* valid: the object is what does not fit */
+  row_write(db_path(), r.key, r.blob, r.n, mac);
+
   c = open_cache(&dev, 1);
-  assert_int_equal(cj_cache_get(c, &p, &k1, &src), CONVJIT_OK);
-  assert_int_equal(src, CJ_SRC_DISK);
   cap_begin();
-  assert_int_equal(cj_cache_discard(c, k1, "argument layout"), 1);
-  assert_int_equal(cj_cache_discard(c, k1, "again"), 1); /* already replaced: no second log */
+  assert_int_equal(cj_cache_get(c, &p, &k1, &src), CONVJIT_OK);
   const char *log = cap_end();
-  assert_non_null(strstr(log, "does not fit its plan (argument layout)"));
-  assert_null(strstr(log, "again"));
+  assert_int_equal(src, CJ_SRC_COMPILED); /* rebuilt: the misfit was never handed out */
+  assert_non_null(strstr(log, "does not fit its plan (kernel "));
+  assert_non_null(strstr(log, "argument 0 (x) is 4 bytes"));
+  assert_null(strstr(log, "failed authentication"));
+  assert_int_equal(k1->arg[0].size, 8);
   assert_int_equal(cj_cache_get(c, &p, &k2, &src), CONVJIT_OK);
-  assert_int_equal(src, CJ_SRC_COMPILED); /* rebuilt without reading the disk */
-  assert_true(k1 != k2 && k1->kern != NULL); /* the old one stays valid until destroy */
+  assert_int_equal(src, CJ_SRC_MEMORY);
+  assert_true(k1 == k2 && k1->kern != NULL);
+  cj_cache_stats s;
+  cj_cache_get_stats(c, &s);
+  assert_int_equal(s.compiled, 1);
+  assert_int_equal(s.disk_hits, 0);
   close_cache(c, dev);
+  c = open_cache(&dev, 1); /* the row was replaced by the rebuild */
+  assert_int_equal(get(c, &p), CJ_SRC_DISK);
+  close_cache(c, dev);
+  free(r.blob);
   rm_dir();
 }
 
@@ -1242,7 +1280,7 @@ int main(void) {
       cmocka_unit_test(test_concurrent_processes),
       cmocka_unit_test(test_text_flip_fails_auth),
       cmocka_unit_test(test_valid_mac_unusable),
-      cmocka_unit_test(test_discard),
+      cmocka_unit_test(test_misfit_rebuilt),
       cmocka_unit_test(test_foreign_schema),
       cmocka_unit_test(test_quick_check_rows),
       cmocka_unit_test(test_move_aside_keeps_side_files),

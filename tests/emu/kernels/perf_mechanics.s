@@ -10,9 +10,12 @@
 //                     bank (32 banks) or two (64 banks)
 //   perf_barrier      two waves; wave 0 spends 4 x s_nop 15 before s_barrier
 //   perf_vmem_wait    a global_load_dword, then s_waitcnt vmcnt(0)
+//   perf_vmem_lines   a global_store_dword of lane * 128 bytes (64 lines),
+//                     then one of lane * 4 bytes (2 lines), s_waitcnt vmcnt(0)
 // Written for gfx942; CMake retargets the text to gfx950 (tests/convjit_emu.cmake).
 //
-// SGPRs: s[0:1] kernarg pointer (perf_vmem_wait: x @0, 256 bytes).
+// SGPRs: s[0:1] kernarg pointer (perf_vmem_wait, perf_vmem_lines: x @0,
+// 8 KiB).
 .amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 .text
 .globl perf_mfma_chain
@@ -82,6 +85,21 @@ perf_vmem_wait:
 .Lperf_vmem_wait_end:
 .size perf_vmem_wait, .Lperf_vmem_wait_end-perf_vmem_wait
 
+.globl perf_vmem_lines
+.p2align 8
+.type perf_vmem_lines,@function
+perf_vmem_lines:
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 7, v0                 // lane * 128 bytes: a line per lane
+  v_lshlrev_b32 v2, 2, v0                 // lane * 4 bytes: 256 bytes, 2 lines
+  global_store_dword v1, v0, s[4:5]
+  global_store_dword v2, v0, s[4:5]
+  s_waitcnt vmcnt(0)
+  s_endpgm
+.Lperf_vmem_lines_end:
+.size perf_vmem_lines, .Lperf_vmem_lines_end-perf_vmem_lines
+
 .rodata
 .macro PERF_KD name, lds, kargs
 .p2align 6
@@ -100,6 +118,7 @@ perf_vmem_wait:
   PERF_KD perf_lds_conflict, 8192, 0
   PERF_KD perf_barrier, 0, 0
   PERF_KD perf_vmem_wait, 0, 8
+  PERF_KD perf_vmem_lines, 0, 8
 
 .amdgpu_metadata
 ---
@@ -133,5 +152,9 @@ amdhsa.kernels:
     .vgpr_spill_count: 0
     .args:
       - { .name: x, .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - { .name: perf_vmem_lines, .symbol: perf_vmem_lines.kd, .kernarg_segment_size: 8, .kernarg_segment_align: 8,
+      .group_segment_fixed_size: 0, .private_segment_fixed_size: 0, .wavefront_size: 64, .sgpr_count: 10,
+      .vgpr_count: 16, .agpr_count: 0, .max_flat_workgroup_size: 64, .sgpr_spill_count: 0, .vgpr_spill_count: 0,
+      .args: [ { .name: x, .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global } ] }
 ...
 .end_amdgpu_metadata
