@@ -47,7 +47,8 @@ typedef enum cj_kop {
   R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */ \
   R(DY, "dy")               /* backward weight: the output gradient on the grid (GEMM A) */ \
   R(DW, "dw")               /* backward weight: the weight gradient (KCTRS) */ \
-  R(DB, "db")               /* backward weight: the bias gradient (fp32, K) */
+  R(DB, "db")               /* backward weight: the bias gradient (fp32, K) */ \
+  R(DB_PART, "db_part")     /* backward weight: db's fp32 partial sums by dy's pre-pass (workspace) */
 typedef enum cj_arg_role {
   CJ_ARG_NONE = 0,
 #define CJ_ARG_ENUM(id, name) CJ_ARG_##id,

@@ -27,7 +27,6 @@ convjit_status cj_wgrad_grid_derive(const cj_conv_geom *g, cj_wgrad_grid *w) {
   memset(w, 0, sizeof *w);
   if (!g->wgrad) return CONVJIT_OK;
   w->on = 1;
-  w->db = g->wgrad_db ? 1 : 0;
   const uint32_t f[3] = {g->t, g->r, g->s}, o[3] = {g->od, g->oh, g->ow};
   w->pt = 1;
   for (int i = 0; i < 3; i++) {
@@ -47,6 +46,10 @@ convjit_status cj_wgrad_grid_derive(const cj_conv_geom *g, cj_wgrad_grid *w) {
    * with or without db) times blocks near the target, blocks of whole
    * quanta. */
   w->nw = (uint32_t)((uint64_t)g->c * g->taps);
+  /* db as a ones column where every tile has room for it (kplan_wgrad.h),
+   * else summed by dy's pre-pass: decided by the problem, never the tile */
+  w->db = g->wgrad_db && w->nw % CJ_WGRAD_DB_ROOM;
+  w->db_sum = g->wgrad_db && !w->db;
   w->ng = w->nw + w->db;
   w->np = (uint32_t)round_up(w->ng, 4);
   uint64_t tref = (uint64_t)g->groups * ceil_div(g->k, CJ_WGRAD_REF_TILE) * ceil_div(w->nw, CJ_WGRAD_REF_TILE);
@@ -63,6 +66,7 @@ convjit_status cj_wgrad_grid_derive(const cj_conv_geom *g, cj_wgrad_grid *w) {
   CJ_CHECK(w->lx < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv backward weight: %" PRIu64 " grid positions (N*Jd*Jh*Jw, padded to blocks, plus the largest tap "
            "shift %" PRIu64 "): must be < 2^31 (32-bit position index)", w->lp, w->off_max);
+  if (w->db_sum) w->db_chunks = (uint32_t)ceil_div(w->lp, (uint64_t)CJ_WGRAD_PACK_THREADS * CJ_WGRAD_PACK_ELEMS);
   w->x_rows_g = g->c * w->pt + w->db;
   w->x_rows = (uint64_t)g->groups * w->x_rows_g;
   for (uint32_t t = 0; t < g->t && !w->odd; t++)
@@ -100,7 +104,8 @@ void cj_wgrad_grid_print(cj_strbuf *out, const char *field, cj_wgrad_grid w, con
                " real), %u blocks of %" PRIu64 "  # %s\n", field, w.j[0], w.j[1], w.j[2], w.ph[0], w.ph[1], w.ph[2],
                w.positions, w.reduction, w.blocks, w.lb, reason);
   cj_sb_printf(out, "  %-14s = dy rows %" PRIu64 ", x rows %" PRIu64 " x %" PRIu64 ", columns %u (dw %u%s), "
-               "partial pitch %u%s\n", "", w.lp, w.x_rows, w.lx, w.ng, w.nw, w.db ? " + db" : "", w.np,
+               "partial pitch %u%s%s\n", "", w.lp, w.x_rows, w.lx, w.ng, w.nw, w.db ? " + db" : "", w.np,
+               w.db_sum ? ", db summed by dy's pre-pass" : "",
                w.odd ? ", odd column offsets (2-byte shifted loads)" : "");
 }
 
@@ -144,6 +149,7 @@ convjit_status cj_kplan_grid_pack_init(cj_kplan *p, const cj_arch *arch, const c
   k->pg_d = x ? w->pg[0] : 1, k->pg_h = x ? w->pg[1] : 1, k->pg_w = x ? w->pg[2] : 1;
   k->ones = x ? w->db : 0;
   k->one_bits = one;
+  k->db_sum = !x && w->db_sum ? g->dtype : 0;
   k->positions = w->positions;
   k->row_len = x ? w->lx : w->lp;
   k->rows = x ? w->x_rows : (uint64_t)g->k_all;
@@ -162,6 +168,10 @@ convjit_status cj_kplan_grid_pack_init(cj_kplan *p, const cj_arch *arch, const c
   p->grid[2] = 1;
   cj_kplan_add_arg(p, CJ_ARG_SRC, x ? "x" : "dy");
   cj_kplan_add_arg(p, CJ_ARG_DST, x ? "x_grid" : "dy_grid");
+  if (k->db_sum) { /* the workgroup's tree sum in LDS, then one partial per (row, chunk) */
+    p->lds_bytes = CJ_WGRAD_PACK_THREADS * 4;
+    cj_kplan_add_arg(p, CJ_ARG_DB_PART, NULL);
+  }
   char prefix[48];
   snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_GRID_PACK), x ? "x" : "dy");
   return cj_kplan_name_from_key(p, prefix, cj_kplan_grid_pack_key);
@@ -195,6 +205,7 @@ convjit_status cj_kplan_wgrad_finalize_init(cj_kplan *p, const cj_arch *arch, co
   f->nw = w->nw;
   f->np = w->np;
   f->db = w->db;
+  f->db_chunks = w->db_chunks;
   /* the atomic GEMM adds every block into one accumulator: one "block" here */
   f->blocks = c->g.wgrad_atomic ? 1 : w->blocks;
   f->out_dtype = out_dtype;
@@ -207,7 +218,8 @@ convjit_status cj_kplan_wgrad_finalize_init(cj_kplan *p, const cj_arch *arch, co
   p->grid[1] = p->grid[2] = 1;
   cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, "partials");
   cj_kplan_add_arg(p, CJ_ARG_DW, NULL);
-  if (f->db) cj_kplan_add_arg(p, CJ_ARG_DB, NULL);
+  if (f->db || f->db_chunks) cj_kplan_add_arg(p, CJ_ARG_DB, NULL);
+  if (f->db_chunks) cj_kplan_add_arg(p, CJ_ARG_DB_PART, NULL);
   return cj_kplan_name_from_key(p, cj_kop_prefix(CJ_KOP_WGRAD_FINALIZE), cj_kplan_wgrad_finalize_key);
 }
 

@@ -22,7 +22,14 @@
  *   B       column (c, tap) is x_ph row (c, phase(tap)) from element
  *           off(tap) = qd*Jh*Jw + qh*Jw + qw on; rows of lx >= lp + off_max.
  *           With the bias gradient (db) one more column per group reads a
- *           row of ones: db[k] = sum dy_pad[k][p'] * 1, the same MFMA chain.
+ *           row of ones: db[k] = sum dy_pad[k][p'] * 1, the same MFMA chain,
+ *           where the column is free: C/groups * taps not a multiple of
+ *           CJ_WGRAD_DB_ROOM leaves room in the last column tile of every
+ *           tile the plan takes. Otherwise (a whole column of tiles more)
+ *           dy's grid_pack sums each workgroup's 2048 elements of a row in
+ *           a fixed order into db_part[row][chunk], and the finalize adds
+ *           the chunks in order: no second read of dy. Either way db's
+ *           order is the problem's alone.
  *   blocks  the reduction is cut into `blocks` fixed blocks of lb positions,
  *           chosen from the problem alone (the output tile grid at a
  *           reference 128x128 tile and the reduction length; never the CU
@@ -53,13 +60,16 @@
 #define CJ_WGRAD_REF_TILE 128u       /* the reference tile of the block rule */
 #define CJ_WGRAD_PACK_ELEMS 8u       /* grid_pack: elements per thread, one 16-byte store */
 #define CJ_WGRAD_PACK_THREADS 256u
+#define CJ_WGRAD_DB_ROOM 64u         /* every candidate tile's width is a multiple (64, 128, 256) */
 
 /* The padded grid and the reduction blocks, derived from the conv
  * geometry (cj_wgrad_grid_derive): a function of keyed fields, never keyed
  * itself. Arrays are (d, h, w). */
 typedef struct cj_wgrad_grid {
   uint32_t on;           /* 1: a backward-weight geometry (else every field 0) */
-  uint32_t db;           /* 1: one ones column per group (the bias gradient) */
+  uint32_t db;           /* 1: one ones column per group (the bias gradient in the GEMM) */
+  uint32_t db_sum;       /* 1: the bias gradient summed by dy's grid_pack instead (nw % CJ_WGRAD_DB_ROOM == 0) */
+  uint32_t db_chunks;    /* with db_sum: dy grid_pack workgroups per row, db's partials per row */
   uint32_t ph[3];        /* phases per dim: x rows per channel = ph[0]*ph[1]*ph[2] */
   uint32_t pg[3];        /* phase step gcd(stride, dilation): phase index = phase / pg */
   uint32_t qmax[3];      /* largest tap shift in grid cells */
@@ -129,6 +139,8 @@ void cj_wgrad_grid_print(cj_strbuf *out, const char *field, cj_wgrad_grid w, con
   X(uint32_t, pg_w, 1, "phase step (width)")                                                              \
   X(uint32_t, ones, 1, "a row of ones after each group's channels (the bias gradient's column)")          \
   X(uint32_t, one_bits, 1, "the element bits of 1.0 in the dtype")                                        \
+  X(uint32_t, db_sum, 2, "dy with db summed here: 0, or the element dtype (convjit_dtype); each workgroup's " \
+                         "fp32 sum of its row chunk to db_part[row][chunk], a fixed order")                \
   X(uint64_t, positions, 1, "grid positions N*Jd*Jh*Jw: elements past them are 0")                        \
   X(uint64_t, row_len, 1, "output row length (elements, a multiple of 8)")                                \
   X(uint64_t, rows, 1, "output rows")                                                                     \
@@ -142,19 +154,22 @@ typedef enum cj_wgrad_side { CJ_WGRAD_SIDE_DY = 0, CJ_WGRAD_SIDE_X = 1 } cj_wgra
 
 /* The pre-pass of side `side` of the backward-weight conv plan c (its
  * grid); ndhwc: that tensor's layout. Args SRC (the tensor), DST (its
- * grid rows). */
+ * grid rows), DB_PART (dy with db_sum: db's partial sums). */
 convjit_status cj_kplan_grid_pack_init(struct cj_kplan *p, const cj_arch *arch, const struct cj_conv_plan *c,
                                        cj_wgrad_side side, int ndhwc);
 
 /* ---- wgrad_finalize: the blocks' partial tiles -> dw (and db) ----
  * dw[row][col] = out(sum over z = 0 .. blocks-1 in order of part[z][row][col])
- * for col < nw, db[row] = the same sum at col nw (fp32). */
+ * for col < nw, db[row] = the same sum at col nw (fp32), or the sum of
+ * db_part[row][0 .. db_chunks-1] in order. */
 #define CJ_WGRAD_FINALIZE_PLAN_FIELDS(X)                                                                 \
   X(uint32_t, rows, 1, "dw rows: K (all groups)")                                                         \
   X(uint32_t, nw, 1, "dw columns: C/groups * T*R*S")                                                      \
   X(uint32_t, np, 1, "partial row pitch (fp32 elements, a multiple of 4)")                                \
   X(uint32_t, blocks, 1, "partials added, in block order")                                                \
   X(uint32_t, db, 1, "column nw is the bias gradient (fp32 db)")                                          \
+  X(uint32_t, db_chunks, 2, "db is the sum of db_part[row][0 .. db_chunks-1] in order instead (the dy "      \
+                            "pre-pass's); 0: column nw or no db")                                         \
   X(uint32_t, out_dtype, 1, "dw's dtype (convjit_dtype): the weight's, or f32")                           \
   X(cj_epilogue, epi, 0, "the conversion to dw's dtype (kplan_epi.h): follows from out_dtype")            \
   X(uint64_t, block_elems, 0, "fp32 elements of one block's partial (rows * np)")
@@ -164,7 +179,8 @@ typedef struct cj_wgrad_finalize_plan {
 } cj_wgrad_finalize_plan;
 
 /* The finalize of the backward-weight conv plan c, writing dw in out_dtype
- * (the compute dtype or f32). Args WORKSPACE (the partials), DW, DB (db only). */
+ * (the compute dtype or f32). Args WORKSPACE (the partials), DW, DB (db
+ * only), DB_PART (db from the dy pre-pass's partials). */
 convjit_status cj_kplan_wgrad_finalize_init(struct cj_kplan *p, const cj_arch *arch, const struct cj_conv_plan *c,
                                             uint32_t out_dtype);
 

@@ -3,7 +3,9 @@
  * blocks' 16-byte partials added in block order 0, 1, ... (a counted loop:
  * the order, hence every bit of dw, is the problem's alone), converted to
  * dw's dtype by the epilogue's CONVERT (RNE, epilogue.c) and stored; the
- * thread holding column nw writes that sum to db[row] in fp32.
+ * thread holding column nw writes that sum to db[row] in fp32, or (db
+ * summed by dy's pre-pass) the thread of column 0 adds the row's db_chunks
+ * partials in chunk order.
  *
  * The partials are addressed in 64 bits (blocks * K * np fp32 may pass
  * 2^31 bytes); dw and db through buffer resources with the lanes outside
@@ -63,6 +65,33 @@ convjit_status cj_wgrad_finalize_build(cj_irb *g, const cj_kplan *p) {
       cj_irb_buf_store(g, LLVMBuildExtractElement(b, out, cj_c32(g, i), ""), dwr, cj_irb_oob(g, ok, off, WF_OOB),
                        NULL, 0);
     }
+  }
+  if (f->db_chunks) { /* db[row] = the pre-pass's partials in chunk order, by the row's column-0 thread */
+    LLVMValueRef dbr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DB), cj_c64(g, (uint64_t)f->rows * 4));
+    LLVMValueRef dp = cj_irb_arg_role(g, p, CJ_ARG_DB_PART);
+    LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "db.run");
+    LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "db.skip");
+    LLVMValueRef first = LLVMBuildAnd(b, live, LLVMBuildICmp(b, LLVMIntEQ, col, cj_c32(g, 0), ""), "db.first");
+    LLVMBuildCondBr(b, first, run, skip);
+    LLVMPositionBuilderAtEnd(b, run);
+    LLVMValueRef base = LLVMBuildMul(b, LLVMBuildZExt(b, row, g->i64, ""), cj_c64(g, f->db_chunks), "");
+    LLVMValueRef acc0 = LLVMConstReal(g->f32, 0.0);
+    cj_irb_loop cl;
+    cj_irb_loop_begin(g, &cl, cj_c32(g, 0), cj_c32(g, f->db_chunks), cj_c32(g, 1), "chunks");
+    LLVMBasicBlockRef cbody = LLVMGetInsertBlock(b);
+    LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(cl.iv));
+    LLVMValueRef acc = LLVMBuildPhi(b, g->f32, "db.sum");
+    LLVMAddIncoming(acc, &acc0, &cl.pre, 1);
+    LLVMPositionBuilderAtEnd(b, cbody);
+    LLVMValueRef at = LLVMBuildAdd(b, base, LLVMBuildZExt(b, cl.iv, g->i64, ""), "");
+    LLVMValueRef v = cj_irb_global_load(g, g->f32, cj_irb_gep1(g, dp, LLVMBuildMul(b, at, cj_c64(g, 4), "")), 4);
+    LLVMValueRef nx = LLVMBuildFAdd(b, acc, v, "db.next");
+    LLVMBasicBlockRef clatch = LLVMGetInsertBlock(b);
+    LLVMAddIncoming(acc, &nx, &clatch, 1);
+    cj_irb_loop_end(g, &cl);
+    cj_irb_buf_store(g, acc, dbr, LLVMBuildMul(b, row, cj_c32(g, 4), ""), NULL, 0);
+    LLVMBuildBr(b, skip);
+    LLVMPositionBuilderAtEnd(b, skip);
   }
   if (f->db) { /* column nw of this row, when it is one of the thread's 4 */
     LLVMValueRef dbr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DB), cj_c64(g, (uint64_t)f->rows * 4));

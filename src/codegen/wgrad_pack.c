@@ -10,6 +10,11 @@
  *   a 64-bit address (x and dy may pass 2^31 elements), routed to the
  *   tensor's first element and zeroed when outside it
  *
+ * db_sum (the bias gradient where no ones column fits, kplan_wgrad.h):
+ * each thread adds its 8 values in fp32 in element order, the workgroup's
+ * 256 sums are added in LDS by a fixed tree (128, 64, ... apart), and
+ * thread 0 stores the chunk's partial: a fixed order, no atomics.
+ *
  * 64-bit addresses rather than buffer resources: a thread's 8 elements may
  * straddle grid rows, samples and (NDHWC) pixels C elements apart, so no
  * one rebased origin bounds them; the loads are 2 bytes wide, so the
@@ -33,6 +38,29 @@ static LLVMValueRef gp_inc(cj_irb *g, LLVMValueRef v, LLVMValueRef carry_in, uin
   LLVMValueRef nv = LLVMBuildAdd(b, v, LLVMBuildZExt(b, carry_in, g->i32, ""), "");
   *carry = LLVMBuildICmp(b, LLVMIntEQ, nv, cj_c32(g, lim), "");
   return LLVMBuildSelect(b, *carry, cj_c32(g, 0), nv, "");
+}
+
+/* The workgroup's sum of each thread's v (fp32): a tree over LDS, the
+ * pairs tid, tid + w for w = 128, 64, ... 1, one barrier per level (every
+ * thread reaches each); thread 0 holds the total in slot 0. */
+static LLVMValueRef gp_wg_sum(cj_irb *g, LLVMValueRef v) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef lds = cj_irb_lds(g, "db.sum", CJ_WGRAD_PACK_THREADS * 4, 4);
+  LLVMValueRef tid = cj_irb_tid(g, 0), at = LLVMBuildMul(b, tid, cj_c32(g, 4), "");
+  cj_irb_lds_store(g, v, lds, at, 4);
+  for (uint32_t w = CJ_WGRAD_PACK_THREADS / 2; w >= 1; w /= 2) {
+    cj_irb_workgroup_sync(g);
+    LLVMBasicBlockRef add = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "db.add");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "db.next");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, tid, cj_c32(g, w), ""), add, next);
+    LLVMPositionBuilderAtEnd(b, add);
+    LLVMValueRef hi = cj_irb_lds_load(g, g->f32, lds, LLVMBuildAdd(b, at, cj_c32(g, w * 4), ""), 4);
+    cj_irb_lds_store(g, LLVMBuildFAdd(b, cj_irb_lds_load(g, g->f32, lds, at, 4), hi, ""), lds, at, 4);
+    LLVMBuildBr(b, next);
+    LLVMPositionBuilderAtEnd(b, next);
+  }
+  cj_irb_workgroup_sync(g);
+  return cj_irb_lds_load(g, g->f32, lds, cj_c32(g, 0), 4);
 }
 
 /* One dim's input index u = phase + stride*j - lo, and whether it lies in
@@ -120,6 +148,25 @@ convjit_status cj_grid_pack_build(cj_irb *g, const cj_kplan *p) {
     for (uint32_t i = 0; i < CJ_WGRAD_PACK_ELEMS; i++)
       splat = LLVMBuildInsertElement(b, splat, LLVMConstInt(g->i16, k->one_bits, 0), cj_c32(g, i), "");
     vec = LLVMBuildSelect(b, one, splat, vec, "");
+  }
+  if (k->db_sum) { /* this chunk's partial of db[row]: the values as they go to the grid */
+    LLVMTypeRef et = k->db_sum == CONVJIT_DTYPE_F16 ? g->f16 : g->bf16;
+    LLVMValueRef s = NULL;
+    for (uint32_t i = 0; i < CJ_WGRAD_PACK_ELEMS; i++) {
+      LLVMValueRef f = LLVMBuildFPExt(b, LLVMBuildBitCast(b, vals[i], et, ""), g->f32, "");
+      s = s ? LLVMBuildFAdd(b, s, f, "") : f;
+    }
+    LLVMValueRef tot = gp_wg_sum(g, s);
+    LLVMBasicBlockRef put = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "db.put");
+    LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "db.after");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cj_irb_tid(g, 0), cj_c32(g, 0), ""), put, after);
+    LLVMPositionBuilderAtEnd(b, put);
+    LLVMValueRef pi = LLVMBuildAdd(b, LLVMBuildMul(b, gp_u64(g, row), cj_c64(g, p->grid[0]), ""),
+                                   gp_u64(g, cj_irb_wgid(g, 0)), "db.at");
+    LLVMValueRef dbp = cj_irb_arg_role(g, p, CJ_ARG_DB_PART);
+    cj_irb_global_store(g, tot, cj_irb_gep1(g, dbp, LLVMBuildMul(b, pi, cj_c64(g, 4), "")), 4);
+    LLVMBuildBr(b, after);
+    LLVMPositionBuilderAtEnd(b, after);
   }
   /* the store: whole chunks, threads past the row store nothing */
   LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "store");

@@ -1,7 +1,9 @@
 /* The backward-weight planner (kind table's hooks, select.h; the design in
  * codegen/kplan_wgrad.h and docs/kernels.md "Backward weight"): a valid
  * backward-weight problem -> the launch sequence
- *   fwd: grid_pack dy -> workspace[dy_off]   (A: dy on the padded grid)
+ *   fwd: grid_pack dy -> workspace[dy_off]   (A: dy on the padded grid; db's
+ *                                             partials to workspace[db_off] where
+ *                                             no ones column fits, kplan_wgrad.h)
  *        grid_pack x  -> workspace[x_off]    (B: x by phase, + a ones row per group with db)
  *        [zero the accumulator]              (desc.nondeterministic: atomics)
  *        conv in its wgrad mode              (fp32 partial tile per reduction block)
@@ -98,9 +100,12 @@ static convjit_status wgrad_sequence(const cj_conv_problem *p, const cj_target *
   const cj_conv_plan *c = &conv.u.conv;
   const cj_wgrad_grid *w = &c->wg;
   const uint64_t dy_off = 0, x_off = wg_align(dy_off + c->w_bytes), p_off = wg_align(x_off + c->x_bytes);
-  const cj_role_bind dy_binds[] = {{CJ_ARG_SRC, {CJ_BIND_DY, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, dy_off}}};
+  const uint64_t db_off = wg_align(p_off + c->ws_bytes), db_bytes = (uint64_t)c->g.k_all * w->db_chunks * 4;
+  const cj_role_bind dy_binds[] = {{CJ_ARG_SRC, {CJ_BIND_DY, 0}},
+                                   {CJ_ARG_DST, {CJ_BIND_WORKSPACE, dy_off}},
+                                   {CJ_ARG_DB_PART, {CJ_BIND_WORKSPACE, db_off}}};
   CJ_TRY(cj_kplan_grid_pack_init(&kp, arch, c, CJ_WGRAD_SIDE_DY, p->y_layout == CONVJIT_LAYOUT_NDHWC));
-  CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, dy_binds, 2));
+  CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, dy_binds, 3));
   const cj_role_bind x_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, x_off}}};
   CJ_TRY(cj_kplan_grid_pack_init(&kp, arch, c, CJ_WGRAD_SIDE_X, p->x_layout == CONVJIT_LAYOUT_NDHWC));
   CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, x_binds, 2));
@@ -109,18 +114,19 @@ static convjit_status wgrad_sequence(const cj_conv_problem *p, const cj_target *
                                 {CJ_ARG_X, {CJ_BIND_WORKSPACE, x_off}},
                                 {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, p_off}},
                                 {CJ_ARG_DW, {CJ_BIND_DW, 0}},
-                                {CJ_ARG_DB, {CJ_BIND_DB, 0}}};
+                                {CJ_ARG_DB, {CJ_BIND_DB, 0}},
+                                {CJ_ARG_DB_PART, {CJ_BIND_WORKSPACE, db_off}}};
   const uint32_t nbinds = sizeof binds / sizeof binds[0];
   CJ_TRY(cj_seq_add_bound(&out->fwd, &conv, binds, nbinds));
   CJ_TRY(cj_kplan_wgrad_finalize_init(&kp, arch, c, (uint32_t)p->w_dtype));
   CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, binds, nbinds));
-  out->workspace_bytes = p_off + c->ws_bytes;
+  out->workspace_bytes = db_bytes ? db_off + db_bytes : p_off + c->ws_bytes;
   char grp[32] = "";
   if (c->g.groups > 1) snprintf(grp, sizeof grp, " groups %u", c->g.groups);
   snprintf(out->summary, sizeof out->summary, "grid_pack dy, x + wgrad %s%s %ux%ux%u w%ux%u s%u, %u blocks%s + finalize -> "
            "dw %s%s", cj_dtype_name((convjit_dtype)c->g.dtype), grp, c->tile_m, c->tile_n, c->tile_k, c->wave_m,
            c->wave_n, c->stages, w->blocks, c->g.wgrad_atomic ? " (atomics)" : "", cj_dtype_name(p->w_dtype),
-           w->db ? ", db" : "");
+           w->db ? ", db" : w->db_sum ? ", db (summed by the dy pre-pass)" : "");
   return CONVJIT_OK;
 }
 

@@ -266,8 +266,14 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     /* 8 elements per thread, unrolled: each its grid position step, input
      * index and range checks, 64-bit address, load and select (~32); setup */
     inst_budget = 8 * 32 + 160;
+    if (p->u.gp.db_sum) { /* db's partial: 8 converts and adds, a tree of 8 levels (compare, branch, 2 LDS
+                             reads, add, LDS write, barrier: ~12), thread 0's store; one fp32 slot per thread */
+      inst_budget += 8 * 2 + 8 * 12 + 16;
+      lds_want = CJ_WGRAD_PACK_THREADS * 4;
+    }
   } else if (p->op == CJ_KOP_WGRAD_FINALIZE) {
-    inst_budget = 160; /* a loop of one 16-byte load and add per block; convert, stores */
+    /* a loop of one 16-byte load and add per block; convert, stores (+ db's loop over the pre-pass's partials) */
+    inst_budget = 160 + (p->u.wf.db_chunks ? 32 : 0);
   } else {
     fail_msg("golden: no derived bounds for op %s", w->op);
   }

@@ -92,6 +92,10 @@ static const struct {
     {"grid_pack", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 stride=2 layout=ndhwc side=dy", "", "wgrad dy NDHWC gather"},
     {"grid_pack", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 groups=4 db layout=ndhwc side=x", "", "wgrad grouped x gather"},
     {"wgrad_finalize", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 groups=4 db", "", "wgrad grouped finalize"},
+    /* db where no ones column fits (64*27 columns): dy's pre-pass sums it (LDS tree), the finalize adds the chunks */
+    {"grid_pack", "bf16", "2,64,4,6,6,32,3,3,3", "pad=1 db side=dy", "", "wgrad dy pre-pass summing db"},
+    {"grid_pack", "f16", "2,64,4,6,6,32,3,3,3", "pad=1 db side=dy", "", "wgrad f16 dy pre-pass summing db"},
+    {"wgrad_finalize", "bf16", "2,64,4,6,6,32,3,3,3", "pad=1 db dw=f32", "", "wgrad finalize of db's chunks"},
     /* f16 (the f16 MFMA, f16 conversions) and f32 outputs */
     {"conv", "f16", "2,64,6,18,18,192,3,3,3", "pad=1 bias", "bias need_t need_h need_w m_partial n_tail",
      "f16: default tile, bias, every bounds check, scalar f16 stores"},
