@@ -145,7 +145,7 @@ static void check_bwd(const cj_arch *a, const headline *hs, const uint32_t st[3]
   const uint32_t in[3] = {hs->d, hs->h, hs->w}, f[3] = {hs->t, hs->r, hs->s};
   const uint32_t cpad = (uint32_t)round_up(hs->k, 8); /* dy's channels, the reduction's, in bf16 chunks */
   uint64_t issued = 0, dense = 0, useful = 0, zero_ins = 0, nphase = 0;
-  uint32_t tm = 0, tn = 0, tk = 0;
+  uint32_t tm = 0, tn = 0, tk = 0, stages = 0;
   for (uint32_t i = 0; i < seq.fwd.nsteps; i++) {
     const cj_step *sp = &seq.fwd.step[i];
     if (sp->kind != CJ_STEP_KERNEL || sp->plan.op != CJ_KOP_CONV) continue;
@@ -158,7 +158,7 @@ static void check_bwd(const cj_arch *a, const headline *hs, const uint32_t st[3]
     nphase++;
     assert_int_equal(c->splitk, 1); /* the headline grids are long: every workgroup runs all K steps */
     if (!c->k_tiles) fail_msg("%s: a phase with no taps (no dx position of these strides is out of reach)", what);
-    tm = c->tile_m, tn = c->tile_n, tk = c->tile_k;
+    tm = c->tile_m, tn = c->tile_n, tk = c->tile_k, stages = c->stages;
     cj_built b;
     if (cj_build_kernel(kp, 0, &b) != CONVJIT_OK) fail_msg("%s: build: %s", what, cj_error_text());
     if (cj_check_resources(b.info, a) != CONVJIT_OK) fail_msg("%s: %s", what, cj_error_text());
@@ -186,7 +186,8 @@ static void check_bwd(const cj_arch *a, const headline *hs, const uint32_t st[3]
   /* the dense count from the definition: per residue class of dx (a
    * phase), its positions times the taps that reach it, tile-rounded like
    * any GEMM (M to tile_m, dx channels to tile_n, taps x dy channels to
-   * tile_k); and the zero-inserted conv's: every tap at every position */
+   * K steps of tile_k, run in whole groups of `stages`); and the
+   * zero-inserted conv's: every tap at every position */
   uint32_t rho[3];
   for (rho[0] = 0; rho[0] < st[0]; rho[0]++)
     for (rho[1] = 0; rho[1] < st[1]; rho[1]++)
@@ -196,11 +197,11 @@ static void check_bwd(const cj_arch *a, const headline *hs, const uint32_t st[3]
           m *= (in[i] - rho[i] + st[i] - 1) / st[i];
           j *= taps_of(f[i], 1, hs->pad[i], st[i], rho[i]);
         }
-        dense += round_up(m, tm) * round_up(hs->c, tn) * round_up(j * cpad, tk);
+        dense += round_up(m, tm) * round_up(hs->c, tn) * round_up((j * cpad + tk - 1) / tk, stages) * tk;
         useful += m * hs->c * j * hs->k;
       }
   const uint64_t dhw = (uint64_t)in[0] * in[1] * in[2], trs = (uint64_t)f[0] * f[1] * f[2];
-  zero_ins = round_up(dhw, tm) * round_up(hs->c, tn) * round_up(trs * cpad, tk);
+  zero_ins = round_up(dhw, tm) * round_up(hs->c, tn) * round_up((trs * cpad + tk - 1) / tk, stages) * tk;
   printf("  %s bwd-data stride %u,%u,%u: %llu phases; EMULATED MFMA multiply-adds over the grid %.4g = the dense "
          "count %.4g (useful %.4g); the zero-inserted dy's conv would issue %.4g (%.2fx)\n",
          a->name, st[0], st[1], st[2], (unsigned long long)nphase, (double)issued, (double)dense, (double)useful,
