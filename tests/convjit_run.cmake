@@ -39,8 +39,18 @@ if(TARGET convjit-run)
   add_test(NAME host/run_f16
            COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for y in f16 f32; do run --device emu --arch $a --op conv --dtype f16 --y-dtype $y --shape 1,32,4,8,10,64,3,3,3 --pad 1,1,1 --residual --act silu --bias --no-disk-cache --check || exit 1; done; done"
                    $<TARGET_FILE:convjit-run>)
+  # Issue 27's acceptance commands: backward data of the forward problem
+  # --shape/--stride/--pad describe (dx from a dy of its output's shape),
+  # bf16 and f16 on both arches; the transposed conv's form (output_padding
+  # 0,1,1: dx one position longer in h and w, and the epilogue over dx);
+  # the fused 2x upsample (f16 and bf16, a bias and silu), each checked
+  # against the definition references (ref_conv.h) with the derived bound.
+  add_test(NAME host/run_bwd_data
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for d in bf16 f16; do run --device emu --arch $a --kind bwd-data --dtype $d --shape 1,64,4,8,8,64,3,3,3 --stride 1,2,2 --pad 1,1,1 --check || exit 1; done; run --device emu --arch $a --kind bwd-data --dtype bf16 --shape 1,32,4,9,9,48,3,3,3 --stride 1,2,2 --pad 1,1,1 --output-padding 0,1,1 --bias --residual --act silu --check && echo \"$out\" | grep -q '\"shape\":\\[1,32,4,9,9' || exit 1; for d in bf16 f16; do run --device emu --arch $a --dtype $d --upsample 1,2,2 --shape 1,32,4,6,6,48,3,3,3 --pad 1,1,1 --bias --act silu --check || exit 1; done; done"
+                   $<TARGET_FILE:convjit-run>)
   set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
-                       host/run_epilogue_residual_silu host/run_stream_chunks host/run_f16 PROPERTIES LABELS host)
+                       host/run_epilogue_residual_silu host/run_stream_chunks host/run_f16 host/run_bwd_data
+                       PROPERTIES LABELS host)
   # Issue 10 item 13: convjit-run with no arguments (scripts/run's job)
   # prints the fp8 and the bf16 summary, each checked and passing.
   add_test(NAME tools/run_no_args
