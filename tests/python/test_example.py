@@ -62,8 +62,8 @@ class TorchVaeUpBlockExample(unittest.TestCase):
             self.assertEqual(verdict, "PASS", f"{how}: {err} > {tol}")
             self.assertLessEqual(float(err), float(tol))   # the verdict agrees with its numbers
             self.assertGreater(float(tol), 0.0)
-        calls = re.findall(r"^  convjit calls: (\d+) causal convs worst (\S+), (\d+) up convs worst (\S+) .*  (PASS|FAIL)$",
-                           p.stdout, re.M)
+        calls = re.findall(r"^  convjit calls: (\d+) causal convs worst (\S+), (\d+) up convs worst (\S+) "
+                           r".*  (PASS|FAIL)$", p.stdout, re.M)
         self.assertEqual(len(calls), 2, out)
         for nc, wc, nu, wu, verdict in calls:
             # whole + 3 chunks: 2 causal convs each, one up conv each
