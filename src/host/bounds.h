@@ -35,6 +35,11 @@ typedef struct cj_bounds {
    * completes; 0 means every barrier is followed by an LDS wait before any
    * MFMA. barriers_per_step: per wave and K step. */
   double barrier_cover_mfma, barriers_per_step;
+  /* The sampled workgroup's dynamic instructions, all its waves (EMULATED):
+   * in all and by the classes that feed the MFMAs. Their ratios (MFMA
+   * share, LDS and vector-memory instructions per MFMA) compare kernels of
+   * different shapes without a cycle model (docs/performance.md). */
+  uint64_t insts, insts_mfma, insts_lds, insts_vmem;
   const char *bound;       /* "mfma", "lds", "issue", "hbm" or "occupancy" */
   double mfma_fraction;    /* MFMA cycles / the bound's: perfect overlap, an upper bound */
   /* The compute-unit simulation (cj_bounds_conv_sim only; perf/perf.h,
