@@ -62,16 +62,21 @@ static const headline k_shapes[] = {
     {1024, 120, 160, 90, 1024, 3, 1, 1, {1, 0, 0}},
 };
 
+/* The forward conv of headline shape hs in dtype dt (stride 1). */
+static void headline_geom(const headline *hs, uint32_t dt, cj_conv_geom *g) {
+  memset(g, 0, sizeof *g);
+  g->dtype = dt;
+  g->n = 1; g->c = hs->c; g->d = hs->d; g->h = hs->h; g->w = hs->w;
+  g->k = hs->k; g->t = hs->t; g->r = hs->r; g->s = hs->s;
+  for (int i = 0; i < 3; i++) {
+    g->stride[i] = g->dil[i] = 1;
+    g->pad_lo[i] = g->pad_hi[i] = hs->pad[i];
+  }
+}
+
 static void check_one(const cj_arch *a, const headline *hs, int fp8) {
   cj_conv_geom g;
-  memset(&g, 0, sizeof g);
-  g.dtype = fp8 ? ts_fp8_native(a) : CONVJIT_DTYPE_BF16;
-  g.n = 1; g.c = hs->c; g.d = hs->d; g.h = hs->h; g.w = hs->w;
-  g.k = hs->k; g.t = hs->t; g.r = hs->r; g.s = hs->s;
-  for (int i = 0; i < 3; i++) {
-    g.stride[i] = g.dil[i] = 1;
-    g.pad_lo[i] = g.pad_hi[i] = hs->pad[i];
-  }
+  headline_geom(hs, fp8 ? ts_fp8_native(a) : CONVJIT_DTYPE_BF16, &g);
   cj_kplan conv, fin;
   int has_fin = 0;
   ts_select_conv(a, &g, 0, NULL, &conv, &fin, &has_fin);
@@ -221,14 +226,7 @@ static void check_bwd_stride1(const cj_arch *a, const headline *hs) {
   static const uint32_t one[3] = {1, 1, 1};
   bwd_seq(a, hs, one, &seq);
   cj_conv_geom g;
-  memset(&g, 0, sizeof g);
-  g.dtype = CONVJIT_DTYPE_BF16;
-  g.n = 1; g.c = hs->c; g.d = hs->d; g.h = hs->h; g.w = hs->w;
-  g.k = hs->k; g.t = hs->t; g.r = hs->r; g.s = hs->s;
-  for (int i = 0; i < 3; i++) {
-    g.stride[i] = g.dil[i] = 1;
-    g.pad_lo[i] = g.pad_hi[i] = hs->pad[i];
-  }
+  headline_geom(hs, CONVJIT_DTYPE_BF16, &g);
   cj_kplan conv, fin;
   int has_fin = 0;
   ts_select_conv(a, &g, 0, NULL, &conv, &fin, &has_fin);
