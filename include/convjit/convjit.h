@@ -326,7 +326,7 @@ static inline convjit_conv_transpose_params convjit_conv_transpose_params_defaul
 
 /* Checks a descriptor without a context (no compile). Errors: INVALID_ARG
  * naming the field and value; UNSUPPORTED for valid-but-unhandled fields
- * (a kind without kernels yet: "desc.kind = backward-data: no kernels yet"). */
+ * (a kind without kernels yet: "desc.kind = backward-weight: no kernels yet"). */
 CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc);
 /* Output extents (Do,Ho,Wo; unused dims 1) of a valid descriptor: the
  * forward problem's y (for backward data: dy's extents). */
