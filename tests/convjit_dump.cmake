@@ -67,6 +67,24 @@ foreach(cfg "gfx942;bf16;1024.0;32" "gfx950;fp8;2048.0;64")
                    ${CJ_DUMP} ${arch} ${dt} ${re})
   set_tests_properties(tools/dump_bounds_${arch}_${dt} PROPERTIES LABELS tools)
 endforeach()
+# The kinds' phase kernels (issue 27): --emit bounds reports every conv
+# kernel of a backward-data plan (the issue's acceptance shape, stride
+# 1,2,2: four output phases of 3x1x1, 3x1x2, 3x2x1, 3x2x2 taps) and of a
+# fused 2x upsample (1,2,2 with stride 1: two phases per upsampled dim),
+# each with its own K steps: for backward data 3 / 6 / 6 / 12 taps x 64 dy
+# channels / gfx950's 32-element K step = 6 / 12 / 12 / 24, the K loop
+# running whole groups of its 4 stages (6 -> 8); four reports either way.
+foreach(cfg "bwd;--kind bwd-data --stride 1,2,2;gfx950;k_steps\\\":8,.*k_steps\\\":12,.*k_steps\\\":12,.*k_steps\\\":24,"
+            "up;--upsample 1,2,2;gfx942;modelled.*modelled.*modelled.*modelled")
+  list(GET cfg 0 name)
+  list(GET cfg 1 opts)
+  list(GET cfg 2 arch)
+  list(GET cfg 3 re)
+  add_test(NAME tools/dump_bounds_${name}
+           COMMAND bash -c "out=$(\"$0\" --arch $1 --op conv --dtype bf16 --shape 1,64,4,8,8,64,3,3,3 --pad 1,1,1 $2 --emit bounds --no-sim --json) && echo \"$out\" && test $(echo \"$out\" | grep -o '\"kind\":\"modelled\"' | wc -l) = 4 && echo \"$out\" | grep -Eq -- \"$3\""
+                   ${CJ_DUMP} ${arch} "${opts}" "${re}")
+  set_tests_properties(tools/dump_bounds_${name} PROPERTIES LABELS tools)
+endforeach()
 # and the text form names the model. These two run the compute-unit
 # simulation (the headline ones above skip it with --no-sim: it is not
 # their subject, and the suite stays as fast) on a shape of one workgroup

@@ -39,6 +39,15 @@ if(TARGET convjit-run)
   add_test(NAME host/run_f16
            COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for y in f16 f32; do run --device emu --arch $a --op conv --dtype f16 --y-dtype $y --shape 1,32,4,8,10,64,3,3,3 --pad 1,1,1 --residual --act silu --bias --no-disk-cache --check || exit 1; done; done"
                    $<TARGET_FILE:convjit-run>)
+  # Issue 27's acceptance commands: backward data of the forward problem
+  # --shape/--stride/--pad describe (dx from a dy of its output's shape),
+  # bf16 and f16 on both arches; the transposed conv's form (output_padding
+  # 0,1,1: dx one position longer in h and w, and the epilogue over dx);
+  # the fused 2x upsample (f16 and bf16, a bias and silu), each checked
+  # against the definition references (ref_conv.h) with the derived bound.
+  add_test(NAME host/run_bwd_data
+           COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx950 gfx942; do for d in bf16 f16; do run --device emu --arch $a --kind bwd-data --dtype $d --shape 1,64,4,8,8,64,3,3,3 --stride 1,2,2 --pad 1,1,1 --check || exit 1; done; run --device emu --arch $a --kind bwd-data --dtype bf16 --shape 1,32,4,9,9,48,3,3,3 --stride 1,2,2 --pad 1,1,1 --output-padding 0,1,1 --bias --residual --act silu --check && echo \"$out\" | grep -q '\"shape\":\\[1,32,4,9,9' || exit 1; for d in bf16 f16; do run --device emu --arch $a --dtype $d --upsample 1,2,2 --shape 1,32,4,6,6,48,3,3,3 --pad 1,1,1 --bias --act silu --check || exit 1; done; done"
+                   $<TARGET_FILE:convjit-run>)
   # Issue 28's acceptance: the backward weight of 2,32,4,8,8 -> 48 3x3x3 pad
   # 1 passes its check on both arches, bf16 and f16, and two invocations give
   # the same dw (the printed digest of its bytes; each invocation also runs it
@@ -49,7 +58,8 @@ if(TARGET convjit-run)
            COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx942 gfx950; do for t in bf16 f16; do run --device emu --arch $a --kind bwd-weight --dtype $t --shape 2,32,4,8,8,48,3,3,3 --pad 1,1,1 --check || exit 1; d1=$(echo \"$out\" | grep -o '\"digest\":\"[0-9a-f]*\"'); echo \"$out\" | grep -q '\"bit_identical_runs\":true' || exit 1; run --device emu --arch $a --kind bwd-weight --dtype $t --shape 2,32,4,8,8,48,3,3,3 --pad 1,1,1 --check || exit 1; d2=$(echo \"$out\" | grep -o '\"digest\":\"[0-9a-f]*\"'); [ -n \"$d1\" ] && [ \"$d1\" = \"$d2\" ] || { echo \"digests differ: $d1 $d2\"; exit 1; }; done; run --device emu --arch $a --kind bwd-weight --shape 2,24,9,11,20,3,3 --stride 2,2 --pad 1,1 --bias --dw-dtype f32 --check || exit 1; run --device emu --arch $a --kind bwd-weight --shape 2,24,9,11,20,3,3 --pad 1,1 --bias --nondeterministic --check || exit 1; done"
                    $<TARGET_FILE:convjit-run>)
   set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
-                       host/run_epilogue_residual_silu host/run_stream_chunks host/run_f16 host/run_bwd_weight
+                       host/run_epilogue_residual_silu host/run_stream_chunks host/run_f16 host/run_bwd_data
+                       host/run_bwd_weight
                        PROPERTIES LABELS host)
   # Issue 10 item 13: convjit-run with no arguments (scripts/run's job)
   # prints the fp8 and the bf16 summary, each checked and passing.

@@ -489,6 +489,8 @@ static void print_sim_text(const cj_perf_kernel_out *m, cj_strbuf *o) {
 /* One class of the per-wave, per-K-step counts (emu.h's EMU_CLASS_* index). */
 #define PS(cls) (x.per_step[EMU_CLASS_##cls])
 /* The model is cj_bounds_conv's (src/emu/bounds.h, docs/performance.md). */
+static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
+
 static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"bounds\":[");
   else cj_sb_printf(o, "; ==== bounds (%s, MODELLED: docs/performance.md) ====\n", a->arch->name);
@@ -512,13 +514,15 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                      "\"mfma_fraction\":%.3f,\"vmcnt0_waits\":%llu,\"loop_trips\":%u,"
                      "\"barriers_per_step\":%.2f,\"barrier_cover_mfma\":%.2f,\"per_wave_step\":{\"mfma\":%.3f,"
                      "\"vmem\":%.3f,\"lds\":%.3f,\"valu\":%.3f,\"salu\":%.3f,\"waitcnt\":%.3f,\"barrier\":%.3f,"
-                     "\"branch\":%.3f}",
+                     "\"branch\":%.3f},\"instructions\":%llu,"
+                     "\"mfma_share\":%.4f,\"lds_per_mfma\":%.4f,\"vmem_per_mfma\":%.4f",
                      (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min, x.lds_degree,
                      x.lds_banks, x.issue, x.hbm, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                      x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
                      (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma,
                      PS(MFMA), PS(VMEM), PS(LDS), PS(VALU), PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER),
-                     PS(BRANCH));
+                     PS(BRANCH), (unsigned long long)x.insts, ratio(x.insts_mfma, x.insts),
+                     ratio(x.insts_lds, x.insts_mfma), ratio(x.insts_vmem, x.insts_mfma));
       if (st == CONVJIT_OK && x.simulated) print_sim_json(&x.sim, o);
       cj_sb_printf(o, "}");
     } else if (st != CONVJIT_OK) {
@@ -535,7 +539,9 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    ";   barriers per wave and K step %.2f, MFMAs a wave issues after each before an LDS wait %.2f "
                    "(EMULATED)\n"
                    ";   per wave and K step (EMULATED, prologue and epilogue amortized): MFMA %.2f  VMEM %.2f  LDS %.2f  "
-                   "VALU %.2f  SALU %.2f  waitcnt %.2f  barrier %.2f  branch %.2f\n",
+                   "VALU %.2f  SALU %.2f  waitcnt %.2f  barrier %.2f  branch %.2f\n"
+                   ";   instructions of the workgroup %llu: MFMA share %.3f, LDS %.3f and VMEM %.3f per MFMA "
+                   "(EMULATED)\n",
                    plans[k].name, (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min,
                    x.lds_degree, x.lds_banks, x.issue, x.hbm, x.mfma > 0 ? x.lds / x.mfma : 0,
                    x.mfma > 0 ? x.issue / x.mfma : 0, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
@@ -543,7 +549,8 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    (unsigned long long)x.vmcnt0_waits, x.loop_trips,
                    x.vmcnt0_waits < x.loop_trips ? "none in the loop" : "the loop drains the load queue",
                    x.barriers_per_step, x.barrier_cover_mfma, PS(MFMA), PS(VMEM), PS(LDS), PS(VALU),
-                   PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER), PS(BRANCH));
+                   PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER), PS(BRANCH), (unsigned long long)x.insts,
+                   ratio(x.insts_mfma, x.insts), ratio(x.insts_lds, x.insts_mfma), ratio(x.insts_vmem, x.insts_mfma));
       if (x.simulated) print_sim_text(&x.sim, o);
     }
     first = 0;

@@ -234,6 +234,31 @@ def _upsample(v, rank):
     return f
 
 
+def _batched(x, w, names, w_dims, batch_only):
+    """(x with its batch dim, spatial rank, whether x was unbatched) of an
+    input x and a filter w named names = (x's, w's): 1 to 3 spatial dims by
+    w.dim() (w_dims: what its first two dims are); the batch_only (name,
+    tensor) pairs must be None for an unbatched x."""
+    xn, wn = names
+    if not isinstance(x, torch.Tensor) or not isinstance(w, torch.Tensor):
+        raise TypeError(f"convjit: {xn} and {wn} must be torch tensors, got {type(x).__name__} and "
+                        f"{type(w).__name__}")
+    rank = w.dim() - 2
+    if rank not in (1, 2, 3):
+        raise ValueError(f"convjit: {wn} has {w.dim()} dims {tuple(w.shape)}: expected {w_dims} and 1 to 3 "
+                         "filter dims")
+    unbatched = x.dim() == rank + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+        for name, t in batch_only:
+            if t is not None:
+                raise ValueError(f"convjit: {name} with an unbatched {xn}: give {xn} a batch dim")
+    if x.dim() != rank + 2:
+        raise ValueError(f"convjit: {xn} has {x.dim()} dims {tuple(x.shape)} but {wn} {tuple(w.shape)} is a "
+                         f"{rank}D filter: expected {xn} with {rank + 2} dims (N, C, ...)")
+    return x, rank, unbatched
+
+
 def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_hi=None, residual=None,
          act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None, out_dtype=None,
          upsample=None):
@@ -270,21 +295,8 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     ValueError / NotImplementedError subclasses) with convjit's message.
     """
     t_start = time.perf_counter()
-    if not isinstance(x, torch.Tensor) or not isinstance(w, torch.Tensor):
-        raise TypeError(f"convjit: x and w must be torch tensors, got {type(x).__name__} and {type(w).__name__}")
-    rank = w.dim() - 2
-    if rank not in (1, 2, 3):
-        raise ValueError(f"convjit: w has {w.dim()} dims {tuple(w.shape)}: expected K, C/groups and 1 to 3 "
-                         "filter dims")
-    unbatched = x.dim() == rank + 1
-    if unbatched:
-        x = x.unsqueeze(0)
-        for name, t in (("residual", residual), ("x_prev", x_prev), ("out", out)):
-            if t is not None:
-                raise ValueError(f"convjit: {name} with an unbatched x: give x a batch dim")
-    if x.dim() != rank + 2:
-        raise ValueError(f"convjit: x has {x.dim()} dims {tuple(x.shape)} but w {tuple(w.shape)} is a {rank}D "
-                         f"filter: expected x with {rank + 2} dims (N, C, ...)")
+    x, rank, unbatched = _batched(x, w, ("x", "w"), "K, C/groups",
+                                  (("residual", residual), ("x_prev", x_prev), ("out", out)))
     dev = x.device
     for name, t in (("w", w), ("bias", bias), ("residual", residual), ("x_prev", x_prev), ("out", out),
                     ("w_scale", w_scale if isinstance(w_scale, torch.Tensor) else None)):
@@ -407,22 +419,8 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
     Layout, residual (the output's shape), act and out= as for conv.
     """
     t_start = time.perf_counter()
-    if not isinstance(input, torch.Tensor) or not isinstance(weight, torch.Tensor):
-        raise TypeError(f"convjit: input and weight must be torch tensors, got {type(input).__name__} and "
-                        f"{type(weight).__name__}")
-    rank = weight.dim() - 2
-    if rank not in (1, 2, 3):
-        raise ValueError(f"convjit: weight has {weight.dim()} dims {tuple(weight.shape)}: expected C_in, "
-                         "C_out/groups and 1 to 3 filter dims")
-    unbatched = input.dim() == rank + 1
-    if unbatched:
-        input = input.unsqueeze(0)
-        for name, t in (("residual", residual), ("out", out)):
-            if t is not None:
-                raise ValueError(f"convjit: {name} with an unbatched input: give input a batch dim")
-    if input.dim() != rank + 2:
-        raise ValueError(f"convjit: input has {input.dim()} dims {tuple(input.shape)} but weight "
-                         f"{tuple(weight.shape)} is a {rank}D filter: expected input with {rank + 2} dims")
+    input, rank, unbatched = _batched(input, weight, ("input", "weight"), "C_in, C_out/groups",
+                                      (("residual", residual), ("out", out)))
     dev = input.device
     for name, t in (("weight", weight), ("bias", bias), ("residual", residual), ("out", out)):
         if t is not None and t.device != dev:

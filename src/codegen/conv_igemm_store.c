@@ -15,15 +15,24 @@ static LLVMValueRef cj_cv_y_chan(cj_cv *v, LLVMValueRef col) {
 /* y position (per channel) of output position p (< Do*Ho*Wo) of a placed
  * output (kplan_phase.h): (od, oh, ow) at (od*ys_d, oh*ys_h, ow*ys_w) in a
  * y of extents yext; the phase's first position is an offset of y's
- * pointer. Two divisions per stored row, after the K loop. */
+ * pointer. Two divisions by constants per stored row, after the K loop,
+ * in 32 bits whenever the phase's positions fit (BIG_OUT's i64 division by
+ * a constant is a multiply-high sequence several times as long). */
 static LLVMValueRef cj_cv_y_placed(cj_cv *v, LLVMValueRef p, LLVMTypeRef ty) {
   LLVMBuilderRef b = v->b;
   const cj_conv_geom *G = &v->c->g;
-  LLVMValueRef plane = LLVMConstInt(ty, (uint64_t)G->oh * G->ow, 0), ow = LLVMConstInt(ty, G->ow, 0);
+  LLVMTypeRef dt = ty != v->g->i32 && G->odhw <= UINT32_MAX ? v->g->i32 : ty;
+  if (dt != ty) p = LLVMBuildTrunc(b, p, dt, "");
+  LLVMValueRef plane = LLVMConstInt(dt, (uint64_t)G->oh * G->ow, 0), ow = LLVMConstInt(dt, G->ow, 0);
   LLVMValueRef od = LLVMBuildUDiv(b, p, plane, "od");
   LLVMValueRef rem = LLVMBuildSub(b, p, LLVMBuildMul(b, od, plane, ""), "");
   LLVMValueRef oh = LLVMBuildUDiv(b, rem, ow, "oh");
   LLVMValueRef owv = LLVMBuildSub(b, rem, LLVMBuildMul(b, oh, ow, ""), "ow");
+  if (dt != ty) {
+    od = LLVMBuildZExt(b, od, ty, "");
+    oh = LLVMBuildZExt(b, oh, ty, "");
+    owv = LLVMBuildZExt(b, owv, ty, "");
+  }
   const uint32_t ys[3] = {G->ys[0] ? G->ys[0] : 1, G->ys[1] ? G->ys[1] : 1, G->ys[2] ? G->ys[2] : 1};
   const uint64_t yh = G->yext[1] ? G->yext[1] : G->oh, yw = G->yext[2] ? G->yext[2] : G->ow;
   LLVMValueRef yd = LLVMBuildMul(b, od, LLVMConstInt(ty, ys[0], 0), "");

@@ -103,6 +103,10 @@ static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_t
            p->name);
   CJ_TRY(cj_bounds_emulate(p, b, &o->wg, 1, tr, &st));
   o->vmcnt0_waits = st.vmcnt0_wave_max;
+  o->insts = st.total;
+  o->insts_mfma = st.count[EMU_CLASS_MFMA];
+  o->insts_lds = st.count[EMU_CLASS_LDS];
+  o->insts_vmem = st.count[EMU_CLASS_VMEM];
   o->wave_insts_max = st.wave_max_total;
   o->barrier_cover_mfma = st.barriers ? (double)st.barrier_cover_mfma / (double)st.barriers : 0;
   o->barriers_per_step = st.waves && c->k_tiles_split ? (double)st.barriers / (double)st.waves / c->k_tiles_split : 0;

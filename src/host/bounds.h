@@ -39,6 +39,11 @@ typedef struct cj_bounds {
    * EMU_CLASS_* order: SALU, branch, SMEM, VALU, VMEM, LDS, MFMA, waitcnt,
    * barrier), prologue and epilogue included (amortized over the steps). */
   double per_step[9]; /* EMU_CLASS_COUNT (emu.h), asserted in bounds.c */
+  /* The sampled workgroup's dynamic instructions, all its waves (EMULATED):
+   * in all and by the classes that feed the MFMAs. Their ratios (MFMA
+   * share, LDS and vector-memory instructions per MFMA) compare kernels of
+   * different shapes without a cycle model (docs/performance.md). */
+  uint64_t insts, insts_mfma, insts_lds, insts_vmem;
   const char *bound;       /* "mfma", "lds", "issue", "hbm" or "occupancy" */
   double mfma_fraction;    /* MFMA cycles / the bound's: perfect overlap, an upper bound */
   /* The compute-unit simulation (cj_bounds_conv_sim only; perf/perf.h,

@@ -249,7 +249,13 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     static const uint64_t act_inst[4] = {0, 1, 5, 7};
     const int act = cj_epi_activation(&c->epi);
     uint64_t epi = 8 + (cj_epi_has(&c->epi, CJ_EPI_RESIDUAL) ? 3 : 0) + (act >= 0 && act < 4 ? act_inst[act] : 0);
-    inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * c->stages * dma + epi * acc_min + 256;
+    /* an output phase placed at a stride in a larger y (kplan_phase.h)
+     * decodes each stored row's (od, oh, ow): two divisions by constants
+     * (multiply-high, shift, multiply, subtract) and the placed index's
+     * multiply-adds, 16 per row; a lane stores tile_m / wave_m / 4 rows (4
+     * of each 16-row MFMA fragment) */
+    const uint64_t placed = c->g.placed ? 16 * (uint64_t)c->tile_m / c->wave_m / 4 : 0;
+    inst_budget = c->stages * 4 * (mfma + dma + lds_rd) + 8 * c->stages * dma + epi * acc_min + placed + 256;
   } else if (p->op == CJ_KOP_TRANSPOSE) {
     /* 64 x 64 tile in LDS of the input element (bf16 for bf16-fp8) */
     uint64_t n = 0, cc = 0, sp = 0;

@@ -109,6 +109,21 @@ static const struct {
     {"conv", "f16", "1,64,4,12,12,64,3,3,3", "pad=1 y=f32 residual", "", "f16 in, f32 y and z"},
     {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 y=f32 residual", "", "f32 finalize"},
     {"conv", "fp8", "1,64,4,12,12,64,3,3,3", "pad=1 y=f32 bias", "bias", "fp8 (gfx950: ping-pong epilogue), f32 y"},
+    /* output phases (kplan_phase.h): backward data's and the fused upsample's */
+    {"conv", "bf16", "1,32,4,9,9,48,3,3,3", "pad=1 stride=1,2,2 bwd=3 bias residual act=silu", "placed bias",
+     "backward-data phase: 3x2x2 taps, stores placed at stride 2 (two divisions per row)"},
+    {"conv", "bf16", "1,32,4,9,9,48,3,3,3", "pad=1 stride=1,2,2 bwd=0 big_out", "placed big_out",
+     "placed stores with 64-bit addresses (the divisions in 32 bits)"},
+    {"conv", "f16", "1,32,4,9,9,48,1,4,4", "pad=0,1,1 stride=1,2,2 bwd=1 layout=ndhwc bias", "placed bias",
+     "f16 transposed-conv phase, NDHWC dx placed (channel-contiguous stores at strided positions)"},
+    {"conv", "bf16", "1,16,3,5,5,24,1,1,1", "stride=1,2,2 bwd=3 bias act=gelu", "placed fill bias",
+     "a phase no tap reaches: no K loop, the epilogue of zero"},
+    {"weight_pack", "bf16", "1,16,3,9,9,24,3,4,4", "pad=1 stride=2,3,2 dil=1,2,1 bwd=1", "",
+     "a phase's weight pack: taps gathered at a step, reversed, K and C swapped"},
+    {"conv", "bf16", "1,16,3,5,6,24,3,3,3", "pad=1 up=1,2,2 phase=3 bias", "placed",
+     "upsample phase: tap divisor 2, odd stride (placed at 2)"},
+    {"conv", "bf16", "1,16,3,5,6,24,1,4,4", "pad=0,1,1 stride=1,2,2 up=1,2,2 phase=0", "",
+     "upsample with even stride: one phase, tap divisor 2, dense stores"},
 };
 
 /* Each named flag of `flags` must hold in the conv plan. */
@@ -120,7 +135,7 @@ static void check_flags(const cj_kplan *p, const char *flags, const char *what) 
       {"bias", c->has_bias}, {"splitk", c->splitk > 1}, {"big_in", c->big_in}, {"big_out", c->big_out},
       {"vec4_store", c->vec4_store}, {"temporal_fast", c->temporal_fast}, {"need_t", c->need_t},
       {"need_h", c->need_h}, {"need_w", c->need_w}, {"m_partial", c->m_partial}, {"n_tail", c->n_tail},
-      {"k_full", !c->k_partial}, {"dma4", c->dma_bytes == 4}};
+      {"k_full", !c->k_partial}, {"dma4", c->dma_bytes == 4}, {"placed", c->g.placed}, {"fill", c->k_tiles == 0}};
   char buf[160];
   snprintf(buf, sizeof buf, "%s", flags);
   char *save = NULL;

@@ -1,8 +1,10 @@
-"""examples/torch_vae_block.py runs (EMULATED) and passes: every convjit
-conv call is within convjit's own error bound of the float64 conv of its
-inputs, the whole-clip and chunked decodes are within the stage budget of
-the float64 block, and it exits 0. No verdict uses torch's bf16 result (its
-accuracy depends on the CPU and the torch build): that line carries none."""
+"""examples/torch_vae_block.py and examples/torch_vae_upblock.py run
+(EMULATED) and pass: every convjit conv call is within convjit's own error
+bound of the float64 conv of its inputs, the whole-clip and chunked decodes
+are within the stage budget of the float64 block, and each exits 0. No
+verdict uses torch's bf16 result (its accuracy depends on the CPU and the
+torch build): that line carries none. The up-block's fused upsample + conv
+is also bit for bit convjit's conv of the upsampled tensor."""
 
 import os
 import re
@@ -11,14 +13,18 @@ import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 EXAMPLE = os.path.join(ROOT, "examples", "torch_vae_block.py")
+UPBLOCK = os.path.join(ROOT, "examples", "torch_vae_upblock.py")
+
+
+def run_example(path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(["/usr/bin/python3", path], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
 
 
 class TorchVaeBlockExample(unittest.TestCase):
     def test_whole_and_chunked_pass(self):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
-        p = subprocess.run(["/usr/bin/python3", EXAMPLE], capture_output=True, text=True, env=env, cwd=ROOT,
-                           timeout=600)
+        p = run_example(EXAMPLE)
         out = p.stdout + p.stderr
         self.assertEqual(p.returncode, 0, out)
         for which in ("whole", "chunked"):
@@ -38,6 +44,33 @@ class TorchVaeBlockExample(unittest.TestCase):
         self.assertIsNotNone(m, f"no torch yardstick line in:\n{out}")
         self.assertNotRegex(m.group(0), "PASS|FAIL|tol", "torch's bf16 error must not decide a verdict")
         self.assertIn("swapped ['conv1.conv', 'conv2.conv']", p.stdout)   # both causal convs ran through convjit
+        self.assertRegex(p.stdout, re.compile(r"^RESULT PASS$", re.M))
+
+
+class TorchVaeUpBlockExample(unittest.TestCase):
+    def test_both_upsamplers_whole_and_chunked_pass(self):
+        p = run_example(UPBLOCK)
+        out = p.stdout + p.stderr
+        self.assertEqual(p.returncode, 0, out)
+        # two variants: the fused Upsample + Conv3d, the ConvTranspose3d
+        self.assertIn("fused [('up.0', 'up.1')]", p.stdout)   # the pair became one convjit conv
+        self.assertRegex(p.stdout, re.compile(r"^\(T\) ConvTranspose3d.*swapped \[.*'up\.0'\]", re.M))
+        results = re.findall(r"^  convjit (whole|chunked) +max abs error vs float64 (\S+)  tol (\S+) .*  (PASS|FAIL)",
+                             p.stdout, re.M)
+        self.assertEqual([r[0] for r in results], ["whole", "chunked"] * 2, out)
+        for how, err, tol, verdict in results:
+            self.assertEqual(verdict, "PASS", f"{how}: {err} > {tol}")
+            self.assertLessEqual(float(err), float(tol))   # the verdict agrees with its numbers
+            self.assertGreater(float(tol), 0.0)
+        calls = re.findall(r"^  convjit calls: (\d+) causal convs worst (\S+), (\d+) up convs worst (\S+) "
+                           r".*  (PASS|FAIL)$", p.stdout, re.M)
+        self.assertEqual(len(calls), 2, out)
+        for nc, wc, nu, wu, verdict in calls:
+            # whole + 3 chunks: 2 causal convs each, one up conv each
+            self.assertEqual((int(nc), int(nu)), (8, 4))
+            self.assertLessEqual(max(float(wc), float(wu)), 1.0)
+            self.assertEqual(verdict, "PASS")
+        self.assertRegex(p.stdout, re.compile(r"^  fused upsample \+ conv vs .*: bit-identical  PASS$", re.M))
         self.assertRegex(p.stdout, re.compile(r"^RESULT PASS$", re.M))
 
 

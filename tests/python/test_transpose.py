@@ -133,8 +133,8 @@ class _Cases:
         (dx,) = torch.autograd.grad(y, x, dy16.double())
         got = ops.conv_transpose(dy16, w16, None, stride, padding, op)
         mag = F.conv_transpose3d(dy16.double().abs(), w16.double().abs(), None, stride, padding, op)
-        cj.check(self, got, dx, cj.bound(dx, mag, 24 * 27 + 1, y_dtype=torch.float16), f"{self.ARCH} autograd dx f16",
-                 torch.float16)
+        cj.check(self, got, dx, cj.bound(dx, mag, 24 * 27 + 1, y_dtype=torch.float16),
+                 f"{self.ARCH} autograd dx f16", torch.float16)
 
     def test_upsample(self):
         for label, xshape, wshape, up, geom in (
@@ -193,8 +193,8 @@ class _Cases:
                 ref = ref_m(x.double())
             xu = F.interpolate(x.double(), scale_factor=(1, 2, 2), mode="nearest")
             mag = F.conv3d(xu.abs(), ref_m[1].weight.abs(), ref_m[1].bias.abs(), padding=1)
-            cj.check(self, y, ref, cj.bound(ref, mag, 16 * 27 + 1, y_dtype=dt), f"{self.ARCH} patch Upsample+Conv3d {dt}",
-                     dt)
+            cj.check(self, y, ref, cj.bound(ref, mag, 16 * 27 + 1, y_dtype=dt),
+                     f"{self.ARCH} patch Upsample+Conv3d {dt}", dt)
 
     def test_patch_convtranspose3d_f16(self):
         torch.manual_seed(7)
