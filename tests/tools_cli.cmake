@@ -38,6 +38,15 @@ cj_bad_args(run_y_dtype convjit-run "--y-dtype 'fp8': bf16, f16 or f32" ${RUN} -
 cj_bad_args(run_f16_scale convjit-run "--x-scale, --w-scale and --alpha need --dtype fp8" ${RUN} --dtype f16 --x-scale 0.5)
 cj_bad_args(dump_y_dtype convjit-dump "--y-dtype 'i8': bf16, f16 or f32" --arch gfx942 --op conv --dtype f16
             --shape 1,8,4,8,8,16,3,3,3 --y-dtype i8)
+# backward weight's options (cli_problem): a dtype dw is not written in, on
+# another kind, a y dtype for dy (dy is in --dtype)
+cj_bad_args(run_dw_dtype convjit-run "--dw-dtype 'f64': f32, or the inputs' dtype" ${RUN} --kind bwd-weight --dw-dtype f64)
+cj_bad_args(run_dw_dtype_fwd convjit-run "--dw-dtype and --nondeterministic need --kind bwd-weight" ${RUN}
+            --shape 1,8,8,8,3 --dw-dtype f32)
+cj_bad_args(run_bwd_weight_y_dtype convjit-run "--y-dtype f32: backward weight reads dy in --dtype" ${RUN}
+            --kind bwd-weight --shape 1,8,8,8,3 --y-dtype f32)
+cj_bad_args(dump_nondeterministic_fwd convjit-dump "--dw-dtype and --nondeterministic need --kind bwd-weight"
+            --arch gfx942 --op conv --dtype bf16 --shape 1,8,4,8,8,16,3,3,3 --nondeterministic)
 cj_bad_args(run_pad_too_many convjit-run "--pad '1,1,1,1,1,1,1': more than 6 values" ${RUN} --pad 1,1,1,1,1,1,1)
 # well-formed but refused by the API: its field, value and limits
 cj_bad_args(run_shape_zero convjit-run "desc.n = 0: must be in 1..2^31-1" ${RUN} --shape 0,24,8,8,32,3,3)

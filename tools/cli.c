@@ -300,7 +300,8 @@ int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
   if (!strcmp(opt, "--dw-dtype")) {
     if (!strcmp(v, "f32")) pr->dw_dtype = CONVJIT_DTYPE_F32;
     else if (!strcmp(v, "bf16")) pr->dw_dtype = CONVJIT_DTYPE_BF16;
-    else return cli_fail(opt, v, "f32, or the inputs' dtype");
+    else if (!strcmp(v, "f16")) pr->dw_dtype = CONVJIT_DTYPE_F16;
+    else return cli_fail(opt, v, "f32, or the inputs' dtype (bf16 or f16)");
     return 0;
   }
   int up = !strcmp(opt, "--upsample");
