@@ -80,7 +80,7 @@ class HipGlue(unittest.TestCase):
             return t
 
         def timed_call(name, *args):
-            if name == "convjit_conv_forward":
+            if name == "convjit_conv_execute":
                 a = ctypes.cast(args[1], ctypes.POINTER(_lib.ConvArgs)).contents
                 args = (args[0], {f: getattr(a, f) for f, _ in _lib.ConvArgs._fields_}, args[2])
             self.calls.append((name, args))
@@ -98,13 +98,17 @@ class HipGlue(unittest.TestCase):
             p.start()
             self.addCleanup(p.stop)
 
+    def launch(self, x, bias, y):
+        ops._run_hip(self.plan.ctx, self.plan, {"x": x, "bias": bias, "residual": self.res, "scale": None,
+                                                "x_prev": self.x_prev}, {"y": y}, self.w)
+
     def run_hip(self, x):
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, x, self.w, self.bias.float(), self.res, None, self.x_prev, y)
+        self.launch(x, self.bias.float(), y)
         return y
 
     def forwards(self):
-        return [a for n, a in self.calls if n == "convjit_conv_forward"]
+        return [a for n, a in self.calls if n == "convjit_conv_execute"]
 
     def packs(self):
         return [a for n, a in self.calls if n == "convjit_weight_pack"]
@@ -112,7 +116,7 @@ class HipGlue(unittest.TestCase):
     def test_pointers_workspace_stream(self):
         bias = self.bias.float()
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, self.x, self.w, bias, self.res, None, self.x_prev, y)
+        self.launch(self.x, bias, y)
         (pack,), (fwd,) = self.packs(), self.forwards()
         handle, args, stream = fwd
         self.assertEqual(handle, 0xB0)
@@ -166,6 +170,23 @@ class HipGlue(unittest.TestCase):
         self.assertEqual(xptr % 16, 0, "convjit gets a 16-byte aligned x")
         self.assertNotEqual(xptr, xv.data_ptr())
         self.assertEqual(_runtime.counters["input_copies"] - before, 1)
+
+
+    def test_backward_weight_pointers(self):
+        """A backward-weight launch: x and dy in, dw and db out by pointer,
+        no weight pack (the kind reads no weight), the workspace a torch
+        allocation, the current stream."""
+        dw = torch.zeros((32, 16, 3, 3, 3), dtype=torch.bfloat16)
+        db = torch.zeros(32, dtype=torch.float32)
+        dy = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
+        ops._run_hip(self.plan.ctx, self.plan, {"x": self.x, "dy": dy}, {"dw": dw, "db": db})
+        self.assertEqual(self.packs(), [], "backward weight packs no weight")
+        ((handle, args, stream),) = self.forwards()
+        self.assertEqual(stream.value, 0x5A)
+        self.assertEqual((args["x"], args["dy"], args["dw"], args["db"]),
+                         (self.x.data_ptr(), dy.data_ptr(), dw.data_ptr(), db.data_ptr()))
+        self.assertIsNone(args["w_packed"])
+        self.assertIsNone(args["y"])
 
 
 class CudaBuild(unittest.TestCase):

@@ -1,0 +1,119 @@
+"""Float64 gradients and their derived bounds for the binding's autograd
+tests (test_autograd.py) and the training example.
+
+A convjit gradient is a sum of exact products (bf16 x bf16 is exact in
+fp32) in fp32, rounded once to the gradient's dtype. What enters the sums
+is dt, the gradient at the conv's pre-activation, which convjit may hold
+with an error delta (elementwise, bounded below). With M the linear map
+that takes dt to the gradient with every operand replaced by its absolute
+value (a float64 vector-Jacobian product of the float64 conv of |x| or
+|w|), and n the products per gradient element:
+
+  |g - ref| <= rel |ref| + (1 + rel) E + tiny,
+  E = gamma_n M(|dt64| + delta) + M(delta) + n 2^-52 M(|dt64|) + (n + 2) 2^-126
+
+(gamma_n any-order fp32 summation, Higham; the float64 reference's own
+sums; an fp32 denormal flushed per step; rel the output's rounding; tiny
+a flushed or rounded subnormal output.) delta:
+- no activation, bias, residual: 0 (dt is dy, the same bf16 values);
+- relu (fused; mask y > 0): |dy| where |t64| <= Bt (the forward's bound
+  on the pre-activation t: there the mask may differ), else 0;
+- silu, gelu_tanh (torch's fp32 op on convjit's bf16 t under grad):
+  |dy| (A2 Bt + EVAL (1 + |t64|)) plus dt's rounding to bf16, 2^-8 |dt|,
+  with A2 = sup |act''| (checked in test_autograd) and EVAL the fp32
+  evaluation of act' (a few ulps of terms below 8 |t| for |t| < 16, far
+  under 2^-15 (1 + |t|)).
+Every expected value comes from torch in float64; nothing here runs
+convjit.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+import cjtest as cj
+
+A2 = {"silu": 0.55, "gelu_tanh": 0.85}   # sup |act''|: 0.5 (silu) and 0.798 (gelu_tanh), both at t = 0
+EVAL = 2.0 ** -15
+REL = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11, torch.float32: 2.0 ** -24}
+TINY = {torch.bfloat16: 2.0 ** -126, torch.float16: 2.0 ** -24, torch.float32: 2.0 ** -126}
+_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_CT = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+
+def vjp(f, args, i, v):
+    """The vector-Jacobian product of f at args (float64) for input i."""
+    args = [a.detach().double().requires_grad_(j == i) for j, a in enumerate(args)]
+    (g,) = torch.autograd.grad(f(*args), args[i], v)
+    return g
+
+
+def conv_fn(rank, stride=1, pad_lo=0, pad_hi=None, dilation=1, groups=1, upsample=None):
+    """f(x, w): the float64 forward conv (padding before/after each dim by
+    F.pad, x nearest-upsampled first when upsample is given)."""
+    def tup(v):
+        return (v,) * rank if isinstance(v, int) else tuple(v)
+    lo = tup(pad_lo)
+    hi = lo if pad_hi is None else tup(pad_hi)
+    pads = []
+    for i in reversed(range(rank)):
+        pads += [lo[i], hi[i]]
+
+    def f(x, w):
+        if upsample is not None:
+            for i, u in enumerate(tup(upsample)):
+                x = x.repeat_interleave(u, dim=2 + i)
+        return _CONV[rank](F.pad(x, pads), w, None, stride, 0, dilation, groups)
+    return f
+
+
+def conv_transpose_fn(rank, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    def f(x, w):
+        return _CT[rank](x, w, None, stride, padding, output_padding, groups, dilation)
+    return f
+
+
+def act_delta(act, t64, bt, dy):
+    """delta: the bound on |dt - dt64| of the module docstring."""
+    dy = dy.double().abs()
+    if act in (None, "identity"):
+        return torch.zeros_like(t64)
+    if act == "relu":
+        return torch.where(t64.abs() <= bt, dy, torch.zeros_like(dy))
+    t = t64.detach().clone().requires_grad_()
+    (a1,) = torch.autograd.grad(cj.ACT64[act](t).sum(), t)   # act'(t64)
+    e = dy * (A2[act] * bt + EVAL * (1.0 + t64.abs()))
+    return e + REL[torch.bfloat16] * dy * (a1.abs() + A2[act] * bt) + REL[torch.bfloat16] * e
+
+
+def bound(ref, m_dt, m_delta, terms, dtype):
+    """The bound of the module docstring: ref the float64 gradient, m_dt =
+    M(|dt64| + delta), m_delta = M(delta), terms the products per element."""
+    e = cj.gamma(terms) * m_dt + m_delta + terms * 2.0 ** -52 * m_dt + (terms + 2) * 2.0 ** -126
+    rel = REL[dtype]
+    return rel * ref.abs() + (1.0 + rel) * e + TINY[dtype]
+
+
+def check(tc, got, ref, b, label):
+    """Asserts |got - ref| <= b elementwise (got any float dtype) and
+    records the worst fraction under label (cj.WORST)."""
+    tc.assertIsNotNone(got, f"{label}: no gradient")
+    tc.assertEqual(tuple(got.shape), tuple(ref.shape), f"{label}: shape")
+    gd = got.double()
+    tc.assertTrue(bool(torch.isfinite(gd).all()), f"{label}: non-finite gradient")
+    err = (gd - ref).abs()
+    frac = err / b
+    worst = float(frac.max()) if frac.numel() else 0.0
+    cj.WORST[label] = max(cj.WORST.get(label, 0.0), worst)
+    if bool((err > b).any()):
+        i = int(frac.flatten().argmax())
+        tc.fail(f"{label}: {int((err > b).sum())} of {err.numel()} outside the bound; worst at {i}: "
+                f"got={float(gd.flatten()[i])!r} ref={float(ref.flatten()[i])!r} err={float(err.flatten()[i]):.3e} "
+                f"bound={float(b.flatten()[i]):.3e} ({worst:.2f}x)")
+    return worst
+
+
+def positions(t):
+    """N times the spatial extents: the terms of a sum over a tensor's positions."""
+    return t.shape[0] * math.prod(t.shape[2:])
