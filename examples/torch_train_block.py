@@ -50,7 +50,7 @@ import convjit
 C, C_UP = 32, 16         # channels of the block and of the up-block's output
 T, H, W = 3, 6, 6        # frames and extents: seconds per step on the emulator
 P = 2                    # frames before a frame a 3-tap causal conv reads
-LR = 0.5
+LR = 0.2                 # stable for 8+ steps on seeds 0-3 (0.5 diverges after 6 on some)
 U = 2.0 ** -8            # bf16 rounding, relative
 
 
@@ -121,14 +121,14 @@ class CallLog:
         self.calls.append(rec)
 
 
-def conv_fn(m, pad):
+def conv_fn(m, pad, upsampled=True):
     """The float64 forward of patched conv m as it was called (padding
-    before/after, the fused upsample)."""
+    before/after, the fused upsample unless upsampled=False)."""
     lo, hi = pad
     pads = []
     for i in reversed(range(3)):
         pads += [lo[i], hi[i]]
-    up = m.upsample or (1, 1, 1)
+    up = (m.upsample if upsampled else None) or (1, 1, 1)
 
     def f(x, w):
         for i, u in enumerate(up):
@@ -152,6 +152,27 @@ def grad_bound(ref, mag, n):
     return U * ref.abs() + (1.0 + U) * e + 2.0 ** -126
 
 
+def pooled_dx_bound(m, x, w, dy, pad, n):
+    """dx of a conv reading x upsampled: the backward data over the
+    upsampled extents, each copy's gradient rounded to bf16 (grad_bound),
+    the copies summed in fp32 (gamma_f over f copies) and rounded again."""
+    up = m.upsample
+    fn = conv_fn(m, pad, upsampled=False)
+    xu = x.double()
+    for i, u in enumerate(up):
+        xu = xu.repeat_interleave(u, dim=2 + i)
+    child = vjp(fn, xu, w, 0, dy)
+    bchild = grad_bound(child, vjp(fn, xu, w.abs(), 0, dy.abs()), n)
+
+    def pool(v):
+        n_, c = v.shape[:2]
+        return v.reshape(n_, c, v.shape[2] // up[0], up[0], v.shape[3] // up[1], up[1], v.shape[4] // up[2],
+                         up[2]).sum((3, 5, 7))
+    f = math.prod(up)
+    gamma = f * 2.0 ** -23 / (1.0 - f * 2.0 ** -23)
+    return U * pool(child).abs() + (1.0 + U) * (pool(bchild) + gamma * pool(child.abs() + bchild)) + 2.0 ** -126
+
+
 def check_calls(log):
     """max of |g - ref| / bound over every gradient of every logged call."""
     worst = 0.0
@@ -159,14 +180,16 @@ def check_calls(log):
         m, x, dy = c["m"], c["x"], c["dy"].double()
         w = m.weight.detach()
         f = conv_fn(m, c["padding"])
-        up = math.prod(m.upsample or (1, 1, 1))
-        n_dx = w.shape[0] * math.prod(w.shape[2:]) * up     # products per dx element, at most
+        n_dx = w.shape[0] * math.prod(w.shape[2:])          # products per dx element, at most
         n_dw = dy.shape[0] * math.prod(dy.shape[2:])        # N * output positions
-        for got, ref, mag, n in (
-                (c["dx"], vjp(f, x, w, 0, dy), vjp(f, x, w.abs(), 0, dy.abs()), n_dx),
-                (c["dw"], vjp(f, x, w, 1, dy), vjp(f, x.abs(), w, 1, dy.abs()), n_dw),
-                (c["db"], dy.sum((0, 2, 3, 4)), dy.abs().sum((0, 2, 3, 4)), n_dw)):
-            worst = max(worst, ((got.double() - ref).abs() / grad_bound(ref, mag, n)).max().item())
+        ref_dx = vjp(f, x, w, 0, dy)
+        b_dx = (pooled_dx_bound(m, x, w, dy, c["padding"], n_dx) if m.upsample else
+                grad_bound(ref_dx, vjp(f, x, w.abs(), 0, dy.abs()), n_dx))
+        for got, ref, b in (
+                (c["dx"], ref_dx, b_dx),
+                (c["dw"], vjp(f, x, w, 1, dy), grad_bound(vjp(f, x, w, 1, dy), vjp(f, x.abs(), w, 1, dy.abs()), n_dw)),
+                (c["db"], dy.sum((0, 2, 3, 4)), grad_bound(dy.sum((0, 2, 3, 4)), dy.abs().sum((0, 2, 3, 4)), n_dw))):
+            worst = max(worst, ((got.double() - ref).abs() / b).max().item())
     return worst
 
 
@@ -175,11 +198,12 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--arch", default=None, help="emulated arch: gfx942 or gfx950 (default: convjit's)")
     ap.add_argument("--compile", action="store_true", help="train torch.compile(model, fullgraph=True)")
+    ap.add_argument("--seed", type=int, default=0, help="torch.manual_seed of the model, input and target")
     args = ap.parse_args()
     if args.arch:
         convjit.set_emulator_arch(args.arch)
     warnings.simplefilter("ignore", convjit.EmulatorWarning)
-    torch.manual_seed(0)
+    torch.manual_seed(args.seed)
     model = DecoderBlock()
     with torch.no_grad():   # non-trivial affines and biases (a dropped gradient must show)
         for m in model.modules():
@@ -249,18 +273,19 @@ def main():
               f"own bf16 inputs: worst {worst_call:.3f} of the bound (fp32 sum gamma_n*sum|products|, one bf16 "
               f"rounding)  {'PASS' if ok_calls else 'FAIL'}")
     # Parameters: the relative difference to the float64 run, per tensor max|master - p64| / max|p64 - p0|
-    # (the fine-tuning's own change). Stage budget: every bf16 rounding a gradient passes through, forward
-    # (norm1, silu, conv1, norm2, silu, conv2 + residual, up conv: 7) and backward (the gradient rounded at
-    # each of those 7 outputs and at the three convs' dx, dw: 13), each at most u = 2^-8 relative and
-    # independent, so <= 20 u of the update; on top, the convjit run's forward reads bf16 copies of its
-    # masters (2^-9 relative each), which the float64 run does not: 1 u more. The measured difference on
-    # seeds 0-3 is 5-10x under it; a dropped bias or gradient term is off by O(1).
-    rel = 0.0
-    for (name, _), m, p64, s64 in zip(model.named_parameters(), masters, twin.parameters(), start64):
-        change = (p64.detach() - s64).abs().max().item()
-        rel = max(rel, (m.double() - p64.detach()).abs().max().item() / change)
+    # (the fine-tuning's own change). Stage budget: the bf16 roundings a gradient can pass through, forward
+    # (norm1, silu, conv1, norm2, silu, conv2 + residual, up conv: 7) and backward (the loss gradient, the up
+    # conv's dx per copy and summed, silu, norm, the convs' dx, the parameter's own gradient: 9), each at most
+    # u = 2^-8 relative, adding at worst linearly, so 16 u of the update; the convjit run's forward reads bf16
+    # copies of its masters (2^-9 relative each), which the float64 run does not: 1 u more; 21 u leaves a few
+    # for roundings counted loosely. Measured 0.0042-0.0076 (1.1-1.9 u) on seeds 0-3, both arches, 4 and 8
+    # steps: 11-20x under it (independent roundings add in rms); a dropped bias or gradient term is O(1). The
+    # per-call checks above are the exact verdict on convjit; this one says the training tracks float64.
+    rels = [(m.double() - p64.detach()).abs().max().item() / (p64.detach() - s64).abs().max().item()
+            for m, p64, s64 in zip(masters, twin.parameters(), start64)]
+    rel = max(rels) if all(map(math.isfinite, rels)) else math.nan   # a NaN fails
     tol = 21 * U
-    ok_params = rel <= tol
+    ok_params = math.isfinite(rel) and rel <= tol
     ok &= ok_params
     print(f"parameters after {args.steps} steps: max relative difference {rel:.4f} (max|master - float64| / "
           f"max|float64 change|, worst tensor)  tol {tol:.4f} (stage budget 21 u)  {'PASS' if ok_params else 'FAIL'}")

@@ -66,7 +66,8 @@ class ConvDesc(ctypes.Structure):
                 ("has_bias", ctypes.c_int), ("x_scale", ctypes.c_float), ("w_scale", ctypes.c_float),
                 ("has_channel_scale", ctypes.c_int), ("has_residual", ctypes.c_int),
                 ("beta", ctypes.c_float), ("act", ctypes.c_int), ("has_x_prev", ctypes.c_int),
-                ("kind", ctypes.c_int), ("output_padding", _i64x3), ("upsample", _i64x3)]
+                ("kind", ctypes.c_int), ("output_padding", _i64x3), ("upsample", _i64x3),
+                ("nondeterministic", ctypes.c_int)]
 
 
 class ConvTransposeParams(ctypes.Structure):

@@ -25,6 +25,10 @@ a flushed or rounded subnormal output.) delta:
   under 2^-15 (1 + |t|)).
 Every expected value comes from torch in float64; nothing here runs
 convjit.
+
+A fused nearest upsample's dx is the backward data over the upsampled
+extents (rounded), summed over each position's copies and rounded again:
+pooled_bound.
 """
 
 import math
@@ -91,6 +95,24 @@ def bound(ref, m_dt, m_delta, terms, dtype):
     """The bound of the module docstring: ref the float64 gradient, m_dt =
     M(|dt64| + delta), m_delta = M(delta), terms the products per element."""
     e = cj.gamma(terms) * m_dt + m_delta + terms * 2.0 ** -52 * m_dt + (terms + 2) * 2.0 ** -126
+    rel = REL[dtype]
+    return rel * ref.abs() + (1.0 + rel) * e + TINY[dtype]
+
+
+def pool(v, up):
+    """The adjoint of nearest upsampling by up: each position's sum over
+    its copies."""
+    shape = list(v.shape[:2])
+    for s, f in zip(v.shape[2:], up):
+        shape += [s // f, f]
+    return v.reshape(shape).sum(dim=tuple(range(3, len(shape), 2)))
+
+
+def pooled_bound(ref, child_ref, child_bound, up, dtype):
+    """A fused upsample's dx: each copy's gradient is rounded to dtype
+    (child_bound, from bound()), the f = prod(up) copies summed in fp32
+    (gamma_f), the sum rounded once more."""
+    e = pool(child_bound, up) + cj.gamma(math.prod(up)) * pool(child_ref.abs() + child_bound, up)
     rel = REL[dtype]
     return rel * ref.abs() + (1.0 + rel) * e + TINY[dtype]
 

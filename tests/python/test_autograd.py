@@ -95,7 +95,7 @@ class _Cases:
                 i += 1
             if z is not None:
                 t = t + beta * rest[i]
-            return cj.ACT64[act](t)
+            return cj.ACT64[act](t).squeeze(0) if unbatched else cj.ACT64[act](t)
         y64 = ref_fn(*leaves)
         refs = torch.autograd.grad(y64, leaves, dy.double().squeeze(0) if unbatched else dy.double())
 
@@ -118,12 +118,21 @@ class _Cases:
         fx = (lambda xx, ww: f(xx.unsqueeze(0), ww).squeeze(0)) if unbatched else f
         xa, wa = x.double().abs(), w.double().abs()
         sq = (lambda v: v.squeeze(0)) if unbatched else (lambda v: v)
-        # dx: each sums at most K/groups * taps products (times the upsample's copies)
-        up = math.prod(upsample if isinstance(upsample, tuple) else (upsample or 1,) * rank)
-        n_dx = (w.shape[0] // groups) * math.prod(w.shape[2:]) * up
-        mx = lambda v: cg.vjp(fx, [x, wa], 0, sq(v))   # noqa: E731
-        cg.check(self, got[0], refs[0], cg.bound(refs[0], mx(adt), mx(delta), n_dx, BF16),
-                 f"{self.ARCH} {label} dx")
+        # dx: each sums at most K/groups * taps products
+        n_dx = (w.shape[0] // groups) * math.prod(w.shape[2:])
+        if upsample is None:
+            mx = lambda v: cg.vjp(fx, [x, wa], 0, sq(v))   # noqa: E731
+            bx = cg.bound(refs[0], mx(adt), mx(delta), n_dx, BF16)
+        else:   # per copy of the upsampled x, then the copies' sum (cjgrad.pooled_bound)
+            up = upsample if isinstance(upsample, tuple) else (upsample,) * rank
+            fn = cg.conv_fn(rank, stride, pad_lo, pad_hi, dilation, groups)
+            xu = xb.double()
+            for i, u in enumerate(up):
+                xu = xu.repeat_interleave(u, dim=2 + i)
+            child = cg.vjp(fn, [xu, w], 0, dt64)
+            mc = lambda v: cg.vjp(fn, [xu, wa], 0, v)   # noqa: E731
+            bx = cg.pooled_bound(refs[0], child, cg.bound(child, mc(adt), mc(delta), n_dx, BF16), up, BF16)
+        cg.check(self, got[0], refs[0], bx, f"{self.ARCH} {label} dx")
         # dw and db: sums over the N * output positions
         n_dw = cg.positions(t64)
         mw = lambda v: cg.vjp(fx, [xa, w], 1, sq(v))   # noqa: E731
@@ -155,9 +164,10 @@ class _Cases:
         self.conv_case("1d causal silu unbatched", (16, 11), (16, 16, 3), pad_lo=2, pad_hi=0, act="silu",
                        unbatched=True, bias=False, seed=2)
 
-    def test_conv3d_upsample_gelu_residual_beta(self):
+    def test_upsample(self):
         self.conv_case("3d up(1,2,2) gelu_tanh residual beta 0.5", (1, 16, 2, 3, 4), (16, 16, 3, 3, 3), pad_lo=1,
                        upsample=(1, 2, 2), act="gelu_tanh", residual=True, beta=0.5, seed=3)
+        self.conv_case("2d up2 s2 bias", (2, 16, 5, 4), (16, 16, 3, 3), stride=2, pad_lo=1, upsample=2, seed=13)
 
     # ---- ops.conv_transpose -------------------------------------------------
     def transpose_case(self, label, xshape, wshape, *, stride=1, padding=0, output_padding=0, groups=1,
@@ -358,7 +368,8 @@ class _Cases:
         cnn.patch(m)
         opt = torch.optim.SGD(m.parameters(), lr=0.05)
         g = cj.gen(11)
-        x = cj.randn_bf16((1, 16, 2, 4, 4), g)
+        # x requires grad (as every layer's input but the first's), so backward data runs and packs w too
+        x = cj.randn_bf16((1, 16, 2, 4, 4), g).requires_grad_()
         target = cj.randn_bf16((1, 16, 2, 4, 4), g)
         c = _runtime.counters
         for step in range(3):
@@ -376,7 +387,7 @@ class _Cases:
             y = m(x)
             m(x)
         self.assertEqual(c["packs"] - packs0, 1, "a step's new w is packed once, then reused")
-        ref, mag = cj.conv64(x, m.weight.detach(), m.bias.detach(), padding=1)
+        ref, mag = cj.conv64(x.detach(), m.weight.detach(), m.bias.detach(), padding=1)
         cj.check(self, y, ref, cj.bound(ref, mag, 16 * 27 + 1), f"{self.ARCH} forward after 3 steps")
 
     # ---- torch.library --------------------------------------------------------
