@@ -71,6 +71,12 @@ def _tuple(v, rank, name, minimum):
     return v
 
 
+def _groups(v):
+    if not isinstance(v, int) or v < 1:
+        raise ValueError(f"convjit: groups={v!r}: expected an int >= 1")
+    return _int64(v, "groups")
+
+
 def _padding(padding, padding_hi, rank, filt, dilation, stride):
     if isinstance(padding, str):
         if padding_hi is not None:
@@ -326,9 +332,7 @@ def _conv_impl(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, pa
     filt = tuple(w.shape[2:])
     pad_lo, pad_hi = _padding(padding, padding_hi, rank, filt, dilation, stride)
     up = _upsample(upsample, rank)
-    if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
-    _int64(groups, "groups")
+    _groups(groups)
     if act not in _ACTS:
         raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
     n, c = x.shape[0], x.shape[1]
@@ -453,8 +457,7 @@ def _conv_transpose_impl(input, weight, bias=None, stride=1, padding=0, output_p
     dilation = _tuple(dilation, rank, "dilation", 1)
     padding = _tuple(padding, rank, "padding", 0)
     output_padding = _tuple(output_padding, rank, "output_padding", 0)
-    if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
+    _groups(groups)
     if act not in _ACTS:
         raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
     n, c_in = input.shape[0], input.shape[1]
@@ -530,8 +533,7 @@ def _grad_geometry(what, a, b, size, role, stride, pad_lo, pad_hi, dilation, gro
     dilation = _tuple(dilation, rank, "dilation", 1)
     pad_lo = _tuple(pad_lo, rank, "pad_lo", 0)
     pad_hi = _tuple(pad_hi, rank, "pad_hi", 0)
-    if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"convjit: {what}: groups={groups!r}: expected an int >= 1")
+    _groups(groups)
     return rank, _TORCH_16[a.dtype], size, stride, pad_lo, pad_hi, dilation
 
 
