@@ -66,7 +66,7 @@ class HipGlue(unittest.TestCase):
         ops.conv(self.x, self.w, self.bias, padding=(2, 1, 1), padding_hi=(0, 1, 1), residual=self.res,
                  x_prev=self.x_prev)
         emu_plan = [p for p in _runtime.contexts()[("emu", _runtime.emulator_arch())].plans.values()
-                    if dict(p.key)["x_prev"] and dict(p.key)["residual"] and dict(p.key)["c"] == 16][-1]
+                    if dict(p.key).get("x_prev") and dict(p.key).get("residual") and dict(p.key).get("c") == 16][-1]
         # what packed_weight and _run_hip read of a plan: the emulator plan's sizes on a fake HIP context
         self.plan = types.SimpleNamespace(ctx=FakeHipContext(), handle=0xB0, pack_id=emu_plan.pack_id,
                                           packed_bytes=emu_plan.packed_bytes,
