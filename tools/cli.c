@@ -293,6 +293,16 @@ int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
     pr->kind = k;
     return 0;
   }
+  if (!strcmp(opt, "--nondeterministic")) {
+    pr->nondeterministic = 1;
+    return 0;
+  }
+  if (!strcmp(opt, "--dw-dtype")) {
+    if (!strcmp(v, "f32")) pr->dw_dtype = CONVJIT_DTYPE_F32;
+    else if (!strcmp(v, "bf16")) pr->dw_dtype = CONVJIT_DTYPE_BF16;
+    else return cli_fail(opt, v, "f32, or the inputs' dtype");
+    return 0;
+  }
   int up = !strcmp(opt, "--upsample");
   int n = cli_list(opt, v, up ? pr->up : pr->out_pad, 1, 3, 0, CLI_MAX_EXTENT);
   if (n < 0) return -1;
@@ -301,7 +311,9 @@ int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
 }
 
 int cli_problem_opt(cli_args *c, cli_problem *pr) {
-  if (!cli_is(c, "--kind") && !cli_is(c, "--upsample") && !cli_is(c, "--output-padding")) return 0;
+  if (cli_is(c, "--nondeterministic")) return cli_problem_set(pr, c->opt, NULL) ? -1 : 1;
+  if (!cli_is(c, "--kind") && !cli_is(c, "--upsample") && !cli_is(c, "--output-padding") && !cli_is(c, "--dw-dtype"))
+    return 0;
   const char *opt = c->opt, *v = cli_value(c);
   if (!v) return -1;
   return cli_problem_set(pr, opt, v) ? -1 : 1;
@@ -313,10 +325,20 @@ int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {
     fprintf(stderr, "%s: --output-padding/--upsample need %d values (one per spatial dim)\n", g_tool, r);
     return -1;
   }
+  const int bw = pr->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  if ((pr->dw_dtype || pr->nondeterministic) && !bw) {
+    fprintf(stderr, "%s: --dw-dtype and --nondeterministic need --kind bwd-weight\n", g_tool);
+    return -1;
+  }
   d->kind = (convjit_conv_kind)pr->kind;
   for (int i = 0; i < r; i++) {
     if (pr->nop) d->output_padding[i] = pr->out_pad[i];
     if (pr->nup) d->upsample[i] = pr->up[i];
+  }
+  if (bw) { /* dy is y's shape in x's dtype; dw in the inputs' dtype or f32 */
+    d->y_dtype = d->x_dtype;
+    d->w_dtype = pr->dw_dtype ? (convjit_dtype)pr->dw_dtype : d->x_dtype;
+    d->nondeterministic = pr->nondeterministic;
   }
   return 0;
 }

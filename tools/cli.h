@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "arch/arch.h"
 #include "codegen/kplan_knobs.h"
+#include "host/kinds.h"
 #include "util/cj.h"
 
 /* The largest value a list option (--shape, --stride, --pad, --dilation)
@@ -127,19 +128,27 @@ int cli_shape_equal(const cli_shape *a, const cli_shape *b); /* field by field *
  * --kind K (the kind table's tool spellings, kinds.h: fwd, bwd-data, ...;
  * the shape options then describe the forward problem, as MIOpen's
  * directions do), --output-padding LIST (backward data: the transposed
- * conv's, one value per spatial dim) and --upsample LIST (forward: 1 or 2
- * per spatial dim, the fused nearest upsample of x). */
+ * conv's, one value per spatial dim), --upsample LIST (forward: 1 or 2
+ * per spatial dim, the fused nearest upsample of x), --dw-dtype T
+ * (backward weight: dw in f32, or in the inputs' 16-bit dtype, the
+ * default) and --nondeterministic (backward weight: fp32 atomics across
+ * the reduction blocks, desc.nondeterministic). */
 typedef struct cli_problem {
   int kind;            /* convjit_conv_kind: forward unless --kind */
   int64_t out_pad[3], up[3];
   int nop, nup;        /* values given (0: none) */
+  int dw_dtype;        /* convjit_dtype of --dw-dtype, 0: the inputs' */
+  int nondeterministic;
 } cli_problem;
 /* One of those options at c into pr: 1 taken, 0 not one of them, -1 bad (printed). */
 int cli_problem_opt(cli_args *c, cli_problem *pr);
-/* The same for a tool with its own option loop: opt ("--kind", "--upsample"
- * or "--output-padding") with value v; 0, or -1 (printed). */
+/* The same for a tool with its own option loop: opt ("--kind", "--upsample",
+ * "--output-padding", "--dw-dtype" or "--nondeterministic", whose v is
+ * not read) with value v; 0, or -1 (printed). */
 int cli_problem_set(cli_problem *pr, const char *opt, const char *v);
-/* Writes them into d (its spatial_rank's dims): 0, or -1 with the message. */
+/* Writes them into d (its spatial_rank's dims), after d's dtypes are set:
+ * backward weight reads dy in x's dtype and writes dw in --dw-dtype's.
+ * 0, or -1 with the message (an option the kind does not take). */
 int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d);
 /* "fwd|bwd-data|..." from the kind table, for usages. */
 const char *cli_kind_names(void);

@@ -6,17 +6,20 @@
  *                 [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N]
  *                 [--selftest [--full|--quick] [--case NAME] [--list]]
  *                 [--report FILE.md] [--seed N] [--no-disk-cache]
- *                 [--kind K] [--output-padding LIST] [--upsample LIST]
+ *                 [--kind K] [--output-padding LIST] [--upsample LIST] [--dw-dtype f32]
  *
  * Timing (one stream, the default one, for convjit and MIOpen alike):
  * per shape, `warmup` untimed runs, then runs each between two recorded
  * events until their summed event time reaches the budget (at least
  * min-reps, at most max-reps); the table gives the median, and the spread
  * as min..max and the p10-p90 width in percent of the median. Two convjit
- * figures: end-to-end (convjit_conv_fwd: pre-passes, memset, the conv
+ * figures: end-to-end (convjit_conv_execute: pre-passes, memset, the conv
  * kernel, finalize) and kernel-only (the implicit-GEMM kernel step alone,
  * run through the plan's step list after an end-to-end run left its
  * inputs in the workspace). TFLOPS = 2 N Do Ho Wo K C T R S / time.
+ * --kind bwd-weight times the backward-weight problem of each shape
+ * instead (x, dy -> dw [, db with bias]: end-to-end through
+ * convjit_conv_execute, kernel-only its GEMM step; the same FLOPs).
  *
  * Every figure carries what made it: measured (a HIP device), FAKE (the
  * test stand-ins tests/fakehip, tests/fakemiopen: scripted times) or
@@ -42,7 +45,7 @@ typedef struct bench_opts {
   double budget_ms;
   uint64_t warmup, min_reps, max_reps, seed;
   int warmup_given, budget_given;
-  cli_problem prob; /* --kind, --output-padding, --upsample: every shape's (3 values each) */
+  cli_problem prob; /* --kind, --output-padding, --upsample, --dw-dtype: every shape's (3 values each) */
 } bench_opts;
 
 
@@ -78,7 +81,7 @@ static void usage(FILE *f) {
           "                     [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N] [--seed N]\n"
           "                     [--selftest [--quick|--full] [--case NAME] [--list] [--sampled]]\n"
           "                     [--report FILE.md] [--no-disk-cache] [--help]\n"
-          "                     [--kind K] [--output-padding LIST] [--upsample LIST]\n"
+          "                     [--kind K] [--output-padding LIST] [--upsample LIST] [--dw-dtype f32]\n"
           "  --device hip|emu  hip (default): the HIP device (libamdhip64 via dlopen); no device is an error.\n"
           "                    emu: convjit's CPU emulator (times EMULATED, never TFLOPS; small shapes only)\n"
           "  --arch A          the emulator's arch (default gfx950); a HIP device has its own\n"
@@ -109,9 +112,11 @@ static void usage(FILE *f) {
           "                    ratios vs MIOpen and the published numbers, the self-test (run too unless\n"
           "                    --selftest alone asked for it), tuning rows\n"
           "  --no-disk-cache   memory kernel cache only\n"
-          "  --kind fwd|bwd-data (the kind table's names), --output-padding, --upsample: every shape's\n"
-          "                    (a shape describes the forward problem); a plan of several conv kernels\n"
-          "                    (output phases) has no kernel-only figure, MIOpen is compared forward only\n"
+          "  --kind fwd|bwd-data|bwd-weight (the kind table's names), --output-padding, --upsample,\n"
+          "                    --dw-dtype: every shape's (a shape describes the forward problem); a plan\n"
+          "                    of several conv kernels (output phases) has no kernel-only figure;\n"
+          "                    bwd-weight: dw from x and dy (db with bias), kernel-only its GEMM step;\n"
+          "                    MIOpen is compared forward only\n"
           "Exit: 0 ok, 1 self-test failure or MIOpen disagreement, 2 bad arguments, 3 convjit/device error.\n",
           SELFTEST_SAMPLES);
 }
@@ -229,6 +234,7 @@ typedef struct bench_bufs {
   convjit_context *ctx;
   const convjit_plan *plan;
   void *x, *w, *wp, *bias, *y, *ws, *w_bf16, *y_mi, *ws_mi;
+  void *dy, *dw, *db; /* --kind bwd-weight: its tensors (dw in w, x in x) */
   size_t ws_bytes, ws_mi_bytes;
   const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none or several */
   bench_miopen *mi;
@@ -238,28 +244,28 @@ typedef struct bench_bufs {
 /* The weight the forward conv reads: packed, or the raw one when the plan has no pack step. */
 static const void *fwd_weight(const bench_bufs *b) { return b->wp ? b->wp : b->w; }
 
+/* The tensors of one run: forward's, backward data's (b->bwd: x holds dy,
+ * y dx) or backward weight's (b->dy set). */
+static convjit_conv_args bench_args(const bench_bufs *b) {
+  convjit_conv_args a = convjit_conv_args_default();
+  if (b->dy) a.x = b->x, a.dy = b->dy, a.dw = b->dw, a.db = b->db;
+  else if (b->bwd) a.dy = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.dx = b->y;
+  else a.x = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.y = b->y;
+  a.workspace = b->ws, a.workspace_bytes = b->ws_bytes;
+  return a;
+}
+
 static int run_e2e(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
-  if (b->bwd) { /* x holds dy, y dx */
-    convjit_conv_args a = convjit_conv_args_default();
-    a.dy = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.dx = b->y, a.workspace = b->ws;
-    a.workspace_bytes = b->ws_bytes;
-    if (convjit_conv_execute(b->plan, &a, NULL) == CONVJIT_OK) return 0;
-    snprintf(err, cap, "convjit_conv_execute: %s", convjit_last_error());
-    return -1;
-  }
-  if (convjit_conv_fwd(b->plan, b->x, fwd_weight(b), b->bias, b->y, b->ws, b->ws_bytes, NULL) == CONVJIT_OK) return 0;
-  snprintf(err, cap, "convjit_conv_fwd: %s", convjit_last_error());
+  convjit_conv_args a = bench_args(b);
+  if (convjit_conv_execute(b->plan, &a, NULL) == CONVJIT_OK) return 0;
+  snprintf(err, cap, "convjit_conv_execute: %s", convjit_last_error());
   return -1;
 }
 
 static int run_kernel(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
-  convjit_conv_args a = convjit_conv_args_default();
-  a.w_packed = fwd_weight(b), a.bias = b->bias, a.workspace = b->ws;
-  a.workspace_bytes = b->ws_bytes;
-  if (b->bwd) a.dy = b->x, a.dx = b->y;
-  else a.x = b->x, a.y = b->y;
+  convjit_conv_args a = bench_args(b);
   if (cj_plan_run_conv_kernel(b->plan, &a, NULL) == CONVJIT_OK) return 0;
   snprintf(err, cap, "the conv kernel step: %s", convjit_last_error());
   return -1;
@@ -355,7 +361,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   r->agree = -1;
   r->pub = bench_published(&r->s);
   if (cli_problem_desc(&o->prob, &d)) {
-    snprintf(r->err, sizeof r->err, "--kind/--output-padding/--upsample do not fit the shape");
+    snprintf(r->err, sizeof r->err, "--kind/--output-padding/--upsample/--dw-dtype do not fit the shape");
     return;
   }
   if (convjit_plan_create_conv(ctx, &d, &plan) != CONVJIT_OK) {
@@ -372,6 +378,7 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   const int phased = cj_plan_conv_kernels(plan) > 1;
   if (phased) b.conv_kernel = NULL;
   b.bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  const int bw = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
   const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
   size_t nx = b.bwd ? nys : nxs, nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
   size_t ny = b.bwd ? nxs : nys, ebw = tool_dtype_bytes(p->w_dtype), pw = 0;
@@ -381,6 +388,22 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   DEV(convjit_plan_workspace_size(plan, &b.ws_bytes));
   DEV(convjit_plan_packed_weight_size(plan, &pw));
   DEV(convjit_malloc(ctx, nx * tool_dtype_bytes(p->x_dtype), &b.x));
+  if (bw) { /* x, dy -> dw [, db] */
+    DEV(convjit_malloc(ctx, ny * tool_dtype_bytes(p->y_dtype), &b.dy));
+    DEV(convjit_malloc(ctx, nw * ebw, &b.dw));
+    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) DEV(convjit_malloc(ctx, (size_t)p->k * 4, &b.db));
+    if (b.ws_bytes) DEV(convjit_malloc(ctx, b.ws_bytes, &b.ws));
+    DEV(fill_device(ctx, b.x, nx, p->x_dtype, &seed, NULL));
+    DEV(fill_device(ctx, b.dy, ny, p->y_dtype, &seed, NULL));
+    if (time_it(ctx, o, run_e2e, &b, &r->e2e, err, sizeof err)) goto fail;
+    if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
+    r->ok = 1;
+    if (o->vs_miopen && mi) {
+      r->mi_ran = -1;
+      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: --kind bwd-weight (the comparison is forward's)");
+    }
+    goto done;
+  }
   DEV(convjit_malloc(ctx, nw * ebw, &b.w));
   if (pw) DEV(convjit_malloc(ctx, pw, &b.wp));
   DEV(convjit_malloc(ctx, ny * tool_dtype_bytes(p->y_dtype), &b.y));
@@ -436,7 +459,7 @@ fail:
 done:
 #undef DEV
   {
-    void *dev[] = {b.x, b.w, b.wp, b.bias, b.y, b.ws, b.w_bf16, b.y_mi, b.ws_mi};
+    void *dev[] = {b.x, b.w, b.wp, b.bias, b.y, b.ws, b.w_bf16, b.y_mi, b.ws_mi, b.dy, b.dw, b.db};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
       if (dev[i]) convjit_free(ctx, dev[i]);
   }

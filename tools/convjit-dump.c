@@ -121,7 +121,7 @@ typedef struct conv_opts {
   double beta, alpha;
   int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
   int nchunks;
-  cli_problem prob;   /* --kind, --output-padding, --upsample */
+  cli_problem prob;   /* --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic */
   const char *y_dtype; /* --y-dtype (NULL: the inputs' own) */
 } conv_opts;
 
@@ -139,10 +139,12 @@ static const dump_opt_def conv_opt_defs[] = {
   {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
   {"stream-chunks", 1, "LIST: causal streaming, frames per chunk (sum = D): the kernels of the first chunk and of "
                        "each later chunk length, those reading x_prev"},
-  {"kind", 1, "fwd|bwd-data|...: what the plan computes (the shape describes the forward problem; bwd-data: dx "
-              "from dy, one conv per output phase)"},
+  {"kind", 1, "fwd|bwd-data|bwd-weight: what the plan computes (the shape describes the forward problem; bwd-data: "
+              "dx from dy, one conv per output phase; bwd-weight: dw [, db with --bias] from x and dy)"},
   {"output-padding", 1, "op_d,op_h,op_w: bwd-data, the transposed conv's output_padding"},
   {"upsample", 1, "ud,uh,uw: fwd, nearest-upsample x by 1 or 2 per dim inside the conv"},
+  {"dw-dtype", 1, "bwd-weight: f32, or the --dtype (default)"},
+  {"nondeterministic", 0, "bwd-weight: fp32 atomics across the reduction blocks (desc.nondeterministic)"},
   {NULL, 0, NULL},
 };
 
@@ -159,7 +161,8 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
   else if (!strcmp(name, "bias")) o->bias = 1;
   else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
   else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
-  else if (!strcmp(name, "kind") || !strcmp(name, "output-padding") || !strcmp(name, "upsample"))
+  else if (!strcmp(name, "kind") || !strcmp(name, "output-padding") || !strcmp(name, "upsample") ||
+           !strcmp(name, "dw-dtype") || !strcmp(name, "nondeterministic"))
     CLI(cli_problem_set(&o->prob, what, v));
   else if (!strcmp(name, "alpha")) {
     if (!strcmp(v, "k")) o->channel_scale = 1;
@@ -197,7 +200,8 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
   d.act = (convjit_activation)o->act;
   d.has_channel_scale = o->channel_scale;
   d.x_scale = (float)o->alpha;
-  if (cli_problem_desc(&o->prob, &d)) return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--output-padding, --upsample: see above");
+  if (cli_problem_desc(&o->prob, &d))
+    return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--output-padding, --upsample, --dw-dtype, --nondeterministic: see above");
   cj_conv_opts sel = o->sel;
   int64_t sum = 0;
   for (int c = 0; c < o->nchunks; c++) sum += o->chunks[c];
@@ -482,6 +486,8 @@ static void print_sim_text(const cj_perf_kernel_out *m, cj_strbuf *o) {
                (unsigned long long)m->per_cu_wgs, (unsigned long long)m->simulated_wgs, m->wg_cycles);
 }
 
+/* One class of the per-wave, per-K-step counts (emu.h's EMU_CLASS_* index). */
+#define PS(cls) (x.per_step[EMU_CLASS_##cls])
 /* The model is cj_bounds_conv's (src/emu/bounds.h, docs/performance.md). */
 static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"bounds\":[");
@@ -504,11 +510,15 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                      "\"waves_per_simd\":%.2f,\"workgroups_per_cu\":%u,\"vmem_bytes\":%.0f,"
                      "\"vmem_bytes_per_flop\":%.5f,\"hbm_bytes_per_flop\":%.6f,\"bound\":\"%s\","
                      "\"mfma_fraction\":%.3f,\"vmcnt0_waits\":%llu,\"loop_trips\":%u,"
-                     "\"barriers_per_step\":%.2f,\"barrier_cover_mfma\":%.2f",
+                     "\"barriers_per_step\":%.2f,\"barrier_cover_mfma\":%.2f,\"per_wave_step\":{\"mfma\":%.3f,"
+                     "\"vmem\":%.3f,\"lds\":%.3f,\"valu\":%.3f,\"salu\":%.3f,\"waitcnt\":%.3f,\"barrier\":%.3f,"
+                     "\"branch\":%.3f}",
                      (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min, x.lds_degree,
                      x.lds_banks, x.issue, x.hbm, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                      x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
-                     (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma);
+                     (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma,
+                     PS(MFMA), PS(VMEM), PS(LDS), PS(VALU), PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER),
+                     PS(BRANCH));
       if (st == CONVJIT_OK && x.simulated) print_sim_json(&x.sim, o);
       cj_sb_printf(o, "}");
     } else if (st != CONVJIT_OK) {
@@ -523,20 +533,24 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    ";   bound: %s  modelled fraction of MFMA peak %.3f\n"
                    ";   s_waitcnt vmcnt(0) per wave %llu (EMULATED; the K loop runs %u trips: %s)\n"
                    ";   barriers per wave and K step %.2f, MFMAs a wave issues after each before an LDS wait %.2f "
-                   "(EMULATED)\n",
+                   "(EMULATED)\n"
+                   ";   per wave and K step (EMULATED, prologue and epilogue amortized): MFMA %.2f  VMEM %.2f  LDS %.2f  "
+                   "VALU %.2f  SALU %.2f  waitcnt %.2f  barrier %.2f  branch %.2f\n",
                    plans[k].name, (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min,
                    x.lds_degree, x.lds_banks, x.issue, x.hbm, x.mfma > 0 ? x.lds / x.mfma : 0,
                    x.mfma > 0 ? x.issue / x.mfma : 0, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                    x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
                    (unsigned long long)x.vmcnt0_waits, x.loop_trips,
                    x.vmcnt0_waits < x.loop_trips ? "none in the loop" : "the loop drains the load queue",
-                   x.barriers_per_step, x.barrier_cover_mfma);
+                   x.barriers_per_step, x.barrier_cover_mfma, PS(MFMA), PS(VMEM), PS(LDS), PS(VALU),
+                   PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER), PS(BRANCH));
       if (x.simulated) print_sim_text(&x.sim, o);
     }
     first = 0;
   }
   if (a->json) cj_sb_printf(o, "]");
 }
+#undef PS
 
 static void print_all(const dump_args *a, const dump_op *op, const cj_kplan *plans, const cj_built *b, int n,
                       int built, double total_ms, cj_strbuf *o) {

@@ -1,7 +1,7 @@
 /* convjit-run — the main job: one op through the public API on a device,
  * checked against the CPU reference.
  *
- *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]
+ *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind fwd|bwd-data|bwd-weight] [--arch gfx942|gfx950]
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]
  *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--stats]
@@ -40,6 +40,7 @@ void run_usage(FILE *f) {
           "                   [--<knob> V]... [--stats]\n"
           "                   [--residual [--beta B]] [--act A] [--alpha S|k] [--stream-chunks LIST]\n"
           "                   [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
+          "                   [--dw-dtype f32] [--nondeterministic]\n"
           "  --shape   conv: N,C,D,H,W,K,T,R,S (3D) | N,C,H,W,K,R,S (2D) | N,C,W,K,S (1D)\n"
           "            of the forward problem whatever the kind (x N,C,D,H,W; w K,C,T,R,S), as MIOpen's\n"
           "            directions; --stride, --pad, --dilation too\n"
@@ -62,7 +63,10 @@ void run_usage(FILE *f) {
           "  --beta B      z's factor (default 1)\n"
           "  --act identity|relu|silu|gelu   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
           "  --kind    fwd (default): y from x; bwd-data: dx from a dy of the forward output's shape\n"
-          "            (the transposed conv's forward); the check runs the kind's own reference\n"
+          "            (the transposed conv's forward); bwd-weight: dw [and db with --bias] from x and dy,\n"
+          "            run twice, the two dw bit-identical; the check runs the kind's own reference\n"
+          "  --dw-dtype f32   bwd-weight: dw in f32 (default: the inputs' dtype)\n"
+          "  --nondeterministic   bwd-weight: fp32 atomics across the reduction blocks (the runs may differ)\n"
           "  --output-padding LIST   bwd-data: the transposed conv's output_padding, one value per dim\n"
           "  --upsample LIST   fwd: nearest-upsample x by 1 or 2 per dim inside the conv (no upsampled\n"
           "            tensor in memory)\n"
@@ -159,6 +163,15 @@ static int parse_args(int argc, char **argv, run_args *a) {
     fprintf(stderr, "convjit-run: --op %s: conv or transpose\n", a->op);
     return -1;
   }
+  if (a->prob.kind != CONVJIT_CONV_FORWARD && strcmp(a->op, "conv")) {
+    fprintf(stderr, "convjit-run: --kind %s: a conv's (--op conv)\n", cj_conv_kind_of(a->prob.kind)->tool);
+    return -1;
+  }
+  if (a->y_dtype && a->prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) {
+    fprintf(stderr, "convjit-run: --y-dtype %s: backward weight reads dy in --dtype and writes dw in --dw-dtype\n",
+            a->y_dtype);
+    return -1;
+  }
   convjit_conv_desc dt = convjit_conv_desc_default(); /* the names checked once, here (cli.c) */
   if (a->dtype && cli_conv_dtypes(a->dtype, a->y_dtype, NULL, &dt)) return -1;
   if (a->y_dtype && strcmp(a->op, "conv")) {
@@ -213,6 +226,7 @@ int main(int argc, char **argv) {
     a.check = 1; /* the default job always checks itself */
     if (!strcmp(a.op, "conv")) default_conv(&a);
     else default_transpose(&a);
+    if (!a.dtype && a.prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) a.dtype = "bf16"; /* backward weight: no fp8 gradients */
     if (!a.dtype) {
       ja[1] = a;
       ja[1].dtype = "bf16";
@@ -256,7 +270,9 @@ int main(int argc, char **argv) {
   int rc = 0, ran = 0;
   memset(jr, 0, sizeof jr);
   for (int i = 0; i < njobs && rc == 0; i++, ran++) {
-    if (!strcmp(ja[i].op, "conv")) rc = run_conv(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
+    if (!strcmp(ja[i].op, "conv") && ja[i].prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT)
+      rc = run_bwd_weight(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
+    else if (!strcmp(ja[i].op, "conv")) rc = run_conv(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
     else rc = run_transpose(ctx, &ja[i], &jp[i], &jr[i]);
   }
   int all_pass = 1, any_checked = 0;

@@ -4,11 +4,15 @@
  *   convjit-tune --shapes FILE [--device hip|emu] [--arch A] [--cache-dir D]
  *                [--json] [--store-modelled] [--no-store] [--budget-ms X]
  *                [--warmup N] [--max-reps N] [--kind K] [--output-padding L] [--upsample L]
+ *                [--dw-dtype f32] [--nondeterministic]
  *   convjit-tune --export FILE | --import FILE | --count | --clear  [--cache-dir D]
  *
  * Shapes file: one conv per line in the kernel-spec form of the conv op
  * (codegen/kspec.h), "conv <arch|-> <bf16|fp8> N,C,D,H,W,K,T,R,S [pad=..
- * stride=.. dil=.. bias]"; '#' starts a comment; a line for another arch
+ * stride=.. dil=.. bias wgrad atomic]" (wgrad: the backward-weight problem
+ * of that conv, dw in the dtype, db with bias; atomic: its nondeterministic
+ * form; --kind bwd-weight makes every line one); '#' starts a comment; a
+ * line for another arch
  * than the device's is skipped. Each shape gets random inputs in device
  * memory this tool allocates, then convjit_plan_tune. Progress goes to
  * stderr (one line per candidate; rewritten in place on a terminal), the
@@ -33,7 +37,7 @@ typedef struct tune_args {
   const char *device, *arch, *shapes, *cache_dir, *export_file, *import_file;
   int json, store_modelled, no_store, count, clear;
   convjit_tune_options topt;
-  cli_problem prob; /* --kind, --output-padding, --upsample: every shape's */
+  cli_problem prob; /* --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic: every shape's */
 } tune_args;
 
 static void usage(FILE *f) {
@@ -41,11 +45,15 @@ static void usage(FILE *f) {
           "usage: convjit-tune --shapes FILE [--device hip|emu] [--arch gfx942|gfx950] [--cache-dir DIR]\n"
           "                    [--json] [--store-modelled] [--no-store] [--budget-ms X] [--warmup N] [--max-reps N]\n"
           "                    [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
+          "                    [--dw-dtype f32] [--nondeterministic]\n"
           "       convjit-tune (--export FILE | --import FILE | --count | --clear) [--cache-dir DIR]\n"
-          "  shapes: one conv per line, \"conv <arch|-> <bf16|f16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= y= bias]\"\n"
+          "  shapes: one conv per line, \"conv <arch|-> <bf16|f16|fp8> N,C,D,H,W,K,T,R,S [pad= stride= dil= y= bias\n"
+          "          wgrad atomic]\"; wgrad (or --kind bwd-weight): its backward-weight problem (dw in the dtype;\n"
+          "          db with bias; atomic: fp32 atomics across blocks), whose tuning rows are its kind's own\n"
           "  --device emu ranks candidates by the bounds model: every figure is MODELLED, and nothing is\n"
           "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n"
-          "  --kind, --output-padding, --upsample: every shape's (the shape is the forward problem's)\n",
+          "  --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic: every shape's (the shape is\n"
+          "  the forward problem's)\n",
           cli_kind_names());
 }
 
@@ -156,7 +164,14 @@ static int parse_shape(const char *line, const char *arch, const cli_problem *pr
   d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
   d->y_dtype = (convjit_dtype)cj_conv_y_dtype(&g); /* y=: f32, else the dtype's own */
   d->has_bias = bias;
-  return cli_problem_desc(pr, d);
+  if (g.wgrad_atomic && !g.wgrad) {
+    fprintf(stderr, "convjit-tune: shapes line %d: atomic is a backward-weight option (wgrad)\n", lineno);
+    return -1;
+  }
+  cli_problem lp = *pr; /* the line's wgrad and atomic make it backward weight, whatever --kind said */
+  if (g.wgrad) lp.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  if (g.wgrad_atomic) lp.nondeterministic = 1;
+  return cli_problem_desc(&lp, d);
 }
 
 static uint64_t rng(uint64_t *s) { /* splitmix64: reproducible inputs */
@@ -199,9 +214,28 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
    * transposed x (256-byte aligned sub-buffers, select_conv.c); a
    * candidate wanting more is tuned in a second pass (workspace_needed) */
   size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
-  h = malloc((nx > nw ? nx : nw) * eb + 4 * (size_t)nch);
+  const int bwd_weight = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  if (bwd_weight) ws_all = ws; /* no split-K candidates; a larger tile's partials: the second pass */
+  size_t nh = nx > nw ? nx : nw;
+  if (bwd_weight && ny > nh) nh = ny; /* dy is filled on the host too */
+  h = malloc(nh * eb + 4 * (size_t)nch);
   st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
   CLI_TRY_QUIET(st);
+  convjit_conv_args args = convjit_conv_args_default();
+  if (bwd_weight) { /* x, dy -> dw (w_dtype) [, db] */
+    CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
+    CLI_TRY_QUIET(convjit_malloc(ctx, ny * eb, &dy));
+    CLI_TRY_QUIET(convjit_malloc(ctx, nw * cj_dtype_bytes(p->w_dtype), &dw));
+    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
+    if (ws_all) CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
+    uint64_t seed = 1;
+    fill(h, nx, p->x_dtype, &seed);
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
+    fill(h, ny, p->y_dtype, &seed);
+    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dy, h, ny * eb, NULL));
+    args.x = dx, args.dy = dy, args.dw = dw, args.db = db, args.workspace = dws, args.workspace_bytes = ws_all;
+    goto tune;
+  }
   CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
   CLI_TRY_QUIET(convjit_malloc(ctx, nw * eb, &dw));
   CLI_TRY_QUIET(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
@@ -220,10 +254,10 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
     CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)nch, NULL));
   }
   if (pw) CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
-  convjit_conv_args args = convjit_conv_args_default();
   args.w_packed = dwp, args.bias = db, args.workspace = dws, args.workspace_bytes = ws_all;
   if (bwd) args.dy = dx, args.dx = dy;
   else args.x = dx, args.y = dy;
+tune:;
   convjit_tune_options o = a->topt;
   o.progress = on_candidate;
   o.progress_user = pg;
@@ -231,7 +265,7 @@ static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *
   CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
   if (row->res.workspace_needed > ws_all) { /* a candidate wanted more: once more with room for all */
     ws_all = row->res.workspace_needed;
-    CLI_TRY_QUIET(convjit_free(ctx, dws));
+    if (dws) CLI_TRY_QUIET(convjit_free(ctx, dws));
     dws = NULL;
     CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
     args.workspace = dws, args.workspace_bytes = ws_all;

@@ -49,14 +49,38 @@ typedef struct run_result {
   convjit_emu_stats st[8]; /* --stats: the recorded launches (pack, then fwd) */
   size_t nst;
   size_t workspace_bytes;  /* the plan's (0 for a transpose job: it has none) */
+  char digest[24];         /* backward weight: FNV-1a 64 of dw's (and db's) bytes, hex: compare two runs */
+  int det_checked, det_same; /* backward weight: a second run's bytes compared with the first's */
 } run_result;
 
 /* convjit-run.c */
 void run_usage(FILE *f);
 
+/* Plan creation: INVALID_ARG can only be the descriptor built from the
+ * command line (the API's message names the field), so it is a usage error
+ * (exit 2); nothing is allocated yet when it is returned. */
+#define PLAN_TRY(call)                                                                        \
+  do {                                                                                        \
+    convjit_status p_ = (call);                                                               \
+    if (p_ == CONVJIT_ERR_INVALID_ARG) {                                                      \
+      fprintf(stderr, "convjit-run: %s\n", convjit_last_error());                              \
+      run_usage(stderr);                                                                      \
+      return -2;                                                                              \
+    }                                                                                         \
+    CLI_TRY(p_);                                                                              \
+  } while (0)
+
 /* run_ops.c: one job. 0, -2 for a usage error (printed with the usage), or
  * a convjit status (printed). */
 int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out, run_result *r);
+/* The conv descriptor of the job's options (shape, dtypes, layouts,
+ * groups, epilogue); 0, or -1 with the message printed. */
+int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d);
+/* run_wgrad.c: the backward-weight job (--kind bwd-weight): x, dy -> dw
+ * [, db], checked against the float64 references, run twice: the second
+ * run's bytes must equal the first's (unless --nondeterministic). */
+int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out,
+                   run_result *r);
 int run_transpose(convjit_context *ctx, const run_args *a, convjit_plan **plan_out, run_result *r);
 
 /* run_report.c */

@@ -13,20 +13,6 @@
 #include "tool_data.h"
 #include "util/numfmt.h"
 
-/* Plan creation: INVALID_ARG can only be the descriptor built from the
- * command line (the API's message names the field), so it is a usage error
- * (exit 2); nothing is allocated yet when it is returned. */
-#define PLAN_TRY(call)                                                                        \
-  do {                                                                                        \
-    convjit_status p_ = (call);                                                               \
-    if (p_ == CONVJIT_ERR_INVALID_ARG) {                                                      \
-      fprintf(stderr, "convjit-run: %s\n", convjit_last_error());                              \
-      run_usage(stderr);                                                                      \
-      return -2;                                                                              \
-    }                                                                                         \
-    CLI_TRY(p_);                                                                              \
-  } while (0)
-
 /* A launch between two events: timing_begin creates them and records e0;
  * timing_end records e1, waits, collects the recorded EMULATED statistics
  * (run_stats_begin started them) and puts the event time in r->kernel_ms
@@ -106,13 +92,12 @@ done:
   return rc;
 }
 
-static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
+int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   cli_shape s;
   if (cli_shape_set(&s, "--op conv: --shape", a->shape, a->nshape) ||
       cli_shape_dims(&s, a->stride, a->nstride, a->dil, a->ndil, a->pad, a->npad))
     return -1;
   *d = cli_conv_desc(&s);
-  if (cli_problem_desc(&a->prob, d)) return -1;
   if (cli_conv_dtypes(a->dtype, a->y_dtype, cj_arch_from_name(arch), d)) return -1;
   if (!strcmp(a->dtype, "fp8") && a->fp8_format) /* the arch's native fp8 flavour unless --fp8-format */
     d->x_dtype = d->w_dtype = !strcmp(a->fp8_format, "fnuz") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
@@ -130,6 +115,7 @@ static int build_conv_desc(const run_args *a, const char *arch, convjit_conv_des
   d->has_residual = a->residual;
   d->beta = (float)a->beta;
   d->act = (convjit_activation)a->act;
+  if (cli_problem_desc(&a->prob, d)) return -1; /* after the dtypes: backward weight's follow x's */
   if (a->beta != 0.0 && !a->residual) {
     fprintf(stderr, "convjit-run: --beta needs --residual\n");
     return -1;
@@ -229,7 +215,7 @@ done:
 int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out, run_result *r) {
   int rc = 0;
   convjit_conv_desc d;
-  if (build_conv_desc(a, arch, &d)) { /* a bad combination of options (printed): usage */
+  if (run_conv_desc(a, arch, &d)) { /* a bad combination of options (printed): usage */
     run_usage(stderr);
     return -2;
   }

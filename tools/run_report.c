@@ -139,7 +139,11 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
   }
   const cj_conv_problem *p = cj_plan_problem(plan);
   int act = cj_epi_activation(&p->epi);
-  printf("op       conv forward (implicit GEMM)%s%s%s%s%s\n", cj_epi_has(&p->epi, CJ_EPI_SCALE) ? " * scale[k]" : "",
+  if (p->kind == CONVJIT_CONV_BACKWARD_WEIGHT)
+    printf("op       conv backward weight: dw%s from x and dy (the GEMM over the padded grid)%s\n",
+           cj_epi_has(&p->epi, CJ_EPI_BIAS) ? " and db" : "",
+           p->nondeterministic ? ", fp32 atomics across blocks (nondeterministic)" : ", deterministic");
+  else printf("op       conv forward (implicit GEMM)%s%s%s%s%s\n", cj_epi_has(&p->epi, CJ_EPI_SCALE) ? " * scale[k]" : "",
          cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) ? " + beta*z" : "", cj_epi_has(&p->epi, CJ_EPI_BIAS) ? " + fp32 bias" : "",
          act ? ", then " : "", act == 1 ? "relu" : act == 2 ? "silu" : act == 3 ? "gelu (tanh)" : "");
   printf("shape    N,C,D,H,W %lld,%lld,%lld,%lld,%lld -> K %lld (y %lld,%lld,%lld,%lld,%lld), filter %lldx%lldx%lld, "
@@ -179,6 +183,7 @@ static void print_check(const run_result *r) {
            "(%s, src/ref/ref_conv.h)\n", r->tol.rel, r->tol.mag, r->tol.abs, r->bound);
   }
   if (r->note[0]) printf("         %s\n", r->note);
+  if (r->digest[0]) printf("digest   %s (FNV-1a 64 of the output bytes: compare runs)\n", r->digest);
 }
 
 /* The job at a glance (the default output); --verbose adds each kernel's
@@ -275,6 +280,9 @@ void run_json_job(const run_args *a, const convjit_context_info *ci, const convj
   if (*mine == ',') mine++;
   cj_sb_printf(obj, "\"kernels\":[%s],\"workspace_bytes\":%zu", mine, r->workspace_bytes);
   const cj_conv_problem *p = cj_plan_problem(plan);
+  if (!strcmp(a->op, "conv") && p) cj_sb_printf(obj, ",\"kind\":\"%s\"", cj_conv_kind_of(p->kind)->tool);
+  if (r->digest[0]) cj_sb_printf(obj, ",\"digest\":\"%s\"", r->digest);
+  if (r->det_checked) cj_sb_printf(obj, ",\"bit_identical_runs\":%s", r->det_same ? "true" : "false");
   if (!strcmp(a->op, "conv") && p)
     cj_sb_printf(obj, ",\"x_dtype\":\"%s\",\"w_dtype\":\"%s\",\"y_dtype\":\"%s\",\"groups\":%lld,\"layout\":\"%s,%s\"",
                  cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype), (long long)p->groups,

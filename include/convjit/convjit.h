@@ -184,8 +184,8 @@ CONVJIT_API convjit_status convjit_context_get_info(const convjit_context *ctx, 
  * A conv problem, described as its forward conv (kind: forward unless set;
  * backward data, also the transposed convolution's forward, computes dx
  * from dy and w, convjit_conv_desc_from_transpose fills it from
- * PyTorch-style ConvTranspose parameters; backward weight has no kernels
- * yet and is UNSUPPORTED with the kind named). Forward conv,
+ * PyTorch-style ConvTranspose parameters; backward weight computes dw in
+ * w_dtype, the inputs' 16-bit type or f32, and db when has_bias). Forward conv,
  * y = act(alpha * conv(x, w) + beta * z + bias) (the fused
  * epilogue fields last; the default is y = conv(x, w) + bias). Extents are given for the first
  * spatial_rank dims (D,H,W for 3D; H,W for 2D; W for 1D); the rest are
@@ -256,6 +256,13 @@ typedef struct convjit_conv_desc {
    * products summed in the same order). Appended after output_padding: a
    * struct_size without it reads as 0. */
   int64_t upsample[3];
+  /* Backward weight's cross-workgroup reduction (docs/api.md "Problem
+   * kinds"): 0 = deterministic, dw and db bit-identical on every run and
+   * every grid (fixed reduction blocks, added in order); 1 = fp32 atomics
+   * across the blocks instead: less workspace, but dw's last bits may
+   * differ from run to run. Other kinds: 0. Appended after upsample: a
+   * struct_size without it reads as 0. */
+  int nondeterministic;
 } convjit_conv_desc;
 
 /* A 3D descriptor with every field at its neutral value (stride and
@@ -286,6 +293,7 @@ static inline convjit_conv_desc convjit_conv_desc_default(void) {
     d.output_padding[i] = 0;
     d.upsample[i] = 0;
   }
+  d.nondeterministic = 0;
   return d;
 }
 
@@ -326,7 +334,7 @@ static inline convjit_conv_transpose_params convjit_conv_transpose_params_defaul
 
 /* Checks a descriptor without a context (no compile). Errors: INVALID_ARG
  * naming the field and value; UNSUPPORTED for valid-but-unhandled fields
- * (a kind without kernels yet: "desc.kind = backward-data: no kernels yet"). */
+ * (a kind's own limits, e.g. "desc.x_dtype = ...: backward weight takes ..."). */
 CONVJIT_API convjit_status convjit_conv_desc_validate(const convjit_conv_desc *desc);
 /* Output extents (Do,Ho,Wo; unused dims 1) of a valid descriptor: the
  * forward problem's y (for backward data: dy's extents). */

@@ -67,6 +67,7 @@ static void cj_cv_ids(cj_cv *v) {
   v->n0 = LLVMBuildMul(b, tn, cj_c32(g, c->tile_n), "n0");
   LLVMValueRef kz = c->splitk > 1 ? cj_irb_wgid(g, 2) : cj_c32(g, 0);
   v->grp = c->g.groups > 1 ? cj_irb_wgid(g, 1) : cj_c32(g, 0);
+  v->zb = c->g.wgrad && c->wg.blocks > 1 ? cj_irb_wgid(g, 2) : cj_c32(g, 0); /* backward weight: the block */
   v->kt0 = LLVMBuildMul(b, kz, cj_c32(g, c->k_tiles_split), "kt0");
   LLVMValueRef kend = LLVMBuildMul(b, LLVMBuildAdd(b, v->kt0, cj_c32(g, c->k_tiles_split), ""),
                                    cj_c32(g, c->tile_k), "");
@@ -178,7 +179,6 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   /* ping-pong: 2 waves per SIMD (8 per CU), so 256 registers per lane */
   cj_irb_kernel(g, p, pp ? 2 : 0);
   if (g->st) return g->st;
-  LLVMValueRef xptr = cj_irb_arg_role(g, p, CJ_ARG_X), wptr = cj_irb_arg_role(g, p, CJ_ARG_W);
   v->opty = cj_irb_operand_type(g, mf->opnd, mf->opnd_lanes);
   v->accty = LLVMVectorType(g->f32, 4);
   /* No taps (a phase of positions no tap reaches, kplan_phase.h): no
@@ -188,13 +188,19 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   else if (kloop) cj_cv_lds(v);
   cj_cv_ids(v);
   for (uint32_t f = 0; f < c->mi_m * c->mi_n; f++) v->acc[f] = LLVMConstNull(v->accty);
-  if (kloop) {
-    cj_cv_resources(v, xptr, wptr);
-    if (pp) cj_cv_pp_rows(v);
-    else cj_cv_dma_rows(v);
+  if (c->g.wgrad) { /* backward weight: plain operand rows (conv_igemm_wgrad.c) */
+    cj_cv_wg_rows(v);
     cj_cv_schedules[c->sched](v);
+    cj_cv_wg_epilogue(v);
+  } else {
+    if (kloop) {
+      cj_cv_resources(v, cj_irb_arg_role(g, p, CJ_ARG_X), cj_irb_arg_role(g, p, CJ_ARG_W));
+      if (pp) cj_cv_pp_rows(v);
+      else cj_cv_dma_rows(v);
+      cj_cv_schedules[c->sched](v);
+    }
+    cj_cv_epilogue(v);
   }
-  cj_cv_epilogue(v);
   LLVMBuildRetVoid(g->b);
   return g->st;
 }

@@ -11,6 +11,8 @@
  *   conv_igemm_pingpong.c    K-loop schedule "ping-pong" (8 waves, fp8 on gfx950)
  *   conv_igemm_store.c       the epilogue: accumulators through the ops to y
  *                            (or the split-K workspace)
+ *   conv_igemm_wgrad.c       the backward-weight GEMM's operand setup and its
+ *                            partial-tile store (kplan_wgrad.h)
  *
  * A schedule (cj_cv_schedules[] in conv_igemm.c) takes the cj_cv that
  * cj_conv_build has set up and leaves the accumulators in v->acc. */
@@ -61,6 +63,12 @@ typedef struct cj_cv {
   /* channel GEMM (1x1x1 on NCDHW x): per A instruction, the byte offset of
    * x[n][0][p] for its position chunk, that chunk's validity, its k row */
   LLVMValueRef cg_base[CJ_CONV_MAX_DMA], cg_ok[CJ_CONV_MAX_DMA], cg_krow[CJ_CONV_MAX_DMA];
+  /* backward weight (conv_igemm_wgrad.c): the reduction block (grid z);
+   * per A slot the row's byte offset from the workgroup's origin and its
+   * row < K check; per B slot the 2-byte shift (0 or 16 bits) of an odd
+   * column (brow then holds its dword-aligned offset) */
+  LLVMValueRef zb;
+  LLVMValueRef aoff[CJ_CONV_MAX_DMA], aok[CJ_CONV_MAX_DMA], bsh[CJ_CONV_MAX_DMA];
   LLVMValueRef acc[CJ_CONV_MAX_FRAG];
   LLVMTypeRef opty, accty;             /* MFMA operand and accumulator types */
   /* ping-pong schedule: LDS [half][parity], the thread's logical chunk,
@@ -78,6 +86,9 @@ typedef struct cj_cv_ops {
 
 /* conv_igemm_kstep.c */
 void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma);
+/* Loads per thread and K step: one per A and B instruction, and on the
+ * backward-weight GEMM with odd column offsets one more dword per B one. */
+uint32_t cj_cv_loads(const cj_cv *v);
 /* The loads of K step kt: DMAs into LDS stage st (out NULL), or (VGPR
  * path) buffer loads into out[0 .. a_dma) (A) and out[a_dma ..) (B). */
 void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out);
@@ -107,5 +118,11 @@ void cj_cv_kloop_pingpong(cj_cv *v);
 
 /* conv_igemm_store.c */
 void cj_cv_epilogue(cj_cv *v);
+
+/* conv_igemm_wgrad.c: the backward-weight GEMM's operands (resources
+ * rebased per workgroup, per-thread rows, operand offsets: instead of
+ * conv_igemm.c's) and its store of the fp32 partial tile */
+void cj_cv_wg_rows(cj_cv *v);
+void cj_cv_wg_epilogue(cj_cv *v);
 
 #endif

@@ -114,12 +114,51 @@ static void cj_cv_xfer(cj_cv *v, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t i
   cj_irb_buf_load_lds(g, rsrc, cj_irb_lds_ptr(g, lds, lo), v->c->dma_bytes, voff, NULL, 0, 0);
 }
 
+uint32_t cj_cv_loads(const cj_cv *v) {
+  const cj_conv_plan *c = v->c;
+  return c->a_dma + c->b_dma + (c->wg.odd ? c->b_dma : 0);
+}
+
+/* The backward-weight GEMM's loads of K step kt (VGPR path): both operands
+ * are plain rows from the workgroup's rebased origins (conv_igemm_wgrad.c),
+ * k the step's chunk. A: out[0 .. a_dma), rows >= K read 0. B: out[a_dma ..
+ * + b_dma) from the dword-aligned start of the column's elements, and with
+ * odd columns one more dword each into out[a_dma + b_dma ..): the write
+ * shifts the 20 bytes down by 2 (cj_cv_write). A block is whole K steps,
+ * so no K check. */
+static void cj_cv_issue_wgrad(cj_cv *v, LLVMValueRef kt, LLVMValueRef *out) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  const uint32_t eb = c->elem_bytes;
+  LLVMTypeRef v4 = LLVMVectorType(g->i32, 4);
+  for (uint32_t i = 0; i < c->a_dma; i++) {
+    LLVMValueRef k = LLVMBuildAdd(b, cj_cv_k(v, &v->ma, kt, i), v->ma.kin, "");
+    uint32_t r = i % v->ma.period;
+    LLVMValueRef off = LLVMBuildAdd(b, v->aoff[r], LLVMBuildMul(b, k, cj_c32(g, eb), ""), "");
+    out[i] = cj_irb_buf_load(g, v4, v->xr, v->aok[r] ? cj_irb_oob(g, v->aok[r], off, CJ_CONV_OOB) : off, NULL, 0);
+  }
+  for (uint32_t i = 0; i < c->b_dma; i++) {
+    LLVMValueRef k = LLVMBuildAdd(b, cj_cv_k(v, &v->mb, kt, i), v->mb.kin, "");
+    uint32_t r = i % v->mb.period;
+    LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, eb), ""), "");
+    if (v->bok[r]) off = cj_irb_oob(g, v->bok[r], off, CJ_CONV_OOB);
+    out[c->a_dma + i] = cj_irb_buf_load(g, v4, v->wr, off, NULL, 0);
+    if (c->wg.odd) /* an OOB offset stays past num_records 16 bytes on */
+      out[c->a_dma + c->b_dma + i] = cj_irb_buf_load(g, g->i32, v->wr, LLVMBuildAdd(b, off, cj_c32(g, 16), ""), NULL, 0);
+  }
+}
+
 /* Issue the loads of K step kt: DMAs into LDS stage st (out NULL), or
  * (VGPR path) buffer loads into out[0 .. a_dma) (A) and out[a_dma ..) (B). */
 void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
+  if (c->g.wgrad) {
+    cj_cv_issue_wgrad(v, kt, out);
+    return;
+  }
   cj_im2col_col col[CJ_CONV_MAX_KQ];
   int have[CJ_CONV_MAX_KQ] = {0};
   for (uint32_t i = 0; c->channel_gemm && i < c->a_dma; i++) {
@@ -213,10 +252,32 @@ static void cj_cv_write_map(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds, LLV
   }
 }
 
+/* An odd backward-weight column's 16 bytes from the 20 loaded at its
+ * dword-aligned start: dword j = (lo[j+1]:lo[j]) >> sh (sh = 16 for an odd
+ * column, 0 otherwise: then the loaded dwords as they are), one
+ * v_alignbit_b32 each. */
+static LLVMValueRef cj_cv_shift_b(cj_cv *v, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef sh) {
+  cj_irb *g = v->g;
+  LLVMValueRef w[5], out = LLVMGetPoison(LLVMVectorType(g->i32, 4));
+  for (uint32_t j = 0; j < 4; j++) w[j] = LLVMBuildExtractElement(v->b, lo, cj_c32(g, j), "");
+  w[4] = hi;
+  for (uint32_t j = 0; j < 4; j++) {
+    LLVMValueRef a[3] = {w[j + 1], w[j], sh};
+    LLVMTypeRef i32 = g->i32;
+    out = LLVMBuildInsertElement(v->b, out, cj_irb_call(g, "llvm.fshr", &i32, 1, a, 3), cj_c32(g, j), "");
+  }
+  return out;
+}
+
 /* The registers of one K step (cj_cv_issue's out) into LDS stage st. */
 void cj_cv_write(cj_cv *v, uint32_t st, LLVMValueRef *vals) {
+  const cj_conv_plan *c = v->c;
   cj_cv_write_map(v, &v->ma, v->lds_a[st], v->lds_a[0], v->wra, vals);
-  cj_cv_write_map(v, &v->mb, v->lds_b[st], v->lds_b[0], v->wrb, vals + v->c->a_dma);
+  LLVMValueRef bv[CJ_CONV_MAX_DMA];
+  for (uint32_t i = 0; i < c->b_dma; i++)
+    bv[i] = c->wg.odd ? cj_cv_shift_b(v, vals[c->a_dma + i], vals[c->a_dma + c->b_dma + i], v->bsh[i % v->mb.period])
+                      : vals[c->a_dma + i];
+  cj_cv_write_map(v, &v->mb, v->lds_b[st], v->lds_b[0], v->wrb, bv);
 }
 
 /* A two-run operand (f8f6f4): one ds_read per run at q[0], q[1],

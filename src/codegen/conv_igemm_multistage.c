@@ -31,7 +31,7 @@ static LLVMValueRef cj_cv_group_kt(cj_cv *v, cj_irb_loop *lp) {
    * its columns from one SGPR. Not when Cp % tile_k == 0: there all columns
    * of a step share one tap, LLVM finds that only through the induction
    * variables, and the pinned loop would run twice the instructions. */
-  return c->g.cp % c->tile_k ? cj_irb_opaque_sgpr(v->g, ktg) : ktg;
+  return !c->g.wgrad && c->g.cp % c->tile_k ? cj_irb_opaque_sgpr(v->g, ktg) : ktg;
 }
 
 /* The wait and barrier that open step s of the multistage body, after which
@@ -65,14 +65,14 @@ static void cj_cv_kloop_vgpr(cj_cv *v) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
-  uint32_t L = c->a_dma + c->b_dma, S = c->stages;
-  LLVMValueRef pro[5][2 * CJ_CONV_MAX_DMA], fifo[2][2 * CJ_CONV_MAX_DMA];
+  uint32_t L = cj_cv_loads(v), S = c->stages;
+  LLVMValueRef pro[5][3 * CJ_CONV_MAX_DMA], fifo[2][3 * CJ_CONV_MAX_DMA];
   for (uint32_t s = 0; s <= S; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), 0, pro[s]);
   for (uint32_t s = 0; s + 1 < S; s++) cj_cv_write(v, s, pro[s]);
   for (uint32_t f = 0; f < 2; f++) memcpy(fifo[f], pro[S - 1 + f], L * sizeof fifo[f][0]);
 
   cj_irb_loop lp;
-  LLVMValueRef phis[CJ_CONV_MAX_FRAG], fphi[2][2 * CJ_CONV_MAX_DMA];
+  LLVMValueRef phis[CJ_CONV_MAX_FRAG], fphi[2][3 * CJ_CONV_MAX_DMA];
   cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / S);
   LLVMBasicBlockRef body = LLVMGetInsertBlock(b);
   LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(lp.header));

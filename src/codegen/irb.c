@@ -213,6 +213,18 @@ LLVMValueRef cj_irb_rsrc(cj_irb *g, LLVMValueRef base, LLVMValueRef num_records)
   return cj_typed(cj_irb_call(g, "llvm.amdgcn.make.buffer.rsrc", over, 2, a, 4), g->p8);
 }
 
+LLVMValueRef cj_irb_rsrc_at(cj_irb *g, LLVMValueRef base, LLVMValueRef origin, uint64_t total_bytes) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef p = LLVMBuildGEP2(b, g->i8, base, &origin, 1, "tile.base");
+  /* num_records = min(rest of the tensor, 2^31), tested through the high
+   * bits so it stays on the scalar unit (gfx9 has no 64-bit s_cmp_lt). */
+  LLVMValueRef rem = LLVMBuildSub(b, cj_c64(g, total_bytes), origin, "");
+  LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, rem, cj_c64(g, 31), ""), g->i32, "");
+  LLVMValueRef nr32 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, hi, cj_c32(g, 0), ""), cj_c32(g, 0x80000000u),
+                                      LLVMBuildTrunc(b, rem, g->i32, ""), "");
+  return cj_irb_rsrc(g, p, LLVMBuildZExt(b, nr32, g->i64, ""));
+}
+
 LLVMValueRef cj_irb_oob(cj_irb *g, LLVMValueRef valid, LLVMValueRef off, uint32_t oob) {
   return LLVMBuildSelect(g->b, valid, off, cj_c32(g, oob), "");
 }

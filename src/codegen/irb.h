@@ -101,6 +101,12 @@ LLVMValueRef cj_irb_readfirstlane(cj_irb *g, LLVMValueRef v_i32);
 /* Buffer resource over a global pointer (ptr addrspace(1)); num_records is
  * i64 (the low 32 bits are used; keep it <= 0xFFFFFFFF). */
 LLVMValueRef cj_irb_rsrc(cj_irb *g, LLVMValueRef base, LLVMValueRef num_records);
+/* A resource over a tensor of total_bytes from byte `origin` (i64,
+ * uniform) on: base + origin, num_records = min(total_bytes - origin,
+ * 2^31), so a workgroup rebased at its own origin addresses a tensor past
+ * any 32-bit offset with 32-bit lane offsets, and reads past the tensor's
+ * end are 0. */
+LLVMValueRef cj_irb_rsrc_at(cj_irb *g, LLVMValueRef base, LLVMValueRef origin, uint64_t total_bytes);
 /* valid ? off : oob (i32): lanes that must not touch memory. */
 LLVMValueRef cj_irb_oob(cj_irb *g, LLVMValueRef valid, LLVMValueRef off, uint32_t oob);
 /* raw.ptr.buffer.load/store of type ty (cj_irb_mem_type, or any legal type),

@@ -28,6 +28,10 @@
     "cj_wpack")                                                                                               \
   X(CONV, "conv", cj_kplan_conv_key, cj_kplan_conv_print, cj_conv_build, cj_kspec_conv, "cj_conv")           \
   X(CONV_FINALIZE, "conv_finalize", cj_kplan_finalize_key, cj_kplan_finalize_print, cj_conv_finalize_build,  \
-    cj_kspec_finalize, "cj_conv_finalize")
+    cj_kspec_finalize, "cj_conv_finalize")                                                                    \
+  X(GRID_PACK, "grid_pack", cj_kplan_grid_pack_key, cj_kplan_grid_pack_print, cj_grid_pack_build,            \
+    cj_kspec_grid_pack, "cj_grid_pack")                                                                       \
+  X(WGRAD_FINALIZE, "wgrad_finalize", cj_kplan_wgrad_finalize_key, cj_kplan_wgrad_finalize_print,            \
+    cj_wgrad_finalize_build, cj_kspec_wgrad_finalize, "cj_wgrad_finalize")
 
 #endif

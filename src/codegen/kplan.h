@@ -44,7 +44,10 @@ typedef enum cj_kop {
   R(RESIDUAL, "residual")   /* z shaped and typed like y: + beta * z in the epilogue */ \
   R(SCALE, "scale")         /* fp32 per-channel scales (a pointer) */                \
   R(ALPHA, "alpha")         /* fp32 by value: per-tensor dequantization factor */    \
-  R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */
+  R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */ \
+  R(DY, "dy")               /* backward weight: the output gradient on the grid (GEMM A) */ \
+  R(DW, "dw")               /* backward weight: the weight gradient (KCTRS) */ \
+  R(DB, "db")               /* backward weight: the bias gradient (fp32, K) */
 typedef enum cj_arg_role {
   CJ_ARG_NONE = 0,
 #define CJ_ARG_ENUM(id, name) CJ_ARG_##id,
@@ -63,6 +66,7 @@ typedef struct cj_karg_desc {
 } cj_karg_desc;
 
 #include "codegen/kplan_layout.h"
+#include "codegen/kplan_wgrad.h"
 #include "codegen/kplan_conv.h"
 #include "codegen/kplan_finalize.h"
 
@@ -86,6 +90,8 @@ typedef struct cj_kplan {
     cj_wpack_plan wp;
     cj_conv_plan conv;
     cj_finalize_plan fin;
+    cj_grid_pack_plan gp;
+    cj_wgrad_finalize_plan wf;
   } u;
 } cj_kplan;
 

@@ -109,16 +109,23 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   if (g->groups == 0) g->groups = 1;
   CJ_CHECK(g->x_ndhwc <= 1 && g->y_ndhwc <= 1, CONVJIT_ERR_INVALID_ARG, "conv.x_ndhwc = %u, y_ndhwc = %u: must be 0 or 1",
            g->x_ndhwc, g->y_ndhwc);
+  CJ_CHECK(g->wgrad <= 1 && g->wgrad_db <= 1 && g->wgrad_atomic <= 1, CONVJIT_ERR_INVALID_ARG,
+           "conv.wgrad = %u, wgrad_db = %u, wgrad_atomic = %u: must be 0 or 1", g->wgrad, g->wgrad_db, g->wgrad_atomic);
+  CJ_CHECK(g->wgrad || (!g->wgrad_db && !g->wgrad_atomic), CONVJIT_ERR_INVALID_ARG,
+           "conv.wgrad_db = %u, wgrad_atomic = %u: backward-weight options on a forward conv", g->wgrad_db,
+           g->wgrad_atomic);
   CJ_CHECK(g->groups <= 65535, CONVJIT_ERR_UNSUPPORTED, "conv.groups = %u: must be <= 65535 (grid y)", g->groups);
   /* Depthwise and other narrow groups: the GEMM's K pads every tap's
    * channels to a 16-byte chunk, so with C/groups = 1 one of 8 (bf16) or
    * 16 (fp8) K elements is real: >= 87% of the MFMA work and of the A
    * loads would be zeros. */
-  CJ_CHECK(g->groups == 1 || g->c != 1, CONVJIT_ERR_UNSUPPORTED,
+  /* (The backward-weight GEMM reduces over positions, not channels: any
+   * group width is whole columns there.) */
+  CJ_CHECK(g->wgrad || g->groups == 1 || g->c != 1, CONVJIT_ERR_UNSUPPORTED,
            "conv.groups = %u with C/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
            "channel to %u, wasting %u of %u MFMA K elements (a depthwise conv needs a direct kernel)",
            g->groups, chunk, chunk - 1, chunk);
-  CJ_CHECK(g->groups == 1 || g->c % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(g->wgrad || g->groups == 1 || g->c % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
            "conv.groups = %u with C/groups = %u: must be a multiple of %u (one 16-byte chunk of %s), so a "
            "group's channels start on a chunk", g->groups, g->c, chunk, cj_dtype_name((convjit_dtype)g->dtype));
   g->x_cs = (g->x_ndhwc ? g->c : g->cp) * g->groups;
@@ -135,7 +142,8 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g) {
   g->npq = (uint64_t)g->n * g->odhw;
   CJ_CHECK(g->npq < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv N*Do*Ho*Wo = %" PRIu64 ": must be < 2^31 (GEMM row index is i32)", g->npq);
-  CJ_CHECK((uint64_t)g->h * g->w * g->x_cs < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+  /* (the backward-weight pre-pass addresses x in 64 bits) */
+  CJ_CHECK(g->wgrad || (uint64_t)g->h * g->w * g->x_cs < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv H*W*C = %" PRIu64 ": one input plane must be < 2^31 elements", (uint64_t)g->h * g->w * g->x_cs);
   return CONVJIT_OK;
 }
@@ -179,6 +187,25 @@ int cj_conv_pingpong_arch(const cj_arch *arch) {
  * legality, grid, specialization flags, epilogue, launch. Each step reads
  * only what the ones before it filled. ---- */
 
+/* Backward weight (kplan_wgrad.h): the grid, and the load path its B rows
+ * need: a column starts at any element of its x row (off(tap) is not a
+ * multiple of a 16-byte chunk), which no LDS DMA can land, so both operands
+ * go through VGPRs (load 2), dword-aligned; the odd columns' loads take one
+ * more dword and are shifted by 2 bytes before the ds_write. No im2col, so
+ * no bounds checks, fast paths or BIG paths: the GEMM rebases its operands
+ * per workgroup (64-bit). */
+static convjit_status cj_conv_wgrad_geometry(cj_conv_plan *c, const cj_conv_opts *o) {
+  CJ_TRY(cj_wgrad_grid_derive(&c->g, &c->wg));
+  c->load = o->load ? o->load : CJ_CONV_LOAD_VGPR;
+  CJ_CHECK(c->load == CJ_CONV_LOAD_VGPR, CONVJIT_ERR_UNSUPPORTED,
+           "conv.load = %u: the backward-weight GEMM loads through VGPRs (load 2): its B columns start at any "
+           "element, which LDS DMA cannot land", c->load);
+  c->dma_bytes = o->dma_bytes ? o->dma_bytes : 16;
+  CJ_CHECK(!o->pure_gemm_a && !o->force_big_in && !o->force_big_out, CONVJIT_ERR_INVALID_ARG,
+           "conv.wgrad with pure_gemm_a / force_big_in / force_big_out: forward test hooks");
+  return CONVJIT_OK;
+}
+
 /* Geometry: the shape derived and checked, the load path and DMA width it
  * allows, the per-dim bounds checks. */
 static convjit_status cj_conv_step_geometry(cj_conv_plan *c, const cj_arch *arch, const cj_conv_geom *gin,
@@ -187,6 +214,7 @@ static convjit_status cj_conv_step_geometry(cj_conv_plan *c, const cj_arch *arch
   CJ_TRY(cj_conv_geom_derive(&c->g));
   const cj_conv_geom *g = &c->g;
   c->elem_bytes = g->elem_bytes;
+  if (g->wgrad) return cj_conv_wgrad_geometry(c, o);
   c->load = o->load ? o->load : CJ_CONV_LOAD_DMA;
   CJ_CHECK(c->load >= CJ_CONV_LOAD_DMA && c->load < CJ_CONV_LOAD_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.load = %u: must be 1 (DMA) or 2 (through VGPRs)", c->load);
@@ -232,7 +260,7 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
    * schedule: docs/original-design.md "bf16 kernel", 1x1x1). Forced knobs
    * only the multistage schedule takes (a tile, 3-4 stages, split-K,
    * 4-byte DMA, the VGPR load path) select it. */
-  int pp_default = c->elem_bytes == 1 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
+  int pp_default = !g->wgrad && c->elem_bytes == 1 && cj_conv_pingpong_arch(arch) && !o->tile_m &&
                    (!o->stages || o->stages == 2) && o->splitk <= 1 && (!o->dma_bytes || o->dma_bytes == 16) &&
                    !vload && (!o->k_bytes || o->k_bytes == 128) && !cj_conv_channel_gemm_ok(c, o) && !g->c_mask &&
                    g->taps > 0;
@@ -240,6 +268,8 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
   CJ_CHECK(c->sched >= CJ_CONV_SCHED_MULTISTAGE && c->sched < CJ_CONV_SCHED_COUNT, CONVJIT_ERR_INVALID_ARG,
            "conv.sched = %u: must be 1 (multistage) or 2 (ping-pong)", c->sched);
   int pp = c->sched == CJ_CONV_SCHED_PINGPONG;
+  CJ_CHECK(!pp || !g->wgrad, CONVJIT_ERR_UNSUPPORTED,
+           "conv.sched = 2 (ping-pong): the backward-weight GEMM runs the multistage schedule");
   c->halves = pp ? 2 : 1;
   c->tile_m = o->tile_m ? o->tile_m : pp ? 256 : 128;
   c->tile_n = o->tile_n ? o->tile_n : pp ? 256 : 128;
@@ -353,15 +383,17 @@ static convjit_status cj_conv_step_tile_legal(cj_kplan *p, cj_conv_plan *c, cons
            "most %u each", c->tile_m, c->tile_n, c->threads, c->dma_bytes, c->a_dma, c->b_dma, CJ_CONV_MAX_DMA);
   /* The K loop waits with vmcnt((stages-2)*(a_dma+b_dma)): a 6-bit field.
    * The VGPR path keeps two K steps of loads in flight (vmcnt(L) before a
-   * ds_write) in 2*L*4 VGPRs. */
-  uint32_t in_flight = vload ? 2 * (c->a_dma + c->b_dma) : (c->stages - 2) * (c->a_dma + c->b_dma);
+   * ds_write) in 2*L*4 VGPRs.
+   * (Backward weight with odd column offsets: one more dword per B load.) */
+  const uint32_t b_extra = c->wg.odd ? c->b_dma : 0, loads = c->a_dma + c->b_dma + b_extra;
+  const uint32_t fifo_vgprs = 2 * ((c->a_dma + c->b_dma) * 4 + b_extra);
+  uint32_t in_flight = vload ? 2 * loads : (c->stages - 2) * loads;
   CJ_CHECK(in_flight <= 63, CONVJIT_ERR_UNSUPPORTED,
            "conv: %u loads in flight exceed vmcnt's 63 (tile %ux%u, %u threads, %u stages, load %u)", in_flight,
            c->tile_m, c->tile_n, c->threads, c->stages, c->load);
-  CJ_CHECK(!vload || 2 * (c->a_dma + c->b_dma) * 4 <= CJ_CONV_MAX_LOAD_VGPRS, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(!vload || fifo_vgprs <= CJ_CONV_MAX_LOAD_VGPRS, CONVJIT_ERR_UNSUPPORTED,
            "conv.load = 2: %u loads per thread per K step hold %u VGPRs in flight, at most %u (tile %ux%u, %u "
-           "threads)", c->a_dma + c->b_dma, 2 * (c->a_dma + c->b_dma) * 4, CJ_CONV_MAX_LOAD_VGPRS, c->tile_m,
-           c->tile_n, c->threads);
+           "threads)", loads, fifo_vgprs, CJ_CONV_MAX_LOAD_VGPRS, c->tile_m, c->tile_n, c->threads);
   /* Operand prefetch (multistage): the prologue fills all S stages and
    * waits for the first, vmcnt((S-1)*L). By default only where a K step is
    * one MFMA slice of 8-byte operand reads (gfx942's 32-byte rows): there
@@ -493,6 +525,68 @@ static convjit_status cj_conv_step_launch(cj_kplan *p) {
   return cj_kplan_name_from_key(p, prefix, cj_kplan_conv_key);
 }
 
+/* Backward weight after the tile (kplan_wgrad.h): the grid of output tiles
+ * (dw rows x columns) x groups x reduction blocks, each block's K steps,
+ * the operands' and the partial tile's per-workgroup spans (the kernel
+ * rebases every resource per workgroup in 64 bits, so only a tile's own
+ * reach must fit 32-bit offsets), no epilogue ops, the arguments. */
+static convjit_status cj_conv_wgrad_finish(cj_kplan *p, cj_conv_plan *c, const cj_epilogue *epi) {
+  const cj_conv_geom *g = &c->g;
+  const cj_wgrad_grid *w = &c->wg;
+  CJ_CHECK(!epi || epi->nops == 0, CONVJIT_ERR_INVALID_ARG,
+           "conv.epi: a backward-weight GEMM has no epilogue ops (%u given)", epi ? epi->nops : 0);
+  CJ_CHECK(c->splitk == 1, CONVJIT_ERR_INVALID_ARG,
+           "conv.splitk = %u: the backward-weight GEMM is split by its %u reduction blocks, chosen from the "
+           "problem (kplan_wgrad.h), never by a knob", c->splitk, w->blocks);
+  CJ_CHECK(c->wgm >= 1 && c->wgm <= 64, CONVJIT_ERR_INVALID_ARG, "conv.wgm = %u: must be 1..64", c->wgm);
+  c->tiles_m = cj_ceil_div(g->k, c->tile_m);
+  c->tiles_n = cj_ceil_div(w->ng, c->tile_n);
+  CJ_CHECK(c->tiles_m * c->tiles_n < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv backward weight: grid of %" PRIu64 " tiles: must be < 2^31", c->tiles_m * c->tiles_n);
+  CJ_CHECK(w->lb % ((uint64_t)c->tile_k * c->stages) == 0, CONVJIT_ERR_INTERNAL,
+           "conv backward weight: block of %" PRIu64 " positions is not whole groups of %u x %u", w->lb, c->tile_k,
+           c->stages);
+  c->k_tiles = c->k_tiles_split = (uint32_t)(w->lb / c->tile_k);
+  c->m_partial = g->k % c->tile_m != 0;
+  c->n_tail = w->ng % c->tile_n != 0;
+  /* The MFMA's operands swapped (as vec_ch_store): a lane holds 4
+   * consecutive columns of one dw row, one 16-byte store into the
+   * row-major partial tile. */
+  c->vec_ch_store = 1;
+  c->x_bytes = w->x_rows * w->lx * c->elem_bytes;
+  c->w_bytes = (uint64_t)g->k_all * w->lp * c->elem_bytes; /* the A operand: dy on the grid */
+  c->ws_bytes = (uint64_t)(g->wgrad_atomic ? 1 : w->blocks) * g->k_all * w->np * 4;
+  /* per-workgroup reach from the rebased origins (conv_igemm_wgrad.c) */
+  uint64_t a_span = (uint64_t)c->tile_m * w->lp * c->elem_bytes;
+  uint64_t b_rows = (c->tile_n / g->taps + 2) * (uint64_t)w->pt + 1;
+  uint64_t b_span = (b_rows * w->lx + w->lb) * c->elem_bytes;
+  uint64_t p_span = (uint64_t)c->tile_m * w->np * 4;
+  CJ_CHECK(a_span < (1ull << 31) && b_span < (1ull << 31) && p_span < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv backward weight tile %ux%u: a workgroup reaches %" PRIu64 " bytes of dy's grid rows, %" PRIu64
+           " of x's and %" PRIu64 " of its partial tile from its origins; each must be < 2^31 (fewer positions "
+           "per sample or a smaller tile)", c->tile_m, c->tile_n, a_span, b_span, p_span);
+  p->block[0] = c->threads;
+  p->block[1] = p->block[2] = 1;
+  p->grid[0] = c->tiles_m * c->tiles_n;
+  p->grid[1] = g->groups;
+  p->grid[2] = w->blocks;
+  cj_kplan_add_arg(p, CJ_ARG_DY, NULL);
+  cj_kplan_add_arg(p, CJ_ARG_X, NULL);
+  cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, "partials");
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "cj_wgrad_%s", cj_dtype_name((convjit_dtype)g->dtype));
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_conv_key);
+}
+
+double cj_conv_gemm_flops(const cj_conv_plan *c) {
+  if (c->g.wgrad) return 2.0 * (double)c->g.k_all * c->wg.ng * (double)c->wg.lp;
+  return 2.0 * (double)c->g.npq * c->g.k * c->g.crs;
+}
+
+double cj_conv_hbm_bytes(const cj_conv_plan *c) {
+  return (double)c->x_bytes + (double)c->w_bytes + (double)(c->g.wgrad ? c->ws_bytes : c->y_bytes);
+}
+
 static _Atomic uint64_t cj_conv_init_count;
 uint64_t cj_kplan_conv_init_calls(void) { return atomic_load_explicit(&cj_conv_init_count, memory_order_relaxed); }
 
@@ -510,6 +604,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
   CJ_TRY(cj_conv_step_geometry(c, arch, gin, o));
   CJ_TRY(cj_conv_step_tile(c, arch, o));
   CJ_TRY(cj_conv_step_tile_legal(p, c, arch, o));
+  if (c->g.wgrad) return cj_conv_wgrad_finish(p, c, epi);
   CJ_TRY(cj_conv_step_grid(c));
   CJ_TRY(cj_conv_step_flags(c, o));
   CJ_TRY(cj_conv_step_epilogue(c, epi));

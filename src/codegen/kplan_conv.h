@@ -33,6 +33,7 @@
 #include "arch/arch.h"
 #include "codegen/kplan_epi.h"
 #include "codegen/kplan_fields.h"
+#include "codegen/kplan_wgrad.h" /* cj_wgrad_grid, a field below */
 #include "util/cj.h"
 
 /* Byte offset for masked lanes: past every num_records the kernel builds
@@ -76,6 +77,9 @@
   F(uint32_t, groups, 3, "groups (0 = 1): c and k are per group, the group is grid y")           \
   F(uint32_t, x_ndhwc, 2, "x is the caller's NDHWC (channel stride C*groups), read in place")     \
   F(uint32_t, y_ndhwc, 2, "y is NDHWC (channels-last): channel stride 1, position stride K*groups") \
+  F(uint32_t, wgrad, 2, "backward weight: the GEMM dw = dy x over the padded grid (kplan_wgrad.h), not the forward conv") \
+  F(uint32_t, wgrad_db, 2, "backward weight: one ones column per group, the bias gradient") \
+  F(uint32_t, wgrad_atomic, 2, "backward weight: fp32 atomics of every block into one accumulator (opt-in, not deterministic)") \
   F(uint32_t, y_dtype, 2, "convjit_dtype of y; 0 = the compute dtype's own (bf16 for bf16 and fp8, f16 for f16), to which derive normalizes it") \
   A(uint32_t, up, 3, 2, "tap divisor (0 = 1): input coordinate o*stride + floor((t*dil - pad_lo) / up); 2 reads a "  \
                         "nearest 2x upsampled input (kplan_phase.h)")                                                \
@@ -206,7 +210,8 @@ typedef struct cj_conv_opts {
   X(uint64_t, x_bytes, 0, "NDHWC(Cp) x, or NCDHW x on the channel-GEMM path")                               \
   X(uint64_t, w_bytes, 0, "packed KTRSC weight")                                                            \
   X(uint64_t, y_bytes, 0, "NCDHW output (the epilogue's element type)")                                     \
-  X(uint64_t, ws_bytes, 0, "fp32 split-K workspace (0 if none; zeroed first)")
+  X(uint64_t, ws_bytes, 0, "fp32 split-K workspace (0 if none; zeroed first); backward weight: the partial tiles") \
+  X(cj_wgrad_grid, wg, 0, "backward weight: the padded grid and reduction blocks (kplan_wgrad.h; derived)")
 
 typedef struct cj_conv_plan {
   CJ_CONV_PLAN_FIELDS(CJ_FIELD_MEMBER)
@@ -254,6 +259,13 @@ convjit_status cj_conv_geom_derive(cj_conv_geom *g);
  * other refusals without a second init. */
 convjit_status cj_kplan_conv_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g,
                                   const cj_conv_opts *o, const cj_epilogue *epi);
+/* The GEMM's floating-point operations (2 per MAC, padding included: what
+ * the MFMAs do) and the bytes it must move through HBM at least (its
+ * operands once, its output once): forward npq x K x crs and x, w, y;
+ * backward weight K x columns x the padded reduction, and the grid's dy
+ * and x rows and the partial tiles. The bounds model's per-FLOP rates. */
+double cj_conv_gemm_flops(const cj_conv_plan *c);
+double cj_conv_hbm_bytes(const cj_conv_plan *c);
 /* How many times cj_kplan_conv_init ran in this process (all threads): the
  * tests' proof that plan creation initializes each candidate once. */
 uint64_t cj_kplan_conv_init_calls(void);

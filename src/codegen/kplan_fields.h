@@ -14,11 +14,11 @@
 
 /* Expanded in the plan files, where every field type is complete. */
 #define CJ_FIELD_KEY(sb, field, v)                                                                         \
-  _Generic((v), cj_epilogue: cj_epi_key, cj_conv_geom: cj_conv_geom_key, default: cj_kplan_key_u64)(sb, field, \
-                                                                                                      v)
+  _Generic((v), cj_epilogue: cj_epi_key, cj_conv_geom: cj_conv_geom_key, cj_wgrad_grid: cj_wgrad_grid_key,      \
+           default: cj_kplan_key_u64)(sb, field, v)
 #define CJ_FIELD_PRINT(sb, field, v, reason)                                                                 \
-  _Generic((v), cj_epilogue: cj_epi_print, cj_conv_geom: cj_conv_geom_print, default: cj_kplan_print_u64)(   \
-      sb, field, v, reason)
+  _Generic((v), cj_epilogue: cj_epi_print, cj_conv_geom: cj_conv_geom_print, cj_wgrad_grid: cj_wgrad_grid_print, \
+           default: cj_kplan_print_u64)(sb, field, v, reason)
 
 /* A table's key and print hooks: expand the table with these inside a
  * function whose strbuf is `fsb_` and whose plan struct pointer is `fpl_`:
@@ -33,6 +33,7 @@
 #define cj_field_nz_int(v) ((v) != 0)
 #define cj_field_nz_cj_epilogue(v) 1
 #define cj_field_nz_cj_conv_geom(v) 1
+#define cj_field_nz_cj_wgrad_grid(v) 1
 #define CJ_FIELD_PRINT_ROW(type, name, in_key, reason) CJ_FIELD_PRINT(fsb_, #name, fpl_->name, reason);
 
 #endif

@@ -133,6 +133,10 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       uint32_t gv[3] = {0};
       CJ_TRY(kspec_dims("opts groups", val, gv)); /* one value: all three read it */
       g->groups = gv[0];
+    } else if (flag && (!strcmp(key, "wgrad") || !strcmp(key, "db") || !strcmp(key, "atomic"))) {
+      /* the backward-weight GEMM (kplan_wgrad.h), its bias-gradient column, its atomics */
+      uint32_t *f = key[0] == 'w' ? &g->wgrad : key[0] == 'd' ? &g->wgrad_db : &g->wgrad_atomic;
+      *f = 1;
     } else if (!flag && !strcmp(key, "y")) {
       /* y's dtype when it is not the compute dtype's own (kplan_conv.h y_dtype) */
       int t = kspec_dtype_of(val, vlen);
@@ -155,8 +159,8 @@ static convjit_status kspec_conv_opts(const char *opts, cj_conv_geom *g, cj_conv
       cj_epi_spec_help(&known, "");
       convjit_status st = CJ_ERR(CONVJIT_ERR_INVALID_ARG,
                                  "spec opts: '%.*s' unknown; options are pad= stride= dil= groups= layout= y= "
-                                 "(geometry), bwd= opad= up= phase= (conv ops: an output phase), the knobs and the "
-                                 "epilogue ops\n%s",
+                                 "wgrad db atomic (geometry), bwd= opad= up= phase= (conv ops: an output phase), the "
+                                 "knobs and the epilogue ops\n%s",
                                  (int)len, p, known.s ? known.s : "");
       cj_sb_free(&known);
       return st;
@@ -287,6 +291,63 @@ convjit_status cj_kspec_finalize(const cj_arch *a, const char *dtype, const char
            out->u.conv.splitk);
   cj_conv_plan c = out->u.conv; /* the init below overwrites *out */
   return cj_kplan_finalize_init(out, a, &c, &e);
+}
+
+/* opts without its "key=value" token (copied to val, at most vmax bytes
+ * with the NUL) into rest: the backward-weight pre-pass and finalize take
+ * the GEMM's conv spec plus one option of their own. 0 if absent. */
+static int kspec_take(const char *opts, const char *key, char *val, size_t vmax, char *rest, size_t rmax) {
+  size_t kl = strlen(key), used = 0;
+  int found = 0;
+  rest[0] = 0;
+  for (const char *p = opts ? opts : ""; *p;) {
+    while (*p == ' ') p++;
+    size_t len = strcspn(p, " ");
+    if (!len) break;
+    if (len > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+      snprintf(val, vmax, "%.*s", (int)(len - kl - 1), p + kl + 1);
+      found = 1;
+    } else if (used + len + 2 < rmax) {
+      used += (size_t)snprintf(rest + used, rmax - used, "%s%.*s", used ? " " : "", (int)len, p);
+    }
+    p += len;
+  }
+  return found;
+}
+
+/* grid_pack: a backward-weight conv spec (the "wgrad" option implied) and
+ * side=x|dy; that tensor's layout is the spec's layout= (x's or y's). */
+convjit_status cj_kspec_grid_pack(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                                  const char *opts, cj_kplan *out) {
+  char side[8] = "", rest[512];
+  CJ_CHECK(kspec_take(opts, "side", side, sizeof side, rest, sizeof rest) && (!strcmp(side, "x") || !strcmp(side, "dy")),
+           CONVJIT_ERR_INVALID_ARG, "spec opts: op grid_pack needs side=x or side=dy (got '%s')", side);
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  CJ_TRY(kspec_conv_fields("grid_pack", a, dtype, shape, v, n, rest, &g, &o, &e, NULL));
+  g.wgrad = 1;
+  CJ_TRY(cj_kplan_conv_init(out, a, &g, &o, &e));
+  cj_conv_plan c = out->u.conv;
+  int x = side[0] == 'x';
+  return cj_kplan_grid_pack_init(out, a, &c, x ? CJ_WGRAD_SIDE_X : CJ_WGRAD_SIDE_DY, (int)(x ? g.x_ndhwc : g.y_ndhwc));
+}
+
+/* wgrad_finalize: a backward-weight conv spec and dw=f32|<dtype> (default the dtype). */
+convjit_status cj_kspec_wgrad_finalize(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v,
+                                       int n, const char *opts, cj_kplan *out) {
+  char dw[8] = "", rest[512];
+  int has = kspec_take(opts, "dw", dw, sizeof dw, rest, sizeof rest);
+  CJ_CHECK(!has || !strcmp(dw, "f32") || !strcmp(dw, dtype), CONVJIT_ERR_INVALID_ARG,
+           "spec opts dw=%s: f32 or the spec's dtype %s", dw, dtype);
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  CJ_TRY(kspec_conv_fields("wgrad_finalize", a, dtype, shape, v, n, rest, &g, &o, &e, NULL));
+  g.wgrad = 1;
+  CJ_TRY(cj_kplan_conv_init(out, a, &g, &o, &e));
+  cj_conv_plan c = out->u.conv;
+  return cj_kplan_wgrad_finalize_init(out, a, &c, has && !strcmp(dw, "f32") ? CONVJIT_DTYPE_F32 : c.g.dtype);
 }
 
 convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,

@@ -12,6 +12,10 @@
  *          conv           shape N,C,D,H,W,K,T,R,S (conv_igemm.c)
  *          conv_finalize  shape as conv; the split-K finalize of that
  *                         conv (needs splitk >= 2)
+ *          grid_pack      shape as conv; a backward-weight pre-pass of that
+ *                         conv (wgrad implied), opts + side=x|dy
+ *          wgrad_finalize shape as conv; its backward-weight finalize,
+ *                         opts + dw=f32|<dtype> (default the dtype)
  *   arch   gfx942 | gfx950
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
  *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16-fp8q,
@@ -24,6 +28,9 @@
  *            pad=P (all dims) or pad=Pd,Ph,Pw   (lo = hi)
  *            stride=..  dil=..                  (same forms, default 1)
  *            groups=G  layout=ndhwc|ncdhw|X,Y   (grouped; NDHWC x read in place, y)
+ *            wgrad  db  atomic    (flags: the backward-weight GEMM of this
+ *                                  conv, its bias-gradient column, its
+ *                                  opt-in atomics; kplan_wgrad.h)
  *            y=bf16|f16|f32                     (y's dtype; default the dtype's own:
  *                                                bf16 for bf16 and fp8, f16 for f16)
  *            knobs (kplan_knobs.h): tile=MxN  waves=MxN  stages=S  splitk=K

@@ -66,16 +66,8 @@ static LLVMValueRef cj_tr_rsrc(cj_irb *g, LLVMValueRef base, LLVMValueRef origin
     *origin_off = LLVMBuildTrunc(b, origin, g->i32, "");
     return cj_irb_rsrc(g, base, cj_c64(g, total_bytes));
   }
-  LLVMValueRef p = LLVMBuildGEP2(b, g->i8, base, &origin, 1, "tile.base");
-  /* num_records = min(rest of the tensor, 2^31), tested through the high
-   * bits so it stays on the scalar unit (gfx9 has no 64-bit s_cmp_lt). */
-  LLVMValueRef rem = LLVMBuildSub(b, cj_c64(g, total_bytes), origin, "");
-  LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, rem, cj_c64(g, 31), ""), g->i32, "");
-  LLVMValueRef nr32 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, hi, cj_c32(g, 0), ""), cj_c32(g, 0x80000000u),
-                                      LLVMBuildTrunc(b, rem, g->i32, ""), "");
-  LLVMValueRef nr = LLVMBuildZExt(b, nr32, g->i64, "");
   *origin_off = cj_c32(g, 0);
-  return cj_irb_rsrc(g, p, nr);
+  return cj_irb_rsrc_at(g, base, origin, total_bytes);
 }
 
 static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef et, uint32_t bytes) {

@@ -122,8 +122,8 @@ static convjit_status tensor_error(const cj_conv_kind_row *k, const cj_launch_pt
   const cj_tensor_texts *tx = &cj_tensor_rows[t].texts;
   if ((k->reads | k->writes) & bit) return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "%s%s = NULL", f, name);
   if ((k->optional & bit) && v)
-    return CJ_ERR(tx->given, "%s%s = %p: this plan has no %s input (the descriptor has %s = 0)", f, name, v, tx->noun,
-                  tx->flag);
+    return CJ_ERR(tx->given, "%s%s = %p: this plan has no %s %s (the descriptor has %s = 0)", f, name, v, tx->noun,
+                  cj_tensor_access_of(t) == CJ_TENSOR_OUT ? "output" : "input", tx->flag);
   if ((k->optional & bit) && (bound & bit))
     return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "%s%s = NULL: the plan %s (%s = 1)%s", f, name, tx->does, tx->flag,
                   *f ? "" : "; pass it with convjit_conv_forward");

@@ -111,6 +111,9 @@ static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_t
   o->k_steps = c->k_tiles_split;
   double steps = o->k_steps ? o->k_steps : 1, simds = a->simds_per_cu;
   uint64_t issue = 0;
+  _Static_assert(EMU_CLASS_COUNT == sizeof o->per_step / sizeof o->per_step[0], "cj_bounds.per_step");
+  for (int cl = 0; cl < EMU_CLASS_COUNT; cl++)
+    o->per_step[cl] = st.waves ? (double)st.count[cl] / (double)st.waves / steps : 0;
   for (int cl = 0; cl < EMU_CLASS_COUNT; cl++) {
     if (cl == EMU_CLASS_MFMA) continue;
     emu_inst in = {.cls = (uint8_t)cl};
@@ -138,8 +141,7 @@ static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_t
   double flops_step = 2.0 * c->tile_m * c->tile_n * c->tile_k;
   o->vmem_bytes = (double)(c->tile_m + c->tile_n) * c->tile_k * c->elem_bytes;
   o->vmem_bytes_per_flop = o->vmem_bytes / flops_step;
-  double flops = 2.0 * (double)c->g.npq * c->g.k * c->g.crs;
-  o->hbm_bytes_per_flop = (double)(c->x_bytes + c->w_bytes + c->y_bytes) / flops;
+  o->hbm_bytes_per_flop = cj_conv_hbm_bytes(c) / cj_conv_gemm_flops(c);
   double hbm_per_cu_clk = r.hbm_gbs * 1e9 / ((double)a->cu_count_default * a->clock_mhz * 1e6);
   o->hbm = flops_step * o->hbm_bytes_per_flop / hbm_per_cu_clk;
   const struct { const char *name; double v; } t[] = {{"mfma", o->mfma}, {"lds", o->lds}, {"issue", o->issue}, {"hbm", o->hbm}};
@@ -208,7 +210,7 @@ convjit_status cj_bounds_traces_record(const cj_kplan *p, const cj_built *b, cj_
   t->in.sample = t->sample;
   t->in.grid_wgs = grid;
   t->in.slots = o->wgs_per_cu;
-  t->in.flops = 2.0 * (double)c->g.npq * c->g.k * c->g.crs;
+  t->in.flops = cj_conv_gemm_flops(c);
   t->in.hbm_read_bytes = (double)(c->x_bytes + c->w_bytes);
   t->in.fp8 = c->elem_bytes == 1; /* f16 runs at bf16's MFMA rate and takes its parameters */
   *out = t;

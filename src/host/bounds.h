@@ -35,6 +35,10 @@ typedef struct cj_bounds {
    * completes; 0 means every barrier is followed by an LDS wait before any
    * MFMA. barriers_per_step: per wave and K step. */
   double barrier_cover_mfma, barriers_per_step;
+  /* Instructions per wave and K step by class (EMULATED, emu.h's
+   * EMU_CLASS_* order: SALU, branch, SMEM, VALU, VMEM, LDS, MFMA, waitcnt,
+   * barrier), prologue and epilogue included (amortized over the steps). */
+  double per_step[9]; /* EMU_CLASS_COUNT (emu.h), asserted in bounds.c */
   const char *bound;       /* "mfma", "lds", "issue", "hbm" or "occupancy" */
   double mfma_fraction;    /* MFMA cycles / the bound's: perfect overlap, an upper bound */
   /* The compute-unit simulation (cj_bounds_conv_sim only; perf/perf.h,

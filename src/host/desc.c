@@ -72,6 +72,7 @@ static const cj_appended desc_appended[] = {
     CJ_APPENDED(convjit_conv_desc, beta),              CJ_APPENDED(convjit_conv_desc, act),
     CJ_APPENDED(convjit_conv_desc, has_x_prev),        CJ_APPENDED(convjit_conv_desc, kind),
     CJ_APPENDED(convjit_conv_desc, output_padding),    CJ_APPENDED(convjit_conv_desc, upsample),
+    CJ_APPENDED(convjit_conv_desc, nondeterministic),
 };
 
 convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_problem *p) {
@@ -213,6 +214,12 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
     CJ_CHECK(d->stride[0] == 1, CONVJIT_ERR_INVALID_ARG, "desc.stride[0] = %lld: has_x_prev needs time stride 1",
              (long long)d->stride[0]);
   }
+  CJ_CHECK(d->nondeterministic == 0 || d->nondeterministic == 1, CONVJIT_ERR_INVALID_ARG,
+           "desc.nondeterministic = %d: must be 0 or 1", d->nondeterministic);
+  const int bwd_weight = d->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  CJ_CHECK(!d->nondeterministic || bwd_weight, CONVJIT_ERR_INVALID_ARG,
+           "desc.nondeterministic = 1: only backward weight has a cross-workgroup reduction to trade for atomics "
+           "(a %s conv)", kind->name);
   /* The fused epilogue as the one description the plan init takes: each
    * field asking for an op adds it (in the op table's order whatever the
    * order here); "beta 0 means 1" is normalized here and nowhere else. */
@@ -237,19 +244,34 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   /* Valid from here on; what follows is "no kernel for it (yet)", the
    * kind's first: a kind whose row has no planner has no kernels at all. */
   CJ_CHECK(kind->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
+  /* Backward weight (codegen/kplan_wgrad.h) reads x and dy in the compute
+   * dtype, bf16 or f16 (fp8 gradients need calibrated scales), and writes
+   * dw in it or in f32 (what optimizers keep); its GEMM reduces over
+   * positions, so any group width is whole columns there. */
+  CJ_CHECK(!bwd_weight || d->x_dtype == CONVJIT_DTYPE_BF16 || d->x_dtype == CONVJIT_DTYPE_F16,
+           CONVJIT_ERR_UNSUPPORTED,
+           "desc.x_dtype = %s: backward weight takes bf16 or f16 x and dy", cj_dtype_name(d->x_dtype));
+  CJ_CHECK(!bwd_weight || d->y_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
+           "desc.y_dtype = %s: backward weight reads dy in x's dtype %s", cj_dtype_name(d->y_dtype),
+           cj_dtype_name(d->x_dtype));
+  CJ_CHECK(!bwd_weight || d->w_dtype == d->x_dtype || d->w_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.w_dtype = %s: backward weight writes dw in f32 or in x's dtype %s", cj_dtype_name(d->w_dtype),
+           cj_dtype_name(d->x_dtype));
   /* Grouped convs: the implicit GEMM pads each tap's channels to a 16-byte
    * chunk (8 bf16, 16 fp8), and a group's channels must start on one
    * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the
    * same for codegen callers. NDHWC layouts need nothing here. The GEMM's
-   * reduction channels are c's for forward, k's (dy's) for backward data. */
+   * reduction channels are c's for forward, k's (dy's) for backward data;
+   * backward weight reduces over positions, so any group width is whole
+   * columns there. */
   const int bwd = d->kind == CONVJIT_CONV_BACKWARD_DATA;
   const char *rc = bwd ? "k" : "c";
   const int64_t cg = (bwd ? d->k : d->c) / d->groups, chunk = fp8_conv ? 16 : 8;
-  CJ_CHECK(d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(bwd_weight || d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
            "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
            "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
            (long long)d->groups, rc, (long long)chunk, (long long)chunk - 1, (long long)chunk);
-  CJ_CHECK(d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(bwd_weight || d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
            "desc.groups = %lld with %s/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
            "group's channels start on a chunk", (long long)d->groups, rc, (long long)cg, (long long)chunk,
            fp8_conv ? "fp8" : cj_dtype_name(d->x_dtype));
@@ -261,11 +283,13 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
            cj_dtype_name(d->w_dtype));
   CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
            "desc.x_dtype = f32: the conv kernels take bf16, f16 or fp8 inputs");
-  CJ_CHECK(d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(bwd_weight || d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
            "desc.w_dtype = f32: the conv kernels take bf16, f16 or fp8 weights");
   /* f16 computes on the f16 MFMA: both operands f16 (no pre-pass converts
-   * between f16 and bf16 or fp8) */
-  CJ_CHECK((d->x_dtype == CONVJIT_DTYPE_F16) == (d->w_dtype == CONVJIT_DTYPE_F16), CONVJIT_ERR_UNSUPPORTED,
+   * between f16 and bf16 or fp8); backward weight's w_dtype is dw's,
+   * checked above */
+  CJ_CHECK(bwd_weight || (d->x_dtype == CONVJIT_DTYPE_F16) == (d->w_dtype == CONVJIT_DTYPE_F16),
+           CONVJIT_ERR_UNSUPPORTED,
            "desc.%s = %s with desc.%s = f16: an f16 conv takes f16 x and w (no pre-pass converts f16 to or from %s)",
            d->x_dtype == CONVJIT_DTYPE_F16 ? "w_dtype" : "x_dtype",
            cj_dtype_name(d->x_dtype == CONVJIT_DTYPE_F16 ? d->w_dtype : d->x_dtype),
@@ -304,6 +328,7 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   }
   p->has_x_prev = d->has_x_prev;
   p->spatial_rank = rank;
+  p->nondeterministic = d->nondeterministic;
   return CONVJIT_OK;
 }
 
@@ -334,6 +359,7 @@ void cj_conv_problem_to_desc(const cj_conv_problem *p, convjit_conv_desc *d) {
     d->output_padding[i] = p->output_padding[i];
     d->upsample[i] = p->upsample[i];
   }
+  d->nondeterministic = p->nondeterministic;
 }
 
 convjit_status cj_transpose_desc_check(const convjit_transpose_desc *d) {

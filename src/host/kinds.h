@@ -68,7 +68,7 @@ typedef enum cj_tensor_access { CJ_TENSOR_IN = 1, CJ_TENSOR_OUT = 2, CJ_TENSOR_S
   T(DY, dy, 1, VEC16, IN, "", "", "", INVALID_ARG)                   /* output gradient (backward kinds) */    \
   T(DX, dx, 1, X4, OUT, "", "", "", INVALID_ARG)                     /* input gradient (backward data) */      \
   T(DW, dw, 1, W4, OUT, "", "", "", INVALID_ARG)                     /* weight gradient (backward weight) */   \
-  T(DB, db, 1, F32, OUT, "", "bias-gradient", "writes the bias gradient", INVALID_ARG) /* backward weight */  \
+  T(DB, db, 1, F32, OUT, "has_bias", "bias-gradient", "writes the bias gradient", INVALID_ARG) /* bwd weight */ \
   T(WORKSPACE, workspace, 1, VEC16, SCRATCH, "", "", "", INVALID_ARG) /* caller scratch, workspace_bytes */
 
 typedef enum cj_tensor {
@@ -134,7 +134,8 @@ struct cj_conv_planner; /* select.h */
  *   packs    1: convjit_weight_pack packs a weight for it (W_RAW -> W_PACKED)
  *   epi_ops  the epilogue ops its descriptor may ask for: CJ_EPI_PUBLIC_OPS
  *            (every op with a spec token, so a new op needs no edit here),
- *            CJ_EB(op) | ... (kplan_epi.h ids) or 0 (none)
+ *            CJ_EB(op) | ... (kplan_epi.h ids) or 0 (none); backward
+ *            weight's BIAS is the forward's bias, whose gradient db it writes
  *   channels what per-channel epilogue operands index (cj_epi_channels id)
  *   planner  its planner (select.h), NULL = no kernels yet */
 #define CJ_TB(id) CJ_TENSOR_BIT(CJ_TENSOR_##id)
@@ -146,8 +147,8 @@ struct cj_conv_planner; /* select.h */
   ROW(BACKWARD_DATA, "backward-data", "bwd-data", CJ_TB(DY) | CJ_TB(W_PACKED), CJ_TB(DX),                     \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1,                                                        \
     CJ_EPI_PUBLIC_OPS, C, &cj_conv_bwd_data_planner)                                                      \
-  ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0, 0,     \
-    NONE, NULL)
+  ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0,         \
+    CJ_EB(BIAS), K, &cj_conv_bwd_weight_planner)
 
 typedef struct cj_conv_kind_row {
   convjit_conv_kind kind;

@@ -80,6 +80,8 @@
   F(EPI, epi, 1, "the fused epilogue asked for (kplan_epi.h description, beta normalized), passed to the "  \
                  "plan init as it is")                                                                     \
   F(FLAG, has_x_prev, 1, "causal streaming: args.x_prev holds the pad_lo[0] frames before x")               \
+  F(FLAG, nondeterministic, 0, "backward weight: fp32 atomics across the reduction blocks (opt-in); out of "   \
+                              "the tuning text: the same tiles serve both forms, so one winner serves both")  \
   F(I64X3, output_padding, 2, "backward data (a transposed conv): dy's extents are the forward output dims of " \
                               "in - output_padding")                                                        \
   F(I64X3, upsample, 2, "forward: x read nearest-upsampled by 2 where 2, else 0 (the descriptor's 1 and 0 "  \
@@ -267,12 +269,15 @@ typedef struct cj_conv_planner {
                              int *has_follow);
 } cj_conv_planner;
 extern const cj_conv_planner cj_conv_forward_planner;
+extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
 extern const cj_conv_planner cj_conv_bwd_data_planner;
 
 /* select_conv.c: the problem's geometry and formats, for the planners. */
 convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f);
-/* The geometry's fields from the problem, not derived (a phased problem's
- * input geometry may not be a conv of its own: the caller derives it). */
+/* The geometry's fields from the problem (extents, groups, layouts; dtype
+ * from x and w), not derived (a phased problem's input geometry may not be
+ * a conv of its own: the caller derives it); no dtype check: each kind's
+ * planner has its own. UNSUPPORTED for a field past 2^32 - 1. */
 convjit_status cj_conv_problem_fields(const cj_conv_problem *p, cj_conv_geom *g);
 /* Which NDHWC input the conv reads in place (prep's x_in_place, x_copy,
  * g.x_ndhwc, g.x_converted from the input layout and formats). */

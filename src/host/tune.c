@@ -65,6 +65,7 @@ double cj_tune_compare(const void *a, const void *b, size_t n, convjit_dtype t) 
   return worst;
 }
 
+
 /* The conv kernel step of a plan (the one the bounds model prices). */
 static const cj_step *conv_step(const convjit_plan *p, uint32_t *index) {
   for (uint32_t i = 0; i < p->seq.fwd.nsteps; i++)
@@ -106,10 +107,13 @@ typedef struct tune_run {
   void *stream;
   convjit_tune_options o;
   cj_device *dev;
-  void *out;           /* the kind's output tensor (y, dx): what the veto compares */
-  size_t y_bytes, y_elems;
-  convjit_dtype out_dtype; /* the output's dtype (y's, or dx's: x's) */
-  void *ref, *got;         /* host copies of the output (its dtype) */
+  /* the kind's output (y, dx or dw) and a second one (db, fp32) when the
+   * plan writes it; exact: compared bit for bit (backward weight's promise) */
+  void *out, *out2;
+  size_t out_bytes, out_elems, out2_bytes;
+  convjit_dtype out_dtype; /* the output's dtype (y's, dx's: x's, dw's: w's) */
+  int exact;
+  uint8_t *ref, *got; /* host copies of the outputs, out then out2 */
   tune_cand *c;
   int n;
 } tune_run;
@@ -119,12 +123,25 @@ static convjit_status run_once(tune_run *r, const convjit_plan *p) {
   return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, r->stream);
 }
 
-/* y poisoned, the candidate run, y back on the host in out. */
-static convjit_status run_output(tune_run *r, const convjit_plan *p, void *out) {
-  CJ_TRY(r->dev->ops->memset_d8(r->dev, r->out, TUNE_Y_POISON, r->y_bytes, r->stream));
+/* The outputs poisoned, the candidate run, the outputs back on the host
+ * in out. */
+static convjit_status run_output(tune_run *r, const convjit_plan *p, uint8_t *out) {
+  CJ_TRY(r->dev->ops->memset_d8(r->dev, r->out, TUNE_Y_POISON, r->out_bytes, r->stream));
+  if (r->out2) CJ_TRY(r->dev->ops->memset_d8(r->dev, r->out2, TUNE_Y_POISON, r->out2_bytes, r->stream));
   CJ_TRY(run_once(r, p));
-  CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->out, r->y_bytes, r->stream));
+  CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out, r->out, r->out_bytes, r->stream));
+  if (r->out2) CJ_TRY(r->dev->ops->memcpy_d2h(r->dev, out + r->out_bytes, r->out2, r->out2_bytes, r->stream));
   return r->dev->ops->synchronize(r->dev, r->stream);
+}
+
+/* The candidate's outputs against the default's: bit for bit when exact
+ * (0 or inf), else the largest error over its tolerance. */
+static double compare_outputs(const tune_run *r) {
+  if (r->exact) return memcmp(r->got, r->ref, r->out_bytes + r->out2_bytes) ? INFINITY : 0.0;
+  double e = cj_tune_compare(r->got, r->ref, r->out_elems, r->out_dtype);
+  if (r->out2)
+    e = fmax(e, cj_tune_compare(r->got + r->out_bytes, r->ref + r->out_bytes, r->out2_bytes / 4, CONVJIT_DTYPE_F32));
+  return e;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -303,11 +320,15 @@ static void measure_cand(tune_run *r, int i, convjit_tune_candidate *rc) {
   int modelled = r->dev->is_emulated;
   convjit_status st = run_output(r, &c->plan, r->got);
   if (st == CONVJIT_OK) {
-    rc->max_err = cj_tune_compare(r->got, r->ref, r->y_elems, r->out_dtype);
+    rc->max_err = compare_outputs(r);
     if (!(rc->max_err <= 1.0)) {
       rc->status = CONVJIT_TUNE_VETOED;
-      snprintf(rc->reason, sizeof rc->reason, "output differs from the default kernel's (%g x the tolerance)",
-               rc->max_err);
+      if (r->exact)
+        snprintf(rc->reason, sizeof rc->reason, "output is not bit-identical to the default kernel's (a "
+                 "deterministic reduction must give the same bits on every tile)");
+      else
+        snprintf(rc->reason, sizeof rc->reason, "output differs from the default kernel's (%g x the tolerance)",
+                 rc->max_err);
       return;
     }
     if (modelled) st = cj_tune_modelled_ms(&c->plan, &rc->ms);
@@ -420,8 +441,9 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
   /* the output the kind writes (its row's one written tensor) and its shape */
   const cj_conv_kind_row *kr = cj_conv_kind_of(p->prob.kind);
-  CJ_CHECK(kr && (kr->writes == CJ_TB(Y) || kr->writes == CJ_TB(DX)), CONVJIT_ERR_UNSUPPORTED,
-           "plan: a %s plan: the tuner compares the outputs of forward and backward-data convs",
+  CJ_CHECK(kr && (kr->writes == CJ_TB(Y) || kr->writes == CJ_TB(DX) || kr->writes == CJ_TB(DW)),
+           CONVJIT_ERR_UNSUPPORTED, "plan: a %s plan: the tuner compares the outputs of forward (y), backward-data "
+           "(dx) and backward-weight (dw) convs",
            cj_conv_kind_name(p->prob.kind));
   r.dev = p->ctx->dev;
   int capturing = 0;
@@ -430,13 +452,21 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
            "stream = %p: a graph capture is in progress on it; tuning synchronizes and would break the capture "
            "(tune before capturing)", stream);
   const cj_conv_problem *q = &p->prob;
-  const int dx = kr->writes == CJ_TB(DX);
-  r.out_dtype = dx ? q->x_dtype : q->y_dtype;
-  r.out = dx ? a.dx : a.y;
-  r.y_elems = dx ? (size_t)(q->n * q->c * q->d * q->h * q->w) : (size_t)(q->n * q->k * q->od * q->oh * q->ow);
-  r.y_bytes = r.y_elems * cj_dtype_bytes(r.out_dtype);
-  r.ref = malloc(r.y_bytes);
-  r.got = malloc(r.y_bytes);
+  if (kr->writes == CJ_TB(DW)) { /* dw in w_dtype, db fp32 */
+    r.out = a.dw, r.out2 = a.db;
+    r.out_elems = (size_t)(q->k * (q->c / q->groups) * q->t * q->r * q->s);
+    r.out_dtype = q->w_dtype;
+    r.out2_bytes = a.db ? (size_t)q->k * 4 : 0;
+    r.exact = !q->nondeterministic;
+  } else {
+    const int dx = kr->writes == CJ_TB(DX);
+    r.out_dtype = dx ? q->x_dtype : q->y_dtype;
+    r.out = dx ? a.dx : a.y;
+    r.out_elems = dx ? (size_t)(q->n * q->c * q->d * q->h * q->w) : (size_t)(q->n * q->k * q->od * q->oh * q->ow);
+  }
+  r.out_bytes = r.out_elems * cj_dtype_bytes(r.out_dtype);
+  r.ref = malloc(r.out_bytes + r.out2_bytes);
+  r.got = malloc(r.out_bytes + r.out2_bytes);
   r.c = calloc(CONVJIT_TUNE_MAX_CANDIDATES, sizeof *r.c);
   convjit_tune_result *res = calloc(1, sizeof *res);
   convjit_status st = r.ref && r.got && r.c && res ? CONVJIT_OK

@@ -149,6 +149,35 @@ convjit_status cj_ref_conv_upsample_dims(const cj_ref_conv_shape *sh, const uint
 convjit_status cj_ref_conv_upsample(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e, const uint32_t up[3],
                                     const float *x, const float *wt, const float *bias, float *y, float *mag);
 
+/* ---- backward weight and bias (ref_conv_wgrad.c) ------------------------------
+ * The gradients of the forward conv above with respect to its weight and
+ * bias, from the output gradient dy (shaped like y: N,K,Do,Ho,Wo, or
+ * channels-last with e->y_ndhwc) and x (e->x_ndhwc likewise):
+ *   dw[k][c][t][r][s] = sum over n, od, oh, ow of dy[n][k][od][oh][ow] *
+ *                       x[n][g*C/groups + c][od*st - lo + t*dil]...,
+ *                       g = k / (K/groups), taps in the padding skipped
+ *   db[k]             = sum over n, od, oh, ow of dy[n][k][od][oh][ow]
+ * dw is K x C/groups x T x R x S (KCTRS, PyTorch's weight layout). Each
+ * element is summed in double in (n, od, oh, ow) order and rounded once to
+ * float; mag (may be NULL) gets sum |terms| of each element, the scale of
+ * the bound below. Written from this definition alone: no forward
+ * reference, no padded grid. */
+typedef float (*cj_ref_dy_at_fn)(void *user, uint64_t n, uint64_t k, uint64_t od, uint64_t oh, uint64_t ow);
+
+convjit_status cj_ref_conv_bwd_weight(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e, const float *x,
+                                      const float *dy, float *dw, float *mag);
+convjit_status cj_ref_conv_bwd_bias(const cj_ref_conv_shape *sh, const cj_ref_conv_ext *e, const float *dy,
+                                    float *db, float *mag);
+/* One element from accessors (tensors too large to allocate), unrounded;
+ * c is the channel within k's group (groups 0 or 1: ungrouped); mag may be
+ * NULL. The full versions above are these, rounded to float. */
+convjit_status cj_ref_conv_bwd_weight_point(const cj_ref_conv_shape *sh, uint64_t groups, cj_ref_x_at_fn x_at,
+                                            void *x_user, cj_ref_dy_at_fn dy_at, void *dy_user, uint64_t k,
+                                            uint64_t c, uint64_t t, uint64_t r, uint64_t s, double *dw,
+                                            double *mag);
+convjit_status cj_ref_conv_bwd_bias_point(const cj_ref_conv_shape *sh, cj_ref_dy_at_fn dy_at, void *dy_user,
+                                          uint64_t k, double *db, double *mag);
+
 /* ---- comparing a result with the reference ---------------------------------
  * Element i passes iff |got[i] - want[i]| <= atol + rtol * scale_i, where
  * scale_i = mag[i] if mag is given, else |want[i]|. A good mag is the
@@ -204,6 +233,12 @@ cj_ref_conv_tol cj_ref_conv_bound(uint64_t products, int y_dtype, int exact_sums
  * accumulation). scale_max = max(x_scale, every w_scale). Derivation in
  * ref_conv.c. */
 cj_ref_conv_tol cj_ref_conv_bound_fp8(uint64_t products, int y_dtype, double scale_max);
+
+/* The bound of a backward-weight (or bias-gradient) kernel's output against
+ * cj_ref_conv_bwd_weight / _bias and their mag: reduction = N*Do*Ho*Wo,
+ * the length of each element's sum; dw_dtype the convjit_dtype dw is
+ * written in (bf16, f16 or f32; db: f32). Derivation in ref_conv_wgrad.c. */
+cj_ref_conv_tol cj_ref_conv_bwd_bound(uint64_t reduction, int dw_dtype);
 
 /* cj_ref_compare with the bound b (worst_ratio = max err / bound). */
 void cj_ref_conv_check(const float *got, const float *want, const float *mag, size_t n, cj_ref_conv_tol b,

@@ -249,9 +249,10 @@ static void bump_u64(uint64_t *v) { *v += 1; }
 static void bump_int(int *v) { *v ^= 1; }
 static void bump_epi(cj_epilogue *e) { (void)cj_epi_add(e, CJ_EPI_SCALE); }
 static void bump_geom(cj_conv_geom *g) { g->k += 1; }
+static void bump_wgrid(cj_wgrad_grid *w) { w->blocks += 1; } /* derived: never keyed, never bumped */
 #define BUMP(p)                                                                                          \
   _Generic((p), uint32_t *: bump_u32, uint64_t *: bump_u64, int *: bump_int, cj_epilogue *: bump_epi,    \
-           cj_conv_geom *: bump_geom)(p)
+           cj_conv_geom *: bump_geom, cj_wgrad_grid *: bump_wgrid)(p)
 
 static int key_differs(const cj_kplan *a, const cj_kplan *b) {
   cj_strbuf ka = {0}, kb = {0};
@@ -312,6 +313,30 @@ static void test_every_keyed_field_in_key(void **s) {
   }
   CJ_FINALIZE_PLAN_FIELDS(FIN_FIELD)
 #undef FIN_FIELD
+  /* the backward-weight pre-pass and finalize of the same conv */
+  cj_kplan wa, gp, wf;
+  g.wgrad = g.wgrad_db = 1;
+  assert_int_equal(cj_kplan_conv_init(&wa, A950(), &g, NULL, NULL), CONVJIT_OK);
+  assert_int_equal(cj_kplan_grid_pack_init(&gp, A950(), &wa.u.conv, CJ_WGRAD_SIDE_X, 0), CONVJIT_OK);
+  assert_int_equal(cj_kplan_wgrad_finalize_init(&wf, A950(), &wa.u.conv, CONVJIT_DTYPE_F32), CONVJIT_OK);
+#define GP_FIELD(type, name, in_key, reason)                                      \
+  if (in_key) {                                                                   \
+    cj_kplan b = gp;                                                              \
+    BUMP(&b.u.gp.name);                                                           \
+    if (!key_differs(&gp, &b)) fail_msg("grid_pack plan field %s is not in the key", #name); \
+    nkeyed++;                                                                     \
+  }
+  CJ_GRID_PACK_PLAN_FIELDS(GP_FIELD)
+#undef GP_FIELD
+#define WF_FIELD(type, name, in_key, reason)                                      \
+  if (in_key) {                                                                   \
+    cj_kplan b = wf;                                                              \
+    BUMP(&b.u.wf.name);                                                           \
+    if (!key_differs(&wf, &b)) fail_msg("wgrad_finalize plan field %s is not in the key", #name); \
+    nkeyed++;                                                                     \
+  }
+  CJ_WGRAD_FINALIZE_PLAN_FIELDS(WF_FIELD)
+#undef WF_FIELD
   /* The tables are not empty, and derived (unkeyed) fields exist: if a
    * macro expanded to nothing, this catches it. */
   assert_true(nkeyed >= 40);

@@ -262,6 +262,12 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     inst_budget = 64; /* one element per thread, no loop */
   } else if (p->op == CJ_KOP_CONV_FINALIZE) {
     inst_budget = 128; /* a few fp32 loads, bias, convert, stores per thread, no loop */
+  } else if (p->op == CJ_KOP_GRID_PACK) {
+    /* 8 elements per thread, unrolled: each its grid position step, input
+     * index and range checks, 64-bit address, load and select (~32); setup */
+    inst_budget = 8 * 32 + 160;
+  } else if (p->op == CJ_KOP_WGRAD_FINALIZE) {
+    inst_budget = 160; /* a loop of one 16-byte load and add per block; convert, stores */
   } else {
     fail_msg("golden: no derived bounds for op %s", w->op);
   }

@@ -83,6 +83,15 @@ static const struct {
     {"conv", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=128x128 waves=4x2", "", "tile 128x128 w4x2"},
     {"conv", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x128 waves=1x4", "", "tile 64x128"},
     {"conv", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 tile=64x64 waves=2x2", "", "tile 64x64"},
+    /* backward weight (kplan_wgrad.h): even column offsets only (no shifted
+     * loads), stride 2 phases with db, 64x64 at 2 stages; the dy and x
+     * pre-passes of channels-last tensors; a grouped finalize */
+    {"conv", "bf16", "2,24,1,6,20,24,1,1,3", "pad=0,0,2 dil=1,1,2 wgrad", "", "wgrad even offsets"},
+    {"conv", "bf16", "2,24,1,9,11,20,1,3,3", "pad=0,1,1 stride=1,2,2 wgrad db", "m_partial n_tail", "wgrad stride 2, db"},
+    {"conv", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 wgrad tile=64x64 waves=2x2 stages=2", "", "wgrad 64x64 s2"},
+    {"grid_pack", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 stride=2 layout=ndhwc side=dy", "", "wgrad dy NDHWC gather"},
+    {"grid_pack", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 groups=4 db layout=ndhwc side=x", "", "wgrad grouped x gather"},
+    {"wgrad_finalize", "bf16", "2,16,4,8,8,32,3,3,3", "pad=1 groups=4 db", "", "wgrad grouped finalize"},
     /* f16 (the f16 MFMA, f16 conversions) and f32 outputs */
     {"conv", "f16", "2,64,6,18,18,192,3,3,3", "pad=1 bias", "bias need_t need_h need_w m_partial n_tail",
      "f16: default tile, bias, every bounds check, scalar f16 stores"},

@@ -10,7 +10,8 @@
  * fewer K steps accumulate unsplit), a 1x1 stride-2 conv's gradient (fill
  * phases), the transposed conv through convjit_conv_desc_from_transpose,
  * and the upsample of 1D/2D/3D convs (also bit for bit the same conv of the
- * upsampled tensor). Bad input: each refusal names its field.
+ * upsampled tensor); bf16 and f16 (dx, w, dy f16: the arch's f16 MFMA, the
+ * f16 epilogue conversion). Bad input: each refusal names its field.
  *
  * Expected values: the CPU references of ref_conv.h written from the
  * definitions (cj_ref_conv_bwd_data scatters each dy*w product; the
@@ -18,7 +19,7 @@
  * residual and activation. Tolerance: cj_ref_conv_bound over the most
  * products an output can have (K/groups*T*R*S for a dx element) plus
  * cj_ref_epi_apply's epilogue terms: fp32 accumulation in any order, the
- * bf16 output rounding. */
+ * output's rounding (bf16 2^-8, f16 2^-11 relative). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -41,13 +42,16 @@ static uint32_t rnd(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(*s >> 33);
 }
-/* bf16 values in [-1, 1) (8 significant bits) and their floats */
-static void fill_bf16(uint16_t *h, float *f, size_t n, uint64_t *s, float scale) {
+/* 16-bit values in [-1, 1) * scale (bf16: 8 significant bits; f16: 11)
+ * and their floats */
+static void fill16(uint16_t *h, float *f, size_t n, uint64_t *s, float scale, int f16) {
   for (size_t i = 0; i < n; i++) {
-    h[i] = cj_f32_to_bf16_rne(((float)(rnd(s) % 65536) / 32768.0f - 1.0f) * scale);
-    f[i] = cj_bf16_to_f32(h[i]);
+    const float v = ((float)(rnd(s) % 65536) / 32768.0f - 1.0f) * scale;
+    h[i] = f16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v);
+    f[i] = f16 ? cj_f16_to_f32(h[i]) : cj_bf16_to_f32(h[i]);
   }
 }
+static void fill_bf16(uint16_t *h, float *f, size_t n, uint64_t *s, float scale) { fill16(h, f, n, s, scale, 0); }
 
 typedef struct bwd_case {
   const char *why;
@@ -56,6 +60,7 @@ typedef struct bwd_case {
   int kind;                       /* convjit_conv_kind */
   int x_ndhwc, y_ndhwc, bias, residual, act;
   uint32_t splitk;                /* forced split (0: the selection's) */
+  int f16;                        /* x (dx), w, y (dy) f16, else bf16 */
 } bwd_case;
 
 static convjit_conv_desc case_desc(const bwd_case *bc) {
@@ -75,6 +80,7 @@ static convjit_conv_desc case_desc(const bwd_case *bc) {
   d.y_layout = bc->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d.has_bias = bc->bias, d.has_residual = bc->residual, d.act = (convjit_activation)bc->act;
   d.beta = bc->residual ? 0.75f : 0.0f;
+  if (bc->f16) d.x_dtype = d.w_dtype = d.y_dtype = CONVJIT_DTYPE_F16;
   return d;
 }
 
@@ -100,10 +106,11 @@ static convjit_plan *run_desc(convjit_context *ctx, const char *arch, const char
   float *ref = malloc(nout * 4), *mag = malloc(nout * 4), *got = malloc(nout * 4);
   assert_true(hin && hw && hz && hout && fin && fw && fb && fz && ref && mag && got);
   uint64_t seed = 0x5eed + nin + nw;
-  fill_bf16(hin, fin, nin, &seed, 1.0f);
-  fill_bf16(hw, fw, nw, &seed, 1.0f / sqrtf((float)(p.c / p.groups * p.t * p.r * p.s)));
+  const int f16 = p.x_dtype == CONVJIT_DTYPE_F16; /* one 16-bit type for every tensor (dx's is x's, dy's y's) */
+  fill16(hin, fin, nin, &seed, 1.0f, f16);
+  fill16(hw, fw, nw, &seed, 1.0f / sqrtf((float)(p.c / p.groups * p.t * p.r * p.s)), f16);
   for (int64_t i = 0; i < nch; i++) fb[i] = cj_bf16_to_f32(cj_f32_to_bf16_rne((float)(rnd(&seed) % 64) / 32.0f - 1.0f));
-  fill_bf16(hz, fz, nout, &seed, 1.0f);
+  fill16(hz, fz, nout, &seed, 1.0f, f16);
   cj_conv_opts o = {.splitk = splitk};
   convjit_plan *plan = NULL;
   OK(cj_plan_create_conv_opts(ctx, d, splitk ? &o : NULL, &plan));
@@ -141,10 +148,11 @@ static convjit_plan *run_desc(convjit_context *ctx, const char *arch, const char
     OK(cj_ref_conv_upsample(&sh, &ext, up, fin, fw, bias, ref, mag));
   }
   /* the most products one output sums: a dx element every tap of its group's K */
-  cj_ref_conv_tol tol = cj_ref_conv_bound((uint64_t)((bwd ? p.k : p.c) / p.groups * p.t * p.r * p.s), 1, 0);
+  const convjit_dtype out_dt = bwd ? p.x_dtype : p.y_dtype;
+  cj_ref_conv_tol tol = cj_ref_conv_bound((uint64_t)((bwd ? p.k : p.c) / p.groups * p.t * p.r * p.s), out_dt, 0);
   cj_ref_epi ep = {.z = d->has_residual ? fz : NULL, .beta = d->has_residual ? d->beta : 0.0, .act = d->act};
   tol = cj_ref_epi_apply(tol, &ep, ref, mag, nout);
-  for (size_t i = 0; i < nout; i++) got[i] = cj_bf16_to_f32(hout[i]);
+  for (size_t i = 0; i < nout; i++) got[i] = f16 ? cj_f16_to_f32(hout[i]) : cj_bf16_to_f32(hout[i]);
   cj_ref_cmp cmp;
   cj_ref_conv_check(got, ref, mag, nout, tol, &cmp);
   if (cmp.nbad)
@@ -179,13 +187,13 @@ static void test_bwd_3d(void **st) {
   (void)st;
   static const bwd_case cs[] = {
       {"3d s(1,2,2) 3x3x3 pad 1, bias (the issue's form)", 3, 1, 32, 48, {4, 8, 8}, {3, 3, 3}, {1, 2, 2},
-       {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 0, 0},
+       {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 0, 0, 0},
       {"3d s2 3x3x3 pads 1/0, output_padding 0,1,0, n 2", 3, 2, 16, 24, {5, 6, 7}, {3, 3, 3}, {2, 2, 2},
-       {1, 1, 1}, {0, 0, 0}, {0}, 1, {0, 1, 0}, {0}, BWD, 0, 0, 0, 0, 0, 0},
+       {1, 1, 1}, {0, 0, 0}, {0}, 1, {0, 1, 0}, {0}, BWD, 0, 0, 0, 0, 0, 0, 0},
       {"3d s1 3x3x3 pad 1 (one phase: the forward kernel), silu", 3, 1, 16, 32, {3, 5, 6}, {3, 3, 3}, {1, 1, 1},
-       {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 2, 0},
+       {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 2, 0, 0},
       {"3d 1x1x1 s2 (fill phases: positions no tap reaches), NDHWC dx", 3, 1, 16, 24, {3, 5, 5}, {1, 1, 1},
-       {2, 2, 2}, {0}, {0}, {0}, 1, {0, 1, 1}, {0}, BWD, 1, 0, 1, 0, 0, 0},
+       {2, 2, 2}, {0}, {0}, {0}, 1, {0, 1, 1}, {0}, BWD, 1, 0, 1, 0, 0, 0, 0},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) BOTH(&cs[i]);
 }
@@ -194,11 +202,32 @@ static void test_bwd_2d_1d(void **st) {
   (void)st;
   static const bwd_case cs[] = {
       {"2d s3 dil 2, pads 2/0,1/2, op 2,1, groups 2, NDHWC, residual, relu", 2, 1, 32, 32, {1, 9, 11}, {1, 3, 2},
-       {1, 3, 3}, {0, 2, 1}, {0, 0, 2}, {1, 2, 2}, 2, {0, 2, 1}, {0}, BWD, 1, 1, 1, 1, 1, 0},
+       {1, 3, 3}, {0, 2, 1}, {0, 0, 2}, {1, 2, 2}, 2, {0, 2, 1}, {0}, BWD, 1, 1, 1, 1, 1, 0, 0},
       {"2d 4x4 s2 pad 1 (ConvTranspose2d k4 s2 p1), NCDHW dy, NDHWC dx", 2, 1, 16, 32, {1, 8, 8}, {1, 4, 4},
-       {1, 2, 2}, {0, 1, 1}, {0, 1, 1}, {0}, 1, {0}, {0}, BWD, 1, 0, 1, 0, 0, 0},
+       {1, 2, 2}, {0, 1, 1}, {0, 1, 1}, {0}, 1, {0}, {0}, BWD, 1, 0, 1, 0, 0, 0, 0},
       {"1d s2 dil 2 (gcd 2: half the phases fill), op 1, gelu", 1, 2, 16, 16, {1, 1, 13}, {1, 1, 3}, {1, 1, 2},
-       {0, 0, 2}, {0, 0, 1}, {1, 1, 2}, 1, {0, 0, 1}, {0}, BWD, 0, 0, 1, 0, 3, 0},
+       {0, 0, 2}, {0, 0, 1}, {1, 1, 2}, 1, {0, 0, 1}, {0}, BWD, 0, 0, 1, 0, 3, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) BOTH(&cs[i]);
+}
+
+/* f16 (issue 27 item 4): the same phases on the f16 MFMA rows
+ * (v_mfma_f32_16x16x16_f16 on gfx942, 16x16x32_f16 on gfx950), the dy
+ * pre-pass and the per-phase weight pack moving 2-byte elements unchanged,
+ * the epilogue rounding to f16; a forced split-K (the finalize's f16
+ * store), a transposed conv's form with groups, NDHWC and the epilogue, and
+ * an f16 upsampled conv. */
+static void test_f16(void **st) {
+  (void)st;
+  static const bwd_case cs[] = {
+      {"f16 3d s(1,2,2) 3x3x3 pad 1, bias (the issue's form)", 3, 1, 32, 48, {4, 8, 8}, {3, 3, 3}, {1, 2, 2},
+       {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 0, 0, 1},
+      {"f16 2d s2 4x4 pad 1, groups 2, op 1,0, NDHWC, residual, silu", 2, 1, 32, 32, {1, 9, 8}, {1, 4, 4},
+       {1, 2, 2}, {0, 1, 1}, {0, 1, 1}, {0}, 2, {0, 1, 0}, {0}, BWD, 1, 1, 1, 1, 2, 0, 1},
+      {"f16 3d s(1,2,2) 3x3x3 K 64, split-K 4 forced, bias", 3, 1, 16, 64, {2, 4, 4}, {3, 3, 3}, {1, 2, 2},
+       {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 0, 4, 1},
+      {"f16 3d up (1,2,2), 3x3x3 pad 1, bias", 3, 1, 16, 24, {2, 4, 5}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+       {1, 1, 1}, {0}, 1, {0}, {1, 2, 2}, CONVJIT_CONV_FORWARD, 0, 0, 1, 0, 0, 0, 1},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) BOTH(&cs[i]);
 }
@@ -209,7 +238,7 @@ static void test_bwd_2d_1d(void **st) {
 static void test_bwd_splitk(void **st) {
   (void)st;
   static const bwd_case c = {"3d s(1,2,2) 3x3x3 K 64, split-K 4 forced, bias", 3, 1, 16, 64, {2, 4, 4}, {3, 3, 3},
-                             {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 0, 4};
+                             {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0}, 1, {0}, {0}, BWD, 0, 0, 1, 0, 0, 4, 0};
   BOTH(&c);
 }
 
@@ -279,11 +308,11 @@ static void test_upsample(void **st) {
   (void)st;
   static const bwd_case cs[] = {
       {"3d up (1,2,2), 3x3x3 pad 1, bias, silu", 3, 1, 32, 24, {3, 4, 5}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
-       {1, 1, 1}, {0}, 1, {0}, {1, 2, 2}, CONVJIT_CONV_FORWARD, 0, 0, 1, 0, 2, 0},
+       {1, 1, 1}, {0}, 1, {0}, {1, 2, 2}, CONVJIT_CONV_FORWARD, 0, 0, 1, 0, 2, 0, 0},
       {"2d up 2, stride 3 (odd: two phases a dim), dil 2, pads 2/1, NDHWC", 2, 1, 16, 16, {1, 5, 6}, {1, 3, 3},
-       {1, 3, 3}, {0, 2, 2}, {0, 1, 1}, {1, 2, 2}, 1, {0}, {0, 2, 2}, CONVJIT_CONV_FORWARD, 1, 1, 0, 1, 0, 0},
+       {1, 3, 3}, {0, 2, 2}, {0, 1, 1}, {1, 2, 2}, 1, {0}, {0, 2, 2}, CONVJIT_CONV_FORWARD, 1, 1, 0, 1, 0, 0, 0},
       {"1d up 2, stride 2 (even: one phase, tap divisor 2)", 1, 2, 16, 8, {1, 1, 9}, {1, 1, 4}, {1, 1, 2},
-       {0, 0, 1}, {0, 0, 1}, {0}, 1, {0}, {0, 0, 2}, CONVJIT_CONV_FORWARD, 0, 0, 1, 0, 0, 0},
+       {0, 0, 1}, {0, 0, 1}, {0}, 1, {0}, {0, 0, 2}, CONVJIT_CONV_FORWARD, 0, 0, 1, 0, 0, 0, 0},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) BOTH(&cs[i]);
 }
@@ -296,7 +325,7 @@ static void test_upsample_bitwise(void **st) {
   for (int a = 0; a < 2; a++) {
     convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, ARCHS[a]);
     bwd_case c = {"up (1,2,2) vs conv of upsampled x", 3, 1, 16, 16, {2, 3, 4}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
-                  {1, 1, 1}, {0}, 1, {0}, {1, 2, 2}, CONVJIT_CONV_FORWARD, 0, 0, 1, 0, 0, 1};
+                  {1, 1, 1}, {0}, 1, {0}, {1, 2, 2}, CONVJIT_CONV_FORWARD, 0, 0, 1, 0, 0, 1, 0};
     convjit_conv_desc d = case_desc(&c);
     run_out fused, two;
     convjit_plan *p1 = run_desc(ctx, ARCHS[a], c.why, &d, 1, &fused);
@@ -396,6 +425,11 @@ static void test_bad_input(void **st) {
   /* a backward-data plan's tensors: dy in, dx out; x is not one */
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_plan *p = NULL;
+  /* dx, w and dy in one 16-bit type: an f32 dy (or dx) has no kernel */
+  d.x_dtype = d.w_dtype = CONVJIT_DTYPE_F16, d.y_dtype = CONVJIT_DTYPE_F32;
+  EXPECT(convjit_plan_create_conv(ctx, &d, &p), CONVJIT_ERR_UNSUPPORTED,
+         "dx, w and dy share one element type (bf16 or f16)");
+  d.x_dtype = d.w_dtype = d.y_dtype = CONVJIT_DTYPE_BF16;
   OK(convjit_plan_create_conv(ctx, &d, &p));
   void *buf = api_upload(ctx, NULL, 1 << 16);
   size_t ws = 0;
@@ -419,7 +453,8 @@ int main(void) {
       cmocka_unit_test(test_bwd_3d),           cmocka_unit_test(test_bwd_2d_1d),
       cmocka_unit_test(test_bwd_splitk),       cmocka_unit_test(test_transposed_conv),
       cmocka_unit_test(test_stride1_is_forward_kernel), cmocka_unit_test(test_upsample),
-      cmocka_unit_test(test_upsample_bitwise), cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_upsample_bitwise), cmocka_unit_test(test_f16),
+      cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,10 @@
 /* Problem kinds (src/host/kinds.h) through the public API and the tables
  * behind them:
  *   - desc.kind: validated (INVALID_ARG naming the value), a struct_size
- *     without it reads as forward, backward-data and backward-weight are
- *     UNSUPPORTED naming the kind ("no kernels yet": their rows have no
- *     planner) from convjit_conv_desc_validate and convjit_plan_create_conv
- *     alike, after every INVALID_ARG check; an epilogue op the kind has none
- *     of is INVALID_ARG naming the field;
+ *     without it reads as forward, every kind validates (each row has a
+ *     planner); a kind's own dtype limits (fp8 gradients) are UNSUPPORTED
+ *     naming the field from convjit_plan_create_conv; an epilogue op the
+ *     kind has none of is INVALID_ARG naming the field;
  *   - the kind rows: names, tool spellings, tensors (each read or written
  *     tensor is a field of convjit_conv_args), weight packing;
  *   - convjit_conv_execute on a forward plan: the bytes of
@@ -51,19 +50,16 @@ static void test_desc_kind(void **st) {
   d.kind = (convjit_conv_kind)-1;
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.kind = -1");
   d.kind = CONVJIT_CONV_BACKWARD_DATA;
-  OK(convjit_conv_desc_validate(&d));
-  d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.kind = backward-weight: no kernels yet");
-  /* the kind's refusal comes after every INVALID_ARG check */
-  d.c = 0;
+  OK(convjit_conv_desc_validate(&d)); /* every kind has kernels */
+  d.c = 0; /* a kind's descriptor gets the common checks */
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.c = 0");
   d = good();
-  d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
-  d.has_bias = 1; /* backward weight: no epilogue ops */
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG,
-         "desc.has_bias = 1: a backward-weight conv has no bias epilogue op");
+  d.kind = CONVJIT_CONV_BACKWARD_WEIGHT; /* has kernels: valid */
+  OK(convjit_conv_desc_validate(&d));
+  d.has_bias = 1; /* the forward's bias: its gradient db */
+  OK(convjit_conv_desc_validate(&d));
   d.has_bias = 0;
-  d.act = CONVJIT_ACT_RELU;
+  d.act = CONVJIT_ACT_RELU; /* no other epilogue op */
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.act: a backward-weight conv has no activation");
   /* backward data takes the transposed conv's epilogue */
   d = good();
@@ -81,14 +77,21 @@ static void test_desc_kind(void **st) {
   assert_int_equal(p.kind, CONVJIT_CONV_FORWARD);
 }
 
-static void test_plan_create_refuses_kinds(void **st) {
+static void test_plan_create_refuses_kind_limits(void **st) {
   (void)st;
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_conv_desc d = good();
   convjit_plan *p = (convjit_plan *)&d; /* must be reset to NULL */
+  /* a kind's own dtype limits, after the common checks: fp8 gradients are
+   * not offered (each refusal names the field and resets the plan) */
+  d.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  d.kind = CONVJIT_CONV_BACKWARD_DATA;
+  EXPECT(convjit_plan_create_conv(ctx, &d, &p), CONVJIT_ERR_UNSUPPORTED, "with kind backward-data");
+  assert_null(p);
+  p = (convjit_plan *)&d;
   d.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
-  EXPECT(convjit_plan_create_conv(ctx, &d, &p), CONVJIT_ERR_UNSUPPORTED,
-         "desc.kind = backward-weight: no kernels yet");
+  d.w_dtype = d.y_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  EXPECT(convjit_plan_create_conv(ctx, &d, &p), CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype = ");
   assert_null(p);
   convjit_context_destroy(ctx);
 }
@@ -98,7 +101,7 @@ static void test_kind_rows(void **st) {
   static const struct { convjit_conv_kind k; const char *name, *tool; int packs, planned; } want[] = {
       {CONVJIT_CONV_FORWARD, "forward", "fwd", 1, 1},
       {CONVJIT_CONV_BACKWARD_DATA, "backward-data", "bwd-data", 1, 1},
-      {CONVJIT_CONV_BACKWARD_WEIGHT, "backward-weight", "bwd-weight", 0, 0},
+      {CONVJIT_CONV_BACKWARD_WEIGHT, "backward-weight", "bwd-weight", 0, 1},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     const cj_conv_kind_row *r = cj_conv_kind_of(want[i].k);
@@ -332,7 +335,7 @@ static void test_problem_text(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kinds),
+      cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kind_limits),
       cmocka_unit_test(test_kind_rows),        cmocka_unit_test(test_execute_forward),
       cmocka_unit_test(test_other_kind_plan),  cmocka_unit_test(test_problem_text),
   };

@@ -44,7 +44,7 @@ static void object(const char *key, const char *const *names, const size_t *valu
   X(T, stride), X(T, pad_lo), X(T, pad_hi), X(T, dilation), X(T, groups), X(T, x_dtype),         \
   X(T, w_dtype), X(T, y_dtype), X(T, x_layout), X(T, y_layout), X(T, has_bias), X(T, x_scale),   \
   X(T, w_scale), X(T, has_channel_scale), X(T, has_residual), X(T, beta), X(T, act), X(T, has_x_prev), \
-  X(T, kind), X(T, output_padding), X(T, upsample)
+  X(T, kind), X(T, output_padding), X(T, upsample), X(T, nondeterministic)
 #define CONV_TRANSPOSE_PARAMS(X, T)                                                            \
   X(T, struct_size), X(T, spatial_rank), X(T, n), X(T, c_in), X(T, c_out), X(T, in), X(T, filter), \
   X(T, stride), X(T, padding), X(T, output_padding), X(T, dilation), X(T, groups)

@@ -88,10 +88,11 @@ class AbiLayout(unittest.TestCase):
 
 class Kinds(unittest.TestCase):
     """The descriptor's kind through the ctypes structs: a struct_size
-    without it reads as forward; backward data and backward weight are
-    refused as UNSUPPORTED naming the kind (no kernels yet), raised as
-    convjit's UnsupportedError with convjit's message; an unknown kind is
-    INVALID_ARG naming the value."""
+    without it reads as forward; backward data and backward weight validate
+    with their own fields (output_padding, nondeterministic: INVALID_ARG
+    naming the field when out of range); a kind's dtype limit (fp8
+    gradients) is UNSUPPORTED, raised as convjit's UnsupportedError with
+    convjit's message; an unknown kind is INVALID_ARG naming the value."""
 
     def desc(self, kind):
         d = _lib.ConvDesc()
@@ -114,12 +115,31 @@ class Kinds(unittest.TestCase):
         d.struct_size = _lib.ConvDesc.kind.offset  # an older header: kind is not read
         self.validate(d)
 
-    def test_backward_kinds_unsupported(self):
-        for kind, name in ((_lib.CONV_BACKWARD_DATA, "backward-data"), (_lib.CONV_BACKWARD_WEIGHT, "backward-weight")):
-            with self.subTest(kind=name):
-                with self.assertRaises(_lib.UnsupportedError) as cm:
-                    self.validate(self.desc(kind))
-                self.assertIn(f"desc.kind = {name}: no kernels yet", str(cm.exception))
+    def test_backward_data_fields(self):
+        d = self.desc(_lib.CONV_BACKWARD_DATA)
+        self.validate(d)  # has kernels
+        d.stride[2], d.output_padding[2] = 2, 1  # the transposed conv's output_padding
+        self.validate(d)
+        d.output_padding[2] = 2
+        with self.assertRaises(_lib.InvalidArgumentError) as cm:
+            self.validate(d)
+        self.assertIn("desc.output_padding[2] = 2", str(cm.exception))
+        d.output_padding[2] = 0
+        d.x_dtype = _lib.DTYPE_FP8_E4M3FN  # fp8 gradients are not offered
+        with self.assertRaises(_lib.UnsupportedError) as cm:
+            self.validate(d)
+        self.assertIn("with kind backward-data", str(cm.exception))
+
+    def test_backward_weight_fields(self):
+        d = self.desc(_lib.CONV_BACKWARD_WEIGHT)
+        self.validate(d)  # has kernels
+        d.w_dtype = _lib.DTYPE_F32  # dw in f32
+        d.nondeterministic = 1
+        self.validate(d)
+        d.nondeterministic = 2
+        with self.assertRaises(_lib.InvalidArgumentError) as cm:
+            self.validate(d)
+        self.assertIn("desc.nondeterministic = 2", str(cm.exception))
 
     def test_unknown_kind(self):
         with self.assertRaises(_lib.InvalidArgumentError) as cm:

@@ -140,6 +140,16 @@ class HipGlue(unittest.TestCase):
             self.assertEqual(ws[0].numel(), self.plan.workspace_bytes)
             self.assertEqual(args["workspace_bytes"], self.plan.workspace_bytes)
 
+    def test_backward_data_fields(self):
+        """A transposed conv's launch (conv_transpose) binds its input as
+        args.dy and its output as args.dx, never x or y."""
+        y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
+        ops._run_hip(self.plan.ctx, self.plan, {"dy": self.x}, {"dx": y}, self.w)
+        args = self.forwards()[-1][1]
+        self.assertEqual((args["dy"], args["dx"]), (self.x.data_ptr(), y.data_ptr()))
+        self.assertIsNone(args["x"])
+        self.assertIsNone(args["y"])
+
     def test_pack_once_and_cross_stream_wait(self):
         self.run_hip(self.x)
         self.run_hip(self.x)

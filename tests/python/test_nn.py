@@ -139,11 +139,11 @@ class TestPatch(unittest.TestCase):
         mods = {n: id(m) for n, m in model.named_modules()}
 
         res = convjit.nn.patch(model)
-        self.assertEqual(res.swapped, ["body.0", "body.3"])
+        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.up"])
         reasons = dict(res.skipped)
-        self.assertEqual(sorted(reasons), ["extras.dw", "extras.f32", "extras.own", "extras.up"])
+        self.assertEqual(sorted(reasons), ["extras.dw", "extras.f32", "extras.own"])
         self.assertIn("depthwise", reasons["extras.dw"])     # convjit's validator's reason
-        self.assertIn("transposed", reasons["extras.up"])
+        self.assertIsInstance(model.extras["up"], cnn.ConvTranspose3d)
         self.assertIn("own forward", reasons["extras.own"])
         self.assertIn("torch.float32", reasons["extras.f32"])
         self.assertIsInstance(model.body[0], cnn.Conv3d)

@@ -8,11 +8,15 @@ in float64 on the same bf16 values:
   convjit's own conv of the upsampled tensor (the same products in the same
   order: docs/kernels.md "Fused nearest upsample");
 - nn.patch of a ConvTranspose3d and of an Upsample + Conv3d Sequential;
+- float16 (input, weight and output f16: the f16 MFMA rows and an f16
+  output rounding) for the transposed conv, autograd's dx, the upsample and
+  a half model's patch;
 - bad input: each a ValueError (or convjit's InvalidArgumentError) naming it.
 Bound (cjtest.bound): a transposed conv's output element sums at most
 C_in/groups*T*R*S exact bf16 products (every tap of every input channel),
 plus the bias and the residual: gamma of that many terms times the float64
-conv_transpose of |x|, |w| (+ |bias|, |beta z|), and the bf16 rounding.
+conv_transpose of |x|, |w| (+ |bias|, |beta z|), and the output's rounding
+(bf16 2^-8; f16 2^-11 relative and 2^-25 absolute for its subnormals).
 EMULATED: no time here is a GPU time."""
 
 import copy
@@ -57,15 +61,15 @@ class _Cases:
         convjit.set_emulator_arch(self.ARCH)
 
     def transpose_case(self, label, xshape, wshape, stride=1, padding=0, output_padding=0, groups=1, dilation=1,
-                       bias=True, channels_last=False, act=None, residual=False, seed=0):
+                       bias=True, channels_last=False, act=None, residual=False, seed=0, dtype=torch.bfloat16):
         g = cj.gen(seed)
-        x = cj.randn_bf16(xshape, g)
-        w = cj.weight_bf16(wshape, g)
+        x = cj.randn_bf16(xshape, g, dtype=dtype)
+        w = cj.weight_bf16(wshape, g, dtype)
         b = cj.randn_bf16((wshape[1] * groups,), g) if bias else None
         if channels_last:
             x = x.contiguous(memory_format={5: torch.channels_last_3d, 4: torch.channels_last}[x.dim()])
         ref, mag = ct64(x, w, b, stride, padding, output_padding, groups, dilation)
-        z = cj.randn_bf16(tuple(ref.shape), g) if residual else None
+        z = cj.randn_bf16(tuple(ref.shape), g, dtype=dtype) if residual else None
         y = ops.conv_transpose(x, w, b, stride, padding, output_padding, groups, dilation, act=act, residual=z)
         if z is not None:
             ref, mag = ref + z.double(), mag + z.double().abs()
@@ -76,7 +80,7 @@ class _Cases:
             self.assertTrue(y.is_contiguous(memory_format={5: torch.channels_last_3d,
                                                            4: torch.channels_last}[x.dim()]),
                             f"{label}: the output keeps the input's layout")
-        cj.check(self, y, ref, cj.bound(ref, mag, terms, act), f"{self.ARCH} {label}")
+        cj.check(self, y, ref, cj.bound(ref, mag, terms, act, dtype), f"{self.ARCH} {label}", dtype)
 
     def test_transpose_3d_strides(self):
         self.transpose_case("3d s(1,2,2) k3 p1", (1, 32, 3, 4, 5), (32, 16, 3, 3, 3), stride=(1, 2, 2), padding=1)
@@ -100,6 +104,14 @@ class _Cases:
         cj.check(self, y, ref.squeeze(0), cj.bound(ref.squeeze(0), mag.squeeze(0), 16 * 3 + 1),
                  f"{self.ARCH} 1d unbatched")
 
+    def test_transpose_f16(self):
+        f16 = torch.float16
+        self.transpose_case("f16 3d s(1,2,2) k3 p1", (1, 32, 3, 4, 5), (32, 16, 3, 3, 3), stride=(1, 2, 2),
+                            padding=1, dtype=f16)
+        self.transpose_case("f16 2d s2 g2 op1 channels_last residual silu", (1, 32, 5, 4), (32, 8, 4, 4),
+                            stride=2, padding=1, output_padding=1, groups=2, channels_last=True, residual=True,
+                            act="silu", dtype=f16)
+
     def test_backward_data_is_autograd_dx(self):
         """dx of a float64 F.conv3d (torch.autograd.grad) is conv_transpose of
         dy with the same weight, output_padding picking x's extents."""
@@ -115,6 +127,14 @@ class _Cases:
         got = ops.conv_transpose(dy, w, None, stride, padding, op)
         mag = F.conv_transpose3d(dy.double().abs(), w.double().abs(), None, stride, padding, op)
         cj.check(self, got, dx, cj.bound(dx, mag, 24 * 27 + 1), f"{self.ARCH} autograd dx")
+        # the same in f16: dy and w rounded to f16, dx of the float64 conv on those values
+        dy16, w16 = dy.half(), w.half()
+        y = F.conv3d(x, w16.double(), None, stride, padding)
+        (dx,) = torch.autograd.grad(y, x, dy16.double())
+        got = ops.conv_transpose(dy16, w16, None, stride, padding, op)
+        mag = F.conv_transpose3d(dy16.double().abs(), w16.double().abs(), None, stride, padding, op)
+        cj.check(self, got, dx, cj.bound(dx, mag, 24 * 27 + 1, y_dtype=torch.float16), f"{self.ARCH} autograd dx f16",
+                 torch.float16)
 
     def test_upsample(self):
         for label, xshape, wshape, up, geom in (
@@ -158,21 +178,37 @@ class _Cases:
         cj.check(self, y_sz, ref_sz, cj.bound(ref_sz, mag_sz, 16 * 48 + 1), f"{self.ARCH} output_size")
 
     def test_patch_upsample_conv3d(self):
-        torch.manual_seed(6)
-        model = torch.nn.Sequential(torch.nn.Upsample(scale_factor=(1, 2, 2), mode="nearest-exact"),
-                                    torch.nn.Conv3d(16, 24, 3, padding=1)).to(torch.bfloat16)
+        for dt in (torch.bfloat16, torch.float16):   # a half model fuses the same way
+            torch.manual_seed(6)
+            model = torch.nn.Sequential(torch.nn.Upsample(scale_factor=(1, 2, 2), mode="nearest-exact"),
+                                        torch.nn.Conv3d(16, 24, 3, padding=1)).to(dt)
+            ref_m = copy.deepcopy(model).double()
+            res = cnn.patch(model)
+            self.assertEqual(res.fused, [("0", "1")])
+            self.assertIsInstance(model[0], cnn.FusedUpsample)
+            self.assertEqual(model[1].upsample, (1, 2, 2))
+            x = cj.randn_bf16((1, 16, 2, 3, 4), cj.gen(4), dtype=dt)
+            with torch.no_grad():
+                y = model(x)
+                ref = ref_m(x.double())
+            xu = F.interpolate(x.double(), scale_factor=(1, 2, 2), mode="nearest")
+            mag = F.conv3d(xu.abs(), ref_m[1].weight.abs(), ref_m[1].bias.abs(), padding=1)
+            cj.check(self, y, ref, cj.bound(ref, mag, 16 * 27 + 1, y_dtype=dt), f"{self.ARCH} patch Upsample+Conv3d {dt}",
+                     dt)
+
+    def test_patch_convtranspose3d_f16(self):
+        torch.manual_seed(7)
+        model = torch.nn.Sequential(torch.nn.ConvTranspose3d(16, 8, (1, 4, 4), stride=(1, 2, 2),
+                                                             padding=(0, 1, 1))).half()
         ref_m = copy.deepcopy(model).double()
-        res = cnn.patch(model)
-        self.assertEqual(res.fused, [("0", "1")])
-        self.assertIsInstance(model[0], cnn.FusedUpsample)
-        self.assertEqual(model[1].upsample, (1, 2, 2))
-        x = cj.randn_bf16((1, 16, 2, 3, 4), cj.gen(4))
+        self.assertEqual(cnn.patch(model).swapped, ["0"])
+        x = cj.randn_bf16((1, 16, 2, 3, 4), cj.gen(8), dtype=torch.float16)
         with torch.no_grad():
             y = model(x)
             ref = ref_m(x.double())
-        xu = F.interpolate(x.double(), scale_factor=(1, 2, 2), mode="nearest")
-        mag = F.conv3d(xu.abs(), ref_m[1].weight.abs(), ref_m[1].bias.abs(), padding=1)
-        cj.check(self, y, ref, cj.bound(ref, mag, 16 * 27 + 1), f"{self.ARCH} patch Upsample+Conv3d")
+        mag = F.conv_transpose3d(x.double().abs(), ref_m[0].weight.abs(), ref_m[0].bias.abs(), (1, 2, 2), (0, 1, 1))
+        cj.check(self, y, ref, cj.bound(ref, mag, 16 * 16 + 1, y_dtype=torch.float16),
+                 f"{self.ARCH} patch ConvTranspose3d f16", torch.float16)
 
 
 class TestGfx950(_Cases, unittest.TestCase):
@@ -198,8 +234,10 @@ class TestBadInput(unittest.TestCase):
             ops.conv_transpose(x[:, :8], w)
         with self.assertRaisesRegex(ValueError, r"bias \(9,\): expected C_out=8"):
             ops.conv_transpose(x, w, torch.zeros(9))
-        with self.assertRaisesRegex(TypeError, "torch.bfloat16"):
+        with self.assertRaisesRegex(TypeError, "torch.bfloat16 or torch.float16, one for both"):
             ops.conv_transpose(x.float(), w)
+        with self.assertRaisesRegex(TypeError, "weight dtype torch.float16"):
+            ops.conv_transpose(x, w.half())
         # torch's own rule: an Upsample by 3 stays a torch module, its conv convjit's
         model = torch.nn.Sequential(torch.nn.Upsample(scale_factor=3), torch.nn.Conv2d(16, 8, 3)).to(torch.bfloat16)
         res = cnn.patch(model)
