@@ -19,7 +19,8 @@ rounding, cjtest.Y_REL and Y_ABS; cjtest.check asserts it.) delta:
 - relu (fused; mask y > 0): |dy| where |t64| <= Bt (the forward's bound
   on the pre-activation t: there the mask may differ), else 0;
 - silu, gelu_tanh (torch's fp32 op on convjit's bf16 t under grad):
-  |dy| (A2 Bt + EVAL (1 + |t64|)) plus dt's rounding to bf16, 2^-8 |dt|,
+  |dy| (A2 Bt + EVAL (1 + |t64|)) plus dt's rounding to the conv's dtype
+  (2^-8 |dt| for bf16),
   with A2 = sup |act''| (test_autograd checks it on a dense grid) and EVAL
   the fp32 evaluation of act' (a few ulps of terms below 8 |t| for
   |t| < 16, which the tests assert, far under 2^-15 (1 + |t|)).
@@ -76,8 +77,9 @@ def conv_transpose_fn(rank, stride=1, padding=0, output_padding=0, groups=1, dil
     return f
 
 
-def act_delta(act, t64, bt, dy):
-    """delta: the bound on |dt - dt64| of the module docstring."""
+def act_delta(act, t64, bt, dy, dtype=torch.bfloat16):
+    """delta: the bound on |dt - dt64| of the module docstring (dt rounded
+    to dtype, the conv's)."""
     dy = dy.double().abs()
     if act in (None, "identity"):
         return torch.zeros_like(t64)
@@ -86,7 +88,7 @@ def act_delta(act, t64, bt, dy):
     t = t64.detach().clone().requires_grad_()
     (a1,) = torch.autograd.grad(cj.ACT64[act](t).sum(), t)   # act'(t64)
     e = dy * (A2[act] * bt + EVAL * (1.0 + t64.abs()))
-    return e + cj.BF16_REL * dy * (a1.abs() + A2[act] * bt) + cj.BF16_REL * e
+    return e + cj.Y_REL[dtype] * (dy * (a1.abs() + A2[act] * bt) + e)
 
 
 def bound(ref, m_dt, m_delta, terms, dtype):

@@ -5,7 +5,7 @@ length of each gradient enters it):
 - ops.conv: dx (backward data), dw and db (backward weight), dz; 1D/2D/3D,
   strides, dilation, asymmetric (causal) padding, groups, channels-last,
   unbatched, the fused epilogue (bias, residual, relu fused; silu and
-  gelu_tanh in torch), the fused upsample;
+  gelu_tanh in torch), the fused upsample; bf16 and f16;
 - ops.conv_transpose: d input (a forward conv), d weight (backward weight),
   d bias, output_padding, groups, channels-last;
 - patched torch.nn.Conv3d and ConvTranspose3d modules;
@@ -70,21 +70,22 @@ class _Cases:
     # ---- ops.conv ---------------------------------------------------------
     def conv_case(self, label, xshape, wshape, *, stride=1, pad_lo=0, pad_hi=None, dilation=1, groups=1,
                   bias=True, residual=False, act=None, upsample=None, channels_last=False, unbatched=False,
-                  beta=1.0, seed=0):
+                  beta=1.0, seed=0, dtype=BF16):
         """Runs ops.conv forward and backward with x, w, bias, residual all
-        requiring grad and checks each gradient against float64 autograd."""
+        requiring grad (dtype: bf16 or f16) and checks each gradient against
+        float64 autograd."""
         g = cj.gen(seed)
-        x = cj.randn_bf16(xshape, g)
-        w = cj.weight_bf16(wshape, g)
-        b = cj.randn_bf16((wshape[0],), g) if bias else None
+        x = cj.randn_bf16(xshape, g, dtype=dtype)
+        w = cj.weight_bf16(wshape, g, dtype=dtype)
+        b = cj.randn_bf16((wshape[0],), g, dtype=dtype) if bias else None
         rank = w.dim() - 2
         if channels_last:
             x = x.contiguous(memory_format={5: torch.channels_last_3d, 4: torch.channels_last}[x.dim()])
         f = cg.conv_fn(rank, stride, pad_lo, pad_hi, dilation, groups, upsample)
         xb = x.unsqueeze(0) if unbatched else x
         t64 = f(xb.double(), w.double())
-        z = cj.randn_bf16(tuple(t64.shape), g) if residual else None
-        dy = cj.randn_bf16(tuple(t64.shape), g)
+        z = cj.randn_bf16(tuple(t64.shape), g, dtype=dtype) if residual else None
+        dy = cj.randn_bf16(tuple(t64.shape), g, dtype=dtype)
         mag_t = f(xb.double().abs(), w.double().abs())
         if b is not None:
             t64 = t64 + b.double().view((1, -1) + (1,) * rank)
@@ -92,7 +93,7 @@ class _Cases:
         if z is not None:
             t64, mag_t = t64 + beta * z.double(), mag_t + abs(beta) * z.double().abs()
         products = math.prod(w.shape[1:])
-        bt = cj.bound(t64, mag_t, products + 2)   # the forward's bound on the pre-activation t
+        bt = cj.bound(t64, mag_t, products + 2, y_dtype=dtype)   # the forward's bound on the pre-activation t
 
         # float64 reference gradients
         leaves = [x.double().requires_grad_(), w.double().requires_grad_()]
@@ -123,7 +124,7 @@ class _Cases:
 
         if act in cg.A2:
             self.assertLess(float(t64.abs().max()), 16.0, "cjgrad's EVAL term holds for |t| < 16")
-        delta = cg.act_delta(act, t64, bt, dy)
+        delta = cg.act_delta(act, t64, bt, dy, dtype)
         dt64 = dy.double() * (t64 > 0) if act == "relu" else None
         if dt64 is None:
             t = t64.detach().clone().requires_grad_()
@@ -136,7 +137,7 @@ class _Cases:
         n_dx = (w.shape[0] // groups) * math.prod(w.shape[2:])
         if upsample is None:
             mx = lambda v: cg.vjp(fx, [x, wa], 0, sq(v))   # noqa: E731
-            bx = cg.bound(refs[0], mx(adt), mx(delta), n_dx, BF16)
+            bx = cg.bound(refs[0], mx(adt), mx(delta), n_dx, dtype)
         else:   # per copy of the upsampled x, then the copies' sum (cjgrad.pooled_bound)
             up = upsample if isinstance(upsample, tuple) else (upsample,) * rank
             fn = cg.conv_fn(rank, stride, pad_lo, pad_hi, dilation, groups)
@@ -145,22 +146,30 @@ class _Cases:
                 xu = xu.repeat_interleave(u, dim=2 + i)
             child = cg.vjp(fn, [xu, w], 0, dt64)
             mc = lambda v: cg.vjp(fn, [xu, wa], 0, v)   # noqa: E731
-            bx = cg.pooled_bound(refs[0], child, cg.bound(child, mc(adt), mc(delta), n_dx, BF16), up, BF16)
-        cj.check(self, got[0], refs[0], bx, f"{self.ARCH} {label} dx")
+            bx = cg.pooled_bound(refs[0], child, cg.bound(child, mc(adt), mc(delta), n_dx, dtype), up, dtype)
+        cj.check(self, got[0], refs[0], bx, f"{self.ARCH} {label} dx", dtype)
         # dw and db: sums over the N * output positions
         n_dw = cg.positions(t64)
         mw = lambda v: cg.vjp(fx, [xa, w], 1, sq(v))   # noqa: E731
-        cj.check(self, got[1], refs[1], cg.bound(refs[1], mw(adt), mw(delta), n_dw, BF16),
-                 f"{self.ARCH} {label} dw")
+        bw = cg.bound(refs[1], mw(adt), mw(delta), n_dw, dtype)
+        cj.check(self, got[1], refs[1], bw, f"{self.ARCH} {label} dw", dtype)
+        if upsample is None:   # the bounds are tight enough to see one missing term of a reduction
+            one = torch.zeros_like(dt64)
+            one.view(-1)[int(dt64.abs().argmax())] = 1.0
+            for name, i, m, b_ in (("dw", 1, lambda v: cg.vjp(fx, [x, w], 1, sq(v)), bw),
+                                   ("dx", 0, lambda v: cg.vjp(fx, [x, w], 0, sq(v)), bx)):
+                dropped = refs[i] - m(dt64 * one)   # the gradient without one output position's terms
+                self.assertTrue(bool(((dropped - refs[i]).abs() > b_).any()),
+                                f"{label}: a {name} missing one output position's terms would pass the bound")
         i = 2
         if b is not None:
             dims = (0,) + tuple(range(2, adt.dim()))
             cj.check(self, got[i], refs[i], cg.bound(refs[i], adt.sum(dims), delta.sum(dims), n_dw, b.dtype),
-                     f"{self.ARCH} {label} db")
+                     f"{self.ARCH} {label} db", dtype)
             i += 1
         if z is not None:   # dz = beta dt: dt's own error, one rounding when beta != 1
-            zb = delta * abs(beta) + (0.0 if beta == 1.0 else cj.BF16_REL * abs(beta) * adt)
-            cj.check(self, got[i], refs[i], zb + cj.Y_ABS[BF16], f"{self.ARCH} {label} dz")
+            zb = delta * abs(beta) + (0.0 if beta == 1.0 else cj.Y_REL[dtype] * abs(beta) * adt)
+            cj.check(self, got[i], refs[i], zb + cj.Y_ABS[dtype], f"{self.ARCH} {label} dz", dtype)
         if channels_last:
             self.assertTrue(got[0].is_contiguous(memory_format={5: torch.channels_last_3d,
                                                                 4: torch.channels_last}[x.dim()]),
@@ -185,11 +194,11 @@ class _Cases:
 
     # ---- ops.conv_transpose -------------------------------------------------
     def transpose_case(self, label, xshape, wshape, *, stride=1, padding=0, output_padding=0, groups=1,
-                       dilation=1, act=None, channels_last=False, seed=0):
+                       dilation=1, act=None, channels_last=False, seed=0, dtype=BF16):
         g = cj.gen(seed)
-        x = cj.randn_bf16(xshape, g)
-        w = cj.weight_bf16(wshape, g)
-        b = cj.randn_bf16((wshape[1] * groups,), g)
+        x = cj.randn_bf16(xshape, g, dtype=dtype)
+        w = cj.weight_bf16(wshape, g, dtype=dtype)
+        b = cj.randn_bf16((wshape[1] * groups,), g, dtype=dtype)
         rank = w.dim() - 2
         if channels_last:
             x = x.contiguous(memory_format={5: torch.channels_last_3d, 4: torch.channels_last}[x.dim()])
@@ -197,29 +206,30 @@ class _Cases:
         view = (1, -1) + (1,) * rank
         t64 = f(x.double(), w.double()) + b.double().view(view)
         mag_t = f(x.double().abs(), w.double().abs()) + b.double().abs().view(view)
-        bt = cj.bound(t64, mag_t, (w.shape[0] // groups) * math.prod(w.shape[2:]) + 1)
-        dy = cj.randn_bf16(tuple(t64.shape), g)
+        bt = cj.bound(t64, mag_t, (w.shape[0] // groups) * math.prod(w.shape[2:]) + 1, y_dtype=dtype)
+        dy = cj.randn_bf16(tuple(t64.shape), g, dtype=dtype)
         leaves = [x.double().requires_grad_(), w.double().requires_grad_(), b.double().requires_grad_()]
         refs = torch.autograd.grad(cj.ACT64[act](f(leaves[0], leaves[1]) + leaves[2].view(view)), leaves,
                                    dy.double())
         ins = [x.clone().requires_grad_(), w.clone().requires_grad_(), b.clone().requires_grad_()]
         y = ops.conv_transpose(ins[0], ins[1], ins[2], stride, padding, output_padding, groups, dilation, act=act)
         got = torch.autograd.grad(y, ins, dy)
-        delta = cg.act_delta(act, t64, bt, dy)
+        delta = cg.act_delta(act, t64, bt, dy, dtype)
         dt64 = dy.double() * (t64 > 0) if act == "relu" else dy.double()
         adt = dt64.abs() + delta
         xa, wa = x.double().abs(), w.double().abs()
         # d input: a forward conv, C_out/groups * taps products each
         n_dx = (w.shape[1]) * math.prod(w.shape[2:])
         mx = lambda v: cg.vjp(f, [x, wa], 0, v)   # noqa: E731
-        cj.check(self, got[0], refs[0], cg.bound(refs[0], mx(adt), mx(delta), n_dx, BF16), f"{self.ARCH} {label} dx")
+        cj.check(self, got[0], refs[0], cg.bound(refs[0], mx(adt), mx(delta), n_dx, dtype), f"{self.ARCH} {label} dx",
+                 dtype)
         # d weight: the sum over N * the input's positions (the forward conv's outputs)
         mw = lambda v: cg.vjp(f, [xa, w], 1, v)   # noqa: E731
-        cj.check(self, got[1], refs[1], cg.bound(refs[1], mw(adt), mw(delta), cg.positions(x), BF16),
-                 f"{self.ARCH} {label} dw")
+        cj.check(self, got[1], refs[1], cg.bound(refs[1], mw(adt), mw(delta), cg.positions(x), dtype),
+                 f"{self.ARCH} {label} dw", dtype)
         dims = (0,) + tuple(range(2, adt.dim()))
-        cj.check(self, got[2], refs[2], cg.bound(refs[2], adt.sum(dims), delta.sum(dims), cg.positions(t64), BF16),
-                 f"{self.ARCH} {label} db")
+        cj.check(self, got[2], refs[2], cg.bound(refs[2], adt.sum(dims), delta.sum(dims), cg.positions(t64), dtype),
+                 f"{self.ARCH} {label} db", dtype)
 
     def test_conv_transpose3d_stride_output_padding(self):
         self.transpose_case("ct3d s2 k(1,3,3) p(0,1,1) op1", (1, 16, 2, 3, 3), (16, 8, 1, 3, 3), stride=(1, 2, 2),
@@ -228,6 +238,14 @@ class _Cases:
     def test_conv_transpose2d_groups_channels_last_relu(self):
         self.transpose_case("ct2d s2 g2 channels_last relu", (1, 32, 4, 3), (32, 8, 4, 4), stride=2, padding=1,
                             groups=2, act="relu", channels_last=True, seed=4)
+
+    def test_float16(self):
+        """torch.float16 end to end: dx, dw in f16 (2^-11 rounding), db and
+        d residual in f16."""
+        self.conv_case("f16 3d s(1,2,2) relu residual", (2, 16, 3, 5, 6), (16, 16, 3, 3, 3), stride=(1, 2, 2),
+                       pad_lo=1, act="relu", residual=True, seed=14, dtype=torch.float16)
+        self.transpose_case("f16 ct2d s2 op1", (1, 16, 3, 4), (16, 16, 3, 3), stride=2, padding=1, output_padding=1,
+                            seed=15, dtype=torch.float16)
 
     # ---- patched modules ----------------------------------------------------
     def test_patched_conv3d_and_conv_transpose3d(self):
