@@ -36,7 +36,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from . import _lib, _runtime, ops
+from . import _lib, ops
 
 
 class Geom(NamedTuple):
