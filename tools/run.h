@@ -76,6 +76,10 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
 /* The conv descriptor of the job's options (shape, dtypes, layouts,
  * groups, epilogue); 0, or -1 with the message printed. */
 int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d);
+/* got against ref and mag within r->tol (cj_ref_conv_check): fills r's
+ * checked, nout, max_abs, max_rel, worst_ratio and the tolerance of the
+ * first output with the largest error; returns the outputs outside it. */
+size_t run_check_outputs(run_result *r, const float *got, const float *ref, const float *mag, size_t n);
 /* run_wgrad.c: the backward-weight job (--kind bwd-weight): x, dy -> dw
  * [, db], checked against the float64 references, run twice: the second
  * run's bytes must equal the first's (unless --nondeterministic). */

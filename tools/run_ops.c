@@ -92,6 +92,24 @@ done:
   return rc;
 }
 
+size_t run_check_outputs(run_result *r, const float *got, const float *ref, const float *mag, size_t n) {
+  cj_ref_cmp cmp;
+  cj_ref_conv_check(got, ref, mag, n, r->tol, &cmp);
+  r->checked = 1;
+  r->nout = n;
+  r->max_abs = cmp.max_abs_err;
+  r->worst_ratio = cmp.worst_ratio;
+  size_t imax = n; /* the first output with the max error */
+  for (size_t i = 0; i < n; i++) {
+    double err = fabs((double)got[i] - ref[i]), rel = err / fmax(fabs(ref[i]), 1e-6);
+    if (!(rel <= r->max_rel)) r->max_rel = isnan(rel) ? INFINITY : rel;
+    if (err == cmp.max_abs_err && imax == n) imax = i;
+  }
+  if (imax < n) /* its tolerance, as ref_conv.c computes it */
+    r->tol_at_max = r->tol.abs + r->tol.rel * fabs(ref[imax]) + r->tol.mag * fabs(mag[imax]);
+  return cmp.nbad;
+}
+
 int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   cli_shape s;
   if (cli_shape_set(&s, "--op conv: --shape", a->shape, a->nshape) ||
@@ -386,22 +404,9 @@ int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_
                                                        : "cj_ref_conv_bound + cj_ref_epi_apply";
     }
     for (size_t i = 0; i < ny; i++) got[i] = tool_decode(hy, i, out_dt);
-    cj_ref_cmp cmp;
-    cj_ref_conv_check(got, ref, refabs, ny, r->tol, &cmp);
-    r->checked = 1;
-    r->nout = ny;
-    r->max_abs = cmp.max_abs_err;
-    r->worst_ratio = cmp.worst_ratio;
-    size_t imax = ny; /* the first output with the max error */
-    for (size_t i = 0; i < ny; i++) {
-      double err = fabs((double)got[i] - ref[i]), rel = err / fmax(fabs(ref[i]), 1e-6);
-      if (!(rel <= r->max_rel)) r->max_rel = isnan(rel) ? INFINITY : rel;
-      if (err == cmp.max_abs_err && imax == ny) imax = i;
-    }
-    if (imax < ny) /* its tolerance, as ref_conv.c computes it */
-      r->tol_at_max = r->tol.abs + r->tol.rel * fabs(ref[imax]) + r->tol.mag * fabs(refabs[imax]);
-    r->pass = cmp.nbad == 0;
-    if (cmp.nbad) snprintf(r->note, sizeof r->note, "%zu of %zu outputs outside the tolerance", cmp.nbad, ny);
+    const size_t nbad = run_check_outputs(r, got, ref, refabs, ny);
+    r->pass = nbad == 0;
+    if (nbad) snprintf(r->note, sizeof r->note, "%zu of %zu outputs outside the tolerance", nbad, ny);
   }
   if (a->nchunks) { /* chunked with x_prev vs the whole, bit for bit */
     int bad = 0;

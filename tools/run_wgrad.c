@@ -6,7 +6,7 @@
  * --nondeterministic), and --check compares the first with the float64
  * references (src/ref/ref_conv_wgrad.c) by their bound, in which the
  * reduction length N*Do*Ho*Wo enters (cj_ref_conv_bwd_bound). The digest
- * (FNV-1a 64 of dw's bytes, then db's) lets two invocations be compared. */
+ * (cj_hash64, FNV-1a 64, of dw's bytes, then db's) lets two invocations be compared. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +15,6 @@
 #include "run.h"
 #include "tool_data.h"
 #include "util/numfmt.h"
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
-  const uint8_t *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-  return h;
-}
 
 /* One execute: dw (and db) filled with 0xA5, the workspace with 0x7F
  * first, so no stale bytes can pass; the results copied to hdw, hdb. */
@@ -78,8 +72,8 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
   CLI_TRY(run_stats_begin(ctx, a));
   CLI_TRY(wg_once(ctx, *plan_out, &ca, dw_bytes, db_bytes, hdw, hdb));
   CLI_TRY(run_stats_end(ctx, a, r));
-  uint64_t h = fnv1a(0xcbf29ce484222325ull, hdw, dw_bytes);
-  snprintf(r->digest, sizeof r->digest, "%016llx", (unsigned long long)fnv1a(h, hdb, db_bytes));
+  const uint64_t h = cj_hash64(hdb, db_bytes, cj_hash64(hdw, dw_bytes, 0)); /* dw's bytes, then db's */
+  snprintf(r->digest, sizeof r->digest, "%016llx", (unsigned long long)h);
   CLI_TRY(wg_once(ctx, *plan_out, &ca, dw_bytes, db_bytes, hdw2, hdb2));
   r->det_checked = 1;
   r->det_same = !memcmp(hdw, hdw2, dw_bytes) && !memcmp(hdb, hdb2, db_bytes);
@@ -106,21 +100,11 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
      * the same accumulation error */
     r->tol = cj_ref_conv_bwd_bound((uint64_t)(p->n * p->od * p->oh * p->ow), p->w_dtype);
     r->bound = "cj_ref_conv_bwd_bound";
-    cj_ref_cmp cmp;
-    cj_ref_conv_check(got, want, mag, nout, r->tol, &cmp);
-    r->checked = 1;
-    r->nout = nout;
-    r->max_abs = cmp.max_abs_err;
-    r->worst_ratio = cmp.worst_ratio;
-    for (size_t i = 0; i < nout; i++) {
-      double err = fabs((double)got[i] - want[i]), rel = err / fmax(fabs(want[i]), 1e-6);
-      if (!(rel <= r->max_rel)) r->max_rel = isnan(rel) ? INFINITY : rel;
-      if (err == cmp.max_abs_err && !r->tol_at_max) r->tol_at_max = r->tol.abs + r->tol.rel * fabs(want[i]) + r->tol.mag * mag[i];
-    }
-    r->pass = cmp.nbad == 0 && (r->det_same || a->prob.nondeterministic);
-    if (cmp.nbad) {
+    const size_t nbad = run_check_outputs(r, got, want, mag, nout);
+    r->pass = nbad == 0 && (r->det_same || a->prob.nondeterministic);
+    if (nbad) {
       size_t used = strlen(r->note);
-      snprintf(r->note + used, sizeof r->note - used, "; %zu of %zu outputs outside the tolerance", cmp.nbad, nout);
+      snprintf(r->note + used, sizeof r->note - used, "; %zu of %zu outputs outside the tolerance", nbad, nout);
     }
   }
 done:;

@@ -21,15 +21,6 @@ typedef struct cj_dim_phases {
   cj_dim_phase p[CJ_PHASE_MAX];
 } cj_dim_phases;
 
-static uint64_t cj_gcd(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 convjit_status cj_conv_phase_pack_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode,
                                        const cj_conv_phase *ph, const cj_conv_geom *g) {
   CJ_CHECK(p && ph && g && !ph->fill, CONVJIT_ERR_INVALID_ARG, "phase pack: NULL argument or a fill phase");

@@ -8,14 +8,6 @@
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static uint64_t round_up(uint64_t a, uint64_t b) { return ceil_div(a, b) * b; }
-static uint32_t gcd32(uint32_t a, uint32_t b) {
-  while (b) {
-    uint32_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
 
 /* Phase count of one dim: the largest phase index a tap takes, + 1. The
  * phases cycle with period stride / gcd, so a filter at least that long
@@ -39,7 +31,7 @@ convjit_status cj_wgrad_grid_derive(const cj_conv_geom *g, cj_wgrad_grid *w) {
   const uint32_t f[3] = {g->t, g->r, g->s}, o[3] = {g->od, g->oh, g->ow};
   w->pt = 1;
   for (int i = 0; i < 3; i++) {
-    w->pg[i] = gcd32(g->stride[i], g->dil[i]);
+    w->pg[i] = (uint32_t)cj_gcd(g->stride[i], g->dil[i]);
     w->ph[i] = phases_of(f[i], g->stride[i], g->dil[i], w->pg[i]);
     w->qmax[i] = (uint32_t)((uint64_t)(f[i] - 1) * g->dil[i] / g->stride[i]);
     uint64_t j = (uint64_t)o[i] + w->qmax[i];

@@ -315,6 +315,20 @@ static int kspec_take(const char *opts, const char *key, char *val, size_t vmax,
   return found;
 }
 
+/* The backward-weight GEMM's conv plan of a spec (the "wgrad" option
+ * implied) into *c, for the pre-pass and finalize plans built on it. */
+static convjit_status kspec_wgrad_conv(const char *op, const cj_arch *a, const char *dtype, const char *shape,
+                                       const uint64_t *v, int n, const char *opts, cj_kplan *tmp, cj_conv_plan *c) {
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  CJ_TRY(kspec_conv_fields(op, a, dtype, shape, v, n, opts, &g, &o, &e, NULL));
+  g.wgrad = 1;
+  CJ_TRY(cj_kplan_conv_init(tmp, a, &g, &o, &e));
+  *c = tmp->u.conv;
+  return CONVJIT_OK;
+}
+
 /* grid_pack: a backward-weight conv spec (the "wgrad" option implied) and
  * side=x|dy; that tensor's layout is the spec's layout= (x's or y's). */
 convjit_status cj_kspec_grid_pack(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
@@ -322,15 +336,11 @@ convjit_status cj_kspec_grid_pack(const cj_arch *a, const char *dtype, const cha
   char side[8] = "", rest[512];
   CJ_CHECK(kspec_take(opts, "side", side, sizeof side, rest, sizeof rest) && (!strcmp(side, "x") || !strcmp(side, "dy")),
            CONVJIT_ERR_INVALID_ARG, "spec opts: op grid_pack needs side=x or side=dy (got '%s')", side);
-  cj_conv_geom g;
-  cj_conv_opts o;
-  cj_epilogue e;
-  CJ_TRY(kspec_conv_fields("grid_pack", a, dtype, shape, v, n, rest, &g, &o, &e, NULL));
-  g.wgrad = 1;
-  CJ_TRY(cj_kplan_conv_init(out, a, &g, &o, &e));
-  cj_conv_plan c = out->u.conv;
+  cj_conv_plan c;
+  CJ_TRY(kspec_wgrad_conv("grid_pack", a, dtype, shape, v, n, rest, out, &c));
   int x = side[0] == 'x';
-  return cj_kplan_grid_pack_init(out, a, &c, x ? CJ_WGRAD_SIDE_X : CJ_WGRAD_SIDE_DY, (int)(x ? g.x_ndhwc : g.y_ndhwc));
+  return cj_kplan_grid_pack_init(out, a, &c, x ? CJ_WGRAD_SIDE_X : CJ_WGRAD_SIDE_DY,
+                                 (int)(x ? c.g.x_ndhwc : c.g.y_ndhwc));
 }
 
 /* wgrad_finalize: a backward-weight conv spec and dw=f32|<dtype> (default the dtype). */
@@ -340,13 +350,8 @@ convjit_status cj_kspec_wgrad_finalize(const cj_arch *a, const char *dtype, cons
   int has = kspec_take(opts, "dw", dw, sizeof dw, rest, sizeof rest);
   CJ_CHECK(!has || !strcmp(dw, "f32") || !strcmp(dw, dtype), CONVJIT_ERR_INVALID_ARG,
            "spec opts dw=%s: f32 or the spec's dtype %s", dw, dtype);
-  cj_conv_geom g;
-  cj_conv_opts o;
-  cj_epilogue e;
-  CJ_TRY(kspec_conv_fields("wgrad_finalize", a, dtype, shape, v, n, rest, &g, &o, &e, NULL));
-  g.wgrad = 1;
-  CJ_TRY(cj_kplan_conv_init(out, a, &g, &o, &e));
-  cj_conv_plan c = out->u.conv;
+  cj_conv_plan c;
+  CJ_TRY(kspec_wgrad_conv("wgrad_finalize", a, dtype, shape, v, n, rest, out, &c));
   return cj_kplan_wgrad_finalize_init(out, a, &c, has && !strcmp(dw, "f32") ? CONVJIT_DTYPE_F32 : c.g.dtype);
 }
 

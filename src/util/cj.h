@@ -89,4 +89,7 @@ double cj_now_ms(void); /* monotonic clock, milliseconds */
 /* misc.c — FNV-1a 64 (cache keys, integrity of cached code objects). */
 uint64_t cj_hash64(const void *data, size_t n, uint64_t seed);
 
+/* misc.c — the greatest common divisor (gcd(a, 0) = a): conv phases. */
+uint64_t cj_gcd(uint64_t a, uint64_t b);
+
 #endif

@@ -71,6 +71,15 @@ uint64_t cj_hash64(const void *data, size_t n, uint64_t seed) {
   return h;
 }
 
+uint64_t cj_gcd(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 const char *cj_dtype_name(convjit_dtype t) {
   switch (t) {
   case CONVJIT_DTYPE_BF16: return "bf16";

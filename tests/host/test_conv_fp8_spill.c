@@ -23,6 +23,7 @@
 #include "pipeline/build.h"
 #include "emu/support_conv.h"
 #include "support_select.h"
+#include "support_spill.h"
 
 /* Shapes as tc_conv (tests/emu/support_conv.h): tc_geom gives the geometry. */
 static const tc_conv SHAPES[] = {
@@ -35,22 +36,6 @@ static const tc_conv SHAPES[] = {
     {"384->32 [6,16,20] 3x3x3 pad 1 (VAE output conv)", 1, 384, 6, 16, 20, 32, 3, 3, 3, {0}, {0}, {1, 1, 1}, {1, 1, 1},
      1, 0, 0},
 };
-
-static void build_check(const cj_kplan *p, const char *mfma) {
-  cj_built b = {0};
-  if (cj_build_kernel(p, CJ_BUILD_KEEP_ASM, &b) != CONVJIT_OK) fail_msg("%s: build: %s", p->name, cj_error_text());
-  if (cj_check_resources(b.info, p->arch) != CONVJIT_OK) fail_msg("%s: %s", p->name, cj_error_text());
-  assert_int_equal(b.info->vgpr_spill_count, 0);
-  assert_int_equal(b.info->sgpr_spill_count, 0);
-  assert_int_equal(b.info->private_segment_size, 0);
-  assert_int_equal(b.info->group_segment_size, p->lds_bytes);
-  assert_true(b.info->group_segment_size <= p->arch->lds_bytes);
-  assert_int_equal(b.info->max_flat_workgroup_size, p->block[0] * p->block[1] * p->block[2]);
-  if (mfma && !strstr((const char *)b.asm_text.data, mfma)) fail_msg("%s: no %s in the ISA", p->name, mfma);
-  printf("    %-6s %-40s vgpr %3u agpr %3u sgpr %3u lds %6u B  %6.1f ms\n", p->arch->name, p->name, b.info->vgpr_count,
-         b.info->agpr_count, b.info->sgpr_count, b.info->group_segment_size, b.codegen_ms + b.compile_ms + b.link_ms);
-  cj_built_free(&b);
-}
 
 static void test_selected_fp8_spill_free(void **state) {
   (void)state;
@@ -69,8 +54,8 @@ static void test_selected_fp8_spill_free(void **state) {
       const cj_mfma_row *row = cj_mfma_row_of(arches[a]->mfma_fp8);
       assert_non_null(row);
       assert_int_equal(p.u.conv.mfma, arches[a]->mfma_fp8);
-      build_check(&p, row->mnemonic);
-      if (hf) build_check(&pf, NULL);
+      ts_build_spill_free(&p, row->mnemonic, 40);
+      if (hf) ts_build_spill_free(&pf, NULL, 40);
     }
   }
 }
@@ -105,8 +90,8 @@ static void test_selected_f16_spill_free(void **state) {
         const cj_mfma_row *row = cj_mfma_row_of(arches[a]->mfma_f16);
         assert_non_null(row);
         assert_int_equal(p.u.conv.mfma, arches[a]->mfma_f16);
-        build_check(&p, row->mnemonic);
-        if (hf) build_check(&pf, NULL);
+        ts_build_spill_free(&p, row->mnemonic, 40);
+        if (hf) ts_build_spill_free(&pf, NULL, 40);
       }
     }
 }

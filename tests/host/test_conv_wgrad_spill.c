@@ -6,7 +6,8 @@
  * sequence (the grid_pack pre-passes, the GEMM, the finalize) passing
  * cj_check_resources and, from the code object's metadata: no VGPR/SGPR
  * spills, no scratch, the group segment equal to the plan's LDS bytes and
- * within the arch's. A kernel shared by candidates is built once.
+ * within the arch's, the flat work-group size the plan's block
+ * (ts_build_spill_free). A kernel shared by candidates is built once.
  * Registers, LDS and compile ms are printed (cold, this machine), never
  * asserted. */
 #include <stdarg.h>
@@ -18,7 +19,7 @@
 #include <cmocka.h>
 #include "convjit/convjit.h"
 #include "host/tool_api.h"
-#include "pipeline/build.h"
+#include "support_spill.h"
 
 typedef struct wg_shape {
   const char *why;
@@ -67,17 +68,7 @@ static void build_check(const cj_kplan *p, built_set *seen) {
     if (!strcmp(seen->name[i], p->name)) return;
   assert_true(seen->n < MAX_BUILT);
   snprintf(seen->name[seen->n++], 64, "%s", p->name);
-  cj_built b = {0};
-  if (cj_build_kernel(p, 0, &b) != CONVJIT_OK) fail_msg("%s: build: %s", p->name, cj_error_text());
-  if (cj_check_resources(b.info, p->arch) != CONVJIT_OK) fail_msg("%s: %s", p->name, cj_error_text());
-  assert_int_equal(b.info->vgpr_spill_count, 0);
-  assert_int_equal(b.info->sgpr_spill_count, 0);
-  assert_int_equal(b.info->private_segment_size, 0);
-  assert_int_equal(b.info->group_segment_size, p->lds_bytes);
-  assert_true(b.info->group_segment_size <= p->arch->lds_bytes);
-  printf("    %-6s %-36s vgpr %3u agpr %3u sgpr %3u lds %6u B  %6.1f ms\n", p->arch->name, p->name, b.info->vgpr_count,
-         b.info->agpr_count, b.info->sgpr_count, b.info->group_segment_size, b.codegen_ms + b.compile_ms + b.link_ms);
-  cj_built_free(&b);
+  ts_build_spill_free(p, NULL, 36);
 }
 
 static void test_candidates_spill_free(void **state) {
