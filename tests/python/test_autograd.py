@@ -68,7 +68,7 @@ class _Cases:
     # ---- ops.conv ---------------------------------------------------------
     def conv_case(self, label, xshape, wshape, *, stride=1, pad_lo=0, pad_hi=None, dilation=1, groups=1,
                   bias=True, residual=False, act=None, upsample=None, channels_last=False, unbatched=False,
-                  beta=1.0, seed=0, dtype=BF16):
+                  beta=1.0, seed=0, dtype=BF16, out_dtype=None):
         """Runs ops.conv forward and backward with x, w, bias, residual all
         requiring grad (dtype: bf16 or f16) and checks each gradient against
         float64 autograd."""
@@ -116,9 +116,11 @@ class _Cases:
         ins += [z.clone().requires_grad_()] if z is not None else []
         y = ops.conv(ins[0], ins[1], ins[2] if b is not None else None, stride, pad_lo, dilation, groups,
                      padding_hi=pad_hi, residual=ins[-1] if z is not None else None, act=act, beta=beta,
-                     upsample=upsample)
+                     upsample=upsample, out_dtype=out_dtype)
         self.assertIsNotNone(y.grad_fn, f"{label}: y has a grad_fn")
-        got = torch.autograd.grad(y, ins, dy.squeeze(0) if unbatched else dy)
+        self.assertEqual(y.dtype, out_dtype or dtype, f"{label}: y's dtype")
+        # an fp32 y's gradient is rounded to the conv's dtype: dy holds values of that dtype, so exactly
+        got = torch.autograd.grad(y, ins, (dy.squeeze(0) if unbatched else dy).to(y.dtype))
 
         if act in cg.A2:
             self.assertLess(float(t64.abs().max()), 16.0, "cjgrad's EVAL term holds for |t| < 16")
@@ -176,6 +178,8 @@ class _Cases:
 
     def test_conv3d_stride_bias(self):
         self.conv_case("3d s(1,2,2) k3 p1 bias", (2, 16, 3, 5, 6), (24, 16, 3, 3, 3), stride=(1, 2, 2), pad_lo=1)
+        self.conv_case("3d k3 p1 bias, y fp32", (1, 16, 2, 4, 5), (16, 16, 3, 3, 3), pad_lo=1,
+                       out_dtype=torch.float32, seed=16)
 
     def test_conv2d_groups_dilation_channels_last_relu_residual(self):
         self.conv_case("2d g2 d2 channels_last relu residual", (1, 32, 7, 6), (16, 16, 3, 3), pad_lo=2,
