@@ -40,8 +40,8 @@ _warned_emulator = False
 MAX_PLANS_PER_CONTEXT = 256   # LRU beyond this (each holds loaded kernels)
 MAX_PACKS_PER_WEIGHT = 8      # packed forms of one weight (one per distinct packing its plans use), LRU
 
-counters = {"calls": 0, "plan_hits": 0, "plan_misses": 0, "packs": 0, "pack_hits": 0,
-            "input_copies": 0, "c_seconds": 0.0, "call_seconds": 0.0}
+counters = {"calls": 0, "bwd_data_calls": 0, "bwd_weight_calls": 0, "plan_hits": 0, "plan_misses": 0, "packs": 0,
+            "pack_hits": 0, "input_copies": 0, "c_seconds": 0.0, "call_seconds": 0.0}
 _counters_lock = threading.Lock()
 
 
@@ -282,19 +282,8 @@ def caller_stacklevel():
 
 
 class GradientWarning(UserWarning):
-    """Given once when convjit runs a conv whose inputs require grad."""
-
-
-_warned_grad = False
-
-
-def warn_no_grad():
-    global _warned_grad
-    if not _warned_grad:
-        _warned_grad = True
-        warnings.warn("convjit computes the forward conv only: no gradient flows through it (its output does "
-                      "not require grad). Run inference under torch.no_grad() or torch.inference_mode(), or "
-                      "train with torch's own convs", GradientWarning, stacklevel=caller_stacklevel())
+    """Kept for code that filters it: convjit computes its convs' gradients
+    (docs/python.md "Autograd"), so this warning is no longer given."""
 
 
 def _current_cuda_index():

@@ -71,6 +71,12 @@ def _tuple(v, rank, name, minimum):
     return v
 
 
+def _groups(v):
+    if not isinstance(v, int) or v < 1:
+        raise ValueError(f"convjit: groups={v!r}: expected an int >= 1")
+    return _int64(v, "groups")
+
+
 def _padding(padding, padding_hi, rank, filt, dilation, stride):
     if isinstance(padding, str):
         if padding_hi is not None:
@@ -294,6 +300,19 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     torch's current stream. Errors from convjit raise ConvjitError (or its
     ValueError / NotImplementedError subclasses) with convjit's message.
     """
+    if _autograd.routed(x, w, bias, residual, w_scale, out):
+        return _autograd.conv(x, w, bias, stride, padding, dilation, groups, padding_hi=padding_hi,
+                              residual=residual, act=act, beta=beta, x_scale=x_scale, w_scale=w_scale, x_prev=x_prev,
+                              dtype=dtype, out=out, out_dtype=out_dtype, upsample=upsample)
+    return _conv_impl(x, w, bias, stride, padding, dilation, groups, padding_hi=padding_hi, residual=residual, act=act,
+                      beta=beta, x_scale=x_scale, w_scale=w_scale, x_prev=x_prev, dtype=dtype, out=out,
+                      out_dtype=out_dtype, upsample=upsample)
+
+
+def _conv_impl(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_hi=None, residual=None,
+               act=None, beta=1.0, x_scale=None, w_scale=None, x_prev=None, dtype=None, out=None, out_dtype=None,
+               upsample=None):
+    """conv without autograd: every check, the plan and the launch."""
     t_start = time.perf_counter()
     x, rank, unbatched = _batched(x, w, ("x", "w"), "K, C/groups",
                                   (("residual", residual), ("x_prev", x_prev), ("out", out)))
@@ -325,9 +344,7 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
     filt = tuple(w.shape[2:])
     pad_lo, pad_hi = _padding(padding, padding_hi, rank, filt, dilation, stride)
     up = _upsample(upsample, rank)
-    if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
-    _int64(groups, "groups")
+    _groups(groups)
     if act not in _ACTS:
         raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
     n, c = x.shape[0], x.shape[1]
@@ -389,14 +406,9 @@ def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, padding_
         if bias.shape != (k,):
             raise ValueError(f"convjit: bias {tuple(bias.shape)}: expected K={k} elements")
         bias = bias.to(torch.float32).contiguous()
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, w, bias, residual)):
-        _runtime.warn_no_grad()
     y = out if out is not None else _empty(y_shape, y_layout, rank, dev, _Y_TORCH[ydt])
-    with torch.no_grad():
-        if ctx.emulated:
-            _run_emulated(ctx, plan, "x", x, w, bias, residual, channel_scale, x_prev, "y", y)
-        else:
-            _run_hip(ctx, plan, "x", x, w, bias, residual, channel_scale, x_prev, "y", y)
+    _launch(ctx, plan, {"x": x, "bias": bias, "residual": residual, "scale": channel_scale, "x_prev": x_prev},
+            {"y": y}, w)
     _runtime.count("calls")
     _runtime.count("call_seconds", time.perf_counter() - t_start)
     return y.squeeze(0) if unbatched else y
@@ -418,6 +430,16 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
     rounded to nearest even, float16 past 65504 inf).
     Layout, residual (the output's shape), act and out= as for conv.
     """
+    if _autograd.routed(input, weight, bias, residual, None, out):
+        return _autograd.conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                                        residual=residual, act=act, beta=beta, out=out)
+    return _conv_transpose_impl(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                                residual=residual, act=act, beta=beta, out=out)
+
+
+def _conv_transpose_impl(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *,
+                         residual=None, act=None, beta=1.0, out=None):
+    """conv_transpose without autograd: every check, the plan and the launch."""
     t_start = time.perf_counter()
     input, rank, unbatched = _batched(input, weight, ("input", "weight"), "C_in, C_out/groups",
                                       (("residual", residual), ("out", out)))
@@ -433,8 +455,7 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
     dilation = _tuple(dilation, rank, "dilation", 1)
     padding = _tuple(padding, rank, "padding", 0)
     output_padding = _tuple(output_padding, rank, "output_padding", 0)
-    if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"convjit: groups={groups!r}: expected an int >= 1")
+    _groups(groups)
     if act not in _ACTS:
         raise ValueError(f"convjit: act={act!r}: expected None, 'relu', 'silu' or 'gelu_tanh'")
     n, c_in = input.shape[0], input.shape[1]
@@ -482,17 +503,103 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
         if bias.shape != (c_out,):
             raise ValueError(f"convjit: bias {tuple(bias.shape)}: expected C_out={c_out} elements")
         bias = bias.to(torch.float32).contiguous()
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias, residual)):
-        _runtime.warn_no_grad()
     y = out if out is not None else _empty(y_shape, out_layout, rank, dev, dt)
-    with torch.no_grad():
-        if ctx.emulated:
-            _run_emulated(ctx, plan, "dy", input, weight, bias, residual, None, None, "dx", y)
-        else:
-            _run_hip(ctx, plan, "dy", input, weight, bias, residual, None, None, "dx", y)
+    _launch(ctx, plan, {"dy": input, "bias": bias, "residual": residual}, {"dx": y}, weight)
     _runtime.count("calls")
     _runtime.count("call_seconds", time.perf_counter() - t_start)
     return y.squeeze(0) if unbatched else y
+
+
+def _grad_geometry(what, a, b, size, role, stride, pad_lo, pad_hi, dilation, groups):
+    """The shared checks of the backward entry points: a and b tensors of
+    one 16-bit dtype on one device, size the other tensor's shape (rank + 2
+    ints), the geometry as for conv. Returns (rank, dtype code, size,
+    stride, pad_lo, pad_hi, dilation)."""
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"convjit: {what}: {name} must be a torch tensor, got {type(t).__name__}")
+    if a.dtype not in _TORCH_16 or b.dtype != a.dtype:
+        raise TypeError(f"convjit: {what}: dtypes {a.dtype} and {b.dtype}: the backward kinds take one 16-bit "
+                        f"dtype ({', '.join(map(str, _TORCH_16))}) for both")
+    if a.device != b.device:
+        raise ValueError(f"convjit: {what}: tensors on {a.device} and {b.device}: put them on one device")
+    size = tuple(int(e) for e in size)
+    rank = len(size) - 2
+    if rank not in (1, 2, 3):
+        raise ValueError(f"convjit: {what}: {role} {size}: expected N or K, C and 1 to 3 spatial extents")
+    stride = _tuple(stride, rank, "stride", 1)
+    dilation = _tuple(dilation, rank, "dilation", 1)
+    pad_lo = _tuple(pad_lo, rank, "pad_lo", 0)
+    pad_hi = _tuple(pad_hi, rank, "pad_hi", 0)
+    _groups(groups)
+    return rank, _TORCH_16[a.dtype], size, stride, pad_lo, pad_hi, dilation
+
+
+def conv_backward_data(dy, w, x_size, stride=1, pad_lo=0, pad_hi=0, dilation=1, groups=1, channels_last=False):
+    """dx, of shape x_size, of the forward conv y = conv(x, w, stride,
+    padding=pad_lo, padding_hi=pad_hi, dilation, groups) for y's gradient
+    dy: convjit's backward-data kind (docs/api.md "Problem kinds"). dy and w
+    of one 16-bit dtype; dx in it, channels-last when asked, else
+    contiguous. No autograd (ops.conv's backward calls it)."""
+    t_start = time.perf_counter()
+    rank, dt, x_size, stride, pad_lo, pad_hi, dilation = _grad_geometry(
+        "conv_backward_data", dy, w, x_size, "x_size", stride, pad_lo, pad_hi, dilation, groups)
+    dy_layout = _layout_of(dy, rank)
+    if dy_layout is None:
+        dy, dy_layout = _dense(dy, _lib.LAYOUT_NCDHW, rank), _lib.LAYOUT_NCDHW
+    x_layout = _lib.LAYOUT_NDHWC if channels_last else _lib.LAYOUT_NCDHW
+    n, c, k = x_size[0], x_size[1], w.shape[0]
+    key = conv_key(rank, n, c, k, x_size[2:], tuple(w.shape[2:]), stride, pad_lo, pad_hi, dilation, groups,
+                   x_dtype=dt, w_dtype=dt, x_layout=x_layout, y_layout=dy_layout, kind=_lib.CONV_BACKWARD_DATA)
+    ctx = _runtime.context_for(dy.device)
+    plan = ctx.plan(key, lambda: desc_of(key))
+    if tuple(dy.shape) != (n, k) + plan.out_dims:
+        raise ValueError(f"convjit: conv_backward_data: dy {tuple(dy.shape)}: the conv's y is {(n, k) + plan.out_dims}")
+    dx = _empty(x_size, x_layout, rank, dy.device, dy.dtype)
+    _launch(ctx, plan, {"dy": dy}, {"dx": dx}, w)
+    _runtime.count("bwd_data_calls")
+    _runtime.count("call_seconds", time.perf_counter() - t_start)
+    return dx
+
+
+def conv_backward_weight(x, dy, w_size, stride=1, pad_lo=0, pad_hi=0, dilation=1, groups=1, dw_dtype=None,
+                         bias=False):
+    """(dw, db) of the forward conv y = conv(x, w, stride, padding=pad_lo,
+    padding_hi=pad_hi, dilation, groups) for y's gradient dy: convjit's
+    backward-weight kind. x and dy of one 16-bit dtype, dense (contiguous
+    or channels-last, else copied); dw of shape w_size (K, C/groups,
+    *filter), contiguous, in dw_dtype (None: x's dtype; or torch.float32);
+    db (fp32, K) when bias, else None. Deterministic: the same bits on every
+    run (docs/api.md "Problem kinds"). No autograd."""
+    t_start = time.perf_counter()
+    rank, dt, w_size, stride, pad_lo, pad_hi, dilation = _grad_geometry(
+        "conv_backward_weight", x, dy, w_size, "w_size", stride, pad_lo, pad_hi, dilation, groups)
+    dw_dtype = x.dtype if dw_dtype is None else dw_dtype
+    if dw_dtype not in (x.dtype, torch.float32):
+        raise TypeError(f"convjit: conv_backward_weight: dw_dtype={dw_dtype}: dw is x's {x.dtype} or torch.float32")
+    layouts = []
+    for t in (x, dy):
+        lay = _layout_of(t, rank)
+        layouts.append(lay if lay is not None else _lib.LAYOUT_NCDHW)
+    x, dy = _dense(x, layouts[0], rank), _dense(dy, layouts[1], rank)
+    n, c, k = x.shape[0], x.shape[1], w_size[0]
+    if w_size[1] * groups != c:
+        raise ValueError(f"convjit: conv_backward_weight: w_size {w_size} with groups={groups} takes "
+                         f"{w_size[1] * groups} input channels, x {tuple(x.shape)} has {c}")
+    key = conv_key(rank, n, c, k, tuple(x.shape[2:]), w_size[2:], stride, pad_lo, pad_hi, dilation, groups,
+                   x_dtype=dt, w_dtype=_TORCH_16.get(dw_dtype, _lib.DTYPE_F32), x_layout=layouts[0],
+                   y_layout=layouts[1], bias=bool(bias), kind=_lib.CONV_BACKWARD_WEIGHT)
+    ctx = _runtime.context_for(x.device)
+    plan = ctx.plan(key, lambda: desc_of(key))
+    if tuple(dy.shape) != (n, k) + plan.out_dims:
+        raise ValueError(f"convjit: conv_backward_weight: dy {tuple(dy.shape)}: the conv's y is "
+                         f"{(n, k) + plan.out_dims}")
+    dw = torch.empty(w_size, dtype=dw_dtype, device=x.device)
+    db = torch.empty(k, dtype=torch.float32, device=x.device) if bias else None
+    _launch(ctx, plan, {"x": x, "dy": dy}, {"dw": dw, "db": db})
+    _runtime.count("bwd_weight_calls")
+    _runtime.count("call_seconds", time.perf_counter() - t_start)
+    return dw, db
 
 
 def _args():
@@ -501,9 +608,22 @@ def _args():
     return a
 
 
-def _run_emulated(ctx, plan, in_field, x, w, bias, residual, scale, x_prev, out_field, y):
-    """One launch on the emulator: x goes to args.<in_field> (x or dy), the
-    output y comes from args.<out_field> (y or dx)."""
+def _launch(ctx, plan, ins, outs, w=None):
+    """One convjit_conv_execute of plan: ins and outs map convjit_conv_args
+    fields (x, dy, bias, residual, scale, x_prev; y, dx, dw, db) to tensors
+    (None: not given); w, when the kind reads a packed weight, is packed
+    for plan (cached per weight version)."""
+    outs = {f: t for f, t in outs.items() if t is not None}
+    with torch.no_grad():
+        if ctx.emulated:
+            _run_emulated(ctx, plan, ins, outs, w)
+        else:
+            _run_hip(ctx, plan, ins, outs, w)
+
+
+def _run_emulated(ctx, plan, ins, outs, w=None):
+    """The emulator: inputs copied into the context's staging buffer of
+    their role (the field), outputs copied back out."""
     def upload(role, t):
         if t is None:
             return None
@@ -513,45 +633,53 @@ def _run_emulated(ctx, plan, in_field, x, w, bias, residual, scale, x_prev, out_
 
     with ctx.lock:
         a = _args()
-        a.w_packed = _runtime.packed_weight(plan, w).ptr
-        setattr(a, in_field, upload("x", x))
-        a.bias, a.residual = upload("bias", bias), upload("residual", residual)
-        a.scale, a.x_prev = upload("scale", scale), upload("x_prev", x_prev)
+        if w is not None:
+            a.w_packed = _runtime.packed_weight(plan, w).ptr
+        for f, t in ins.items():
+            setattr(a, f, upload(f, t))
+        x_prev = ins.get("x_prev")
         a.x_prev_bytes = _nbytes(x_prev) if x_prev is not None else 0
-        yb = ctx.staging("y", _nbytes(y))
-        setattr(a, out_field, yb.ptr)
+        staged = [(t, ctx.staging(f, _nbytes(t))) for f, t in outs.items()]
+        for (f, _), (_, b) in zip(outs.items(), staged):
+            setattr(a, f, b.ptr)
         ws = ctx.staging("workspace", plan.workspace_bytes)
         a.workspace, a.workspace_bytes = (ws.ptr, plan.workspace_bytes) if ws else (None, 0)
         _runtime._timed_call("convjit_conv_execute", plan.handle, ctypes.byref(a), None)
-        _runtime._timed_call("convjit_memcpy_d2h", ctx.handle, y.data_ptr(), yb.ptr, _nbytes(y), None)
+        for t, b in staged:
+            _runtime._timed_call("convjit_memcpy_d2h", ctx.handle, t.data_ptr(), b.ptr, _nbytes(t), None)
 
 
 def _aligned(t):
     """t, or a copy of it when its pointer is below convjit's alignment
     (docs/api.md "Alignment": 16 bytes covers every input; a view at an odd
-    offset is copied, a fresh torch block is 256-byte aligned). y is not
-    copied: convjit checks its pointer and names it."""
+    offset is copied, a fresh torch block is 256-byte aligned). Outputs are
+    not copied: convjit checks their pointers and names them."""
     if t is None or t.data_ptr() % 16 == 0:
         return t
     _runtime.count("input_copies")
     return t.clone(memory_format=torch.preserve_format)
 
 
-def _run_hip(ctx, plan, in_field, x, w, bias, residual, scale, x_prev, out_field, y):
-    stream = torch.cuda.current_stream(x.device)
-    pk = _runtime.packed_weight(plan, w, stream)
-    if pk.stream is not None and pk.stream != stream:
-        stream.wait_event(pk.event)      # packed on another stream: order the read after the pack
-        pk.buf.record_stream(stream)
-    x, bias, residual, scale, x_prev = (_aligned(t) for t in (x, bias, residual, scale, x_prev))
+def _run_hip(ctx, plan, ins, outs, w=None):
+    dev = next(t for t in outs.values()).device
+    stream = torch.cuda.current_stream(dev)
     a = _args()
-    a.w_packed = pk.ptr
-    for f, t in ((in_field, x), ("bias", bias), ("residual", residual), ("scale", scale), ("x_prev", x_prev),
-                 (out_field, y)):
+    if w is not None:
+        pk = _runtime.packed_weight(plan, w, stream)
+        if pk.stream is not None and pk.stream != stream:
+            stream.wait_event(pk.event)      # packed on another stream: order the read after the pack
+            pk.buf.record_stream(stream)
+        a.w_packed = pk.ptr
+    ins = {f: _aligned(t) for f, t in ins.items()}
+    for f, t in list(ins.items()) + list(outs.items()):
         setattr(a, f, t.data_ptr() if t is not None else None)
+    x_prev = ins.get("x_prev")
     a.x_prev_bytes = _nbytes(x_prev) if x_prev is not None else 0
     ws = None
     if plan.workspace_bytes:
-        ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=x.device)
+        ws = torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=dev)
         a.workspace, a.workspace_bytes = ws.data_ptr(), plan.workspace_bytes
     _runtime._timed_call("convjit_conv_execute", plan.handle, ctypes.byref(a), ctypes.c_void_p(stream.cuda_stream))
+
+
+from . import _autograd  # noqa: E402  (the autograd path imports this module)

@@ -4,22 +4,30 @@ bound of the float64 conv of its inputs, the whole-clip and chunked decodes
 are within the stage budget of the float64 block, and each exits 0. No
 verdict uses torch's bf16 result (its accuracy depends on the CPU and the
 torch build): that line carries none. The up-block's fused upsample + conv
-is also bit for bit convjit's conv of the upsampled tensor."""
+is also bit for bit convjit's conv of the upsampled tensor.
+
+examples/torch_train_block.py, short (2 SGD steps): every convjit gradient
+within its bound of the float64 gradient of its own inputs, the parameters
+within the stage budget of the float64 run, the weights re-packed after
+every step, exit 0. All run with this interpreter (sys.executable)."""
 
 import os
 import re
 import subprocess
+import sys
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 EXAMPLE = os.path.join(ROOT, "examples", "torch_vae_block.py")
 UPBLOCK = os.path.join(ROOT, "examples", "torch_vae_upblock.py")
+TRAIN = os.path.join(ROOT, "examples", "torch_train_block.py")
 
 
-def run_example(path):
+def run_example(path, *args):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(["/usr/bin/python3", path], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    return subprocess.run([sys.executable, path, *args], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=600)
 
 
 class TorchVaeBlockExample(unittest.TestCase):
@@ -71,6 +79,29 @@ class TorchVaeUpBlockExample(unittest.TestCase):
             self.assertLessEqual(max(float(wc), float(wu)), 1.0)
             self.assertEqual(verdict, "PASS")
         self.assertRegex(p.stdout, re.compile(r"^  fused upsample \+ conv vs .*: bit-identical  PASS$", re.M))
+        self.assertRegex(p.stdout, re.compile(r"^RESULT PASS$", re.M))
+
+
+class TorchTrainBlockExample(unittest.TestCase):
+    def test_short_fine_tune_passes(self):
+        steps = 2
+        p = run_example(TRAIN, "--steps", str(steps))
+        out = p.stdout + p.stderr
+        self.assertEqual(p.returncode, 0, out)
+        losses = re.findall(r"^step (\d+): loss convjit (\S+)  float64 (\S+)", p.stdout, re.M)
+        self.assertEqual([int(s) for s, _, _ in losses], list(range(steps)), out)
+        m = re.search(r"^convjit gradient calls: (\d+) conv calls, .* worst (\S+) of the bound .*  (PASS|FAIL)$",
+                      p.stdout, re.M)
+        self.assertIsNotNone(m, f"no gradient check line in:\n{out}")
+        self.assertEqual(int(m.group(1)), 3 * steps, m.group(0))   # three convs per step
+        self.assertLessEqual(float(m.group(2)), 1.0, m.group(0))
+        self.assertEqual(m.group(3), "PASS", m.group(0))
+        m = re.search(r"^parameters after \d+ steps: max relative difference (\S+) .*  tol (\S+) .*  (PASS|FAIL)$",
+                      p.stdout, re.M)
+        self.assertIsNotNone(m, f"no parameter line in:\n{out}")
+        self.assertLessEqual(float(m.group(1)), float(m.group(2)), m.group(0))   # the verdict agrees with its numbers
+        self.assertEqual(m.group(3), "PASS", m.group(0))
+        self.assertRegex(p.stdout, re.compile(r"^weights re-packed after every step: .*  PASS$", re.M))
         self.assertRegex(p.stdout, re.compile(r"^RESULT PASS$", re.M))
 
 

@@ -66,7 +66,7 @@ class HipGlue(unittest.TestCase):
         ops.conv(self.x, self.w, self.bias, padding=(2, 1, 1), padding_hi=(0, 1, 1), residual=self.res,
                  x_prev=self.x_prev)
         emu_plan = [p for p in _runtime.contexts()[("emu", _runtime.emulator_arch())].plans.values()
-                    if dict(p.key)["x_prev"] and dict(p.key)["residual"] and dict(p.key)["c"] == 16][-1]
+                    if dict(p.key).get("x_prev") and dict(p.key).get("residual") and dict(p.key).get("c") == 16][-1]
         # what packed_weight and _run_hip read of a plan: the emulator plan's sizes on a fake HIP context
         self.plan = types.SimpleNamespace(ctx=FakeHipContext(), handle=0xB0, pack_id=emu_plan.pack_id,
                                           packed_bytes=emu_plan.packed_bytes,
@@ -98,9 +98,13 @@ class HipGlue(unittest.TestCase):
             p.start()
             self.addCleanup(p.stop)
 
+    def launch(self, x, bias, y):
+        ops._run_hip(self.plan.ctx, self.plan, {"x": x, "bias": bias, "residual": self.res, "scale": None,
+                                                "x_prev": self.x_prev}, {"y": y}, self.w)
+
     def run_hip(self, x):
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, "x", x, self.w, self.bias.float(), self.res, None, self.x_prev, "y", y)
+        self.launch(x, self.bias.float(), y)
         return y
 
     def forwards(self):
@@ -112,7 +116,7 @@ class HipGlue(unittest.TestCase):
     def test_pointers_workspace_stream(self):
         bias = self.bias.float()
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, "x", self.x, self.w, bias, self.res, None, self.x_prev, "y", y)
+        self.launch(self.x, bias, y)
         (pack,), (fwd,) = self.packs(), self.forwards()
         handle, args, stream = fwd
         self.assertEqual(handle, 0xB0)
@@ -140,7 +144,7 @@ class HipGlue(unittest.TestCase):
         """A transposed conv's launch (conv_transpose) binds its input as
         args.dy and its output as args.dx, never x or y."""
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, "dy", self.x, self.w, None, None, None, None, "dx", y)
+        ops._run_hip(self.plan.ctx, self.plan, {"dy": self.x}, {"dx": y}, self.w)
         args = self.forwards()[-1][1]
         self.assertEqual((args["dy"], args["dx"]), (self.x.data_ptr(), y.data_ptr()))
         self.assertIsNone(args["x"])
@@ -176,6 +180,23 @@ class HipGlue(unittest.TestCase):
         self.assertEqual(xptr % 16, 0, "convjit gets a 16-byte aligned x")
         self.assertNotEqual(xptr, xv.data_ptr())
         self.assertEqual(_runtime.counters["input_copies"] - before, 1)
+
+
+    def test_backward_weight_pointers(self):
+        """A backward-weight launch: x and dy in, dw and db out by pointer,
+        no weight pack (the kind reads no weight), the workspace a torch
+        allocation, the current stream."""
+        dw = torch.zeros((32, 16, 3, 3, 3), dtype=torch.bfloat16)
+        db = torch.zeros(32, dtype=torch.float32)
+        dy = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
+        ops._run_hip(self.plan.ctx, self.plan, {"x": self.x, "dy": dy}, {"dw": dw, "db": db})
+        self.assertEqual(self.packs(), [], "backward weight packs no weight")
+        ((handle, args, stream),) = self.forwards()
+        self.assertEqual(stream.value, 0x5A)
+        self.assertEqual((args["x"], args["dy"], args["dw"], args["db"]),
+                         (self.x.data_ptr(), dy.data_ptr(), dw.data_ptr(), db.data_ptr()))
+        self.assertIsNone(args["w_packed"])
+        self.assertIsNone(args["y"])
 
 
 class CudaBuild(unittest.TestCase):

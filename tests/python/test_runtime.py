@@ -126,7 +126,8 @@ class TestWarnings(unittest.TestCase):
     def test_emulator_warning_once(self):
         """Two convs (and a module call) in a fresh process: one
         EmulatorWarning, attributed to the caller's line (here '<string>'),
-        and one GradientWarning for a weight that requires grad."""
+        and no GradientWarning for a weight that requires grad: the module's
+        output has a grad_fn (docs/python.md "Autograd")."""
         code = textwrap.dedent("""
             import json, warnings, torch, convjit
             from convjit import ops
@@ -138,7 +139,7 @@ class TestWarnings(unittest.TestCase):
                 ops.conv(x, w, padding=1)
                 m = convjit.nn.Conv2d(16, 16, 3, padding=1, dtype=torch.bfloat16)
                 m(x)
-                m(x)
+                assert m(x).grad_fn is not None
             print(json.dumps([[w.category.__name__, w.filename] for w in ws]))
         """)
         r = cj.run_python(code)
@@ -146,7 +147,7 @@ class TestWarnings(unittest.TestCase):
         got = json.loads(r.stdout.strip().splitlines()[-1])
         cats = [c for c, _ in got]
         self.assertEqual(cats.count("EmulatorWarning"), 1, got)
-        self.assertEqual(cats.count("GradientWarning"), 1, got)
+        self.assertEqual(cats.count("GradientWarning"), 0, got)
         self.assertEqual({f for _, f in got if _ in ("EmulatorWarning", "GradientWarning")}, {"<string>"}, got)
 
 
