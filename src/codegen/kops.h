@@ -28,6 +28,8 @@
     "cj_wpack")                                                                                               \
   X(CONV, "conv", cj_kplan_conv_key, cj_kplan_conv_print, cj_conv_build, cj_kspec_conv, "cj_conv")           \
   X(CONV_FINALIZE, "conv_finalize", cj_kplan_finalize_key, cj_kplan_finalize_print, cj_conv_finalize_build,  \
-    cj_kspec_finalize, "cj_conv_finalize")
+    cj_kspec_finalize, "cj_conv_finalize")                                                                    \
+  X(CONV_GENERIC, "conv_generic", cj_kplan_generic_key, cj_kplan_generic_print, cj_conv_generic_build,        \
+    cj_kspec_generic, "cj_convg")
 
 #endif

@@ -44,7 +44,8 @@ typedef enum cj_kop {
   R(RESIDUAL, "residual")   /* z shaped and typed like y: + beta * z in the epilogue */ \
   R(SCALE, "scale")         /* fp32 per-channel scales (a pointer) */                \
   R(ALPHA, "alpha")         /* fp32 by value: per-tensor dequantization factor */    \
-  R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */
+  R(QSCALE, "qscale")       /* fp32 by value: multiplier before an fp8 quantization */ \
+  R(GEOM, "geom")           /* u32 by value: a shape-generic kernel's sizes, in its plan's order */
 typedef enum cj_arg_role {
   CJ_ARG_NONE = 0,
 #define CJ_ARG_ENUM(id, name) CJ_ARG_##id,
@@ -54,7 +55,7 @@ typedef enum cj_arg_role {
 } cj_arg_role;
 const char *cj_arg_role_name(cj_arg_role r); /* "x", ...; NULL if unknown */
 
-#define CJ_KPLAN_MAX_ARGS 16
+#define CJ_KPLAN_MAX_ARGS 32 /* the generic conv: 8 tensors and scalars + 24 sizes */
 typedef struct cj_karg_desc {
   cj_arg_role role; /* what it is (builders and binders look it up by role) */
   const char *name; /* for dumps, error text and the kernel's parameter name */
@@ -65,6 +66,7 @@ typedef struct cj_karg_desc {
 #include "codegen/kplan_layout.h"
 #include "codegen/kplan_conv.h"
 #include "codegen/kplan_finalize.h"
+#include "codegen/kplan_generic.h"
 
 /* The AMDGPU code object version a kernel is emitted as when its plan says
  * 0: v5 loads on every ROCm runtime since 5.2, v6 only since 6.2, and
@@ -86,6 +88,7 @@ typedef struct cj_kplan {
     cj_wpack_plan wp;
     cj_conv_plan conv;
     cj_finalize_plan fin;
+    cj_generic_plan gen;
   } u;
 } cj_kplan;
 

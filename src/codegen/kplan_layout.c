@@ -202,6 +202,19 @@ convjit_status cj_kplan_wpack_prep_init(cj_kplan *p, const cj_arch *arch, uint32
   return CONVJIT_OK;
 }
 
+convjit_status cj_kplan_wpack_generic_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode) {
+  CJ_TRY(cj_kplan_wpack_prep_init(p, arch, elem_bytes, mode, 1, 1, 1, 1, 1));
+  cj_wpack_plan *w = &p->u.wp;
+  w->k = w->c = w->trs = w->c_pad = w->row_elems = 0;
+  w->generic = 1;
+  p->grid[0] = 1;
+  static const char *const sizes[5] = {"k", "c", "trs", "c_pad", "row"};
+  for (int i = 0; i < 5; i++) cj_kplan_add_value_arg(p, CJ_ARG_GEOM, sizes[i]);
+  snprintf(p->name, sizeof p->name, "cj_wpack_e%u_generic", elem_bytes);
+  cj_prep_name(p, mode);
+  return CONVJIT_OK;
+}
+
 /* One list of the specialization fields serves both the key (every field
  * that changes the code) and the printout (with each field's reason). */
 static void cj_layout_field(cj_strbuf *sb, int key, const char *name, uint64_t v, const char *reason) {
@@ -256,6 +269,8 @@ static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
     cj_layout_field(out, key, "c_pad", w->c_pad, "C zero-padded to the conv's vector width");
     cj_layout_field(out, key, "row_elems", w->row_elems, "packed row length; tail past trs*c_pad is zero");
     cj_layout_field(out, key, "per_thread", w->per_thread, "output elements per thread (runs once per weight)");
+    if (w->generic) /* keyed only when set: the specialized packs keep their keys */
+      cj_layout_field(out, key, "generic", w->generic, "k, c, trs, c_pad, row_elems are u32 arguments");
   }
 }
 

@@ -73,6 +73,8 @@ typedef struct cj_wpack_plan {
   uint32_t k, c, trs, c_pad;  /* w[K][C][TRS] */
   uint32_t row_elems;         /* packed row length (elements) */
   uint32_t per_thread;        /* output elements per thread (1) */
+  uint32_t generic;           /* 1: k, c, trs, c_pad, row_elems are u32 arguments (GEOM, in that order; the
+                                 fields above are 0): one kernel for every shape, the async fallback's pack */
 } cj_wpack_plan;
 
 struct cj_kplan; /* kplan.h includes this header before defining it */
@@ -99,5 +101,11 @@ convjit_status cj_kplan_transpose_prep_init(struct cj_kplan *p, const cj_arch *a
 convjit_status cj_kplan_wpack_prep_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
                                         cj_prep_mode mode, uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,
                                         uint32_t row_elems);
+/* The shape-generic weight pack of an element mode: the sizes are the
+ * last five arguments (k, c, trs, c_pad, row_elems, as u32), the launch
+ * shape nominal (the caller's step sets grid.x = ceil(k*row_elems / 256)).
+ * The caller keeps both tensors below 2 GiB, as the plan init above checks. */
+convjit_status cj_kplan_wpack_generic_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
+                                           cj_prep_mode mode);
 
 #endif

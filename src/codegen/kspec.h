@@ -9,6 +9,9 @@
  *          conv           shape N,C,D,H,W,K,T,R,S (conv_igemm.c)
  *          conv_finalize  shape as conv; the split-K finalize of that
  *                         conv (needs splitk >= 2)
+ *          conv_generic   shape as conv; the shape-generic fallback kernel
+ *                         of that conv's dtypes and epilogue (conv_generic.c;
+ *                         x in the compute dtype)
  *   arch   gfx942 | gfx950
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
  *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16-fp8q,
