@@ -445,4 +445,5 @@ static convjit_status cj_conv_fwd_sequence(const cj_conv_problem *p, const cj_ta
   return CONVJIT_OK;
 }
 
-const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_fwd_candidates, cj_conv_fwd_sequence};
+const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_fwd_candidates, cj_conv_fwd_sequence,
+                                                 cj_conv_fwd_fallback};

@@ -415,6 +415,8 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   }
   CJ_TRY(check_opts(&r.o));
   r.a = &a;
+  CJ_TRY(cj_plan_check_ctx(p));
+  CJ_TRY(cj_plan_async_settle(p)); /* an asynchronous plan: its own kernels first, which the tuner replaces */
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
   CJ_CHECK(p->prob.kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_UNSUPPORTED,
            "plan: a %s plan: the tuner compares forward outputs (y)", cj_conv_kind_name(p->prob.kind));
