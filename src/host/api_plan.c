@@ -255,6 +255,7 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
                                         convjit_plan **out) {
   cj_error_clear();
   CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
+  *out = NULL;
   convjit_plan *p = NULL;
   int done = 0;
   CJ_TRY(cj_plan_conv_begin(ctx, desc, o, &p, &done));
