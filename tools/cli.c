@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "codegen/kplan_epi.h"
 #include "host/kinds.h"
+#include "codegen/kspec.h"
 
 static const char *g_tool = "convjit";
 
@@ -365,4 +366,64 @@ int cli_conv_dtypes(const char *dtype, const char *y_dtype, const cj_arch *arch,
       return 0;
     }
   return cli_fail("--y-dtype", y_dtype, "bf16, f16 or f32 (or fp16, fp32)");
+}
+
+int cli_shapes_line(const char *line, const char *arch, int epilogue, const cli_problem *pr, int lineno,
+                    convjit_conv_desc *d) {
+  char op[16], sarch[16], dtype[16], shape[128];
+  int used = 0;
+  if (sscanf(line, "%15s %15s %15s %127s %n", op, sarch, dtype, shape, &used) < 4 || strcmp(op, "conv") != 0) {
+    fprintf(stderr, "%s: shapes line %d: expected \"conv <arch|-> <dtype> N,C,D,H,W,K,T,R,S [options]\"\n",
+            g_tool, lineno);
+    return -1;
+  }
+  if (strcmp(sarch, "-") && strcmp(sarch, arch)) return 1;
+  char opts[256];
+  snprintf(opts, sizeof opts, "%s", used ? line + used : "");
+  opts[strcspn(opts, "\r\n")] = 0;
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  if (cj_kspec_conv_parse(arch, dtype, shape, opts[0] ? opts : "-", &g, &o, &e) != CONVJIT_OK) {
+    fprintf(stderr, "%s: shapes line %d: %s\n", g_tool, lineno, convjit_last_error());
+    return -1;
+  }
+  int bias = cj_epi_has(&e, CJ_EPI_BIAS);
+  static const cj_conv_opts none;
+  if (memcmp(&o, &none, sizeof o) != 0 ||
+      (!epilogue && (e.nops != (uint32_t)bias || g.groups > 1 || g.x_ndhwc || g.y_ndhwc))) {
+    fprintf(stderr, "%s: shapes line %d: a shape takes pad=, stride=, dil=, y= and bias%s; never knobs\n", g_tool,
+            lineno, epilogue ? ", layout=, groups= and the epilogue ops" : "");
+    return -1;
+  }
+  const int64_t v[9] = {g.n, g.c * (g.groups ? g.groups : 1), g.d, g.h, g.w, g.k * (g.groups ? g.groups : 1),
+                        g.t, g.r, g.s};
+  cli_shape s = cli_shape_3d(v);
+  for (int i = 0; i < 3; i++) {
+    s.stride[i] = g.stride[i], s.dil[i] = g.dil[i];
+    s.pad_lo[i] = g.pad_lo[i], s.pad_hi[i] = g.pad_hi[i];
+  }
+  *d = cli_conv_desc(&s);
+  d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
+  d->y_dtype = (convjit_dtype)cj_conv_y_dtype(&g); /* y=: f32, else the dtype's own */
+  d->groups = g.groups ? g.groups : 1;
+  if (g.x_ndhwc) d->x_layout = CONVJIT_LAYOUT_NDHWC;
+  if (g.y_ndhwc) d->y_layout = CONVJIT_LAYOUT_NDHWC;
+  d->has_bias = bias;
+  d->has_channel_scale = cj_epi_has(&e, CJ_EPI_SCALE);
+  d->has_residual = cj_epi_has(&e, CJ_EPI_RESIDUAL);
+  if (d->has_residual) d->beta = cj_epi_beta(&e);
+  d->act = (convjit_activation)cj_epi_activation(&e);
+  if (g.wgrad_atomic && !g.wgrad) {
+    fprintf(stderr, "%s: shapes line %d: atomic is a backward-weight option (wgrad)\n", g_tool, lineno);
+    return -1;
+  }
+  cli_problem lp; /* the line's wgrad and atomic make it backward weight, whatever --kind said */
+  if (pr)
+    lp = *pr;
+  else
+    memset(&lp, 0, sizeof lp);
+  if (g.wgrad) lp.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
+  if (g.wgrad_atomic) lp.nondeterministic = 1;
+  return cli_problem_desc(&lp, d);
 }

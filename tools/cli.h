@@ -164,4 +164,17 @@ convjit_dtype cli_fp8_dtype(const cj_arch *arch);
  * 0, or -1 with "<tool>: --dtype 'x': ..." printed. */
 int cli_conv_dtypes(const char *dtype, const char *y_dtype, const cj_arch *arch, convjit_conv_desc *d);
 
+/* ---- shapes files (convjit-tune, convjit-prebuild) ---------------------------------
+ * One conv per line in the kernel-spec form of the conv op (codegen/kspec.h),
+ * "conv <arch|-> <bf16|f16|fp8> N,C,D,H,W,K,T,R,S [options]": '#' starts a
+ * comment, blank lines are skipped. The descriptor of a line: 0, 1 when it
+ * names another arch than `arch` (skipped), -1 after printing "<tool>:
+ * shapes line N: why". Options: pad= stride= dil= y= and bias; with
+ * epilogue = 1 also the rest of the descriptor (layout= groups= scale
+ * residual[=BETA] act=); knobs never (they are the tuner's choice). pr: the
+ * tool's --kind options (NULL: forward); a line's wgrad and atomic make it
+ * backward weight whatever pr says. */
+int cli_shapes_line(const char *line, const char *arch, int epilogue, const cli_problem *pr, int lineno,
+                    convjit_conv_desc *d);
+
 #endif

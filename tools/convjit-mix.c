@@ -9,8 +9,10 @@
  * differ only in their K-loop trip count. Per wave, counts by class are
  * prologue + steps * loop body + epilogue, so the loop body is
  * (counts(last) - counts(first)) / (steps_last - steps_first). With three
- * shapes the two partial differences must agree (the "linear" check):
- * that shows the kernels really differ only in the trip count.
+ * shapes the two partial differences must agree to 0.1 instruction per
+ * step (the "linear" check): that shows the kernels run the same loop body
+ * and differ in the trip count (and at most in a few prologue/epilogue
+ * instructions where LLVM folds the shapes' constants differently).
  * The steps a wave runs come from the plan: k_tiles = ceil(Cp*T*R*S / 32)
  * and, per split, ceil(k_tiles / split-K) rounded up to whole pipeline
  * groups (k_tiles_split).
@@ -237,15 +239,19 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
   double steps[MAXSH];
   for (int k = 0; k < n; k++) steps[k] = r[k].cp.k_tiles_split;
   /* linear check: with 3 shapes, the per-step mix of (1,2) and (2,3) agree
-   * to 0.01 instruction (counts are integers over tens of steps: a real
-   * difference in the loop body shows up as a whole instruction or more) */
+   * to 0.1 instruction. The loop body repeats every `stages` (<= 4) steps,
+   * so a difference in it is at least 1/4 instruction per step; what stays
+   * below 0.1 is the prologue and epilogue, where LLVM folds each shape's
+   * constants its own way (one instruction there is 1/72 per step at the
+   * default shapes: since issue 30 the gfx942 T = 7 kernel's epilogue has
+   * one SALU less than T = 3 and 5) */
   double worst = 0;
   for (int i = 0; i < NCLS; i++) {
     per[i] = (avg[n - 1][i] - avg[0][i]) / (steps[n - 1] - steps[0]);
     for (int h = 0; h + 1 < n && h < 2; h++) part[h][i] = (avg[h + 1][i] - avg[h][i]) / (steps[h + 1] - steps[h]);
     if (n == 3 && fabs(part[1][i] - part[0][i]) > worst) worst = fabs(part[1][i] - part[0][i]);
   }
-  int linear = n == 3 ? worst <= 0.01 : -1;
+  int linear = n == 3 ? worst < 0.1 : -1;
   /* the kernel's design (conv_igemm_multistage.c header): per K step each wave issues
    * its A and B DMAs, one ds_read per MFMA operand (A and B fragments times
    * the MFMAs a 32-wide K step needs), the MFMAs, one waitcnt, one barrier */

@@ -126,54 +126,6 @@ typedef struct shape_row {
   convjit_tune_result res;
 } shape_row;
 
-/* "conv <arch|-> <dtype> <shape> [opts]" -> descriptor; 1 skip (other
- * arch), 0 ok, -1 error (printed). */
-static int parse_shape(const char *line, const char *arch, const cli_problem *pr, convjit_conv_desc *d, int lineno) {
-  char op[16], sarch[16], dtype[16], shape[128];
-  int used = 0;
-  if (sscanf(line, "%15s %15s %15s %127s %n", op, sarch, dtype, shape, &used) < 4 || strcmp(op, "conv") != 0) {
-    fprintf(stderr, "convjit-tune: shapes line %d: expected \"conv <arch|-> <dtype> N,C,D,H,W,K,T,R,S [options]\"\n",
-            lineno);
-    return -1;
-  }
-  if (strcmp(sarch, "-") && strcmp(sarch, arch)) return 1;
-  char opts[256];
-  snprintf(opts, sizeof opts, "%s", used ? line + used : "");
-  opts[strcspn(opts, "\r\n")] = 0;
-  cj_conv_geom g;
-  cj_conv_opts o;
-  cj_epilogue e;
-  if (cj_kspec_conv_parse(arch, dtype, shape, opts[0] ? opts : "-", &g, &o, &e) != CONVJIT_OK) {
-    fprintf(stderr, "convjit-tune: shapes line %d: %s\n", lineno, convjit_last_error());
-    return -1;
-  }
-  int bias = cj_epi_has(&e, CJ_EPI_BIAS);
-  static const cj_conv_opts none;
-  if (memcmp(&o, &none, sizeof o) != 0 || e.nops != (uint32_t)bias) {
-    fprintf(stderr, "convjit-tune: shapes line %d: a tuning shape takes pad=, stride=, dil= and bias; the knobs are "
-            "what is tuned\n", lineno);
-    return -1;
-  }
-  const int64_t v[9] = {g.n, g.c, g.d, g.h, g.w, g.k, g.t, g.r, g.s};
-  cli_shape s = cli_shape_3d(v);
-  for (int i = 0; i < 3; i++) {
-    s.stride[i] = g.stride[i], s.dil[i] = g.dil[i];
-    s.pad_lo[i] = g.pad_lo[i], s.pad_hi[i] = g.pad_hi[i];
-  }
-  *d = cli_conv_desc(&s);
-  d->x_dtype = d->w_dtype = (convjit_dtype)g.dtype;
-  d->y_dtype = (convjit_dtype)cj_conv_y_dtype(&g); /* y=: f32, else the dtype's own */
-  d->has_bias = bias;
-  if (g.wgrad_atomic && !g.wgrad) {
-    fprintf(stderr, "convjit-tune: shapes line %d: atomic is a backward-weight option (wgrad)\n", lineno);
-    return -1;
-  }
-  cli_problem lp = *pr; /* the line's wgrad and atomic make it backward weight, whatever --kind said */
-  if (g.wgrad) lp.kind = CONVJIT_CONV_BACKWARD_WEIGHT;
-  if (g.wgrad_atomic) lp.nondeterministic = 1;
-  return cli_problem_desc(&lp, d);
-}
-
 static uint64_t rng(uint64_t *s) { /* splitmix64: reproducible inputs */
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -375,7 +327,7 @@ static int run_shapes(convjit_context *ctx, const tune_args *a, const convjit_co
     const char *s = line + strspn(line, " \t");
     if (!*s) continue;
     convjit_conv_desc d;
-    int pr = parse_shape(s, arch, &a->prob, &d, lineno);
+    int pr = cli_shapes_line(s, arch, 0, &a->prob, lineno, &d);
     if (pr < 0) bad = 1;
     if (pr != 0) continue;
     if (n == cap) {

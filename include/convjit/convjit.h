@@ -378,6 +378,32 @@ CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const 
                                                     convjit_plan **plan);
 CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, const convjit_transpose_desc *desc,
                                                          convjit_plan **plan);
+
+/* Asynchronous compile (docs/api.md "Asynchronous compile"). With
+ * CONVJIT_PLAN_ASYNC_COMPILE (or CONVJIT_ASYNC_COMPILE=1 in the environment
+ * when the context was created, for convjit_plan_create_conv) a conv plan
+ * is returned before its own kernels are built: until they are, its
+ * launches run shape-generic kernels of the same dtypes and epilogue
+ * (compiled once per process, kept by the disk cache and by a warm
+ * application cache, convjit-prebuild), which read the same buffers and
+ * meet the same error bounds; the plan switches to its own kernels at the
+ * first launch after they are loaded, never inside a launch, and a launch
+ * on a stream being captured waits for them first. The workspace and
+ * packed-weight sizes are final at creation. A problem with no generic
+ * kernels (another kind, causal streaming, tensors of 4 GiB or more) is
+ * planned synchronously, as without the flag. CONVJIT_PLAN_SYNC_COMPILE
+ * builds them now whatever the environment says. */
+#define CONVJIT_PLAN_ASYNC_COMPILE 1u
+#define CONVJIT_PLAN_SYNC_COMPILE 2u
+/* convjit_plan_create_conv with flags (CONVJIT_PLAN_*; other bits, or both:
+ * INVALID_ARG). */
+CONVJIT_API convjit_status convjit_plan_create_conv_flags(convjit_context *ctx, const convjit_conv_desc *desc,
+                                                          unsigned flags, convjit_plan **plan);
+/* Waits until the plan runs its own kernels: OK then (at once for a plan
+ * compiled synchronously); else the background build's failure (COMPILE,
+ * RESOURCE, ... with its text), and the plan keeps running the generic
+ * kernels, correct but slower. */
+CONVJIT_API convjit_status convjit_plan_wait(const convjit_plan *plan);
 /* NULL-safe; also after the plan's context is destroyed. */
 CONVJIT_API void convjit_plan_destroy(convjit_plan *plan);
 

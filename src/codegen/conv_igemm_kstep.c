@@ -169,11 +169,22 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
         LLVMBuildAdd(b, v->cg_base[i], LLVMBuildMul(b, ch, cj_c32(g, (uint32_t)c->g.odhw * c->elem_bytes), ""), "");
     cj_cv_xfer(v, v->xr, v->lds_a[st], i, cj_irb_oob(g, ok, off, CJ_CONV_OOB), out ? &out[i] : NULL);
   }
+  /* Cp % tile_k == 0 (so crs and k_end are whole steps) and no per-lane
+   * channel mask: all columns of the step lie in one tap, so it is decoded
+   * once and the other columns are constant shifts of it; else one decode
+   * per distinct K column. */
+  int one_tap = c->g.cp % c->tile_k == 0 && !c->g.c_mask;
+  uint32_t q0 = CJ_CONV_MAX_KQ;
   for (uint32_t i = 0; !c->channel_gemm && i < c->a_dma; i++) {
     uint32_t q = v->ma.kq[i];
-    if (!have[q]) { /* one tap decode per distinct K column */
+    if (!have[q] && one_tap && q0 < CJ_CONV_MAX_KQ) {
+      cj_im2col_col_shift(g, &v->ic, &col[q0], (q - q0) * c->chunk_elems, &col[q]);
+      have[q] = 1;
+    }
+    if (!have[q]) {
       cj_im2col_col_init(g, &v->ic, cj_cv_k(v, &v->ma, kt, i), v->ma.kin, v->k_end, &col[q]);
       have[q] = 1;
+      q0 = q;
     }
     LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i % v->ma.period], &col[q], CJ_CONV_OOB);
     cj_cv_xfer(v, v->xr, v->lds_a[st], i, voff, out ? &out[i] : NULL);

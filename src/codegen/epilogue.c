@@ -1,8 +1,10 @@
 /* Epilogue ops as IR (contract in epilogue.h). */
 #include "codegen/epilogue.h"
 
-void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64_t channels, uint64_t elems,
-                      cj_epi_rsrc *r) {
+/* The resources of e's arguments: per-channel ones of channel_bytes (i64),
+ * z of z_bytes (i64; NULL: z is read through its pointer only). */
+static void cj_epi_rsrc_fill(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, LLVMValueRef channel_bytes,
+                             LLVMValueRef z_bytes, cj_epi_rsrc *r) {
   for (int i = 0; i < CJ_ARG_ROLE_COUNT; i++) r->by_role[i] = NULL;
   r->z_ptr = NULL;
   for (uint32_t i = 0; i < e->nops && i < CJ_EPI_MAX_OPS; i++) {
@@ -13,17 +15,31 @@ void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64
       continue;
     }
     if (s->op == CJ_EPI_RESIDUAL) {
-      uint64_t zb = elems * cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(e));
       r->z_ptr = cj_irb_arg_role(g, p, (cj_arg_role)s->role);
-      if (zb <= 0xffffffffull) r->by_role[s->role] = cj_irb_rsrc(g, r->z_ptr, cj_c64(g, zb));
+      if (z_bytes) r->by_role[s->role] = cj_irb_rsrc(g, r->z_ptr, z_bytes);
       continue;
     }
     if (!cj_epi_op_per_channel((cj_epi_op)s->op)) {
       cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "epilogue op %s has no IR yet", cj_epi_op_name((cj_epi_op)s->op)));
       continue;
     }
-    r->by_role[s->role] = cj_irb_rsrc(g, cj_irb_arg_role(g, p, (cj_arg_role)s->role), cj_c64(g, channels * 4));
+    r->by_role[s->role] = cj_irb_rsrc(g, cj_irb_arg_role(g, p, (cj_arg_role)s->role), channel_bytes);
   }
+}
+
+void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64_t channels, uint64_t elems,
+                      cj_epi_rsrc *r) {
+  uint64_t zb = elems * cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(e));
+  cj_epi_rsrc_fill(g, p, e, cj_c64(g, channels * 4), zb <= 0xffffffffull ? cj_c64(g, zb) : NULL, r);
+}
+
+void cj_epi_rsrc_init_rt(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, LLVMValueRef channels,
+                         LLVMValueRef elems, cj_epi_rsrc *r) {
+  LLVMBuilderRef b = g->b;
+  uint64_t zb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(e));
+  LLVMValueRef cb = LLVMBuildMul(b, LLVMBuildZExt(b, channels, g->i64, ""), cj_c64(g, 4), "");
+  LLVMValueRef zbytes = LLVMBuildMul(b, LLVMBuildZExt(b, elems, g->i64, ""), cj_c64(g, zb), "");
+  cj_epi_rsrc_fill(g, p, e, cb, zbytes, r);
 }
 
 void cj_epi_load_channel(cj_irb *g, const cj_epilogue *e, const cj_epi_rsrc *r, LLVMValueRef channel, unsigned n,

@@ -29,6 +29,10 @@ typedef struct cj_epi_rsrc {
  * 32-bit offsets. */
 void cj_epi_rsrc_init(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, uint64_t channels, uint64_t elems,
                       cj_epi_rsrc *r);
+/* The same with runtime counts (i32; a shape-generic kernel's): the caller
+ * keeps elems * y's bytes below 4 GiB (z through its resource always). */
+void cj_epi_rsrc_init_rt(cj_irb *g, const cj_kplan *p, const cj_epilogue *e, LLVMValueRef channels,
+                         LLVMValueRef elems, cj_epi_rsrc *r);
 /* z (the RESIDUAL op's tensor, in y's dtype) as fp32: n (1 or 4) consecutive
  * elements at byte offset `off` (i32, through the buffer resource; OOB
  * offsets read 0), or, when off is i64, through the pointer at

@@ -147,6 +147,11 @@ void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValu
                           cj_c32(g, ic->eb), "a.col");
 }
 
+void cj_im2col_col_shift(cj_irb *g, const cj_im2col *ic, const cj_im2col_col *col, uint32_t dk, cj_im2col_col *out) {
+  *out = *col;
+  out->off = LLVMBuildAdd(g->b, col->off, cj_c32(g, dk * ic->eb), "a.col");
+}
+
 static LLVMValueRef cj_im2col_in(cj_irb *g, LLVMValueRef v, LLVMValueRef o, LLVMValueRef d, uint32_t extent) {
   /* One unsigned compare covers both sides: negative coordinates wrap high. */
   LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, LLVMBuildAdd(g->b, o, d, ""), cj_c32(g, extent), "");

@@ -82,6 +82,11 @@ void cj_im2col_row_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef m, cj_im2co
  * runs on the scalar unit. */
 void cj_im2col_col_init(cj_irb *g, const cj_im2col *ic, LLVMValueRef k, LLVMValueRef k_in, LLVMValueRef k_end,
                         cj_im2col_col *col);
+/* The column dk elements after `col` when both lie in one tap and on the
+ * same side of k_end (the caller knows: Cp and k_end are multiples of the
+ * K step, no c_mask): the same tap and validity, the offset moved by a
+ * constant, so a K step decodes its tap once. */
+void cj_im2col_col_shift(cj_irb *g, const cj_im2col *ic, const cj_im2col_col *col, uint32_t dk, cj_im2col_col *out);
 /* valid ? row.base + col.off : oob */
 LLVMValueRef cj_im2col_voffset(cj_irb *g, const cj_im2col *ic, const cj_im2col_row *row,
                                const cj_im2col_col *col, uint32_t oob);

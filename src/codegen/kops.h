@@ -32,6 +32,8 @@
   X(GRID_PACK, "grid_pack", cj_kplan_grid_pack_key, cj_kplan_grid_pack_print, cj_grid_pack_build,            \
     cj_kspec_grid_pack, "cj_grid_pack")                                                                       \
   X(WGRAD_FINALIZE, "wgrad_finalize", cj_kplan_wgrad_finalize_key, cj_kplan_wgrad_finalize_print,            \
-    cj_wgrad_finalize_build, cj_kspec_wgrad_finalize, "cj_wgrad_finalize")
+    cj_wgrad_finalize_build, cj_kspec_wgrad_finalize, "cj_wgrad_finalize") \
+  X(CONV_GENERIC, "conv_generic", cj_kplan_generic_key, cj_kplan_generic_print, cj_conv_generic_build,        \
+    cj_kspec_generic, "cj_convg")
 
 #endif

@@ -48,7 +48,8 @@ typedef enum cj_kop {
   R(DY, "dy")               /* backward weight: the output gradient on the grid (GEMM A) */ \
   R(DW, "dw")               /* backward weight: the weight gradient (KCTRS) */ \
   R(DB, "db")               /* backward weight: the bias gradient (fp32, K) */ \
-  R(DB_PART, "db_part")     /* backward weight: db's fp32 partial sums by dy's pre-pass (workspace) */
+  R(DB_PART, "db_part")     /* backward weight: db's fp32 partial sums by dy's pre-pass (workspace) */ \
+  R(GEOM, "geom")           /* u32 by value: a shape-generic kernel's sizes, in its plan's order */
 typedef enum cj_arg_role {
   CJ_ARG_NONE = 0,
 #define CJ_ARG_ENUM(id, name) CJ_ARG_##id,
@@ -58,7 +59,7 @@ typedef enum cj_arg_role {
 } cj_arg_role;
 const char *cj_arg_role_name(cj_arg_role r); /* "x", ...; NULL if unknown */
 
-#define CJ_KPLAN_MAX_ARGS 16
+#define CJ_KPLAN_MAX_ARGS 32 /* the generic conv: 8 tensors and scalars + 24 sizes */
 typedef struct cj_karg_desc {
   cj_arg_role role; /* what it is (builders and binders look it up by role) */
   const char *name; /* for dumps, error text and the kernel's parameter name */
@@ -70,6 +71,7 @@ typedef struct cj_karg_desc {
 #include "codegen/kplan_wgrad.h"
 #include "codegen/kplan_conv.h"
 #include "codegen/kplan_finalize.h"
+#include "codegen/kplan_generic.h"
 
 /* The AMDGPU code object version a kernel is emitted as when its plan says
  * 0: v5 loads on every ROCm runtime since 5.2, v6 only since 6.2, and
@@ -93,6 +95,7 @@ typedef struct cj_kplan {
     cj_finalize_plan fin;
     cj_grid_pack_plan gp;
     cj_wgrad_finalize_plan wf;
+    cj_generic_plan gen;
   } u;
 } cj_kplan;
 

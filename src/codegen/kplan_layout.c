@@ -235,6 +235,19 @@ convjit_status cj_kplan_wpack_bwd_init(cj_kplan *p, const cj_arch *arch, uint32_
   return cj_kplan_name_from_key(p, prefix, cj_kplan_wpack_key);
 }
 
+convjit_status cj_kplan_wpack_generic_init(cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes, cj_prep_mode mode) {
+  CJ_TRY(cj_kplan_wpack_prep_init(p, arch, elem_bytes, mode, 1, 1, 1, 1, 1));
+  cj_wpack_plan *w = &p->u.wp;
+  w->k = w->c = w->trs = w->c_pad = w->row_elems = 0;
+  w->generic = 1;
+  p->grid[0] = 1;
+  static const char *const sizes[5] = {"k", "c", "trs", "c_pad", "row"};
+  for (int i = 0; i < 5; i++) cj_kplan_add_value_arg(p, CJ_ARG_GEOM, sizes[i]);
+  snprintf(p->name, sizeof p->name, "cj_wpack_e%u_generic", elem_bytes);
+  cj_prep_name(p, mode);
+  return CONVJIT_OK;
+}
+
 /* One list of the specialization fields serves both the key (every field
  * that changes the code) and the printout (with each field's reason). */
 static void cj_layout_field(cj_strbuf *sb, int key, const char *name, uint64_t v, const char *reason) {
@@ -306,6 +319,8 @@ static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
         cj_layout_field(out, key, f, w->ts[i], "forward taps between phase taps (stride / gcd)");
       }
     }
+    if (w->generic) /* keyed only when set: the specialized packs keep their keys */
+      cj_layout_field(out, key, "generic", w->generic, "k, c, trs, c_pad, row_elems are u32 arguments");
   }
 }
 

@@ -83,6 +83,8 @@ typedef struct cj_wpack_plan {
   uint32_t src[3];            /* the forward filter T, R, S */
   uint32_t jtap[3];           /* the phase's taps per dim (trs = their product) */
   uint32_t tf[3], ts[3];      /* forward tap of phase tap j: tf - j*ts */
+  uint32_t generic;           /* 1: k, c, trs, c_pad, row_elems are u32 arguments (GEOM, in that order; the
+                                 fields above are 0): one kernel for every shape, the async fallback's pack */
 } cj_wpack_plan;
 
 struct cj_kplan; /* kplan.h includes this header before defining it */
@@ -117,5 +119,11 @@ convjit_status cj_kplan_wpack_bwd_init(struct cj_kplan *p, const cj_arch *arch, 
                                        cj_prep_mode mode, uint32_t groups, uint32_t kg, uint32_t cg,
                                        const uint32_t src[3], const uint32_t jtap[3], const uint32_t tf[3],
                                        const uint32_t ts[3], uint32_t k_pad, uint32_t row_elems);
+/* The shape-generic weight pack of an element mode: the sizes are the
+ * last five arguments (k, c, trs, c_pad, row_elems, as u32), the launch
+ * shape nominal (the caller's step sets grid.x = ceil(k*row_elems / 256)).
+ * The caller keeps both tensors below 2 GiB, as the plan init above checks. */
+convjit_status cj_kplan_wpack_generic_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
+                                           cj_prep_mode mode);
 
 #endif

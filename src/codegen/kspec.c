@@ -382,6 +382,19 @@ convjit_status cj_kspec_wpack(const cj_arch *a, const char *dtype, const char *s
   return cj_kplan_wpack_init(out, a, kspec_elem_bytes(dtype), u[0], u[1], u[2], u[3], u[4]);
 }
 
+/* The generic conv kernel of a conv spec's dtypes and epilogue (the shape
+ * and knobs only pick that conv: the generic kernel is keyed by neither);
+ * x is held in the compute dtype. */
+convjit_status cj_kspec_generic(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                                const char *opts, cj_kplan *out) {
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  CJ_TRY(kspec_conv_fields("conv_generic", a, dtype, shape, v, n, opts, &g, &o, &e, NULL));
+  CJ_TRY(cj_conv_geom_derive(&g));
+  return cj_kplan_generic_init(out, a, &g, g.dtype, CJ_PREP_COPY, &e);
+}
+
 typedef convjit_status (*kspec_fn)(const cj_arch *, const char *, const char *, const uint64_t *, int, const char *,
                                    cj_kplan *);
 static const kspec_fn kspec_fns[CJ_KOP_COUNT] = {

@@ -16,6 +16,9 @@
  *                         conv (wgrad implied), opts + side=x|dy
  *          wgrad_finalize shape as conv; its backward-weight finalize,
  *                         opts + dw=f32|<dtype> (default the dtype)
+ *          conv_generic   shape as conv; the shape-generic fallback kernel
+ *                         of that conv's dtypes and epilogue (conv_generic.c;
+ *                         x in the compute dtype)
  *   arch   gfx942 | gfx950
  *   dtype  bf16 | fp8 (layout ops); bf16-fp8 (transpose only: bf16 in,
  *          saturated fp8 out, cj_kplan_transpose_cvt_init); bf16-fp8q,

@@ -31,6 +31,7 @@
  * chunk, and keeps every 16-byte load-side write contiguous and aligned.
  */
 #include "codegen/codegen.h"
+#include "codegen/cvt.h"
 #include "codegen/irb.h"
 
 #define CJ_OOB 0x80000000u /* > every num_records used here (<= 2^31) */
@@ -84,7 +85,7 @@ static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef 
  * ordered compares are false for NaN, which passes through unclamped.
  * mul (NULL: none): an fp32 factor applied first, one fp32 rounding — the
  * quantizing rule fp8(fl32(x * qscale)) of docs/api.md. */
-static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t sat, LLVMValueRef mul) {
+LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t sat, LLVMValueRef mul) {
   LLVMBuilderRef b = g->b;
   LLVMValueRef f[16], w[4];
   LLVMValueRef hi = cj_cf32(g, (float)sat), lo = cj_cf32(g, -(float)sat);
@@ -125,7 +126,7 @@ static LLVMValueRef cj_cvt_fp8(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t 
  *   v &= ~(~nz & v & 0x80..)      -0 -> +0
  *   v = (v & ~((nan >> 7) * 0xFF)) | nan
  * (carry-free: every byte sum stays <= 0xFE). */
-static LLVMValueRef cj_fn_to_fnuz(cj_irb *g, LLVMValueRef v) {
+LLVMValueRef cj_fn_to_fnuz(cj_irb *g, LLVMValueRef v) {
   LLVMBuilderRef b = g->b;
   LLVMTypeRef t0 = LLVMTypeOf(v);
   int vec = LLVMGetTypeKind(t0) == LLVMVectorTypeKind;
@@ -284,28 +285,40 @@ convjit_status cj_wpack_build(cj_irb *g, const cj_kplan *p) {
   const cj_wpack_plan *w = &p->u.wp;
   LLVMBuilderRef b = g->b;
   const uint32_t eb = w->elem_bytes, ob = w->out_bytes;
-  const uint32_t total = w->k * w->row_elems;
   if (!cj_irb_kernel(g, p, 0)) return g->st;
+  /* the sizes: constants, or (generic) the last five u32 arguments */
+  LLVMValueRef K, C, TRS, CP, ROW;
+  if (w->generic) {
+    int a = cj_kplan_arg_index(p, CJ_ARG_GEOM);
+    K = cj_irb_arg(g, (unsigned)a), C = cj_irb_arg(g, (unsigned)a + 1), TRS = cj_irb_arg(g, (unsigned)a + 2);
+    CP = cj_irb_arg(g, (unsigned)a + 3), ROW = cj_irb_arg(g, (unsigned)a + 4);
+  } else {
+    K = cj_c32(g, w->k), C = cj_c32(g, w->c), TRS = cj_c32(g, w->trs), CP = cj_c32(g, w->c_pad);
+    ROW = cj_c32(g, w->row_elems);
+  }
+  LLVMValueRef total = LLVMBuildMul(b, K, ROW, "total");
   LLVMValueRef o = LLVMBuildAdd(b, LLVMBuildMul(b, cj_irb_wgid(g, 0), cj_c32(g, p->block[0]), ""), cj_irb_tid(g, 0),
                                 "o");
-  LLVMValueRef out_ok = LLVMBuildICmp(b, LLVMIntULT, o, cj_c32(g, total), "");
-  LLVMValueRef kk = LLVMBuildUDiv(b, o, cj_c32(g, w->row_elems), "k");
-  LLVMValueRef j = LLVMBuildSub(b, o, LLVMBuildMul(b, kk, cj_c32(g, w->row_elems), ""), "j");
-  LLVMValueRef tap = LLVMBuildUDiv(b, j, cj_c32(g, w->c_pad), "tap");
-  LLVMValueRef c = LLVMBuildSub(b, j, LLVMBuildMul(b, tap, cj_c32(g, w->c_pad), ""), "c");
-  LLVMValueRef in_ok = LLVMBuildAnd(b, out_ok, LLVMBuildICmp(b, LLVMIntULT, j, cj_c32(g, w->trs * w->c_pad), ""), "");
-  in_ok = LLVMBuildAnd(b, in_ok, LLVMBuildICmp(b, LLVMIntULT, c, cj_c32(g, w->c), ""), "");
+  LLVMValueRef out_ok = LLVMBuildICmp(b, LLVMIntULT, o, total, "");
+  LLVMValueRef kk = LLVMBuildUDiv(b, o, ROW, "k");
+  LLVMValueRef j = LLVMBuildSub(b, o, LLVMBuildMul(b, kk, ROW, ""), "j");
+  LLVMValueRef tap = LLVMBuildUDiv(b, j, CP, "tap");
+  LLVMValueRef c = LLVMBuildSub(b, j, LLVMBuildMul(b, tap, CP, ""), "c");
+  LLVMValueRef in_ok = LLVMBuildAnd(b, out_ok, LLVMBuildICmp(b, LLVMIntULT, j, LLVMBuildMul(b, TRS, CP, ""), ""), "");
+  in_ok = LLVMBuildAnd(b, in_ok, LLVMBuildICmp(b, LLVMIntULT, c, C, ""), "");
   /* w[k][c][tap] */
   LLVMValueRef in = w->bwd ? cj_wpack_bwd_src(g, w, kk, c, tap)
-                           : LLVMBuildAdd(b,
-                                          LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kk, cj_c32(g, w->c), ""), c, ""),
-                                                       cj_c32(g, w->trs), ""),
+                           : LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, kk, C, ""), c, ""), TRS, ""),
                                           tap, "");
   in = LLVMBuildMul(b, in, cj_c32(g, eb), "");
-  uint64_t src_elems = w->bwd ? (uint64_t)w->groups * w->c * w->cg * w->src[0] * w->src[1] * w->src[2]
-                              : (uint64_t)w->k * w->c * w->trs;
-  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_SRC), cj_c64(g, src_elems * eb));
-  LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DST), cj_c64(g, (uint64_t)total * ob));
+  /* backward data's source is the whole forward weight (never generic) */
+  LLVMValueRef in_bytes =
+      w->bwd ? cj_c64(g, (uint64_t)w->groups * w->c * w->cg * w->src[0] * w->src[1] * w->src[2] * eb)
+             : LLVMBuildMul(b, LLVMBuildZExt(b, LLVMBuildMul(b, LLVMBuildMul(b, K, C, ""), TRS, ""), g->i64, ""),
+                            cj_c64(g, eb), "");
+  LLVMValueRef out_bytes = LLVMBuildMul(b, LLVMBuildZExt(b, total, g->i64, ""), cj_c64(g, ob), "");
+  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_SRC), in_bytes);
+  LLVMValueRef pr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DST), out_bytes);
   LLVMTypeRef et = cj_irb_mem_type(g, eb);
   /* Padding channels and the row tail read out of range: the hardware gives 0. */
   LLVMValueRef v = cj_irb_buf_load(g, et, wr, cj_irb_oob(g, in_ok, in, CJ_OOB), NULL, 0);

@@ -105,6 +105,9 @@ CONVJIT_API convjit_status convjit_context_create(const convjit_context_options 
   }
   cj_tune_db_open(ctx, co.dir, co.disable_disk);
   cj_plan_memo_init(&ctx->memo);
+  cj_jobs_init(&ctx->jobs);
+  const char *async = getenv("CONVJIT_ASYNC_COMPILE");
+  ctx->async_default = async && !strcmp(async, "1");
   cj_log(CJ_LOG_INFO, "context: device %s, arch %s, %d CUs%s, code object v%u", ctx->device_name, arch->name,
          ctx->cu_count, dev->is_emulated ? " (emulated)" : "", ctx->code_object_version);
   *out = ctx;
@@ -116,6 +119,9 @@ fail:
 
 CONVJIT_API void convjit_context_destroy(convjit_context *ctx) {
   if (!ctx) return;
+  atomic_store(&ctx->async_hold, 0);
+  cj_jobs_wait(&ctx->jobs); /* background builds use the cache and the device below */
+  cj_jobs_destroy(&ctx->jobs);
   cj_ctx_release(ctx); /* its plans and events now see it gone */
   cj_plan_memo_free(&ctx->memo); /* copies only: the plans handed out own themselves */
   cj_tune_db_close(ctx);

@@ -95,18 +95,20 @@ CONVJIT_API convjit_status convjit_weight_pack(const convjit_plan *p, const void
   CJ_TRY(check_align(w, p->align[CJ_TENSOR_W_RAW], "", "w"));
   CJ_TRY(check_align(w_packed, p->align[CJ_TENSOR_W_PACKED], "", "w_packed"));
   cj_launch_ptrs ptrs = {.w_raw = w, .w_packed = w_packed};
-  return cj_plan_run(p, p->pack, p->npack, &ptrs, stream);
+  cj_plan_lists l;
+  CJ_TRY(cj_plan_launch_lists(p, stream, &l));
+  return cj_plan_run(p, l.pack, l.npack, &ptrs, stream);
 }
 
 /* The tensor roles the launch list binds, one bit per role: an optional
  * role of the kind is taken exactly when one of the plan's kernels reads it.
  * One pass over a few dozen binds per launch, nothing cached, so the plan
  * stays immutable. */
-static uint32_t bound_tensors(const convjit_plan *p) {
+static uint32_t bound_tensors(const cj_plan_step *fwd, uint32_t nfwd) {
   uint32_t m = 0;
-  for (uint32_t i = 0; i < p->nfwd; i++)
-    for (uint32_t a = 0; a < p->fwd[i].nargs; a++)
-      if ((int)p->fwd[i].bind[a].kind < CJ_TENSOR_COUNT) m |= CJ_TENSOR_BIT(p->fwd[i].bind[a].kind);
+  for (uint32_t i = 0; i < nfwd; i++)
+    for (uint32_t a = 0; a < fwd[i].nargs; a++)
+      if ((int)fwd[i].bind[a].kind < CJ_TENSOR_COUNT) m |= CJ_TENSOR_BIT(fwd[i].bind[a].kind);
   return m;
 }
 
@@ -154,13 +156,11 @@ static convjit_status check_x_prev_bytes(const convjit_plan *p, size_t bytes, co
  * f is the field prefix of the messages: "args." for the struct entry
  * points, "" for convjit_conv_fwd, whose texts stay those of its
  * parameters. */
-static convjit_status check_tensors(const convjit_plan *p, const cj_launch_ptrs *q, const convjit_conv_args *a,
-                                    const char *f) {
-  CJ_TRY(cj_plan_check_ctx(p));
-  CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
+static convjit_status check_tensors(const convjit_plan *p, const cj_plan_lists *l, const cj_launch_ptrs *q,
+                                    const convjit_conv_args *a, const char *f) {
   uint32_t given = 0;
   for (int i = CJ_TENSOR_NONE + 1; i < CJ_TENSOR_COUNT; i++) given |= (uint32_t)(q->t[i] != NULL) << i;
-  const uint32_t need = p->need, opt = p->optional, bound = bound_tensors(p);
+  const uint32_t need = p->need, opt = p->optional, bound = bound_tensors(l->fwd, l->nfwd);
   const uint32_t own = CJ_TENSOR_BIT(CJ_TENSOR_WORKSPACE) | CJ_TENSOR_BIT(CJ_TENSOR_W_RAW); /* checked apart */
   const uint32_t bad = ((need & ~given) | (given & ~(need | opt)) | ((given ^ bound) & opt)) & ~own;
   if (bad) {
@@ -182,9 +182,19 @@ static convjit_status check_tensors(const convjit_plan *p, const cj_launch_ptrs 
   return CONVJIT_OK;
 }
 
+/* The plan's context alive and a conv plan: before its lists are read. */
+static convjit_status check_conv_plan(const convjit_plan *p) {
+  CJ_TRY(cj_plan_check_ctx(p));
+  CJ_CHECK(p->op == CJ_PLAN_CONV, CONVJIT_ERR_INVALID_ARG, "plan: not a conv plan (use convjit_transpose)");
+  return CONVJIT_OK;
+}
+
 convjit_status cj_conv_args_check(const convjit_plan *p, const convjit_conv_args *a, const char *f) {
+  CJ_TRY(check_conv_plan(p));
   cj_launch_ptrs q = cj_launch_ptrs_of(a);
-  return check_tensors(p, &q, a, f);
+  cj_plan_lists l;
+  cj_plan_lists_now(p, &l);
+  return check_tensors(p, &l, &q, a, f);
 }
 
 /* Bytes of convjit_conv_args in version 0.1 and the fields appended since
@@ -203,10 +213,15 @@ convjit_status cj_conv_args_read(const convjit_conv_args *args, convjit_conv_arg
   return CONVJIT_OK;
 }
 
+/* One read of the plan's lists for the whole launch (an asynchronous plan
+ * switches between launches, never inside one: plan_async.c). */
 static convjit_status conv_launch(const convjit_plan *p, const convjit_conv_args *a, const char *f, void *stream) {
+  CJ_TRY(check_conv_plan(p));
   cj_launch_ptrs ptrs = cj_launch_ptrs_of(a);
-  CJ_TRY(check_tensors(p, &ptrs, a, f));
-  return cj_plan_run(p, p->fwd, p->nfwd, &ptrs, stream);
+  cj_plan_lists l;
+  CJ_TRY(cj_plan_launch_lists(p, stream, &l));
+  CJ_TRY(check_tensors(p, &l, &ptrs, a, f));
+  return cj_plan_run(p, l.fwd, l.nfwd, &ptrs, stream);
 }
 
 /* The forward entry points take forward plans only; convjit_conv_execute

@@ -45,10 +45,10 @@ static convjit_status resolve_step(convjit_context *ctx, cj_step *s, cj_plan_ste
   s->plan.code_object_version = ctx->code_object_version;
   const cj_kplan *kp = &s->plan;
   for (int i = 0; i < 3; i++) {
-    CJ_CHECK(kp->grid[i] >= 1 && kp->grid[i] <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
-             "kernel %s: grid[%d] = %llu work-groups exceeds the launch limit", kp->name, i,
-             (unsigned long long)kp->grid[i]);
-    out->grid[i] = (uint32_t)kp->grid[i];
+    uint64_t gd = s->grid[i] ? s->grid[i] : kp->grid[i]; /* a shape-generic kernel's own (select.h) */
+    CJ_CHECK(gd >= 1 && gd <= UINT32_MAX, CONVJIT_ERR_UNSUPPORTED,
+             "kernel %s: grid[%d] = %llu work-groups exceeds the launch limit", kp->name, i, (unsigned long long)gd);
+    out->grid[i] = (uint32_t)gd;
     out->block[i] = kp->block[i];
   }
   if (!pre) {
@@ -85,7 +85,10 @@ static void plan_prefetch(convjit_context *ctx, convjit_plan *p, cj_cache_req *r
     for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
       cj_step *s = &lists[l]->step[i];
       int fits = s->kind == CJ_STEP_KERNEL;
-      for (int d = 0; d < 3 && fits; d++) fits = s->plan.grid[d] >= 1 && s->plan.grid[d] <= UINT32_MAX;
+      for (int d = 0; d < 3 && fits; d++) {
+        uint64_t gd = s->grid[d] ? s->grid[d] : s->plan.grid[d];
+        fits = gd >= 1 && gd <= UINT32_MAX;
+      }
       if (!fits || n == CJ_CACHE_BATCH_MAX) continue;
       s->plan.code_object_version = ctx->code_object_version;
       req[n].p = &s->plan;
@@ -121,11 +124,6 @@ static void plan_steps_reset(convjit_plan *p) {
   memset(p->pack, 0, sizeof p->pack);
   memset(p->fwd, 0, sizeof p->fwd);
   p->npack = p->nfwd = 0;
-}
-
-CONVJIT_API convjit_status convjit_plan_create_conv(convjit_context *ctx, const convjit_conv_desc *desc,
-                                                    convjit_plan **out) {
-  return cj_plan_create_conv_opts(ctx, desc, NULL, out);
 }
 
 /* Plan creation walks the selection's candidates (select.h, the one walk):
@@ -206,11 +204,18 @@ static int plan_conv_from_db(convjit_context *ctx, convjit_plan *p) {
   return 0;
 }
 
-convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
-                                        convjit_plan **out) {
-  cj_error_clear();
-  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
+convjit_status cj_plan_conv_choose(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p) {
+  /* Nothing forced (no options, or all 0): the tuning table's winner first. */
+  static const cj_conv_opts automatic;
+  int from_table = !o || !memcmp(o, &automatic, sizeof automatic);
+  if (from_table && plan_conv_from_db(ctx, p)) return CONVJIT_OK;
+  return plan_conv_select(ctx, o, p);
+}
+
+convjit_status cj_plan_conv_begin(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
+                                  convjit_plan **out, int *done) {
   *out = NULL;
+  *done = 0;
   CJ_CHECK(ctx, CONVJIT_ERR_INVALID_ARG, "ctx = NULL");
   /* The diagnostic pure-GEMM A loader computes a GEMM of x read as a plain
    * matrix, not the conv: no plan may carry it (docs/kernels.md). */
@@ -222,22 +227,39 @@ convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv
   p->ctx_ref = ctx->ref;
   p->op = CJ_PLAN_CONV;
   convjit_status st = cj_conv_desc_normalize(desc, &p->prob);
+  if (st != CONVJIT_OK) {
+    free(p);
+    return st;
+  }
   /* The public path asks the context's memo first (plan_memo.c): a
    * repeated descriptor gets a copy of the plan built the first time. */
-  if (st == CONVJIT_OK && !o && cj_plan_memo_get(&ctx->memo, &p->prob, p)) {
+  if (!o && cj_plan_memo_get(&ctx->memo, &p->prob, p)) {
     cj_log(CJ_LOG_DEBUG, "plan: memo hit: %s", p->seq.summary);
-    *out = p;
-    return CONVJIT_OK;
+    *done = 1;
   }
-  /* Nothing forced (no options, or all 0): the tuning table's winner first. */
-  static const cj_conv_opts automatic;
-  int from_table = !o || !memcmp(o, &automatic, sizeof automatic);
-  if (st == CONVJIT_OK && !(from_table && plan_conv_from_db(ctx, p))) st = plan_conv_select(ctx, o, p);
+  *out = p;
+  return CONVJIT_OK;
+}
+
+convjit_status cj_plan_conv_finish(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p) {
+  convjit_status st = cj_plan_conv_choose(ctx, o, p);
   if (st != CONVJIT_OK) {
     free(p);
     return st;
   }
   if (!o) cj_plan_memo_put(&ctx->memo, p);
+  return CONVJIT_OK;
+}
+
+convjit_status cj_plan_create_conv_opts(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
+                                        convjit_plan **out) {
+  cj_error_clear();
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "plan = NULL: need somewhere to store the plan");
+  *out = NULL;
+  convjit_plan *p = NULL;
+  int done = 0;
+  CJ_TRY(cj_plan_conv_begin(ctx, desc, o, &p, &done));
+  if (!done) CJ_TRY(cj_plan_conv_finish(ctx, o, p));
   *out = p;
   return CONVJIT_OK;
 }
@@ -265,7 +287,10 @@ CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, c
   return CONVJIT_OK;
 }
 
-CONVJIT_API void convjit_plan_destroy(convjit_plan *plan) { free(plan); }
+CONVJIT_API void convjit_plan_destroy(convjit_plan *plan) {
+  cj_plan_async_release(plan); /* the background job may still hold the shared state */
+  free(plan);
+}
 
 CONVJIT_API convjit_status convjit_plan_workspace_size(const convjit_plan *p, size_t *bytes) {
   cj_error_clear();
@@ -285,12 +310,16 @@ CONVJIT_API convjit_status convjit_plan_packed_weight_size(const convjit_plan *p
 
 /* ---- introspection ------------------------------------------------------------ */
 
+/* The kernels the plan launches now (an asynchronous plan's fallback until
+ * its own are in, plan_async.c). */
 static const cj_plan_step *kernel_step(const convjit_plan *p, int index, const char **stage) {
   int k = 0;
-  for (uint32_t i = 0; i < p->npack; i++)
-    if (p->pack[i].kind == CJ_STEP_KERNEL && k++ == index) { *stage = "pack"; return &p->pack[i]; }
-  for (uint32_t i = 0; i < p->nfwd; i++)
-    if (p->fwd[i].kind == CJ_STEP_KERNEL && k++ == index) { *stage = "fwd"; return &p->fwd[i]; }
+  cj_plan_lists l;
+  cj_plan_lists_now(p, &l);
+  for (uint32_t i = 0; i < l.npack; i++)
+    if (l.pack[i].kind == CJ_STEP_KERNEL && k++ == index) { *stage = "pack"; return &l.pack[i]; }
+  for (uint32_t i = 0; i < l.nfwd; i++)
+    if (l.fwd[i].kind == CJ_STEP_KERNEL && k++ == index) { *stage = "fwd"; return &l.fwd[i]; }
   return NULL;
 }
 
@@ -343,9 +372,12 @@ CONVJIT_API convjit_status convjit_plan_describe(const convjit_plan *p, char *bu
   CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "plan = NULL");
   CJ_CHECK(buf || cap == 0, CONVJIT_ERR_INVALID_ARG, "buf = NULL with cap = %zu", cap);
   cj_strbuf sb = {0};
-  cj_sb_printf(&sb, "%s\n", p->seq.summary);
+  cj_plan_lists pl;
+  cj_plan_lists_now(p, &pl);
+  cj_sb_printf(&sb, "%s\n", pl.seq->summary);
+  if (pl.pending) cj_sb_printf(&sb, "compiling in the background; launches run the generic kernels meanwhile\n");
   if (p->tuned) cj_sb_printf(&sb, "tuned: the tuning table's or convjit_plan_tune's winner\n");
-  const cj_step_list *lists[2] = {&p->seq.pack, &p->seq.fwd};
+  const cj_step_list *lists[2] = {&pl.seq->pack, &pl.seq->fwd};
   const char *names[2] = {"pack", "fwd"};
   for (int l = 0; l < 2; l++)
     for (uint32_t i = 0; i < lists[l]->nsteps; i++) {

@@ -75,6 +75,13 @@ struct convjit_context {
   uint64_t *emu_wg;
   size_t emu_nwg;
   cj_plan_memo memo;
+  /* asynchronous compile (plan_async.c): the default of convjit_plan_create_conv
+   * ($CONVJIT_ASYNC_COMPILE=1 at creation), the background jobs (waited for
+   * before the cache and device go), a test hook holding every job's build
+   * back until it is cleared (the context's destroy clears it) */
+  int async_default;
+  cj_jobs jobs;
+  _Atomic int async_hold;
 };
 
 typedef struct cj_plan_step {
@@ -107,7 +114,76 @@ struct convjit_plan {
    * row (cj_plan_launch_facts) so that a launch only reads them. */
   uint32_t need, optional;       /* tensor masks: the kind's reads | writes, its optional ones */
   uint8_t align[CJ_TENSOR_COUNT]; /* bytes each tensor's base must be aligned to */
+  /* Asynchronous plans (plan_async.c): the state shared with the background
+   * build, NULL otherwise. pack/fwd then hold the fallback's steps and seq
+   * the sizes announced; the launch lists come from cj_plan_launch_lists. */
+  struct cj_plan_async *async;
 };
+
+/* Asynchronous compile (docs/api.md "Asynchronous compile"): the state a
+ * plan shares with its background build (plan_async.c starts and runs it;
+ * plan_lists.c reads it for launches and introspection). Reference-counted
+ * by the plan and the job; the lists are written once, before the state
+ * turns READY (release), and read after an acquire load of it. */
+enum { CJ_ASYNC_PENDING = 0, CJ_ASYNC_READY = 1, CJ_ASYNC_FAILED = 2 };
+typedef struct cj_plan_async {
+  _Atomic int refs;
+  _Atomic int state;
+  pthread_mutex_t mu; /* with cv: waiters for the end of the job */
+  pthread_cond_t cv;
+  convjit_status st; /* FAILED: why */
+  char err[1024];
+  /* READY: the built plan's sequence and lists */
+  cj_seq seq;
+  cj_plan_step pack[CJ_SEQ_MAX_STEPS], fwd[CJ_SEQ_MAX_STEPS];
+  uint32_t npack, nfwd;
+  /* the job's input */
+  convjit_context *ctx;
+  struct convjit_plan *work; /* the plan being built: a private copy (owned) */
+  cj_conv_opts forced;       /* the caller's forced options (has_forced) */
+  int has_forced, memoize;
+  uint64_t ws_bytes;         /* the workspace announced at creation: the built plan may not need more */
+  cj_kplan pack_plan;        /* the packed weight's layout announced (the chosen pack step's plan) */
+} cj_plan_async;
+
+/* plan_lists.c. The lists a launch or an introspection uses: the plan's
+ * own, or an asynchronous plan's built ones once published. */
+typedef struct cj_plan_lists {
+  const cj_plan_step *pack, *fwd;
+  uint32_t npack, nfwd;
+  const cj_seq *seq; /* the sequence the lists run (describe) */
+  int pending;       /* the background build has not ended */
+} cj_plan_lists;
+void cj_plan_lists_now(const struct convjit_plan *p, cj_plan_lists *l);
+/* cj_plan_lists_now for a launch on stream: a pending plan launched on a
+ * stream being captured waits for its build (a graph must not keep the
+ * fallback). */
+convjit_status cj_plan_launch_lists(const struct convjit_plan *p, void *stream, cj_plan_lists *l);
+/* Waits for the background build: OK with the plan's own kernels in use (or
+ * a synchronous plan), else the build's failure (the plan keeps the fallback). */
+convjit_status cj_plan_async_wait(const struct convjit_plan *p);
+/* Waits, then folds the built lists into p (no shared state after): the
+ * tuner, which replaces a plan's kernels. */
+convjit_status cj_plan_async_settle(struct convjit_plan *p);
+/* Drops one reference (the plan's at destroy, the job's at its end). */
+void cj_plan_async_unref(cj_plan_async *a);
+void cj_plan_async_release(struct convjit_plan *p); /* destroy: the plan's reference */
+/* api_plan.c: the synchronous path in parts, for plan_async.c above it.
+ * begin: a new plan of the descriptor (normalized), or the memo's copy
+ * (*done = 1; o NULL only); on failure *out is NULL. choose: the tuning
+ * table's winner when nothing is forced, else the candidate walk, every
+ * kernel through the cache. finish: choose, then (o NULL) into the memo;
+ * on failure p is freed. */
+convjit_status cj_plan_conv_begin(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
+                                  struct convjit_plan **out, int *done);
+convjit_status cj_plan_conv_choose(convjit_context *ctx, const cj_conv_opts *o, struct convjit_plan *p);
+convjit_status cj_plan_conv_finish(convjit_context *ctx, const cj_conv_opts *o, struct convjit_plan *p);
+/* plan_async.c: p (begun, not done) gets the kind's fallback steps and a
+ * background job building its own; *started = 0 when the problem has no
+ * fallback (or no thread starts): p is untouched and the caller finishes
+ * it synchronously. */
+convjit_status cj_plan_async_start(convjit_context *ctx, struct convjit_plan *p, const cj_conv_opts *o, int memoize,
+                                   int *started);
 
 /* plan_memo.c. get: 1 and *out = the memoized plan of prob (a copy), else
  * 0 (out untouched). put: memoizes a copy of p, a plan just built on the

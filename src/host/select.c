@@ -123,3 +123,15 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, cons
     }
   return cj_conv_walk_end(&w);
 }
+
+convjit_status cj_select_conv_fallback(const cj_conv_problem *p, const cj_target *t, const cj_seq *chosen, cj_seq *out) {
+  CJ_CHECK(p && t && t->arch && chosen && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_fallback: NULL argument");
+  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
+  CJ_CHECK(k && k->planner && k->planner->fallback, CONVJIT_ERR_UNSUPPORTED,
+           "desc.kind = %s: no shape-generic kernels to run while the plan's kernels compile",
+           cj_conv_kind_name(p->kind));
+  cj_conv_prep prep;
+  CJ_TRY(k->planner->prepare(p, t->arch, &prep));
+  memset(out, 0, sizeof *out);
+  return k->planner->fallback(p, t, &prep, chosen, out);
+}

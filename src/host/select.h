@@ -141,6 +141,8 @@ typedef enum cj_step_kind {
 typedef struct cj_step {
   cj_step_kind kind;
   cj_kplan plan;                     /* KERNEL: the kernel (compiled via the cache) */
+  uint64_t grid[3];                  /* KERNEL: the launch grid when not plan.grid (0: plan.grid): a
+                                        shape-generic kernel's plan has a nominal one, its key shape-free */
   cj_bind bind[CJ_KPLAN_MAX_ARGS];   /* KERNEL: bind[i] feeds plan.args[i] */
   cj_bind dst;                       /* MEMSET: WORKSPACE (+offset), Y or W_PACKED */
   uint64_t memset_bytes;             /* MEMSET: bytes to zero */
@@ -213,6 +215,9 @@ convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, cons
                                  cj_conv_opts *out);
 convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out);
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out);
+/* The kind's fallback sequence for the chosen one (the planner's fallback
+ * hook; UNSUPPORTED when the kind has none or it cannot). */
+convjit_status cj_select_conv_fallback(const cj_conv_problem *p, const cj_target *t, const cj_seq *chosen, cj_seq *out);
 /* The problem's dtypes and scales on this arch (compute format, pre-pass
  * modes, alpha in range): the errors every candidate would repeat. */
 convjit_status cj_conv_formats_check(const cj_conv_problem *p, const cj_arch *arch);
@@ -259,7 +264,13 @@ typedef struct cj_conv_prep {
  *               *has_follow = 1 asks the walk to try *follow right after
  *               this candidate (the conv's no-prefetch twin of a candidate
  *               whose plan prefetches by default), whatever this one's
- *               status. */
+ *               status.
+ *   fallback    a launch sequence of shape-generic kernels that computes
+ *               the problem with the caller's buffers of `chosen` (its
+ *               packed weight, at most its workspace), for the launches
+ *               while chosen's kernels compile (docs/api.md "Asynchronous
+ *               compile"); UNSUPPORTED with the reason when it cannot.
+ *               NULL: the kind has none (its plans compile synchronously). */
 typedef struct cj_conv_planner {
   convjit_status (*prepare)(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out);
   uint32_t (*candidates)(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
@@ -267,6 +278,8 @@ typedef struct cj_conv_planner {
   convjit_status (*sequence)(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                              const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out, cj_conv_opts *follow,
                              int *has_follow);
+  convjit_status (*fallback)(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                             const cj_seq *chosen, cj_seq *out);
 } cj_conv_planner;
 extern const cj_conv_planner cj_conv_forward_planner;
 extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
@@ -290,6 +303,10 @@ uint32_t cj_conv_prep_candidates(const cj_target *t, const cj_conv_prep *prep, c
 convjit_status cj_conv_phased_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
                                        cj_conv_opts *follow, int *has_follow);
+/* select_fallback.c: the forward kind's fallback hook (the generic conv
+ * kernel, kplan_generic.h, and the generic weight pack). */
+convjit_status cj_conv_fwd_fallback(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                    const cj_seq *chosen, cj_seq *out);
 
 /* select.c: the one candidate walk. Plan creation, cj_select_conv and the
  * tuner all walk a problem's candidates through it: prepare once, the pure

@@ -30,7 +30,12 @@ uint32_t cj_plan_conv_kernels(const convjit_plan *p) {
 
 int cj_plan_tuned(const convjit_plan *p) { return p ? p->tuned : 0; }
 
-uint32_t cj_plan_fwd_steps(const convjit_plan *p) { return p ? p->nfwd : 0; }
+uint32_t cj_plan_fwd_steps(const convjit_plan *p) {
+  if (!p) return 0;
+  cj_plan_lists l;
+  cj_plan_lists_now(p, &l);
+  return l.nfwd;
+}
 
 convjit_status cj_plan_run_conv_kernel(const convjit_plan *p, const convjit_conv_args *a, void *stream) {
   cj_error_clear();
@@ -38,10 +43,15 @@ convjit_status cj_plan_run_conv_kernel(const convjit_plan *p, const convjit_conv
   convjit_conv_args r;
   CJ_TRY(cj_conv_args_read(a, &r));
   CJ_TRY(cj_conv_args_check(p, &r, "args."));
-  int i = conv_step(p);
-  CJ_CHECK(i >= 0, CONVJIT_ERR_INVALID_ARG, "plan: no conv kernel step");
+  cj_plan_lists l;
+  CJ_TRY(cj_plan_launch_lists(p, stream, &l));
+  int i = -1;
+  for (uint32_t j = 0; j < l.seq->fwd.nsteps && i < 0; j++)
+    if (l.seq->fwd.step[j].kind == CJ_STEP_KERNEL && l.seq->fwd.step[j].plan.op == CJ_KOP_CONV) i = (int)j;
+  CJ_CHECK(i >= 0 && l.seq->fwd.nsteps == l.nfwd, CONVJIT_ERR_INVALID_ARG,
+           "plan: no conv kernel step (an asynchronous plan runs its generic kernels until convjit_plan_wait)");
   const cj_launch_ptrs ptrs = cj_launch_ptrs_of(&r);
-  return cj_plan_run(p, &p->fwd[i], 1, &ptrs, stream);
+  return cj_plan_run(p, &l.fwd[i], 1, &ptrs, stream);
 }
 
 uint32_t cj_context_set_plan_memo(convjit_context *ctx, uint32_t cap) {
@@ -70,3 +80,7 @@ convjit_status cj_context_tuning_import(convjit_context *ctx, const char *json, 
 int cj_context_tuning_count(convjit_context *ctx) { return cj_tune_db_count(ctx); }
 
 convjit_status cj_context_tuning_clear(convjit_context *ctx) { return cj_tune_db_clear(ctx); }
+
+void cj_context_set_async_hold(convjit_context *ctx, int hold) {
+  if (ctx) atomic_store(&ctx->async_hold, hold != 0);
+}

@@ -47,6 +47,11 @@ uint32_t cj_context_set_plan_memo(convjit_context *ctx, uint32_t cap);
  * convjit's own host work (and restores them before the context goes). */
 cj_device *cj_context_device(convjit_context *ctx);
 
+/* Test hook: while hold is 1, the asynchronous builds of ctx wait before
+ * they start (the tests' stand-in for a compile that takes as long as they
+ * like: docs/api.md "Asynchronous compile"); 0 lets them go. */
+void cj_context_set_async_hold(convjit_context *ctx, int hold);
+
 /* Plans of ctx from now on are selected for cu_count compute units (> 0):
  * convjit-bench's emulator twin of a device context plans the device's. */
 void cj_context_set_cu_count(convjit_context *ctx, int cu_count);

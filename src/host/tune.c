@@ -438,6 +438,8 @@ CONVJIT_API convjit_status convjit_plan_tune(convjit_plan *p, const convjit_conv
   }
   CJ_TRY(check_opts(&r.o));
   r.a = &a;
+  CJ_TRY(cj_plan_check_ctx(p));
+  CJ_TRY(cj_plan_async_settle(p)); /* an asynchronous plan: its own kernels first, which the tuner replaces */
   CJ_TRY(cj_conv_args_check(p, &a, "args."));
   /* the output the kind writes (its row's one written tensor) and its shape */
   const cj_conv_kind_row *kr = cj_conv_kind_of(p->prob.kind);

@@ -19,8 +19,8 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 #include "pipeline/compile.h"
+#include "pipeline/pass_profile.h"
 
 #define CJ_AMDGPU_TRIPLE "amdgcn-amd-amdhsa"
 
@@ -178,10 +178,9 @@ static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm,
    * (the amdgpu-* names in CJ_PASSES) and TTI (address spaces, uniformity),
    * like clang's -O3. */
   double t0 = cj_now_ms();
-  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  CJ_ALLOC_CHECK(po);
-  LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
-  LLVMDisposePassBuilderOptions(po);
+  void *prof;
+  cj_pass_cb cb = cj_pass_profile_opt_cb(&prof);
+  LLVMErrorRef e = cj_llvm_run_passes(m, passes, tm, cb, prof);
   out->opt_ms = cj_now_ms() - t0;
   if (e) {
     char *msg = LLVMGetErrorMessage(e);
@@ -207,7 +206,10 @@ static convjit_status cj_compile_steps(LLVMModuleRef m, LLVMTargetMachineRef tm,
     LLVMDisposeModule(c);
     CJ_TRY(st);
   }
-  return cj_emit(tm, m, LLVMObjectFile, &out->object, diag);
+  cj_pass_profile_backend_begin();
+  convjit_status st = cj_emit(tm, m, LLVMObjectFile, &out->object, diag);
+  cj_pass_profile_backend_end();
+  return st;
 }
 
 convjit_status cj_compile_module(LLVMModuleRef m, const cj_arch *arch, int want_asm,

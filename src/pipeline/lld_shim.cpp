@@ -1,4 +1,4 @@
-// The one C++ file of convjit: lld's ELF driver called as a library
+// lld's ELF driver called as a library
 // (Debian's liblld-22-dev), behind the C entry points of lld_shim.h.
 //
 // lld's library entry point (lld::lldMain with the ELF driver) runs one

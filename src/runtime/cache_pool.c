@@ -35,3 +35,57 @@ void cj_pool_run(uint32_t n, uint32_t threads, void (*job)(void *arg, uint32_t j
   worker(&p);
   for (uint32_t t = 0; t < nth; t++) pthread_join(th[t], NULL);
 }
+
+void cj_jobs_init(cj_jobs *j) {
+  pthread_mutex_init(&j->mu, NULL);
+  pthread_cond_init(&j->cv, NULL);
+  j->running = 0;
+}
+
+typedef struct job_start {
+  cj_jobs *owner;
+  void (*fn)(void *arg);
+  void *arg;
+} job_start;
+
+static void *job_main(void *p_) {
+  job_start js = *(job_start *)p_;
+  free(p_);
+  js.fn(js.arg);
+  pthread_mutex_lock(&js.owner->mu);
+  if (--js.owner->running == 0) pthread_cond_broadcast(&js.owner->cv);
+  pthread_mutex_unlock(&js.owner->mu);
+  return NULL;
+}
+
+convjit_status cj_jobs_start(cj_jobs *j, void (*fn)(void *arg), void *arg) {
+  job_start *js = malloc(sizeof *js);
+  CJ_ALLOC_CHECK(js);
+  *js = (job_start){j, fn, arg};
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  pthread_mutex_lock(&j->mu);
+  j->running++;
+  pthread_mutex_unlock(&j->mu);
+  pthread_t th;
+  int rc = pthread_create(&th, &at, job_main, js);
+  pthread_attr_destroy(&at);
+  if (rc == 0) return CONVJIT_OK;
+  free(js);
+  pthread_mutex_lock(&j->mu);
+  if (--j->running == 0) pthread_cond_broadcast(&j->cv);
+  pthread_mutex_unlock(&j->mu);
+  return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "cannot start a background compile thread (pthread_create: %d)", rc);
+}
+
+void cj_jobs_wait(cj_jobs *j) {
+  pthread_mutex_lock(&j->mu);
+  while (j->running) pthread_cond_wait(&j->cv, &j->mu);
+  pthread_mutex_unlock(&j->mu);
+}
+
+void cj_jobs_destroy(cj_jobs *j) {
+  pthread_cond_destroy(&j->cv);
+  pthread_mutex_destroy(&j->mu);
+}

@@ -85,6 +85,7 @@ void cj_sb_free(cj_strbuf *sb);
 
 /* misc.c — clock */
 double cj_now_ms(void); /* monotonic clock, milliseconds */
+double cj_thread_cpu_ms(void); /* this thread's CPU time, milliseconds */
 
 /* misc.c — FNV-1a 64 (cache keys, integrity of cached code objects). */
 uint64_t cj_hash64(const void *data, size_t n, uint64_t seed);

@@ -61,6 +61,12 @@ double cj_now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+double cj_thread_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 uint64_t cj_hash64(const void *data, size_t n, uint64_t seed) {
   const uint8_t *p = data;
   uint64_t h = 1469598103934665603ULL ^ seed;

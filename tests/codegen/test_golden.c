@@ -280,6 +280,28 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
   } else if (p->op == CJ_KOP_WGRAD_FINALIZE) {
     /* a loop of one 16-byte load and add per block; convert, stores (+ db's loop over the pre-pass's partials) */
     inst_budget = 160 + (p->u.wf.db_chunks ? 32 : 0);
+  } else if (p->op == CJ_KOP_CONV_GENERIC) {
+    /* 64 x 64 tiles, one stage of A and B rows of a K step (64 bytes, or one
+     * MFMA's K when wider) + 16 bytes of padding each; 4 waves of 2 x 2
+     * fragments of 4 fp32 accumulators */
+    const int fp8 = !strcmp(w->dtype, "fp8");
+    const cj_mfma_row *row = cj_mfma_row_of(fp8 ? a->mfma_fp8 : !strcmp(w->dtype, "f16") ? a->mfma_f16 : a->mfma_bf16);
+    assert_non_null(row);
+    const uint64_t eb = fp8 ? 1 : 2, kbytes = row->k * eb > 64 ? row->k * eb : 64;
+    threads = 256;
+    lds_want = 2 * 64 * (kbytes + 16);
+    acc_min = 16;
+    /* per K step: a gather of up to 2 x 16 elements (address, bounds,
+     * load: ~12 each), the pack, 2 loads of B, 4 MFMAs per slice and their
+     * operand reads, 2 barriers; per output element the position's runtime
+     * division and the store (32), and the fused ops' own (as the conv's:
+     * residual 3, relu 1, silu 5, gelu 7); 512 of setup */
+    static const uint64_t act_inst[4] = {0, 1, 5, 7};
+    const cj_epilogue *e = &p->u.gen.epi;
+    const int act = cj_epi_activation(e);
+    uint64_t elems = kbytes / 16 * 64 * 16 / eb / 256;
+    uint64_t epi = 32 + (cj_epi_has(e, CJ_EPI_RESIDUAL) ? 3 : 0) + (act >= 0 && act < 4 ? act_inst[act] : 0);
+    inst_budget = 12 * elems + 64 + 8 * (kbytes / (row->k * eb)) + epi * acc_min + 512;
   } else {
     fail_msg("golden: no derived bounds for op %s", w->op);
   }

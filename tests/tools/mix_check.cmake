@@ -9,8 +9,10 @@
 #           of 4 B/lane (gfx942: dword only) or 16 B/lane (gfx950: dwordx4)
 #           by all TILE threads: (TILE_M + TILE_N) * 64 / (threads * bytes)
 #   barrier one s_barrier per K step (the LDS stage hand-over)
-# plus: every wave ran the same counts, the 3 shapes are exactly linear in
-# the step count, and each shape's K steps = Cp*T*R*S/32 (Cp = C = 128).
+# plus: every wave ran the same counts, the 3 shapes are linear in the step
+# count (the same loop body: convjit-mix's check, to 0.1 instruction per step,
+# which leaves room for a prologue/epilogue instruction LLVM folds per shape),
+# and each shape's K steps = Cp*T*R*S/32 (Cp = C = 128).
 cmake_minimum_required(VERSION 3.19)
 set(tm 128)
 set(tn 128)
