@@ -41,9 +41,11 @@ convjit_status cj_ref_conv_bwd_weight_point(const cj_ref_conv_shape *sh, uint64_
                                             void *x_user, cj_ref_dy_at_fn dy_at, void *dy_user, uint64_t k,
                                             uint64_t c, uint64_t t, uint64_t r, uint64_t s, double *dw,
                                             double *mag) {
+  CJ_CHECK(x_at && dy_at && dw, CONVJIT_ERR_INVALID_ARG, "ref bwd weight point: NULL accessor or output");
+  *dw = 0.0; /* written on every path, the failing ones too */
+  if (mag) *mag = 0.0;
   uint64_t out[3];
   CJ_TRY(cj_ref_conv_out_dims(sh, out));
-  CJ_CHECK(x_at && dy_at && dw, CONVJIT_ERR_INVALID_ARG, "ref bwd weight point: NULL accessor or output");
   if (groups == 0) groups = 1;
   CJ_CHECK(sh->c % groups == 0 && sh->k % groups == 0, CONVJIT_ERR_INVALID_ARG,
            "ref bwd weight: groups = %llu must divide c = %llu and k = %llu", (unsigned long long)groups,
@@ -77,9 +79,11 @@ convjit_status cj_ref_conv_bwd_weight_point(const cj_ref_conv_shape *sh, uint64_
 
 convjit_status cj_ref_conv_bwd_bias_point(const cj_ref_conv_shape *sh, cj_ref_dy_at_fn dy_at, void *dy_user,
                                           uint64_t k, double *db, double *mag) {
+  CJ_CHECK(dy_at && db, CONVJIT_ERR_INVALID_ARG, "ref bwd bias point: NULL accessor or output");
+  *db = 0.0; /* written on every path, the failing ones too */
+  if (mag) *mag = 0.0;
   uint64_t out[3];
   CJ_TRY(cj_ref_conv_out_dims(sh, out));
-  CJ_CHECK(dy_at && db, CONVJIT_ERR_INVALID_ARG, "ref bwd bias point: NULL accessor or output");
   CJ_CHECK(k < sh->k, CONVJIT_ERR_INVALID_ARG, "ref bwd bias point: k = %llu, must be < %llu", (unsigned long long)k,
            (unsigned long long)sh->k);
   double acc = 0.0, m = 0.0;
