@@ -179,6 +179,8 @@ static const char *ST_NAME[ST_N] = {"codegen", "opt", "backend", "lld", "parse",
  * of the build's CPU time on this thread (codegen through the in-process
  * link: less moved by other processes than the wall-clock stages). */
 static int stage_minima(const cj_kplan *kp, cj_device *dev, int reps, double best[ST_N], double *sum, double *cpu) {
+  for (int k = 0; k < ST_N; k++) best[k] = 0; /* set on every path (reps >= 1 overwrites them) */
+  *cpu = 0;
   for (int i = 0; i < reps; i++) {
     cj_built b = {0};
     double c0 = cj_thread_cpu_ms();
