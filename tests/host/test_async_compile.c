@@ -371,19 +371,19 @@ static void test_first_call_time(void **st) {
 typedef struct launcher {
   arun *r;
   convjit_plan *p;
-  _Atomic int stop;
-  int launches, bad, own;
+  _Atomic int stop, launches; /* launches: the main thread polls it */
+  int bad, own;
 } launcher;
 
 static void *launch_loop(void *arg) {
   launcher *l = arg;
   while (!atomic_load(&l->stop) || l->own < 2) {
     if (!forward_ok(l->r, l->p, NULL, NULL)) l->bad++;
-    l->launches++;
+    int n = atomic_fetch_add(&l->launches, 1) + 1;
     cj_plan_lists pl;
     cj_plan_lists_now(l->p, &pl);
     if (!pl.pending) l->own++;
-    if (l->launches > 400) break;
+    if (n > 400) break;
   }
   return NULL;
 }
@@ -400,9 +400,10 @@ static void test_switch_under_launches(void **st) {
   OK(convjit_weight_pack(p, r.dw, r.dpw, NULL));
   launcher l = {.r = &r, .p = p};
   atomic_init(&l.stop, 0);
+  atomic_init(&l.launches, 0);
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, launch_loop, &l), 0);
-  while (l.launches < 2) {
+  while (atomic_load(&l.launches) < 2) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
@@ -410,7 +411,8 @@ static void test_switch_under_launches(void **st) {
   OK(convjit_plan_wait(p));
   atomic_store(&l.stop, 1);
   pthread_join(th, NULL);
-  printf("  %d launches across the switch (%d after it), %d outside the bound\n", l.launches, l.own, l.bad);
+  printf("  %d launches across the switch (%d after it), %d outside the bound\n", atomic_load(&l.launches), l.own,
+         l.bad);
   assert_int_equal(l.bad, 0);
   assert_true(l.own >= 2);
   /* the finished plan is the memo's: the next creation has its kernels at once */
