@@ -195,6 +195,9 @@ int cj_conv_pingpong_arch(const cj_arch *arch) {
  * no bounds checks, fast paths or BIG paths: the GEMM rebases its operands
  * per workgroup (64-bit). */
 static convjit_status cj_conv_wgrad_geometry(cj_conv_plan *c, const cj_conv_opts *o) {
+  CJ_CHECK(c->g.dtype == CONVJIT_DTYPE_BF16 || c->g.dtype == CONVJIT_DTYPE_F16, CONVJIT_ERR_UNSUPPORTED,
+           "conv.wgrad with dtype %s: backward weight takes bf16 or f16 x and dy",
+           cj_dtype_name((convjit_dtype)c->g.dtype));
   CJ_TRY(cj_wgrad_grid_derive(&c->g, &c->wg));
   c->load = o->load ? o->load : CJ_CONV_LOAD_VGPR;
   CJ_CHECK(c->load == CJ_CONV_LOAD_VGPR, CONVJIT_ERR_UNSUPPORTED,
@@ -543,9 +546,10 @@ static convjit_status cj_conv_wgrad_finish(cj_kplan *p, cj_conv_plan *c, const c
   c->tiles_n = cj_ceil_div(w->ng, c->tile_n);
   CJ_CHECK(c->tiles_m * c->tiles_n < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv backward weight: grid of %" PRIu64 " tiles: must be < 2^31", c->tiles_m * c->tiles_n);
-  CJ_CHECK(w->lb % ((uint64_t)c->tile_k * c->stages) == 0, CONVJIT_ERR_INTERNAL,
-           "conv backward weight: block of %" PRIu64 " positions is not whole groups of %u x %u", w->lb, c->tile_k,
-           c->stages);
+  /* the block quantum (kplan_wgrad.h) is whole groups of every shipped tile_k x stages; forced knobs may not be */
+  CJ_CHECK(w->lb % ((uint64_t)c->tile_k * c->stages) == 0, CONVJIT_ERR_INVALID_ARG,
+           "conv.stages = %u with tile_k %u: the backward-weight block of %" PRIu64 " positions is not whole "
+           "groups of tile_k x stages", c->stages, c->tile_k, w->lb);
   c->k_tiles = c->k_tiles_split = (uint32_t)(w->lb / c->tile_k);
   c->m_partial = g->k % c->tile_m != 0;
   c->n_tail = w->ng % c->tile_n != 0;
