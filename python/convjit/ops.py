@@ -118,6 +118,23 @@ def _dense(t, layout, rank):
     return t.contiguous(memory_format=_CHANNELS_LAST[rank + 2])
 
 
+def _as_dense(t, rank):
+    """t and its layout: as it is when dense NCDHW or NDHWC, else a contiguous (NCDHW) copy."""
+    layout = _layout_of(t, rank)
+    if layout is None:
+        return _dense(t, _lib.LAYOUT_NCDHW, rank), _lib.LAYOUT_NCDHW
+    return t, layout
+
+
+def _out_layout(out, rank, what):
+    """The layout of a caller's out, which convjit writes in place: dense, or a ValueError."""
+    layout = _layout_of(out, rank)
+    if layout is None:
+        raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
+                         f"convjit writes {what} in place, so out must be dense")
+    return layout
+
+
 def _empty(shape, layout, rank, device, dtype):
     if layout == _lib.LAYOUT_NCDHW:
         return torch.empty(shape, dtype=dtype, device=device)
@@ -363,18 +380,12 @@ def _conv_impl(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, pa
     else:
         ws = _scalar(w_scale, "w_scale")
 
-    x_layout = _layout_of(x, rank)
-    if x_layout is None:
-        x = _dense(x, _lib.LAYOUT_NCDHW, rank)
-        x_layout = _lib.LAYOUT_NCDHW
+    x, x_layout = _as_dense(x, rank)
     y_layout = x_layout
     if out is not None:
         if ydt is None:
             raise TypeError(f"convjit: out dtype {out.dtype}: y is torch.bfloat16, torch.float16 or torch.float32")
-        y_layout = _layout_of(out, rank)
-        if y_layout is None:
-            raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
-                             "convjit writes y in place, so out must be dense")
+        y_layout = _out_layout(out, rank, "y")
     if x_prev is not None:
         if rank == 3:   # (convjit refuses x_prev of a 1D or 2D conv itself: no time dim)
             _check_x_prev(x_prev, x, pad_lo)
@@ -466,18 +477,12 @@ def _conv_transpose_impl(input, weight, bias=None, stride=1, padding=0, output_p
         raise ValueError(f"convjit: groups={groups} does not divide the input's {c_in} channels")
     c_out = weight.shape[1] * groups
     filt = tuple(weight.shape[2:])
-    in_layout = _layout_of(input, rank)
-    if in_layout is None:
-        input = _dense(input, _lib.LAYOUT_NCDHW, rank)
-        in_layout = _lib.LAYOUT_NCDHW
+    input, in_layout = _as_dense(input, rank)
     out_layout = in_layout
     if out is not None:
         if out.dtype != dt:
             raise TypeError(f"convjit: out dtype {out.dtype}: the output is the input's {dt}")
-        out_layout = _layout_of(out, rank)
-        if out_layout is None:
-            raise ValueError(f"convjit: out (strides {out.stride()}) is neither contiguous nor channels-last: "
-                             "convjit writes the output in place, so out must be dense")
+        out_layout = _out_layout(out, rank, "the output")
     fuse_res = residual is not None and float(beta) != 0.0
     # the descriptor's x is the transposed conv's output, y its input
     fields = dict(x_dtype=_TORCH_16[dt], w_dtype=_TORCH_16[dt], x_layout=out_layout, y_layout=in_layout,
@@ -544,9 +549,7 @@ def conv_backward_data(dy, w, x_size, stride=1, pad_lo=0, pad_hi=0, dilation=1, 
     t_start = time.perf_counter()
     rank, dt, x_size, stride, pad_lo, pad_hi, dilation = _grad_geometry(
         "conv_backward_data", dy, w, x_size, "x_size", stride, pad_lo, pad_hi, dilation, groups)
-    dy_layout = _layout_of(dy, rank)
-    if dy_layout is None:
-        dy, dy_layout = _dense(dy, _lib.LAYOUT_NCDHW, rank), _lib.LAYOUT_NCDHW
+    dy, dy_layout = _as_dense(dy, rank)
     x_layout = _lib.LAYOUT_NDHWC if channels_last else _lib.LAYOUT_NCDHW
     n, c, k = x_size[0], x_size[1], w.shape[0]
     key = conv_key(rank, n, c, k, x_size[2:], tuple(w.shape[2:]), stride, pad_lo, pad_hi, dilation, groups,
@@ -577,18 +580,14 @@ def conv_backward_weight(x, dy, w_size, stride=1, pad_lo=0, pad_hi=0, dilation=1
     dw_dtype = x.dtype if dw_dtype is None else dw_dtype
     if dw_dtype not in (x.dtype, torch.float32):
         raise TypeError(f"convjit: conv_backward_weight: dw_dtype={dw_dtype}: dw is x's {x.dtype} or torch.float32")
-    layouts = []
-    for t in (x, dy):
-        lay = _layout_of(t, rank)
-        layouts.append(lay if lay is not None else _lib.LAYOUT_NCDHW)
-    x, dy = _dense(x, layouts[0], rank), _dense(dy, layouts[1], rank)
+    (x, x_layout), (dy, dy_layout) = _as_dense(x, rank), _as_dense(dy, rank)
     n, c, k = x.shape[0], x.shape[1], w_size[0]
     if w_size[1] * groups != c:
         raise ValueError(f"convjit: conv_backward_weight: w_size {w_size} with groups={groups} takes "
                          f"{w_size[1] * groups} input channels, x {tuple(x.shape)} has {c}")
     key = conv_key(rank, n, c, k, tuple(x.shape[2:]), w_size[2:], stride, pad_lo, pad_hi, dilation, groups,
-                   x_dtype=dt, w_dtype=_TORCH_16.get(dw_dtype, _lib.DTYPE_F32), x_layout=layouts[0],
-                   y_layout=layouts[1], bias=bool(bias), kind=_lib.CONV_BACKWARD_WEIGHT)
+                   x_dtype=dt, w_dtype=_TORCH_16.get(dw_dtype, _lib.DTYPE_F32), x_layout=x_layout,
+                   y_layout=dy_layout, bias=bool(bias), kind=_lib.CONV_BACKWARD_WEIGHT)
     ctx = _runtime.context_for(x.device)
     plan = ctx.plan(key, lambda: desc_of(key))
     if tuple(dy.shape) != (n, k) + plan.out_dims:
