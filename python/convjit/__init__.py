@@ -13,11 +13,13 @@ device and torch's current stream. docs/python.md documents it all.
 from . import _lib, _runtime
 from ._lib import ConvjitError, InvalidArgumentError, UnsupportedError, library_path
 from ._runtime import EmulatorWarning, GradientWarning, set_emulator_arch, emulator_arch, clear_caches
+from ._runtime import set_async_compile, wait_compiles
 from . import ops  # noqa: E402  (imports torch)
 from . import nn   # noqa: E402
 
 __all__ = ["ops", "nn", "ConvjitError", "InvalidArgumentError", "UnsupportedError", "EmulatorWarning", "GradientWarning",
-           "set_emulator_arch", "emulator_arch", "clear_caches", "stats", "plans", "library_path",
+           "set_emulator_arch", "emulator_arch", "clear_caches", "set_async_compile", "wait_compiles", "stats", "plans",
+           "library_path",
            "version"]
 
 

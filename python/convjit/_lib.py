@@ -31,6 +31,7 @@ DTYPE_BF16, DTYPE_FP8_E4M3FN, DTYPE_FP8_E4M3FNUZ, DTYPE_F32, DTYPE_F16 = 1, 2, 3
 ACT_IDENTITY, ACT_RELU, ACT_SILU, ACT_GELU_TANH = 0, 1, 2, 3
 LAYOUT_NCDHW, LAYOUT_NDHWC = 1, 2
 CONV_FORWARD, CONV_BACKWARD_DATA, CONV_BACKWARD_WEIGHT = 0, 1, 2
+PLAN_ASYNC_COMPILE, PLAN_SYNC_COMPILE = 1, 2   # convjit.h CONVJIT_PLAN_*
 CACHE_SOURCES = ("compiled", "memory", "disk")
 
 _i64x3 = ctypes.c_int64 * 3
@@ -187,6 +188,8 @@ def _bind(lib):
         "convjit_conv_output_dims": (I, [ctypes.POINTER(ConvDesc), ctypes.POINTER(ctypes.c_int64)]),
         "convjit_conv_desc_from_transpose": (I, [ctypes.POINTER(ConvTransposeParams), ctypes.POINTER(ConvDesc)]),
         "convjit_plan_create_conv": (I, [P, ctypes.POINTER(ConvDesc), pp]),
+        "convjit_plan_create_conv_flags": (I, [P, ctypes.POINTER(ConvDesc), ctypes.c_uint, pp]),
+        "convjit_plan_wait": (I, [P]),
         "convjit_plan_destroy": (V, [P]),
         "convjit_plan_workspace_size": (I, [P, ctypes.POINTER(SZ)]),
         "convjit_plan_packed_weight_size": (I, [P, ctypes.POINTER(SZ)]),

@@ -34,6 +34,7 @@ class EmulatorWarning(UserWarning):
 
 _EMU_ARCHS = ("gfx942", "gfx950")
 _emu_arch = None
+_async_compile = None   # set_async_compile: None = the C library's default
 _contexts = {}
 _contexts_lock = threading.Lock()
 _warned_emulator = False
@@ -58,6 +59,29 @@ def set_emulator_arch(arch):
     if arch is not None and arch not in _EMU_ARCHS:
         raise ValueError(f"convjit: emulator arch {arch!r}: expected one of {', '.join(_EMU_ARCHS)}")
     _emu_arch = arch
+
+
+def set_async_compile(on):
+    """Whether plans created from now on return before their own kernels are
+    built (docs/api.md "Asynchronous compile"): True, False, or None for the
+    C library's default ($CONVJIT_ASYNC_COMPILE=1 when the context was
+    created). Meanwhile a forward conv runs convjit's shape-generic kernel,
+    within the same error bound, and switches at its first call after the
+    build; other kinds, upsampled or streamed convs are built at once."""
+    global _async_compile
+    if on is not None and not isinstance(on, bool):
+        raise TypeError(f"convjit: set_async_compile({on!r}): expected True, False or None")
+    _async_compile = on
+
+
+def wait_compiles():
+    """Waits until every cached plan runs its own kernels; raises the first
+    background build's failure (such a plan keeps the generic kernels)."""
+    for c in list(contexts().values()):
+        with c.lock:
+            ps = list(c.plans.values())
+        for p in ps:
+            p.wait()
 
 
 def emulator_arch():
@@ -101,7 +125,11 @@ class Plan:
     def __init__(self, ctx, key, desc):
         h = ctypes.c_void_p()
         t0 = time.perf_counter()
-        _timed_call("convjit_plan_create_conv", ctx.handle, ctypes.byref(desc), ctypes.byref(h))
+        if _async_compile is None:
+            _timed_call("convjit_plan_create_conv", ctx.handle, ctypes.byref(desc), ctypes.byref(h))
+        else:
+            flags = _lib.PLAN_ASYNC_COMPILE if _async_compile else _lib.PLAN_SYNC_COMPILE
+            _timed_call("convjit_plan_create_conv_flags", ctx.handle, ctypes.byref(desc), flags, ctypes.byref(h))
         self.create_ms = (time.perf_counter() - t0) * 1e3
         self.handle, self.ctx, self.key = h.value, ctx, key
         self._fin = weakref.finalize(self, _lib.load().convjit_plan_destroy, h.value)
@@ -123,6 +151,12 @@ class Plan:
         kd = dict(key)
         self.pack_id = (tuple(k["name"] for k in self.kernels if k["stage"] == "pack"), self.packed_bytes,
                         kd["w_dtype"], kd["w_scale"])
+
+    def wait(self):
+        """Until the plan runs its own kernels (at once when it was built
+        synchronously); then its kernel list is theirs."""
+        _timed_call("convjit_plan_wait", self.handle)
+        self.kernels = self._kernel_infos()
 
     def _kernel_infos(self):
         n = ctypes.c_int()

@@ -99,6 +99,56 @@ class TestCaches(unittest.TestCase):
         self.assertTrue(any(v["emulated"] for v in ctx.values()))
 
 
+class TestAsyncCompile(unittest.TestCase):
+    """convjit.set_async_compile: with True a new shape's plan may return
+    before its own kernels are built and run convjit's shape-generic ones
+    meanwhile (which set it runs is the C library's timing: the C test
+    tests/host/test_async_compile.c holds the build to prove the switch);
+    either way the result meets the conv's bound, and wait_compiles()
+    leaves every plan on its own kernels. With False the plan is built at
+    creation whatever $CONVJIT_ASYNC_COMPILE says."""
+
+    def tearDown(self):
+        convjit.set_async_compile(None)
+
+    def _plan(self, c, k, dhw):
+        ps = [p for p in convjit.plans() if (p["desc"]["c"], p["desc"]["k"], p["desc"]["in"]) == (c, k, dhw)]
+        self.assertEqual(len(ps), 1, f"one cached plan of C={c}, K={k}, {dhw}")
+        return ps[0]
+
+    def _check(self, x, w, b, label):
+        y = ops.conv(x, w, b, padding=1)
+        ref, mag = cj.conv64(x, w, b, padding=1)
+        # bf16 inputs, fp32 sums of C*27 products and the bias, one bf16 rounding (cjtest.bound)
+        cj.check(self, y, ref, cj.bound(ref, mag, cj.products(w) + 1), label)
+
+    def test_async_then_own_kernels(self):
+        g = cj.gen(30)
+        x, w, b = cj.randn_bf16((1, 8, 3, 7, 9), g), cj.weight_bf16((20, 8, 3, 3, 3), g), cj.randn_bf16((20,), g)
+        convjit.set_async_compile(True)
+        self._check(x, w, b, "first call, async plan")
+        first = {k["name"] for k in self._plan(8, 20, (3, 7, 9))["kernels"] if k["name"].startswith("cj_conv")}
+        convjit.wait_compiles()
+        own = {k["name"] for k in self._plan(8, 20, (3, 7, 9))["kernels"] if k["name"].startswith("cj_conv")}
+        self.assertTrue(own and not any(n.startswith("cj_convg_") for n in own),
+                        f"after wait_compiles the plan runs its own conv kernel: {own}")
+        self.assertTrue(first == own or all(n.startswith("cj_convg_") for n in first),
+                        f"at creation: the generic kernel or already its own: {first}")
+        self._check(x, w, b, "after the switch")
+
+    def test_sync_builds_at_creation(self):
+        g = cj.gen(31)
+        x, w, b = cj.randn_bf16((1, 8, 3, 5, 6), g), cj.weight_bf16((12, 8, 3, 3, 3), g), cj.randn_bf16((12,), g)
+        convjit.set_async_compile(False)
+        self._check(x, w, b, "sync plan")
+        names = [k["name"] for k in self._plan(8, 12, (3, 5, 6))["kernels"]]
+        self.assertFalse(any(n.startswith("cj_convg_") or n.endswith("_generic") for n in names), names)
+
+    def test_bad_value(self):
+        with self.assertRaisesRegex(TypeError, "set_async_compile"):
+            convjit.set_async_compile(1)
+
+
 class TestLibraryLookup(unittest.TestCase):
     def test_missing_library_names_where_it_looked(self):
         """A CONVJIT_LIBRARY that does not exist: importing works (torch users
