@@ -12,7 +12,10 @@
  * counted (fakehip_malloc_count) and hipStreamIsCapturing answers what
  * fakehip_set_capturing said.
  * The device properties follow the ROCm 5.x hipDeviceProp_t layout
- * (gcnArchName at byte 396) to exercise the backend's content scan. */
+ * (gcnArchName at byte 396) to exercise the backend's content scan.
+ * Thread-safe as HIP is: one lock around every piece of shared state (the
+ * compile pool loads modules from several threads at once). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,18 @@
 #include "fake_hip.h"
 
 #define FAKEHIP_LAUNCH_MS 0.25 /* fake time per launch (exact in binary) */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+#define LOCKED(stmt)             \
+  do {                           \
+    pthread_mutex_lock(&g_mu);   \
+    stmt;                        \
+    pthread_mutex_unlock(&g_mu); \
+  } while (0)
+/* The value of expression e read under the lock. */
+#define READ_LOCKED(T, e) \
+  T v_;                   \
+  LOCKED(v_ = (e));       \
+  return v_
 static double g_clock_ms;
 
 static fakehip_launch g_launch[64];
@@ -41,7 +56,7 @@ static fake_script g_script[FAKEHIP_SCRIPT_MAX];
 static int g_nscript, g_capturing;
 
 /* n = 0 removes the name's script; NULL name clears every script. */
-API int fakehip_script_kernel(const char *name, const double *ms, int n) {
+static int script_kernel(const char *name, const double *ms, int n) {
   if (!name) {
     g_nscript = 0;
     return 0;
@@ -60,6 +75,8 @@ API int fakehip_script_kernel(const char *name, const double *ms, int n) {
   g_script[i].next = 0;
   return 0;
 }
+API int fakehip_script_kernel(const char *name, const double *ms, int n) { READ_LOCKED(int, script_kernel(name, ms, n)); }
+/* Under the lock (hipModuleLaunchKernel). */
 static double launch_ms(const char *name) {
   for (int i = 0; i < g_nscript; i++)
     if (!strcmp(g_script[i].name, name)) {
@@ -70,21 +87,24 @@ static double launch_ms(const char *name) {
     }
   return FAKEHIP_LAUNCH_MS;
 }
-API void fakehip_set_capturing(int on) { g_capturing = on; }
+API void fakehip_set_capturing(int on) { LOCKED(g_capturing = on); }
 API int hipStreamIsCapturing(void *stream, int *status) {
   (void)stream;
-  *status = g_capturing ? 1 : 0; /* hipStreamCaptureStatusActive */
+  LOCKED(*status = g_capturing ? 1 : 0); /* hipStreamCaptureStatusActive */
   return 0;
 }
 
-API int fakehip_launch_count(void) { return g_nlaunch; }
-API const fakehip_launch *fakehip_get_launch(int i) { return i >= 0 && i < g_nlaunch ? &g_launch[i] : NULL; }
-API int fakehip_memset_count(void) { return g_nmemset; }
-API size_t fakehip_last_memset_bytes(void) { return g_last_memset_bytes; }
-API int fakehip_module_loads(void) { return g_nload; }
-API int fakehip_malloc_count(void) { return g_nmalloc; }
-API int fakehip_sync_count(void) { return g_nsync; } /* stream + event synchronizations */
-API void fakehip_reset(void) { g_nlaunch = g_nmemset = 0; }
+API int fakehip_launch_count(void) { READ_LOCKED(int, g_nlaunch); }
+/* The record stays valid until 64 more launches (a ring): read it when no launch runs. */
+API const fakehip_launch *fakehip_get_launch(int i) {
+  READ_LOCKED(const fakehip_launch *, i >= 0 && i < g_nlaunch ? &g_launch[i] : NULL);
+}
+API int fakehip_memset_count(void) { READ_LOCKED(int, g_nmemset); }
+API size_t fakehip_last_memset_bytes(void) { READ_LOCKED(size_t, g_last_memset_bytes); }
+API int fakehip_module_loads(void) { READ_LOCKED(int, g_nload); }
+API int fakehip_malloc_count(void) { READ_LOCKED(int, g_nmalloc); }
+API int fakehip_sync_count(void) { READ_LOCKED(int, g_nsync); } /* stream + event synchronizations */
+API void fakehip_reset(void) { LOCKED(g_nlaunch = g_nmemset = 0); }
 
 API int hipInit(unsigned f) { (void)f; return 0; }
 API const char *hipGetErrorString(int e) { return e ? "fake hip error" : "hipSuccess"; }
@@ -96,7 +116,7 @@ static int fake_device_count(void) {
   const char *e = getenv("FAKEHIP_DEVICE_COUNT");
   return e && *e ? atoi(e) : 1;
 }
-API int fakehip_last_load_device(void) { return g_load_device; }
+API int fakehip_last_load_device(void) { READ_LOCKED(int, g_load_device); }
 API int hipGetDeviceCount(int *n) { *n = fake_device_count(); return 0; }
 API int hipGetDevice(int *d) { *d = g_cur; return 0; }
 API int hipSetDevice(int d) {
@@ -153,8 +173,7 @@ API int hipModuleLoadData(void **m, const void *image) {
   if (!fm->image) { free(fm); return 2; }
   memcpy(fm->image, b, fm->size); /* as HIP, the caller's bytes may go away after the load */
   *m = fm; /* names are looked up lazily */
-  g_nload++;
-  g_load_device = g_cur; /* HIP loads a module on the calling thread's current device */
+  LOCKED(g_nload++; g_load_device = g_cur); /* HIP loads a module on the calling thread's current device */
   return 0;
 }
 /* A function handle is its kernel name; like HIP's, it lives until its
@@ -169,6 +188,7 @@ API int hipModuleUnload(void *m) {
   fake_module *fm = m;
   free(fm->image);
   free(fm);
+  pthread_mutex_lock(&g_mu);
   for (fake_fn **pp = &g_fns; *pp;) {
     fake_fn *f = *pp;
     if (f->module == m) {
@@ -178,6 +198,7 @@ API int hipModuleUnload(void *m) {
       pp = &f->next;
     }
   }
+  pthread_mutex_unlock(&g_mu);
   return 0;
 }
 API int hipModuleGetFunction(void **f, void *m, const char *name) {
@@ -185,14 +206,14 @@ API int hipModuleGetFunction(void **f, void *m, const char *name) {
   if (!fn) return 2;
   strcpy(fn->name, name);
   fn->module = m;
-  fn->next = g_fns;
-  g_fns = fn;
+  LOCKED(fn->next = g_fns; g_fns = fn);
   *f = fn->name;
   return 0;
 }
 static fake_fn *fn_of(void *f) { return (fake_fn *)((char *)f - offsetof(fake_fn, name)); }
 API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+  pthread_mutex_lock(&g_mu);
   g_clock_ms += launch_ms((const char *)f);
   if (g_nlaunch == 64) g_nlaunch = 0; /* a ring: tuning launches hundreds */
   fakehip_launch *l = &g_launch[g_nlaunch++];
@@ -211,9 +232,14 @@ API int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, un
     l->kernarg_size = *(size_t *)extra[3];
     memcpy(l->kernargs, extra[1], l->kernarg_size < 512 ? l->kernarg_size : 512);
   }
+  pthread_mutex_unlock(&g_mu);
   return 0;
 }
-API int hipMalloc(void **p, size_t n) { g_nmalloc++; *p = malloc(n); return *p ? 0 : 2; }
+API int hipMalloc(void **p, size_t n) {
+  LOCKED(g_nmalloc++);
+  *p = malloc(n);
+  return *p ? 0 : 2;
+}
 API int hipFree(void *p) { free(p); return 0; }
 API int hipMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream) {
   (void)stream;
@@ -224,18 +250,17 @@ API int hipMemcpyAsync(void *d, const void *s, size_t n, int kind, void *stream)
 API int hipMemsetAsync(void *d, int v, size_t n, void *stream) {
   (void)stream;
   memset(d, v, n);
-  g_nmemset++;
-  g_last_memset_bytes = n;
+  LOCKED(g_nmemset++; g_last_memset_bytes = n);
   return 0;
 }
-API int hipStreamSynchronize(void *s) { (void)s; g_nsync++; return 0; }
+API int hipStreamSynchronize(void *s) { (void)s; LOCKED(g_nsync++); return 0; }
 API int hipEventCreate(void **e) { *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }
 API int hipEventDestroy(void *e) { free(e); return 0; }
 API double fakehip_launch_ms(void) { return FAKEHIP_LAUNCH_MS; }
 API int hipEventRecord(void *e, void *s) {
   (void)s;
-  *(double *)e = g_clock_ms;
+  LOCKED(*(double *)e = g_clock_ms);
   return 0;
 }
-API int hipEventSynchronize(void *e) { (void)e; g_nsync++; return 0; }
+API int hipEventSynchronize(void *e) { (void)e; LOCKED(g_nsync++); return 0; }
 API int hipEventElapsedTime(float *ms, void *a, void *b) { *ms = (float)(*(double *)b - *(double *)a); return 0; }
