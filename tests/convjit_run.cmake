@@ -141,6 +141,12 @@ add_test(NAME host/bench_compile_smoke
          COMMAND bash -c "out=$(\"$0\" --reps 1 --json) && echo \"$out\" && echo \"$out\" | grep -q '\"arch\":\"gfx950\",\"small_ms\"'"
                  $<TARGET_FILE:convjit-bench-compile>)
 set_tests_properties(host/bench_compile_smoke PROPERTIES LABELS host)
+# --json stays one JSON document when a kind refuses a case (fp8 backward
+# data: an entry with its reason, not a text line inside the JSON).
+add_test(NAME host/bench_compile_json
+         COMMAND bash -c "\"$0\" --passes --reps 1 --json | \"$1\" -c 'import json, sys; d = json.load(sys.stdin); n = [p for p in d[\"passes\"] if \"no_kernels\" in p]; assert n and all(p[\"dtype\"] == \"fp8\" and p[\"kind\"] != \"forward\" for p in n), n; print(len(d[\"passes\"]), \"entries,\", len(n), \"refused\")'"
+                 $<TARGET_FILE:convjit-bench-compile> ${CJ_PYTHON})
+set_tests_properties(host/bench_compile_json PROPERTIES LABELS host)
 # convjit-bench-kstep (docs/kernels.md "im2col overhead"): on the default
 # gfx942 fp8 tile (128x128, waves 2x4, tile_k 64 = 2 MFMA K of 32) one K
 # step is 4x2 fragments x 2 = 16 MFMAs and 4 + 4 DMAs per thread (8 KiB of

@@ -158,16 +158,26 @@ static convjit_status fresh_context(const cj_arch *a, convjit_context **ctx) {
 }
 
 /* The case's plan on a fresh context (returned in *ctx for the module
- * loads): 1 made, 0 the kind has no kernels for it (said why), -1 failed. */
-static int case_plan(const bench_case *bc, int quiet, convjit_context **ctx, convjit_plan **plan) {
+ * loads): 1 made, 0 the kind has no kernels for it (said why: a line, or
+ * with json >= 0 an entry of the JSON array, json = 1 for its first), -1
+ * failed (said on stderr). quiet: say nothing of a skip. */
+static int case_plan(const bench_case *bc, int quiet, int json, convjit_context **ctx, convjit_plan **plan) {
   *plan = NULL;
   convjit_status st = fresh_context(bc->arch, ctx);
   if (st == CONVJIT_OK) st = convjit_plan_create_conv(*ctx, &bc->desc, plan);
   if (st == CONVJIT_OK) return 1;
   int skip = st == CONVJIT_ERR_UNSUPPORTED;
-  if (!skip || !quiet)
-    fprintf(skip ? stdout : stderr, "  %-6s %-9s %-16s %s: %s%s\n", bc->arch->name, bc->dtype, bc->kind, bc->layer,
-            skip ? "no kernels: " : "FAILED: ", convjit_last_error());
+  if (skip && quiet) return 0;
+  if (skip && json >= 0) {
+    cj_strbuf why = {0};
+    cli_json_str(&why, convjit_last_error());
+    printf("%s{\"arch\":\"%s\",\"kind\":\"%s\",\"layer\":\"%s\",\"dtype\":\"%s\",\"no_kernels\":%s}", json ? "" : ",",
+           bc->arch->name, bc->kind, bc->layer, bc->dtype, why.s ? why.s : "\"\"");
+    cj_sb_free(&why);
+    return 0;
+  }
+  fprintf(skip ? stdout : stderr, "  %-6s %-9s %-16s %s: %s%s\n", bc->arch->name, bc->dtype, bc->kind, bc->layer,
+          skip ? "no kernels: " : "FAILED: ", convjit_last_error());
   return skip ? 0 : -1;
 }
 
@@ -217,7 +227,7 @@ static int bench_plan(const bench_case *bc, int reps, int json, int first) {
     convjit_plan_destroy(plan);
     setenv("CONVJIT_COMPILE_THREADS", i % 2 ? pool : "1", 1); /* read by convjit_context_create */
     double t0 = cj_now_ms();
-    int r = case_plan(bc, i > 0, &ctx, &plan);
+    int r = case_plan(bc, i > 0, json ? first : -1, &ctx, &plan);
     double ms = cj_now_ms() - t0;
     if (r <= 0) {
       setenv("CONVJIT_COMPILE_THREADS", pool, 1);
@@ -264,7 +274,7 @@ static int bench_plan(const bench_case *bc, int reps, int json, int first) {
 static int bench_case_passes(const bench_case *bc, int reps, int json, int first) {
   convjit_context *ctx = NULL;
   convjit_plan *plan = NULL;
-  int r = case_plan(bc, 0, &ctx, &plan);
+  int r = case_plan(bc, 0, json ? first : -1, &ctx, &plan);
   if (r > 0) r = bench_passes(bc, plan, reps, json, first, json ? 64 : 8) ? -1 : 1;
   convjit_plan_destroy(plan);
   convjit_context_destroy(ctx);
@@ -305,7 +315,7 @@ static int each_case(const layer *ls, int nl, const char *dtype, const char *y_d
           bench_case bc = case_of(arches[a], &ls[l], kr, dtype ? dtype : f ? "fp8" : "bf16", y_dtype);
           int r = run(&bc, reps, json, first);
           if (r < 0) return -1;
-          if (r > 0) first = 0;
+          if (r > 0 || json) first = 0; /* with json a skip is an entry too */
         }
   }
   return 0;
