@@ -233,7 +233,7 @@ static int write_app(const char *app, const char *stage) {
 /* rm -r of the staging directory (only what convjit put there). */
 static void remove_stage(const char *stage) {
   static const char *const files[] = {"cache/kernels.sqlite3", "cache/kernels.sqlite3-wal", "cache/kernels.sqlite3-shm",
-                                      "key/cache.key", "cache", "key"};
+                                      "cache/kernels.sqlite3.lock", "key/cache.key", "cache", "key"};
   char p[4200];
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     snprintf(p, sizeof p, "%s/%s", stage, files[i]);
