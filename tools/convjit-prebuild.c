@@ -23,6 +23,7 @@
  * and trusted. Exit 0 ok, 1 failure, 2 usage. Host work only, no GPU. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,17 +231,17 @@ static int write_app(const char *app, const char *stage) {
   return copy_file(key, keyout);
 }
 
-/* rm -r of the staging directory (only what convjit put there). */
-static void remove_stage(const char *stage) {
-  static const char *const files[] = {"cache/kernels.sqlite3", "cache/kernels.sqlite3-wal", "cache/kernels.sqlite3-shm",
-                                      "cache/kernels.sqlite3.lock", "key/cache.key", "cache", "key"};
-  char p[4200];
-  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-    snprintf(p, sizeof p, "%s/%s", stage, files[i]);
-    if (unlink(p)) rmdir(p);
-  }
-  rmdir(stage);
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  remove(path); /* a file, or a directory already emptied (FTW_DEPTH) */
+  return 0;
 }
+
+/* rm -r of the staging directory: this run's own mkdtemp directory, so
+ * whatever the cache put there (database, WAL, lock, key) goes with it,
+ * without this tool knowing those names. Symbolic links are removed, not
+ * followed (FTW_PHYS). */
+static void remove_stage(const char *stage) { nftw(stage, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 int main(int argc, char **argv) {
   pb_args a;
