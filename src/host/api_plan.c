@@ -204,11 +204,14 @@ static int plan_conv_from_db(convjit_context *ctx, convjit_plan *p) {
   return 0;
 }
 
-convjit_status cj_plan_conv_choose(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p) {
-  /* Nothing forced (no options, or all 0): the tuning table's winner first. */
+int cj_conv_opts_automatic(const cj_conv_opts *o) {
   static const cj_conv_opts automatic;
-  int from_table = !o || !memcmp(o, &automatic, sizeof automatic);
-  if (from_table && plan_conv_from_db(ctx, p)) return CONVJIT_OK;
+  return !o || !memcmp(o, &automatic, sizeof automatic);
+}
+
+convjit_status cj_plan_conv_choose(convjit_context *ctx, const cj_conv_opts *o, convjit_plan *p) {
+  /* Nothing forced: the tuning table's winner first. */
+  if (cj_conv_opts_automatic(o) && plan_conv_from_db(ctx, p)) return CONVJIT_OK;
   return plan_conv_select(ctx, o, p);
 }
 

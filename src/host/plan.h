@@ -177,6 +177,8 @@ void cj_plan_async_release(struct convjit_plan *p); /* destroy: the plan's refer
 convjit_status cj_plan_conv_begin(convjit_context *ctx, const convjit_conv_desc *desc, const cj_conv_opts *o,
                                   struct convjit_plan **out, int *done);
 convjit_status cj_plan_conv_choose(convjit_context *ctx, const cj_conv_opts *o, struct convjit_plan *p);
+/* Nothing forced (o NULL, or every option 0): the tuning table may choose. */
+int cj_conv_opts_automatic(const cj_conv_opts *o);
 convjit_status cj_plan_conv_finish(convjit_context *ctx, const cj_conv_opts *o, struct convjit_plan *p);
 /* plan_async.c: p (begun, not done) gets the kind's fallback steps and a
  * background job building its own; *started = 0 when the problem has no

@@ -95,9 +95,8 @@ static void async_job(void *arg) {
  * legal candidate of the walk. */
 static convjit_status first_seq(convjit_context *ctx, const cj_conv_opts *o, const convjit_plan *p, cj_seq *seq) {
   const cj_target t = {ctx->arch, (uint32_t)ctx->cu_count};
-  static const cj_conv_opts automatic;
   cj_tune_row row;
-  if ((!o || !memcmp(o, &automatic, sizeof automatic)) && cj_tune_db_lookup(ctx, &p->prob, &row) &&
+  if (cj_conv_opts_automatic(o) && cj_tune_db_lookup(ctx, &p->prob, &row) &&
       cj_select_conv_with(&p->prob, &t, &row.knobs, seq) == CONVJIT_OK)
     return CONVJIT_OK;
   return cj_select_conv(&p->prob, &t, o, seq);
