@@ -262,20 +262,52 @@ void cj_irb_global_store(cj_irb *g, LLVMValueRef val, LLVMValueRef ptr, unsigned
   LLVMSetAlignment(LLVMBuildStore(g->b, val, ptr), align);
 }
 
-void cj_irb_buf_load_lds(cj_irb *g, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t bytes,
-                         LLVMValueRef voff, LLVMValueRef soff, uint32_t imm, uint32_t aux) {
+LLVMValueRef cj_irb_buf_load_lds(cj_irb *g, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t bytes,
+                                 LLVMValueRef voff, LLVMValueRef soff, uint32_t imm, uint32_t aux) {
   if (!cj_arch_dma_ok(g->arch, bytes)) {
     cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "buffer-to-LDS load of %u bytes per lane is not legal on %s",
                           bytes, g->arch->name));
-    return;
+    return NULL;
   }
   if (imm > 4095) {
     cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "buffer-to-LDS imm offset %u exceeds 12 bits", imm));
-    return;
+    return NULL;
   }
   LLVMValueRef a[7] = {rsrc, lds, cj_c32(g, bytes), voff, soff ? soff : cj_c32(g, 0), cj_c32(g, imm),
                        cj_c32(g, aux)};
-  cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.load.lds", NULL, 0, a, 7);
+  return cj_irb_call(g, "llvm.amdgcn.raw.ptr.buffer.load.lds", NULL, 0, a, 7);
+}
+
+/* ---- scoped noalias metadata ------------------------------------------------ */
+
+LLVMMetadataRef cj_irb_scopes(cj_irb *g, const char *const *names, unsigned n) {
+  static const char dom[] = "convjit.lds";
+  LLVMMetadataRef dname = LLVMMDStringInContext2(g->ctx, dom, sizeof dom - 1);
+  LLVMMetadataRef domain = LLVMMDNodeInContext2(g->ctx, &dname, 1);
+  LLVMMetadataRef scope[8];
+  if (n == 0 || n > 8) {
+    cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "scope list of %u scopes: must be 1..8", n));
+    static const char *const none[1] = {"convjit.none"};
+    return cj_irb_scopes(g, none, 1);
+  }
+  for (unsigned i = 0; i < n; i++) { /* string-named scopes are uniqued: one name, one scope */
+    LLVMMetadataRef sc[2] = {LLVMMDStringInContext2(g->ctx, names[i], strlen(names[i])), domain};
+    scope[i] = LLVMMDNodeInContext2(g->ctx, sc, 2);
+  }
+  return LLVMMDNodeInContext2(g->ctx, scope, n);
+}
+
+LLVMMetadataRef cj_irb_scope(cj_irb *g, const char *name) { return cj_irb_scopes(g, &name, 1); }
+
+void cj_irb_scope_decl(cj_irb *g, LLVMMetadataRef list) {
+  LLVMValueRef a = LLVMMetadataAsValue(g->ctx, list);
+  cj_irb_call(g, "llvm.experimental.noalias.scope.decl", NULL, 0, &a, 1);
+}
+
+void cj_irb_alias(cj_irb *g, LLVMValueRef inst, LLVMMetadataRef scope, LLVMMetadataRef noalias) {
+  if (!inst || !LLVMIsAInstruction(inst)) return;
+  if (scope) LLVMSetMetadata(inst, LLVMGetMDKindIDInContext(g->ctx, "alias.scope", 11), LLVMMetadataAsValue(g->ctx, scope));
+  if (noalias) LLVMSetMetadata(inst, LLVMGetMDKindIDInContext(g->ctx, "noalias", 7), LLVMMetadataAsValue(g->ctx, noalias));
 }
 
 /* ---- LDS ------------------------------------------------------------------- */

@@ -128,8 +128,20 @@ void cj_irb_global_store(cj_irb *g, LLVMValueRef val, LLVMValueRef ptr, unsigned
  * `bytes` at lds + imm + l*bytes (docs/isa-notes.md §4); memory side voff + soff + imm.
  * `lds` must be wave-uniform. bytes must pass cj_arch_dma_ok (sticky error
  * otherwise). imm is the 12-bit instruction offset. */
-void cj_irb_buf_load_lds(cj_irb *g, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t bytes,
-                         LLVMValueRef voff, LLVMValueRef soff, uint32_t imm, uint32_t aux);
+LLVMValueRef cj_irb_buf_load_lds(cj_irb *g, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t bytes,
+                                 LLVMValueRef voff, LLVMValueRef soff, uint32_t imm, uint32_t aux);
+
+/* Scoped noalias (LLVM LangRef "Scoped noalias metadata"): cj_irb_scope
+ * makes a scope named `name` of the module's one domain and returns the
+ * one-element scope list !{scope} (one name, one scope: names are uniqued); cj_irb_scope_decl emits
+ * llvm.experimental.noalias.scope.decl(list) at the builder: a scope
+ * declared inside a loop body makes every noalias claim of it hold within
+ * one iteration only. cj_irb_alias tags a memory instruction with
+ * !alias.scope `scope` and !noalias `noalias` (either may be NULL). */
+LLVMMetadataRef cj_irb_scope(cj_irb *g, const char *name);
+LLVMMetadataRef cj_irb_scopes(cj_irb *g, const char *const *names, unsigned n); /* the list of n (1..8) named scopes */
+void cj_irb_scope_decl(cj_irb *g, LLVMMetadataRef list);
+void cj_irb_alias(cj_irb *g, LLVMValueRef inst, LLVMMetadataRef scope, LLVMMetadataRef noalias);
 
 /* A static LDS buffer of `bytes` with `align` (power of two); adds to
  * g->lds_bytes. Returns the global (a ptr addrspace(3)). */
