@@ -39,6 +39,16 @@ static void cj_cv_tile_ids(cj_cv *v, LLVMValueRef pid, LLVMValueRef *tm, LLVMVal
 /* LDS: one global per stage of A and of B, so LLVM's waitcnt pass can tell a
  * ds_read of one stage from DMAs still landing in another. */
 static void cj_cv_lds(cj_cv *v) {
+  if (cj_cv_rolled(v)) { /* one global per operand: the rolled loop indexes the stage (conv_igemm_multistage.c) */
+    const cj_conv_plan *c = v->c;
+    v->lds_all_a = cj_irb_lds(v->g, "lds_a", c->lds_a_stage * c->stages, 16);
+    v->lds_all_b = cj_irb_lds(v->g, "lds_b", c->lds_b_stage * c->stages, 16);
+    for (uint32_t s = 0; s < c->stages; s++) {
+      v->lds_a[s] = cj_irb_lds_ptr(v->g, v->lds_all_a, cj_c32(v->g, s * c->lds_a_stage));
+      v->lds_b[s] = cj_irb_lds_ptr(v->g, v->lds_all_b, cj_c32(v->g, s * c->lds_b_stage));
+    }
+    return;
+  }
   for (uint32_t s = 0; s < v->c->stages; s++) {
     char n[16];
     snprintf(n, sizeof n, "lds_a%u", s);

@@ -25,7 +25,9 @@
 #include "codegen/irb.h"
 
 #define CJ_CONV_MAX_FRAG 64
-#define CJ_CONV_MAX_KQ 8 /* 16-byte K chunks per stage row: 128 fp8 */
+#define CJ_CONV_MAX_KQ 8
+#define CJ_CV_CUR 4  /* cj_cv.lds_a slot: the rolled loop's current stage */
+#define CJ_CV_NEXT 5 /* ... and the next */ /* 16-byte K chunks per stage row: 128 fp8 */
 
 /* How one thread's DMA instructions of one operand (A or B) map onto the
  * [kq][row][16 B] stage: instruction i loads tile row row[i % period] at
@@ -46,7 +48,15 @@ typedef struct cj_cv {
   const cj_mfma_row *mf;               /* the plan's MFMA row */
   LLVMBuilderRef b;
   LLVMValueRef tid, wave, lane, wm, wn;
-  LLVMValueRef lds_a[4], lds_b[4];
+  /* stage s of A (B): lds_a[s]. The rolled multistage loop (plan.roll,
+   * conv_igemm_multistage.c) keeps all stages of A (B) in one LDS global,
+   * lds_a[s] constant offsets into it and slots CJ_CV_CUR / CJ_CV_NEXT
+   * the iteration's stage and the next as SGPR offsets; in its body the
+   * DMAs carry scope md_dma and the operand reads md_rd, each noalias the
+   * other (declared per iteration), else both NULL */
+  LLVMValueRef lds_a[6], lds_b[6];
+  LLVMValueRef lds_all_a, lds_all_b;
+  LLVMMetadataRef md_dma, md_rd;
   LLVMValueRef xr, wr;
   cj_im2col ic;
   cj_cv_map ma, mb;
@@ -85,6 +95,8 @@ typedef struct cj_cv_ops {
 } cj_cv_ops;
 
 /* conv_igemm_kstep.c */
+int cj_cv_rolled(const cj_cv *v);
+void cj_cv_tag_read(cj_cv *v, LLVMValueRef ld);
 void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma);
 /* Loads per thread and K step: one per A and B instruction, and on the
  * backward-weight GEMM with odd column offsets one more dword per B one. */

@@ -111,7 +111,14 @@ static void cj_cv_xfer(cj_cv *v, LLVMValueRef rsrc, LLVMValueRef lds, uint32_t i
     return;
   }
   LLVMValueRef lo = LLVMBuildAdd(v->b, v->wave_off, cj_c32(g, i * v->c->threads * v->c->dma_bytes), "");
-  cj_irb_buf_load_lds(g, rsrc, cj_irb_lds_ptr(g, lds, lo), v->c->dma_bytes, voff, NULL, 0, 0);
+  LLVMValueRef dma = cj_irb_buf_load_lds(g, rsrc, cj_irb_lds_ptr(g, lds, lo), v->c->dma_bytes, voff, NULL, 0, 0);
+  if (v->md_dma) cj_irb_alias(g, dma, v->md_dma, v->md_rd);
+}
+
+int cj_cv_rolled(const cj_cv *v) { return v->c->roll && v->c->g.taps; }
+
+void cj_cv_tag_read(cj_cv *v, LLVMValueRef ld) {
+  if (v->md_rd) cj_irb_alias(v->g, ld, v->md_rd, v->md_dma);
 }
 
 uint32_t cj_cv_loads(const cj_cv *v) {
@@ -301,6 +308,7 @@ LLVMValueRef cj_cv_load_runs(cj_cv *v, LLVMValueRef q[2]) {
   for (uint32_t r = 0; r < 2; r++) {
     part[r] = LLVMBuildLoad2(v->b, rt, q[r], "");
     LLVMSetAlignment(part[r], run_bytes);
+    cj_cv_tag_read(v, part[r]);
   }
   for (uint32_t e = 0; e < 2 * nel; e++) idx[e] = cj_c32(g, e);
   LLVMValueRef cat = LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, 2 * nel), "");
@@ -317,6 +325,7 @@ static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0,
   if (v->mf->k_runs == 1) {
     LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, p, "");
     LLVMSetAlignment(ld, v->mf->k_per_lane * c->elem_bytes);
+    cj_cv_tag_read(v, ld);
     return ld;
   }
   /* Two runs (f8f6f4: k = 16*(l/16) .. +15 and 64 + the same, docs/isa-notes.md §1):
@@ -349,6 +358,7 @@ static LLVMValueRef cj_cv_operand_kmajor(cj_cv *v, LLVMValueRef lds, LLVMValueRe
     LLVMValueRef p = cj_irb_lds_ptr(g, base, cj_c32(g, (k * c->tile_m + blk * 16) * eb));
     LLVMValueRef ld = LLVMBuildLoad2(b, et, p, "");
     LLVMSetAlignment(ld, eb);
+    cj_cv_tag_read(v, ld);
     vec = LLVMBuildInsertElement(b, vec, ld, cj_c32(g, e), "");
   }
   return LLVMBuildBitCast(b, vec, v->opty, "");

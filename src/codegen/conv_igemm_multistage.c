@@ -109,15 +109,16 @@ static void cj_cv_pin_wave_off(cj_cv *v, LLVMValueRef wave_off0) {
   if (v->c->threads <= 512 && v->c->mi_m * v->c->mi_n < 32) v->wave_off = cj_irb_opaque_sgpr(v->g, wave_off0);
 }
 
-/* Step kt in stage s with operand prefetch (the loop's comment below):
- * cur holds the step's first slice on entry and step kt+1's on return. */
-static void cj_cv_slices_pf(cj_cv *v, uint32_t s, LLVMValueRef kt, cj_cv_ops *cur) {
+/* Step kt in stage slot s with operand prefetch (the loop's comment
+ * below), the next step's stage in slot ns: cur holds the step's first
+ * slice on entry and step kt+1's on return. */
+static void cj_cv_slices_pf(cj_cv *v, uint32_t s, uint32_t ns, LLVMValueRef kt, cj_cv_ops *cur) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
   const uint32_t S = c->stages, L = c->a_dma + c->b_dma, nk = c->tile_k / c->mfma_k;
   for (uint32_t kk = 0; kk < nk; kk++) {
     int last = kk + 1 == nk;
-    uint32_t nst = last ? (s + 1) % S : s, nkk = last ? 0 : kk + 1;
+    uint32_t nst = last ? ns : s, nkk = last ? 0 : kk + 1;
     cj_cv_ops nxt = {{0}};
     for (uint32_t i = 0; i < c->mi_m; i++) {
       for (uint32_t j = 0; j < c->mi_n; j++)
@@ -133,6 +134,73 @@ static void cj_cv_slices_pf(cj_cv *v, uint32_t s, LLVMValueRef kt, cj_cv_ops *cu
     }
     *cur = nxt;
   }
+}
+
+/* The rolled form of the multistage loop (plan.roll): one K step per
+ * iteration instead of S unrolled ones, the same instructions in the same
+ * order (cj_cv_slices_pf with prefetch, else sync, DMA, compute), with the
+ * stage no longer a constant: the iteration's stage s and one more are
+ * loop-carried SGPR offsets into one LDS global per operand (slot
+ * CJ_CV_CUR = s; CJ_CV_NEXT = s+1 with prefetch, whose reads are the next
+ * step's, else s-1, the stage the step's DMA refills). LLVM's waitcnt pass
+ * tells LDS DMA targets apart only by alias scopes (per global, from its
+ * LDS lowering), so with one global it would wait for every DMA in flight
+ * (vmcnt(0)) before each operand read. What holds: within one iteration
+ * the DMA writes one stage (s with prefetch, s-1 without) and every operand
+ * read reads another (s+1, s: with prefetch one MFMA slice per step, so all
+ * its reads are the next step's). The body declares two scopes
+ * (llvm.experimental.noalias.scope.decl: the claim holds per iteration,
+ * while across iterations one stage is written and read) and tags the DMAs
+ * and the reads noalias each other; the order across iterations is each
+ * step's explicit vmcnt + barrier, as in the unrolled loop. A quarter of
+ * the body for LLVM's backend to schedule and allocate (docs/pipeline.md,
+ * "The rolled K loop"). */
+static void cj_cv_kloop_rolled(cj_cv *v, cj_cv_ops *cur) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  const uint32_t S = c->stages, L = c->a_dma + c->b_dma, pf = c->prefetch, nops = pf ? c->mi_m + c->mi_n : 0;
+  cj_irb_loop lp;
+  LLVMValueRef phis[CJ_CONV_MAX_FRAG], ophis[2 * CJ_CONV_MAX_FRAG], sphi;
+  /* The prologue's operands through an opaque copy: with loads on both
+   * edges InstCombine folds each operand phi into one load at the loop top
+   * (phi of loads -> load of phi), before the barrier, undoing the prefetch. */
+  for (uint32_t f = 0; f < nops; f++) cur->v[f] = cj_irb_opaque(g, cur->v[f]);
+  cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split);
+  cj_cv_loop_phis(v, &lp, cur->v, ophis, nops, "op");
+  LLVMValueRef s0 = cj_c32(g, 0);
+  cj_cv_loop_phis(v, &lp, &s0, &sphi, 1, "stage");
+  LLVMMetadataRef md_dma = cj_irb_scope(g, "kstep.dma"), md_rd = cj_irb_scope(g, "kstep.read");
+  cj_irb_scope_decl(g, md_dma);
+  cj_irb_scope_decl(g, md_rd);
+  LLVMValueRef s = cj_irb_opaque_sgpr(g, sphi);
+  LLVMValueRef s1 = LLVMBuildAdd(b, s, cj_c32(g, 1), "");
+  LLVMValueRef ns = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, s1, cj_c32(g, S), ""), cj_c32(g, 0), s1, "stage.next");
+  LLVMValueRef os = pf ? ns
+                       : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, s, cj_c32(g, 0), ""), cj_c32(g, S - 1),
+                                         LLVMBuildSub(b, s, cj_c32(g, 1), ""), "stage.prev");
+  v->lds_a[CJ_CV_CUR] = cj_irb_lds_ptr(g, v->lds_all_a, LLVMBuildMul(b, s, cj_c32(g, c->lds_a_stage), ""));
+  v->lds_b[CJ_CV_CUR] = cj_irb_lds_ptr(g, v->lds_all_b, LLVMBuildMul(b, s, cj_c32(g, c->lds_b_stage), ""));
+  v->lds_a[CJ_CV_NEXT] = cj_irb_lds_ptr(g, v->lds_all_a, LLVMBuildMul(b, os, cj_c32(g, c->lds_a_stage), ""));
+  v->lds_b[CJ_CV_NEXT] = cj_irb_lds_ptr(g, v->lds_all_b, LLVMBuildMul(b, os, cj_c32(g, c->lds_b_stage), ""));
+  v->md_dma = md_dma;
+  v->md_rd = md_rd;
+  LLVMValueRef kt = LLVMBuildAdd(b, v->kt0, lp.iv, "kt");
+  if (pf) {
+    cj_cv_slices_pf(v, CJ_CV_CUR, CJ_CV_NEXT, kt, cur);
+  } else { /* the unrolled loop's step (cj_cv_kloop_multistage) */
+    cj_cv_step_sync(v, (S - 2) * L);
+    cj_cv_pin_wave_off(v, v->wave_off0);
+    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, S - 1), ""), CJ_CV_NEXT, NULL);
+    cj_cv_fence_sched(v);
+    cj_cv_compute(v, CJ_CV_CUR);
+  }
+  v->md_dma = v->md_rd = NULL;
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  for (uint32_t f = 0; f < nops; f++) LLVMAddIncoming(ophis[f], &cur->v[f], &latch, 1);
+  LLVMAddIncoming(sphi, &ns, &latch, 1);
+  cj_cv_acc_loop_end(v, &lp, phis);
+  cj_irb_waitcnt(g, cj_waitcnt_vmcnt(0)); /* the last DMAs (zeros past the split) still land in LDS */
 }
 
 /* K-loop schedule "multistage" (the bf16 family's): a prologue fills
@@ -169,14 +237,35 @@ void cj_cv_kloop_multistage(cj_cv *v) {
   v->wave_off = v->wave_off0 = wave_off0;
 
   /* ---- prologue ---- */
-  for (uint32_t s = 0; s + 1 < S + pf; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s, NULL);
+  /* Rolled: stage s's DMAs carry scope pro.s<s>, the first reads (stage 0)
+   * pro.s0 and noalias the others, so LLVM's waitcnt pass (which tells
+   * DMA targets apart only by scope, one LDS global here) waits for stage
+   * 0's DMAs alone, which the explicit wait below already covers. */
+  static const char *const pro_name[4] = {"pro.s0", "pro.s1", "pro.s2", "pro.s3"};
+  LLVMMetadataRef pro[4] = {NULL}, pro_rest = NULL;
+  if (cj_cv_rolled(v)) {
+    for (uint32_t s = 0; s < S; s++) pro[s] = cj_irb_scope(g, pro_name[s]);
+    pro_rest = cj_irb_scopes(g, pro_name + 1, S - 1);
+  }
+  for (uint32_t s = 0; s + 1 < S + pf; s++) {
+    v->md_dma = pro[s];
+    cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s, NULL);
+  }
+  v->md_dma = NULL;
   cj_cv_ops cur = {{0}};
   if (pf) {
     cj_irb_waitcnt(g, cj_waitcnt_imm((S - 1) * L, 7, 15));
     cj_irb_barrier(g);
+    v->md_rd = pro[0];
+    v->md_dma = pro_rest;
     cj_cv_read_slice(v, 0, 0, &cur);
+    v->md_rd = v->md_dma = NULL;
   }
 
+  if (cj_cv_rolled(v)) {
+    cj_cv_kloop_rolled(v, &cur);
+    return;
+  }
   /* ---- K loop: accumulators (and prefetched operands) are loop-carried phis ---- */
   cj_irb_loop lp;
   LLVMValueRef phis[CJ_CONV_MAX_FRAG], ophis[2 * CJ_CONV_MAX_FRAG];
@@ -186,7 +275,7 @@ void cj_cv_kloop_multistage(cj_cv *v) {
   for (uint32_t s = 0; s < S; s++) {
     LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
     if (pf) {
-      cj_cv_slices_pf(v, s, kt, &cur);
+      cj_cv_slices_pf(v, s, (s + 1) % S, kt, &cur);
       continue;
     }
     cj_cv_step_sync(v, (S - 2) * L); /* step s's DMAs (issued S-1 steps ago) landed */

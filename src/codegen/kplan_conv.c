@@ -415,6 +415,15 @@ static convjit_status cj_conv_step_tile_legal(cj_kplan *p, cj_conv_plan *c, cons
   c->prefetch = o->prefetch ? o->prefetch == 2
                             : !pp && !vload && c->threads <= 512 && pf_flight <= 63 && c->tile_k == c->mfma_k &&
                                   mf->k_runs == 1 && mf->k_per_lane * c->elem_bytes == 8;
+  /* Rolled loop (conv_igemm_multistage.c cj_cv_kloop_rolled): the
+   * multistage DMA loop; with prefetch only where every operand read of a
+   * step is the next step's (one MFMA slice per step). */
+  CJ_CHECK(o->roll <= 2, CONVJIT_ERR_INVALID_ARG, "conv.roll = %u: must be 1 (unrolled) or 2 (one K step)", o->roll);
+  CJ_CHECK(o->roll != 2 || (!pp && !vload && (!c->prefetch || c->tile_k == c->mfma_k)), CONVJIT_ERR_UNSUPPORTED,
+           "conv.roll = 2: %s", pp      ? "the ping-pong schedule has its own loop"
+                                : vload ? "not with load = 2 (its register FIFO rotates by unrolling)"
+                                        : "with operand prefetch a K step must be one MFMA slice (tile_k = mfma_k)");
+  c->roll = o->roll == 2;
   c->lds_a_stage = c->tile_m * row_bytes;
   c->lds_b_stage = c->tile_n * row_bytes;
   uint64_t lds = (uint64_t)c->stages * (c->lds_a_stage + c->lds_b_stage);

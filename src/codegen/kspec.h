@@ -37,7 +37,7 @@
  *            y=bf16|f16|f32                     (y's dtype; default the dtype's own:
  *                                                bf16 for bf16 and fp8, f16 for f16)
  *            knobs (kplan_knobs.h): tile=MxN  waves=MxN  stages=S  splitk=K
- *              wgm=G  dma=B  load=L  kbytes=N  prefetch=P  sched=1|2, and
+ *              wgm=G  dma=B  load=L  kbytes=N  prefetch=P  sched=1|2  roll=1|2, and
  *              the test hooks big_in  big_out  no_fast  pure_gemm_a (flags)
  *            epilogue ops (kplan_epi.h spec tokens, never knobs): scale
  *              residual[=BETA]  bias  act=relu|silu|gelu|0..3

@@ -321,6 +321,61 @@ static void test_vgpr_load(void **s) {
   }
 }
 
+/* The rolled prefetching loop (roll = 2, conv_igemm_multistage.c
+ * cj_cv_kloop_rolled: one K step per iteration, the LDS stage an SGPR
+ * offset, the DMAs and reads tagged noalias per iteration) on the knob
+ * shape: gfx942's shipped tile (256x256, 32-byte rows, 4 stages), the
+ * 128x128 tile with 32-byte rows, stages 2 and 3 (3: the stage wraps by a
+ * compare, not a mask), split-K 2 (a split starts mid-ring), BIG_IN with
+ * real values; without prefetch (each step's DMA refills stage s-1, its
+ * reads take stage s, any number of MFMA slices) on both arches: gfx950's
+ * default and shipped 256x256 tiles, stages 3 with split-K 2, gfx942's
+ * 64-byte rows; gfx950 with prefetch forced (16-byte reads, one slice per
+ * step). run() also asserts conflict-free LDS. And the plan refuses
+ * roll = 2 with prefetch where a step has more than one MFMA slice. */
+static void test_rolled_loop(void **s) {
+  (void)s;
+  const cj_conv_opts O[] = {
+      {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4, .k_bytes = 32, .roll = 2},
+      {.k_bytes = 32, .roll = 2},
+      {.k_bytes = 32, .stages = 2, .roll = 2},
+      {.k_bytes = 32, .stages = 3, .roll = 2},
+      {.k_bytes = 32, .splitk = 2, .roll = 2},
+      {.k_bytes = 32, .force_big_in = 1, .roll = 2},
+  };
+  static const char *const why[] = {"roll 2, 256x256 2x4 s4 32-byte rows", "roll 2, 128x128 s4",
+                                    "roll 2, stages 2",  "roll 2, stages 3",
+                                    "roll 2, split-K 2", "roll 2, BIG_IN, real values"};
+  for (size_t i = 0; i < sizeof O / sizeof O[0]; i++) {
+    tc_conv tc = KNOB;
+    tc.why = why[i];
+    tc.real_values = O[i].force_big_in; /* fp32 rounding present: the derived bound, not exactness */
+    run(0, &tc, &O[i]);
+  }
+  const cj_conv_opts O950[] = {{.prefetch = 2, .roll = 2},
+                               {.roll = 2},
+                               {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4, .roll = 2},
+                               {.stages = 3, .splitk = 2, .roll = 2}};
+  static const char *const why950[] = {"roll 2, prefetch 2", "roll 2 (no prefetch: DMA into stage s-1)",
+                                       "roll 2, 256x256 2x4 s4", "roll 2, stages 3, split-K 2"};
+  for (size_t i = 0; i < sizeof O950 / sizeof O950[0]; i++) {
+    tc_conv tc = KNOB;
+    tc.why = why950[i];
+    run(1, &tc, &O950[i]);
+  }
+  cj_conv_opts o942 = {.prefetch = 1, .roll = 2};
+  tc_conv tc = KNOB;
+  tc.why = "roll 2, prefetch 1 (64-byte rows, two slices)";
+  run(0, &tc, &o942);
+  /* two MFMA slices per step (gfx942, 64-byte rows, prefetch forced): refused */
+  cj_conv_geom g;
+  tc_geom(&KNOB, &g);
+  cj_conv_opts bad = {.k_bytes = 64, .prefetch = 2, .roll = 2};
+  cj_kplan p;
+  cj_epilogue epi = {0};
+  assert_int_equal(cj_kplan_conv_init(&p, arch(0), &g, &bad, &epi), CONVJIT_ERR_UNSUPPORTED);
+}
+
 /* Random small convs with random legal options (tile, stages, split-K, WGM,
  * forced BIG paths) on alternating arches: each must match the reference.
  * The seed is fixed, so a failure reproduces; 16 cases keep it ~10 s. */
@@ -382,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_check_catches_dropped_product),
       cmocka_unit_test(test_loop_mix),
       cmocka_unit_test(test_vgpr_load),
+      cmocka_unit_test(test_rolled_loop),
       cmocka_unit_test(test_random_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -234,9 +234,32 @@ static void test_vgpr_load(void **s) {
     }
 }
 
+/* The rolled prefetching loop (roll = 2: one K step per iteration, the
+ * LDS stage an SGPR offset) on gfx942 fp8, its shipped tile (256x256,
+ * 32-byte rows, 4 stages: one 16x16x32 slice per step), every output
+ * checked on the load-2 shape (M partial, N tail, K steps past gemm_k,
+ * padding, bias). */
+static void test_rolled_loop(void **s) {
+  (void)s;
+  static const tc_conv V = {"roll 2: 1,24,5,9,11 -> 80 p1 bias", 1, 24, 5, 9, 11, 80, 3, 3, 3, P1, {0}, P1, P1,
+                            1, 0, 0};
+  static const cj_conv_opts O = {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4,
+                                 .k_bytes = 32, .roll = 2, .splitk = 1};
+  tc_conv tc = V;
+  cj_kplan p, pf;
+  int hf;
+  select_for(0, &tc, &O, &p, &pf, &hf);
+  assert_int_equal(p.u.conv.roll, 1);
+  tc_result r;
+  tc_conv_run_plan(&tc, &p, hf ? &pf : NULL, &r);
+  print_plan(0, tc.why, &p, &r, "outputs");
+  emu_stats_free(&r.stats);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vgpr_load),
+      cmocka_unit_test(test_rolled_loop),
       cmocka_unit_test(test_variants),
       cmocka_unit_test(test_wgm),
       cmocka_unit_test(test_reference_shapes_gfx942),
