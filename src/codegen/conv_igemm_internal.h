@@ -25,9 +25,9 @@
 #include "codegen/irb.h"
 
 #define CJ_CONV_MAX_FRAG 64
-#define CJ_CONV_MAX_KQ 8
-#define CJ_CV_CUR 4  /* cj_cv.lds_a slot: the rolled loop's current stage */
-#define CJ_CV_NEXT 5 /* ... and the next */ /* 16-byte K chunks per stage row: 128 fp8 */
+#define CJ_CONV_MAX_KQ 8 /* 16-byte K chunks per stage row: 128 fp8 */
+#define CJ_CV_CUR 4       /* cj_cv.lds_a slot: the rolled loop's current stage */
+#define CJ_CV_NEXT 5      /* ... and the other stage its step touches */
 
 /* How one thread's DMA instructions of one operand (A or B) map onto the
  * [kq][row][16 B] stage: instruction i loads tile row row[i % period] at

@@ -136,6 +136,26 @@ static void cj_cv_slices_pf(cj_cv *v, uint32_t s, uint32_t ns, LLVMValueRef kt, 
   }
 }
 
+/* Step kt of the multistage DMA loop in stage slot s: with prefetch
+ * (cj_cv_slices_pf) slot o holds the next step's stage, whose operands it
+ * reads; without, the stage its DMA refills (the previous step's), after
+ * the step's wait and barrier, before the step's own reads and MFMAs. */
+static void cj_cv_step(cj_cv *v, uint32_t s, uint32_t o, LLVMValueRef kt, cj_cv_ops *cur) {
+  const cj_conv_plan *c = v->c;
+  const uint32_t S = c->stages, L = c->a_dma + c->b_dma;
+  if (c->prefetch) {
+    cj_cv_slices_pf(v, s, o, kt, cur);
+    return;
+  }
+  cj_cv_step_sync(v, (S - 2) * L); /* step kt's DMAs (issued S-1 steps ago) landed */
+  cj_cv_pin_wave_off(v, v->wave_off0);
+  cj_cv_issue(v, LLVMBuildAdd(v->b, kt, cj_c32(v->g, S - 1), ""), o, NULL);
+  /* Keep each stage's ds_reads with its own MFMAs: hoisting the next
+   * stage's operands above them doubles the operand registers. */
+  cj_cv_fence_sched(v);
+  cj_cv_compute(v, s);
+}
+
 /* The rolled form of the multistage loop (plan.roll): one K step per
  * iteration instead of S unrolled ones, the same instructions in the same
  * order (cj_cv_slices_pf with prefetch, else sync, DMA, compute), with the
@@ -159,7 +179,7 @@ static void cj_cv_kloop_rolled(cj_cv *v, cj_cv_ops *cur) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
-  const uint32_t S = c->stages, L = c->a_dma + c->b_dma, pf = c->prefetch, nops = pf ? c->mi_m + c->mi_n : 0;
+  const uint32_t S = c->stages, pf = c->prefetch, nops = pf ? c->mi_m + c->mi_n : 0;
   cj_irb_loop lp;
   LLVMValueRef phis[CJ_CONV_MAX_FRAG], ophis[2 * CJ_CONV_MAX_FRAG], sphi;
   /* The prologue's operands through an opaque copy: with loads on both
@@ -185,16 +205,7 @@ static void cj_cv_kloop_rolled(cj_cv *v, cj_cv_ops *cur) {
   v->lds_b[CJ_CV_NEXT] = cj_irb_lds_ptr(g, v->lds_all_b, LLVMBuildMul(b, os, cj_c32(g, c->lds_b_stage), ""));
   v->md_dma = md_dma;
   v->md_rd = md_rd;
-  LLVMValueRef kt = LLVMBuildAdd(b, v->kt0, lp.iv, "kt");
-  if (pf) {
-    cj_cv_slices_pf(v, CJ_CV_CUR, CJ_CV_NEXT, kt, cur);
-  } else { /* the unrolled loop's step (cj_cv_kloop_multistage) */
-    cj_cv_step_sync(v, (S - 2) * L);
-    cj_cv_pin_wave_off(v, v->wave_off0);
-    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, S - 1), ""), CJ_CV_NEXT, NULL);
-    cj_cv_fence_sched(v);
-    cj_cv_compute(v, CJ_CV_CUR);
-  }
+  cj_cv_step(v, CJ_CV_CUR, CJ_CV_NEXT, LLVMBuildAdd(b, v->kt0, lp.iv, "kt"), cur);
   v->md_dma = v->md_rd = NULL;
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
   for (uint32_t f = 0; f < nops; f++) LLVMAddIncoming(ophis[f], &cur->v[f], &latch, 1);
@@ -272,20 +283,8 @@ void cj_cv_kloop_multistage(cj_cv *v) {
   cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / S);
   if (pf) cj_cv_loop_phis(v, &lp, cur.v, ophis, nops, "op");
   LLVMValueRef ktg = cj_cv_group_kt(v, &lp);
-  for (uint32_t s = 0; s < S; s++) {
-    LLVMValueRef kt = LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt");
-    if (pf) {
-      cj_cv_slices_pf(v, s, (s + 1) % S, kt, &cur);
-      continue;
-    }
-    cj_cv_step_sync(v, (S - 2) * L); /* step s's DMAs (issued S-1 steps ago) landed */
-    cj_cv_pin_wave_off(v, wave_off0);
-    cj_cv_issue(v, LLVMBuildAdd(b, kt, cj_c32(g, S - 1), ""), (s + S - 1) % S, NULL);
-    /* Keep each stage's ds_reads with its own MFMAs: hoisting the next
-     * stage's operands above them doubles the operand registers. */
-    cj_cv_fence_sched(v);
-    cj_cv_compute(v, s);
-  }
+  for (uint32_t s = 0; s < S; s++)
+    cj_cv_step(v, s, pf ? (s + 1) % S : (s + S - 1) % S, LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt"), &cur);
   if (pf) {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     for (uint32_t f = 0; f < nops; f++) LLVMAddIncoming(ophis[f], &cur.v[f], &latch, 1);
