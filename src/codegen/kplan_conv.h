@@ -148,7 +148,7 @@ typedef struct cj_conv_opts {
   uint32_t sched;                  /* cj_conv_sched */
   uint32_t k_bytes;                /* K bytes of each tile row per stage: 32, 64 or 128 (0: 64, ping-pong 128) */
   uint32_t prefetch;               /* multistage operand prefetch: 0 default, 1 off, 2 on */
-  uint32_t roll;                   /* prefetching multistage loop body: 0 default (unrolled), 1 S unrolled steps, 2 one step */
+  uint32_t roll;                   /* multistage DMA loop body: 0 default (1), 1 S unrolled K steps, 2 one K step */
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
   int pure_gemm_a;                 /* diagnostic (im2col overhead): A is a plain row-major npq x crs
@@ -178,7 +178,7 @@ typedef struct cj_conv_opts {
   X(uint32_t, halves, 0, "row blocks of the A and B tiles (2: half-block ping-pong, quadrant fragments)")    \
   X(uint32_t, stages, 1, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)")                      \
   X(uint32_t, prefetch, 1, "multistage: 1 = the next step's first operands are read before this step's last MFMAs") \
-  X(uint32_t, roll, 2, "multistage with prefetch: 1 = the loop body is one K step, its LDS stage an SGPR offset (else S unrolled steps)") \
+  X(uint32_t, roll, 2, "multistage DMA loop: 1 = the loop body is one K step, its LDS stage an SGPR offset (else S unrolled steps)") \
   X(uint32_t, load, 1, "A/B load path (cj_conv_load): 1 buffer_load...lds DMA, 2 buffer_load_dwordx4 + ds_write") \
   X(uint32_t, dma_bytes, 1, "per lane of one A/B load: buffer_load...lds (16 only on gfx950), 16 on load 2")  \
   X(uint32_t, a_dma, 0, "A DMA loads per thread per K step")                                                \

@@ -31,7 +31,7 @@
   K("prefetch", ONE, prefetch, prefetch, 1, 2, 1, "multistage operand prefetch across K steps: 1 off, 2 on")  \
   K("sched", ONE, sched, sched, 1, 2, 1, "K-loop schedule: 1 multistage, 2 8-wave half ping-pong (fp8)")  \
   K("roll", ONE, roll, roll, 1, 2, 1,                                                                       \
-    "prefetching multistage loop: 1 S unrolled K steps, 2 one K step per iteration (about 30% less compile time)") \
+    "multistage DMA loop: 1 S unrolled K steps, 2 one K step per iteration (about 30% less compile time)") \
   K("big_in", FLAG, force_big_in, force_big_in, 0, 1, 0, "test hook: force the BIG_IN rebase")             \
   K("big_out", FLAG, force_big_out, force_big_out, 0, 1, 0, "test hook: force 64-bit BIG_OUT stores")      \
   K("no_fast", FLAG, no_fast_paths, no_fast_paths, 0, 1, 0, "disable temporal fast path, channel GEMM, vec4") \

@@ -110,7 +110,9 @@ static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_t
   o->wave_insts_max = st.wave_max_total;
   o->barrier_cover_mfma = st.barriers ? (double)st.barrier_cover_mfma / (double)st.barriers : 0;
   o->barriers_per_step = st.waves && c->k_tiles_split ? (double)st.barriers / (double)st.waves / c->k_tiles_split : 0;
-  o->loop_trips = c->sched == CJ_CONV_SCHED_PINGPONG ? (c->k_tiles_split - 2) / 2 : c->roll ? c->k_tiles_split : c->k_tiles_split / c->stages;
+  o->loop_trips = c->sched == CJ_CONV_SCHED_PINGPONG ? (c->k_tiles_split - 2) / 2
+                  : c->roll                             ? c->k_tiles_split /* one K step per trip */
+                                                        : c->k_tiles_split / c->stages;
   o->waves = c->threads / 64;
   o->k_steps = c->k_tiles_split;
   double steps = o->k_steps ? o->k_steps : 1, simds = a->simds_per_cu;

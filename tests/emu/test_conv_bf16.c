@@ -321,7 +321,7 @@ static void test_vgpr_load(void **s) {
   }
 }
 
-/* The rolled prefetching loop (roll = 2, conv_igemm_multistage.c
+/* The rolled multistage loop (roll = 2, conv_igemm_multistage.c
  * cj_cv_kloop_rolled: one K step per iteration, the LDS stage an SGPR
  * offset, the DMAs and reads tagged noalias per iteration) on the knob
  * shape: gfx942's shipped tile (256x256, 32-byte rows, 4 stages), the
