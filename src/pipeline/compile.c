@@ -4,16 +4,19 @@
  *          -> new-PM CJ_PASSES (in place) -> [optimized IR text]
  *          -> [asm text, from a clone] -> object
  *
- * Everything is per call: its own TargetMachine, its own pass options, the
- * caller's LLVMContext. The only process-wide state we touch is the AMDGPU
- * target registration, done once under pthread_once; nothing else here
- * needs a lock (docs/pipeline.md, "Threads", lists LLVM's globals and why
- * each is safe). While compiling, the context's diagnostic handler is
+ * Everything is per call (its own pass options, the caller's LLVMContext)
+ * but the TargetMachine, which one call at a time borrows from a small
+ * free list (cj_tm_take/cj_tm_give, under g_tm_mu): a fresh one costs each
+ * build its subtarget and register tables again (docs/pipeline.md, "Target
+ * machine reuse"). The other process-wide state we touch is the AMDGPU
+ * target registration, done once under pthread_once (docs/pipeline.md,
+ * "Threads", lists LLVM's globals and why each is safe). While compiling, the context's diagnostic handler is
  * replaced by one that collects errors: LLVM's default handler would print
  * and exit(1) on a backend error (e.g. LDS over the limit), and a library
  * must return a status instead.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <llvm-c/Analysis.h>
@@ -33,6 +36,75 @@
 #endif
 
 static pthread_once_t cj_llvm_once = PTHREAD_ONCE_INIT;
+
+/* Idle target machines, one call at a time using each. A TargetMachine
+ * keeps, per CPU and feature string, its subtarget (instruction info,
+ * lowering tables, register info and its lazily built alias lists), which
+ * every build of a fresh one makes again: 1.5 ms of a trivial kernel's 3 ms
+ * codegen, and the alias lists grow with the registers a kernel touches.
+ * Reuse changes no byte (tests/codegen/test_pipeline.c, and the 8-thread
+ * comparison of tests/host/test_stress_threads.c, whose threads hand the
+ * machines to each other). Kept: at most CJ_TM_KEEP, for the life of the
+ * process (still reachable, like LLVM's own registries). */
+enum { CJ_TM_KEEP = 16, CJ_TM_KEY = 256 };
+typedef struct cj_tm_slot {
+  char key[CJ_TM_KEY]; /* "cpu\nfeatures" */
+  LLVMTargetMachineRef tm;
+} cj_tm_slot;
+static pthread_mutex_t g_tm_mu = PTHREAD_MUTEX_INITIALIZER;
+static cj_tm_slot g_tm_idle[CJ_TM_KEEP];
+static uint32_t g_tm_nidle;
+
+/* 0 when the key does not fit: that machine is made fresh and disposed. */
+static int cj_tm_key(const cj_arch *arch, char key[CJ_TM_KEY]) {
+  int n = snprintf(key, CJ_TM_KEY, "%s\n%s", arch->name, arch->features ? arch->features : "");
+  return n >= 0 && n < CJ_TM_KEY;
+}
+
+/* An idle machine for the arch, else a new one (NULL: LLVM refused). */
+static LLVMTargetMachineRef cj_tm_take(LLVMTargetRef target, const cj_arch *arch) {
+  char key[CJ_TM_KEY];
+  LLVMTargetMachineRef tm = NULL;
+  if (cj_tm_key(arch, key)) {
+    pthread_mutex_lock(&g_tm_mu);
+    for (uint32_t i = g_tm_nidle; i-- > 0;)
+      if (!strcmp(g_tm_idle[i].key, key)) {
+        tm = g_tm_idle[i].tm;
+        g_tm_idle[i] = g_tm_idle[--g_tm_nidle];
+        break;
+      }
+    pthread_mutex_unlock(&g_tm_mu);
+  }
+  return tm ? tm
+            : LLVMCreateTargetMachine(target, CJ_AMDGPU_TRIPLE, arch->name, arch->features ? arch->features : "",
+                                      LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
+}
+
+/* Back to the idle list, or disposed when the list is full. */
+static void cj_tm_give(const cj_arch *arch, LLVMTargetMachineRef tm) {
+  char key[CJ_TM_KEY];
+  if (cj_tm_key(arch, key)) {
+    pthread_mutex_lock(&g_tm_mu);
+    if (g_tm_nidle < CJ_TM_KEEP) {
+      memcpy(g_tm_idle[g_tm_nidle].key, key, sizeof key);
+      g_tm_idle[g_tm_nidle++].tm = tm;
+      tm = NULL;
+    }
+    pthread_mutex_unlock(&g_tm_mu);
+  }
+  if (tm) LLVMDisposeTargetMachine(tm);
+}
+
+void cj_compile_drop_machines(void) {
+  LLVMTargetMachineRef idle[CJ_TM_KEEP];
+  pthread_mutex_lock(&g_tm_mu);
+  uint32_t n = g_tm_nidle;
+  for (uint32_t i = 0; i < n; i++) idle[i] = g_tm_idle[i].tm;
+  g_tm_nidle = 0;
+  pthread_mutex_unlock(&g_tm_mu);
+  for (uint32_t i = 0; i < n; i++) LLVMDisposeTargetMachine(idle[i]);
+}
+
 static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, const char *passes, int want_asm,
                                  int want_opt_ir, cj_compile_out *out);
 
@@ -249,9 +321,7 @@ static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, const cha
     return st;
   }
   LLVMDisposeMessage(terr);
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
-      target, CJ_AMDGPU_TRIPLE, arch->name, arch->features ? arch->features : "",
-      LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMTargetMachineRef tm = cj_tm_take(target, arch);
   CJ_CHECK(tm != NULL, CONVJIT_ERR_COMPILE, "LLVM could not create a target machine for %s (features \"%s\")",
            arch->name, arch->features ? arch->features : "");
 
@@ -270,7 +340,7 @@ static convjit_status cj_compile(LLVMModuleRef m, const cj_arch *arch, const cha
 
   LLVMContextSetDiagnosticHandler(ctx, old_h, old_c);
   cj_sb_free(&diag.errors);
-  LLVMDisposeTargetMachine(tm);
+  cj_tm_give(arch, tm);
   if (st != CONVJIT_OK) {
     cj_compile_out_free(out);
     return st;

@@ -5,7 +5,8 @@
  * object, docs/pipeline.md "Middle end") and then lowered by codegen: it is not disposed (the caller owns it and its
  * LLVMContext), but must not be compiled again. Its triple and data layout
  * are set to amdgcn-amd-amdhsa. Thread-safe for modules in distinct
- * contexts (each call has its own TargetMachine). */
+ * contexts (each call borrows a TargetMachine no other call uses meanwhile:
+ * compile.c keeps idle ones for the next build). */
 #ifndef CJ_PIPELINE_COMPILE_H
 #define CJ_PIPELINE_COMPILE_H
 
@@ -35,5 +36,9 @@ convjit_status cj_compile_module(LLVMModuleRef m, const cj_arch *arch, int want_
 convjit_status cj_compile_module_passes(LLVMModuleRef m, const cj_arch *arch, const char *passes, int want_asm,
                                         int want_opt_ir, cj_compile_out *out);
 void cj_compile_out_free(cj_compile_out *o);
+/* Disposes the idle target machines kept for reuse (the next build makes a
+ * fresh one); tests use it to compare a fresh machine's bytes with a reused
+ * one's. Thread-safe; machines in use stay theirs. */
+void cj_compile_drop_machines(void);
 
 #endif

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "codegen/kplan.h"
+#include "codegen/kspec.h"
 #include "pipeline/build.h"
+#include "pipeline/compile.h"
 
 static const uint64_t shapes[][3] = {{2, 24, 1000}, {1, 1024, 3456000}};
 
@@ -109,6 +111,35 @@ static void test_deterministic_and_texts(void **state) {
   cj_built_free(NULL);
 }
 
+/* The compile step borrows a target machine kept from an earlier build
+ * (compile.c, cj_tm_take): a reused machine must give the bytes of a fresh
+ * one. The headline conv kernels of both arches (the largest code the
+ * backend sees), built alternately so each build takes a machine another
+ * arch's build did not disturb, then again after every idle machine was
+ * disposed. */
+static void test_reused_machine_same_bytes(void **state) {
+  (void)state;
+  const char *arch[2] = {"gfx942", "gfx950"};
+  cj_built b[2][3];
+  for (int round = 0; round < 3; round++) {
+    if (round == 2) cj_compile_drop_machines(); /* round 2: fresh machines again */
+    for (int a = 0; a < 2; a++) {
+      cj_kplan p;
+      memset(&p, 0, sizeof p);
+      assert_int_equal(cj_kspec_plan("conv", arch[a], "bf16", "1,1024,120,160,90,1024,1,3,3", "pad=0,1,1 bias", &p),
+                       CONVJIT_OK);
+      assert_int_equal(cj_build_kernel(&p, 0, &b[a][round]), CONVJIT_OK);
+    }
+  }
+  for (int a = 0; a < 2; a++)
+    for (int round = 1; round < 3; round++) {
+      assert_int_equal(b[a][round].code_object.size, b[a][0].code_object.size);
+      assert_memory_equal(b[a][round].code_object.data, b[a][0].code_object.data, b[a][0].code_object.size);
+    }
+  for (int a = 0; a < 2; a++)
+    for (int round = 0; round < 3; round++) cj_built_free(&b[a][round]);
+}
+
 static void test_build_bad_input(void **state) {
   (void)state;
   cj_built b;
@@ -160,6 +191,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_transpose_builds),
     cmocka_unit_test(test_deterministic_and_texts),
+    cmocka_unit_test(test_reused_machine_same_bytes),
     cmocka_unit_test(test_build_bad_input),
     cmocka_unit_test(test_check_resources),
   };
