@@ -42,7 +42,7 @@ static pthread_once_t cj_llvm_once = PTHREAD_ONCE_INIT;
  * lowering tables, register info and its lazily built alias lists), which
  * every build of a fresh one makes again: 1.5 ms of a trivial kernel's 3 ms
  * codegen, and the alias lists grow with the registers a kernel touches.
- * Reuse changes no byte (tests/codegen/test_pipeline.c, and the 8-thread
+ * Reuse changes no byte (tests/codegen/test_pipeline_build.c, and the 8-thread
  * comparison of tests/host/test_stress_threads.c, whose threads hand the
  * machines to each other). Kept: at most CJ_TM_KEEP, for the life of the
  * process (still reachable, like LLVM's own registries). */
