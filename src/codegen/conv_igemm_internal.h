@@ -86,6 +86,14 @@ typedef struct cj_cv {
   LLVMValueRef pa[2][2], pb[2][2];
   LLVMValueRef pp_chunk, pp_opa[2], pp_opb[2];
   cj_im2col_col pp_col;
+  /* One tap decode per group of S K steps (cj_cv_group): while grp_base
+   * is set, cj_cv_issue loads step grp_base + grp_d, and when the group's
+   * steps lie in one tap its A columns are constant shifts of the column
+   * decoded first for that base (grp_col, at step grp_base + grp_d0,
+   * instruction column grp_q0); grp_at is the base it was decoded for */
+  LLVMValueRef grp_base, grp_at;
+  uint32_t grp_d, grp_d0, grp_q0;
+  cj_im2col_col grp_col;
 } cj_cv;
 
 /* One K slice's operands (mfma_k deep) of a wave: its mi_m A and mi_n B
@@ -104,6 +112,14 @@ uint32_t cj_cv_loads(const cj_cv *v);
 /* The loads of K step kt: DMAs into LDS stage st (out NULL), or (VGPR
  * path) buffer loads into out[0 .. a_dma) (A) and out[a_dma ..) (B). */
 void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out);
+/* The next cj_cv_issue loads step base + d of an S-aligned group of S
+ * steps (base NULL: a step of its own); see cj_cv.grp_base. */
+void cj_cv_group(cj_cv *v, LLVMValueRef base, uint32_t d);
+/* Whether cj_cv_group applies: the S steps of an aligned group lie in one
+ * tap (Cp % (S*tile_k) == 0, x's columns unmasked, an im2col A: not wgrad,
+ * not channel GEMM), on the prefetching multistage loop, not upsampled
+ * (docs/kernels.md "im2col": elsewhere some kernels simulated slower). */
+int cj_cv_group_ok(const cj_cv *v);
 LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase);
 LLVMValueRef cj_cv_write_lane(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds0);
 void cj_cv_write(cj_cv *v, uint32_t st, LLVMValueRef *vals); /* VGPR path: one K step's registers -> stage st */

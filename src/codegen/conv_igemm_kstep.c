@@ -179,8 +179,11 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
   /* Cp % tile_k == 0 (so crs and k_end are whole steps) and no per-lane
    * channel mask: all columns of the step lie in one tap, so it is decoded
    * once and the other columns are constant shifts of it; else one decode
-   * per distinct K column. */
+   * per distinct K column. With Cp % (S*tile_k) == 0 too, the S steps of
+   * an aligned group (cj_cv_group) lie in one tap: the first decode serves
+   * the group, each later step a shift of it with its own k < k_end. */
   int one_tap = c->g.cp % c->tile_k == 0 && !c->g.c_mask;
+  int grp = v->grp_base && cj_cv_group_ok(v);
   uint32_t q0 = CJ_CONV_MAX_KQ;
   for (uint32_t i = 0; !c->channel_gemm && i < c->a_dma; i++) {
     uint32_t q = v->ma.kq[i];
@@ -188,10 +191,23 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
       cj_im2col_col_shift(g, &v->ic, &col[q0], (q - q0) * c->chunk_elems, &col[q]);
       have[q] = 1;
     }
+    if (!have[q] && grp && v->grp_at == v->grp_base && v->grp_d > v->grp_d0) {
+      uint32_t dk = (v->grp_d - v->grp_d0) * c->tile_k + (q - v->grp_q0) * c->chunk_elems;
+      cj_im2col_col_shift(g, &v->ic, &v->grp_col, dk, &col[q]);
+      col[q].valid = LLVMBuildICmp(b, LLVMIntULT, cj_cv_k(v, &v->ma, kt, i), v->k_end, "k.in");
+      have[q] = 1;
+      q0 = q;
+    }
     if (!have[q]) {
       cj_im2col_col_init(g, &v->ic, cj_cv_k(v, &v->ma, kt, i), v->ma.kin, v->k_end, &col[q]);
       have[q] = 1;
       q0 = q;
+      if (grp && v->grp_at != v->grp_base) {
+        v->grp_at = v->grp_base;
+        v->grp_d0 = v->grp_d;
+        v->grp_q0 = q;
+        v->grp_col = col[q];
+      }
     }
     LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i % v->ma.period], &col[q], CJ_CONV_OOB);
     cj_cv_xfer(v, v->xr, v->lds_a[st], i, voff, out ? &out[i] : NULL);
@@ -205,6 +221,19 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
     LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, c->elem_bytes), ""), "");
     cj_cv_xfer(v, v->wr, v->lds_b[st], i, cj_irb_oob(g, ok, off, CJ_CONV_OOB), out ? &out[c->a_dma + i] : NULL);
   }
+}
+
+int cj_cv_group_ok(const cj_cv *v) {
+  const cj_conv_plan *c = v->c;
+  int up = c->g.up[0] > 1 || c->g.up[1] > 1 || c->g.up[2] > 1;
+  return c->prefetch && !up && !c->g.wgrad && !c->channel_gemm && !c->g.c_mask &&
+         c->g.cp % (c->stages * c->tile_k) == 0;
+}
+
+void cj_cv_group(cj_cv *v, LLVMValueRef base, uint32_t d) {
+  v->grp_base = base;
+  v->grp_d = d;
+  if (!base) v->grp_at = NULL; /* a later group decodes afresh */
 }
 
 /* Per-lane byte offset of the MFMA operands inside a [kq][row][16 B] stage

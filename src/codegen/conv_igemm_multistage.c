@@ -258,10 +258,15 @@ void cj_cv_kloop_multistage(cj_cv *v) {
     for (uint32_t s = 0; s < S; s++) pro[s] = cj_irb_scope(g, pro_name[s]);
     pro_rest = cj_irb_scopes(g, pro_name + 1, S - 1);
   }
+  /* One tap decode per group of S steps (cj_cv_group): kt0 is a multiple
+   * of k_tiles_split, itself one of S */
+  const int grp = cj_cv_group_ok(v);
   for (uint32_t s = 0; s + 1 < S + pf; s++) {
     v->md_dma = pro[s];
+    if (grp) cj_cv_group(v, v->kt0, s);
     cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), s, NULL);
   }
+  cj_cv_group(v, NULL, 0);
   v->md_dma = NULL;
   cj_cv_ops cur = {{0}};
   if (pf) {
@@ -283,8 +288,14 @@ void cj_cv_kloop_multistage(cj_cv *v) {
   cj_cv_acc_loop_begin(v, &lp, phis, c->k_tiles_split / S);
   if (pf) cj_cv_loop_phis(v, &lp, cur.v, ophis, nops, "op");
   LLVMValueRef ktg = cj_cv_group_kt(v, &lp);
-  for (uint32_t s = 0; s < S; s++)
+  /* With prefetch (cj_cv_group_ok), step s loads step s + S: step s of
+   * the next group, whose tap one decode serves */
+  LLVMValueRef next = grp ? LLVMBuildAdd(b, ktg, cj_c32(g, S), "kt.next") : NULL;
+  for (uint32_t s = 0; s < S; s++) {
+    cj_cv_group(v, next, s);
     cj_cv_step(v, s, pf ? (s + 1) % S : (s + S - 1) % S, LLVMBuildAdd(b, ktg, cj_c32(g, s), "kt"), &cur);
+  }
+  cj_cv_group(v, NULL, 0);
   if (pf) {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     for (uint32_t f = 0; f < nops; f++) LLVMAddIncoming(ophis[f], &cur.v[f], &latch, 1);

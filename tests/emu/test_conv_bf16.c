@@ -376,6 +376,36 @@ static void test_rolled_loop(void **s) {
   assert_int_equal(cj_kplan_conv_init(&p, arch(0), &g, &bad, &epi), CONVJIT_ERR_UNSUPPORTED);
 }
 
+/* One tap decode per group of S K steps (conv_igemm_kstep.c cj_cv_group):
+ * with operand prefetch and Cp a multiple of S*tile_k, the loop body's S
+ * DMA steps (and the prologue's) share the first step's decode, the others
+ * shifted by constants with their own k < k_end. The shape's C = 64 makes
+ * Cp = 64 = S*tile_k on gfx942's 32-byte rows (4 stages: a group is one
+ * tap), 2 and 4 taps per group-sized block with stages 2 and 4 of 16-byte
+ * steps; pad 1 keeps every bounds check live, split-K 2 starts a split on
+ * a group boundary mid-filter, and C = 128 does the same on gfx950 (64-byte
+ * rows, prefetch forced). Every output against the reference (run()). */
+static void test_group_decode(void **s) {
+  (void)s;
+  tc_conv tc = {"", 1, 64, 4, 9, 11, 80, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0};
+  const cj_conv_opts O[] = {
+      {.tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4, .stages = 4, .k_bytes = 32, .prefetch = 2},
+      {.k_bytes = 32, .prefetch = 2},
+      {.k_bytes = 32, .stages = 2, .prefetch = 2},
+      {.k_bytes = 32, .splitk = 2, .prefetch = 2},
+  };
+  static const char *const why[] = {"C 64, 256x256 s4 32-byte rows, prefetch: one decode per 4 steps",
+                                    "C 64, 128x128 s4 prefetch", "C 64, stages 2 prefetch (groups of 2)",
+                                    "C 64, split-K 2 prefetch (a split starts on a group)"};
+  for (size_t i = 0; i < sizeof O / sizeof O[0]; i++) {
+    tc.why = why[i];
+    run(0, &tc, &O[i]);
+  }
+  tc_conv t950 = {"C 128, gfx950 prefetch forced, split-K 2", 1, 128, 4, 9, 11, 80, 3, 3, 3, P1, {0}, P1, P1, 1, 0, 0};
+  cj_conv_opts o950 = {.prefetch = 2, .splitk = 2};
+  run(1, &t950, &o950);
+}
+
 /* Random small convs with random legal options (tile, stages, split-K, WGM,
  * forced BIG paths) on alternating arches: each must match the reference.
  * The seed is fixed, so a failure reproduces; 16 cases keep it ~10 s. */
@@ -438,6 +468,7 @@ int main(void) {
       cmocka_unit_test(test_loop_mix),
       cmocka_unit_test(test_vgpr_load),
       cmocka_unit_test(test_rolled_loop),
+      cmocka_unit_test(test_group_decode),
       cmocka_unit_test(test_random_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
