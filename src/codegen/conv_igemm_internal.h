@@ -89,10 +89,10 @@ typedef struct cj_cv {
   /* One tap decode per group of S K steps (cj_cv_group): while grp_base
    * is set, cj_cv_issue loads step grp_base + grp_d, and when the group's
    * steps lie in one tap its A columns are constant shifts of the column
-   * decoded first for that base (grp_col, at step grp_base + grp_d0,
-   * instruction column grp_q0); grp_at is the base it was decoded for */
+   * decoded first for that base (grp_col, at step grp_base + grp_d0, for
+   * instruction 0); grp_at is the base it was decoded for */
   LLVMValueRef grp_base, grp_at;
-  uint32_t grp_d, grp_d0, grp_q0;
+  uint32_t grp_d, grp_d0;
   cj_im2col_col grp_col;
 } cj_cv;
 
@@ -113,7 +113,8 @@ uint32_t cj_cv_loads(const cj_cv *v);
  * path) buffer loads into out[0 .. a_dma) (A) and out[a_dma ..) (B). */
 void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out);
 /* The next cj_cv_issue loads step base + d of an S-aligned group of S
- * steps (base NULL: a step of its own); see cj_cv.grp_base. */
+ * steps (base NULL: a step of its own; non-NULL only where
+ * cj_cv_group_ok); see cj_cv.grp_base. */
 void cj_cv_group(cj_cv *v, LLVMValueRef base, uint32_t d);
 /* Whether cj_cv_group applies: the S steps of an aligned group lie in one
  * tap (Cp % (S*tile_k) == 0, x's columns unmasked, an im2col A: not wgrad,

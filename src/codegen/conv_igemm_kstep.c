@@ -183,7 +183,7 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
    * an aligned group (cj_cv_group) lie in one tap: the first decode serves
    * the group, each later step a shift of it with its own k < k_end. */
   int one_tap = c->g.cp % c->tile_k == 0 && !c->g.c_mask;
-  int grp = v->grp_base && cj_cv_group_ok(v);
+  int grp = v->grp_base != NULL; /* set only where cj_cv_group_ok */
   uint32_t q0 = CJ_CONV_MAX_KQ;
   for (uint32_t i = 0; !c->channel_gemm && i < c->a_dma; i++) {
     uint32_t q = v->ma.kq[i];
@@ -192,7 +192,7 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
       have[q] = 1;
     }
     if (!have[q] && grp && v->grp_at == v->grp_base && v->grp_d > v->grp_d0) {
-      uint32_t dk = (v->grp_d - v->grp_d0) * c->tile_k + (q - v->grp_q0) * c->chunk_elems;
+      uint32_t dk = (v->grp_d - v->grp_d0) * c->tile_k + (q - v->ma.kq[0]) * c->chunk_elems;
       cj_im2col_col_shift(g, &v->ic, &v->grp_col, dk, &col[q]);
       col[q].valid = LLVMBuildICmp(b, LLVMIntULT, cj_cv_k(v, &v->ma, kt, i), v->k_end, "k.in");
       have[q] = 1;
@@ -205,8 +205,7 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
       if (grp && v->grp_at != v->grp_base) {
         v->grp_at = v->grp_base;
         v->grp_d0 = v->grp_d;
-        v->grp_q0 = q;
-        v->grp_col = col[q];
+        v->grp_col = col[q]; /* decoded for instruction 0, column kq[0] */
       }
     }
     LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i % v->ma.period], &col[q], CJ_CONV_OOB);

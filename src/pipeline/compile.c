@@ -10,10 +10,11 @@
  * build its subtarget and register tables again (docs/pipeline.md, "Target
  * machine reuse"). The other process-wide state we touch is the AMDGPU
  * target registration, done once under pthread_once (docs/pipeline.md,
- * "Threads", lists LLVM's globals and why each is safe). While compiling, the context's diagnostic handler is
- * replaced by one that collects errors: LLVM's default handler would print
- * and exit(1) on a backend error (e.g. LDS over the limit), and a library
- * must return a status instead.
+ * "Threads", lists LLVM's globals and why each is safe). While compiling,
+ * the context's diagnostic handler is replaced by one that collects
+ * errors: LLVM's default handler would print and exit(1) on a backend
+ * error (e.g. LDS over the limit), and a library must return a status
+ * instead.
  */
 #include <pthread.h>
 #include <stdio.h>
