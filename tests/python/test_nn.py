@@ -139,16 +139,19 @@ class TestPatch(unittest.TestCase):
         mods = {n: id(m) for n, m in model.named_modules()}
 
         res = convjit.nn.patch(model)
-        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.up"])
-        reasons = dict(res.skipped)
-        self.assertEqual(sorted(reasons), ["extras.dw", "extras.f32", "extras.own"])
+        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.up", "extras.own"])
+        reasons = dict(res.skipped)   # only what convjit cannot run
+        self.assertEqual(sorted(reasons), ["extras.dw", "extras.f32"])
         self.assertIn("depthwise", reasons["extras.dw"])     # convjit's validator's reason
         self.assertIsInstance(model.extras["up"], cnn.ConvTranspose3d)
-        self.assertIn("own forward", reasons["extras.own"])
         self.assertIn("torch.float32", reasons["extras.f32"])
         self.assertIsInstance(model.body[0], cnn.Conv3d)
         self.assertIs(type(model.extras["dw"]), torch.nn.Conv2d)
-        self.assertIs(type(model.extras["own"]), OwnForward)
+        # a subclass with its own forward: still an OwnForward (its forward runs), and a convjit conv
+        own = model.extras["own"]
+        self.assertIsInstance(own, OwnForward)
+        self.assertIsInstance(own, cnn.Conv3d)
+        self.assertIs(type(own).forward, OwnForward.forward)
         self.assertEqual({n: id(p) for n, p in model.named_parameters()}, ids, "parameters are the same objects")
         self.assertEqual({n: id(m) for n, m in model.named_modules()}, mods, "modules are the same objects")
         self.assertEqual(convjit.nn.patch(model).swapped, [], "a second patch swaps nothing")
@@ -172,6 +175,12 @@ class TestPatch(unittest.TestCase):
         print(f"\npatched model vs torch bf16 model: max |diff| {d:.3e} (max |y| {float(y.abs().max()):.3e})",
               file=sys.stderr)
         self.assertEqual(y.shape, y_torch.shape)
+        # the subclass's own forward (x 2) around convjit's conv: twice the conv, exactly (a power of two)
+        xo = cj.randn_bf16((1, 16, 2, 3, 3), cj.gen(31))
+        with torch.no_grad():
+            yo = own(xo)
+            y1 = convjit.ops.conv(xo, own.weight, own.bias)
+        self.assertTrue(torch.equal(yo, y1 * 2), "OwnForward.forward ran around convjit's conv")
 
 
 class TestConv3dExtras(unittest.TestCase):

@@ -23,7 +23,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import convjit  # noqa: E402
 import convjit.nn as cnn  # noqa: E402
-from convjit import _autograd, _library, ops  # noqa: E402
+from convjit import _grad, _library, ops  # noqa: E402
 
 BF16 = torch.bfloat16
 
@@ -51,10 +51,10 @@ class _Cases:
         x = cj.randn_bf16((1, 16, 2, 4, 4), g).requires_grad_()
         w = cj.weight_bf16((16, 16, 3, 3, 3), g).requires_grad_()
         b = cj.randn_bf16((16,), g).requires_grad_()
-        geom = _library.geom_args(_autograd.Geom((1, 1, 1), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1),
+        geom = _library.geom_args(_grad.Geom((1, 1, 1), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1),
                                                      "relu", 1.0, 0.0, 0.0, "", ""))
         torch.library.opcheck(torch.ops.convjit.conv.default, (x, w, b, None, None, None) + geom)
-        ct = _library.geom_args(_autograd.Geom((2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1), "",
+        ct = _library.geom_args(_grad.Geom((2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1), "",
                                                    1.0, 0.0, 0.0, "", ""))
         wt = cj.weight_bf16((16, 16, 3, 3, 3), g).requires_grad_()
         torch.library.opcheck(torch.ops.convjit.conv_transpose.default, (x, wt, b, None, [1, 1, 1]) + ct)
