@@ -1,7 +1,10 @@
 """convjit.nn: Conv1d/2d/3d against the torch modules run in float64 on
 the same bf16 values (bound: cjtest.bound, as in test_ops), state_dict
-round trips, padding modes, patch() on a small model, and the forward
-extras (residual=, x_prev=, act) of convjit.nn.Conv3d. EMULATED."""
+round trips, padding modes, patch() on a small model (subclasses too: one
+without a forward of its own, as torchvision's Conv3DSimple, one with its
+own, as a causal conv that concatenates cached frames and pads before
+calling Conv3d.forward), and the forward extras (residual=, x_prev=, act)
+of convjit.nn.Conv3d. EMULATED."""
 
 import copy
 import os
@@ -181,6 +184,47 @@ class TestPatch(unittest.TestCase):
             yo = own(xo)
             y1 = convjit.ops.conv(xo, own.weight, own.bias)
         self.assertTrue(torch.equal(yo, y1 * 2), "OwnForward.forward ran around convjit's conv")
+
+
+class NoForward(torch.nn.Conv3d):   # torchvision's Conv3DSimple: a constructor only
+    def __init__(self, cin, cout):
+        super().__init__(cin, cout, (3, 3, 3), padding=(1, 1, 1), bias=False, dtype=BF16)
+
+
+class Causal(torch.nn.Conv3d):   # a Wan-style causal conv: its forward pads, then Conv3d.forward
+    def __init__(self, cin, cout):
+        super().__init__(cin, cout, 3, padding=0, dtype=BF16)
+
+    def forward(self, x, cache_x=None):
+        if cache_x is not None:
+            x = torch.cat([cache_x, x], dim=2)
+        return super().forward(F.pad(x, (1, 1, 1, 1, 2 if cache_x is None else 0, 0)))
+
+
+class TestPatchSubclasses(unittest.TestCase):
+    def test_subclasses_keep_their_forward(self):
+        torch.manual_seed(1)
+        model = torch.nn.ModuleDict({"simple": NoForward(16, 16), "causal": Causal(16, 16)})
+        res = convjit.nn.patch(model)
+        self.assertEqual(sorted(res.swapped), ["causal", "simple"])
+        self.assertEqual(res.skipped, [])
+        simple, causal = model["simple"], model["causal"]
+        self.assertIsInstance(simple, NoForward)
+        self.assertIsInstance(simple, cnn.Conv3d)
+        self.assertIs(type(causal).forward, Causal.forward, "the subclass's own forward is kept")
+        self.assertEqual(type(causal).__name__, "Causal")
+        g = cj.gen(33)
+        x, cache = cj.randn_bf16((1, 16, 3, 5, 5), g), cj.randn_bf16((1, 16, 2, 5, 5), g)
+        with torch.no_grad():
+            y_simple = simple(x)
+            y_causal = causal(x, cache)
+        ref, mag = cj.conv64(x, simple.weight, None, 1, 1)
+        # C*27 exact bf16 products summed in fp32, one bf16 rounding
+        cj.check(self, y_simple, ref, cj.bound(ref, mag, cj.products(simple.weight)), "patched NoForward")
+        xc = torch.cat([cache, x], dim=2)
+        ref, mag = cj.conv64(xc, causal.weight, causal.bias, 1, (0, 1, 1))
+        cj.check(self, y_causal, ref, cj.bound(ref, mag, cj.products(causal.weight) + 1), "patched Causal, cached")
+        self.assertEqual(convjit.nn.patch(model).swapped, [], "a second patch swaps nothing")
 
 
 class TestConv3dExtras(unittest.TestCase):

@@ -16,7 +16,8 @@ F.conv_transpose*d, unmodified, through convjit, on the emulator.
   gradients' kernels launch);
 - disable() gives torch's bits again; enabled() nests and is per thread
   (two threads, one routed and one not); the policy hook; CONVJIT_LOG=route
-  logs each new decision once.
+  logs each new decision once, and the C library takes its level words
+  from the same comma-separated list.
 EMULATED: no time here is a GPU time.
 """
 
@@ -381,12 +382,17 @@ class OnOff(unittest.TestCase):
                 "with convjit.enabled():\n"
                 "    for _ in range(3): F.conv2d(x, w, padding=1)\n"
                 "    F.conv2d(x.float(), w.float(), padding=1)\n")
-        r = cj.run_python(code, env={"CONVJIT_LOG": "route"})
-        self.assertEqual(r.returncode, 0, r.stderr)
-        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("convjit[route]")]
-        self.assertEqual(len(lines), 2, r.stderr)
-        self.assertTrue(lines[0].endswith(": convjit") and "bfloat16" in lines[0], lines)
-        self.assertIn("torch (torch.float32", lines[1])
+        for value, c_lines in (("route", False), ("info,route", True)):
+            with self.subTest(CONVJIT_LOG=value):
+                r = cj.run_python(code, env={"CONVJIT_LOG": value})
+                self.assertEqual(r.returncode, 0, r.stderr)
+                lines = [ln for ln in r.stderr.splitlines() if ln.startswith("convjit[route]")]
+                self.assertEqual(len(lines), 2, r.stderr)
+                self.assertTrue(lines[0].endswith(": convjit") and "bfloat16" in lines[0], lines)
+                self.assertIn("torch (torch.float32", lines[1])
+                # the C library reads its level words from the same list (util/log.c) and ignores "route"
+                self.assertEqual(any(ln.startswith("convjit[info]") for ln in r.stderr.splitlines()), c_lines,
+                                 r.stderr)
 
 
 if __name__ == "__main__":
