@@ -182,6 +182,7 @@ class _Decision:
 
 
 _decisions = {}          # call signature -> _Decision
+MAX_DECISIONS = 4096
 _entries = {}            # str(problem) -> _Entry
 _report_lock = threading.Lock()
 _policy = (None, None)   # (allow, deny)
@@ -344,6 +345,8 @@ def _decide(sig, d_problem, refusal, prepare, macs):
             d.call = prepare()
         except (_lib.UnsupportedError, _lib.InvalidArgumentError, ValueError, TypeError) as e:
             d.reason = "convjit refuses it: " + (e.message if isinstance(e, _lib.ConvjitError) else str(e))
+    if len(_decisions) >= MAX_DECISIONS:
+        _decisions.clear()
     _decisions[sig] = d
     _log(d_problem, d.reason)
     return d
@@ -362,7 +365,8 @@ def _convolution(input, weight, bias, stride, padding, dilation, transposed, out
         return torch_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     t0 = time.perf_counter()
     sig = (input.shape, input.stride(), input.dtype, input.device, weight.shape, weight.stride(), weight.dtype,
-           None if bias is None else (bias.dtype, bias.device), tuple(stride), tuple(padding), tuple(dilation),
+           None if bias is None else (bias.shape, bias.dtype, bias.device), tuple(stride), tuple(padding),
+           tuple(dilation),
            transposed, tuple(output_padding), groups)
     d = _decisions.get(sig)
     if d is None or d.gen != _runtime.generation:

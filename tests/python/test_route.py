@@ -128,10 +128,13 @@ class Routed(unittest.TestCase):
         cases = [("1d stride 2 output_padding 1", (2, 16, 5), (16, 8, 3), True, dict(stride=2, padding=1,
                                                                                      output_padding=1)),
                  ("2d groups 2 dilation 2", (1, 16, 4, 5), (16, 8, 3, 3), False, dict(groups=2, dilation=2)),
-                 ("3d stride (1,2,2) bias", (1, 16, 2, 3, 3), (16, 8, 1, 2, 2), True, dict(stride=(1, 2, 2)))]
+                 ("3d stride (1,2,2) bias", (1, 16, 2, 3, 3), (16, 8, 1, 2, 2), True, dict(stride=(1, 2, 2))),
+                 ("2d channels-last stride 2", (2, 16, 3, 4), (16, 8, 3, 3), True, dict(stride=2, padding=1))]
         for label, xs, ws, with_b, kw in cases:
             with self.subTest(label):
                 x, w = cj.randn_bf16(xs, g), cj.weight_bf16(ws, g)
+                if "channels-last" in label:
+                    x = x.contiguous(memory_format=torch.channels_last)
                 c_out = ws[1] * kw.get("groups", 1)
                 b = cj.randn_bf16((c_out,), g) if with_b else None
                 rank = len(ws) - 2
@@ -142,6 +145,8 @@ class Routed(unittest.TestCase):
                 # at most C_in/groups * taps exact products per output element (+ bias), one bf16 rounding
                 terms = ws[0] // kw.get("groups", 1) * cj.products(w[:1, :1]) + with_b
                 cj.check(self, y, ref, cj.bound(ref, mag, terms), f"transposed {label}")
+                if "channels-last" in label:
+                    self.assertTrue(y.is_contiguous(memory_format=torch.channels_last), "channels-last as torch's")
                 self.assertEqual([(r["convjit"], r["torch"]) for r in convjit.routing_report()], [(1, 0)])
                 convjit.reset_routing_report()
 
