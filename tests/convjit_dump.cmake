@@ -99,3 +99,16 @@ add_test(NAME tools/dump_bounds_sim_json
          COMMAND bash -c "out=$(\"$0\" --arch gfx942 --op conv --dtype fp8 --shape 1,64,4,16,16,128,3,3,3 --pad 1,1,1 --emit bounds --json) && echo \"$out\" && echo \"$out\" | grep -Eq -- \"$1\""
                  ${CJ_DUMP} ${CJ_SIM_FIELDS})
 set_tests_properties(tools/dump_bounds_sim_json PROPERTIES LABELS tools)
+# The op's simulated time is the sum of its launch sequence's steps, each
+# kernel simulated (the pre-passes, the split-K memset and finalize, the
+# backward-weight grid packs and finalize: docs/performance.md "Whole ops");
+# one-workgroup-per-CU shapes, ~1 s with their builds.
+add_test(NAME tools/dump_bounds_op_splitk
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_op_sum.sh ${CJ_DUMP}
+                 "--arch gfx950 --op conv --dtype bf16 --shape 1,64,4,16,16,64,3,3,3 --pad 1,1,1 --splitk 2"
+                 "cj_wpack cj_transpose cj_conv_bf16 cj_conv_finalize" memset)
+add_test(NAME tools/dump_bounds_op_wgrad
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_op_sum.sh ${CJ_DUMP}
+                 "--arch gfx942 --op conv --dtype bf16 --shape 1,64,4,16,16,64,3,3,3 --pad 1,1,1 --kind bwd-weight --bias"
+                 "cj_grid_pack_dy cj_grid_pack_x cj_wgrad_bf16 cj_wgrad_finalize")
+set_tests_properties(tools/dump_bounds_op_splitk tools/dump_bounds_op_wgrad PROPERTIES LABELS tools)

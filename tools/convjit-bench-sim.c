@@ -1,8 +1,10 @@
 /* convjit-bench-sim: the validation table of the compute-unit simulation
- * (docs/performance.md, "Validation"): for each published MI355X
- * measurement of a kernel whose schedule convjit can build, the MODELLED
- * prediction for convjit's kernel of that schedule, side by side with the
- * published figure and the error; then the "A faster than B" pairs, the
+ * (docs/performance.md, "Validation"): for each published MI355X (gfx950)
+ * and MI325X (gfx942) measurement of a kernel whose schedule convjit can
+ * build, the MODELLED prediction for convjit's kernel of that schedule (or,
+ * marked '~', the closest one it builds), side by side with the published
+ * figure and the error; a split-K row is its whole op (memset, conv,
+ * finalize); then the "A faster than B" pairs, the
  * spread of every prediction over each assumed parameter's range, and
  * (--emu-speed) the emulator's host speed with and without trace recording.
  *
@@ -28,6 +30,7 @@
 
 typedef struct row_out {
   int ok;
+  int closest;           /* the published schedule was refused: the closest one (sim_row.closest) ran */
   double pred;           /* in the row's unit */
   double lo, hi;         /* over every assumption's range, one at a time */
   double frac, ms;
@@ -45,30 +48,87 @@ static double in_unit(const sim_row *r, const cj_perf_kernel_out *o) { return r-
 
 /* Build, trace and simulate one row (defaults, then each assumption at
  * its range's ends). */
-static void run_row(const sim_row *r, int sensitivity, row_out *o, sens *sv, size_t *nsv) {
-  cj_kplan p;
-  cj_built b;
-  memset(&b, 0, sizeof b);
+static const char *row_arch(const sim_row *r) { return r->arch ? r->arch : "gfx950"; }
+static const char *row_device(const sim_row *r) {
+  return r->device ? r->device : cj_perf_device_default(cj_arch_from_name(row_arch(r)));
+}
+
+/* The row's plan: its published schedule, or (refused as unsupported) the
+ * closest convjit builds. */
+static convjit_status row_plan(const sim_row *r, row_out *o, cj_kplan *p) {
+  const char *dt = r->fp8 ? "fp8" : "bf16";
+  convjit_status st;
+  if (r->closest) cj_error_quiet_begin();
+  st = cj_kspec_plan("conv", row_arch(r), dt, r->shape, r->knobs, p);
+  if (r->closest) cj_error_quiet_end();
+  if (st != CONVJIT_ERR_UNSUPPORTED || !r->closest) return st;
+  o->closest = 1;
+  return cj_kspec_plan("conv", row_arch(r), dt, r->shape, r->closest, p);
+}
+
+/* The whole op of a row: its conv kernel and, when split, the memset of
+ * the fp32 workspace and the finalize (docs/performance.md, "Whole ops"). */
+typedef struct row_op {
+  cj_kplan p, fin;
+  cj_built b, bf;
+  cj_bounds_traces *t, *tf; /* tf: the finalize's, NULL when not split */
+  uint64_t memset_bytes;
+  double flops;
+} row_op;
+
+static void row_op_free(row_op *op) {
+  cj_bounds_traces_free(op->t);
+  cj_bounds_traces_free(op->tf);
+  cj_built_free(&op->b);
+  cj_built_free(&op->bf);
+}
+
+static convjit_status row_op_record(row_op *op) {
   cj_bounds bd;
-  cj_bounds_traces *t = NULL;
-  convjit_status st = cj_kspec_plan("conv", "gfx950", r->fp8 ? "fp8" : "bf16", r->shape, r->knobs, &p);
-  if (st == CONVJIT_OK) st = cj_build_kernel(&p, 0, &b);
-  if (st == CONVJIT_OK) st = cj_check_resources(b.info, p.arch);
-  if (st == CONVJIT_OK) st = cj_bounds_traces_record(&p, &b, &bd, &t);
-  if (st == CONVJIT_OK) st = cj_bounds_traces_simulate(t, NULL, &o->sim);
+  CJ_TRY(cj_build_kernel(&op->p, 0, &op->b));
+  CJ_TRY(cj_check_resources(op->b.info, op->p.arch));
+  CJ_TRY(cj_bounds_traces_record(&op->p, &op->b, &bd, &op->t));
+  op->flops = cj_conv_gemm_flops(&op->p.u.conv);
+  if (op->p.u.conv.splitk <= 1) return CONVJIT_OK;
+  op->memset_bytes = op->p.u.conv.ws_bytes;
+  CJ_TRY(cj_kplan_finalize_init(&op->fin, op->p.arch, &op->p.u.conv, NULL));
+  CJ_TRY(cj_build_kernel(&op->fin, 0, &op->bf));
+  CJ_TRY(cj_check_resources(op->bf.info, op->fin.arch));
+  return cj_bounds_kernel_traces(&op->fin, &op->bf, &op->tf);
+}
+
+/* The op's MODELLED time with parameters q: the conv's simulation in *k
+ * (its own fields), the memset and the finalize added to k->ms and tflops. */
+static convjit_status row_op_simulate(const row_op *op, const cj_perf_params *q, cj_perf_kernel_out *k) {
+  CJ_TRY(cj_bounds_traces_simulate(op->t, q, k));
+  if (!op->tf) return CONVJIT_OK;
+  cj_perf_kernel_out f;
+  CJ_TRY(cj_bounds_traces_simulate(op->tf, q, &f));
+  const double conv_ms = k->ms;
+  k->ms += f.ms + cj_bounds_memset_ms(op->p.arch, q, op->memset_bytes);
+  k->tflops = op->flops / (k->ms * 1e-3) / 1e12;
+  k->fraction_of_peak *= conv_ms / k->ms;
+  return CONVJIT_OK;
+}
+
+static void run_row(const sim_row *r, int sensitivity, row_out *o, sens *sv, size_t *nsv) {
+  row_op op;
+  memset(&op, 0, sizeof op);
+  cj_perf_params def;
+  convjit_status st = row_plan(r, o, &op.p);
+  if (st == CONVJIT_OK) st = cj_perf_defaults_device(op.p.arch, r->device, r->fp8, &def);
+  if (st == CONVJIT_OK) st = row_op_record(&op);
+  if (st == CONVJIT_OK) st = row_op_simulate(&op, &def, &o->sim);
   if (st != CONVJIT_OK) {
     snprintf(o->err, sizeof o->err, "%s", cj_error_text());
-    cj_bounds_traces_free(t);
-    cj_built_free(&b);
+    row_op_free(&op);
     return;
   }
   o->ok = 1;
   o->pred = o->lo = o->hi = in_unit(r, &o->sim);
   o->frac = o->sim.fraction_of_peak, o->ms = o->sim.ms;
   size_t n;
-  const cj_perf_param_info *inf = cj_perf_param_infos(p.arch, r->fp8, &n);
-  cj_perf_params def;
-  cj_perf_defaults(p.arch, r->fp8, &def);
+  const cj_perf_param_info *inf = cj_perf_param_infos_device(op.p.arch, r->device, r->fp8, &n);
   *nsv = 0;
   for (size_t i = 0; sensitivity && i < n; i++) {
     if (!inf[i].assumed) continue;
@@ -79,15 +139,14 @@ static void run_row(const sim_row *r, int sensitivity, row_out *o, sens *sv, siz
       cj_perf_params q = def;
       cj_perf_param_set(&q, &inf[i], e ? inf[i].hi : inf[i].lo);
       cj_perf_kernel_out k;
-      v[e] = cj_bounds_traces_simulate(t, &q, &k) == CONVJIT_OK ? in_unit(r, &k) : o->pred;
+      v[e] = row_op_simulate(&op, &q, &k) == CONVJIT_OK ? in_unit(r, &k) : o->pred;
       if (v[e] < o->lo) o->lo = v[e];
       if (v[e] > o->hi) o->hi = v[e];
     }
     s->unit_lo = v[0], s->unit_hi = v[1];
     s->max_move = fmax(fabs(v[0] - o->pred), fabs(v[1] - o->pred)) / o->pred;
   }
-  cj_bounds_traces_free(t);
-  cj_built_free(&b);
+  row_op_free(&op);
 }
 
 /* Host speed of emulating the fp8 headline kernel's middle workgroup, with
@@ -237,7 +296,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: convjit-bench-sim [--rows SUBSTRING] [--no-sensitivity] [--emu-speed] [--json]\n"
              "       convjit-bench-sim --candidates ARCH:DTYPE:SHAPE:OPTS\n"
              "  the simulation's predictions (MODELLED) for convjit's kernels of the published kernels'\n"
-             "  schedules, against the published MI355X figures (docs/performance.md \"Validation\");\n"
+             "  schedules, against the published MI355X and MI325X figures (docs/performance.md \"Validation\");\n"
              "  --candidates: the default heuristic's candidates for one conv, each simulated\n"
              "  (e.g. gfx950:bf16:1,1024,120,160,90,1024,1,3,3:pad=0,1,1)\n");
 }
@@ -296,10 +355,12 @@ int main(int argc, char **argv) {
   cj_strbuf sb = {0};
   if (json) cj_sb_printf(&sb, "{\"kind\":\"modelled\",\"rows\":[");
   else
-    cj_sb_printf(&sb, "# Validation of the compute-unit simulation (MODELLED) against published MI355X measurements\n"
-                      "# predictions are for convjit's kernel of the published kernel's schedule (gfx950)\n"
-                      "%-20s %-44s %11s %11s %8s  %-23s %s\n",
-                 "row", "convjit schedule", "published", "predicted", "error", "range (assumptions)", "source");
+    cj_sb_printf(&sb, "# Validation of the compute-unit simulation (MODELLED) against published MI355X (gfx950) and\n"
+                      "# MI325X (gfx942) measurements; predictions are for convjit's kernel of the published kernel's\n"
+                      "# schedule, '~': convjit builds no such schedule, the closest one it builds ran (sim_rows.c)\n"
+                      "%-20s %-44s %-6s %11s %11s %8s  %-23s %s\n",
+                 "row", "published kernel", "device", "published", "predicted", "error", "range (assumptions)",
+                 "source");
   for (size_t i = 0; i < sim_nrows; i++) {
     const sim_row *r = &sim_rows[i];
     if (filter && !strstr(r->id, filter)) continue;
@@ -316,8 +377,9 @@ int main(int argc, char **argv) {
     if (json) {
       cj_sb_printf(&sb, "%s{\"id\":\"%s\",\"what\":", counted + fails > 1 ? "," : "", r->id);
       cli_json_str(&sb, r->what);
-      cj_sb_printf(&sb, ",\"knobs\":");
-      cli_json_str(&sb, r->knobs);
+      cj_sb_printf(&sb, ",\"arch\":\"%s\",\"device\":\"%s\",\"closest\":%s,\"knobs\":", row_arch(r), row_device(r),
+                   o->closest ? "true" : "false");
+      cli_json_str(&sb, o->closest ? r->closest : r->knobs);
       cj_sb_printf(&sb, ",\"unit\":\"%s\",\"published\":%.4g,\"source\":", u, r->published);
       cli_json_str(&sb, r->source);
       if (o->ok)
@@ -333,12 +395,13 @@ int main(int argc, char **argv) {
       if (r->published > 0) snprintf(pub, sizeof pub, "%.4g %s", r->published, u);
       else snprintf(pub, sizeof pub, "(order)");
       snprintf(rng, sizeof rng, "%.4g..%.4g", o->lo, o->hi);
-      cj_sb_printf(&sb, "%-20s %-44.44s %11s %7.4g %-3s ", r->id, r->what, pub, o->pred, r->unit_ms ? "ms" : "TF");
+      cj_sb_printf(&sb, "%-20s %c%-43.43s %-6s %11s %7.4g %-3s ", r->id, o->closest ? '~' : ' ', r->what,
+                   row_device(r), pub, o->pred, r->unit_ms ? "ms" : "TF");
       if (r->published > 0) cj_sb_printf(&sb, "%+7.1f%%", 100 * err);
       else cj_sb_printf(&sb, "%8s", "-");
       cj_sb_printf(&sb, "  %-23s %s\n", rng, r->source_short);
     } else {
-      cj_sb_printf(&sb, "%-20s %-44.44s FAILED: %s\n", r->id, r->what, o->err);
+      cj_sb_printf(&sb, "%-20s  %-43.43s %-6s FAILED: %s\n", r->id, r->what, row_device(r), o->err);
     }
   }
   /* the pairs: A faster than B */

@@ -15,6 +15,7 @@
  * API's own validation (its limits, its messages naming desc fields).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,20 @@ static const struct { const char *name; unsigned bit; } emit_names[] = {
   {"mnemonics", EMIT_MNEMONICS}, {"bounds", EMIT_BOUNDS},
 };
 
+/* The op's launch sequence, for its simulated time (--emit bounds): each
+ * step a kernel (an index into the op's plans) or a memset, of the list
+ * that runs once per weight (pack) or on every call. */
+#define DUMP_MAX_STEPS 64
+typedef struct dump_step {
+  int per_call;          /* 1: every call (fwd list), 0: once per weight (pack list) */
+  int kernel;            /* index into the plans; -1: a memset */
+  uint64_t memset_bytes;
+} dump_step;
+typedef struct dump_steps {
+  int n;
+  dump_step s[DUMP_MAX_STEPS];
+} dump_steps;
+
 typedef struct dump_args {
   const cj_arch *arch;
   const char *op_name;
@@ -50,7 +65,14 @@ typedef struct dump_args {
   int no_sim;            /* --no-sim: the bounds without the compute-unit simulation */
   const char *save_dir;  /* write each kernel's code object as <dir>/<name>.co */
   void *op_opts;         /* the op's own options (op->opts_size bytes, zeroed) */
+  dump_steps *steps;     /* filled by the op's plans (NULL: not asked; n = 0: unknown) */
 } dump_args;
+
+/* Records a step of the op's launch sequence (when asked and room is left). */
+static void add_step(const dump_args *a, int per_call, int kernel, uint64_t memset_bytes) {
+  if (!a->steps || a->steps->n >= DUMP_MAX_STEPS) return;
+  a->steps->s[a->steps->n++] = (dump_step){per_call, kernel, memset_bytes};
+}
 
 /* An op-specific option: "--name value" (has_value) or "--name". */
 typedef struct dump_opt_def {
@@ -105,6 +127,7 @@ static convjit_status transpose_plans(const dump_args *a, cj_kplan *out, int max
   else
     return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s: must be bf16, fp8, bf16-fp8, bf16-fp8q or fn-fnuz", a->dtype);
   *n = 1;
+  add_step(a, 1, 0, 0);
   return CONVJIT_OK;
 }
 
@@ -228,12 +251,21 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
     const cj_step_list *lists[2] = {&seq->pack, &seq->fwd};
     for (int l = 0; st == CONVJIT_OK && l < 2; l++)
       for (uint32_t i = 0; i < lists[l]->nsteps; i++) {
-        if (lists[l]->step[i].kind != CJ_STEP_KERNEL) continue;
-        int seen = 0; /* phases that share a kernel: built once */
-        for (int e = 0; e < *n && !seen; e++) seen = !strcmp(out[e].name, lists[l]->step[i].plan.name);
-        if (seen) continue;
-        if (*n >= max) { st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: more than %d kernels", max); break; }
-        out[(*n)++] = lists[l]->step[i].plan;
+        const cj_step *sp = &lists[l]->step[i];
+        /* the op's steps: of one problem (streaming plans several) */
+        if (sp->kind == CJ_STEP_MEMSET) {
+          if (!o->nchunks) add_step(a, l, -1, sp->memset_bytes);
+          continue;
+        }
+        int seen = -1; /* phases that share a kernel: built once */
+        for (int e = 0; e < *n && seen < 0; e++)
+          if (!strcmp(out[e].name, sp->plan.name)) seen = e;
+        if (seen < 0) {
+          if (*n >= max) { st = CJ_ERR(CONVJIT_ERR_INTERNAL, "conv: more than %d kernels", max); break; }
+          seen = *n;
+          out[(*n)++] = sp->plan;
+        }
+        if (!o->nchunks) add_step(a, l, seen, 0);
       }
   }
   free(seq);
@@ -491,14 +523,69 @@ static void print_sim_text(const cj_perf_kernel_out *m, cj_strbuf *o) {
 /* The model is cj_bounds_conv's (src/emu/bounds.h, docs/performance.md). */
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
+/* The op's simulated time (MODELLED): every step of its launch sequence,
+ * each kernel simulated once (conv kernels: kms[k] from the bounds), a
+ * memset at the HBM rate; the sums per call and once per weight. */
+static void print_op_sim(const dump_args *a, const cj_kplan *plans, const cj_built *b, double *kms, cj_strbuf *o) {
+  const dump_steps *ds = a->steps;
+  double sum[2] = {0, 0};
+  int failed = 0;
+  if (a->json) cj_sb_printf(o, ",\"op\":{\"kind\":\"modelled\",\"steps\":[");
+  else cj_sb_printf(o, "; op (MODELLED, the sum of its kernels' simulated times):\n");
+  for (int i = 0; i < ds->n; i++) {
+    const dump_step *st = &ds->s[i];
+    double ms;
+    int k = st->kernel;
+    if (k < 0) {
+      ms = cj_bounds_memset_ms(a->arch, NULL, st->memset_bytes);
+    } else {
+      if (isnan(kms[k])) {
+        cj_perf_kernel_out ko;
+        kms[k] = cj_bounds_kernel_sim(&plans[k], &b[k], NULL, &ko) == CONVJIT_OK ? ko.ms : INFINITY;
+      }
+      ms = kms[k];
+    }
+    if (isinf(ms)) failed = 1;
+    sum[st->per_call] += ms;
+    const char *list = st->per_call ? "call" : "pack";
+    if (a->json) {
+      cj_sb_printf(o, "%s{\"list\":\"%s\",", i ? "," : "", list);
+      if (k < 0) cj_sb_printf(o, "\"memset_bytes\":%llu", (unsigned long long)st->memset_bytes);
+      else cj_sb_printf(o, "\"kernel\":\"%s\"", plans[k].name);
+      if (isinf(ms)) {
+        cj_sb_printf(o, ",\"error\":");
+        cli_json_str(o, convjit_last_error());
+        cj_sb_printf(o, "}");
+      } else
+        cj_sb_printf(o, ",\"simulated_ms\":%.4f}", ms);
+    } else if (k < 0) {
+      cj_sb_printf(o, ";   %s  memset %llu bytes: %.4f ms\n", list, (unsigned long long)st->memset_bytes, ms);
+    } else if (isinf(ms)) {
+      cj_sb_printf(o, ";   %s  %s: not simulated: %s\n", list, plans[k].name, convjit_last_error());
+    } else {
+      cj_sb_printf(o, ";   %s  %s: %.4f ms\n", list, plans[k].name, ms);
+    }
+  }
+  if (a->json) {
+    cj_sb_printf(o, "]");
+    if (!failed) cj_sb_printf(o, ",\"call_ms\":%.4f,\"pack_ms\":%.4f", sum[1], sum[0]);
+    cj_sb_printf(o, "}");
+  } else if (!failed) {
+    cj_sb_printf(o, ";   per call %.4f ms; weight pack (once per weight) %.4f ms\n", sum[1], sum[0]);
+  }
+}
+
 static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"bounds\":[");
   else cj_sb_printf(o, "; ==== bounds (%s, MODELLED: docs/performance.md) ====\n", a->arch->name);
   int first = 1;
+  double kms[DUMP_MAX_KERNELS];
+  for (int k = 0; k < n; k++) kms[k] = NAN;
   for (int k = 0; k < n; k++) {
     if (plans[k].op != CJ_KOP_CONV) continue;
     cj_bounds x;
     convjit_status st = a->no_sim ? cj_bounds_conv(&plans[k], &b[k], &x) : cj_bounds_conv_sim(&plans[k], &b[k], NULL, &x);
+    if (!a->no_sim) kms[k] = st == CONVJIT_OK ? x.sim.ms : INFINITY;
     if (a->json) {
       cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"kind\":\"modelled\"", first ? "" : ",", plans[k].name);
       if (st != CONVJIT_OK) {
@@ -556,6 +643,7 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
     first = 0;
   }
   if (a->json) cj_sb_printf(o, "]");
+  if (!a->no_sim && a->steps && a->steps->n) print_op_sim(a, plans, b, kms, o);
 }
 #undef PS
 
@@ -629,14 +717,17 @@ static int save_code_object(const char *dir, const char *name, const cj_blob *co
 static int run(const dump_args *a, const dump_op *op) {
   cj_kplan *plans = calloc(DUMP_MAX_KERNELS, sizeof *plans);
   cj_built *b = calloc(DUMP_MAX_KERNELS, sizeof *b);
+  dump_steps *steps = calloc(1, sizeof *steps);
+  dump_args with_steps = *a;
+  with_steps.steps = steps;
   int n = 0, rc = 0, built = 0;
   double total = 0;
-  if (!plans || !b) {
+  if (!plans || !b || !steps) {
     fprintf(stderr, "convjit-dump: out of memory\n");
     rc = 1;
     goto out;
   }
-  convjit_status st = op->plans(a, plans, DUMP_MAX_KERNELS, &n);
+  convjit_status st = op->plans(&with_steps, plans, DUMP_MAX_KERNELS, &n);
   if (st != CONVJIT_OK) {
     fprintf(stderr, "convjit-dump: %s\n", convjit_last_error());
     if (st == CONVJIT_ERR_INVALID_ARG) usage(stderr); /* the shape or dtype was refused */
@@ -665,7 +756,7 @@ static int run(const dump_args *a, const dump_op *op) {
   }
   unsigned emit = a->emit;
   if (!built) emit &= EMIT_PLAN;
-  dump_args shown = *a;
+  dump_args shown = with_steps;
   shown.emit = emit;
   cj_strbuf o = {0};
   print_all(&shown, op, plans, b, n, built, total, &o);
@@ -685,6 +776,7 @@ out:
   for (int k = 0; b && k < DUMP_MAX_KERNELS; k++) cj_built_free(&b[k]);
   free(b);
   free(plans);
+  free(steps);
   return rc;
 }
 

@@ -1,6 +1,7 @@
 /* The validation rows of convjit-bench-sim (docs/performance.md,
- * "Validation"): published MI355X (gfx950) measurements with their public
- * source, and the convjit schedule each is compared with. */
+ * "Validation"): published MI355X (gfx950) and MI325X (gfx942)
+ * measurements with their public source, and the convjit schedule each is
+ * compared with. */
 #ifndef CJ_TOOLS_SIM_ROWS_H
 #define CJ_TOOLS_SIM_ROWS_H
 
@@ -16,6 +17,10 @@ typedef struct sim_row {
   int unit_ms;               /* 1: milliseconds, 0: TFLOPS */
   const char *source_short;
   const char *source;
+  const char *arch;          /* NULL: gfx950 */
+  const char *device;        /* the product measured (perf.h cj_perf_defaults_device); NULL: the arch's own */
+  const char *closest;       /* knobs of the closest schedule convjit builds, taken when `knobs` (the
+                              * published schedule) is refused as unsupported; NULL: none */
 } sim_row;
 
 /* "faster is faster than slower", as the sources report it */

@@ -1,4 +1,5 @@
 /* The bounds model (contract in bounds.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "host/bounds.h"
@@ -47,12 +48,42 @@ static void zero_fill(void *user, uint64_t off, void *dst, size_t n) {
   memset(dst, 0, n);
 }
 
-/* Runs workgroups wg[0..nwg) of the conv kernel (plan p, built b), sums
- * their waves' statistics into st and, when tr is set, records their
+/* A pre-pass's or finalize's pointer arguments have no byte sizes in its
+ * plan: each is a virtual range far larger than any access (its kernel's
+ * buffer resources and bounds checks stop at the tensor's own size). */
+#define BOUNDS_ANY_BYTES (1ull << 40)
+
+/* The pointer roles a kernel of op `op` writes (sinks; conv kernels: Y and
+ * WORKSPACE); every other pointer is read as zeros. */
+static int role_written(cj_kop op, cj_arg_role r) {
+  switch (r) {
+  case CJ_ARG_DST: case CJ_ARG_Y: case CJ_ARG_DW: case CJ_ARG_DB: return 1;
+  case CJ_ARG_WORKSPACE: return op == CJ_KOP_CONV;       /* the finalizes read it */
+  case CJ_ARG_DB_PART: return op == CJ_KOP_GRID_PACK;    /* dy's pre-pass writes db's partial sums */
+  default: return 0;
+  }
+}
+
+/* The emulator allocation behind pointer argument d of plan p: a conv's
+ * tensors at their sizes, other kernels' at BOUNDS_ANY_BYTES. */
+static convjit_status bind_pointer(const cj_kplan *p, emu_mem *m, const cj_karg_desc *d, uint64_t *v) {
+  const cj_conv_plan *c = p->op == CJ_KOP_CONV ? &p->u.conv : NULL;
+  int out = role_written(p->op, d->role);
+  uint64_t bytes = !c                             ? BOUNDS_ANY_BYTES
+                   : d->role == CJ_ARG_Y           ? c->y_bytes
+                   : d->role == CJ_ARG_WORKSPACE   ? c->ws_bytes + 4
+                   : d->role == CJ_ARG_X           ? c->x_bytes
+                   : d->role == CJ_ARG_W           ? c->w_bytes
+                                                   : 1ull << 32;
+  return out ? emu_mem_alloc_sink(m, bytes, NULL, NULL, 0, v) : emu_mem_alloc_procedural(m, bytes, zero_fill, NULL, v);
+}
+
+/* Runs workgroups wg[0..nwg) of the kernel (plan p of any op, built b),
+ * sums their waves' statistics into st and, when tr is set, records their
  * instruction traces into it. */
 convjit_status cj_bounds_emulate(const cj_kplan *p, const cj_built *b, const uint64_t *wg, size_t nwg,
                                  emu_trace *tr, emu_stats *st) {
-  const cj_conv_plan *c = &p->u.conv;
+  CJ_CHECK(p && b && b->info, CONVJIT_ERR_INVALID_ARG, "bounds: plan or built kernel = NULL");
   emu_options eo = {sizeof eo, 0, 1}; /* hazard checks off: counts only */
   emu_ctx *ctx = NULL;
   emu_module *mod = NULL;
@@ -68,16 +99,13 @@ convjit_status cj_bounds_emulate(const cj_kplan *p, const cj_built *b, const uin
     const cj_karg_desc *d = &p->args[i];
     uint64_t *v = &rv[d->role];
     have |= 1u << d->role;
-    if (d->role == CJ_ARG_ALPHA) { /* fp8 alpha: 1.0f (the counts do not depend on the value) */
+    if (d->role == CJ_ARG_ALPHA || d->role == CJ_ARG_QSCALE) { /* factors: 1.0f (counts do not depend on them) */
       const float one = 1.0f;
       memcpy(v, &one, 4);
     } else if (!d->is_ptr) {
       s = CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "bounds: by-value argument %s is not modelled", d->name);
-    } else if (d->role == CJ_ARG_Y || d->role == CJ_ARG_WORKSPACE) {
-      s = emu_mem_alloc_sink(m, d->role == CJ_ARG_Y ? c->y_bytes : c->ws_bytes + 4, NULL, NULL, 0, v);
     } else {
-      s = emu_mem_alloc_procedural(m, d->role == CJ_ARG_X ? c->x_bytes : d->role == CJ_ARG_W ? c->w_bytes : 1ull << 32,
-                                   zero_fill, NULL, v);
+      s = bind_pointer(p, m, d, v);
     }
   }
   if (s == CONVJIT_OK) s = cj_kernargs_pack(p, b->info, rv, have, ka, sizeof ka);
@@ -89,6 +117,20 @@ convjit_status cj_bounds_emulate(const cj_kplan *p, const cj_built *b, const uin
   emu_module_unload(mod);
   emu_ctx_destroy(ctx);
   return s;
+}
+
+/* Workgroups of `waves` waves one CU holds at once: registers (unified
+ * file), LDS per CU, wave slots, the waves spread evenly over the SIMDs. */
+static uint32_t wgs_per_cu_of(const cj_arch *a, const cj_kernel_info *ki, uint32_t waves) {
+  const bounds_rates r = rates_of(a);
+  /* .vgpr_count already holds arch (aligned to 4) + acc registers on these
+   * arches (llc-22: 14 arch + 10 acc VGPRs give .vgpr_count 26) */
+  uint32_t regs = (ki->vgpr_count + r.vgpr_granule - 1) / r.vgpr_granule * r.vgpr_granule;
+  uint32_t by_regs = regs ? a->vgprs / regs : r.waves_simd;
+  if (by_regs > r.waves_simd) by_regs = r.waves_simd;
+  uint32_t wgs = waves ? by_regs * a->simds_per_cu / waves : 0;
+  if (ki->group_segment_size && r.lds_cu_bytes / ki->group_segment_size < wgs) wgs = r.lds_cu_bytes / ki->group_segment_size;
+  return wgs;
 }
 
 /* The bounds of the middle workgroup; tr (may be NULL) records its trace. */
@@ -132,15 +174,7 @@ static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_t
   o->lds_degree = st.lds.max_degree;
   o->lds_banks = st.lds.banks;
   emu_stats_free(&st);
-  /* occupancy: registers (unified file), LDS per CU, wave slots */
-  const cj_kernel_info *ki = b->info;
-  /* .vgpr_count already holds arch (aligned to 4) + acc registers on these
-   * arches (llc-22: 14 arch + 10 acc VGPRs give .vgpr_count 26) */
-  uint32_t regs = (ki->vgpr_count + r.vgpr_granule - 1) / r.vgpr_granule * r.vgpr_granule;
-  uint32_t by_regs = regs ? a->vgprs / regs : r.waves_simd;
-  if (by_regs > r.waves_simd) by_regs = r.waves_simd;
-  uint32_t wgs = by_regs * a->simds_per_cu / o->waves;
-  if (ki->group_segment_size && r.lds_cu_bytes / ki->group_segment_size < wgs) wgs = r.lds_cu_bytes / ki->group_segment_size;
+  uint32_t wgs = wgs_per_cu_of(a, b->info, o->waves);
   o->wgs_per_cu = wgs;
   o->waves_per_simd = (double)wgs * o->waves / simds;
   /* memory: the step's A and B tiles; the conv's compulsory HBM bytes */
@@ -180,50 +214,92 @@ void cj_bounds_traces_free(cj_bounds_traces *t) {
   free(t);
 }
 
-/* Samples: the middle workgroup and the ones after it, as many as a CU
- * holds at once (they share it in the simulation), and the grid's last
- * one (an edge tile, the tail's last workgroup). */
-convjit_status cj_bounds_traces_record(const cj_kplan *p, const cj_built *b, cj_bounds *o, cj_bounds_traces **out) {
-  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "bounds: traces out = NULL");
-  *out = NULL;
-  cj_bounds_traces *t = calloc(1, sizeof *t);
-  CJ_ALLOC_CHECK(t);
-  convjit_status s = emu_trace_create(0, &t->trace);
-  if (s == CONVJIT_OK) s = bounds_compute(p, b, t->trace, o);
-  const cj_conv_plan *c = &p->u.conv;
+/* Samples: the middle workgroup (already in t->trace) and the ones after
+ * it, as many as a CU holds at once (they share it in the simulation), and
+ * the grid's last one (an edge tile, the tail's last workgroup). Fills
+ * t->in for plan p. */
+static convjit_status traces_finish(const cj_kplan *p, const cj_built *b, uint64_t mid, uint32_t slots,
+                                    cj_bounds_traces *t) {
   uint64_t grid = p->grid[0] * p->grid[1] * p->grid[2], more[BOUNDS_MAX_SAMPLES];
   size_t nmore = 0;
-  if (s == CONVJIT_OK) {
-    if (o->wgs_per_cu == 0) s = CJ_ERR(CONVJIT_ERR_RESOURCE, "bounds: %s fits no workgroup on a CU", p->name);
-    for (uint64_t i = 1; i < o->wgs_per_cu && o->wg + i < grid && nmore < BOUNDS_MAX_SAMPLES - 2; i++)
-      more[nmore++] = o->wg + i;
-    if (grid - 1 > o->wg + nmore) more[nmore++] = grid - 1;
-  }
+  CJ_CHECK(slots > 0, CONVJIT_ERR_RESOURCE, "bounds: %s fits no workgroup on a CU", p->name);
+  for (uint64_t i = 1; i < slots && mid + i < grid && nmore < BOUNDS_MAX_SAMPLES - 2; i++) more[nmore++] = mid + i;
+  if (grid - 1 > mid + nmore) more[nmore++] = grid - 1;
   emu_stats st;
-  if (s == CONVJIT_OK && nmore) {
-    s = cj_bounds_emulate(p, b, more, nmore, t->trace, &st);
-    if (s == CONVJIT_OK) emu_stats_free(&st);
+  if (nmore) {
+    CJ_TRY(cj_bounds_emulate(p, b, more, nmore, t->trace, &st));
+    emu_stats_free(&st);
   }
-  if (s != CONVJIT_OK) goto fail;
   /* the trace is sorted by linear id: the middle run first, the last workgroup apart */
   size_t n = emu_trace_count(t->trace);
   for (size_t i = 0; i < n; i++) {
     const emu_trace_wg *g = emu_trace_get(t->trace, i);
-    if (g->linear == grid - 1 && grid - 1 > o->wg + o->wgs_per_cu - 1) t->in.tail = g;
+    if (g->linear == grid - 1 && grid - 1 > mid + slots - 1) t->in.tail = g;
     else if (t->in.nsample < BOUNDS_MAX_SAMPLES) t->sample[t->in.nsample++] = g;
   }
+  int conv = p->op == CJ_KOP_CONV;
   t->in.arch = p->arch;
   t->in.sample = t->sample;
   t->in.grid_wgs = grid;
-  t->in.slots = o->wgs_per_cu;
-  t->in.flops = cj_conv_gemm_flops(c);
-  t->in.hbm_read_bytes = (double)(c->x_bytes + c->w_bytes);
-  t->in.fp8 = c->elem_bytes == 1; /* f16 runs at bf16's MFMA rate and takes its parameters */
+  t->in.slots = slots;
+  /* a pre-pass or finalize does no MFMA work and reads each input byte
+   * once: all its loads are HBM traffic */
+  t->in.flops = conv ? cj_conv_gemm_flops(&p->u.conv) : 0;
+  t->in.hbm_read_bytes = conv ? (double)(p->u.conv.x_bytes + p->u.conv.w_bytes) : HUGE_VAL;
+  t->in.fp8 = conv && p->u.conv.elem_bytes == 1; /* f16 runs at bf16's MFMA rate and takes its parameters */
+  return CONVJIT_OK;
+}
+
+static convjit_status traces_new(cj_bounds_traces **out) {
+  *out = calloc(1, sizeof **out);
+  CJ_ALLOC_CHECK(*out);
+  convjit_status s = emu_trace_create(0, &(*out)->trace);
+  if (s != CONVJIT_OK) {
+    free(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
+convjit_status cj_bounds_traces_record(const cj_kplan *p, const cj_built *b, cj_bounds *o, cj_bounds_traces **out) {
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "bounds: traces out = NULL");
+  *out = NULL;
+  cj_bounds_traces *t;
+  CJ_TRY(traces_new(&t));
+  convjit_status s = bounds_compute(p, b, t->trace, o);
+  if (s == CONVJIT_OK) s = traces_finish(p, b, o->wg, o->wgs_per_cu, t);
+  if (s != CONVJIT_OK) {
+    cj_bounds_traces_free(t);
+    return s;
+  }
   *out = t;
   return CONVJIT_OK;
-fail:
-  cj_bounds_traces_free(t);
-  return s;
+}
+
+convjit_status cj_bounds_kernel_traces(const cj_kplan *p, const cj_built *b, cj_bounds_traces **out) {
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "bounds: traces out = NULL");
+  *out = NULL;
+  CJ_CHECK(p && b && b->info, CONVJIT_ERR_INVALID_ARG, "bounds: plan or built kernel = NULL");
+  if (p->op == CJ_KOP_CONV) {
+    cj_bounds bd;
+    return cj_bounds_traces_record(p, b, &bd, out);
+  }
+  cj_bounds_traces *t;
+  CJ_TRY(traces_new(&t));
+  const uint64_t mid = p->grid[0] * p->grid[1] * p->grid[2] / 2;
+  const uint32_t waves = (p->block[0] * p->block[1] * p->block[2] + p->arch->wave_size - 1) / p->arch->wave_size;
+  emu_stats st;
+  convjit_status s = cj_bounds_emulate(p, b, &mid, 1, t->trace, &st);
+  if (s == CONVJIT_OK) {
+    emu_stats_free(&st);
+    s = traces_finish(p, b, mid, wgs_per_cu_of(p->arch, b->info, waves), t);
+  }
+  if (s != CONVJIT_OK) {
+    cj_bounds_traces_free(t);
+    return s;
+  }
+  *out = t;
+  return CONVJIT_OK;
 }
 
 convjit_status cj_bounds_traces_simulate(const cj_bounds_traces *t, const cj_perf_params *params,
@@ -237,6 +313,23 @@ convjit_status cj_bounds_traces_simulate(const cj_bounds_traces *t, const cj_per
   cj_perf_kernel_in in = t->in;
   in.params = params;
   return cj_perf_kernel(&in, out);
+}
+
+convjit_status cj_bounds_kernel_sim(const cj_kplan *p, const cj_built *b, const cj_perf_params *params,
+                                    cj_perf_kernel_out *out) {
+  CJ_CHECK(out, CONVJIT_ERR_INVALID_ARG, "bounds: out = NULL");
+  cj_bounds_traces *t = NULL;
+  CJ_TRY(cj_bounds_kernel_traces(p, b, &t));
+  convjit_status s = cj_bounds_traces_simulate(t, params, out);
+  cj_bounds_traces_free(t);
+  return s;
+}
+
+double cj_bounds_memset_ms(const cj_arch *a, const cj_perf_params *params, uint64_t bytes) {
+  cj_perf_params def;
+  if (!params && cj_perf_defaults(a, 0, &def) == CONVJIT_OK) params = &def;
+  if (!params || params->hbm_gbs <= 0) return 0;
+  return (double)bytes / (params->hbm_gbs * 1e9) * 1e3 + params->launch_us * 1e-3;
 }
 
 convjit_status cj_bounds_conv_sim(const cj_kplan *p, const cj_built *b, const cj_perf_params *params, cj_bounds *o) {

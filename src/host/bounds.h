@@ -64,7 +64,7 @@ convjit_status cj_bounds_conv(const cj_kplan *p, const cj_built *b, cj_bounds *o
  * bounds report, the tuner and the bench tool ask for it. */
 convjit_status cj_bounds_conv_sim(const cj_kplan *p, const cj_built *b, const cj_perf_params *params, cj_bounds *out);
 
-/* Emulates workgroups wg[0..nwg) of conv plan p (built b) on zero inputs
+/* Emulates workgroups wg[0..nwg) of plan p of any op (built b) on zero inputs
  * with hazard checks off, their statistics into st (emu_stats_free it),
  * their instruction traces into tr when tr is not NULL. */
 struct emu_stats;
@@ -80,5 +80,18 @@ convjit_status cj_bounds_traces_record(const cj_kplan *p, const cj_built *b, cj_
 convjit_status cj_bounds_traces_simulate(const cj_bounds_traces *t, const cj_perf_params *params,
                                          cj_perf_kernel_out *out);
 void cj_bounds_traces_free(cj_bounds_traces *t); /* NULL-safe */
+/* The traces of any kernel of a launch sequence: a conv as
+ * cj_bounds_traces_record; a pre-pass or finalize (transpose, weight pack,
+ * grid_pack, conv_finalize, wgrad_finalize) with its inputs zero and its
+ * outputs sinks, the same samples (middle workgroup, the slots after it,
+ * the last), no FLOPs, every load HBM traffic. */
+convjit_status cj_bounds_kernel_traces(const cj_kplan *p, const cj_built *b, cj_bounds_traces **out);
+/* One launch of such a kernel simulated (MODELLED; params NULL: the
+ * arch's defaults), so that an op's time is the sum of its kernels'. */
+convjit_status cj_bounds_kernel_sim(const cj_kplan *p, const cj_built *b, const cj_perf_params *params,
+                                    cj_perf_kernel_out *out);
+/* A memset step of `bytes` (a split-K workspace): its bytes at the HBM
+ * bandwidth plus launch_us (MODELLED ms; params NULL: arch a's defaults). */
+double cj_bounds_memset_ms(const cj_arch *a, const cj_perf_params *params, uint64_t bytes);
 
 #endif

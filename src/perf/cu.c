@@ -15,10 +15,12 @@
  *   VMEM      the CU's vL1D looks up one cache line per clock (a full
  *             front end holds the CU's vector memory issue); each line is
  *             one L2 request of a whole line on the CU's FIFO share of
- *             its XCD's L2, the HBM part of the bytes on its share of HBM;
+ *             its XCD's L2, the HBM part of the bytes on its share of HBM
+ *             (shares among the CUs that have work);
  *             data back after a latency; a DMA write takes LDS bank
  *             cycles when its data arrives
  *   s_waitcnt exact counters: vmcnt in order, lgkmcnt a set
+ *   s_endpgm  an implicit s_waitcnt 0 first (its stores acknowledged)
  *   s_barrier the workgroup's live waves rendezvous
  * Workgroups of the queue take the CU's slots as they free. Each SIMD's
  * idle cycles are charged to a reason (perf.h cj_perf_reason): the state of
@@ -169,6 +171,14 @@ static uint64_t wave_wake(sim *S, wave *w, uint64_t now, int *why) {
   case EMU_TK_LDS_READ: case EMU_TK_LDS_WRITE:
     return max64(max64(t, S->port_free[w->simd / 2]), max64(dep_ready(S, w, x), lg_until(w, LGQ - 2)));
   case EMU_TK_SMEM: return max64(t, lg_until(w, LGQ - 2));
+  case EMU_TK_ENDPGM: {
+    /* "The hardware implicitly executes S_WAITCNT 0 before executing this
+     * instruction" (CDNA3/CDNA4 ISA guides, S_ENDPGM): the wave, its slot
+     * and the kernel end only once its stores are acknowledged */
+    uint64_t tv = vm_until(w, 0), tl = lg_until(w, 0);
+    if (tv > t || tl > t) *why = tv >= tl ? CJ_PERF_VMEM : CJ_PERF_ISSUE;
+    return max64(t, max64(tv, tl));
+  }
   case EMU_TK_VMEM_LOAD: case EMU_TK_VMEM_STORE: case EMU_TK_VMEM_ATOMIC: case EMU_TK_VMEM_LDS: {
     /* the vL1D front end takes no more once ta_backlog lookups wait */
     double ta = S->ta_free - S->p->ta_backlog;
@@ -261,7 +271,10 @@ static convjit_status launch(sim *S, uint32_t k, uint64_t at) {
     w->rec = g->waves[i].rec, w->n = g->waves[i].n;
     w->issue_at = realloc(keep, (w->n ? w->n : 1) * sizeof *w->issue_at);
     CJ_ALLOC_CHECK(w->issue_at);
-    w->ready = at, w->age = S->age++, w->simd = (int)(i % NSIMD), w->slot = (int)k;
+    /* the slot's waves round robin over the SIMDs from the slot's first: a
+     * CU's one-wave workgroups spread over its four SIMDs, as the
+     * dispatcher places them (workgroups of 4n waves as before) */
+    w->ready = at, w->age = S->age++, w->simd = (int)((k * g->nwaves + i) % NSIMD), w->slot = (int)k;
     w->state = W_RUN;
   }
   return CONVJIT_OK;
@@ -389,6 +402,8 @@ static convjit_status check_in(const cj_perf_cu_in *in, uint32_t *maxw) {
   CJ_CHECK(in && in->arch && in->params, CONVJIT_ERR_INVALID_ARG, "perf: cu input, arch or params = NULL");
   CJ_CHECK(in->wg && in->nwg > 0, CONVJIT_ERR_INVALID_ARG, "perf: no workgroup to simulate (nwg = %zu)", in->nwg);
   CJ_CHECK(in->slots > 0 && in->slots <= 32, CONVJIT_ERR_INVALID_ARG, "perf: slots = %u: must be 1..32", in->slots);
+  CJ_CHECK(in->busy_cus >= 0 && in->xcd_busy_cus >= 0, CONVJIT_ERR_INVALID_ARG,
+           "perf: busy_cus = %g, xcd_busy_cus = %g: must be >= 0 (0: all)", in->busy_cus, in->xcd_busy_cus);
   const cj_perf_params *p = in->params;
   CJ_CHECK(p->clock_eff_mhz > 0 && p->clock_busy > 0 && in->clock_mhz >= 0 && p->lds_read_bpc > 0 &&
                p->lds_write_bpc > 0 && p->lds_port_bpc > 0 && p->line_bytes > 0 && p->vl1d_lpc > 0 &&
@@ -417,9 +432,15 @@ convjit_status cj_perf_cu_run(const cj_perf_cu_in *in, cj_perf_cu_out *out) {
   const cj_perf_params *p = in->params;
   S.in = in, S.p = p, S.out = out;
   S.gfx950 = in->arch->has_ocp_fp8; /* the CDNA4 rows of the dependency table */
-  S.l2_rate = p->l2_bpc_xcd / p->xcd_cus;
+  /* the bandwidths are shared by the CUs that have work (a grid smaller
+   * than the device leaves the others idle): its XCD's L2 by the busy CUs
+   * of the XCD, HBM by all busy CUs */
+  const double cus = (double)in->arch->cu_count_default;
+  const double busy_cus = in->busy_cus > 0 && in->busy_cus < cus ? in->busy_cus : cus;
+  const double xcd_busy = in->xcd_busy_cus > 0 && in->xcd_busy_cus < p->xcd_cus ? in->xcd_busy_cus : p->xcd_cus;
+  S.l2_rate = p->l2_bpc_xcd / xcd_busy;
   const double clock = in->clock_mhz > 0 ? in->clock_mhz : p->clock_eff_mhz / p->clock_busy;
-  S.hbm_rate = p->hbm_gbs * 1e9 / ((double)in->arch->cu_count_default * clock * 1e6);
+  S.hbm_rate = p->hbm_gbs * 1e9 / (busy_cus * clock * 1e6);
   S.w = calloc((size_t)in->slots * S.maxw, sizeof *S.w);
   S.s = calloc(in->slots, sizeof *S.s);
   out->wg_end = calloc(in->nwg, sizeof *out->wg_end);

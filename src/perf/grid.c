@@ -5,8 +5,10 @@
  * simulated cycle by cycle (cu.c) with the sampled traces in turn, up to
  * 3 x slots + 1 workgroups (the first round starts all slots together, the
  * next ones settle); a longer queue adds its steady-state period (the mean
- * spacing of the last 2 x slots workgroup ends) per further workgroup, and
- * the reasons of that window scaled alike. The other CUs run
+ * spacing of 2 x slots workgroup ends before the last round, which drains)
+ * per further workgroup, and
+ * the reasons of that window scaled alike. The bandwidths (HBM, each
+ * XCD's L2) are shared by the CUs that have work. The other CUs run
  * grid / CUs on average: their idle end is the grid's tail. The clock is
  * the one the power limit allows at the simulated MFMA-busy fraction
  * (cj_perf_clock_at); the kernel's time adds the launch (launch_us); the
@@ -51,7 +53,12 @@ typedef struct cu_time {
 
 static convjit_status busiest_cu(const cj_perf_kernel_in *in, const emu_trace_wg **q, uint64_t nsim, uint64_t n,
                                  double hbm_frac, double clock, cu_time *o) {
-  cj_perf_cu_in ci = {in->arch, in->params, q, (size_t)nsim, in->slots, hbm_frac, NULL, NULL, clock};
+  /* a grid below the device's CUs leaves some idle: the bandwidths are
+   * shared by the busy ones, round robin over the XCDs */
+  const double cus = in->arch->cu_count_default, xcds = fmax(1.0, round(cus / in->params->xcd_cus));
+  const double g = (double)in->grid_wgs;
+  cj_perf_cu_in ci = {in->arch, in->params, q, (size_t)nsim, in->slots, hbm_frac, NULL, NULL, clock,
+                      fmin(g, cus), fmin(ceil(g / xcds), in->params->xcd_cus)};
   cj_perf_cu_out co;
   CJ_TRY(cj_perf_cu_run(&ci, &co));
   o->T = (double)co.cycles;
@@ -62,13 +69,17 @@ static convjit_status busiest_cu(const cj_perf_kernel_in *in, const emu_trace_wg
   memcpy(ends, co.wg_end, nsim * sizeof *ends);
   qsort(ends, nsim, sizeof *ends, cmp_u64);
   uint64_t win = nsim > 1 ? (nsim - 1 < 2ull * in->slots ? nsim - 1 : 2ull * in->slots) : 1;
-  o->wg_cycles = nsim > 1 ? (double)(ends[nsim - 1] - ends[nsim - 1 - win]) / (double)win : o->T;
+  /* the last round drains (its slots take no new workgroup, so the others
+   * get more of the bandwidth): a longer queue drains once, at its end,
+   * so the steady state is the window before that round */
+  const uint64_t skip = nsim - 1 >= win + in->slots ? in->slots : 0, last = nsim - 1 - skip;
+  o->wg_cycles = nsim > 1 ? (double)(ends[last] - ends[last - win]) / (double)win : o->T;
   if (n > nsim) {
     /* reason totals at the window's two ends (snapshots taken at each end) */
     size_t a = 0, b = 0;
     for (size_t j = 0; j < nsim; j++) {
-      if (co.wg_end[j] == ends[nsim - 1 - win]) a = j;
-      if (co.wg_end[j] == ends[nsim - 1]) b = j;
+      if (co.wg_end[j] == ends[last - win]) a = j;
+      if (co.wg_end[j] == ends[last]) b = j;
     }
     double extra = (double)(n - nsim) / (double)win;
     for (int r = 0; r < CJ_PERF_REASONS; r++)

@@ -144,6 +144,28 @@ static const prow k_gfx950[] = {
 static const prow k_gfx950_fp8_clock[2] = {S(clock_eff_mhz, 1553.0, k_gluon_fp8),
                                            S(clock_busy, 0.9972, k_gluon_fp8_busy)};
 
+/* Products of an arch other than the one its table describes (gfx942:
+ * MI300X, gfx950: MI355X): the same CUs, clock and MFMA rates, their own
+ * HBM and power limit, so their own clock anchors (docs/performance.md,
+ * "Devices"). */
+static const char k_maf_325_bf16[] =
+    "ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' (2025), Table 1: MI325X (1000 W) BF16 MAF 843 TFLOPS at a "
+    "median 1447 MHz (hipblaslt-bench 4096x4864x32896): 843 / 1307.4 x 2100 MHz";
+static const char k_maf_325_bf16_busy[] = "the same row: 843 TFLOPS of the 900.9 that 1447 MHz allows (0.936)";
+static const char k_maf_325_fp8[] =
+    "the same table: MI325X FP8 MAF 1519 TFLOPS at 1464 MHz (4096x3648x32896): 1519 / 2614.9 x 2100 MHz";
+static const char k_maf_325_fp8_busy[] = "the same row: 1519 TFLOPS of the 1823.0 that 1464 MHz allows (0.833)";
+typedef struct device_rows {
+  const char *name;
+  int gfx950;            /* the arch it is a product of (has_ocp_fp8) */
+  prow clock_bf16[2], clock_fp8[2], hbm;
+} device_rows;
+static const device_rows k_devices[] = {
+    {"MI325X", 0, {S(clock_eff_mhz, 1354.0, k_maf_325_bf16), S(clock_busy, 0.9357, k_maf_325_bf16_busy)},
+     {S(clock_eff_mhz, 1219.9, k_maf_325_fp8), S(clock_busy, 0.8333, k_maf_325_fp8_busy)},
+     S(hbm_gbs, 6000, "AMD Instinct MI325X data sheet (amd.com): 6 TB/s of HBM3E")},
+};
+
 static const cj_perf_param_info *fill(const prow *rows, size_t n, cj_perf_param_info *out) {
   static const struct { const char *name, *unit, *what; } meta[] = {
 #define CJ_PERF_META(f, unit, what) {#f, unit, what},
@@ -168,25 +190,45 @@ static const prow *rows_of(const cj_arch *a, size_t *n) {
 _Static_assert(sizeof k_gfx942 / sizeof k_gfx942[0] <= MAX_ROWS, "k_gfx942 fits MAX_ROWS");
 _Static_assert(sizeof k_gfx950 / sizeof k_gfx950[0] <= MAX_ROWS, "k_gfx950 fits MAX_ROWS");
 
-/* The rows of arch a for fp8 or bf16 MFMAs, with their values: the arch
- * table's filled in, the dtype's clock. */
-static size_t rows_for(const cj_arch *a, int fp8, prow out[MAX_ROWS]) {
+const char *cj_perf_device_default(const cj_arch *a) { return a && a->has_ocp_fp8 ? "MI355X" : "MI300X"; }
+
+static const device_rows *device_of(const cj_arch *a, const char *device) {
+  for (size_t i = 0; device && i < sizeof k_devices / sizeof k_devices[0]; i++)
+    if (!strcmp(k_devices[i].name, device) && k_devices[i].gfx950 == a->has_ocp_fp8) return &k_devices[i];
+  return NULL;
+}
+
+/* The rows of arch a (as product `device`, NULL: the arch's own) for fp8
+ * or bf16 MFMAs, with their values: the arch table's filled in, the
+ * dtype's clock, the device's HBM and clock. 0: device unknown for a. */
+static size_t rows_for(const cj_arch *a, const char *device, int fp8, prow out[MAX_ROWS]) {
   size_t n;
   const prow *r = rows_of(a, &n);
+  const device_rows *d = device_of(a, device);
+  if (device && !d && strcmp(device, cj_perf_device_default(a))) return 0;
   memcpy(out, r, n * sizeof *r);
   for (size_t i = 0; i < n; i++)
     if (out[i].arch) out[i].v = out[i].i.lo = out[i].i.hi = from_arch(a, out[i].i.off);
   /* the fp8 GEMMs' clock anchors (their own measurements) */
   if (fp8) memcpy(out, a->has_ocp_fp8 ? k_gfx950_fp8_clock : k_gfx942_fp8_clock, sizeof k_gfx942_fp8_clock);
+  if (d) {
+    memcpy(out, fp8 ? d->clock_fp8 : d->clock_bf16, sizeof d->clock_fp8);
+    for (size_t i = 0; i < n; i++)
+      if (out[i].i.off == d->hbm.i.off) out[i] = d->hbm;
+  }
   return n;
 }
 
-const cj_perf_param_info *cj_perf_param_infos(const cj_arch *a, int fp8, size_t *n) {
+const cj_perf_param_info *cj_perf_param_infos_device(const cj_arch *a, const char *device, int fp8, size_t *n) {
   static _Thread_local cj_perf_param_info buf[MAX_ROWS];
   prow r[MAX_ROWS];
-  *n = rows_for(a, fp8, r);
+  *n = a ? rows_for(a, device, fp8, r) : 0;
   fill(r, *n, buf);
   return buf;
+}
+
+const cj_perf_param_info *cj_perf_param_infos(const cj_arch *a, int fp8, size_t *n) {
+  return cj_perf_param_infos_device(a, NULL, fp8, n);
 }
 
 double cj_perf_param_get(const cj_perf_params *p, const cj_perf_param_info *i) {
@@ -205,11 +247,17 @@ double cj_perf_clock_at(const cj_arch *a, const cj_perf_params *p, double busy) 
   return f < peak ? f : peak;
 }
 
-convjit_status cj_perf_defaults(const cj_arch *a, int fp8, cj_perf_params *out) {
+convjit_status cj_perf_defaults_device(const cj_arch *a, const char *device, int fp8, cj_perf_params *out) {
   CJ_CHECK(a && out, CONVJIT_ERR_INVALID_ARG, "perf: defaults of arch NULL");
   memset(out, 0, sizeof *out);
   prow r[MAX_ROWS];
-  size_t n = rows_for(a, fp8, r);
+  size_t n = rows_for(a, device, fp8, r);
+  CJ_CHECK(n > 0, CONVJIT_ERR_INVALID_ARG, "perf: device = %s: not a product of %s (%s or MI325X for gfx942)",
+           device, a->name, cj_perf_device_default(a));
   for (size_t i = 0; i < n; i++) cj_perf_param_set(out, &r[i].i, r[i].v);
   return CONVJIT_OK;
+}
+
+convjit_status cj_perf_defaults(const cj_arch *a, int fp8, cj_perf_params *out) {
+  return cj_perf_defaults_device(a, NULL, fp8, out);
 }

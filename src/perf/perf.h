@@ -75,6 +75,13 @@ typedef struct cj_perf_param_info {
 convjit_status cj_perf_defaults(const cj_arch *a, int fp8, cj_perf_params *out);
 /* The provenance table of arch a: *n rows, one per parameter. */
 const cj_perf_param_info *cj_perf_param_infos(const cj_arch *a, int fp8, size_t *n);
+/* The same for a product of arch a: NULL or cj_perf_device_default(a)
+ * (MI300X for gfx942, MI355X for gfx950) is the arch's own table; "MI325X"
+ * (gfx942) takes its own HBM and clock anchors (docs/performance.md,
+ * "Devices"). A device that is no product of a: INVALID_ARG / *n = 0. */
+const char *cj_perf_device_default(const cj_arch *a);
+convjit_status cj_perf_defaults_device(const cj_arch *a, const char *device, int fp8, cj_perf_params *out);
+const cj_perf_param_info *cj_perf_param_infos_device(const cj_arch *a, const char *device, int fp8, size_t *n);
 double cj_perf_param_get(const cj_perf_params *p, const cj_perf_param_info *i);
 /* The sustained engine clock (MHz) of arch a while a fraction `busy` of
  * the device's SIMD-cycles keep a matrix core busy: the anchor's clock
@@ -110,6 +117,8 @@ typedef struct cj_perf_cu_in {
   void *user;
   double clock_mhz;              /* the engine clock the cycles run at (HBM bytes per clock);
                                   * 0: the anchor's, clock_eff_mhz / clock_busy */
+  double busy_cus;               /* CUs with work, sharing HBM (0: all the arch's) */
+  double xcd_busy_cus;           /* CUs of this CU's XCD with work, sharing its L2 (0: xcd_cus) */
 } cj_perf_cu_in;
 
 typedef struct cj_perf_cu_out {

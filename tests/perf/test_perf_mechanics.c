@@ -20,7 +20,9 @@
  *   - vector memory: the CU's vL1D looks up one 128-byte line per clock,
  *     the emulator counting each instruction's distinct lines; the next
  *     one issues only once at most ta_backlog lookups wait;
- *   - s_endpgm issues in the wave's next slot and ends it 4 cycles later;
+ *   - s_endpgm issues in the wave's next slot once its counters are zero
+ *     (an implicit s_waitcnt 0) and ends it 4 cycles later;
+ *   - HBM and each XCD's L2 are shared by the CUs that have work;
  *   - the clock: clock_eff_mhz / clock_busy x (clock_busy / busy)^clock_exp,
  *     at most the peak; the kernel's time is its cycles at that clock at
  *     the simulated MFMA-busy fraction, plus launch_us.
@@ -90,7 +92,7 @@ static run simulate(const char *arch, const char *name, uint32_t threads) {
   const emu_trace_wg *g = emu_trace_get(tr, 0);
   const cj_arch *a = cj_arch_from_name(arch);
   cj_perf_params p = test_params(a);
-  cj_perf_cu_in in = {a, &p, &g, 1, 1, 1.0, NULL, NULL, 0};
+  cj_perf_cu_in in = {a, &p, &g, 1, 1, 1.0, NULL, NULL, 0, 0, 0};
   cj_perf_cu_out out;
   if (cj_perf_cu_run(&in, &out) != CONVJIT_OK) fail_msg("%s: %s", name, cj_error_text());
   run r = {out.cycles, {0, 0}, {0}};
@@ -222,6 +224,96 @@ static void t_clock_kernel(void **state) {
   assert_true(fabs(o.ms - (T / (o.clock_mhz * 1e3) + 3e-3)) < 1e-9);
 }
 
+/* s_endpgm waits for the wave's counters ("The hardware implicitly
+ * executes S_WAITCNT 0 before executing this instruction", S_ENDPGM in the
+ * CDNA3/CDNA4 ISA guides): a store at L0 and s_endpgm right after it; the
+ * store is acknowledged vmem_latency after its issue (its 2 lines, its 256
+ * bytes at the L2 and HBM shares finish far earlier), s_endpgm issues in
+ * the wave's first slot from then and ends it 4 cycles later. Without the
+ * rule the wave would end at L0 + 8. Hand-made trace, both arches. */
+static void t_endpgm_waits(void **state) {
+  const cj_arch *a = cj_arch_from_name(*state);
+  cj_perf_params p = test_params(a);
+  emu_trace_rec rec[2] = {{.kind = EMU_TK_VMEM_STORE, .bytes = 256, .lines = 2}, {.kind = EMU_TK_ENDPGM}};
+  emu_trace_wave wv = {rec, 2};
+  emu_trace_wg g = {0, 1, &wv};
+  const emu_trace_wg *gp = &g;
+  cj_perf_cu_in in = {a, &p, &gp, 1, 1, 1.0, NULL, NULL, 0, 0, 0};
+  cj_perf_cu_out out;
+  assert_int_equal(cj_perf_cu_run(&in, &out), CONVJIT_OK);
+  assert_int_equal(out.cycles, up4(L0 + 300) + 4);
+  assert_int_equal(out.wave_end[0], up4(L0 + 300) + 4);
+  cj_perf_cu_out_free(&out);
+}
+
+/* One wave: a load of B bytes (lines 512: 512 vL1D clocks), s_waitcnt
+ * vmcnt(0), s_endpgm. No MFMA: the kernel runs at the peak clock f
+ * (gfx942: 2100 MHz). The load is back when its lookups and its shares
+ * of L2 and HBM are through (vmem_latency 300 is shorter): with one
+ * workgroup on the device it has all of HBM (hbm_gbs / f = 2524 B/clk:
+ * 26 clocks) and its XCD's L2 (2048 B/clk: 32), so the 512 lookups bind;
+ * with one workgroup on every CU, its HBM share hbm_gbs / (CUs f) (8.3
+ * B/clk: 7894 clocks) binds. The wait issues in the first slot from then,
+ * s_endpgm 4 later, the run ends 4 after that; the kernel is those cycles
+ * at f plus launch_us. */
+static void t_busy_cus(void **state) {
+  (void)state;
+  enum { B = 65536 };
+  const cj_arch *a = cj_arch_from_name("gfx942");
+  cj_perf_params p = test_params(a);
+  emu_trace_rec rec[3] = {{.kind = EMU_TK_VMEM_LOAD, .bytes = B, .lines = 512},
+                          {.kind = EMU_TK_WAITCNT, .a = 0, .b = 15},
+                          {.kind = EMU_TK_ENDPGM}};
+  emu_trace_wave wv = {rec, 3};
+  emu_trace_wg g = {0, 1, &wv};
+  const emu_trace_wg *gp = &g;
+  const double f = a->clock_mhz, cus = a->cu_count_default;
+  const uint64_t grids[2] = {1, (uint64_t)cus};
+  const double back[2] = {L0 + 512.0, L0 + B / (p.hbm_gbs * 1e9 / (cus * f * 1e6))};
+  for (int i = 0; i < 2; i++) {
+    cj_perf_kernel_in in = {a, &p, &gp, 1, NULL, grids[i], 1, 1, 1e18, 0};
+    cj_perf_kernel_out o;
+    assert_int_equal(cj_perf_kernel(&in, &o), CONVJIT_OK);
+    double T = (double)up4((uint64_t)ceil(back[i])) + 8;
+    assert_true(o.clock_mhz == f);
+    assert_true(fabs(o.ms - (T / (f * 1e3) + p.launch_us * 1e-3)) < 1e-12);
+  }
+}
+
+/* A bandwidth-bound queue: 2 workgroups per CU, one on every CU, 100 per
+ * CU; each one wave: a load of B bytes, s_waitcnt vmcnt(0), a store of B
+ * bytes, s_endpgm (which waits for the store). All of it goes through the
+ * CU's HBM share in order, P = B / (hbm_gbs / (CUs f)) clocks per
+ * transfer, and the next workgroup's load queues before the share idles,
+ * so 100 workgroups take 200 P after L0. The simulation runs 7 of them
+ * (3 slots + 1) and extrapolates the rest from the spacing of their ends:
+ * the 7th runs alone, its transfers no longer interleaved with another
+ * workgroup's, so the spacing is taken before that last round
+ * (docs/performance.md "How a launch is simulated"); with the window
+ * ending at the 7th the kernel came out 1.0% short. Tolerance 0.2%: each
+ * workgroup end falls on an issue slot (up to 12 clocks past its
+ * transfer), a window of 4 ends extrapolated over 93 workgroups. */
+static void t_steady_state(void **state) {
+  (void)state;
+  enum { B = 65536, N = 100 };
+  const cj_arch *a = cj_arch_from_name("gfx942");
+  cj_perf_params p = test_params(a);
+  emu_trace_rec rec[4] = {{.kind = EMU_TK_VMEM_LOAD, .bytes = B, .lines = 8},
+                          {.kind = EMU_TK_WAITCNT, .a = 0, .b = 15},
+                          {.kind = EMU_TK_VMEM_STORE, .bytes = B, .lines = 8},
+                          {.kind = EMU_TK_ENDPGM}};
+  emu_trace_wave wv = {rec, 4};
+  emu_trace_wg g = {0, 1, &wv};
+  const emu_trace_wg *gp = &g;
+  const double f = a->clock_mhz, cus = a->cu_count_default, P = B / (p.hbm_gbs * 1e9 / (cus * f * 1e6));
+  cj_perf_kernel_in in = {a, &p, &gp, 1, NULL, (uint64_t)(N * cus), 2, 1, 1e18, 0};
+  cj_perf_kernel_out o;
+  assert_int_equal(cj_perf_kernel(&in, &o), CONVJIT_OK);
+  double T = L0 + 2 * N * P, want = T / (f * 1e3) + p.launch_us * 1e-3;
+  printf("steady state: %.6f ms simulated, %.6f by hand\n", o.ms, want);
+  assert_true(fabs(o.ms / want - 1) < 0.002);
+}
+
 /* Bad input is refused with a status, not a crash. */
 static void t_refuses(void **state) {
   (void)state;
@@ -229,7 +321,7 @@ static void t_refuses(void **state) {
   cj_perf_params p = test_params(a);
   cj_perf_cu_out out;
   cj_perf_kernel_out ko_dummy;
-  cj_perf_cu_in in = {a, &p, NULL, 0, 1, 1.0, NULL, NULL, 0};
+  cj_perf_cu_in in = {a, &p, NULL, 0, 1, 1.0, NULL, NULL, 0, 0, 0};
   assert_int_equal(cj_perf_cu_run(&in, &out), CONVJIT_ERR_INVALID_ARG);
   emu_trace_rec rec = {.kind = EMU_TK_SALU};
   emu_trace_wave wv = {&rec, 1};
@@ -286,6 +378,26 @@ static void t_arch_facts(void **state) {
     assert_true(cj_perf_peak_flops_per_clk(a, 0) == want[i].peak_bf16);
     assert_true(cj_perf_peak_flops_per_clk(a, 1) == want[i].peak_fp8);
   }
+  /* MI325X (gfx942): 6 TB/s (data sheet) and the MAF blog's Table 1 anchors,
+   * BF16 843 TFLOPS at 1447 MHz and FP8 1519 at 1464 (peaks 1307.4 and
+   * 2614.9 at 2100 MHz), written here as the source gives them */
+  const cj_arch *a = cj_arch_from_name("gfx942");
+  static const double tf[2] = {843, 1519}, mhz[2] = {1447, 1464}, peak[2] = {1307.4, 2614.9};
+  for (int fp8 = 0; fp8 < 2; fp8++) {
+    cj_perf_params p;
+    assert_int_equal(cj_perf_defaults_device(a, "MI325X", fp8, &p), CONVJIT_OK);
+    assert_true(p.hbm_gbs == 6000);
+    assert_true(fabs(p.clock_eff_mhz - tf[fp8] / peak[fp8] * 2100) < 0.1);        /* 4 significant digits */
+    assert_true(fabs(p.clock_busy - tf[fp8] / (peak[fp8] * mhz[fp8] / 2100)) < 1e-4);
+    size_t n;
+    assert_non_null(cj_perf_param_infos_device(a, "MI325X", fp8, &n));
+    assert_true(n > 0);
+  }
+  cj_perf_params p;
+  assert_int_equal(cj_perf_defaults_device(a, "MI300X", 0, &p), CONVJIT_OK); /* the arch's own */
+  assert_true(p.hbm_gbs == 5300);
+  assert_int_equal(cj_perf_defaults_device(a, "MI355X", 0, &p), CONVJIT_ERR_INVALID_ARG); /* not a gfx942 */
+  assert_int_equal(cj_perf_defaults_device(cj_arch_from_name("gfx950"), "MI325X", 0, &p), CONVJIT_ERR_INVALID_ARG);
 }
 
 int main(void) {
@@ -293,7 +405,8 @@ int main(void) {
 #define BOTH(f) cmocka_unit_test_prestate(f, (void *)&g942[0]), cmocka_unit_test_prestate(f, (void *)&g950[0])
   const struct CMUnitTest t[] = {
       BOTH(t_mfma_chain), BOTH(t_mfma_srcab), BOTH(t_lds_conflict), BOTH(t_barrier), BOTH(t_vmem_wait),
-      BOTH(t_vmem_lines), cmocka_unit_test(t_clock_rule), cmocka_unit_test(t_clock_kernel),
+      BOTH(t_vmem_lines), BOTH(t_endpgm_waits), cmocka_unit_test(t_busy_cus), cmocka_unit_test(t_steady_state),
+      cmocka_unit_test(t_clock_rule), cmocka_unit_test(t_clock_kernel),
       cmocka_unit_test(t_refuses), cmocka_unit_test(t_arch_facts),
   };
   return cmocka_run_group_tests(t, NULL, NULL);
