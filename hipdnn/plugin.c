@@ -431,14 +431,21 @@ CJH_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(hipdnnEngineP
   return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
+/* Frees bytes the plugin handed out (engine details, a serialized context)
+ * and zeroes the struct, as the ABI asks. */
+static hipdnnPluginStatus_t release_bytes(hipdnnEnginePluginHandle_t handle, hipdnnPluginConstData_t *d,
+                                          const char *what) {
+  NEED(handle, "handle");
+  NEED(d, what);
+  free((void *)d->ptr);
+  d->ptr = NULL;
+  d->size = 0;
+  return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
 CJH_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails(hipdnnEnginePluginHandle_t handle,
                                                                        hipdnnPluginConstData_t *engine_details) {
-  NEED(handle, "handle");
-  NEED(engine_details, "engine_details");
-  free((void *)engine_details->ptr);
-  engine_details->ptr = NULL;
-  engine_details->size = 0;
-  return HIPDNN_PLUGIN_STATUS_SUCCESS;
+  return release_bytes(handle, engine_details, "engine_details");
 }
 
 CJH_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(hipdnnEnginePluginHandle_t handle,
@@ -508,12 +515,7 @@ CJH_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginSerializeExecutionContext(
 
 CJH_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroySerializedExecutionContext(
     hipdnnEnginePluginHandle_t handle, hipdnnPluginConstData_t *serialized_context) {
-  NEED(handle, "handle");
-  NEED(serialized_context, "serialized_context");
-  free((void *)serialized_context->ptr);
-  serialized_context->ptr = NULL;
-  serialized_context->size = 0;
-  return HIPDNN_PLUGIN_STATUS_SUCCESS;
+  return release_bytes(handle, serialized_context, "serialized_context");
 }
 
 CJH_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContextFromSerialized(

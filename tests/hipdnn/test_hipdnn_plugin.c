@@ -451,6 +451,13 @@ static void run_case(const kase *k) {
   if (cmp.nbad)
     fail_msg("%s: %zu of %zu outside the bound, first [%zu] got %g want %g", k->why, cmp.nbad, cmp.n, cmp.first_bad,
              got[cmp.first_bad], want[cmp.first_bad]);
+  if (k->out_dt == HG_FLOAT) {
+    /* the bound has teeth: an f32 output's bound has no rounding term, so
+     * the same outputs rounded to bf16 (2^-9 relative) must fail it */
+    for (size_t i = 0; i < nout; i++) got[i] = cj_bf16_to_f32(cj_f32_to_bf16_rne(got[i]));
+    cj_ref_conv_check(got, want, mag, nout, b, &cmp);
+    assert_true(cmp.nbad > 0);
+  }
 
   POK(P.hipdnnEnginePluginDestroyExecutionContext(P.h, ec));
   void *frees[] = {dx, dw, dy, db, dws};
