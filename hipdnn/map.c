@@ -307,6 +307,11 @@ cjh_map_status cjh_map_graph(const cjh_graph *g, cjh_problem *p, char *why, size
   p->desc = convjit_conv_desc_default();
   p->scale = 1.0;
   if (cap) why[0] = 0;
+  /* one conv and its epilogue have a dozen tensors: a bound that also keeps
+   * the uid checks below (quadratic) cheap on any buffer */
+  if (g->ntensors > 64 || g->nnodes > 16)
+    return say(m, CJH_MAP_NOT_APPLICABLE, "%d tensors, %d nodes: convjit serves one conv and its epilogue (at most "
+               "64 tensors, 16 nodes)", g->ntensors, g->nnodes);
   for (int i = 0; i < g->ntensors; i++)
     for (int j = 0; j < i; j++)
       if (g->tensors[i].uid == g->tensors[j].uid)
