@@ -59,7 +59,7 @@ static int strides_are(const cjh_tensor *t, const int *order) {
     const int i = order[j];
     /* an extent-1 dim's stride is never used to address anything */
     if (t->dims.v[i] != 1 && t->strides.v[i] != want) return 0;
-    want *= t->dims.v[i];
+    if (__builtin_mul_overflow(want, t->dims.v[i], &want)) return 0; /* no tensor is that large */
   }
   return 1;
 }
@@ -284,19 +284,19 @@ static cjh_map_status final_tensor(mapper *m, int64_t uid, const cjh_tensor *con
  * dim for which the forward output of in - op is dy's extent. */
 static cjh_map_status bwd_output_padding(mapper *m, convjit_conv_desc *d, const int64_t *dy) {
   for (int i = 0; i < d->spatial_rank; i++) {
-    const int64_t lim = d->stride[i] > d->dilation[i] ? d->stride[i] : d->dilation[i];
-    int found = 0;
-    for (int64_t op = 0; op < lim && !found; op++) {
-      const int64_t eff = d->in[i] - op + d->pad_lo[i] + d->pad_hi[i] - d->dilation[i] * (d->filter[i] - 1) - 1;
-      if (eff >= 0 && eff / d->stride[i] + 1 == dy[i]) {
-        d->output_padding[i] = op;
-        found = 1;
-      }
-    }
-    if (!found)
+    /* dy = floor((in - op + pads - dil (f - 1) - 1) / st) + 1: the ops giving
+     * dy form one interval; take its smallest non-negative member, in 128-bit
+     * so no extent a graph can carry overflows */
+    const __int128 st = d->stride[i], lim = d->stride[i] > d->dilation[i] ? d->stride[i] : d->dilation[i];
+    const __int128 a = (__int128)d->in[i] + d->pad_lo[i] + d->pad_hi[i] -
+                       (__int128)d->dilation[i] * (d->filter[i] - 1) - 1;
+    const __int128 hi = a - ((__int128)dy[i] - 1) * st, lo = hi - (st - 1);
+    const __int128 op = lo > 0 ? lo : 0;
+    if (dy[i] < 1 || op > hi || op >= lim)
       return say(m, CJH_MAP_BAD_GRAPH, "ConvolutionBwd: dy's spatial extent %d is %lld, which no output of dx's "
                  "extent %lld makes with this filter, stride and padding (inconsistent dims)", i, (long long)dy[i],
                  (long long)d->in[i]);
+    d->output_padding[i] = (int64_t)op;
   }
   return CJH_MAP_OK;
 }
