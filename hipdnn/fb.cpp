@@ -5,6 +5,7 @@
  * buffer is an error text, never a read out of bounds; the verifier's
  * depth and table limits bound its own work. Exceptions (only std::bad_alloc
  * can come from the builder) stop at this boundary. */
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,10 +24,29 @@ void say(char *err, size_t cap, const char *what) {
   if (err && cap) std::snprintf(err, cap, "%s", what);
 }
 
+/* The elements are copied bytewise: FlatBuffers 2.0.8's verifier checks a
+ * vector's length field for alignment but not its 8-byte elements, so a
+ * crafted buffer can put them at any 4-byte boundary. */
 void copy_list(const flatbuffers::Vector<int64_t> *v, cjh_ilist *out) {
   out->n = v ? static_cast<int>(v->size() > 1000 ? 1000 : v->size()) : 0;
   if (out->n > CJH_MAX_RANK) return;
-  for (int i = 0; i < out->n; i++) out->v[i] = v->Get(static_cast<flatbuffers::uoffset_t>(i));
+  const uint8_t *raw = v ? v->Data() : nullptr;
+  for (int i = 0; i < out->n; i++) {
+    int64_t x;
+    std::memcpy(&x, raw + sizeof x * static_cast<size_t>(i), sizeof x);
+    out->v[i] = flatbuffers::EndianScalar(x);
+  }
+}
+
+/* The verifier checks alignment relative to the buffer's start: a buffer
+ * that does not start on 8 bytes is read from an aligned copy (*copy, to
+ * free), so no scalar load is misaligned. NULL when out of memory. */
+const void *aligned(const void *buf, size_t size, void **copy) {
+  *copy = nullptr;
+  if (reinterpret_cast<uintptr_t>(buf) % 8 == 0) return buf;
+  *copy = std::malloc(size);
+  if (*copy) std::memcpy(*copy, buf, size);
+  return *copy;
 }
 
 double tensor_value(const fb::TensorAttributes *t) {
@@ -94,8 +114,15 @@ extern "C" cjh_fb_status cjh_graph_read(const void *buf, size_t size, cjh_graph 
     say(err, cap, "op_graph: no buffer, or a size no FlatBuffer has");
     return CJH_FB_MALFORMED;
   }
+  void *copy;
+  buf = aligned(buf, size, &copy);
+  if (!buf) {
+    say(err, cap, "op_graph: out of memory aligning the buffer");
+    return CJH_FB_ALLOC;
+  }
   flatbuffers::Verifier v(static_cast<const uint8_t *>(buf), size);
   if (!fb::VerifyGraphBuffer(v)) {
+    std::free(copy);
     say(err, cap, "op_graph: the FlatBuffers verifier rejects the buffer (not a Graph, truncated or corrupt)");
     return CJH_FB_MALFORMED;
   }
@@ -124,10 +151,12 @@ extern "C" cjh_fb_status cjh_graph_read(const void *buf, size_t size, cjh_graph 
     for (int i = 0; i < g->nnodes; i++) read_node(ns->Get(static_cast<flatbuffers::uoffset_t>(i)), &g->nodes[i]);
     g->override_shapes = src->is_override_shape_enabled();
   } catch (const std::bad_alloc &) {
+    std::free(copy);
     cjh_graph_free(g);
     say(err, cap, "op_graph: out of memory copying the graph");
     return CJH_FB_ALLOC;
   }
+  std::free(copy);
   return CJH_FB_OK;
 }
 
@@ -147,8 +176,15 @@ extern "C" cjh_fb_status cjh_config_read(const void *buf, size_t size, int64_t *
     say(err, cap, "engine_config: no buffer, or a size no FlatBuffer has");
     return CJH_FB_MALFORMED;
   }
+  void *copy;
+  buf = aligned(buf, size, &copy);
+  if (!buf) {
+    say(err, cap, "engine_config: out of memory aligning the buffer");
+    return CJH_FB_ALLOC;
+  }
   flatbuffers::Verifier v(static_cast<const uint8_t *>(buf), size);
   if (!v.VerifyBuffer<fb::EngineConfig>(nullptr)) {
+    std::free(copy);
     say(err, cap, "engine_config: the FlatBuffers verifier rejects the buffer (not an EngineConfig)");
     return CJH_FB_MALFORMED;
   }
@@ -167,6 +203,7 @@ extern "C" cjh_fb_status cjh_config_read(const void *buf, size_t size, int64_t *
     else if (auto sv = k->value_as_StringValue())
       std::snprintf(s->s, sizeof s->s, "%s", sv->value() ? sv->value()->c_str() : "");
   }
+  std::free(copy);
   return CJH_FB_OK;
 }
 

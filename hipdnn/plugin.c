@@ -244,7 +244,8 @@ static hipdnnPluginStatus_t exec_make(hipdnnEnginePluginHandle_t h, const hipdnn
   cjh_setting set[CJH_MAX_SETTINGS];
   char why[512];
   cjh_fb_status fs = cjh_config_read(cfg->ptr, cfg->size, &eid, set, CJH_MAX_SETTINGS, &n, why, sizeof why);
-  if (fs != CJH_FB_OK) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "%s", why);
+  if (fs != CJH_FB_OK)
+    return fail(fs == CJH_FB_ALLOC ? HIPDNN_PLUGIN_STATUS_ALLOC_FAILED : HIPDNN_PLUGIN_STATUS_BAD_PARAM, "%s", why);
   if (n > CJH_MAX_SETTINGS)
     return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "engine_config: %d knob settings (at most %d)", n, CJH_MAX_SETTINGS);
   const engine *e = engine_of(eid);
