@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """What a torch user sees from convjit.ops.conv: the first call (plan,
-compile, messages), a repeated call's host overhead per call, and a second
-process that finds the kernels in the disk cache.
+compile, messages), a repeated call's host overhead per call, the same
+conv through torch's own F.conv3d routed to convjit (convjit.enabled():
+what the operator route adds per call), and a second process that finds
+the kernels in the disk cache.
 
     PYTHONPATH=python /usr/bin/python3 examples/torch_overhead.py [--calls 200]
 
@@ -72,15 +74,17 @@ def pct(v, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def repeated(x, w, calls):
-    """Per-call host times in us: total wall, inside the C library (the
-    binding's c_seconds counter, which times each ctypes call), the rest."""
+def repeated(x, w, calls, fn=None):
+    """Per-call host times in us of fn(x, w) (default convjit.ops.conv):
+    total wall, inside the C library (the binding's c_seconds counter,
+    which times each ctypes call), the rest."""
+    fn = fn or convjit.ops.conv
     counters = convjit._runtime.counters   # read directly: convjit.stats() itself calls into C
     tot, inside = [], []
     for _ in range(calls):
         c0 = counters["c_seconds"]
         t0 = time.perf_counter()
-        convjit.ops.conv(x, w)
+        fn(x, w)
         t1 = time.perf_counter()
         tot.append((t1 - t0) * 1e6)
         inside.append((counters["c_seconds"] - c0) * 1e6)
@@ -90,7 +94,7 @@ def repeated(x, w, calls):
 
 
 class launch_stubbed:
-    """Diagnostic only (y is not computed): convjit_conv_forward becomes a
+    """Diagnostic only (y is not computed): convjit_conv_execute (and _forward) become a
     no-op, every other call (plan lookup, copies, emulator malloc/free)
     stays. On the emulator the real launch spends ms emulating the kernel
     on this thread, which (most likely) leaves the caches cold for the
@@ -99,7 +103,7 @@ class launch_stubbed:
 
     def __enter__(self):
         self.lib, self.real = convjit._lib, convjit._lib.call
-        self.lib.call = lambda name, *a: 0 if name == "convjit_conv_forward" else self.real(name, *a)
+        self.lib.call = lambda name, *a: 0 if name in ("convjit_conv_forward", "convjit_conv_execute") else self.real(name, *a)
 
     def __exit__(self, *exc):
         self.lib.call = self.real
@@ -128,6 +132,9 @@ def run(calls, child):
         r = repeated(x, w, calls)
         with launch_stubbed():
             rs = repeated(x, w, calls)
+            with convjit.enabled():   # torch's own conv, routed to convjit by its operator
+                rr = repeated(x, w, calls, torch.nn.functional.conv3d)
+                rs2 = repeated(x, w, calls)
         prof = None if child else profile(x, w, calls)
     if child:   # the second process reports to the first
         print(json.dumps({"first": f, "repeated": r, "stubbed": rs}))
@@ -138,11 +145,15 @@ def run(calls, child):
     what = {"total": "wall time of ops.conv", "in C": "inside the C library calls, incl. ctypes conversion",
             "Python": "the binding's own Python (total - C)"}
     for title, res in ((f"repeated call, {calls} calls", r),
-                       (f"the same {calls} calls with the launch stubbed (diagnostic, see launch_stubbed)", rs)):
+                       (f"the same {calls} calls with the launch stubbed (diagnostic, see launch_stubbed)", rs),
+                       (f"F.conv3d under convjit.enabled(), routed to the same plan, launch stubbed", rr)):
         print(f"\n{title} (us per call, median / p90):")
         for name, (med, p90) in res.items():
             print(f"  {name:>6}: {med:8.1f} / {p90:8.1f}   {what[name]}")
     print("  (the real calls' C time is the emulator emulating the kernel; their Python share is inflated by it)")
+    print(f"\nthe operator route's cost per call (launch stubbed, medians): F.conv3d routed {rr['total'][0]:.1f} us "
+          f"- ops.conv {rs2['total'][0]:.1f} us = {rr['total'][0] - rs2['total'][0]:.1f} us (torch's dispatcher to "
+          "the registered kernel, the route's signature lookup and its report counters)")
     total, rows = prof
     print(f"\nwhere the Python goes: cProfile of {calls} stubbed calls, own time outside C (profiler-inflated "
           f"{total / calls * 1e6:.0f} us per call; the shares are what matters):")

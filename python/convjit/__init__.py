@@ -3,6 +3,7 @@
     import convjit
     y = convjit.ops.conv(x, w, bias, stride=1, padding=1)   # like F.conv3d
     convjit.nn.patch(model)                                  # swap nn.Conv*d
+    with convjit.enabled(): model(x)                         # route torch's own convs
 
 Pure Python over libconvjit's C API (ctypes): the C library does every
 conv, weight pack and copy. CPU tensors run on convjit's CPU emulator (for
@@ -16,8 +17,11 @@ from ._runtime import EmulatorWarning, GradientWarning, set_emulator_arch, emula
 from ._runtime import set_async_compile, wait_compiles
 from . import ops  # noqa: E402  (imports torch)
 from . import nn   # noqa: E402
+from ._route import (enable, disable, enabled, is_enabled, routing_report, routing_summary,  # noqa: E402
+                     reset_routing_report, set_routing_policy, Problem)
 
-__all__ = ["ops", "nn", "ConvjitError", "InvalidArgumentError", "UnsupportedError", "EmulatorWarning", "GradientWarning",
+__all__ = ["ops", "nn", "enable", "disable", "enabled", "is_enabled", "routing_report", "routing_summary",
+           "reset_routing_report", "set_routing_policy", "Problem", "ConvjitError", "InvalidArgumentError", "UnsupportedError", "EmulatorWarning", "GradientWarning",
            "set_emulator_arch", "emulator_arch", "clear_caches", "set_async_compile", "wait_compiles", "stats", "plans",
            "library_path",
            "version"]
@@ -37,10 +41,12 @@ def __getattr__(name):
 def stats():
     """Counters of this process: the binding's (calls, plan and pack cache
     hits, copies it made, seconds inside the C library vs in the whole
-    call) and each context's (kernels compiled, memory/disk cache hits, the
-    C plan memo)."""
+    call), the operator route's totals (routing_summary; routing_report()
+    has them per problem) and each context's (kernels compiled,
+    memory/disk cache hits, the C plan memo)."""
     with _runtime._counters_lock:
         out = {"binding": dict(_runtime.counters)}
+    out["routing"] = routing_summary()
     out["contexts"] = {f"{k[0]}:{k[1]}": c.info() for k, c in _runtime.contexts().items()}
     return out
 

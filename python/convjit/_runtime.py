@@ -41,7 +41,7 @@ _warned_emulator = False
 MAX_PLANS_PER_CONTEXT = 256   # LRU beyond this (each holds loaded kernels)
 MAX_PACKS_PER_WEIGHT = 8      # packed forms of one weight (one per distinct packing its plans use), LRU
 
-counters = {"calls": 0, "bwd_data_calls": 0, "bwd_weight_calls": 0, "plan_hits": 0, "plan_misses": 0, "packs": 0,
+counters = {"calls": 0, "bwd_data_calls": 0, "bwd_weight_calls": 0, "routed_calls": 0, "plan_hits": 0, "plan_misses": 0, "packs": 0,
             "pack_hits": 0, "input_copies": 0, "c_seconds": 0.0, "call_seconds": 0.0}
 _counters_lock = threading.Lock()
 
@@ -49,6 +49,25 @@ _counters_lock = threading.Lock()
 def count(name, n=1):
     with _counters_lock:
         counters[name] += n
+
+
+def count_call(name, seconds, plan_hit):
+    """One more `name` call, its seconds, and a plan cache hit when the
+    call's prepared plan was reused: one lock for the three."""
+    with _counters_lock:
+        counters[name] += 1
+        counters["call_seconds"] += seconds
+        counters["plan_hits"] += plan_hit
+
+
+# Bumped whenever what a prepared call holds may change (the emulated arch,
+# async compile, the caches): _core's memo drops calls of an older generation.
+generation = 0
+
+
+def _new_generation():
+    global generation
+    generation += 1
 
 
 def set_emulator_arch(arch):
@@ -59,6 +78,7 @@ def set_emulator_arch(arch):
     if arch is not None and arch not in _EMU_ARCHS:
         raise ValueError(f"convjit: emulator arch {arch!r}: expected one of {', '.join(_EMU_ARCHS)}")
     _emu_arch = arch
+    _new_generation()
 
 
 def set_async_compile(on):
@@ -72,6 +92,7 @@ def set_async_compile(on):
     if on is not None and not isinstance(on, bool):
         raise TypeError(f"convjit: set_async_compile({on!r}): expected True, False or None")
     _async_compile = on
+    _new_generation()
 
 
 def wait_compiles():
@@ -91,7 +112,7 @@ def emulator_arch():
     return a
 
 
-def _timed_call(name, *args):
+def timed_call(name, *args):
     t0 = time.perf_counter()
     try:
         _lib.call(name, *args)
@@ -106,7 +127,7 @@ class _EmuBuffer:
 
     def __init__(self, ctx, nbytes):
         p = ctypes.c_void_p()
-        _timed_call("convjit_malloc", ctx.handle, max(nbytes, 1), ctypes.byref(p))
+        timed_call("convjit_malloc", ctx.handle, max(nbytes, 1), ctypes.byref(p))
         self.ptr, self.nbytes = p.value, nbytes
         self._fin = weakref.finalize(self, _emu_free, ctx, p.value)
 
@@ -126,10 +147,10 @@ class Plan:
         h = ctypes.c_void_p()
         t0 = time.perf_counter()
         if _async_compile is None:
-            _timed_call("convjit_plan_create_conv", ctx.handle, ctypes.byref(desc), ctypes.byref(h))
+            timed_call("convjit_plan_create_conv", ctx.handle, ctypes.byref(desc), ctypes.byref(h))
         else:
             flags = _lib.PLAN_ASYNC_COMPILE if _async_compile else _lib.PLAN_SYNC_COMPILE
-            _timed_call("convjit_plan_create_conv_flags", ctx.handle, ctypes.byref(desc), flags, ctypes.byref(h))
+            timed_call("convjit_plan_create_conv_flags", ctx.handle, ctypes.byref(desc), flags, ctypes.byref(h))
         self.create_ms = (time.perf_counter() - t0) * 1e3
         self.handle, self.ctx, self.key = h.value, ctx, key
         self._fin = weakref.finalize(self, _lib.load().convjit_plan_destroy, h.value)
@@ -155,7 +176,7 @@ class Plan:
     def wait(self):
         """Until the plan runs its own kernels (at once when it was built
         synchronously); then its kernel list is theirs."""
-        _timed_call("convjit_plan_wait", self.handle)
+        timed_call("convjit_plan_wait", self.handle)
         self.kernels = self._kernel_infos()
 
     def _kernel_infos(self):
@@ -365,10 +386,10 @@ def packed_weight(plan, w, hip_stream=None):
     nbytes = wc.numel() * wc.element_size()
     if ctx.emulated:
         raw = _EmuBuffer(ctx, nbytes)
-        _timed_call("convjit_memcpy_h2d", ctx.handle, raw.ptr, wc.data_ptr(), nbytes, None)
+        timed_call("convjit_memcpy_h2d", ctx.handle, raw.ptr, wc.data_ptr(), nbytes, None)
         if plan.packed_bytes:
             e.buf = _EmuBuffer(ctx, plan.packed_bytes)
-            _timed_call("convjit_weight_pack", plan.handle, raw.ptr, e.buf.ptr, None)
+            timed_call("convjit_weight_pack", plan.handle, raw.ptr, e.buf.ptr, None)
             raw.free()
         else:
             e.buf = raw
@@ -377,7 +398,7 @@ def packed_weight(plan, w, hip_stream=None):
         import torch
         if plan.packed_bytes:
             e.buf = torch.empty(plan.packed_bytes, dtype=torch.uint8, device=w.device)
-            _timed_call("convjit_weight_pack", plan.handle, ctypes.c_void_p(wc.data_ptr()),
+            timed_call("convjit_weight_pack", plan.handle, ctypes.c_void_p(wc.data_ptr()),
                         ctypes.c_void_p(e.buf.data_ptr()), ctypes.c_void_p(hip_stream.cuda_stream))
         else:
             e.buf = wc if wc.data_ptr() % 16 == 0 else wc.clone()
@@ -401,6 +422,7 @@ def clear_caches():
     """Drops every cached plan and packed weight (the contexts stay)."""
     with _packs_lock:
         _packs.clear()
+    _new_generation()
     for c in contexts().values():
         with c.lock:
             c.plans.clear()

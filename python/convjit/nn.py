@@ -1,12 +1,17 @@
 """Drop-in convolution modules that forward through convjit, and patch().
 
 convjit.nn.Conv1d/2d/3d and ConvTranspose1d/2d/3d are torch's classes with
-the same constructor, parameters and state_dict; only forward differs. The
-convs' forward also takes the inputs torch's lacks: a residual fused into
-the epilogue, the previous chunk's frames for causal streaming, a padding
-that differs before and after (causal time padding); their `upsample`
-attribute (patch sets it where an nn.Upsample(mode='nearest') feeds them in
-an nn.Sequential) reads the input nearest-upsampled inside the conv.
+the same constructor, parameters and state_dict; only forward (and the
+convs' _conv_forward, the step torch's forward calls) differs. The convs'
+forward also takes the inputs torch's lacks: a residual fused into the
+epilogue, the previous chunk's frames for causal streaming, a padding that
+differs before and after (causal time padding); their `upsample` attribute
+(patch sets it where an nn.Upsample(mode='nearest') feeds them in an
+nn.Sequential) reads the input nearest-upsampled inside the conv.
+
+patch() swaps a model's conv modules, subclasses included: a subclass of
+torch's conv class gets a class of its own deriving from both (so its own
+forward, if it has one, runs, and the conv step inside it is convjit's).
 """
 
 import ctypes
@@ -14,7 +19,7 @@ import ctypes
 import torch
 import torch.nn.functional as F
 
-from . import _lib, ops
+from . import _core, _lib, ops
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "patch",
            "PatchResult", "FusedUpsample"]
@@ -34,6 +39,16 @@ class _ConvjitConv:
         frames; act overrides the module's act attribute; out_dtype
         (torch.float32) keeps y in fp32 (default: the weight's dtype); the
         upsample attribute upsamples the input inside the conv."""
+        return self._convjit(input, self.weight, self.bias, residual=residual, x_prev=x_prev, padding=padding,
+                             padding_hi=padding_hi, act=act, out_dtype=out_dtype)
+
+    def _conv_forward(self, input, weight, bias):
+        """torch's conv step (what torch's forward, and a subclass's own
+        forward, call with the weight and bias to use): convjit's."""
+        return self._convjit(input, weight, bias)
+
+    def _convjit(self, input, weight, bias, *, residual=None, x_prev=None, padding=None, padding_hi=None, act=None,
+                 out_dtype=None):
         pad = self.padding if padding is None else padding
         if self.padding_mode != "zeros" and self.upsample is not None:
             raise ValueError(f"convjit: padding_mode={self.padding_mode!r} with a fused upsample: the padding of "
@@ -49,7 +64,7 @@ class _ConvjitConv:
             else:
                 input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             pad = 0
-        return ops.conv(input, self.weight, self.bias, self.stride, pad, self.dilation, self.groups,
+        return ops.conv(input, weight, bias, self.stride, pad, self.dilation, self.groups,
                         padding_hi=padding_hi, residual=residual, x_prev=x_prev,
                         act=self.act if act is None else act, out_dtype=out_dtype, upsample=self.upsample)
 
@@ -141,9 +156,27 @@ class FusedUpsample(torch.nn.Upsample):
         return super().extra_repr() + ", fused into the next conv (convjit)"
 
 
-_SWAP = {torch.nn.Conv1d: Conv1d, torch.nn.Conv2d: Conv2d, torch.nn.Conv3d: Conv3d}
-_SWAP_T = {torch.nn.ConvTranspose1d: ConvTranspose1d, torch.nn.ConvTranspose2d: ConvTranspose2d,
-           torch.nn.ConvTranspose3d: ConvTranspose3d}
+_TWINS = {torch.nn.Conv1d: Conv1d, torch.nn.Conv2d: Conv2d, torch.nn.Conv3d: Conv3d,
+          torch.nn.ConvTranspose1d: ConvTranspose1d, torch.nn.ConvTranspose2d: ConvTranspose2d,
+          torch.nn.ConvTranspose3d: ConvTranspose3d}
+_DERIVED = {}   # a subclass of a torch conv class -> its convjit class
+
+
+def _convjit_class(cls):
+    """The class patch() gives a module of class cls, or None when cls is
+    not a torch conv class or a subclass of one. torch's own classes get
+    their twin; a subclass S gets class S(S, twin), whose method order is
+    S, twin, torch's class: S's own forward (if any) runs, and what it
+    calls of torch's class (forward through super(), _conv_forward) is the
+    twin's, so its conv step runs convjit."""
+    if cls in _TWINS:
+        return _TWINS[cls]
+    if cls not in _DERIVED:
+        base = next((b for b in cls.__mro__ if b in _TWINS), None)
+        _DERIVED[cls] = None if base is None else type(cls.__name__, (cls, _TWINS[base]),
+                                                      {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                       "__doc__": cls.__doc__})
+    return _DERIVED[cls]
 
 
 class PatchResult:
@@ -162,7 +195,7 @@ class PatchResult:
 def _why_not(m):
     """None when convjit can run module m for some input, else the reason."""
     w = m.weight
-    if w.dtype not in ops._TORCH_16:
+    if w.dtype not in _core.TORCH_16:
         return (f"weight is {w.dtype}: convjit computes in bf16, f16 or fp8; convert the model "
                 "(model.to(torch.bfloat16) or model.half()) before patching")
     if w.device.type not in ("cpu", "cuda"):
@@ -171,22 +204,20 @@ def _why_not(m):
     # The shape-independent constraints (channels per group, groups, dtypes)
     # are convjit's: ask its validator with an input just large enough.
     filt = tuple(w.shape[2:])
-    dt = ops._TORCH_16[w.dtype]
-    if m.transposed:
-        try:   # a one-position input: the C library states the output's extents
-            d = ops.conv_transpose_desc(rank, 1, m.in_channels, m.out_channels, (1,) * rank, filt, m.stride,
-                                        (0,) * rank, m.output_padding, m.dilation, m.groups,
-                                        bias=m.bias is not None, x_dtype=dt, w_dtype=dt)
-        except _lib.ConvjitError as e:
-            return "convjit refuses it: " + e.message
-    else:
-        pad = (0,) * rank if isinstance(m.padding, str) else m.padding
-        d = ops.desc_of(ops.conv_key(rank, 1, m.in_channels, m.out_channels,
-                                     [(f - 1) * dl + 1 for f, dl in zip(filt, m.dilation)], filt, m.stride, pad,
-                                     pad, m.dilation, m.groups, bias=m.bias is not None, x_dtype=dt, w_dtype=dt))
-    st = _lib.load().convjit_conv_desc_validate(ctypes.byref(d))
-    if st != _lib.OK:
-        return "convjit refuses it: " + _lib.load().convjit_last_error().decode(errors="replace")
+    dt = _core.TORCH_16[w.dtype]
+    try:
+        if m.transposed:   # a one-position input: the C library states the output's extents
+            key = _core.transpose_key(rank, 1, m.in_channels, m.out_channels, (1,) * rank, filt, tuple(m.stride),
+                                      (0,) * rank, tuple(m.output_padding), tuple(m.dilation), m.groups,
+                                      (("bias", m.bias is not None), ("w_dtype", dt), ("x_dtype", dt)))
+        else:
+            pad = (0,) * rank if isinstance(m.padding, str) else m.padding
+            key = _core.conv_key(rank, 1, m.in_channels, m.out_channels,
+                                 [(f - 1) * dl + 1 for f, dl in zip(filt, m.dilation)], filt, m.stride, pad, pad,
+                                 m.dilation, m.groups, bias=m.bias is not None, x_dtype=dt, w_dtype=dt)
+        _lib.call("convjit_conv_desc_validate", ctypes.byref(_core.desc_of(key)))
+    except _lib.ConvjitError as e:
+        return "convjit refuses it: " + e.message
     return None
 
 
@@ -224,40 +255,34 @@ def _fuse_upsamples(model, res):
 
 
 def patch(model):
-    """Makes every supported torch.nn.Conv1d/2d/3d and ConvTranspose1d/2d/3d
-    of model forward through convjit, in place: the module keeps its
-    identity, parameters, hooks and state_dict; only its class changes to
-    convjit.nn.ConvNd / ConvTransposeNd. An nn.Upsample(mode='nearest' or
-    'nearest-exact', scale factor 1 or 2 per dim) followed directly by a
-    patched conv in an nn.Sequential becomes part of that conv (the conv
-    reads its input upsampled, without the upsampled tensor; the Upsample
-    becomes a FusedUpsample passing its input through). Subclasses with
-    their own forward, weights neither bf16 nor f16 and shapes convjit
-    refuses are left alone. Returns a PatchResult (swapped, skipped with
-    reasons, fused)."""
+    """Makes every torch.nn.Conv1d/2d/3d and ConvTranspose1d/2d/3d of model,
+    subclasses included, that convjit can run forward through convjit, in
+    place: the module keeps its identity, parameters, hooks and state_dict;
+    only its class changes, to convjit.nn.ConvNd / ConvTransposeNd, or for
+    a subclass to a class deriving from both (_convjit_class): a subclass's
+    own forward still runs (a causal conv's cat and pad), and its conv step
+    is convjit's. An nn.Upsample(mode='nearest' or 'nearest-exact', scale
+    factor 1 or 2 per dim) followed directly by a patched conv in an
+    nn.Sequential becomes part of that conv (the conv reads its input
+    upsampled, without the upsampled tensor; the Upsample becomes a
+    FusedUpsample passing its input through). Weights neither bf16 nor f16
+    and shapes convjit refuses are left alone. Returns a PatchResult
+    (swapped, skipped with reasons, fused)."""
     res = PatchResult()
     for name, m in model.named_modules():
-        cls = type(m)
         if isinstance(m, (_ConvjitConv, _ConvjitConvTranspose)):
             continue
-        swap = _SWAP.get(cls) or _SWAP_T.get(cls)
-        if swap is not None:
-            why = _why_not(m)
-            if why is None:
-                m.__class__ = swap
-                m.act = None
-                res.swapped.append(name)
-            else:
-                res.skipped.append((name, why))
-        elif isinstance(m, torch.nn.modules.conv._ConvNd):
-            bases = _SWAP_T if m.transposed else _SWAP
-            base = next((b for b in bases if isinstance(m, b)), None)
-            if base is None:
-                why = f"{cls.__name__} is not a {'ConvTranspose' if m.transposed else 'Conv'}1d/2d/3d"
-            elif cls.forward is not base.forward:
-                why = f"{cls.__name__} subclasses {base.__name__} with its own forward: swapping would drop it"
-            else:
-                why = f"{cls.__name__} subclasses {base.__name__}: patch swaps torch's own classes only"
+        target = _convjit_class(type(m))
+        if target is None:
+            if isinstance(m, torch.nn.modules.conv._ConvNd):
+                res.skipped.append((name, f"{type(m).__name__} is not a Conv or ConvTranspose 1d/2d/3d"))
+            continue
+        why = _why_not(m)
+        if why is None:
+            m.__class__ = target
+            m.act = None
+            res.swapped.append(name)
+        else:
             res.skipped.append((name, why))
     _fuse_upsamples(model, res)
     return res

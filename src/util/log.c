@@ -8,12 +8,20 @@
 static pthread_once_t cj_log_once = PTHREAD_ONCE_INIT;
 static volatile int cj_log_level_v = CJ_LOG_OFF;
 
+/* CONVJIT_LOG is a comma-separated list: the C library takes its level
+ * words (the most verbose wins) and leaves the others to their readers
+ * ("route" is the Python binding's routing log). */
 static void cj_log_init(void) {
+  static const struct { const char *word; cj_log_level level; } levels[] = {
+      {"error", CJ_LOG_ERROR}, {"info", CJ_LOG_INFO}, {"debug", CJ_LOG_DEBUG}};
   const char *e = getenv("CONVJIT_LOG");
-  if (!e) return;
-  if (!strcmp(e, "error")) cj_log_level_v = CJ_LOG_ERROR;
-  else if (!strcmp(e, "info")) cj_log_level_v = CJ_LOG_INFO;
-  else if (!strcmp(e, "debug")) cj_log_level_v = CJ_LOG_DEBUG;
+  while (e && *e) {
+    size_t n = strcspn(e, ",");
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+      if (n == strlen(levels[i].word) && !strncmp(e, levels[i].word, n) && (int)levels[i].level > cj_log_level_v)
+        cj_log_level_v = levels[i].level;
+    e += n + (e[n] == ',');
+  }
 }
 
 cj_log_level cj_log_get_level(void) {

@@ -1,4 +1,4 @@
-"""The ROCm path's glue (ops._run_hip and the HIP branch of
+"""The ROCm path's glue (_core.run_hip and the HIP branch of
 _runtime.packed_weight) with the C calls recorded instead of made: no
 machine here has a GPU or a ROCm torch, so this checks what the binding
 hands convjit, not a device result. A real emulator plan supplies the
@@ -25,7 +25,7 @@ import cjtest as cj  # noqa: E402
 
 import torch  # noqa: E402
 
-from convjit import _lib, _runtime, ops  # noqa: E402
+from convjit import _core, _lib, _runtime, ops  # noqa: E402
 
 setUpModule = cj.quiet
 
@@ -89,7 +89,7 @@ class HipGlue(unittest.TestCase):
         self.streams = [self.stream]
         self.recorded = []
         recorded = self.recorded
-        patches = [mock.patch.object(_runtime, "_timed_call", timed_call),
+        patches = [mock.patch.object(_runtime, "timed_call", timed_call),
                    mock.patch.object(torch, "empty", empty),
                    mock.patch.object(torch.cuda, "current_stream", lambda device=None: self.streams[-1]),
                    mock.patch.object(torch.cuda, "Event", FakeEvent),
@@ -99,7 +99,7 @@ class HipGlue(unittest.TestCase):
             self.addCleanup(p.stop)
 
     def launch(self, x, bias, y):
-        ops._run_hip(self.plan.ctx, self.plan, {"x": x, "bias": bias, "residual": self.res, "scale": None,
+        _core.run_hip(self.plan.ctx, self.plan, {"x": x, "bias": bias, "residual": self.res, "scale": None,
                                                 "x_prev": self.x_prev}, {"y": y}, self.w)
 
     def run_hip(self, x):
@@ -144,7 +144,7 @@ class HipGlue(unittest.TestCase):
         """A transposed conv's launch (conv_transpose) binds its input as
         args.dy and its output as args.dx, never x or y."""
         y = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, {"dy": self.x}, {"dx": y}, self.w)
+        _core.run_hip(self.plan.ctx, self.plan, {"dy": self.x}, {"dx": y}, self.w)
         args = self.forwards()[-1][1]
         self.assertEqual((args["dy"], args["dx"]), (self.x.data_ptr(), y.data_ptr()))
         self.assertIsNone(args["x"])
@@ -189,7 +189,7 @@ class HipGlue(unittest.TestCase):
         dw = torch.zeros((32, 16, 3, 3, 3), dtype=torch.bfloat16)
         db = torch.zeros(32, dtype=torch.float32)
         dy = torch.zeros((1, 32, 3, 6, 6), dtype=torch.bfloat16)
-        ops._run_hip(self.plan.ctx, self.plan, {"x": self.x, "dy": dy}, {"dw": dw, "db": db})
+        _core.run_hip(self.plan.ctx, self.plan, {"x": self.x, "dy": dy}, {"dw": dw, "db": db})
         self.assertEqual(self.packs(), [], "backward weight packs no weight")
         ((handle, args, stream),) = self.forwards()
         self.assertEqual(stream.value, 0x5A)

@@ -1,7 +1,10 @@
 """convjit.nn: Conv1d/2d/3d against the torch modules run in float64 on
 the same bf16 values (bound: cjtest.bound, as in test_ops), state_dict
-round trips, padding modes, patch() on a small model, and the forward
-extras (residual=, x_prev=, act) of convjit.nn.Conv3d. EMULATED."""
+round trips, padding modes, patch() on a small model (subclasses too: one
+without a forward of its own, as torchvision's Conv3DSimple, one with its
+own, as a causal conv that concatenates cached frames and pads before
+calling Conv3d.forward), and the forward extras (residual=, x_prev=, act)
+of convjit.nn.Conv3d. EMULATED."""
 
 import copy
 import os
@@ -139,16 +142,19 @@ class TestPatch(unittest.TestCase):
         mods = {n: id(m) for n, m in model.named_modules()}
 
         res = convjit.nn.patch(model)
-        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.up"])
-        reasons = dict(res.skipped)
-        self.assertEqual(sorted(reasons), ["extras.dw", "extras.f32", "extras.own"])
+        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.up", "extras.own"])
+        reasons = dict(res.skipped)   # only what convjit cannot run
+        self.assertEqual(sorted(reasons), ["extras.dw", "extras.f32"])
         self.assertIn("depthwise", reasons["extras.dw"])     # convjit's validator's reason
         self.assertIsInstance(model.extras["up"], cnn.ConvTranspose3d)
-        self.assertIn("own forward", reasons["extras.own"])
         self.assertIn("torch.float32", reasons["extras.f32"])
         self.assertIsInstance(model.body[0], cnn.Conv3d)
         self.assertIs(type(model.extras["dw"]), torch.nn.Conv2d)
-        self.assertIs(type(model.extras["own"]), OwnForward)
+        # a subclass with its own forward: still an OwnForward (its forward runs), and a convjit conv
+        own = model.extras["own"]
+        self.assertIsInstance(own, OwnForward)
+        self.assertIsInstance(own, cnn.Conv3d)
+        self.assertIs(type(own).forward, OwnForward.forward)
         self.assertEqual({n: id(p) for n, p in model.named_parameters()}, ids, "parameters are the same objects")
         self.assertEqual({n: id(m) for n, m in model.named_modules()}, mods, "modules are the same objects")
         self.assertEqual(convjit.nn.patch(model).swapped, [], "a second patch swaps nothing")
@@ -172,6 +178,53 @@ class TestPatch(unittest.TestCase):
         print(f"\npatched model vs torch bf16 model: max |diff| {d:.3e} (max |y| {float(y.abs().max()):.3e})",
               file=sys.stderr)
         self.assertEqual(y.shape, y_torch.shape)
+        # the subclass's own forward (x 2) around convjit's conv: twice the conv, exactly (a power of two)
+        xo = cj.randn_bf16((1, 16, 2, 3, 3), cj.gen(31))
+        with torch.no_grad():
+            yo = own(xo)
+            y1 = convjit.ops.conv(xo, own.weight, own.bias)
+        self.assertTrue(torch.equal(yo, y1 * 2), "OwnForward.forward ran around convjit's conv")
+
+
+class NoForward(torch.nn.Conv3d):   # torchvision's Conv3DSimple: a constructor only
+    def __init__(self, cin, cout):
+        super().__init__(cin, cout, (3, 3, 3), padding=(1, 1, 1), bias=False, dtype=BF16)
+
+
+class Causal(torch.nn.Conv3d):   # a Wan-style causal conv: its forward pads, then Conv3d.forward
+    def __init__(self, cin, cout):
+        super().__init__(cin, cout, 3, padding=0, dtype=BF16)
+
+    def forward(self, x, cache_x=None):
+        if cache_x is not None:
+            x = torch.cat([cache_x, x], dim=2)
+        return super().forward(F.pad(x, (1, 1, 1, 1, 2 if cache_x is None else 0, 0)))
+
+
+class TestPatchSubclasses(unittest.TestCase):
+    def test_subclasses_keep_their_forward(self):
+        torch.manual_seed(1)
+        model = torch.nn.ModuleDict({"simple": NoForward(16, 16), "causal": Causal(16, 16)})
+        res = convjit.nn.patch(model)
+        self.assertEqual(sorted(res.swapped), ["causal", "simple"])
+        self.assertEqual(res.skipped, [])
+        simple, causal = model["simple"], model["causal"]
+        self.assertIsInstance(simple, NoForward)
+        self.assertIsInstance(simple, cnn.Conv3d)
+        self.assertIs(type(causal).forward, Causal.forward, "the subclass's own forward is kept")
+        self.assertEqual(type(causal).__name__, "Causal")
+        g = cj.gen(33)
+        x, cache = cj.randn_bf16((1, 16, 3, 5, 5), g), cj.randn_bf16((1, 16, 2, 5, 5), g)
+        with torch.no_grad():
+            y_simple = simple(x)
+            y_causal = causal(x, cache)
+        ref, mag = cj.conv64(x, simple.weight, None, 1, 1)
+        # C*27 exact bf16 products summed in fp32, one bf16 rounding
+        cj.check(self, y_simple, ref, cj.bound(ref, mag, cj.products(simple.weight)), "patched NoForward")
+        xc = torch.cat([cache, x], dim=2)
+        ref, mag = cj.conv64(xc, causal.weight, causal.bias, 1, (0, 1, 1))
+        cj.check(self, y_causal, ref, cj.bound(ref, mag, cj.products(causal.weight) + 1), "patched Causal, cached")
+        self.assertEqual(convjit.nn.patch(model).swapped, [], "a second patch swaps nothing")
 
 
 class TestConv3dExtras(unittest.TestCase):

@@ -8,7 +8,12 @@ what CI runs, skips this file with the reason; the lent machine's torch
   break, and fullgraph=True forward and backward give the eager run's bits;
 - an fp8 tensor (torch.float8_e4m3fn) requiring grad is refused;
 - torch.float8_e4m3fn weights in a conv under grad: dx through them, the
-  quantization passed straight through."""
+  quantization passed straight through;
+- the operator route under torch.compile: an unpatched block of torch's
+  own Conv3d and ConvTranspose3d, compiled with fullgraph=True under
+  convjit.enable(), runs convjit's kernels forward and backward (the
+  routing report counts them) with the eager routed run's bits, and no
+  graph break."""
 
 import os
 import sys
@@ -23,7 +28,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import convjit  # noqa: E402
 import convjit.nn as cnn  # noqa: E402
-from convjit import _autograd, _library, ops  # noqa: E402
+from convjit import _grad, _library, ops  # noqa: E402
 
 BF16 = torch.bfloat16
 
@@ -51,10 +56,10 @@ class _Cases:
         x = cj.randn_bf16((1, 16, 2, 4, 4), g).requires_grad_()
         w = cj.weight_bf16((16, 16, 3, 3, 3), g).requires_grad_()
         b = cj.randn_bf16((16,), g).requires_grad_()
-        geom = _library.geom_args(_autograd.Geom((1, 1, 1), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1),
+        geom = _library.geom_args(_grad.Geom((1, 1, 1), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1),
                                                      "relu", 1.0, 0.0, 0.0, "", ""))
         torch.library.opcheck(torch.ops.convjit.conv.default, (x, w, b, None, None, None) + geom)
-        ct = _library.geom_args(_autograd.Geom((2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1), "",
+        ct = _library.geom_args(_grad.Geom((2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1), "",
                                                    1.0, 0.0, 0.0, "", ""))
         wt = cj.weight_bf16((16, 16, 3, 3, 3), g).requires_grad_()
         torch.library.opcheck(torch.ops.convjit.conv_transpose.default, (x, wt, b, None, [1, 1, 1]) + ct)
@@ -109,6 +114,44 @@ class _Cases:
         # dt * 0.25 is exact (a power of two), then the sum of exact products and one rounding
         m = cg.vjp(f, [x, w64.abs()], 0, dy.double().abs())
         cj.check(self, got, ref, cg.bound(ref, m, 0.0, 16 * 27, BF16), f"{self.ARCH} float8 w: dx")
+
+
+    def test_route_compile(self):
+        g = cj.gen(14)
+        x = cj.randn_bf16((1, 16, 2, 4, 4), g)
+
+        class Block(torch.nn.Module):   # no op between the convs: compiled and eager run the same aten calls
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv3d(16, 16, 3, padding=1)
+                self.up = torch.nn.ConvTranspose3d(16, 16, (1, 2, 2), stride=(1, 2, 2))
+
+            def forward(self, x):
+                return self.up(self.conv(x))
+        torch.manual_seed(14)
+        blk = Block().to(BF16)
+        torch._dynamo.reset()
+        try:
+            convjit.enable()
+            explain = torch._dynamo.explain(blk)(x)
+            self.assertEqual(explain.graph_break_count, 0, str(explain.break_reasons))
+            runs = {}
+            for name, fn in (("eager", blk), ("compiled", torch.compile(blk, fullgraph=True))):
+                convjit.reset_routing_report()
+                blk.zero_grad()
+                xg = x.clone().requires_grad_()
+                y = fn(xg)
+                y.float().sum().backward()
+                runs[name] = [y, xg.grad] + [p.grad.clone() for p in blk.parameters()]
+                rows = convjit.routing_report()
+                by_pass = {p: sum(r["convjit"] for r in rows if r["pass"] == p) for p in ("forward", "backward")}
+                self.assertEqual(by_pass, {"forward": 2, "backward": 2}, f"{name}: {rows}")
+                self.assertEqual(sum(r["torch"] for r in rows), 0, f"{name}: {rows}")
+        finally:
+            convjit.disable()
+        for what, a, c in zip(("y", "x.grad", "conv.weight", "conv.bias", "up.weight", "up.bias"), runs["eager"],
+                              runs["compiled"]):
+            self.assertTrue(torch.equal(a, c), f"compiled {what} vs eager, both routed")
 
 
 class Gfx942(_Cases, unittest.TestCase):
