@@ -399,6 +399,30 @@ CONVJIT_API convjit_status convjit_plan_create_transpose(convjit_context *ctx, c
  * INVALID_ARG). */
 CONVJIT_API convjit_status convjit_plan_create_conv_flags(convjit_context *ctx, const convjit_conv_desc *desc,
                                                           unsigned flags, convjit_plan **plan);
+/* Conv knobs: the tuning choices a caller may force (tile, wave grid,
+ * stages, split-K, WGM, ...; docs/tuning.md), the tunable rows of convjit's
+ * knob table, so that a framework offering them (the hipDNN engine plugin,
+ * docs/hipdnn.md) reads names and domains here instead of retyping them. */
+typedef struct convjit_knob_info {
+  size_t struct_size;  /* set by the caller: sizeof(convjit_knob_info) */
+  char name[16];       /* "tile", "waves", "stages", "splitk", "wgm", ... */
+  int pair;            /* 1: the value is AxB (two numbers), else one number */
+  uint32_t lo, hi;     /* the domain of each number */
+  char help[128];
+} convjit_knob_info;
+/* How many knobs convjit_conv_knob_info describes (indices 0 .. count-1). */
+CONVJIT_API convjit_status convjit_conv_knob_count(int *count);
+/* INVALID_ARG naming the index past the end; VERSION for an unknown struct_size. */
+CONVJIT_API convjit_status convjit_conv_knob_info(int index, convjit_knob_info *info);
+/* convjit_plan_create_conv with some knobs forced: knobs is space-separated
+ * name=value text ("tile=128x128 waves=2x4 stages=4 splitk=1 wgm=8", the
+ * form of convjit_tune_candidate.knobs); NULL or "" forces nothing and is
+ * convjit_plan_create_conv. INVALID_ARG naming the knob for an unknown
+ * name, bad syntax or a 0; a value the plan init refuses for this shape
+ * fails creation with its reason (a forced plan never falls back to
+ * another choice). Forced plans bypass the plan memo and the tuning table. */
+CONVJIT_API convjit_status convjit_plan_create_conv_knobs(convjit_context *ctx, const convjit_conv_desc *desc,
+                                                          const char *knobs, convjit_plan **plan);
 /* Waits until the plan runs its own kernels: OK then (at once for a plan
  * compiled synchronously); else the background build's failure (COMPILE,
  * RESOURCE, ... with its text), and the plan keeps running the generic
