@@ -8,4 +8,7 @@ add_test(NAME tools/layers
 # No function over 150 lines in src/, tools/ and hipdnn/ (120 in tools/),
 # outside the opcode switches scripts/check-functions allows by name.
 add_test(NAME tools/functions COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-functions)
-set_tests_properties(tools/layers tools/functions PROPERTIES LABELS "tools;layers")
+# Every file path and cj_/convjit_ name in backticks in docs/*.md and
+# README.md still exists, and every "`name` in `file.c`" claim holds.
+add_test(NAME tools/doc_refs COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-doc-refs)
+set_tests_properties(tools/layers tools/functions tools/doc_refs PROPERTIES LABELS "tools;layers")
