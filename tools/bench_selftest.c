@@ -378,13 +378,192 @@ static convjit_status make_plan(convjit_context *ctx, const st_case *c, const ch
   return cj_plan_create_conv_opts(ctx, &d, &forced, plan);
 }
 
+/* One case's inputs on the host: x and w random from the seed (sampled: a
+ * repeated block), the bias and the per-channel scales; the output's room.
+ * NULL, or what ran out (err set). */
+static const char *case_inputs(const st_case *c, const cj_conv_problem *p, st_data *d, uint64_t *seed, char *err,
+                               size_t cap) {
+  if (c->transpose) {
+    d->nx = d->ny = (size_t)(c->s[0] * c->s[1] * c->s[2]);
+    d->ebx = 2;
+  } else {
+    d->nx = (size_t)(p->n * p->c * p->d * p->h * p->w);
+    d->nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
+    d->ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
+    d->ebx = tool_dtype_bytes(p->x_dtype);
+    d->ebw = tool_dtype_bytes(p->w_dtype);
+  }
+  d->nxa = c->sampled && d->nx > BLOCK ? BLOCK : d->nx;
+  d->nwa = c->sampled && d->nw > BLOCK ? BLOCK : d->nw;
+  size_t yb = c->transpose ? d->ebx : 2;
+  d->hx = malloc(d->nxa * d->ebx);
+  d->hw = malloc(d->nwa * (d->ebw ? d->ebw : 1) + 1);
+  d->y_dev = malloc(d->ny * yb);
+  size_t k = c->transpose ? 1 : (size_t)p->k;
+  d->bias = malloc(k * sizeof *d->bias);
+  if (!d->hx || !d->hw || !d->y_dev || !d->bias) {
+    snprintf(err, cap, "out of host memory (%zu outputs)", d->ny);
+    return c->sampled ? "SKIP" : "FAIL";
+  }
+  tool_fill_random(d->hx, NULL, d->nxa, c->transpose ? CONVJIT_DTYPE_BF16 : p->x_dtype, seed);
+  if (!c->transpose) tool_fill_random(d->hw, NULL, d->nwa, p->w_dtype, seed);
+  for (size_t i = 0; i < k; i++) d->bias[i] = tool_rng_unit(seed);
+  if (c->chscale) {
+    d->csc = malloc(k * sizeof *d->csc);
+    if (!d->csc) { snprintf(err, cap, "out of host memory"); return "FAIL"; }
+    for (size_t i = 0; i < k; i++) d->csc[i] = 0.25f + 0.75f * (tool_rng_unit(seed) + 1.0f); /* fp32 values in [0.25, 1.75) */
+  }
+  return NULL;
+}
+
+/* The first output outside the reference: its index, the reference's value and its bound. */
+typedef struct st_bad {
+  size_t n, checked, i;
+  float want, tol;
+} st_bad;
+
+/* A conv's outputs (all, or SELFTEST_SAMPLES of them) against the
+ * reference by its bound. CONVJIT_OK with b filled, or the reference's failure. */
+static convjit_status check_conv(const cj_conv_problem *p, const st_data *d, int sampled, uint64_t seed, st_bad *b) {
+  st_ref r;
+  CJ_TRY(ref_prepare(p, d, &r));
+  size_t nsample = sampled ? SELFTEST_SAMPLES : d->ny;
+  float *want = malloc(nsample * sizeof *want), *mag = malloc(nsample * sizeof *mag);
+  float *got = malloc(nsample * sizeof *got);
+  size_t *idx = malloc(nsample * sizeof *idx);
+  convjit_status rs = want && mag && got && idx ? CONVJIT_OK : CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of host memory");
+  uint64_t ps = seed ^ 0x5bd1e995u;
+  for (size_t j = 0; j < nsample && rs == CONVJIT_OK; j++) {
+    idx[j] = !sampled ? j : j == 0 ? 0 : j == 1 ? d->ny - 1 : (size_t)(tool_rng_next(&ps) % d->ny);
+    got[j] = tool_decode(d->y_dev, idx[j], CONVJIT_DTYPE_BF16);
+  }
+  if (rs == CONVJIT_OK && !sampled) {
+    cj_ref_conv_shape sh = tool_ref_shape(p);
+    if (r.fp8) {
+      cj_ref_conv_fp8_in in = {.fmt = r.fmt, .x = r.qx, .w = d->hw, .x_scale = r.xs, .w_scale = r.wsc,
+                               .w_scale_per_k = 1, .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? d->bias : NULL};
+      rs = cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y_f32 = want, .mag = mag});
+    } else {
+      rs = cj_ref_conv_fwd_mag(&sh, r.fx, r.fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? d->bias : NULL, want, mag);
+    }
+  }
+  for (size_t j = 0; sampled && j < nsample && rs == CONVJIT_OK; j++) rs = ref_point(&r, idx[j], &want[j], &mag[j]);
+  if (rs == CONVJIT_OK) {
+    cj_ref_cmp cmp;
+    cj_ref_conv_check(got, want, mag, nsample, r.tol, &cmp);
+    b->n = cmp.nbad;
+    b->checked = nsample;
+    if (cmp.nbad) {
+      b->i = idx[cmp.first_bad];
+      b->want = want[cmp.first_bad];
+      b->tol = (float)(r.tol.abs + r.tol.rel * fabs(want[cmp.first_bad]) + r.tol.mag * fabs(mag[cmp.first_bad]));
+    }
+  }
+  free(want); free(mag); free(got); free(idx);
+  ref_free(&r);
+  return rs;
+}
+
+/* The device's output against the reference: a transpose byte for byte, a
+ * conv by check_conv. 0 within it, 1 outside it (err says where), -1 not
+ * checked (err says why). */
+static int check_case(const st_case *c, const cj_conv_problem *p, const st_data *d, int sampled, uint64_t seed,
+                              char *err, size_t cap) {
+  st_bad b = {.i = d->ny};
+  const size_t yb = c->transpose ? d->ebx : 2;
+  if (c->transpose) {
+    uint8_t *ref = malloc(d->ny * yb);
+    if (!ref) { snprintf(err, cap, "out of host memory"); return -1; }
+    cj_ref_transpose(d->hx, ref, yb, (uint64_t)c->s[0], (uint64_t)c->s[1], (uint64_t)c->s[2]);
+    for (size_t i = 0; i < d->ny; i++)
+      if (memcmp(ref + i * yb, d->y_dev + i * yb, yb) && b.n++ == 0) {
+        b.i = i;
+        b.want = tool_decode(ref, i, CONVJIT_DTYPE_BF16);
+      }
+    b.checked = d->ny;
+    free(ref);
+  } else if (check_conv(p, d, sampled, seed, &b) != CONVJIT_OK) {
+    snprintf(err, cap, "reference: %s", convjit_last_error());
+    return -1;
+  }
+  if (!b.n) return 0;
+  char where[160];
+  coords(p, c->transpose, b.i, where, sizeof where);
+  snprintf(err, cap, "%zu of %zu outputs outside the reference's bound; first at %s: device %.6g, reference %.6g (bound %.3g)",
+           b.n, b.checked, where, (double)tool_decode(d->y_dev, b.i, CONVJIT_DTYPE_BF16), (double)b.want, (double)b.tol);
+  return 1;
+}
+
+/* The emulator twin: the same plan built on the emulator, run on the same
+ * inputs, its output compared with the device's bit for bit (small
+ * unsampled cases on a device only). *bit_state: 1 equal, -1 differ (err
+ * says where; the verdict is FAIL), 0 not compared (err may say why). */
+static const char *twin_case(st_ctx *s, const st_case *c, const cj_conv_problem *p, const convjit_plan *plan,
+                             convjit_plan **eplan, st_data *d, int *bit_state, char *err, size_t cap) {
+  const size_t yb = c->transpose ? d->ebx : 2;
+  double flop = c->transpose ? 0 : 2.0 * (double)d->ny * (double)(p->c * p->t * p->r * p->s);
+  if (c->sampled || s->ci.emulated || flop > TWIN_MAX_FLOP || d->ny * yb > TWIN_MAX_Y_BYTES) return NULL;
+  convjit_context *emu = NULL;
+  const char *verdict = NULL;
+  char eerr[400] = "", where[160];
+  d->y_emu = malloc(d->ny * yb);
+  if (!d->y_emu || emu_twin(s, &emu) || make_plan(emu, c, s->ci.arch, eplan) != CONVJIT_OK) {
+    snprintf(eerr, sizeof eerr, "emulator: %s", convjit_last_error());
+  } else if (!same_kernels(plan, *eplan)) {
+    snprintf(eerr, sizeof eerr, "emulator: its plan has other kernels; not compared");
+  } else if (run_case(emu, *eplan, d, c->transpose, d->y_emu, eerr, sizeof eerr) == CONVJIT_OK) {
+    s->res->bitwise_checked++;
+    *bit_state = 1;
+    for (size_t i = 0; i < d->ny; i++) {
+      if (!memcmp(d->y_dev + i * yb, d->y_emu + i * yb, yb)) continue;
+      *bit_state = -1;
+      coords(p, c->transpose, i, where, sizeof where);
+      size_t w = strlen(err);
+      snprintf(err + w, cap - w, "%sdevice and emulator differ (same code objects) first at %s: device %.6g "
+               "(0x%04x), emulator %.6g (0x%04x)", w ? "; " : "", where,
+               (double)tool_decode(d->y_dev, i, CONVJIT_DTYPE_BF16), ((const uint16_t *)d->y_dev)[i],
+               (double)tool_decode(d->y_emu, i, CONVJIT_DTYPE_BF16), ((const uint16_t *)d->y_emu)[i]);
+      verdict = "FAIL";
+      break;
+    }
+    if (*bit_state == 1) s->res->bitwise_equal++;
+  }
+  if (eerr[0] && *bit_state == 0) {
+    size_t w = strlen(err);
+    snprintf(err + w, cap - w, "%s%s", w ? "; " : "", eerr);
+  }
+  return verdict;
+}
+
+/* The case's line, the reproduction command of a failure, the counts. */
+static void report_case(st_ctx *s, const st_case *c, const char *verdict, int bit_state, int sampled,
+                        const char *kern, const char *err) {
+  char line[1400];
+  snprintf(line, sizeof line, "%-4s %-26s %s%s%s%s%s", verdict, c->name,
+           bit_state == 1 ? "[bitwise = emulator] " : bit_state == -1 ? "[bitwise != emulator] " : "",
+           sampled && !c->transpose ? "[sampled] " : "", kern[0] ? kern : "", err[0] ? "\n       " : "", err);
+  fprintf(s->out, "%s\n", line);
+  if (!strcmp(verdict, "FAIL")) {
+    char repro[300];
+    snprintf(repro, sizeof repro, "reproduce: convjit-bench --device %s --selftest --case %s --seed %llu",
+             s->o->device_arg ? s->o->device_arg : "hip", c->name, (unsigned long long)s->o->seed);
+    fprintf(s->out, "       %s\n", repro);
+    s->res->fail++;
+    if (!s->res->first_failure[0]) snprintf(s->res->first_failure, sizeof s->res->first_failure, "%s: %s", c->name, repro);
+  } else if (!strcmp(verdict, "SKIP")) {
+    s->res->skip++;
+  } else {
+    s->res->pass++;
+  }
+  fflush(s->out);
+}
+
 static int run_one(st_ctx *s, const st_case *c, uint64_t seed) {
-  FILE *out = s->out;
   convjit_plan *plan = NULL, *eplan = NULL;
   st_data d;
   memset(&d, 0, sizeof d);
-  char err[600] = "", kern[400] = "", line[1400] = "", where[160];
-  const char *verdict = "PASS";
+  char err[600] = "", kern[400] = "";
+  const char *verdict = "PASS", *v;
   const int sampled = c->sampled || s->o->sampled; /* outputs checked at samples only */
   int bit_state = 0; /* 0 not compared, 1 equal, -1 differ */
   convjit_status st = make_plan(s->dev, c, s->ci.arch, &plan);
@@ -396,160 +575,19 @@ static int run_one(st_ctx *s, const st_case *c, uint64_t seed) {
   }
   kernels_of(plan, kern, sizeof kern);
   const cj_conv_problem *p = cj_plan_problem(plan); /* NULL for the transpose */
-  if (c->transpose) {
-    d.nx = d.ny = (size_t)(c->s[0] * c->s[1] * c->s[2]);
-    d.ebx = 2;
-  } else {
-    d.nx = (size_t)(p->n * p->c * p->d * p->h * p->w);
-    d.nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
-    d.ny = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
-    d.ebx = tool_dtype_bytes(p->x_dtype);
-    d.ebw = tool_dtype_bytes(p->w_dtype);
-  }
-  d.nxa = c->sampled && d.nx > BLOCK ? BLOCK : d.nx;
-  d.nwa = c->sampled && d.nw > BLOCK ? BLOCK : d.nw;
-  size_t yb = c->transpose ? d.ebx : 2;
-  d.hx = malloc(d.nxa * d.ebx);
-  d.hw = malloc(d.nwa * (d.ebw ? d.ebw : 1) + 1);
-  d.y_dev = malloc(d.ny * yb);
-  size_t k = c->transpose ? 1 : (size_t)p->k;
-  d.bias = malloc(k * sizeof *d.bias);
-  if (!d.hx || !d.hw || !d.y_dev || !d.bias) {
-    snprintf(err, sizeof err, "out of host memory (%zu outputs)", d.ny);
-    verdict = c->sampled ? "SKIP" : "FAIL";
-    goto report;
-  }
-  tool_fill_random(d.hx, NULL, d.nxa, c->transpose ? CONVJIT_DTYPE_BF16 : p->x_dtype, &seed);
-  if (!c->transpose) tool_fill_random(d.hw, NULL, d.nwa, p->w_dtype, &seed);
-  for (size_t i = 0; i < k; i++) d.bias[i] = tool_rng_unit(&seed);
-  if (c->chscale) {
-    d.csc = malloc(k * sizeof *d.csc);
-    if (!d.csc) { snprintf(err, sizeof err, "out of host memory"); verdict = "FAIL"; goto report; }
-    for (size_t i = 0; i < k; i++) d.csc[i] = 0.25f + 0.75f * (tool_rng_unit(&seed) + 1.0f); /* fp32 values in [0.25, 1.75) */
-  }
+  if ((v = case_inputs(c, p, &d, &seed, err, sizeof err)) != NULL) { verdict = v; goto report; }
   st = run_case(s->dev, plan, &d, c->transpose, d.y_dev, err, sizeof err);
   if (st != CONVJIT_OK) {
     /* a sampled case the device has no memory for is skipped, not failed */
     verdict = c->sampled && (st == CONVJIT_ERR_DEVICE || st == CONVJIT_ERR_OUT_OF_MEMORY) ? "SKIP" : "FAIL";
     goto report;
   }
-
-  /* the reference */
-  size_t bad_i = d.ny, nbad = 0, nchecked = 0;
-  float bad_want = 0, bad_tol = 0;
-  if (c->transpose) {
-    uint8_t *ref = malloc(d.ny * yb);
-    if (!ref) { snprintf(err, sizeof err, "out of host memory"); verdict = "FAIL"; goto report; }
-    cj_ref_transpose(d.hx, ref, yb, (uint64_t)c->s[0], (uint64_t)c->s[1], (uint64_t)c->s[2]);
-    for (size_t i = 0; i < d.ny; i++)
-      if (memcmp(ref + i * yb, d.y_dev + i * yb, yb) && nbad++ == 0) {
-        bad_i = i;
-        bad_want = tool_decode(ref, i, CONVJIT_DTYPE_BF16);
-      }
-    nchecked = d.ny;
-    free(ref);
-  } else {
-    st_ref r;
-    if (ref_prepare(p, &d, &r) != CONVJIT_OK) { snprintf(err, sizeof err, "reference: %s", convjit_last_error()); verdict = "FAIL"; goto report; }
-    float *want = NULL, *mag = NULL, *got = NULL;
-    size_t nsample = sampled ? SELFTEST_SAMPLES : d.ny;
-    want = malloc(nsample * sizeof *want);
-    mag = malloc(nsample * sizeof *mag);
-    got = malloc(nsample * sizeof *got);
-    size_t *idx = malloc(nsample * sizeof *idx);
-    convjit_status rs = want && mag && got && idx ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
-    uint64_t ps = seed ^ 0x5bd1e995u;
-    for (size_t j = 0; j < nsample && rs == CONVJIT_OK; j++) {
-      idx[j] = !sampled ? j : j == 0 ? 0 : j == 1 ? d.ny - 1 : (size_t)(tool_rng_next(&ps) % d.ny);
-      got[j] = tool_decode(d.y_dev, idx[j], CONVJIT_DTYPE_BF16);
-    }
-    if (rs == CONVJIT_OK && !sampled) {
-      cj_ref_conv_shape sh = tool_ref_shape(p);
-      if (r.fp8) {
-        cj_ref_conv_fp8_in in = {.fmt = r.fmt, .x = r.qx, .w = d.hw, .x_scale = r.xs, .w_scale = r.wsc,
-                                 .w_scale_per_k = 1, .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? d.bias : NULL};
-        rs = cj_ref_conv_fp8(&sh, &in, &(cj_ref_conv_fp8_out){.y_f32 = want, .mag = mag});
-      } else {
-        rs = cj_ref_conv_fwd_mag(&sh, r.fx, r.fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? d.bias : NULL, want, mag);
-      }
-    }
-    for (size_t j = 0; sampled && j < nsample && rs == CONVJIT_OK; j++) rs = ref_point(&r, idx[j], &want[j], &mag[j]);
-    if (rs == CONVJIT_OK) {
-      cj_ref_cmp cmp;
-      cj_ref_conv_check(got, want, mag, nsample, r.tol, &cmp);
-      nbad = cmp.nbad;
-      nchecked = nsample;
-      if (cmp.nbad) {
-        bad_i = idx[cmp.first_bad];
-        bad_want = want[cmp.first_bad];
-        bad_tol = (float)(r.tol.abs + r.tol.rel * fabs(want[cmp.first_bad]) + r.tol.mag * fabs(mag[cmp.first_bad]));
-      }
-    } else {
-      snprintf(err, sizeof err, "reference: %s", convjit_last_error());
-      verdict = "FAIL";
-    }
-    free(want); free(mag); free(got); free(idx);
-    ref_free(&r);
-    if (rs != CONVJIT_OK) goto report;
-  }
-  if (nbad) {
-    verdict = "FAIL";
-    coords(p, c->transpose, bad_i, where, sizeof where);
-    snprintf(err, sizeof err, "%zu of %zu outputs outside the reference's bound; first at %s: device %.6g, reference %.6g (bound %.3g)",
-             nbad, nchecked, where, (double)tool_decode(d.y_dev, bad_i, CONVJIT_DTYPE_BF16), (double)bad_want, (double)bad_tol);
-  }
-
-  /* the emulator twin: the same plan, bit for bit */
-  double flop = c->transpose ? 0 : 2.0 * (double)d.ny * (double)(p->c * p->t * p->r * p->s);
-  if (!c->sampled && !s->ci.emulated && flop <= TWIN_MAX_FLOP && d.ny * yb <= TWIN_MAX_Y_BYTES) {
-    convjit_context *emu = NULL;
-    char eerr[400] = "";
-    d.y_emu = malloc(d.ny * yb);
-    if (!d.y_emu || emu_twin(s, &emu) || make_plan(emu, c, s->ci.arch, &eplan) != CONVJIT_OK) {
-      snprintf(eerr, sizeof eerr, "emulator: %s", convjit_last_error());
-    } else if (!same_kernels(plan, eplan)) {
-      snprintf(eerr, sizeof eerr, "emulator: its plan has other kernels; not compared");
-    } else if (run_case(emu, eplan, &d, c->transpose, d.y_emu, eerr, sizeof eerr) == CONVJIT_OK) {
-      s->res->bitwise_checked++;
-      bit_state = 1;
-      for (size_t i = 0; i < d.ny; i++) {
-        if (!memcmp(d.y_dev + i * yb, d.y_emu + i * yb, yb)) continue;
-        bit_state = -1;
-        coords(p, c->transpose, i, where, sizeof where);
-        size_t w = strlen(err);
-        snprintf(err + w, sizeof err - w, "%sdevice and emulator differ (same code objects) first at %s: device %.6g "
-                 "(0x%04x), emulator %.6g (0x%04x)", w ? "; " : "", where,
-                 (double)tool_decode(d.y_dev, i, CONVJIT_DTYPE_BF16), ((const uint16_t *)d.y_dev)[i],
-                 (double)tool_decode(d.y_emu, i, CONVJIT_DTYPE_BF16), ((const uint16_t *)d.y_emu)[i]);
-        verdict = "FAIL";
-        break;
-      }
-      if (bit_state == 1) s->res->bitwise_equal++;
-    }
-    if (eerr[0] && bit_state == 0) {
-      size_t w = strlen(err);
-      snprintf(err + w, sizeof err - w, "%s%s", w ? "; " : "", eerr);
-    }
-  }
-
+  const int cr = check_case(c, p, &d, sampled, seed, err, sizeof err);
+  if (cr) verdict = "FAIL";
+  if (cr < 0) goto report;
+  if ((v = twin_case(s, c, p, plan, &eplan, &d, &bit_state, err, sizeof err)) != NULL) verdict = v;
 report:
-  snprintf(line, sizeof line, "%-4s %-26s %s%s%s%s%s", verdict, c->name,
-           bit_state == 1 ? "[bitwise = emulator] " : bit_state == -1 ? "[bitwise != emulator] " : "",
-           sampled && !c->transpose ? "[sampled] " : "", kern[0] ? kern : "", err[0] ? "\n       " : "", err);
-  fprintf(out, "%s\n", line);
-  if (!strcmp(verdict, "FAIL")) {
-    char repro[300];
-    snprintf(repro, sizeof repro, "reproduce: convjit-bench --device %s --selftest --case %s --seed %llu",
-             s->o->device_arg ? s->o->device_arg : "hip", c->name, (unsigned long long)s->o->seed);
-    fprintf(out, "       %s\n", repro);
-    s->res->fail++;
-    if (!s->res->first_failure[0]) snprintf(s->res->first_failure, sizeof s->res->first_failure, "%s: %s", c->name, repro);
-  } else if (!strcmp(verdict, "SKIP")) {
-    s->res->skip++;
-  } else {
-    s->res->pass++;
-  }
-  fflush(out);
+  report_case(s, c, verdict, bit_state, sampled, kern, err);
   convjit_plan_destroy(plan);
   convjit_plan_destroy(eplan);
   data_free(&d);

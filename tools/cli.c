@@ -9,6 +9,7 @@
 #include "codegen/kplan_epi.h"
 #include "host/kinds.h"
 #include "codegen/kspec.h"
+#include "tool_data.h"
 
 static const char *g_tool = "convjit";
 
@@ -110,6 +111,15 @@ int cli_knob(cj_conv_opts *o, const cj_knob *k, const char *opt, const char *tex
   return 0;
 }
 
+const char *cli_act_names(void) {
+  static char names[96];
+  size_t n = 0;
+  if (!names[0])
+    for (int j = 0; cj_epi_act_name(j) && n < sizeof names; j++)
+      n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", j ? "|" : "", cj_epi_act_name(j));
+  return names;
+}
+
 int cli_act(const char *opt, const char *text, int *act) {
   for (int j = 0; cj_epi_act_name(j); j++)
     if (text && !strcmp(text, cj_epi_act_name(j))) {
@@ -191,6 +201,19 @@ const cj_arch *cli_arch(const char *opt, const char *text) {
     cli_fail(opt, text, why);
   }
   return a;
+}
+
+const char *cli_arch_names(char sep) {
+  static char names[3][64];
+  const int i = sep == '|' ? 0 : sep == ',' ? 1 : 2;
+  if (!names[i][0]) {
+    int n = 0;
+    const cj_arch *const *l = cj_arch_list(&n);
+    size_t len = 0;
+    for (int j = 0; j < n && len < sizeof names[i]; j++)
+      len += (size_t)snprintf(names[i] + len, sizeof names[i] - len, "%s%s", j ? (char[2]){sep, 0} : "", l[j]->name);
+  }
+  return names[i];
 }
 
 void cli_report(convjit_status st) {
@@ -327,7 +350,7 @@ int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {
     fprintf(stderr, "%s: --output-padding/--upsample need %d values (one per spatial dim)\n", g_tool, r);
     return -1;
   }
-  const int bw = pr->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
+  const int bw = tool_kind_output((convjit_conv_kind)pr->kind) == CJ_TENSOR_DW; /* a weight gradient: its dtype */
   if ((pr->dw_dtype || pr->nondeterministic) && !bw) {
     fprintf(stderr, "%s: --dw-dtype and --nondeterministic need --kind bwd-weight\n", g_tool);
     return -1;

@@ -45,6 +45,8 @@ int cli_layout(const char *opt, const char *text, int *x_ndhwc, int *y_ndhwc);
 /* An --act: one of the epilogue's activation names (cj_epi_act_name);
  * *act = its index. 0, or -1 with the message. */
 int cli_act(const char *opt, const char *text, int *act);
+/* "identity|relu|silu|gelu": the activation names (cj_epi_act_name), for usages. */
+const char *cli_act_names(void);
 
 /* s as a JSON string value, quoted, with quotes, backslashes and control
  * bytes escaped: every tool's --json uses it. */
@@ -77,8 +79,13 @@ int cli_unknown(const cli_args *c);            /* the message; -1 */
 /* A conv knob option "--<knob> [value]" (kplan_knobs.h; tunable_only: only
  * the performance choices) into o: 1 taken, 0 not a knob, -1 bad (printed). */
 int cli_knob_opt(cli_args *c, cj_conv_opts *o, int tunable_only);
-/* An --arch value: its cj_arch, or NULL with "expected one of gfx942, gfx950". */
+/* An --arch value: its cj_arch, or NULL with "expected one of <the arch
+ * table's names>" (cj_arch_names). */
 const cj_arch *cli_arch(const char *opt, const char *text);
+/* The arch table's names joined by sep ("gfx942|gfx950" for '|'), for
+ * usages and defaults: no tool types an arch name. A static string per
+ * separator ('|', ',' or ' '). */
+const char *cli_arch_names(char sep);
 
 /* ---- convjit calls in a tool -------------------------------------------------
  * CLI_TRY: on failure prints "<tool>: <status>: <error text>", keeps the

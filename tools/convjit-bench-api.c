@@ -1,6 +1,6 @@
 /* convjit-bench-api — host overhead of the public API on a warm cache.
  *
- *   convjit-bench-api [--iters N] [--arch gfx942|gfx950] [--json]
+ *   convjit-bench-api [--iters N] [--arch ARCH] [--json]
  *
  * Measures, on the emulator backend with its launch replaced by a no-op
  * (so only convjit's own host work is timed, not the emulated kernel):
@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--json")) json = 1;
     else {
     usage:
-      fprintf(stderr, "usage: convjit-bench-api [--iters N (100..10^9)] [--arch gfx942|gfx950] [--json]\n");
+      fprintf(stderr, "usage: convjit-bench-api [--iters N (100..10^9)] [--arch %s] [--json]\n", cli_arch_names('|'));
       return 2;
     }
   }

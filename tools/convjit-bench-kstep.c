@@ -61,10 +61,10 @@ static void usage(void) {
   cj_strbuf kh = {0};
   cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(stderr,
-          "usage: convjit-bench-kstep --arch gfx942|gfx950 --dtype bf16|f16|fp8 --shape N,C,D,H,W,K,T,R,S\n"
+          "usage: convjit-bench-kstep --arch %s --dtype bf16|f16|fp8 --shape N,C,D,H,W,K,T,R,S\n"
           "                           [--pad D,H,W] [--vary c|t] [--lengths a,b,c] [--<knob> ...]\n"
           "EMULATED instructions per K step of the conv main loop (differences of three K lengths). Knobs:\n%s",
-          kh.s ? kh.s : "");
+          cli_arch_names('|'), kh.s ? kh.s : "");
   cj_sb_free(&kh);
 }
 

@@ -331,6 +331,68 @@ static int parse_args(int argc, char **argv, sim_args *a) {
   return 0;
 }
 
+/* One row's line (or JSON object, after a comma when comma). */
+static void print_row(cj_strbuf *sb, const sim_row *r, const row_out *o, double err, int json, int comma) {
+  const char *u = r->unit_ms ? "ms" : "TFLOPS";
+  if (json) {
+    cj_sb_printf(sb, "%s{\"id\":\"%s\",\"what\":", comma ? "," : "", r->id);
+    cli_json_str(sb, r->what);
+    cj_sb_printf(sb, ",\"arch\":\"%s\",\"device\":\"%s\",\"closest\":%s,\"knobs\":", row_arch(r), row_device(r),
+                 o->closest ? "true" : "false");
+    cli_json_str(sb, o->closest ? r->closest : r->knobs);
+    cj_sb_printf(sb, ",\"unit\":\"%s\",\"published\":%.4g,\"source\":", u, r->published);
+    cli_json_str(sb, r->source);
+    if (o->ok)
+      cj_sb_printf(sb, ",\"predicted\":%.4g,\"error\":%.4f,\"range\":[%.4g,%.4g],\"fraction_of_peak\":%.3f}",
+                   o->pred, r->published > 0 ? err : 0, o->lo, o->hi, o->frac);
+    else {
+      cj_sb_printf(sb, ",\"error_text\":");
+      cli_json_str(sb, o->err);
+      cj_sb_printf(sb, "}");
+    }
+  } else if (o->ok) {
+    char pub[32], rng[40];
+    if (r->published > 0) snprintf(pub, sizeof pub, "%.4g %s", r->published, u);
+    else snprintf(pub, sizeof pub, "(order)");
+    snprintf(rng, sizeof rng, "%.4g..%.4g", o->lo, o->hi);
+    cj_sb_printf(sb, "%-20s %c%-43.43s %-6s %11s %7.4g %-3s ", r->id, o->closest ? '~' : ' ', r->what,
+                 row_device(r), pub, o->pred, r->unit_ms ? "ms" : "TF");
+    if (r->published > 0) cj_sb_printf(sb, "%+7.1f%%", 100 * err);
+    else cj_sb_printf(sb, "%8s", "-");
+    cj_sb_printf(sb, "  %-23s %s\n", rng, r->source_short);
+  } else {
+    cj_sb_printf(sb, "%-20s  %-43.43s %-6s FAILED: %s\n", r->id, r->what, row_device(r), o->err);
+  }
+}
+
+/* sensitivity: per swept parameter (by name: bf16 and fp8 rows sweep
+ * different sets), the largest move of any row */
+static void print_sensitivity(cj_strbuf *sb, const row_out *out, sens (*sv)[16], const size_t *nsv, int json) {
+  if (json) cj_sb_printf(sb, "],\"sensitivity\":[");
+  else
+    cj_sb_printf(sb, "\nsensitivity: each assumed parameter (or published spread) alone at its range's ends; "
+                      "largest |change| of a prediction\n");
+  int first = 1;
+  for (size_t i = 0; i < sim_nrows; i++)
+    for (size_t s = 0; out[i].ok && s < nsv[i]; s++) {
+      const sens *v = &sv[i][s];
+      int seen = 0;
+      for (size_t j = 0; j < i && !seen; j++)
+        for (size_t t = 0; out[j].ok && t < nsv[j]; t++) seen |= !strcmp(sv[j][t].name, v->name);
+      if (seen) continue;
+      double worst = 0;
+      for (size_t j = i; j < sim_nrows; j++)
+        for (size_t t = 0; out[j].ok && t < nsv[j]; t++)
+          if (!strcmp(sv[j][t].name, v->name) && sv[j][t].max_move > worst) worst = sv[j][t].max_move;
+      if (json)
+        cj_sb_printf(sb, "%s{\"param\":\"%s\",\"lo\":%g,\"hi\":%g,\"max_change\":%.4f}", first ? "" : ",",
+                     v->name, v->lo, v->hi, worst);
+      else
+        cj_sb_printf(sb, "  %-16s %6g..%-6g %5.1f%%\n", v->name, v->lo, v->hi, 100 * worst);
+      first = 0;
+    }
+}
+
 int main(int argc, char **argv) {
   sim_args a;
   if (parse_args(argc, argv, &a)) {
@@ -373,36 +435,7 @@ int main(int argc, char **argv) {
       counted++;
       within += fabs(err) <= 0.25;
     }
-    const char *u = r->unit_ms ? "ms" : "TFLOPS";
-    if (json) {
-      cj_sb_printf(&sb, "%s{\"id\":\"%s\",\"what\":", counted + fails > 1 ? "," : "", r->id);
-      cli_json_str(&sb, r->what);
-      cj_sb_printf(&sb, ",\"arch\":\"%s\",\"device\":\"%s\",\"closest\":%s,\"knobs\":", row_arch(r), row_device(r),
-                   o->closest ? "true" : "false");
-      cli_json_str(&sb, o->closest ? r->closest : r->knobs);
-      cj_sb_printf(&sb, ",\"unit\":\"%s\",\"published\":%.4g,\"source\":", u, r->published);
-      cli_json_str(&sb, r->source);
-      if (o->ok)
-        cj_sb_printf(&sb, ",\"predicted\":%.4g,\"error\":%.4f,\"range\":[%.4g,%.4g],\"fraction_of_peak\":%.3f}",
-                     o->pred, r->published > 0 ? err : 0, o->lo, o->hi, o->frac);
-      else {
-        cj_sb_printf(&sb, ",\"error_text\":");
-        cli_json_str(&sb, o->err);
-        cj_sb_printf(&sb, "}");
-      }
-    } else if (o->ok) {
-      char pub[32], rng[40];
-      if (r->published > 0) snprintf(pub, sizeof pub, "%.4g %s", r->published, u);
-      else snprintf(pub, sizeof pub, "(order)");
-      snprintf(rng, sizeof rng, "%.4g..%.4g", o->lo, o->hi);
-      cj_sb_printf(&sb, "%-20s %c%-43.43s %-6s %11s %7.4g %-3s ", r->id, o->closest ? '~' : ' ', r->what,
-                   row_device(r), pub, o->pred, r->unit_ms ? "ms" : "TF");
-      if (r->published > 0) cj_sb_printf(&sb, "%+7.1f%%", 100 * err);
-      else cj_sb_printf(&sb, "%8s", "-");
-      cj_sb_printf(&sb, "  %-23s %s\n", rng, r->source_short);
-    } else {
-      cj_sb_printf(&sb, "%-20s  %-43.43s %-6s FAILED: %s\n", r->id, r->what, row_device(r), o->err);
-    }
+    print_row(&sb, r, o, err, json, counted + fails > 1);
   }
   /* the pairs: A faster than B */
   int pairs = 0, right = 0;
@@ -425,33 +458,7 @@ int main(int argc, char **argv) {
       cj_sb_printf(&sb, "%-20s %-20s %-26s %+9.1f%% %s\n", a->id, b->id, pr->published, 100 * (ra - 1),
                    ok ? "yes" : "NO");
   }
-  /* sensitivity: per swept parameter (by name: bf16 and fp8 rows sweep
-   * different sets), the largest move of any row */
-  if (sensitivity) {
-    if (json) cj_sb_printf(&sb, "],\"sensitivity\":[");
-    else
-      cj_sb_printf(&sb, "\nsensitivity: each assumed parameter (or published spread) alone at its range's ends; "
-                        "largest |change| of a prediction\n");
-    int first = 1;
-    for (size_t i = 0; i < sim_nrows; i++)
-      for (size_t s = 0; out[i].ok && s < nsv[i]; s++) {
-        const sens *v = &sv[i][s];
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-          for (size_t t = 0; out[j].ok && t < nsv[j]; t++) seen |= !strcmp(sv[j][t].name, v->name);
-        if (seen) continue;
-        double worst = 0;
-        for (size_t j = i; j < sim_nrows; j++)
-          for (size_t t = 0; out[j].ok && t < nsv[j]; t++)
-            if (!strcmp(sv[j][t].name, v->name) && sv[j][t].max_move > worst) worst = sv[j][t].max_move;
-        if (json)
-          cj_sb_printf(&sb, "%s{\"param\":\"%s\",\"lo\":%g,\"hi\":%g,\"max_change\":%.4f}", first ? "" : ",",
-                       v->name, v->lo, v->hi, worst);
-        else
-          cj_sb_printf(&sb, "  %-16s %6g..%-6g %5.1f%%\n", v->name, v->lo, v->hi, 100 * worst);
-        first = 0;
-      }
-  }
+  if (sensitivity) print_sensitivity(&sb, out, sv, nsv, json);
   if (json) cj_sb_printf(&sb, "],\"within_25\":%d,\"rows_with_figure\":%d,\"pairs_ordered\":%d,\"pairs\":%d", within,
                          counted, right, pairs);
   else

@@ -77,7 +77,7 @@ const char *bench_kind_label(bench_kind k) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: convjit-bench [--device hip|emu] [--arch gfx942|gfx950] [--shapes FILE] [--vs miopen] [--json]\n"
+          "usage: convjit-bench [--device hip|emu] [--arch %s] [--shapes FILE] [--vs miopen] [--json]\n"
           "                     [--budget-ms MS] [--warmup N] [--min-reps N] [--max-reps N] [--seed N]\n"
           "                     [--selftest [--quick|--full] [--case NAME] [--list] [--sampled]]\n"
           "                     [--report FILE.md] [--no-disk-cache] [--help]\n"
@@ -118,7 +118,7 @@ static void usage(FILE *f) {
           "                    bwd-weight: dw from x and dy (db with bias), kernel-only its GEMM step;\n"
           "                    MIOpen is compared forward only\n"
           "Exit: 0 ok, 1 self-test failure or MIOpen disagreement, 2 bad arguments, 3 convjit/device error.\n",
-          SELFTEST_SAMPLES);
+          cli_arch_names('|'), SELFTEST_SAMPLES);
 }
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
@@ -230,28 +230,27 @@ done:
 }
 
 /* The buffers of one shape, on the device. */
+/* The buffers of one shape, on the device: one per tensor role the plan
+ * takes (host/kinds.h: the kind row's reads and writes, its optional roles
+ * the problem asks for; W_RAW the weight before its pack), and MIOpen's. */
 typedef struct bench_bufs {
   convjit_context *ctx;
   const convjit_plan *plan;
-  void *x, *w, *wp, *bias, *y, *ws, *w_bf16, *y_mi, *ws_mi;
-  void *dy, *dw, *db; /* --kind bwd-weight: its tensors (dw in w, x in x) */
+  void *t[CJ_TENSOR_COUNT];
+  void *w_bf16, *y_mi, *ws_mi;
   size_t ws_bytes, ws_mi_bytes;
   const cj_kplan *conv_kernel; /* the plan's conv kernel (cj_plan_conv_kernel), NULL if none or several */
   bench_miopen *mi;
-  int bwd;                     /* backward data: x holds dy, y dx */
+  const bench_opts *o;
 } bench_bufs;
 
-/* The weight the forward conv reads: packed, or the raw one when the plan has no pack step. */
-static const void *fwd_weight(const bench_bufs *b) { return b->wp ? b->wp : b->w; }
-
-/* The tensors of one run: forward's, backward data's (b->bwd: x holds dy,
- * y dx) or backward weight's (b->dy set). */
+/* The tensors of one run, each in its role's field; the packed weight is
+ * the raw one when the plan has no pack step. */
 static convjit_conv_args bench_args(const bench_bufs *b) {
   convjit_conv_args a = convjit_conv_args_default();
-  if (b->dy) a.x = b->x, a.dy = b->dy, a.dw = b->dw, a.db = b->db;
-  else if (b->bwd) a.dy = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.dx = b->y;
-  else a.x = b->x, a.w_packed = fwd_weight(b), a.bias = b->bias, a.y = b->y;
-  a.workspace = b->ws, a.workspace_bytes = b->ws_bytes;
+  for (int t = CJ_TENSOR_NONE + 1; t < CJ_TENSOR_COUNT; t++) tool_args_set(&a, (cj_tensor)t, b->t[t]);
+  if (!b->t[CJ_TENSOR_W_PACKED]) a.w_packed = b->t[CJ_TENSOR_W_RAW];
+  a.workspace_bytes = b->ws_bytes;
   return a;
 }
 
@@ -273,7 +272,8 @@ static int run_kernel(void *u, char *err, size_t cap) {
 
 static int run_miopen(void *u, char *err, size_t cap) {
   bench_bufs *b = u;
-  return bench_miopen_run(b->mi, b->x, b->w_bf16 ? b->w_bf16 : b->w, b->y_mi, b->ws_mi, b->ws_mi_bytes, err, cap);
+  const void *w = b->w_bf16 ? b->w_bf16 : b->t[CJ_TENSOR_W_RAW];
+  return bench_miopen_run(b->mi, b->t[CJ_TENSOR_X], w, b->y_mi, b->ws_mi, b->ws_mi_bytes, err, cap);
 }
 
 /* Fills a device tensor of n elements with random data: one host block of
@@ -352,11 +352,87 @@ static int compare_outputs(convjit_context *ctx, const void *ya, const void *yb,
   return 0;
 }
 
+/* The plan's tensors on the device, one per role it takes (cj_plan_tensors;
+ * the raw weight too when its kind packs one, and MIOpen's bf16 twin of an
+ * fp8 weight), its inputs random in table order (x, the weight, the bias,
+ * ..., dy), the weight packed. */
+static convjit_status bench_alloc(convjit_context *ctx, const bench_opts *o, bench_miopen *mi, bench_bufs *b) {
+  const cj_conv_problem *p = cj_plan_problem(b->plan);
+  const cj_conv_kind_row *kr = cj_conv_kind_of(p->kind);
+  uint32_t roles = cj_plan_tensors(b->plan) & ~(CJ_TB(W_PACKED) | CJ_TB(WORKSPACE));
+  if (kr->packs) roles |= CJ_TB(W_RAW);
+  size_t pw = 0;
+  uint64_t seed = o->seed;
+  CJ_TRY(convjit_plan_workspace_size(b->plan, &b->ws_bytes));
+  CJ_TRY(convjit_plan_packed_weight_size(b->plan, &pw));
+  for (int t = CJ_TENSOR_NONE + 1; t < CJ_TENSOR_COUNT; t++) {
+    if (!(roles & CJ_TENSOR_BIT(t))) continue;
+    convjit_dtype dt;
+    const size_t n = tool_tensor_elems(p, (cj_tensor)t, &dt);
+    CJ_TRY(convjit_malloc(ctx, n * tool_dtype_bytes(dt), &b->t[t]));
+    if (cj_tensor_access_of((cj_tensor)t) != CJ_TENSOR_IN) continue;
+    if (t == CJ_TENSOR_W_RAW && o->vs_miopen && mi && tool_dtype_bytes(dt) == 1)
+      CJ_TRY(convjit_malloc(ctx, n * 2, &b->w_bf16));
+    CJ_TRY(fill_device(ctx, b->t[t], n, dt, &seed, t == CJ_TENSOR_W_RAW ? b->w_bf16 : NULL));
+  }
+  if (pw) CJ_TRY(convjit_malloc(ctx, pw, &b->t[CJ_TENSOR_W_PACKED]));
+  if (b->ws_bytes) CJ_TRY(convjit_malloc(ctx, b->ws_bytes, &b->t[CJ_TENSOR_WORKSPACE]));
+  if (pw) CJ_TRY(convjit_weight_pack(b->plan, b->t[CJ_TENSOR_W_RAW], b->t[CJ_TENSOR_W_PACKED], NULL));
+  return CONVJIT_OK;
+}
+
+/* --vs miopen: MIOpen's time for the same forward conv on the same inputs,
+ * its output compared with convjit's; or the note why it did not run.
+ * 0, or -1 with err set. */
+static int bench_vs_miopen(convjit_context *ctx, bench_bufs *b, int phased, bench_row *r, char *err, size_t cap) {
+  const cj_conv_problem *p = cj_plan_problem(b->plan);
+  const cj_tensor out = tool_kind_output(p->kind);
+  const char *why = NULL;
+  char whyb[sizeof r->mi_note];
+  if (out == CJ_TENSOR_DW) {
+    snprintf(whyb, sizeof whyb, "MIOpen not run: --kind %s (the comparison is forward's)",
+             cj_conv_kind_of(p->kind)->tool);
+    why = whyb;
+  } else if (out != CJ_TENSOR_Y || phased) {
+    why = "MIOpen not run: compared on plain forward convs only";
+  } else if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
+    why = "MIOpen not run: the shape has a bias (MIOpen's conv has none)";
+  } else if (p->y_dtype != CONVJIT_DTYPE_BF16) {
+    snprintf(whyb, sizeof whyb, "MIOpen not run: y is %s (the comparison runs MIOpen in bf16)",
+             cj_dtype_name(p->y_dtype));
+    why = whyb;
+  } else if (bench_miopen_prepare(b->mi, p, &b->ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, cap)) {
+    why = err;
+  }
+  if (why) {
+    r->mi_ran = -1;
+    snprintf(r->mi_note, sizeof r->mi_note, "%s", why);
+    return 0;
+  }
+  const size_t ny = tool_tensor_elems(p, CJ_TENSOR_Y, NULL);
+  if (convjit_malloc(ctx, ny * 2, &b->y_mi) != CONVJIT_OK ||
+      (b->ws_mi_bytes && convjit_malloc(ctx, b->ws_mi_bytes, &b->ws_mi) != CONVJIT_OK)) {
+    snprintf(r->err, sizeof r->err, "%s", convjit_last_error());
+    return -2;
+  }
+  if (time_it(ctx, b->o, run_miopen, b, &r->mi, err, cap)) {
+    r->mi_ran = -1;
+    snprintf(r->mi_note, sizeof r->mi_note, "%s", err);
+    return 0;
+  }
+  r->mi_ran = 1;
+  if (convjit_synchronize(ctx, NULL) != CONVJIT_OK) {
+    snprintf(r->err, sizeof r->err, "%s", convjit_last_error());
+    return -2;
+  }
+  return compare_outputs(ctx, b->t[CJ_TENSOR_Y], b->y_mi, ny, tool_dtype_bytes(p->w_dtype) == 1, r, err, cap);
+}
+
 static void bench_one(convjit_context *ctx, const convjit_context_info *ci, const bench_opts *o, bench_miopen *mi,
                       bench_row *r) {
   convjit_conv_desc d = bench_shape_desc(&r->s, ci->arch);
   convjit_plan *plan = NULL;
-  bench_bufs b = {.ctx = ctx, .mi = mi};
+  bench_bufs b = {.ctx = ctx, .mi = mi, .o = o};
   char err[400] = "";
   r->agree = -1;
   r->pub = bench_published(&r->s);
@@ -377,92 +453,28 @@ static void bench_one(convjit_context *ctx, const convjit_context_info *ci, cons
   /* several conv kernels (output phases): the first alone is no kernel-only figure of the plan */
   const int phased = cj_plan_conv_kernels(plan) > 1;
   if (phased) b.conv_kernel = NULL;
-  b.bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
-  const int bw = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
-  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
-  size_t nx = b.bwd ? nys : nxs, nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
-  size_t ny = b.bwd ? nxs : nys, ebw = tool_dtype_bytes(p->w_dtype), pw = 0;
-  const int64_t nch = b.bwd ? p->c : p->k;
-  uint64_t seed = o->seed;
-#define DEV(call) do { if ((call) != CONVJIT_OK) { snprintf(r->err, sizeof r->err, "%s", convjit_last_error()); goto done; } } while (0)
-  DEV(convjit_plan_workspace_size(plan, &b.ws_bytes));
-  DEV(convjit_plan_packed_weight_size(plan, &pw));
-  DEV(convjit_malloc(ctx, nx * tool_dtype_bytes(p->x_dtype), &b.x));
-  if (bw) { /* x, dy -> dw [, db] */
-    DEV(convjit_malloc(ctx, ny * tool_dtype_bytes(p->y_dtype), &b.dy));
-    DEV(convjit_malloc(ctx, nw * ebw, &b.dw));
-    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) DEV(convjit_malloc(ctx, (size_t)p->k * 4, &b.db));
-    if (b.ws_bytes) DEV(convjit_malloc(ctx, b.ws_bytes, &b.ws));
-    DEV(fill_device(ctx, b.x, nx, p->x_dtype, &seed, NULL));
-    DEV(fill_device(ctx, b.dy, ny, p->y_dtype, &seed, NULL));
-    if (time_it(ctx, o, run_e2e, &b, &r->e2e, err, sizeof err)) goto fail;
-    if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
-    r->ok = 1;
-    if (o->vs_miopen && mi) {
-      r->mi_ran = -1;
-      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: --kind bwd-weight (the comparison is forward's)");
-    }
+  if (bench_alloc(ctx, o, mi, &b) != CONVJIT_OK) {
+    snprintf(r->err, sizeof r->err, "%s", convjit_last_error());
     goto done;
   }
-  DEV(convjit_malloc(ctx, nw * ebw, &b.w));
-  if (pw) DEV(convjit_malloc(ctx, pw, &b.wp));
-  DEV(convjit_malloc(ctx, ny * tool_dtype_bytes(p->y_dtype), &b.y));
-  if (b.ws_bytes) DEV(convjit_malloc(ctx, b.ws_bytes, &b.ws));
-  if (o->vs_miopen && mi && ebw == 1) DEV(convjit_malloc(ctx, nw * 2, &b.w_bf16));
-  DEV(fill_device(ctx, b.x, nx, p->x_dtype, &seed, NULL));
-  DEV(fill_device(ctx, b.w, nw, p->w_dtype, &seed, b.w_bf16));
-  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
-    float *hb = malloc((size_t)nch * sizeof *hb);
-    if (!hb) { snprintf(r->err, sizeof r->err, "out of host memory"); goto done; }
-    for (int64_t i = 0; i < nch; i++) hb[i] = tool_rng_unit(&seed);
-    convjit_status st = convjit_malloc(ctx, (size_t)nch * 4, &b.bias);
-    if (st == CONVJIT_OK) st = convjit_memcpy_h2d(ctx, b.bias, hb, (size_t)nch * 4, NULL);
-    if (st == CONVJIT_OK) st = convjit_synchronize(ctx, NULL);
-    free(hb);
-    DEV(st);
-  }
-  if (pw) DEV(convjit_weight_pack(plan, b.w, b.wp, NULL));
   if (time_it(ctx, o, run_e2e, &b, &r->e2e, err, sizeof err)) goto fail;
   if (b.conv_kernel && time_it(ctx, o, run_kernel, &b, &r->kern, err, sizeof err)) goto fail;
   r->ok = 1;
   if (o->vs_miopen && mi) {
-    if (p->kind != CONVJIT_CONV_FORWARD || phased) {
-      r->mi_ran = -1;
-      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: compared on plain forward convs only");
-    } else if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
-      r->mi_ran = -1;
-      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: the shape has a bias (MIOpen's conv has none)");
-    } else if (p->y_dtype != CONVJIT_DTYPE_BF16) {
-      r->mi_ran = -1;
-      snprintf(r->mi_note, sizeof r->mi_note, "MIOpen not run: y is %s (the comparison runs MIOpen in bf16)",
-               cj_dtype_name(p->y_dtype));
-    } else if (bench_miopen_prepare(mi, p, &b.ws_mi_bytes, r->mi_solution, sizeof r->mi_solution, err, sizeof err)) {
-      r->mi_ran = -1;
-      snprintf(r->mi_note, sizeof r->mi_note, "%s", err);
-    } else {
-      DEV(convjit_malloc(ctx, ny * 2, &b.y_mi));
-      if (b.ws_mi_bytes) DEV(convjit_malloc(ctx, b.ws_mi_bytes, &b.ws_mi));
-      if (time_it(ctx, o, run_miopen, &b, &r->mi, err, sizeof err)) {
-        r->mi_ran = -1;
-        snprintf(r->mi_note, sizeof r->mi_note, "%s", err);
-      } else {
-        r->mi_ran = 1;
-        DEV(convjit_synchronize(ctx, NULL));
-        if (compare_outputs(ctx, b.y, b.y_mi, ny, ebw == 1, r, err, sizeof err)) goto fail;
-      }
-    }
+    int m = bench_vs_miopen(ctx, &b, phased, r, err, sizeof err);
+    if (m == -1) goto fail;
+    if (m == -2) goto done;
   }
   goto done;
 fail:
   snprintf(r->err, sizeof r->err, "%s", err);
   r->ok = 0;
 done:
-#undef DEV
-  {
-    void *dev[] = {b.x, b.w, b.wp, b.bias, b.y, b.ws, b.w_bf16, b.y_mi, b.ws_mi, b.dy, b.dw, b.db};
-    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-      if (dev[i]) convjit_free(ctx, dev[i]);
-  }
+  for (int t = CJ_TENSOR_NONE + 1; t < CJ_TENSOR_COUNT; t++)
+    if (b.t[t]) convjit_free(ctx, b.t[t]);
+  void *dev[] = {b.w_bf16, b.y_mi, b.ws_mi};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) convjit_free(ctx, dev[i]);
   convjit_plan_destroy(plan);
 }
 

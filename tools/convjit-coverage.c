@@ -80,6 +80,39 @@ typedef struct sample {
   char repro[512]; /* a convjit-dump command or a kernel spec */
 } sample;
 
+/* The convjit-dump command that builds the same kernels (--emit mnemonics). */
+static void conv_repro(char *repro, size_t cap, const cj_arch *arch, const char *dtype, const cj_conv_problem *pp,
+                       const cj_conv_opts *o, int bias, int residual, int y32) {
+  const cj_conv_problem p = *pp;
+  /* the same build as: convjit-dump ... --emit mnemonics */
+  int len = snprintf(repro, cap,
+                     "convjit-dump --arch %s --op conv --dtype %s --shape %lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld "
+                     "--stride %lld,%lld,%lld --dilation %lld,%lld,%lld --pad %lld,%lld,%lld,%lld,%lld,%lld",
+                     arch->name, dtype, (long long)p.n, (long long)p.c, (long long)p.d,
+                     (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.t, (long long)p.r,
+                     (long long)p.s, (long long)p.stride[0], (long long)p.stride[1], (long long)p.stride[2],
+                     (long long)p.dil[0], (long long)p.dil[1], (long long)p.dil[2], (long long)p.pad_lo[0],
+                     (long long)p.pad_lo[1], (long long)p.pad_lo[2], (long long)p.pad_hi[0], (long long)p.pad_hi[1],
+                     (long long)p.pad_hi[2]);
+  uint32_t nk;
+  const cj_knob *kn = cj_conv_knobs(&nk);
+  for (uint32_t i = 0; i < nk && len > 0 && (size_t)len < cap; i++) {
+    uint32_t a = cj_conv_knob_get(o, &kn[i], 0), b = cj_conv_knob_get(o, &kn[i], 1);
+    if (!a) continue;
+    if (kn[i].kind == CJ_KNOB_FLAG) len += snprintf(repro + len, cap - (size_t)len, " --%s", kn[i].name);
+    else if (kn[i].kind == CJ_KNOB_PAIR)
+      len += snprintf(repro + len, cap - (size_t)len, " --%s %ux%u", kn[i].name, a, b);
+    else len += snprintf(repro + len, cap - (size_t)len, " --%s %u", kn[i].name, a);
+  }
+  if (bias && len > 0 && (size_t)len < cap)
+    len += snprintf(repro + len, cap - (size_t)len, " --bias");
+  if (residual && len > 0 && (size_t)len < cap)
+    len += snprintf(repro + len, cap - (size_t)len, " --residual");
+  if (y32 && len > 0 && (size_t)len < cap)
+    len += snprintf(repro + len, cap - (size_t)len, " --y-dtype f32");
+
+}
+
 /* A conv problem with its forced knobs, drawn for arch (the DMA width
  * depends on it), selected as convjit-dump --op conv does. */
 static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
@@ -161,32 +194,7 @@ static convjit_status conv_sample(rng *r, const cj_arch *arch, sample *out) {
   p.x_scale = p.w_scale = 1.0f;
   p.spatial_rank = 3;
 
-  /* the same build as: convjit-dump ... --emit mnemonics */
-  int len = snprintf(out->repro, sizeof out->repro,
-                     "convjit-dump --arch %s --op conv --dtype %s --shape %lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld "
-                     "--stride %lld,%lld,%lld --dilation %lld,%lld,%lld --pad %lld,%lld,%lld,%lld,%lld,%lld",
-                     arch->name, CONV_DTYPES[dt].name, (long long)p.n, (long long)p.c, (long long)p.d,
-                     (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.t, (long long)p.r,
-                     (long long)p.s, (long long)p.stride[0], (long long)p.stride[1], (long long)p.stride[2],
-                     (long long)p.dil[0], (long long)p.dil[1], (long long)p.dil[2], (long long)p.pad_lo[0],
-                     (long long)p.pad_lo[1], (long long)p.pad_lo[2], (long long)p.pad_hi[0], (long long)p.pad_hi[1],
-                     (long long)p.pad_hi[2]);
-  uint32_t nk;
-  const cj_knob *kn = cj_conv_knobs(&nk);
-  for (uint32_t i = 0; i < nk && len > 0 && (size_t)len < sizeof out->repro; i++) {
-    uint32_t a = cj_conv_knob_get(&o, &kn[i], 0), b = cj_conv_knob_get(&o, &kn[i], 1);
-    if (!a) continue;
-    if (kn[i].kind == CJ_KNOB_FLAG) len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --%s", kn[i].name);
-    else if (kn[i].kind == CJ_KNOB_PAIR)
-      len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --%s %ux%u", kn[i].name, a, b);
-    else len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --%s %u", kn[i].name, a);
-  }
-  if (bias && len > 0 && (size_t)len < sizeof out->repro)
-    len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --bias");
-  if (residual && len > 0 && (size_t)len < sizeof out->repro)
-    len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --residual");
-  if (y32 && len > 0 && (size_t)len < sizeof out->repro)
-    len += snprintf(out->repro + len, sizeof out->repro - (size_t)len, " --y-dtype f32");
+  conv_repro(out->repro, sizeof out->repro, arch, CONV_DTYPES[dt].name, &p, &o, bias, residual, y32);
 
   cj_seq *seq = calloc(1, sizeof *seq);
   CJ_ALLOC_CHECK(seq);
@@ -349,7 +357,7 @@ typedef struct cov_args {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: convjit-coverage [--samples N] [--seed S] [--arch gfx942|gfx950|all] [--list] [--verbose]\n"
+          "usage: convjit-coverage [--samples N] [--seed S] [--arch %s|all] [--list] [--verbose]\n"
           "  --samples N  plans to draw (default 60); each is built for every --arch\n"
           "  --seed S     the sample's seed (default 1); sample i is the same for every N\n"
           "  --first I    start at sample I (default 0): samples I..I+N-1, to split a sweep\n"
@@ -358,7 +366,8 @@ static void usage(FILE *f) {
           "  --verbose    print each sample's plan as it is built\n"
           "  --plans-only draw and select the plans, build nothing (the sample's make-up, fast)\n"
           "  --pretend-missing MNEMONIC  test hook: treat MNEMONIC as absent from the emulator's table\n"
-          "exit: 0 all instructions emulated, 1 some are not (or a plan failed to build), 2 bad arguments\n");
+          "exit: 0 all instructions emulated, 1 some are not (or a plan failed to build), 2 bad arguments\n",
+          cli_arch_names('|'));
 }
 
 /* One value of the current option through the tools' strict parser (cli.h): 1 if good. */

@@ -78,8 +78,15 @@ static void add_step(const dump_args *a, int per_call, int kernel, uint64_t mems
 typedef struct dump_opt_def {
   const char *name;
   int has_value;
-  const char *help;
+  const char *help; /* after the option's values when the library's tables list them (opt_values) */
 } dump_opt_def;
+
+/* An option's values from the library's tables ("fwd|bwd-data|..."), "" if none. */
+static const char *opt_values(const char *name) {
+  if (!strcmp(name, "kind")) return cli_kind_names();
+  if (!strcmp(name, "act")) return cli_act_names();
+  return "";
+}
 
 typedef struct dump_op {
   const char *name;
@@ -158,11 +165,11 @@ static const dump_opt_def conv_opt_defs[] = {
   {"y-dtype", 1, "bf16|f16|f32: y's dtype (default: bf16 for bf16 and fp8, f16 for f16)"},
   {"residual", 0, "fused epilogue: + beta * z (z shaped and typed like y, args.residual)"},
   {"beta", 1, "z's factor (default 1; a plan constant)"},
-  {"act", 1, "identity|relu|silu|gelu: activation applied last"},
+  {"act", 1, ": activation applied last"},
   {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
   {"stream-chunks", 1, "LIST: causal streaming, frames per chunk (sum = D): the kernels of the first chunk and of "
                        "each later chunk length, those reading x_prev"},
-  {"kind", 1, "fwd|bwd-data|bwd-weight: what the plan computes (the shape describes the forward problem; bwd-data: "
+  {"kind", 1, ": what the plan computes (the shape describes the forward problem; bwd-data: "
               "dx from dy, one conv per output phase; bwd-weight: dw [, db with --bias] from x and dy)"},
   {"output-padding", 1, "op_d,op_h,op_w: bwd-data, the transposed conv's output_padding"},
   {"upsample", 1, "ud,uh,uw: fwd, nearest-upsample x by 1 or 2 per dim inside the conv"},
@@ -282,7 +289,7 @@ static const dump_op dump_ops[] = {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: convjit-dump --arch gfx942|gfx950 --op OP --dtype T --shape DIMS\n"
+          "usage: convjit-dump --arch %s --op OP --dtype T --shape DIMS\n"
           "                    [--emit plan,ir,opt-ir,asm,resources,mnemonics,bounds] [--json] [--check] [--no-sim]\n"
           "  --emit   stages to print, any combination (default plan,resources);\n"
           "           mnemonics: per kernel, how often each instruction occurs in its code\n"
@@ -293,12 +300,13 @@ static void usage(FILE *f) {
           "  --json   print one JSON object instead of text\n"
           "  --check  exit 1 if any kernel spills, uses scratch or exceeds the arch's LDS\n"
           "  --save-dir DIR  also write each kernel's code object to DIR/<kernel>.co\n"
-          "ops:\n");
+          "ops:\n",
+          cli_arch_names('|'));
   for (int i = 0; i < DUMP_NOPS; i++) {
     const dump_op *o = &dump_ops[i];
     fprintf(f, "  --op %-10s --dtype %s --shape %s\n", o->name, o->dtypes, o->shape_help);
     for (const dump_opt_def *d = o->opts; d && d->name; d++)
-      fprintf(f, "      --%s%s  %s\n", d->name, d->has_value ? " V" : "", d->help);
+      fprintf(f, "      --%s%s  %s%s\n", d->name, d->has_value ? " V" : "", opt_values(d->name), d->help);
     if (o->conv_knobs) {
       cj_strbuf kh = {0};
       cj_conv_knobs_help(&kh, "    --", " ", NULL);

@@ -52,7 +52,7 @@ static void usage(FILE *f) {
           "       convjit-emu --isa                             the instructions the emulator runs\n"
           "       convjit-emu CODE_OBJECT --kernel NAME --grid X,Y,Z --block X,Y,Z [--lds BYTES]\n"
           "                   --arg NAME=VALUE ... [--out NAME=FILE ...] [--stats] [--hazards on|off]\n"
-          "                   [--max-instructions N] [--arch gfx942|gfx950] [--json]\n"
+          "                   [--max-instructions N] [--arch %s] [--json]\n"
           "  --grid     WORKGROUPS per dimension (hipModuleLaunchKernel's gridDim); X, X,Y or X,Y,Z\n"
           "  --block    threads per workgroup; X, X,Y or X,Y,Z (missing ones are 1)\n"
           "  --lds      dynamic LDS bytes after the kernel's static LDS (sharedMemBytes; default 0)\n"
@@ -70,7 +70,7 @@ static void usage(FILE *f) {
           "  --json     one JSON object on stdout\n"
           "exit: 0 the kernel ran, 2 anything stopped it (bad option, argument or code object, or the\n"
           "      emulator stopping the kernel: the message names the instruction, offset and lane)\n",
-          (unsigned long long)CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT);
+          cli_arch_names('|'), (unsigned long long)CONVJIT_EMU_MAX_INSTRUCTIONS_DEFAULT);
 }
 
 /* NAME=@FILE or NAME=zeros:BYTES: the value of an --arg that makes a buffer. */

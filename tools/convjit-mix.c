@@ -1,7 +1,7 @@
 /* convjit-mix — the EMULATED dynamic instruction mix of the bf16 conv
  * kernel's main loop, per wave per K step, by differencing.
  *
- *   convjit-mix [--arch gfx942|gfx950|both] [--shape N,C,D,H,W,K,T,R,S [--pad P,P,P]]...
+ *   convjit-mix [--arch ARCH|both] [--shape N,C,D,H,W,K,T,R,S [--pad P,P,P]]...
  *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--json]
  *
  * Runs the same conv at 2 or 3 reduction lengths on the emulator, with the
@@ -59,13 +59,13 @@ typedef struct mix_run {
 static void usage(FILE *f) {
   cj_strbuf kh = {0};
   cj_conv_knobs_help(&kh, "--", " ", cj_conv_knob_tunable);
-  fprintf(f, "usage: convjit-mix [--arch gfx942|gfx950|both] [--shape N,C,D,H,W,K,T,R,S [--pad P,P,P]]...\n"
+  fprintf(f, "usage: convjit-mix [--arch %s|both] [--shape N,C,D,H,W,K,T,R,S [--pad P,P,P]]...\n"
              "                   [--<knob> V]... [--json]\n"
              "  EMULATED per-wave instruction mix of one K step of the conv main loop, from 2 or 3\n"
              "  runs that differ only in the reduction length (default: 1,128,4,8,8,128,T,3,3 with\n"
              "  T = 3, 5, 7, pad T/2,1,1); --pad follows the --shape it applies to (default 1,1,1)\n"
              "knobs (every tunable one of src/codegen/kplan_knobs.h; default tile 128x128, waves 2x4, splitk 1):\n%s",
-          kh.s ? kh.s : "");
+          cli_arch_names('|'), kh.s ? kh.s : "");
   cj_sb_free(&kh);
 }
 
@@ -111,8 +111,8 @@ static int parse_args(int argc, char **argv, mix_args *a) {
     }
     a->nsh = MAXSH;
   }
-  if (strcmp(a->arch, "both") && strcmp(a->arch, "gfx942") && strcmp(a->arch, "gfx950")) {
-    fprintf(stderr, "convjit-mix: --arch %s: gfx942, gfx950 or both\n", a->arch);
+  if (strcmp(a->arch, "both") && !cj_arch_from_name(a->arch)) {
+    fprintf(stderr, "convjit-mix: --arch %s: %s or both\n", a->arch, cj_arch_names());
     return -1;
   }
   return 0;
@@ -195,6 +195,32 @@ static double total_of(const double *v) {
   double t = 0;
   for (int i = 0; i < NCLS; i++) t += v[i];
   return t;
+}
+
+/* One arch's figures as a JSON object appended to js (--json). */
+static void mix_json(const mix_args *a, const char *arch, const mix_run *r, int n, double avg[][NCLS],
+                     const double *per, int uniform, int linear, cj_strbuf *js) {
+  const cj_conv_plan *c = &r[0].cp;
+  cj_sb_printf(js, "%s{\"arch\":\"%s\",\"kind\":\"emulated\",\"tile\":[%u,%u,%u,%u],\"threads\":%u,\"mfma_k\":%u,"
+               "\"mi_m\":%u,\"mi_n\":%u,\"stages\":%u,\"split_k\":%u,\"dma_bytes\":%u,\"a_dma\":%u,\"b_dma\":%u,"
+               "\"uniform\":%s,\"linear\":%s,\"shapes\":[",
+               js->len ? "," : "", arch, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->threads, c->mfma_k, c->mi_m,
+               c->mi_n, c->stages, c->splitk, c->dma_bytes, c->a_dma, c->b_dma, uniform ? "true" : "false",
+               linear < 0 ? "null" : linear ? "true" : "false");
+  for (int k = 0; k < n; k++) {
+    cj_sb_printf(js, "%s{\"shape\":[", k ? "," : "");
+    for (int i = 0; i < 9; i++) cj_sb_printf(js, "%s%lld", i ? "," : "", (long long)a->sh[k].v[i]);
+    cj_sb_printf(js, "],\"pad\":[%lld,%lld,%lld],\"gemm_k\":%u,\"k_tiles\":%u,\"k_steps\":%u,\"waves\":%llu,"
+                 "\"per_wave\":{",
+                 (long long)a->sh[k].pad_lo[0], (long long)a->sh[k].pad_lo[1], (long long)a->sh[k].pad_lo[2],
+                 r[k].cp.g.cp * r[k].cp.g.taps, r[k].cp.k_tiles, r[k].cp.k_tiles_split,
+                 (unsigned long long)r[k].waves);
+    for (int i = 0; i < NCLS; i++) cj_sb_printf(js, "%s\"%s\":%.10g", i ? "," : "", k_cls[i], avg[k][i]);
+    cj_sb_printf(js, "}}");
+  }
+  cj_sb_printf(js, "],\"per_wave_per_k_step\":{");
+  for (int i = 0; i < NCLS; i++) cj_sb_printf(js, "%s\"%s\":%.10g", i ? "," : "", k_cls[i], per[i]);
+  cj_sb_printf(js, "}}");
 }
 
 static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
@@ -295,26 +321,7 @@ static int mix_arch(const mix_args *a, const char *arch, cj_strbuf *js) {
              worst);
     printf("\n");
   } else {
-    cj_sb_printf(js, "%s{\"arch\":\"%s\",\"kind\":\"emulated\",\"tile\":[%u,%u,%u,%u],\"threads\":%u,\"mfma_k\":%u,"
-                 "\"mi_m\":%u,\"mi_n\":%u,\"stages\":%u,\"split_k\":%u,\"dma_bytes\":%u,\"a_dma\":%u,\"b_dma\":%u,"
-                 "\"uniform\":%s,\"linear\":%s,\"shapes\":[",
-                 js->len ? "," : "", arch, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->threads, c->mfma_k, c->mi_m,
-                 c->mi_n, c->stages, c->splitk, c->dma_bytes, c->a_dma, c->b_dma, uniform ? "true" : "false",
-                 linear < 0 ? "null" : linear ? "true" : "false");
-    for (int k = 0; k < n; k++) {
-      cj_sb_printf(js, "%s{\"shape\":[", k ? "," : "");
-      for (int i = 0; i < 9; i++) cj_sb_printf(js, "%s%lld", i ? "," : "", (long long)a->sh[k].v[i]);
-      cj_sb_printf(js, "],\"pad\":[%lld,%lld,%lld],\"gemm_k\":%u,\"k_tiles\":%u,\"k_steps\":%u,\"waves\":%llu,"
-                   "\"per_wave\":{",
-                   (long long)a->sh[k].pad_lo[0], (long long)a->sh[k].pad_lo[1], (long long)a->sh[k].pad_lo[2],
-                   r[k].cp.g.cp * r[k].cp.g.taps, r[k].cp.k_tiles, r[k].cp.k_tiles_split,
-                   (unsigned long long)r[k].waves);
-      for (int i = 0; i < NCLS; i++) cj_sb_printf(js, "%s\"%s\":%.10g", i ? "," : "", k_cls[i], avg[k][i]);
-      cj_sb_printf(js, "}}");
-    }
-    cj_sb_printf(js, "],\"per_wave_per_k_step\":{");
-    for (int i = 0; i < NCLS; i++) cj_sb_printf(js, "%s\"%s\":%.10g", i ? "," : "", k_cls[i], per[i]);
-    cj_sb_printf(js, "}}");
+    mix_json(a, arch, r, n, avg, per, uniform, linear, js);
   }
 done:
   convjit_context_destroy(ctx);
@@ -335,13 +342,12 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  const char *archs[2] = {"gfx942", "gfx950"};
-  int first = 0, last = 1;
-  if (!strcmp(a.arch, "gfx942")) last = 0;
-  if (!strcmp(a.arch, "gfx950")) first = 1;
+  int narch = 0; /* "both": every arch of the table, in its order */
+  const cj_arch *const *archs = cj_arch_list(&narch);
   cj_strbuf js = {0};
   int rc = 0;
-  for (int i = first; i <= last && !rc; i++) rc = mix_arch(&a, archs[i], &js);
+  for (int i = 0; i < narch && !rc; i++)
+    if (!strcmp(a.arch, "both") || !strcmp(a.arch, archs[i]->name)) rc = mix_arch(&a, archs[i]->name, &js);
   if (!rc && a.json) printf("{\"kind\":\"emulated\",\"archs\":[%s]}\n", js.s ? js.s : "");
   cj_sb_free(&js);
   return rc ? 3 : 0;

@@ -1,7 +1,7 @@
 /* convjit-prebuild: an application's warm kernel cache, built at install
  * time (docs/cache.md "An application's read-only cache").
  *
- *   convjit-prebuild --shapes FILE --app-cache DIR [--arch gfx942,gfx950]
+ *   convjit-prebuild --shapes FILE --app-cache DIR [--arch ARCH,...]
  *                    [--cu-count N] [--code-object-version 5|6] [--no-fallback] [--json]
  *   convjit-prebuild --verify --shapes FILE --app-cache DIR [--arch ...] [--cu-count N] [--json]
  *
@@ -40,17 +40,18 @@ typedef struct pb_args {
 } pb_args;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: convjit-prebuild --shapes FILE --app-cache DIR [--arch gfx942,gfx950] [--cu-count N]\n"
+  fprintf(f, "usage: convjit-prebuild --shapes FILE --app-cache DIR [--arch %s] [--cu-count N]\n"
              "                        [--code-object-version 5|6] [--no-fallback] [--json]\n"
              "       convjit-prebuild --verify --shapes FILE --app-cache DIR [--arch ...] [--cu-count N] [--json]\n"
              "  shapes: one conv per line, \"conv <arch|-> <bf16|f16|fp8> N,C,D,H,W,K,T,R,S [options]\"\n"
-             "  (pad= stride= dil= y= layout= groups= bias scale residual[=B] act=; no knobs)\n");
+             "  (pad= stride= dil= y= layout= groups= bias scale residual[=B] act=; no knobs)\n",
+             cli_arch_names(','));
 }
 
 static int parse(int argc, char **argv, pb_args *a) {
   cli_set_tool("convjit-prebuild");
   memset(a, 0, sizeof *a);
-  a->archs = "gfx942,gfx950";
+  a->archs = cli_arch_names(','); /* every arch of the table */
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *v = NULL;
@@ -156,7 +157,11 @@ static int each_arch(const pb_args *a, const char *cache_dir, int *nshapes, uint
   int first = 1;
   for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     if (!cj_arch_from_name(t)) {
-      fprintf(stderr, "convjit-prebuild: --arch %s: must be gfx942 and/or gfx950\n", t);
+      int n = 0; /* "must be gfx942 and/or gfx950": the arch table's names */
+      const cj_arch *const *l = cj_arch_list(&n);
+      fprintf(stderr, "convjit-prebuild: --arch %s: must be ", t);
+      for (int j = 0; j < n; j++) fprintf(stderr, "%s%s", j == 0 ? "" : j + 1 < n ? ", " : " and/or ", l[j]->name);
+      fprintf(stderr, "\n");
       return -2;
     }
     if (run_arch(a, t, cache_dir, nshapes, compiled, disk, &first)) return -1;

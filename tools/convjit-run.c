@@ -1,11 +1,11 @@
 /* convjit-run — the main job: one op through the public API on a device,
  * checked against the CPU reference.
  *
- *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind fwd|bwd-data|bwd-weight] [--arch gfx942|gfx950]
+ *   convjit-run [--device auto|emu|hip] [--op conv|transpose] [--kind fwd|bwd-data|bwd-weight] [--arch ARCH]
  *               [--dtype bf16|fp8] [--shape ...] [--stride ..] [--pad ..] [--dilation ..]
  *               [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]
  *               [--tile MxN] [--waves MxN] [--stages S] [--splitk K] [--wgm W] [--stats]
- *               [--residual [--beta B]] [--act identity|relu|silu|gelu] [--alpha S|k]
+ *               [--residual [--beta B]] [--act A] [--alpha S|k]
  *               [--stream-chunks LIST]
  *
  * With no arguments: a video-VAE decoder layer scaled down for the emulator
@@ -21,19 +21,32 @@
  * (emulator only) each kernel's EMULATED dynamic instruction counts by
  * class. Exit: 0 pass (or ran, without --check), 1 check failed, 2 bad
  * arguments, 3 convjit error.
- * (Internally the run_* functions return 0, -2 for usage, or a convjit status.)
+ * (Internally the run_* functions return 0, RUN_BAD_ARGS or RUN_USAGE, or a convjit status.)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "run.h"
+#include "tool_data.h"
 
-void run_usage(FILE *f) {
+/* "gfx942 E4M3FNUZ, gfx950 E4M3FN": each arch's native fp8 format, from the arch table. */
+static const char *native_fp8_formats(void) {
+  static char s[128];
+  int n = 0;
+  const cj_arch *const *l = cj_arch_list(&n);
+  size_t len = 0;
+  for (int i = 0; i < n && len < sizeof s; i++)
+    len += (size_t)snprintf(s + len, sizeof s - len, "%s%s %s", i ? ", " : "", l[i]->name,
+                            cli_fp8_dtype(l[i]) == CONVJIT_DTYPE_FP8_E4M3FNUZ ? "E4M3FNUZ" : "E4M3FN");
+  return s;
+}
+
+static void run_usage(FILE *f) {
   cj_strbuf kh = {0};
   cj_conv_knobs_help(&kh, "--", " ", NULL);
   fprintf(f,
-          "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch gfx942|gfx950]\n"
+          "usage: convjit-run [--device auto|emu|hip] [--op conv|transpose] [--arch %s]\n"
           "                   [--dtype bf16|f16|fp8] [--y-dtype bf16|f16|f32] [--shape LIST] [--stride LIST] [--pad LIST]\n"
           "                   [--dilation LIST] [--bias] [--check] [--json] [--verbose] [--no-disk-cache] [--seed N]\n"
           "                   [--layout ncdhw|ndhwc|X,Y] [--groups G]\n"
@@ -50,7 +63,7 @@ void run_usage(FILE *f) {
           "            X,Y for mixed (ndhwc,ncdhw)\n"
           "  --groups  conv: grouped conv, G divides C and K (w is K x C/G x T x R x S)\n"
           "  --dtype   conv: x and w bf16 (y bf16), f16 (y f16), or fp8 = the arch's native E4M3\n"
-          "            format (gfx950 E4M3FN, gfx942 E4M3FNUZ; y bf16); transpose: the elements\n"
+          "            format (%s; y bf16); transpose: the elements\n"
           "            moved unchanged (fp8 = E4M3FN bytes)\n"
           "  --y-dtype conv: y (and a residual z) in f32 instead (no final rounding), or the\n"
           "            inputs' own 16-bit type (the default)\n"
@@ -61,7 +74,7 @@ void run_usage(FILE *f) {
           "            per-output-channel weight scales too (random, args.scale)\n"
           "  --residual    fused epilogue: + beta * z, z a random tensor shaped and typed like y\n"
           "  --beta B      z's factor (default 1)\n"
-          "  --act identity|relu|silu|gelu   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
+          "  --act %s   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
           "  --kind    fwd (default): y from x; bwd-data: dx from a dy of the forward output's shape\n"
           "            (the transposed conv's forward); bwd-weight: dw [and db with --bias] from x and dy,\n"
           "            run twice, the two dw bit-identical; the check runs the kind's own reference\n"
@@ -82,7 +95,7 @@ void run_usage(FILE *f) {
           "            (1,256,5,8,8 -> 256, 3x3x3, causal pad 2/0,1/1,1/1, bias) in fp8, then\n"
           "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n"
           "conv knobs (src/codegen/kplan_knobs.h; forced in every kernel the plan builds):\n%s",
-          cli_kind_names(), kh.s ? kh.s : "");
+          cli_arch_names('|'), cli_kind_names(), native_fp8_formats(), cli_act_names(), kh.s ? kh.s : "");
   cj_sb_free(&kh);
 }
 
@@ -167,7 +180,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     fprintf(stderr, "convjit-run: --kind %s: a conv's (--op conv)\n", cj_conv_kind_of(a->prob.kind)->tool);
     return -1;
   }
-  if (a->y_dtype && a->prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) {
+  if (a->y_dtype && tool_kind_output(a->prob.kind) == CJ_TENSOR_DW) { /* a weight gradient's dtype: --dw-dtype */
     fprintf(stderr, "convjit-run: --y-dtype %s: backward weight reads dy in --dtype and writes dw in --dw-dtype\n",
             a->y_dtype);
     return -1;
@@ -226,7 +239,7 @@ int main(int argc, char **argv) {
     a.check = 1; /* the default job always checks itself */
     if (!strcmp(a.op, "conv")) default_conv(&a);
     else default_transpose(&a);
-    if (!a.dtype && a.prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT) a.dtype = "bf16"; /* backward weight: no fp8 gradients */
+    if (!a.dtype && tool_kind_output(a.prob.kind) == CJ_TENSOR_DW) a.dtype = "bf16"; /* no fp8 weight gradients */
     if (!a.dtype) {
       ja[1] = a;
       ja[1].dtype = "bf16";
@@ -270,7 +283,7 @@ int main(int argc, char **argv) {
   int rc = 0, ran = 0;
   memset(jr, 0, sizeof jr);
   for (int i = 0; i < njobs && rc == 0; i++, ran++) {
-    if (!strcmp(ja[i].op, "conv") && ja[i].prob.kind == CONVJIT_CONV_BACKWARD_WEIGHT)
+    if (!strcmp(ja[i].op, "conv") && tool_kind_output(ja[i].prob.kind) == CJ_TENSOR_DW) /* by the output's role */
       rc = run_bwd_weight(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
     else if (!strcmp(ja[i].op, "conv")) rc = run_conv(ctx, ci.arch, &ja[i], &jp[i], &jr[i]);
     else rc = run_transpose(ctx, &ja[i], &jp[i], &jr[i]);
@@ -318,7 +331,8 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < MAXJOB; i++) convjit_plan_destroy(jp[i]);
   convjit_context_destroy(ctx);
-  if (rc == -2) return 2; /* usage */
+  if (rc == RUN_USAGE) run_usage(stderr);
+  if (rc == RUN_BAD_ARGS || rc == RUN_USAGE) return 2; /* bad arguments (printed) */
   if (rc) return 3;       /* a convjit error (printed) */
   return any_checked && !all_pass ? 1 : 0;
 }

@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "codegen/kspec.h"
 #include "host/tool_api.h"
+#include "tool_data.h"
 #include "util/numfmt.h"
 
 typedef struct tune_args {
@@ -42,7 +43,7 @@ typedef struct tune_args {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: convjit-tune --shapes FILE [--device hip|emu] [--arch gfx942|gfx950] [--cache-dir DIR]\n"
+          "usage: convjit-tune --shapes FILE [--device hip|emu] [--arch %s] [--cache-dir DIR]\n"
           "                    [--json] [--store-modelled] [--no-store] [--budget-ms X] [--warmup N] [--max-reps N]\n"
           "                    [--kind %s] [--output-padding LIST] [--upsample LIST]\n"
           "                    [--dw-dtype f32] [--nondeterministic]\n"
@@ -54,7 +55,7 @@ static void usage(FILE *f) {
           "  stored in the tuning table unless --store-modelled (such rows are marked modelled)\n"
           "  --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic: every shape's (the shape is\n"
           "  the forward problem's)\n",
-          cli_kind_names());
+          cli_arch_names('|'), cli_kind_names());
 }
 
 static int parse_args(int argc, char **argv, tune_args *a) {
@@ -145,82 +146,82 @@ static void fill(void *h, size_t n, convjit_dtype t, uint64_t *seed) {
 }
 
 
+/* One tensor role's device buffer, its inputs filled from the host buffer
+ * h: random for a 16- or 8-bit tensor, i / n - 0.5 for an fp32 one (the
+ * per-channel operands). */
+static convjit_status tune_tensor(convjit_context *ctx, const cj_conv_problem *p, cj_tensor t, void *h,
+                                  uint64_t *seed, void **dev) {
+  convjit_dtype dt;
+  const size_t n = tool_tensor_elems(p, t, &dt), bytes = n * cj_dtype_bytes(dt);
+  CJ_TRY(convjit_malloc(ctx, bytes, dev));
+  if (cj_tensor_access_of(t) != CJ_TENSOR_IN) return CONVJIT_OK;
+  if (dt == CONVJIT_DTYPE_F32)
+    for (size_t i = 0; i < n; i++) ((float *)h)[i] = (float)i / (float)n - 0.5f;
+  else fill(h, n, dt, seed);
+  return convjit_memcpy_h2d(ctx, *dev, h, bytes, NULL);
+}
+
+/* The plan's tensors on the device, one per role it takes (cj_plan_tensors;
+ * the raw weight too when its kind packs one), inputs filled in table
+ * order, the weight packed; the workspace with room for the split-K
+ * candidates: their fp32 partial sums after the transposed x (256-byte
+ * aligned sub-buffers, select_conv.c), unless the output is a weight
+ * gradient (no split-K candidates; a larger tile's partials: the second
+ * pass). A candidate wanting more is tuned in a second pass
+ * (workspace_needed). */
+static convjit_status tune_alloc(convjit_context *ctx, const convjit_plan *plan, void *t[CJ_TENSOR_COUNT],
+                                 convjit_conv_args *args) {
+  const cj_conv_problem *p = cj_plan_problem(plan);
+  uint32_t roles = cj_plan_tensors(plan) & ~(CJ_TB(W_PACKED) | CJ_TB(WORKSPACE));
+  if (cj_conv_kind_of(p->kind)->packs) roles |= CJ_TB(W_RAW);
+  size_t hbytes = 0, ws = 0, pw = 0;
+  for (int r = CJ_TENSOR_NONE + 1; r < CJ_TENSOR_COUNT; r++) {
+    convjit_dtype dt;
+    const size_t b = tool_tensor_elems(p, (cj_tensor)r, &dt) * cj_dtype_bytes(dt);
+    if ((roles & CJ_TENSOR_BIT(r)) && b > hbytes) hbytes = b;
+  }
+  void *h = malloc(hbytes ? hbytes : 1);
+  if (!h) return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", hbytes);
+  convjit_status st = CONVJIT_OK;
+  uint64_t seed = 1;
+  for (int r = CJ_TENSOR_NONE + 1; r < CJ_TENSOR_COUNT && st == CONVJIT_OK; r++)
+    if (roles & CJ_TENSOR_BIT(r)) st = tune_tensor(ctx, p, (cj_tensor)r, h, &seed, &t[r]);
+  free(h);
+  CJ_TRY(st);
+  CJ_TRY(convjit_plan_workspace_size(plan, &ws));
+  CJ_TRY(convjit_plan_packed_weight_size(plan, &pw));
+  const cj_tensor out = tool_kind_output(p->kind);
+  size_t ws_all = (ws + 255) / 256 * 256 + tool_tensor_elems(p, out, NULL) * 4 + 256;
+  if (out == CJ_TENSOR_DW) ws_all = ws;
+  if (ws_all) CJ_TRY(convjit_malloc(ctx, ws_all, &t[CJ_TENSOR_WORKSPACE]));
+  if (pw) CJ_TRY(convjit_malloc(ctx, pw, &t[CJ_TENSOR_W_PACKED]));
+  if (pw) CJ_TRY(convjit_weight_pack(plan, t[CJ_TENSOR_W_RAW], t[CJ_TENSOR_W_PACKED], NULL));
+  *args = convjit_conv_args_default();
+  for (int r = CJ_TENSOR_NONE + 1; r < CJ_TENSOR_COUNT; r++) tool_args_set(args, (cj_tensor)r, t[r]);
+  if (!pw && (roles & CJ_TB(W_RAW))) args->w_packed = t[CJ_TENSOR_W_RAW]; /* no pack step: the raw weight is used */
+  args->workspace_bytes = ws_all;
+  return CONVJIT_OK;
+}
+
 static convjit_status tune_shape(convjit_context *ctx, const convjit_conv_desc *d, const tune_args *a, progress *pg,
                                  shape_row *row) {
   convjit_status st;
   convjit_plan *plan = NULL;
-  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *h = NULL;
+  void *t[CJ_TENSOR_COUNT] = {0};
+  convjit_conv_args args;
   CLI_TRY_QUIET(convjit_plan_create_conv(ctx, d, &plan));
-  const cj_conv_problem *p = cj_plan_problem(plan);
-  size_t eb = cj_dtype_bytes(p->x_dtype);
-  /* the kind's input (x, or dy) and output (y, or dx); per-channel bias over the output's channels */
-  const int bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
-  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
-  size_t nx = bwd ? nys : nxs, nw = (size_t)(p->k * p->c * p->t * p->r * p->s);
-  size_t ny = bwd ? nxs : nys;
-  const int64_t nch = bwd ? p->c : p->k;
-  size_t ws = 0, pw = 0;
-  CLI_TRY_QUIET(convjit_plan_workspace_size(plan, &ws));
-  CLI_TRY_QUIET(convjit_plan_packed_weight_size(plan, &pw));
-  /* room for the split-K candidates: their fp32 partial sums after the
-   * transposed x (256-byte aligned sub-buffers, select_conv.c); a
-   * candidate wanting more is tuned in a second pass (workspace_needed) */
-  size_t ws_all = (ws + 255) / 256 * 256 + ny * 4 + 256;
-  const int bwd_weight = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
-  if (bwd_weight) ws_all = ws; /* no split-K candidates; a larger tile's partials: the second pass */
-  size_t nh = nx > nw ? nx : nw;
-  if (bwd_weight && ny > nh) nh = ny; /* dy is filled on the host too */
-  h = malloc(nh * eb + 4 * (size_t)nch);
-  st = h ? CONVJIT_OK : CONVJIT_ERR_OUT_OF_MEMORY;
-  CLI_TRY_QUIET(st);
-  convjit_conv_args args = convjit_conv_args_default();
-  if (bwd_weight) { /* x, dy -> dw (w_dtype) [, db] */
-    CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
-    CLI_TRY_QUIET(convjit_malloc(ctx, ny * eb, &dy));
-    CLI_TRY_QUIET(convjit_malloc(ctx, nw * cj_dtype_bytes(p->w_dtype), &dw));
-    if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)p->k, &db));
-    if (ws_all) CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
-    uint64_t seed = 1;
-    fill(h, nx, p->x_dtype, &seed);
-    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
-    fill(h, ny, p->y_dtype, &seed);
-    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dy, h, ny * eb, NULL));
-    args.x = dx, args.dy = dy, args.dw = dw, args.db = db, args.workspace = dws, args.workspace_bytes = ws_all;
-    goto tune;
-  }
-  CLI_TRY_QUIET(convjit_malloc(ctx, nx * eb, &dx));
-  CLI_TRY_QUIET(convjit_malloc(ctx, nw * eb, &dw));
-  CLI_TRY_QUIET(convjit_malloc(ctx, pw ? pw : nw * eb, &dwp));
-  CLI_TRY_QUIET(convjit_malloc(ctx, ny * cj_dtype_bytes(p->y_dtype), &dy));
-  CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
-  uint64_t seed = 1;
-  fill(h, nx, p->x_dtype, &seed);
-  CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dx, h, nx * eb, NULL));
-  fill(h, nw, p->w_dtype, &seed);
-  CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dw, h, nw * eb, NULL));
-  if (!pw) CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, dwp, h, nw * eb, NULL)); /* no pack step: the raw weight is used */
-  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
-    float *b = h;
-    for (int64_t i = 0; i < nch; i++) b[i] = (float)i / (float)nch - 0.5f;
-    CLI_TRY_QUIET(convjit_malloc(ctx, 4 * (size_t)nch, &db));
-    CLI_TRY_QUIET(convjit_memcpy_h2d(ctx, db, b, 4 * (size_t)nch, NULL));
-  }
-  if (pw) CLI_TRY_QUIET(convjit_weight_pack(plan, dw, dwp, NULL));
-  args.w_packed = dwp, args.bias = db, args.workspace = dws, args.workspace_bytes = ws_all;
-  if (bwd) args.dy = dx, args.dx = dy;
-  else args.x = dx, args.y = dy;
-tune:;
+  CLI_TRY_QUIET(tune_alloc(ctx, plan, t, &args));
   convjit_tune_options o = a->topt;
   o.progress = on_candidate;
   o.progress_user = pg;
   row->res.struct_size = sizeof row->res;
   CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
-  if (row->res.workspace_needed > ws_all) { /* a candidate wanted more: once more with room for all */
-    ws_all = row->res.workspace_needed;
-    if (dws) CLI_TRY_QUIET(convjit_free(ctx, dws));
-    dws = NULL;
-    CLI_TRY_QUIET(convjit_malloc(ctx, ws_all, &dws));
-    args.workspace = dws, args.workspace_bytes = ws_all;
+  if (row->res.workspace_needed > args.workspace_bytes) { /* a candidate wanted more: once more with room for all */
+    args.workspace_bytes = row->res.workspace_needed;
+    if (t[CJ_TENSOR_WORKSPACE]) CLI_TRY_QUIET(convjit_free(ctx, t[CJ_TENSOR_WORKSPACE]));
+    t[CJ_TENSOR_WORKSPACE] = NULL;
+    CLI_TRY_QUIET(convjit_malloc(ctx, args.workspace_bytes, &t[CJ_TENSOR_WORKSPACE]));
+    args.workspace = t[CJ_TENSOR_WORKSPACE];
     CLI_TRY_QUIET(convjit_plan_tune(plan, &args, NULL, &o, &row->res));
   }
   row->ok = 1;
@@ -228,10 +229,8 @@ done:
   if (st != CONVJIT_OK)
     fprintf(stderr, "%sconvjit-tune: %s: %s: %s\n", pg->tty ? "\r\033[K" : "", row->text, convjit_status_string(st),
             convjit_last_error());
-  void *dev[] = {dx, dw, dwp, db, dy, dws};
-  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-    if (dev[i]) convjit_free(ctx, dev[i]);
-  free(h);
+  for (int r = CJ_TENSOR_NONE + 1; r < CJ_TENSOR_COUNT; r++)
+    if (t[r]) convjit_free(ctx, t[r]);
   convjit_plan_destroy(plan);
   return st;
 }

@@ -53,28 +53,28 @@ typedef struct run_result {
   int det_checked, det_same; /* backward weight: a second run's bytes compared with the first's */
 } run_result;
 
-/* convjit-run.c */
-void run_usage(FILE *f);
-
-/* Plan creation: INVALID_ARG can only be the descriptor built from the
- * command line (the API's message names the field), so it is a usage error
- * (exit 2); nothing is allocated yet when it is returned. */
+/* A job's usage errors (exit 2): RUN_BAD_ARGS with its message printed,
+ * RUN_USAGE with its message printed and main to print the usage after it.
+ * Plan creation: INVALID_ARG can only be the descriptor built from the
+ * command line (the API's message names the field), so it is RUN_USAGE;
+ * nothing is allocated yet when it is returned. The jobs never call back
+ * into convjit-run.c (scripts/check-layers: the tool's files are layers). */
+enum { RUN_BAD_ARGS = -2, RUN_USAGE = -4 };
 #define PLAN_TRY(call)                                                                        \
   do {                                                                                        \
     convjit_status p_ = (call);                                                               \
     if (p_ == CONVJIT_ERR_INVALID_ARG) {                                                      \
       fprintf(stderr, "convjit-run: %s\n", convjit_last_error());                              \
-      run_usage(stderr);                                                                      \
-      return -2;                                                                              \
+      return RUN_USAGE;                                                                       \
     }                                                                                         \
     CLI_TRY(p_);                                                                              \
   } while (0)
 
-/* run_ops.c: one job. 0, -2 for a usage error (printed with the usage), or
- * a convjit status (printed). */
+/* run_ops.c: one job. 0, RUN_BAD_ARGS or RUN_USAGE, or a convjit status
+ * (printed). */
 int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out, run_result *r);
 /* The conv descriptor of the job's options (shape, dtypes, layouts,
- * groups, epilogue); 0, or -1 with the message printed. */
+ * groups, epilogue); 0, or -1 with the message printed (a usage error). */
 int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d);
 /* got against ref and mag within r->tol (cj_ref_conv_check): fills r's
  * checked, nout, max_abs, max_rel, worst_ratio and the tolerance of the

@@ -230,203 +230,281 @@ done:
   return rc;
 }
 
+/* A conv job's tensors (run_conv): the kind's activation input and output
+ * roles (forward x -> y, backward data dy -> dx: tool_kind_input/output)
+ * and the weight, on the host (bytes h*, exact values f*) and the device
+ * (d*); per-channel operands over the kind's channels. */
+typedef struct conv_job {
+  cj_tensor in, out;              /* the roles of the "x" and "y" buffers below */
+  convjit_dtype in_dt, out_dt;
+  size_t nx, nw, ny, ebx, eby, ws, pw;
+  int64_t nch;
+  void *hx, *hw, *hy;
+  uint8_t *hz;                    /* z, in the output's dtype */
+  float *fx, *fw, *fb, *fz, *fs;
+  void *dx, *dw, *dwp, *db, *dy, *dws, *dz, *dsc;
+} conv_job;
+
+static void job_free(convjit_context *ctx, conv_job *j) {
+  void *dev[] = {j->dx, j->dw, j->dwp, j->db, j->dy, j->dws, j->dz, j->dsc};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) convjit_free(ctx, dev[i]);
+  free(j->hx), free(j->hw), free(j->hy), free(j->hz), free(j->fx), free(j->fw), free(j->fb), free(j->fz), free(j->fs);
+}
+
+static int out_of_host_memory(void) {
+  fprintf(stderr, "convjit-run: out of host memory\n");
+  return CONVJIT_ERR_OUT_OF_MEMORY;
+}
+
+/* The launch arguments of the job's buffers, each in its role's field. */
+static convjit_conv_args job_args(const conv_job *j, const cj_conv_problem *p) {
+  convjit_conv_args fa = convjit_conv_args_default();
+  fa.w_packed = j->dwp, fa.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? j->db : NULL, fa.residual = j->dz;
+  fa.scale = j->dsc, fa.workspace = j->dws, fa.workspace_bytes = j->ws;
+  tool_args_set(&fa, j->in, j->dx);
+  tool_args_set(&fa, j->out, j->dy);
+  return fa;
+}
+
+/* The epilogue's own inputs: z (in [-1, 1), the output's shape and dtype)
+ * and scale[k] (in [0.5, 1.5), 5 significant bits), each when the problem
+ * has the op. */
+static int job_epilogue_inputs(convjit_context *ctx, const cj_conv_problem *p, conv_job *j, uint64_t *seed) {
+  int rc = 0;
+  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL)) {
+    const size_t nz = tool_tensor_elems(p, CJ_TENSOR_RESIDUAL, NULL);
+    j->hz = malloc(nz * j->eby);
+    j->fz = malloc(nz * sizeof *j->fz);
+    if (!j->hz || !j->fz) return out_of_host_memory();
+    tool_fill_random(j->hz, j->fz, nz, j->out_dt, seed);
+    CLI_TRY(convjit_malloc(ctx, nz * j->eby, &j->dz));
+    CLI_TRY(convjit_memcpy_h2d(ctx, j->dz, j->hz, nz * j->eby, NULL));
+  }
+  if (cj_epi_has(&p->epi, CJ_EPI_SCALE)) {
+    j->fs = malloc((size_t)p->k * sizeof *j->fs);
+    if (!j->fs) return out_of_host_memory();
+    for (int64_t i = 0; i < p->k; i++) j->fs[i] = 0.5f + (float)(tool_rng_next(seed) >> 60) / 16.0f;
+    CLI_TRY(convjit_malloc(ctx, (size_t)p->k * sizeof(float), &j->dsc));
+    CLI_TRY(convjit_memcpy_h2d(ctx, j->dsc, j->fs, (size_t)p->k * sizeof(float), NULL));
+  }
+done:
+  return rc;
+}
+
+/* The job's tensors, random from the seed (input, weight, bias, then the
+ * epilogue's), on the host and the device; the output filled with 0xA5
+ * (stale bytes must not pass the check). */
+static int job_inputs(convjit_context *ctx, const convjit_plan *plan, const run_args *a, conv_job *j) {
+  int rc = 0;
+  const cj_conv_problem *p = cj_plan_problem(plan);
+  j->in = tool_kind_input(p->kind), j->out = tool_kind_output(p->kind);
+  j->nx = tool_tensor_elems(p, j->in, &j->in_dt);
+  j->ny = tool_tensor_elems(p, j->out, &j->out_dt);
+  j->nw = tool_tensor_elems(p, CJ_TENSOR_W_RAW, NULL);
+  j->nch = tool_kind_channels(p);
+  j->ebx = tool_dtype_bytes(j->in_dt), j->eby = tool_dtype_bytes(j->out_dt);
+  j->hx = malloc(j->nx * j->ebx), j->hw = malloc(j->nw * j->ebx), j->hy = malloc(j->ny * j->eby);
+  j->fx = malloc(j->nx * sizeof *j->fx), j->fw = malloc(j->nw * sizeof *j->fw);
+  j->fb = malloc((size_t)j->nch * sizeof *j->fb);
+  if (!j->hx || !j->hw || !j->hy || !j->fx || !j->fw || !j->fb) return out_of_host_memory();
+  uint64_t seed = a->seed;
+  tool_fill_random(j->hx, j->fx, j->nx, j->in_dt, &seed);
+  tool_fill_random(j->hw, j->fw, j->nw, p->w_dtype, &seed);
+  for (int64_t i = 0; i < j->nch; i++) j->fb[i] = tool_rng_unit(&seed);
+  if ((rc = job_epilogue_inputs(ctx, p, j, &seed)) != 0) return rc;
+  CLI_TRY(convjit_plan_workspace_size(plan, &j->ws));
+  CLI_TRY(convjit_plan_packed_weight_size(plan, &j->pw));
+  CLI_TRY(convjit_malloc(ctx, j->nx * j->ebx, &j->dx));
+  CLI_TRY(convjit_malloc(ctx, j->nw * j->ebx, &j->dw));
+  CLI_TRY(convjit_malloc(ctx, j->pw ? j->pw : j->nw * j->ebx, &j->dwp));
+  CLI_TRY(convjit_malloc(ctx, j->ny * j->eby, &j->dy));
+  if (j->ws) CLI_TRY(convjit_malloc(ctx, j->ws, &j->dws));
+  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
+    CLI_TRY(convjit_malloc(ctx, (size_t)j->nch * sizeof(float), &j->db));
+    CLI_TRY(convjit_memcpy_h2d(ctx, j->db, j->fb, (size_t)j->nch * sizeof(float), NULL));
+  }
+  CLI_TRY(convjit_memcpy_h2d(ctx, j->dx, j->hx, j->nx * j->ebx, NULL));
+  CLI_TRY(convjit_memcpy_h2d(ctx, j->dw, j->hw, j->nw * j->ebx, NULL));
+  CLI_TRY(convjit_memset(ctx, j->dy, 0xA5, j->ny * j->eby, NULL));
+done:
+  return rc;
+}
+
+/* The packed weight: the plan's pack, or the raw weight when it has no pack step. */
+static convjit_status job_pack(convjit_context *ctx, const convjit_plan *plan, const conv_job *j) {
+  if (j->pw) return convjit_weight_pack(plan, j->dw, j->dwp, NULL);
+  return convjit_memcpy_h2d(ctx, j->dwp, j->hw, j->nw * j->ebx, NULL);
+}
+
+/* CONVJIT_AUTOTUNE=1 (docs/tuning.md): a plan the tuning table did not
+ * answer is tuned here, on the job's buffers, before the measured run. */
+static int job_autotune(convjit_context *ctx, convjit_plan *plan, const conv_job *j, run_result *r) {
+  int rc = 0;
+  const char *autotune = getenv("CONVJIT_AUTOTUNE");
+  if (!autotune || strcmp(autotune, "1") || cj_plan_tuned(plan)) return 0;
+  CLI_TRY(job_pack(ctx, plan, j));
+  convjit_conv_args ta = job_args(j, cj_plan_problem(plan));
+  convjit_tune_result tr = {.struct_size = sizeof tr};
+  CLI_TRY(convjit_plan_tune(plan, &ta, NULL, NULL, &tr));
+  fprintf(stderr, "convjit-run: CONVJIT_AUTOTUNE=1: %s (%d candidates, %.5f ms -> %.5f ms%s)%s\n",
+          tr.cand[tr.winner].knobs, tr.count, tr.default_ms, tr.best_ms, tr.modelled ? " MODELLED" : "",
+          tr.stored ? ", recorded" : "");
+  r->compile_ms = 0, r->cache_hits = 0; /* the tuned plan's kernels, counted afresh */
+  run_collect_kernels(plan, r);
+done:
+  return rc;
+}
+
+/* The fp8 reference (the reference decodes the bytes itself: ref_fp8.c,
+ * not numfmt), of x upsampled here byte by byte when the conv upsamples. */
+static convjit_status ref_fp8(const cj_conv_problem *p, const conv_job *j, const cj_ref_conv_ext *ext,
+                              const uint32_t up[3], float *ref, float *refabs, run_result *r, uint64_t products) {
+  const int upsampled = up[0] * up[1] * up[2] > 1;
+  cj_ref_conv_shape sh = tool_ref_shape(p);
+  float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
+  float *swk = NULL;     /* per channel: w_scale * scale[k] (rounded once: within the epilogue's bound) */
+  if (j->fs) {
+    swk = malloc((size_t)p->k * sizeof *swk);
+    if (!swk) return CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "per-channel weight scales");
+    for (int64_t i = 0; i < p->k; i++) swk[i] = (float)((double)sw * j->fs[i]);
+  }
+  uint8_t *xu = upsampled ? tool_upsample_bytes(j->hx, &sh, up, ext->x_ndhwc) : NULL;
+  cj_ref_conv_shape shu = sh;
+  shu.d *= up[0], shu.h *= up[1], shu.w *= up[2];
+  cj_ref_conv_fp8_in in = {.fmt = tool_fp8_format(p->x_dtype), .x = xu ? xu : j->hx, .w = j->hw,
+                           .x_scale = p->x_scale, .w_scale = swk ? swk : &sw, .w_scale_per_k = swk != NULL,
+                           .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? j->fb : NULL};
+  convjit_status rs = upsampled && !xu ? CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "upsampled reference input")
+                                        : cj_ref_conv_fp8_ext(upsampled ? &shu : &sh, ext, &in,
+                                                              &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs});
+  free(swk);
+  free(xu);
+  double smax = p->x_scale > sw * 1.5 ? p->x_scale : sw * 1.5; /* scale[k] < 1.5 */
+  r->tol = cj_ref_conv_bound_fp8(products, p->y_dtype, smax);
+  r->bound = "cj_ref_conv_bound_fp8";
+  return rs;
+}
+
+/* ref, and refabs = sum |x*w| (+|bias|) per output: the scale of the
+ * accumulation error, by the kind's own reference (its output role: dx is
+ * the transposed conv, scattered from the definition; y the forward, of x
+ * read at floor(u / 2) when it upsamples, ref_conv.h). The bound shared
+ * with the tests (ref_conv.h): the output's rounding (2^-8 |ref| for bf16)
+ * plus fp32 accumulation of the exact products and the bias (fp8: and the
+ * epilogue's scale multiplies, here by 1), then the fused epilogue on top
+ * (ref_epi.h). */
+static convjit_status job_reference(const cj_conv_problem *p, const conv_job *j, float *ref, float *refabs,
+                                    run_result *r) {
+  cj_ref_conv_shape sh = tool_ref_shape(p);
+  const int dx_out = j->out == CJ_TENSOR_DX;
+  /* products per output: forward C/groups*T*R*S; a dx element has at most K/groups*T*R*S */
+  const uint64_t products = (uint64_t)((dx_out ? p->k : p->c) / p->groups * p->t * p->r * p->s);
+  const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
+                               .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
+  const uint32_t up[3] = {p->upsample[0] ? 2u : 1u, p->upsample[1] ? 2u : 1u, p->upsample[2] ? 2u : 1u};
+  const float *fb = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? j->fb : NULL;
+  r->tol = cj_ref_conv_bound(products, j->out_dt, 0);
+  r->bound = "cj_ref_conv_bound";
+  if (dx_out) {
+    const uint32_t op[3] = {(uint32_t)p->output_padding[0], (uint32_t)p->output_padding[1],
+                            (uint32_t)p->output_padding[2]};
+    CJ_TRY(cj_ref_conv_bwd_data(&sh, &ext, op, j->fx, j->fw, fb, ref, refabs));
+  } else if (up[0] * up[1] * up[2] > 1 && j->ebx == 2) {
+    CJ_TRY(cj_ref_conv_upsample(&sh, &ext, up, j->fx, j->fw, fb, ref, refabs));
+  } else if (j->ebx == 1) {
+    CJ_TRY(ref_fp8(p, j, &ext, up, ref, refabs, r, products));
+  } else {
+    CJ_TRY(cj_ref_conv_fwd_ext(&sh, &ext, j->fx, j->fw, fb, ref, refabs));
+  }
+  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) {
+    cj_ref_epi ep = {.z = j->fz, .beta = cj_epi_beta(&p->epi), .act = cj_epi_activation(&p->epi)};
+    r->tol = cj_ref_epi_apply(r->tol, &ep, ref, refabs, j->ny);
+    r->bound = p->x_dtype == p->w_dtype && j->ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
+                                                        : "cj_ref_conv_bound + cj_ref_epi_apply";
+  }
+  return CONVJIT_OK;
+}
+
+/* --check: the output against the kind's reference, by its bound. */
+static int job_check(const cj_conv_problem *p, const conv_job *j, run_result *r) {
+  int rc = 0;
+  float *ref = malloc(j->ny * sizeof *ref), *refabs = malloc(j->ny * sizeof *refabs);
+  float *got = malloc(j->ny * sizeof *got);
+  if (!ref || !refabs || !got) { rc = out_of_host_memory(); goto done; }
+  CLI_TRY(job_reference(p, j, ref, refabs, r));
+  for (size_t i = 0; i < j->ny; i++) got[i] = tool_decode(j->hy, i, j->out_dt);
+  const size_t nbad = run_check_outputs(r, got, ref, refabs, j->ny);
+  r->pass = nbad == 0;
+  if (nbad) snprintf(r->note, sizeof r->note, "%zu of %zu outputs outside the tolerance", nbad, j->ny);
+done:
+  free(ref), free(refabs), free(got);
+  return rc;
+}
+
+/* The job's descriptor and forced knobs; --stream-chunks: a causal conv,
+ * no split-K (its atomics' order would depend on the chunking). 0, or
+ * RUN_USAGE (printed). */
+static int conv_job_desc(const run_args *a, const char *arch, convjit_conv_desc *d, cj_conv_opts *forced) {
+  if (run_conv_desc(a, arch, d)) return RUN_USAGE; /* a bad combination of options (printed) */
+  *forced = a->forced;
+  if (!a->nchunks) return 0;
+  int64_t sum = 0;
+  for (int i = 0; i < a->nchunks; i++) sum += a->stream_chunks[i];
+  if (d->spatial_rank != 3 || sum != d->in[0] || d->pad_lo[0] != (d->filter[0] - 1) * d->dilation[0] ||
+      d->filter[0] < 2 || d->stride[0] != 1) {
+    fprintf(stderr, "convjit-run: --stream-chunks: a 3D causal conv (pad_lo[0] = (T-1)*dilation, T > 1, time "
+                    "stride 1) whose chunks sum to D = %lld\n", (long long)d->in[0]);
+    return RUN_BAD_ARGS;
+  }
+  forced->splitk = 1;
+  return 0;
+}
+
+/* --stream-chunks: chunked with x_prev vs the whole, bit for bit, into r. */
+static int job_stream(convjit_context *ctx, const run_args *a, const convjit_conv_desc *d, const convjit_plan *plan,
+                      const conv_job *j, run_result *r) {
+  int bad = 0;
+  int rc = run_stream(ctx, a, d, plan, j->hx, j->hz, j->dw, j->db, j->dsc, (const uint8_t *)j->hy, &bad);
+  if (rc) return rc;
+  int ok = bad == 0;
+  size_t used = strlen(r->note);
+  snprintf(r->note + used, sizeof r->note - used, "%sstream %d chunks: %s", used ? "; " : "", a->nchunks,
+           ok ? "bit-identical to the whole-tensor conv" : "DIFFERS from the whole-tensor conv");
+  if (!ok) fprintf(stderr, "convjit-run: --stream-chunks: %d (channel, chunk) slices differ\n", bad);
+  r->pass = (r->checked ? r->pass : 1) && ok;
+  r->checked = 1;
+  return 0;
+}
+
 int run_conv(convjit_context *ctx, const char *arch, const run_args *a, convjit_plan **plan_out, run_result *r) {
   int rc = 0;
   convjit_conv_desc d;
-  if (run_conv_desc(a, arch, &d)) { /* a bad combination of options (printed): usage */
-    run_usage(stderr);
-    return -2;
-  }
-  void *hx = NULL, *hw = NULL, *hy = NULL;
-  float *fx = NULL, *fw = NULL, *fb = NULL, *ref = NULL, *refabs = NULL, *got = NULL, *fz = NULL, *fs = NULL;
-  void *dx = NULL, *dw = NULL, *dwp = NULL, *db = NULL, *dy = NULL, *dws = NULL, *dz = NULL, *dsc = NULL;
-  uint8_t *hz = NULL; /* z, in y's dtype */
+  cj_conv_opts forced;
+  if ((rc = conv_job_desc(a, arch, &d, &forced)) != 0) return rc;
+  conv_job j;
+  memset(&j, 0, sizeof j);
   convjit_event *e0 = NULL, *e1 = NULL;
   double t0 = cj_now_ms();
-  cj_conv_opts forced = a->forced;
-  if (a->nchunks) { /* streaming: a causal conv, no split-K (its atomics' order would depend on the chunking) */
-    int64_t sum = 0;
-    for (int i = 0; i < a->nchunks; i++) sum += a->stream_chunks[i];
-    if (d.spatial_rank != 3 || sum != d.in[0] || d.pad_lo[0] != (d.filter[0] - 1) * d.dilation[0] ||
-        d.filter[0] < 2 || d.stride[0] != 1) {
-      fprintf(stderr, "convjit-run: --stream-chunks: a 3D causal conv (pad_lo[0] = (T-1)*dilation, T > 1, time "
-                      "stride 1) whose chunks sum to D = %lld\n", (long long)d.in[0]);
-      return -2;
-    }
-    forced.splitk = 1;
-  }
   PLAN_TRY(cj_plan_create_conv_opts(ctx, &d, &forced, plan_out));
   r->plan_ms = cj_now_ms() - t0;
   run_collect_kernels(*plan_out, r);
   const cj_conv_problem *p = cj_plan_problem(*plan_out);
-  /* The kind's input and output (forward: x, y; backward data: dy, dx: the
-   * "x" buffers below hold the input, the "y" ones the output), in their
-   * layouts (the reference reads them so); w K x C/groups x T x R x S;
-   * per-channel operands over the output's channels */
-  const int bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
-  const size_t nxs = (size_t)(p->n * p->c * p->d * p->h * p->w), nys = (size_t)(p->n * p->k * p->od * p->oh * p->ow);
-  size_t nx = bwd ? nys : nxs, nw = (size_t)(p->k * (p->c / p->groups) * p->t * p->r * p->s);
-  size_t ny = bwd ? nxs : nys;
-  const int64_t nch = bwd ? p->c : p->k;
-  const convjit_dtype in_dt = bwd ? p->y_dtype : p->x_dtype, out_dt = bwd ? p->x_dtype : p->y_dtype;
-  size_t ebx = tool_dtype_bytes(in_dt), eby = tool_dtype_bytes(out_dt);
-  cj_nf_fp8 fmt = p->x_dtype == CONVJIT_DTYPE_FP8_E4M3FNUZ ? CJ_NF_E4M3FNUZ : CJ_NF_E4M3FN;
-  hx = malloc(nx * ebx); hw = malloc(nw * ebx); hy = malloc(ny * eby);
-  fx = malloc(nx * sizeof *fx); fw = malloc(nw * sizeof *fw); fb = malloc((size_t)nch * sizeof *fb);
-  if (!hx || !hw || !hy || !fx || !fw || !fb) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
-  uint64_t seed = a->seed;
-  tool_fill_random(hx, fx, nx, in_dt, &seed);
-  tool_fill_random(hw, fw, nw, p->w_dtype, &seed);
-  for (int64_t i = 0; i < nch; i++) fb[i] = tool_rng_unit(&seed);
-  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL)) { /* z: in [-1, 1), the output's shape and dtype */
-    hz = malloc(ny * eby);
-    fz = malloc(ny * sizeof *fz);
-    if (!hz || !fz) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
-    tool_fill_random(hz, fz, ny, out_dt, &seed);
-    CLI_TRY(convjit_malloc(ctx, ny * eby, &dz));
-    CLI_TRY(convjit_memcpy_h2d(ctx, dz, hz, ny * eby, NULL));
-  }
-  if (cj_epi_has(&p->epi, CJ_EPI_SCALE)) { /* scale[k] in [0.5, 1.5), 5 significant bits */
-    fs = malloc((size_t)p->k * sizeof *fs);
-    if (!fs) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
-    for (int64_t i = 0; i < p->k; i++) fs[i] = 0.5f + (float)(tool_rng_next(&seed) >> 60) / 16.0f;
-    CLI_TRY(convjit_malloc(ctx, (size_t)p->k * sizeof(float), &dsc));
-    CLI_TRY(convjit_memcpy_h2d(ctx, dsc, fs, (size_t)p->k * sizeof(float), NULL));
-  }
-  size_t ws = 0, pw = 0;
-  CLI_TRY(convjit_plan_workspace_size(*plan_out, &ws));
-  r->workspace_bytes = ws;
-  CLI_TRY(convjit_plan_packed_weight_size(*plan_out, &pw));
-  CLI_TRY(convjit_malloc(ctx, nx * ebx, &dx));
-  CLI_TRY(convjit_malloc(ctx, nw * ebx, &dw));
-  CLI_TRY(convjit_malloc(ctx, pw ? pw : nw * ebx, &dwp));
-  CLI_TRY(convjit_malloc(ctx, ny * eby, &dy));
-  if (ws) CLI_TRY(convjit_malloc(ctx, ws, &dws));
-  if (cj_epi_has(&p->epi, CJ_EPI_BIAS)) {
-    CLI_TRY(convjit_malloc(ctx, (size_t)nch * sizeof(float), &db));
-    CLI_TRY(convjit_memcpy_h2d(ctx, db, fb, (size_t)nch * sizeof(float), NULL));
-  }
-  CLI_TRY(convjit_memcpy_h2d(ctx, dx, hx, nx * ebx, NULL));
-  CLI_TRY(convjit_memcpy_h2d(ctx, dw, hw, nw * ebx, NULL));
-  CLI_TRY(convjit_memset(ctx, dy, 0xA5, ny * eby, NULL));
-  /* CONVJIT_AUTOTUNE=1 (docs/tuning.md): a plan the tuning table did not
-   * answer is tuned here, on these buffers, before the measured run. */
-  const char *autotune = getenv("CONVJIT_AUTOTUNE");
-  if (autotune && !strcmp(autotune, "1") && !cj_plan_tuned(*plan_out)) {
-    if (pw) CLI_TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
-    else CLI_TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL));
-    convjit_conv_args ta = convjit_conv_args_default();
-    ta.w_packed = dwp, ta.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, ta.workspace = dws;
-    if (bwd) ta.dy = dx, ta.dx = dy;
-    else ta.x = dx, ta.y = dy;
-    ta.residual = dz, ta.scale = dsc;
-    ta.workspace_bytes = ws;
-    convjit_tune_result tr = {.struct_size = sizeof tr};
-    CLI_TRY(convjit_plan_tune(*plan_out, &ta, NULL, NULL, &tr));
-    fprintf(stderr, "convjit-run: CONVJIT_AUTOTUNE=1: %s (%d candidates, %.5f ms -> %.5f ms%s)%s\n",
-            tr.cand[tr.winner].knobs, tr.count, tr.default_ms, tr.best_ms, tr.modelled ? " MODELLED" : "",
-            tr.stored ? ", recorded" : "");
-    r->compile_ms = 0, r->cache_hits = 0; /* the tuned plan's kernels, counted afresh */
-    run_collect_kernels(*plan_out, r);
-  }
+  if ((rc = job_inputs(ctx, *plan_out, a, &j)) != 0) goto done;
+  r->workspace_bytes = j.ws;
+  if ((rc = job_autotune(ctx, *plan_out, &j, r)) != 0) goto done;
   CLI_TRY(run_stats_begin(ctx, a)); /* the pack kernel too: every kernel of the plan */
-  if (pw) CLI_TRY(convjit_weight_pack(*plan_out, dw, dwp, NULL));
-  else CLI_TRY(convjit_memcpy_h2d(ctx, dwp, hw, nw * ebx, NULL)); /* no pack step: the raw weight is used */
-  convjit_conv_args fa = convjit_conv_args_default();
-  fa.w_packed = dwp, fa.bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? db : NULL, fa.residual = dz, fa.scale = dsc;
-  fa.workspace = dws, fa.workspace_bytes = ws;
-  if (bwd) fa.dy = dx, fa.dx = dy;
-  else fa.x = dx, fa.y = dy;
+  CLI_TRY(job_pack(ctx, *plan_out, &j));
+  convjit_conv_args fa = job_args(&j, p);
   CLI_TRY(timing_begin(ctx, &e0, &e1));
   CLI_TRY(convjit_conv_execute(*plan_out, &fa, NULL));
   CLI_TRY(timing_end(ctx, a, r, e0, e1));
-  CLI_TRY(convjit_memcpy_d2h(ctx, hy, dy, ny * eby, NULL));
-  if (a->check) {
-    cj_ref_conv_shape sh = tool_ref_shape(p);
-    ref = malloc(ny * sizeof *ref);
-    refabs = malloc(ny * sizeof *refabs);
-    got = malloc(ny * sizeof *got);
-    if (!ref || !refabs || !got) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
-    /* ref, and refabs = sum |x*w| (+|bias|) per output: the scale of the
-     * accumulation error. The bound shared with the tests (ref_conv.h):
-     * y's rounding (2^-8 |ref| for bf16) plus fp32 accumulation of the
-     * C*T*R*S exact products and the bias (fp8: and the epilogue's scale
-     * multiplies, here by 1). */
-    /* products per output: forward C/groups*T*R*S; a dx element has at most K/groups*T*R*S */
-    uint64_t products = (uint64_t)((bwd ? p->k : p->c) / p->groups * p->t * p->r * p->s);
-    const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
-                                 .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
-    const uint32_t up[3] = {p->upsample[0] ? 2u : 1u, p->upsample[1] ? 2u : 1u, p->upsample[2] ? 2u : 1u};
-    const int upsampled = up[0] * up[1] * up[2] > 1;
-    if (bwd) { /* the transposed conv, scattered from the definition (ref_conv.h) */
-      const uint32_t op[3] = {(uint32_t)p->output_padding[0], (uint32_t)p->output_padding[1],
-                              (uint32_t)p->output_padding[2]};
-      CLI_TRY(cj_ref_conv_bwd_data(&sh, &ext, op, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
-      r->tol = cj_ref_conv_bound(products, out_dt, 0);
-      r->bound = "cj_ref_conv_bound";
-    } else if (upsampled && ebx == 2) { /* the conv of x read at floor(u / 2) (ref_conv.h) */
-      CLI_TRY(cj_ref_conv_upsample(&sh, &ext, up, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
-      r->tol = cj_ref_conv_bound(products, out_dt, 0);
-      r->bound = "cj_ref_conv_bound";
-    } else if (ebx == 1) { /* fp8: the reference decodes the bytes itself (ref_fp8.c, not numfmt) */
-      float sw = p->w_scale; /* normalized: 1.0 when the descriptor said 0 */
-      float *swk = NULL;     /* per channel: w_scale * scale[k] (rounded once: within the epilogue's bound) */
-      if (fs) {
-        swk = malloc((size_t)p->k * sizeof *swk);
-        if (!swk) { fprintf(stderr, "convjit-run: out of host memory\n"); rc = CONVJIT_ERR_OUT_OF_MEMORY; goto done; }
-        for (int64_t i = 0; i < p->k; i++) swk[i] = (float)((double)sw * fs[i]);
-      }
-      /* an upsampled fp8 conv: the reference's conv of x upsampled here, byte by byte */
-      uint8_t *xu = upsampled ? tool_upsample_bytes(hx, &sh, up, ext.x_ndhwc) : NULL;
-      cj_ref_conv_shape shu = sh;
-      shu.d *= up[0], shu.h *= up[1], shu.w *= up[2];
-      cj_ref_conv_fp8_in in = {.fmt = fmt, .x = xu ? xu : hx, .w = hw, .x_scale = p->x_scale,
-                               .w_scale = swk ? swk : &sw, .w_scale_per_k = swk != NULL,
-                               .bias = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL};
-      convjit_status rs = upsampled && !xu ? CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "upsampled reference input")
-                                            : cj_ref_conv_fp8_ext(upsampled ? &shu : &sh, &ext, &in,
-                                                                  &(cj_ref_conv_fp8_out){.y_f32 = ref, .mag = refabs});
-      free(swk);
-      free(xu);
-      CLI_TRY(rs);
-      double smax = p->x_scale > sw * 1.5 ? p->x_scale : sw * 1.5; /* scale[k] < 1.5 */
-      r->tol = cj_ref_conv_bound_fp8(products, p->y_dtype, smax);
-      r->bound = "cj_ref_conv_bound_fp8";
-    } else {
-      CLI_TRY(cj_ref_conv_fwd_ext(&sh, &ext, fx, fw, cj_epi_has(&p->epi, CJ_EPI_BIAS) ? fb : NULL, ref, refabs));
-      r->tol = cj_ref_conv_bound(products, p->y_dtype, 0);
-      r->bound = "cj_ref_conv_bound";
-    }
-    if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) { /* the fused epilogue on top (ref_epi.h) */
-      cj_ref_epi ep = {.z = fz, .beta = cj_epi_beta(&p->epi), .act = cj_epi_activation(&p->epi)};
-      r->tol = cj_ref_epi_apply(r->tol, &ep, ref, refabs, ny);
-      r->bound = p->x_dtype == p->w_dtype && ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
-                                                       : "cj_ref_conv_bound + cj_ref_epi_apply";
-    }
-    for (size_t i = 0; i < ny; i++) got[i] = tool_decode(hy, i, out_dt);
-    const size_t nbad = run_check_outputs(r, got, ref, refabs, ny);
-    r->pass = nbad == 0;
-    if (nbad) snprintf(r->note, sizeof r->note, "%zu of %zu outputs outside the tolerance", nbad, ny);
-  }
-  if (a->nchunks) { /* chunked with x_prev vs the whole, bit for bit */
-    int bad = 0;
-    rc = run_stream(ctx, a, &d, *plan_out, hx, hz, dw, db, dsc, (const uint8_t *)hy, &bad);
-    if (rc) goto done;
-    int ok = bad == 0;
-    size_t used = strlen(r->note);
-    snprintf(r->note + used, sizeof r->note - used, "%sstream %d chunks: %s", used ? "; " : "", a->nchunks,
-             ok ? "bit-identical to the whole-tensor conv" : "DIFFERS from the whole-tensor conv");
-    if (!ok) fprintf(stderr, "convjit-run: --stream-chunks: %d (channel, chunk) slices differ\n", bad);
-    r->pass = (r->checked ? r->pass : 1) && ok;
-    r->checked = 1;
-  }
+  CLI_TRY(convjit_memcpy_d2h(ctx, j.hy, j.dy, j.ny * j.eby, NULL));
+  if (a->check && (rc = job_check(p, &j, r)) != 0) goto done;
+  if (a->nchunks) rc = job_stream(ctx, a, &d, *plan_out, &j, r);
 done:
   convjit_event_destroy(e0);
   convjit_event_destroy(e1);
-  void *dev[] = {dx, dw, dwp, db, dy, dws, dz, dsc};
-  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-    if (dev[i]) convjit_free(ctx, dev[i]);
-  free(hx); free(hw); free(hy); free(fx); free(fw); free(fb); free(ref); free(refabs); free(got);
-  free(hz); free(fz); free(fs);
+  job_free(ctx, &j);
   return rc;
 }

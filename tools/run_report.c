@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cli.h"
 #include "run.h"
+#include "tool_data.h"
 
 static const char *src_name(convjit_cache_source s) {
   return s == CONVJIT_CACHE_DISK ? "disk" : s == CONVJIT_CACHE_MEMORY ? "memory" : "compiled";
@@ -139,7 +140,7 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
   }
   const cj_conv_problem *p = cj_plan_problem(plan);
   int act = cj_epi_activation(&p->epi);
-  if (p->kind == CONVJIT_CONV_BACKWARD_WEIGHT)
+  if (tool_kind_output(p->kind) == CJ_TENSOR_DW) /* a weight gradient */
     printf("op       conv backward weight: dw%s from x and dy (the GEMM over the padded grid)%s\n",
            cj_epi_has(&p->epi, CJ_EPI_BIAS) ? " and db" : "",
            p->nondeterministic ? ", fp32 atomics across blocks (nondeterministic)" : ", deterministic");

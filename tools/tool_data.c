@@ -1,5 +1,6 @@
 /* tool_data.h: the tools' reproducible test data and dtype helpers. */
 #include <stdlib.h>
+#include <string.h>
 #include "tool_data.h"
 
 uint64_t tool_rng_next(uint64_t *s) {
@@ -73,4 +74,56 @@ uint8_t *tool_upsample_bytes(const void *x, const cj_ref_conv_shape *sh, const u
             ((const uint8_t *)x)[ndhwc ? (n * S + p) * sh->c + c : (n * sh->c + c) * S + p];
       }
   return u;
+}
+
+/* ---- tensors by role --------------------------------------------------------- */
+
+int64_t tool_kind_channels(const cj_conv_problem *p) {
+  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
+  return k && k->channels == CJ_EPI_CHANNELS_C ? p->c : p->k;
+}
+
+size_t tool_tensor_elems(const cj_conv_problem *p, cj_tensor t, convjit_dtype *dt) {
+  const int64_t xs = p->n * p->c * p->d * p->h * p->w, ys = p->n * p->k * p->od * p->oh * p->ow;
+  const int64_t ws = p->k * (p->c / p->groups) * p->t * p->r * p->s;
+  convjit_dtype d = CONVJIT_DTYPE_F32;
+  int64_t n = 0;
+  switch (t) {
+  case CJ_TENSOR_X:
+  case CJ_TENSOR_DX: d = p->x_dtype, n = xs; break;
+  case CJ_TENSOR_Y:
+  case CJ_TENSOR_DY: d = p->y_dtype, n = ys; break;
+  case CJ_TENSOR_W_RAW:
+  case CJ_TENSOR_DW: d = p->w_dtype, n = ws; break;
+  case CJ_TENSOR_BIAS:
+  case CJ_TENSOR_SCALE: n = tool_kind_channels(p); break;
+  case CJ_TENSOR_DB: n = p->k; break;
+  case CJ_TENSOR_X_PREV: d = p->x_dtype, n = p->n * p->c * p->pad_lo[0] * p->h * p->w; break;
+  case CJ_TENSOR_RESIDUAL: {
+    const cj_tensor out = tool_kind_output(p->kind);
+    return out == CJ_TENSOR_RESIDUAL || out == CJ_TENSOR_NONE ? 0 : tool_tensor_elems(p, out, dt);
+  }
+  default: break; /* W_PACKED, WORKSPACE: the plan's sizes */
+  }
+  if (dt) *dt = d;
+  return (size_t)n;
+}
+
+static cj_tensor first_role(uint32_t mask) {
+  return mask ? (cj_tensor)__builtin_ctz(mask) : CJ_TENSOR_NONE;
+}
+
+cj_tensor tool_kind_input(convjit_conv_kind kind) {
+  const cj_conv_kind_row *k = cj_conv_kind_of(kind);
+  return k ? first_role(k->reads & ~(CJ_TB(W_RAW) | CJ_TB(W_PACKED))) : CJ_TENSOR_NONE;
+}
+
+cj_tensor tool_kind_output(convjit_conv_kind kind) {
+  const cj_conv_kind_row *k = cj_conv_kind_of(kind);
+  return k ? first_role(k->writes) : CJ_TENSOR_NONE;
+}
+
+void tool_args_set(convjit_conv_args *a, cj_tensor t, void *ptr) {
+  if (!cj_tensor_known(t) || cj_tensor_rows[t].off == SIZE_MAX) return;
+  memcpy((char *)a + cj_tensor_rows[t].off, &ptr, sizeof ptr);
 }

@@ -28,6 +28,17 @@ uint32_t cj_plan_conv_kernels(const convjit_plan *p) {
   return n;
 }
 
+uint32_t cj_plan_tensors(const convjit_plan *p) {
+  if (!p || p->op != CJ_PLAN_CONV) return 0;
+  cj_plan_lists l;
+  cj_plan_lists_now(p, &l);
+  uint32_t bound = 0;
+  for (uint32_t i = 0; i < l.nfwd; i++)
+    for (uint32_t a = 0; a < l.fwd[i].nargs; a++)
+      if ((int)l.fwd[i].bind[a].kind < CJ_TENSOR_COUNT) bound |= CJ_TENSOR_BIT(l.fwd[i].bind[a].kind);
+  return p->need | (p->optional & bound);
+}
+
 int cj_plan_tuned(const convjit_plan *p) { return p ? p->tuned : 0; }
 
 uint32_t cj_plan_fwd_steps(const convjit_plan *p) {

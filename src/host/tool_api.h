@@ -32,6 +32,11 @@ const cj_seq *cj_plan_seq(const convjit_plan *p);              /* the selected l
 const cj_kplan *cj_plan_conv_kernel(const convjit_plan *p);
 /* How many conv kernel steps the forward sequence has (one per output phase). */
 uint32_t cj_plan_conv_kernels(const convjit_plan *p);
+/* The tensor roles a launch of p takes (kinds.h, one CJ_TENSOR_BIT each):
+ * its kind's reads and writes, and the optional roles one of its forward
+ * steps binds (the launch checks' rule); 0 for no conv plan. A tool
+ * allocates and passes exactly these. */
+uint32_t cj_plan_tensors(const convjit_plan *p);
 int cj_plan_tuned(const convjit_plan *p);       /* 1: the tuning table's winner or convjit_plan_tune's */
 uint32_t cj_plan_fwd_steps(const convjit_plan *p); /* launches per forward call (kernels and memsets) */
 
