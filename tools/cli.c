@@ -306,6 +306,38 @@ const char *cli_kind_names(void) {
   return names;
 }
 
+int cli_epi_set(cli_epi *e, const char *opt, const char *v) {
+  if (!strcmp(opt, "--bias")) e->bias = 1;
+  else if (!strcmp(opt, "--residual")) e->residual = 1;
+  else if (!strcmp(opt, "--act")) return cli_act(opt, v, &e->act) ? -1 : 1;
+  else if (!strcmp(opt, "--beta")) return cli_double(opt, v, -1e30, 1e30, &e->beta) ? -1 : 1;
+  else return 0;
+  return 1;
+}
+
+int cli_epi_opt(cli_args *c, cli_epi *e) {
+  const char *v = NULL;
+  if (cli_is(c, "--bias") || cli_is(c, "--residual")) return cli_epi_set(e, c->opt, NULL);
+  if (!cli_is(c, "--act") && !cli_is(c, "--beta")) return 0;
+  if (!(v = cli_value(c))) return -1;
+  return cli_epi_set(e, c->opt, v);
+}
+
+void cli_epi_desc(const cli_epi *e, convjit_conv_desc *d) {
+  d->has_bias = e->bias;
+  d->has_channel_scale = e->channel_scale;
+  d->has_residual = e->residual;
+  d->beta = (float)e->beta;
+  d->act = (convjit_activation)e->act;
+}
+
+cli_epi cli_epi_of(const cj_epilogue *e) {
+  cli_epi o = {.bias = cj_epi_has(e, CJ_EPI_BIAS), .channel_scale = cj_epi_has(e, CJ_EPI_SCALE),
+               .residual = cj_epi_has(e, CJ_EPI_RESIDUAL), .act = cj_epi_activation(e)};
+  if (o.residual) o.beta = cj_epi_beta(e);
+  return o;
+}
+
 int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
   if (!strcmp(opt, "--kind")) {
     int k = cj_conv_kind_from_name(v, strlen(v));
@@ -432,11 +464,8 @@ int cli_shapes_line(const char *line, const char *arch, int epilogue, const cli_
   d->groups = g.groups ? g.groups : 1;
   if (g.x_ndhwc) d->x_layout = CONVJIT_LAYOUT_NDHWC;
   if (g.y_ndhwc) d->y_layout = CONVJIT_LAYOUT_NDHWC;
-  d->has_bias = bias;
-  d->has_channel_scale = cj_epi_has(&e, CJ_EPI_SCALE);
-  d->has_residual = cj_epi_has(&e, CJ_EPI_RESIDUAL);
-  if (d->has_residual) d->beta = cj_epi_beta(&e);
-  d->act = (convjit_activation)cj_epi_activation(&e);
+  const cli_epi ce = cli_epi_of(&e);
+  cli_epi_desc(&ce, d);
   if (g.wgrad_atomic && !g.wgrad) {
     fprintf(stderr, "%s: shapes line %d: atomic is a backward-weight option (wgrad)\n", g_tool, lineno);
     return -1;

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include "arch/arch.h"
+#include "codegen/kplan_epi.h"
 #include "codegen/kplan_knobs.h"
 #include "host/kinds.h"
 #include "util/cj.h"
@@ -157,6 +158,26 @@ int cli_problem_set(cli_problem *pr, const char *opt, const char *v);
  * backward weight reads dy in x's dtype and writes dw in --dw-dtype's.
  * 0, or -1 with the message (an option the kind does not take). */
 int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d);
+/* ---- the fused epilogue's options, written once ---------------------------------
+ * --bias, --residual, --beta B (z's factor), --act A (cj_epi_act_name) and
+ * the per-channel scales (--alpha k, whose --alpha S form is the fp8 x_scale,
+ * the tool's own): the descriptor's epilogue fields. A new epilogue op a user
+ * asks for is a field here, its option in cli_epi_set and its descriptor
+ * field in cli_epi_desc and cli_epi_of. */
+typedef struct cli_epi {
+  int bias, residual, act, channel_scale;
+  double beta; /* 0 = 1.0 (the descriptor's rule) */
+} cli_epi;
+/* One of them: opt ("--bias", "--residual": v not read; "--beta", "--act")
+ * with value v into e: 1 taken, 0 not one of them, -1 bad (printed). */
+int cli_epi_set(cli_epi *e, const char *opt, const char *v);
+/* The same at c (its value consumed when the option takes one). */
+int cli_epi_opt(cli_args *c, cli_epi *e);
+/* Writes them into d's epilogue fields. */
+void cli_epi_desc(const cli_epi *e, convjit_conv_desc *d);
+/* A parsed epilogue description (a shapes line's tokens) as the options. */
+cli_epi cli_epi_of(const cj_epilogue *e);
+
 /* "fwd|bwd-data|..." from the kind table, for usages. */
 const char *cli_kind_names(void);
 

@@ -147,8 +147,8 @@ typedef struct conv_opts {
   int x_ndhwc, y_ndhwc;    /* --layout */
   cj_conv_opts sel; /* the knobs (--tile, --stages, ...): kplan_knobs.h */
   /* the fused epilogue (descriptor fields): --bias, --residual, --beta, --act, --alpha */
-  int bias, residual, act, channel_scale;
-  double beta, alpha;
+  cli_epi epi;
+  double alpha;
   int64_t chunks[32]; /* --stream-chunks: frames per chunk (causal streaming) */
   int nchunks;
   cli_problem prob;   /* --kind, --output-padding, --upsample, --dw-dtype, --nondeterministic */
@@ -181,24 +181,22 @@ static const dump_opt_def conv_opt_defs[] = {
 static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v) {
   conv_opts *o = a->op_opts;
   char what[72];
+  int e;
   snprintf(what, sizeof what, "--%s", name);
   if (!strcmp(name, "stride")) CLI(o->nstride = cli_list(what, v, o->stride, 3, 3, 0, CLI_MAX_EXTENT));
   else if (!strcmp(name, "dilation")) CLI(o->ndil = cli_list(what, v, o->dil, 3, 3, 0, CLI_MAX_EXTENT));
   else if (!strcmp(name, "layout")) CLI(cli_layout(what, v, &o->x_ndhwc, &o->y_ndhwc));
   else if (!strcmp(name, "groups")) CLI(cli_u64(what, v, 1, 65535, &o->groups));
-  else if (!strcmp(name, "residual")) o->residual = 1;
   else if (!strcmp(name, "y-dtype")) o->y_dtype = v;
-  else if (!strcmp(name, "bias")) o->bias = 1;
   else if (!strcmp(name, "stream-chunks")) CLI(o->nchunks = cli_list(what, v, o->chunks, 1, 32, 1, CLI_MAX_EXTENT));
-  else if (!strcmp(name, "beta")) CLI(cli_double(what, v, -1e30, 1e30, &o->beta));
   else if (!strcmp(name, "kind") || !strcmp(name, "output-padding") || !strcmp(name, "upsample") ||
            !strcmp(name, "dw-dtype") || !strcmp(name, "nondeterministic"))
     CLI(cli_problem_set(&o->prob, what, v));
   else if (!strcmp(name, "alpha")) {
-    if (!strcmp(v, "k")) o->channel_scale = 1;
+    if (!strcmp(v, "k")) o->epi.channel_scale = 1;
     else CLI(cli_double(what, v, 0.0, 1e30, &o->alpha));
-  } else if (!strcmp(name, "act")) {
-    CLI(cli_act(what, v, &o->act));
+  } else if ((e = cli_epi_set(&o->epi, what, v)) != 0) {
+    CLI(e);
   } else if (!strcmp(name, "pad")) {
     CLI(o->npad = cli_list(what, v, o->pad, 3, 6, 0, CLI_MAX_EXTENT));
     if (o->npad != 3 && o->npad != 6) CLI(cli_fail(what, v, "takes 3 values (both sides) or 6 (all low, then all high)"));
@@ -221,14 +219,10 @@ static convjit_status conv_plans(const dump_args *a, cj_kplan *out, int max, int
   if (cli_conv_dtypes(a->dtype, o->y_dtype, a->arch, &d))
     return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--dtype %s, --y-dtype %s: see above", a->dtype ? a->dtype : "(none)",
                   o->y_dtype ? o->y_dtype : "(default)");
-  d.has_bias = o->bias;
   d.groups = o->groups ? (int64_t)o->groups : 1;
   d.x_layout = o->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d.y_layout = o->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
-  d.has_residual = o->residual;
-  d.beta = (float)o->beta;
-  d.act = (convjit_activation)o->act;
-  d.has_channel_scale = o->channel_scale;
+  cli_epi_desc(&o->epi, &d);
   d.x_scale = (float)o->alpha;
   if (cli_problem_desc(&o->prob, &d))
     return CJ_ERR(CONVJIT_ERR_INVALID_ARG, "--output-padding, --upsample, --dw-dtype, --nondeterministic: see above");

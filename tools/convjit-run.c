@@ -113,9 +113,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
   cli_args c = cli_args_of(argc, argv);
   while (cli_next(&c)) {
     const char *o = c.opt, *v = NULL;
-    if (!strcmp(o, "--bias")) a->bias = 1; /* --bias, --residual, --act: the problem's, not knobs */
-    else if (!strcmp(o, "--residual")) a->residual = 1;
-    else if (!strcmp(o, "--act")) { CLI_VALUE(&c, v); if (cli_act(o, v, &a->act)) return -1; }
+    int eo = cli_epi_opt(&c, &a->epi); /* --bias, --residual, --beta, --act: the problem's, not knobs */
+    if (eo) { if (eo < 0) return -1; }
     else if (!strcmp(o, "--device")) { CLI_VALUE(&c, v); a->device = v; }
     else if (!strcmp(o, "--op")) { CLI_VALUE(&c, v); a->op = v; a->op_given = 1; }
     else if (!strcmp(o, "--arch")) { CLI_VALUE(&c, v); a->arch = v; }
@@ -146,11 +145,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(o, "--layout")) { CLI_VALUE(&c, v); if (cli_layout(o, v, &a->x_ndhwc, &a->y_ndhwc)) return -1; }
     else if (!strcmp(o, "--alpha")) {
       CLI_VALUE(&c, v);
-      if (!strcmp(v, "k")) a->channel_scale = 1;
+      if (!strcmp(v, "k")) a->epi.channel_scale = 1;
       else if (cli_double(o, v, 0.0, 1e30, &a->x_scale)) return -1;
-    } else if (!strcmp(o, "--beta")) {
-      CLI_VALUE(&c, v);
-      if (cli_double(o, v, -1e30, 1e30, &a->beta)) return -1;
     } else if (!strcmp(o, "--stream-chunks")) {
       CLI_VALUE(&c, v);
       int64_t ch[32];
@@ -213,7 +209,7 @@ static void default_conv(run_args *a) {
   static const int64_t pad[6] = {2, 1, 1, 0, 1, 1}; /* lo D,H,W, then hi */
   memcpy(a->pad, pad, sizeof pad);
   a->npad = 6;
-  a->bias = 1;
+  a->epi.bias = 1;
   a->title = k_default_title;
 }
 

@@ -18,7 +18,7 @@ typedef struct run_args {
   int nshape;
   int64_t stride[3], dil[3], pad[6]; /* --stride, --dilation, --pad as given (cli_shape_dims) */
   int nstride, ndil, npad;
-  int bias, check, json, no_disk, op_given, stats, verbose;
+  int check, json, no_disk, op_given, stats, verbose;
   int emulated; /* the context is the emulator: launches are recorded for the counts line */
   const char *title; /* the default jobs: what the layer is */
   uint64_t seed;
@@ -27,9 +27,7 @@ typedef struct run_args {
   double x_scale, w_scale; /* 0 = 1.0 (the descriptor's rule) */
   int64_t groups;          /* --groups (1) */
   int x_ndhwc, y_ndhwc;    /* --layout: channels-last x / y */
-  /* fused epilogue: y = act(alpha * conv + beta * z + bias) */
-  int residual, act, channel_scale;
-  double beta;             /* 0 = 1.0 */
+  cli_epi epi;             /* fused epilogue: y = act(alpha * conv + beta * z + bias) */
   int stream_chunks[32];   /* --stream-chunks: frames per chunk (sum = D), 0 entries = off */
   int nchunks;
   cli_problem prob;        /* --kind, --output-padding, --upsample */

@@ -119,22 +119,18 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   if (cli_conv_dtypes(a->dtype, a->y_dtype, cj_arch_from_name(arch), d)) return -1;
   if (!strcmp(a->dtype, "fp8") && a->fp8_format) /* the arch's native fp8 flavour unless --fp8-format */
     d->x_dtype = d->w_dtype = !strcmp(a->fp8_format, "fnuz") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
-  if ((a->fp8_format || a->x_scale || a->w_scale || a->channel_scale) && strcmp(a->dtype, "fp8")) {
+  if ((a->fp8_format || a->x_scale || a->w_scale || a->epi.channel_scale) && strcmp(a->dtype, "fp8")) {
     fprintf(stderr, "convjit-run: --fp8-format, --x-scale, --w-scale and --alpha need --dtype fp8\n");
     return -1;
   }
   d->x_scale = (float)a->x_scale;
   d->w_scale = (float)a->w_scale;
-  d->has_bias = a->bias;
   d->groups = a->groups;
   d->x_layout = a->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   d->y_layout = a->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
-  d->has_channel_scale = a->channel_scale;
-  d->has_residual = a->residual;
-  d->beta = (float)a->beta;
-  d->act = (convjit_activation)a->act;
+  cli_epi_desc(&a->epi, d);
   if (cli_problem_desc(&a->prob, d)) return -1; /* after the dtypes: backward weight's follow x's */
-  if (a->beta != 0.0 && !a->residual) {
+  if (a->epi.beta != 0.0 && !a->epi.residual) {
     fprintf(stderr, "convjit-run: --beta needs --residual\n");
     return -1;
   }
