@@ -395,6 +395,36 @@ convjit_status cj_kspec_generic(const cj_arch *a, const char *dtype, const char 
   return cj_kplan_generic_init(out, a, &g, g.dtype, CJ_PREP_COPY, &e);
 }
 
+/* The direct depthwise conv of a conv spec (groups=C; its x is NDHWC
+ * whatever layout= says: the planner transposes an NCDHW x first), with
+ * its own choices strip=P and chunk=N (kplan_direct.h). */
+convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                               const char *opts, cj_kplan *out) {
+  char val[32], rest[512], rest2[512];
+  cj_direct_opts d = {0};
+  uint64_t u = 0;
+  int un = 0;
+  if (kspec_take(opts, "strip", val, sizeof val, rest, sizeof rest)) {
+    CJ_TRY(kspec_u64s("opts strip", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts strip", u, &d.strip));
+    CJ_CHECK(d.strip > 0, CONVJIT_ERR_INVALID_ARG, "spec opts strip = 0: must be 1..%d", CJ_DIRECT_MAX_STRIP);
+  }
+  if (kspec_take(rest, "chunk", val, sizeof val, rest2, sizeof rest2)) {
+    CJ_TRY(kspec_u64s("opts chunk", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts chunk", u, &d.tap_chunk));
+    CJ_CHECK(d.tap_chunk > 0, CONVJIT_ERR_INVALID_ARG, "spec opts chunk = 0: must be 1..S");
+  }
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  CJ_TRY(kspec_conv_fields("conv_direct", a, dtype, shape, v, n, rest2[0] ? rest2 : "-", &g, &o, &e, NULL));
+  static const cj_conv_opts no_knobs;
+  CJ_CHECK(!memcmp(&o, &no_knobs, sizeof o), CONVJIT_ERR_INVALID_ARG,
+           "spec op conv_direct: takes strip= and chunk=, not the implicit GEMM's knobs");
+  g.x_ndhwc = 1;
+  return cj_kplan_direct_init(out, a, &g, &d, &e);
+}
+
 typedef convjit_status (*kspec_fn)(const cj_arch *, const char *, const char *, const uint64_t *, int, const char *,
                                    cj_kplan *);
 static const kspec_fn kspec_fns[CJ_KOP_COUNT] = {

@@ -248,6 +248,8 @@ typedef struct cj_conv_prep {
   cj_conv_phases ph;    /* the convs: real phases first (largest first), then fills */
   int bwd;              /* backward data: input dy, output dx, one packed weight per phase */
   cj_bind_kind in_role, out_role; /* the GEMM input's and output's tensors (X / DY, Y / DX) */
+  int direct;           /* the direct depthwise family's problem (select_direct.c): g is its plan's geometry
+                           (x_ndhwc = 1: x in place or the transpose's copy), ph its one phase */
 } cj_conv_prep;
 
 /* A problem kind's planner (the kind table's hooks, kinds.h):
@@ -281,7 +283,8 @@ typedef struct cj_conv_planner {
   convjit_status (*fallback)(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                              const cj_seq *chosen, cj_seq *out);
 } cj_conv_planner;
-extern const cj_conv_planner cj_conv_forward_planner;
+extern const cj_conv_planner cj_conv_forward_planner;       /* select_direct.c: the family dispatch */
+extern const cj_conv_planner cj_conv_igemm_forward_planner; /* select_conv.c: the implicit GEMM's */
 extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
 extern const cj_conv_planner cj_conv_bwd_data_planner;
 
@@ -303,6 +306,16 @@ uint32_t cj_conv_prep_candidates(const cj_target *t, const cj_conv_prep *prep, c
 convjit_status cj_conv_phased_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
                                        cj_conv_opts *follow, int *has_follow);
+/* select_direct.c: the direct depthwise family (codegen/kplan_direct.h).
+ * cj_direct_problem: 1 for a problem it serves (groups = C, K/C in 1..8,
+ * bf16 or f16 x); prepare, candidates (one: the plan's defaults) and the
+ * launch sequence, as the planner hooks above. */
+int cj_direct_problem(const cj_conv_problem *p);
+convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out);
+uint32_t cj_direct_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                              cj_conv_opts *list, uint32_t max);
+convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                  const cj_conv_opts *o, cj_seq *out);
 /* select_fallback.c: the forward kind's fallback hook (the generic conv
  * kernel, kplan_generic.h, and the generic weight pack). */
 convjit_status cj_conv_fwd_fallback(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,

@@ -1,0 +1,293 @@
+/* The direct depthwise conv kernel (plan in kplan_direct.h).
+ *
+ *   grid ceil(items / 256), 256 threads; lane item q -> channel vector
+ *   cv = q % ncv (fastest: a wave's loads of one input position are
+ *   contiguous), strip q / ncv -> (n, od, oh, ow0 = strip * P).
+ *   acc[P] = <vec*M x f32> zeros
+ *   for t in 0..T-1 (a counted loop when T > 1: the code stays one depth
+ *   plane's):
+ *     for r in 0..R-1 (unrolled): the input row (n, id, ih)
+ *       for each chunk of tap_chunk taps s0..s1-1:
+ *         their weights: one load of vec*M consecutive K per tap, to fp32
+ *         for each input position j of the strip's row the chunk reads
+ *         (unrolled; j = p*stride + s*dil): one vec-wide load, to fp32,
+ *         fma into acc[p] for every (p, s) with that j
+ *   epilogue (epilogue.h) per 4 output channels (or per channel), store.
+ *
+ * Bounds: an input position outside [0, D) x [0, H) x [0, W) (padding)
+ * and a lane past `items` read zero through the buffer range check
+ * (offset CJ_CONV_OOB); an output past Wo or a lane past `items` stores
+ * to CJ_CONV_OOB (dropped). Sizes are constants: every division is by a
+ * constant. */
+#include "codegen/codegen.h"
+#include "codegen/epilogue.h"
+#include "codegen/irb.h"
+
+typedef struct dk {
+  cj_irb *g;
+  LLVMBuilderRef b;
+  const cj_kplan *p;
+  const cj_direct_plan *c;
+  const cj_conv_geom *G;
+} dk;
+
+static LLVMValueRef c32(dk *k, uint32_t v) { return cj_c32(k->g, v); }
+static LLVMValueRef mul(dk *k, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildMul(k->b, a, b, ""); }
+static LLVMValueRef add(dk *k, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAdd(k->b, a, b, ""); }
+static LLVMValueRef ult(dk *k, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(k->b, LLVMIntULT, a, b, ""); }
+static LLVMValueRef and1(dk *k, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAnd(k->b, a, b, ""); }
+
+static uint32_t gcd32(uint32_t a, uint32_t b) {
+  while (b) {
+    uint32_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Elements lo .. lo+n-1 of vector v (n >= 1) as an <n x T> vector. */
+static LLVMValueRef sub_vec(dk *k, LLVMValueRef v, uint32_t lo, uint32_t n) {
+  LLVMValueRef idx[64];
+  for (uint32_t i = 0; i < n; i++) idx[i] = c32(k, lo + i);
+  return LLVMBuildShuffleVector(k->b, v, LLVMGetPoison(LLVMTypeOf(v)), LLVMConstVector(idx, n), "");
+}
+
+/* n elements of `eb` bytes at byte offset off (i32) of resource rsrc, in
+ * loads of `align` bytes (a power of two dividing n*eb and every lane's
+ * offset), as <n x i(8*eb)>. */
+static LLVMValueRef load_elems(dk *k, LLVMValueRef rsrc, LLVMValueRef off, uint32_t n, uint32_t eb, uint32_t align) {
+  cj_irb *g = k->g;
+  LLVMTypeRef et = eb == 4 ? g->i32 : g->i16;
+  uint32_t piece = align > 16 ? 16 : align, total = n * eb;
+  if (piece > total) piece = total;
+  uint32_t pe = piece / eb, np = total / piece;
+  LLVMValueRef parts[64];
+  for (uint32_t i = 0; i < np; i++) {
+    LLVMValueRef o = i ? add(k, off, c32(k, i * piece)) : off;
+    LLVMValueRef v = cj_irb_buf_load(g, cj_irb_mem_type(g, piece), rsrc, o, NULL, 0);
+    parts[i] = LLVMBuildBitCast(k->b, v, LLVMVectorType(et, pe), "");
+  }
+  if (np == 1) return parts[0];
+  LLVMValueRef idx[64];
+  for (uint32_t i = 0; i < n; i++) idx[i] = c32(k, i);
+  LLVMValueRef all = LLVMGetPoison(LLVMVectorType(et, n));
+  for (uint32_t i = 0; i < np; i++) {
+    /* widen part i to n lanes, then blend its lanes in */
+    LLVMValueRef wi[64];
+    for (uint32_t j = 0; j < n; j++) wi[j] = c32(k, j < pe ? j : 0);
+    LLVMValueRef wide = LLVMBuildShuffleVector(k->b, parts[i], LLVMGetPoison(LLVMTypeOf(parts[i])),
+                                               LLVMConstVector(wi, n), "");
+    for (uint32_t j = 0; j < n; j++) idx[j] = c32(k, (j >= i * pe && j < (i + 1) * pe) ? n + j - i * pe : j);
+    all = LLVMBuildShuffleVector(k->b, all, wide, LLVMConstVector(idx, n), "");
+  }
+  return all;
+}
+
+/* Stores v (<n x iN>, n elements of eb bytes) at byte offset off in pieces
+ * of `align` bytes. */
+static void store_elems(dk *k, LLVMValueRef v, LLVMValueRef rsrc, LLVMValueRef off, uint32_t n, uint32_t eb,
+                        uint32_t align) {
+  cj_irb *g = k->g;
+  uint32_t piece = align > 16 ? 16 : align, total = n * eb;
+  if (piece > total) piece = total;
+  uint32_t pe = piece / eb, np = total / piece;
+  for (uint32_t i = 0; i < np; i++) {
+    LLVMValueRef part = sub_vec(k, v, i * pe, pe);
+    LLVMValueRef o = i ? add(k, off, c32(k, i * piece)) : off;
+    cj_irb_buf_store(g, LLVMBuildBitCast(k->b, part, cj_irb_mem_type(g, piece), ""), rsrc, o, NULL, 0);
+  }
+}
+
+/* <n x i16> bf16 or f16 bits -> <n x float> (exact). */
+static LLVMValueRef to_f32(dk *k, LLVMValueRef bits, uint32_t n) {
+  cj_irb *g = k->g;
+  if (k->G->dtype == CONVJIT_DTYPE_F16)
+    return LLVMBuildFPExt(k->b, LLVMBuildBitCast(k->b, bits, LLVMVectorType(g->f16, n), ""),
+                          LLVMVectorType(g->f32, n), "");
+  LLVMValueRef w = LLVMBuildZExt(k->b, bits, LLVMVectorType(g->i32, n), "");
+  LLVMValueRef sh[64];
+  for (uint32_t i = 0; i < n; i++) sh[i] = c32(k, 16);
+  w = LLVMBuildShl(k->b, w, LLVMConstVector(sh, n), "");
+  return LLVMBuildBitCast(k->b, w, LLVMVectorType(g->f32, n), "");
+}
+
+static LLVMValueRef fma_v(dk *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc) {
+  LLVMTypeRef t = LLVMTypeOf(acc);
+  LLVMValueRef args[3] = {a, b, acc};
+  return cj_irb_call(k->g, "llvm.fma", &t, 1, args, 3);
+}
+
+/* The epilogue of lane outputs acc (<outs x f32>) of output position pos
+ * (i32, valid ok) and first channel k0, stored to y. */
+static void store_out(dk *k, LLVMValueRef acc, LLVMValueRef pos, LLVMValueRef nn, LLVMValueRef sp, LLVMValueRef k0,
+                      LLVMValueRef ok, const cj_epi_rsrc *er, LLVMValueRef yr) {
+  cj_irb *g = k->g;
+  const cj_direct_plan *c = k->c;
+  const cj_conv_geom *G = k->G;
+  const cj_epilogue *e = &c->epi;
+  const uint32_t outs = c->outs, ydt = (uint32_t)cj_epi_out_dtype(e), yb = cj_dtype_bytes((convjit_dtype)ydt);
+  const uint32_t K = G->k_all;
+  LLVMValueRef chan[CJ_EPI_MAX_OPS];
+  if (G->y_ndhwc && outs % 4 == 0) {
+    LLVMValueRef el0 = add(k, mul(k, pos, c32(k, K)), k0);
+    LLVMValueRef res[16] = {0};
+    for (uint32_t q = 0; q < outs / 4; q++) {
+      LLVMValueRef a4 = sub_vec(k, acc, 4 * q, 4);
+      cj_epi_load_channel(g, e, er, add(k, k0, c32(k, 4 * q)), 4, chan);
+      LLVMValueRef zoff = cj_irb_oob(g, ok, mul(k, add(k, el0, c32(k, 4 * q)), c32(k, yb)), CJ_CONV_OOB);
+      LLVMValueRef z = cj_epi_load_z(g, e, er, zoff, ok, 4);
+      res[q] = cj_epi_apply(g, e, a4, chan, z);
+    }
+    LLVMValueRef all = res[0];
+    if (outs > 4) { /* concatenate the <4 x T> results */
+      LLVMValueRef idx[64];
+      for (uint32_t i = 0; i < 8; i++) idx[i] = c32(k, i);
+      LLVMValueRef cat[8];
+      uint32_t m = outs / 4;
+      for (uint32_t q = 0; q < m; q++) cat[q] = res[q];
+      uint32_t w = 4;
+      while (m > 1) {
+        for (uint32_t i = 0; i < 2 * w; i++) idx[i] = c32(k, i);
+        for (uint32_t q = 0; q < m / 2; q++)
+          cat[q] = LLVMBuildShuffleVector(k->b, cat[2 * q], cat[2 * q + 1], LLVMConstVector(idx, 2 * w), "");
+        m /= 2;
+        w *= 2;
+      }
+      all = cat[0];
+    }
+    uint32_t align = gcd32(gcd32(outs * yb, K * yb), 16);
+    LLVMValueRef off = cj_irb_oob(g, ok, mul(k, el0, c32(k, yb)), CJ_CONV_OOB);
+    store_elems(k, all, yr, off, outs, yb, align);
+    return;
+  }
+  for (uint32_t o = 0; o < outs; o++) {
+    LLVMValueRef ch = add(k, k0, c32(k, o));
+    LLVMValueRef el = G->y_ndhwc ? add(k, mul(k, pos, c32(k, K)), ch)
+                                 : add(k, mul(k, add(k, mul(k, nn, c32(k, K)), ch), c32(k, (uint32_t)G->odhw)), sp);
+    LLVMValueRef off = cj_irb_oob(g, ok, mul(k, el, c32(k, yb)), CJ_CONV_OOB);
+    cj_epi_load_channel(g, e, er, ch, 1, chan);
+    LLVMValueRef z = cj_epi_load_z(g, e, er, off, ok, 1);
+    LLVMValueRef v = cj_epi_apply(g, e, LLVMBuildExtractElement(k->b, acc, c32(k, o), ""), chan, z);
+    cj_irb_buf_store(g, v, yr, off, NULL, 0);
+  }
+}
+
+convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
+  const cj_direct_plan *c = &p->u.dir;
+  const cj_conv_geom *G = &c->g;
+  dk k = {.g = g, .b = g->b, .p = p, .c = c, .G = G};
+  LLVMBuilderRef b = g->b;
+  if (c->outs > 16 || c->strip > CJ_DIRECT_MAX_STRIP || c->vec > 8 || c->elem_bytes != 2)
+    return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct: outs %u strip %u vec %u", c->outs, c->strip,
+                                 c->vec));
+  if (!cj_irb_kernel(g, p, 0)) return g->st;
+  const uint32_t eb = c->elem_bytes, vec = c->vec, outs = c->outs, P = c->strip, M = c->mult;
+  const uint32_t C = G->groups, K = G->k_all, S = G->s, R = G->r, T = G->t;
+  const uint32_t st_w = G->stride[2], dl_w = G->dil[2];
+  LLVMTypeRef vf = LLVMVectorType(g->f32, outs);
+
+  /* The lane's item. */
+  LLVMValueRef q = add(&k, mul(&k, cj_irb_wgid(g, 0), c32(&k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
+  LLVMValueRef valid = ult(&k, q, c32(&k, (uint32_t)c->items));
+  LLVMValueRef cv = LLVMBuildURem(b, q, c32(&k, c->ncv), "cv");
+  LLVMValueRef rest = LLVMBuildUDiv(b, q, c32(&k, c->ncv), "");
+  LLVMValueRef sw = LLVMBuildURem(b, rest, c32(&k, (uint32_t)c->strips), "");
+  LLVMValueRef row = LLVMBuildUDiv(b, rest, c32(&k, (uint32_t)c->strips), "");
+  LLVMValueRef oh = LLVMBuildURem(b, row, c32(&k, G->oh), "oh");
+  LLVMValueRef row2 = LLVMBuildUDiv(b, row, c32(&k, G->oh), "");
+  LLVMValueRef od = LLVMBuildURem(b, row2, c32(&k, G->od), "od");
+  LLVMValueRef nn = LLVMBuildUDiv(b, row2, c32(&k, G->od), "n");
+  LLVMValueRef ow0 = mul(&k, sw, c32(&k, P));
+  /* tap (0,0,0)'s input coordinates; negative ones wrap high: one unsigned compare each */
+  LLVMValueRef id0 = LLVMBuildSub(b, mul(&k, od, c32(&k, G->stride[0])), c32(&k, G->pad_lo[0]), "id0");
+  LLVMValueRef ih0 = LLVMBuildSub(b, mul(&k, oh, c32(&k, G->stride[1])), c32(&k, G->pad_lo[1]), "ih0");
+  LLVMValueRef iw0 = LLVMBuildSub(b, mul(&k, ow0, c32(&k, st_w)), c32(&k, G->pad_lo[2]), "iw0");
+
+  LLVMValueRef xr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_X), cj_c64(g, c->x_bytes));
+  LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_W), cj_c64(g, c->w_bytes));
+  LLVMValueRef yr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_Y), cj_c64(g, c->y_bytes));
+  cj_epi_rsrc er;
+  cj_epi_rsrc_init(g, p, &c->epi, K, G->npq * K, &er);
+
+  LLVMValueRef xc = mul(&k, cv, c32(&k, vec * eb)); /* the lane's channel bytes within a pixel */
+  LLVMValueRef k0 = mul(&k, cv, c32(&k, outs));     /* its first output channel */
+  const uint32_t walign = gcd32(gcd32(outs * eb, K * eb), 16), xalign = gcd32(gcd32(vec * eb, C * eb), 16);
+  /* x channel i feeds outputs i*M .. i*M+M-1 */
+  LLVMValueRef expand[64];
+  for (uint32_t o = 0; o < outs; o++) expand[o] = c32(&k, o / M);
+  LLVMValueRef expand_mask = LLVMConstVector(expand, outs);
+
+  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP], phi[CJ_DIRECT_MAX_STRIP];
+  for (uint32_t i = 0; i < P; i++) acc[i] = zero;
+  cj_irb_loop lp;
+  LLVMValueRef tv = c32(&k, 0);
+  if (T > 1) {
+    cj_irb_loop_begin(g, &lp, c32(&k, 0), c32(&k, T), c32(&k, 1), "tloop");
+    LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
+    for (uint32_t i = 0; i < P; i++) {
+      phi[i] = LLVMBuildPhi(b, vf, "acc");
+      LLVMAddIncoming(phi[i], &zero, &lp.pre, 1);
+      acc[i] = phi[i];
+    }
+    LLVMPositionBuilderAtEnd(b, lp.body);
+    tv = lp.iv;
+  }
+  LLVMValueRef id = add(&k, id0, mul(&k, tv, c32(&k, G->dil[0])));
+  LLVMValueRef okd = and1(&k, valid, ult(&k, id, c32(&k, G->d)));
+  LLVMValueRef wtap_t = mul(&k, tv, c32(&k, R * S)); /* first tap of this depth plane */
+  for (uint32_t r = 0; r < R; r++) {
+    LLVMValueRef ih = add(&k, ih0, c32(&k, r * G->dil[1]));
+    LLVMValueRef okh = and1(&k, okd, ult(&k, ih, c32(&k, G->h)));
+    LLVMValueRef rowbase = mul(&k, add(&k, mul(&k, add(&k, mul(&k, nn, c32(&k, G->d)), id), c32(&k, G->h)), ih),
+                               c32(&k, G->w));
+    for (uint32_t s0 = 0; s0 < S; s0 += c->tap_chunk) {
+      uint32_t s1 = s0 + c->tap_chunk < S ? s0 + c->tap_chunk : S;
+      LLVMValueRef wv[CJ_DIRECT_MAX_TAPS_1D];
+      for (uint32_t s = s0; s < s1; s++) {
+        LLVMValueRef tap = add(&k, wtap_t, c32(&k, r * S + s));
+        LLVMValueRef off = mul(&k, add(&k, mul(&k, tap, c32(&k, K)), k0), c32(&k, eb));
+        wv[s] = to_f32(&k, load_elems(&k, wr, off, outs, eb, walign), outs);
+      }
+      uint32_t jlo = s0 * dl_w, jhi = (P - 1) * st_w + (s1 - 1) * dl_w;
+      for (uint32_t j = jlo; j <= jhi; j++) {
+        int used = 0;
+        for (uint32_t pp = 0; pp < P && !used; pp++)
+          if (j >= pp * st_w && (j - pp * st_w) % dl_w == 0) {
+            uint32_t s = (j - pp * st_w) / dl_w;
+            used = s >= s0 && s < s1;
+          }
+        if (!used) continue;
+        LLVMValueRef iw = add(&k, iw0, c32(&k, j));
+        LLVMValueRef ok = and1(&k, okh, ult(&k, iw, c32(&k, G->w)));
+        LLVMValueRef off = add(&k, mul(&k, add(&k, rowbase, iw), c32(&k, C * eb)), xc);
+        LLVMValueRef xv = to_f32(&k, load_elems(&k, xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), vec, eb, xalign), vec);
+        LLVMValueRef xe = M == 1 ? xv : LLVMBuildShuffleVector(b, xv, LLVMGetPoison(LLVMTypeOf(xv)), expand_mask, "");
+        for (uint32_t pp = 0; pp < P; pp++) {
+          if (j < pp * st_w || (j - pp * st_w) % dl_w) continue;
+          uint32_t s = (j - pp * st_w) / dl_w;
+          if (s < s0 || s >= s1) continue;
+          acc[pp] = fma_v(&k, xe, wv[s], acc[pp]);
+        }
+      }
+    }
+  }
+  if (T > 1) {
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    for (uint32_t i = 0; i < P; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
+    cj_irb_loop_end(g, &lp);
+    for (uint32_t i = 0; i < P; i++) acc[i] = phi[i];
+  }
+
+  /* Outputs: position (n, od, oh, ow0 + p). */
+  LLVMValueRef sp_row = mul(&k, add(&k, mul(&k, od, c32(&k, G->oh)), oh), c32(&k, G->ow));
+  for (uint32_t pp = 0; pp < P; pp++) {
+    LLVMValueRef ow = add(&k, ow0, c32(&k, pp));
+    LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, G->ow)));
+    LLVMValueRef sp = add(&k, sp_row, ow);
+    LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, (uint32_t)G->odhw)), sp);
+    store_out(&k, acc[pp], pos, nn, sp, k0, ok, &er, yr);
+  }
+  LLVMBuildRetVoid(b);
+  return g->st;
+}

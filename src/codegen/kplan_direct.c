@@ -1,0 +1,140 @@
+/* The direct depthwise conv's plan (contract in kplan_direct.h). Pure C. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "codegen/kplan.h"
+
+static uint64_t cj_dceil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+int cj_direct_serves(const cj_conv_geom *g) {
+  return g && g->c == 1 && g->k >= 1 && g->k <= CJ_DIRECT_MAX_MULT && !g->wgrad;
+}
+
+/* The input fields this kernel does not take: an output phase's (up, out,
+ * ys, yext), backward weight's. */
+static convjit_status cj_direct_plain(const cj_conv_geom *g) {
+  for (int i = 0; i < 3; i++)
+    CJ_CHECK(g->up[i] <= 1 && !g->out[i] && g->ys[i] <= 1 && !g->yext[i], CONVJIT_ERR_UNSUPPORTED,
+             "conv_direct: an output phase (up, out, ys, yext in dim %d) is the implicit GEMM's", i);
+  CJ_CHECK(!g->wgrad, CONVJIT_ERR_UNSUPPORTED, "conv_direct: backward weight is not this kernel");
+  for (int i = 0; i < 3; i++)
+    CJ_CHECK(cj_conv_pad(g->pad_lo[i]) >= 0 && cj_conv_pad(g->pad_hi[i]) >= 0, CONVJIT_ERR_INVALID_ARG,
+             "conv_direct.pad[%d] = %d, %d: must be >= 0", i, cj_conv_pad(g->pad_lo[i]), cj_conv_pad(g->pad_hi[i]));
+  return CONVJIT_OK;
+}
+
+/* The geometry's derived fields: the conv family's own derivation run on
+ * one group (c = 1, k = M: legal there), then the depthwise conv's groups. */
+static convjit_status cj_direct_derive(cj_conv_geom *g) {
+  uint32_t groups = g->groups ? g->groups : 1;
+  cj_conv_geom one = *g;
+  one.groups = 1;
+  one.x_ndhwc = 0;
+  CJ_TRY(cj_conv_geom_derive(&one));
+  one.groups = groups;
+  one.x_ndhwc = g->x_ndhwc;
+  one.cp = 1;
+  one.x_cs = groups;
+  one.c_mask = 0;
+  one.k_all = one.k * groups;
+  one.crs = one.taps;
+  *g = one;
+  return CONVJIT_OK;
+}
+
+convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, const cj_direct_opts *o,
+                                    const cj_epilogue *epi) {
+  CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "direct conv plan: NULL plan, arch or geometry");
+  CJ_TRY(cj_epi_check_desc(epi, "conv_direct.epi"));
+  static const cj_direct_opts none;
+  if (!o) o = &none;
+  cj_conv_geom g = *gin;
+  CJ_CHECK(g.dtype == CONVJIT_DTYPE_BF16 || g.dtype == CONVJIT_DTYPE_F16, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.dtype = %u (%s): the direct kernel takes bf16 or f16", g.dtype,
+           cj_dtype_name((convjit_dtype)g.dtype));
+  CJ_CHECK(g.c == 1, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.c = %u per group: the direct kernel is depthwise (one input channel per group)", g.c);
+  CJ_CHECK(g.k >= 1 && g.k <= CJ_DIRECT_MAX_MULT, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.k = %u per group: the channel multiplier K/C must be 1..%d", g.k, CJ_DIRECT_MAX_MULT);
+  CJ_CHECK(g.x_ndhwc == 1, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.x_ndhwc = %u: the direct kernel reads NDHWC x (an NCDHW x is transposed first)", g.x_ndhwc);
+  CJ_TRY(cj_direct_plain(&g));
+  CJ_TRY(cj_direct_derive(&g));
+  const int one_d = g.t == 1 && g.r == 1;
+  CJ_CHECK(g.t <= CJ_DIRECT_MAX_TAPS && g.r <= CJ_DIRECT_MAX_TAPS &&
+               g.s <= (one_d ? CJ_DIRECT_MAX_TAPS_1D : CJ_DIRECT_MAX_TAPS),
+           CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct filter %ux%ux%u: the direct kernel takes up to %dx%dx%d (1D: up to %d taps)", g.t, g.r, g.s,
+           CJ_DIRECT_MAX_TAPS, CJ_DIRECT_MAX_TAPS, CJ_DIRECT_MAX_TAPS, CJ_DIRECT_MAX_TAPS_1D);
+  CJ_CHECK(o->strip <= CJ_DIRECT_MAX_STRIP, CONVJIT_ERR_INVALID_ARG, "conv_direct.strip = %u: must be 0..%d",
+           o->strip, CJ_DIRECT_MAX_STRIP);
+  CJ_CHECK(o->tap_chunk <= g.s, CONVJIT_ERR_INVALID_ARG, "conv_direct.tap_chunk = %u: must be 0..S (%u)",
+           o->tap_chunk, g.s);
+
+  memset(p, 0, sizeof *p);
+  p->op = CJ_KOP_CONV_DIRECT;
+  p->arch = arch;
+  cj_direct_plan *c = &p->u.dir;
+  c->g = g;
+  c->mult = g.k;
+  c->elem_bytes = g.elem_bytes;
+  const uint32_t C = g.groups;
+  uint32_t vec = 8 / c->mult ? 8 / c->mult : 1;
+  while (vec > 1 && (vec & (vec - 1))) vec--; /* a power of two */
+  while (vec > 1 && C % vec) vec /= 2;
+  c->vec = vec;
+  c->outs = vec * c->mult;
+  /* strip: 8 outputs share their rows' input positions ((8 + S - 1) / 8
+   * loads per output and row at stride 1), holding 8 * outs fp32 sums */
+  uint32_t strip = o->strip ? o->strip : (c->outs <= 8 ? 8 : 4);
+  if (!o->strip && strip > g.ow) strip = g.ow;
+  c->strip = strip;
+  c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
+  c->ncv = C / vec;
+  c->strips = cj_dceil(g.ow, strip);
+  c->items = (uint64_t)c->ncv * g.n * g.od * g.oh * c->strips;
+  c->span = (strip - 1) * g.stride[2] + (g.s - 1) * g.dil[2] + 1;
+  CJ_TRY(cj_conv_epi_ops(&c->epi, &g, epi));
+  const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
+  c->x_bytes = (uint64_t)g.n * g.dhw * C * c->elem_bytes;
+  c->w_bytes = (uint64_t)g.taps * g.k_all * c->elem_bytes;
+  c->y_bytes = (uint64_t)g.npq * g.k_all * yb;
+  /* 32-bit lane offsets and item indices (the masked lanes' offset
+   * CJ_CONV_OOB lies past every tensor) */
+  CJ_CHECK(c->x_bytes < (1ull << 31) && c->y_bytes < (1ull << 31) && c->w_bytes < (1ull << 31),
+           CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: x (%" PRIu64 " bytes), y (%" PRIu64 ") and w each below 2 GiB (32-bit offsets)", c->x_bytes,
+           c->y_bytes);
+  CJ_CHECK(c->items < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: %" PRIu64 " lanes of work (C/vec * N*Do*Ho * strips) must be < 2^31", c->items);
+
+  p->block[0] = CJ_DIRECT_THREADS;
+  p->block[1] = p->block[2] = 1;
+  p->grid[0] = cj_dceil(c->items, CJ_DIRECT_THREADS);
+  p->grid[1] = p->grid[2] = 1;
+  p->lds_bytes = 0;
+  cj_kplan_add_arg(p, CJ_ARG_X, NULL);
+  cj_kplan_add_arg(p, CJ_ARG_W, NULL);
+  cj_epi_add_args(p, &c->epi);
+  cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV_DIRECT), cj_dtype_name((convjit_dtype)g.dtype));
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
+}
+
+double cj_direct_flops(const cj_direct_plan *c) { return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps; }
+
+double cj_direct_hbm_bytes(const cj_direct_plan *c) {
+  double z = cj_epi_has(&c->epi, CJ_EPI_RESIDUAL) ? (double)c->y_bytes : 0.0;
+  return (double)c->x_bytes + (double)c->w_bytes + (double)c->y_bytes + z;
+}
+
+void cj_kplan_direct_key(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_direct_plan *fpl_ = &p->u.dir;
+  CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_KEY_ROW)
+}
+
+void cj_kplan_direct_print(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_direct_plan *fpl_ = &p->u.dir;
+  CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_PRINT_ROW)
+}

@@ -1,0 +1,138 @@
+/* The direct depthwise family's planner parts (codegen/kplan_direct.h;
+ * contract of the hooks in select.h): a depthwise bf16 or f16 problem
+ * (C/groups = 1, K/C in 1..8) ->
+ *   pack: w [K][T*R*S] -> [T*R*S][K] (the layout transpose with N = 1,
+ *         C = K, S = T*R*S: K fastest, so a lane's vec*M output channels
+ *         of one tap are one load)
+ *   fwd:  [x NCDHW -> NDHWC into the workspace (the layout transpose);
+ *          none for an NDHWC x, read in place]
+ *         the direct conv (conv_direct.c), epilogue fused
+ * The forward kind's planner is here: one family dispatch
+ * (cj_fwd_family below) sends the problems cj_direct_problem accepts to
+ * these hooks and every other one to the implicit GEMM's planner
+ * (select_conv.c), until the planner's family table replaces it. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "host/select.h"
+
+int cj_direct_problem(const cj_conv_problem *p) {
+  if (!p || p->groups <= 1 || p->c != p->groups) return 0; /* one input channel per group */
+  if (p->x_dtype != CONVJIT_DTYPE_BF16 && p->x_dtype != CONVJIT_DTYPE_F16) return 0;
+  return p->k % p->groups == 0 && p->k / p->groups >= 1 && p->k / p->groups <= CJ_DIRECT_MAX_MULT;
+}
+
+convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
+  CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_direct_prepare: NULL argument");
+  memset(out, 0, sizeof *out);
+  out->direct = 1;
+  out->in_role = CJ_BIND_X;
+  out->out_role = CJ_BIND_Y;
+  CJ_CHECK(p->w_dtype == p->x_dtype, CONVJIT_ERR_UNSUPPORTED,
+           "desc.w_dtype = %s with desc.x_dtype = %s: the depthwise kernel takes x and w of one dtype",
+           cj_dtype_name(p->w_dtype), cj_dtype_name(p->x_dtype));
+  CJ_CHECK(p->y_dtype == p->x_dtype || p->y_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+           "desc.y_dtype = %s: the depthwise kernel gives y in x's dtype %s or f32", cj_dtype_name(p->y_dtype),
+           cj_dtype_name(p->x_dtype));
+  CJ_CHECK(!p->has_x_prev, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_x_prev = 1 with a depthwise conv: causal streaming of the direct kernel is not done yet (pad "
+           "x with the previous frames instead)");
+  CJ_CHECK(!p->upsample[0] && !p->upsample[1] && !p->upsample[2], CONVJIT_ERR_UNSUPPORTED,
+           "desc.upsample with a depthwise conv: the direct kernel reads x without upsampling");
+  CJ_TRY(cj_conv_problem_fields(p, &out->g));
+  out->fm.compute = p->x_dtype;
+  out->fm.alpha = out->fm.x_q = out->fm.w_q = 1.0f;
+  out->g.dtype = (uint32_t)p->x_dtype;
+  out->x_in_place = p->x_layout == CONVJIT_LAYOUT_NDHWC;
+  out->g.x_ndhwc = 1; /* the kernel reads NDHWC: x in place, or the transpose's copy */
+  out->ph.n = out->ph.nreal = 1;
+  out->ph.ph[0].g = out->g;
+  return CONVJIT_OK;
+}
+
+uint32_t cj_direct_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                              cj_conv_opts *list, uint32_t max) {
+  (void)t;
+  (void)prep;
+  if (!max) return 0;
+  static const cj_conv_opts none;
+  list[0] = forced ? *forced : none; /* the plan's defaults; a forced GEMM knob is refused by the sequence */
+  return 1;
+}
+
+convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                  const cj_conv_opts *o, cj_seq *out) {
+  CJ_CHECK(p && t && t->arch && prep && o && out, CONVJIT_ERR_INVALID_ARG, "cj_direct_sequence: NULL argument");
+  memset(out, 0, sizeof *out);
+  static const cj_conv_opts none;
+  CJ_CHECK(!memcmp(o, &none, sizeof *o), CONVJIT_ERR_INVALID_ARG,
+           "conv knobs (tile, stages, splitk, ...) with a depthwise conv: they are the implicit GEMM's; the direct "
+           "kernel has none of them");
+  cj_kplan kp;
+  CJ_TRY(cj_kplan_direct_init(&kp, t->arch, &prep->g, NULL, &p->epi));
+  const cj_direct_plan *c = &kp.u.dir;
+  const cj_conv_geom *g = &c->g;
+  const uint32_t eb = c->elem_bytes;
+  /* pack: [K][taps] -> [taps][K] */
+  cj_kplan pk;
+  CJ_TRY(cj_kplan_transpose_init(&pk, t->arch, eb, 1, g->k_all, g->taps));
+  const cj_role_bind pack_binds[] = {{CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}};
+  CJ_TRY(cj_seq_add_bound(&out->pack, &pk, pack_binds, 2));
+  out->packed_weight_bytes = c->w_bytes;
+  /* x NCDHW -> NDHWC into the workspace */
+  if (!prep->x_in_place) {
+    cj_kplan xk;
+    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, g->n, g->groups, g->dhw));
+    const cj_role_bind x_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, 0}}};
+    CJ_TRY(cj_seq_add_bound(&out->fwd, &xk, x_binds, 2));
+    out->workspace_bytes = c->x_bytes;
+  }
+  const cj_role_bind binds[] = {
+      {CJ_ARG_X, prep->x_in_place ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, 0}},
+      {CJ_ARG_W, {CJ_BIND_W_PACKED, 0}},
+      {CJ_ARG_BIAS, {CJ_BIND_BIAS, 0}},
+      {CJ_ARG_Y, {CJ_BIND_Y, 0}},
+      {CJ_ARG_SCALE, {CJ_BIND_SCALE, 0}},
+      {CJ_ARG_RESIDUAL, {CJ_BIND_RESIDUAL, 0}},
+  };
+  CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, binds, sizeof binds / sizeof binds[0]));
+  snprintf(out->summary, sizeof out->summary, "%s + conv_direct %s depthwise x%u %ux%ux%u vec %u strip %u%s",
+           prep->x_in_place ? "no transpose (NDHWC in place)" : "transpose", cj_dtype_name((convjit_dtype)g->dtype),
+           c->mult, g->t, g->r, g->s, c->vec, c->strip, g->y_ndhwc ? " y NDHWC" : "");
+  return CONVJIT_OK;
+}
+
+/* ---- the forward kind's family dispatch ---- */
+
+/* The one place the forward kind picks a family: the direct kernel for a
+ * depthwise bf16/f16 problem, else the implicit GEMM. */
+static int cj_fwd_family_direct(const cj_conv_problem *p) { return cj_direct_problem(p); }
+
+static convjit_status cj_fwd_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
+  if (p && cj_fwd_family_direct(p)) return cj_direct_prepare(p, arch, out);
+  return cj_conv_igemm_forward_planner.prepare(p, arch, out);
+}
+
+static uint32_t cj_fwd_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                                  cj_conv_opts *list, uint32_t max) {
+  if (prep->direct) return cj_direct_candidates(t, prep, forced, list, max);
+  return cj_conv_igemm_forward_planner.candidates(t, prep, forced, list, max);
+}
+
+static convjit_status cj_fwd_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                      const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
+                                      cj_conv_opts *follow, int *has_follow) {
+  if (prep && prep->direct) {
+    if (has_follow) *has_follow = 0;
+    return cj_direct_sequence(p, t, prep, o, out);
+  }
+  return cj_conv_igemm_forward_planner.sequence(p, t, prep, o, forced, out, follow, has_follow);
+}
+
+static convjit_status cj_fwd_fallback(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                      const cj_seq *chosen, cj_seq *out) {
+  CJ_CHECK(!prep->direct, CONVJIT_ERR_UNSUPPORTED, "a depthwise conv has no shape-generic fallback kernel");
+  return cj_conv_igemm_forward_planner.fallback(p, t, prep, chosen, out);
+}
+
+const cj_conv_planner cj_conv_forward_planner = {cj_fwd_prepare, cj_fwd_candidates, cj_fwd_sequence, cj_fwd_fallback};
