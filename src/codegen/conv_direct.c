@@ -102,9 +102,17 @@ static void store_elems(dk *k, LLVMValueRef v, LLVMValueRef rsrc, LLVMValueRef o
 /* <n x i16> bf16 or f16 bits -> <n x float> (exact). */
 static LLVMValueRef to_f32(dk *k, LLVMValueRef bits, uint32_t n) {
   cj_irb *g = k->g;
-  if (k->G->dtype == CONVJIT_DTYPE_F16)
-    return LLVMBuildFPExt(k->b, LLVMBuildBitCast(k->b, bits, LLVMVectorType(g->f16, n), ""),
-                          LLVMVectorType(g->f32, n), "");
+  if (k->G->dtype == CONVJIT_DTYPE_F16) {
+    /* Each converted value opaque: LLVM would otherwise fold the fpext into
+     * every fma that reads it (v_fma_mix_f32: one unpacked fma per use
+     * instead of one conversion and packed fmas; and not in the emulator) */
+    LLVMValueRef f = LLVMBuildFPExt(k->b, LLVMBuildBitCast(k->b, bits, LLVMVectorType(g->f16, n), ""),
+                                    LLVMVectorType(g->f32, n), "");
+    for (uint32_t i = 0; i < n; i++)
+      f = LLVMBuildInsertElement(k->b, f, cj_irb_opaque(g, LLVMBuildExtractElement(k->b, f, c32(k, i), "")),
+                                 c32(k, i), "");
+    return f;
+  }
   LLVMValueRef w = LLVMBuildZExt(k->b, bits, LLVMVectorType(g->i32, n), "");
   LLVMValueRef sh[64];
   for (uint32_t i = 0; i < n; i++) sh[i] = c32(k, 16);
@@ -129,6 +137,10 @@ static void store_out(dk *k, LLVMValueRef acc, LLVMValueRef pos, LLVMValueRef nn
   const uint32_t outs = c->outs, ydt = (uint32_t)cj_epi_out_dtype(e), yb = cj_dtype_bytes((convjit_dtype)ydt);
   const uint32_t K = G->k_all;
   LLVMValueRef chan[CJ_EPI_MAX_OPS];
+  if (ydt == CONVJIT_DTYPE_F16) /* else LLVM fuses the last fma with the f16 rounding (v_fma_mixlo_f16) */
+    for (uint32_t o = 0; o < outs; o++)
+      acc = LLVMBuildInsertElement(k->b, acc, cj_irb_opaque(g, LLVMBuildExtractElement(k->b, acc, c32(k, o), "")),
+                                   c32(k, o), "");
   if (G->y_ndhwc && outs % 4 == 0) {
     LLVMValueRef el0 = add(k, mul(k, pos, c32(k, K)), k0);
     LLVMValueRef res[16] = {0};
@@ -161,15 +173,27 @@ static void store_out(dk *k, LLVMValueRef acc, LLVMValueRef pos, LLVMValueRef nn
     store_elems(k, all, yr, off, outs, yb, align);
     return;
   }
-  for (uint32_t o = 0; o < outs; o++) {
-    LLVMValueRef ch = add(k, k0, c32(k, o));
-    LLVMValueRef el = G->y_ndhwc ? add(k, mul(k, pos, c32(k, K)), ch)
-                                 : add(k, mul(k, add(k, mul(k, nn, c32(k, K)), ch), c32(k, (uint32_t)G->odhw)), sp);
-    LLVMValueRef off = cj_irb_oob(g, ok, mul(k, el, c32(k, yb)), CJ_CONV_OOB);
-    cj_epi_load_channel(g, e, er, ch, 1, chan);
-    LLVMValueRef z = cj_epi_load_z(g, e, er, off, ok, 1);
-    LLVMValueRef v = cj_epi_apply(g, e, LLVMBuildExtractElement(k->b, acc, c32(k, o), ""), chan, z);
-    cj_irb_buf_store(g, v, yr, off, NULL, 0);
+  /* element by element (NCDHW y, or vec*M not a multiple of 4), in groups
+   * of 4 channels through the epilogue's vector form (as the NDHWC path) */
+  for (uint32_t o0 = 0; o0 < outs; o0 += 4) {
+    uint32_t n4 = outs - o0 < 4 ? outs - o0 : 4;
+    LLVMValueRef a4 = LLVMGetPoison(LLVMVectorType(g->f32, 4)), z = NULL, off[4];
+    cj_epi_load_channel(g, e, er, add(k, k0, c32(k, o0)), 4, chan);
+    for (uint32_t i = 0; i < 4; i++) {
+      uint32_t o = o0 + (i < n4 ? i : 0);
+      a4 = LLVMBuildInsertElement(k->b, a4, LLVMBuildExtractElement(k->b, acc, c32(k, o), ""), c32(k, i), "");
+      LLVMValueRef ch = add(k, k0, c32(k, o));
+      LLVMValueRef el = G->y_ndhwc ? add(k, mul(k, pos, c32(k, K)), ch)
+                                   : add(k, mul(k, add(k, mul(k, nn, c32(k, K)), ch), c32(k, (uint32_t)G->odhw)), sp);
+      off[i] = cj_irb_oob(g, ok, mul(k, el, c32(k, yb)), CJ_CONV_OOB);
+      LLVMValueRef zi = cj_epi_load_z(g, e, er, off[i], ok, 1);
+      if (!zi) continue;
+      if (!z) z = LLVMGetPoison(LLVMVectorType(g->f32, 4));
+      z = LLVMBuildInsertElement(k->b, z, zi, c32(k, i), "");
+    }
+    LLVMValueRef v = cj_epi_apply(g, e, a4, chan, z);
+    for (uint32_t i = 0; i < n4; i++)
+      cj_irb_buf_store(g, LLVMBuildExtractElement(k->b, v, c32(k, i), ""), yr, off[i], NULL, 0);
   }
 }
 
