@@ -395,7 +395,7 @@ convjit_status cj_kspec_generic(const cj_arch *a, const char *dtype, const char 
   return cj_kplan_generic_init(out, a, &g, g.dtype, CJ_PREP_COPY, &e);
 }
 
-/* The direct depthwise conv of a conv spec (groups=C; its x is NDHWC
+/* The direct depthwise conv of a conv spec (C and K the totals, groups=C; its x is NDHWC
  * whatever layout= says: the planner transposes an NCDHW x first), with
  * its own choices strip=P and chunk=N (kplan_direct.h). */
 convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
@@ -421,6 +421,12 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
   static const cj_conv_opts no_knobs;
   CJ_CHECK(!memcmp(&o, &no_knobs, sizeof o), CONVJIT_ERR_INVALID_ARG,
            "spec op conv_direct: takes strip= and chunk=, not the implicit GEMM's knobs");
+  /* the shape's C and K are the totals, as the API's: groups must be C */
+  CJ_CHECK(g.groups == g.c && g.groups > 0 && g.k % g.groups == 0, CONVJIT_ERR_INVALID_ARG,
+           "spec op conv_direct: groups = %u with C = %u, K = %u: a depthwise conv has groups = C dividing K",
+           g.groups, g.c, g.k);
+  g.k /= g.groups;
+  g.c = 1;
   g.x_ndhwc = 1;
   return cj_kplan_direct_init(out, a, &g, &d, &e);
 }
