@@ -135,7 +135,8 @@ static void store_out(dk *k, LLVMValueRef acc, LLVMValueRef pos, LLVMValueRef nn
   const cj_conv_geom *G = k->G;
   const cj_epilogue *e = &c->epi;
   const uint32_t outs = c->outs, ydt = (uint32_t)cj_epi_out_dtype(e), yb = cj_dtype_bytes((convjit_dtype)ydt);
-  const uint32_t K = G->k_all;
+  const uint32_t K = c->bwd ? G->groups : G->k_all; /* the output's channels */
+  const uint64_t odhw = c->bwd ? G->dhw : G->odhw;
   LLVMValueRef chan[CJ_EPI_MAX_OPS];
   if (ydt == CONVJIT_DTYPE_F16) /* else LLVM fuses the last fma with the f16 rounding (v_fma_mixlo_f16) */
     for (uint32_t o = 0; o < outs; o++)
@@ -184,7 +185,7 @@ static void store_out(dk *k, LLVMValueRef acc, LLVMValueRef pos, LLVMValueRef nn
       a4 = LLVMBuildInsertElement(k->b, a4, LLVMBuildExtractElement(k->b, acc, c32(k, o), ""), c32(k, i), "");
       LLVMValueRef ch = add(k, k0, c32(k, o));
       LLVMValueRef el = G->y_ndhwc ? add(k, mul(k, pos, c32(k, K)), ch)
-                                   : add(k, mul(k, add(k, mul(k, nn, c32(k, K)), ch), c32(k, (uint32_t)G->odhw)), sp);
+                                   : add(k, mul(k, add(k, mul(k, nn, c32(k, K)), ch), c32(k, (uint32_t)odhw)), sp);
       off[i] = cj_irb_oob(g, ok, mul(k, el, c32(k, yb)), CJ_CONV_OOB);
       LLVMValueRef zi = cj_epi_load_z(g, e, er, off[i], ok, 1);
       if (!zi) continue;
@@ -197,19 +198,65 @@ static void store_out(dk *k, LLVMValueRef acc, LLVMValueRef pos, LLVMValueRef nn
   }
 }
 
+/* The input coordinate of output coordinate o (i32) and tap term tdil =
+ * tap * dil in one dim, and whether it exists: forward o*st - pad + tdil in
+ * [0, extent); backward data (o + pad - tdil) / st when that divides and
+ * lands in [0, extent). Negative values wrap high: unsigned compares. */
+static LLVMValueRef in_coord(dk *k, LLVMValueRef o, uint32_t pad, LLVMValueRef tdil, uint32_t st, uint32_t extent,
+                             LLVMValueRef *ok) {
+  LLVMBuilderRef b = k->b;
+  if (!k->c->bwd) {
+    LLVMValueRef v = add(k, LLVMBuildSub(b, mul(k, o, c32(k, st)), c32(k, pad), ""), tdil);
+    *ok = ult(k, v, c32(k, extent));
+    return v;
+  }
+  LLVMValueRef num = LLVMBuildSub(b, add(k, o, c32(k, pad)), tdil, "");
+  if (st == 1) {
+    *ok = ult(k, num, c32(k, extent));
+    return num;
+  }
+  LLVMValueRef q = LLVMBuildUDiv(b, num, c32(k, st), "");
+  LLVMValueRef exact = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, num, c32(k, st), ""), c32(k, 0), "");
+  LLVMValueRef nonneg = LLVMBuildICmp(b, LLVMIntSGE, num, c32(k, 0), "");
+  *ok = and1(k, and1(k, nonneg, exact), ult(k, q, c32(k, extent)));
+  return q;
+}
+
+static int64_t floordiv(int64_t a, int64_t f) { return a >= 0 ? a / f : -((-a + f - 1) / f); }
+
+/* Whether output p of the strip and tap s meet at input position j of the
+ * strip's row (relative to its first position: forward ow0*st - pad,
+ * backward data ow0 / st). */
+static int pair_pos(const cj_direct_plan *c, uint32_t p, uint32_t s, int64_t *j) {
+  const int64_t st = c->g.stride[2], dl = c->g.dil[2], pad = cj_conv_pad(c->g.pad_lo[2]);
+  if (!c->bwd) {
+    *j = (int64_t)p * st + (int64_t)s * dl;
+    return 1;
+  }
+  int64_t q = (int64_t)p + pad - (int64_t)s * dl;
+  if (((q % st) + st) % st) return 0;
+  *j = floordiv(q, st);
+  return 1;
+}
+
 convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   const cj_direct_plan *c = &p->u.dir;
   const cj_conv_geom *G = &c->g;
   dk k = {.g = g, .b = g->b, .p = p, .c = c, .G = G};
   LLVMBuilderRef b = g->b;
-  if (c->outs > 16 || c->strip > CJ_DIRECT_MAX_STRIP || c->vec > 8 || c->elem_bytes != 2)
-    return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct: outs %u strip %u vec %u", c->outs, c->strip,
+  if (c->accw > CJ_DIRECT_MAX_ACC || c->strip > CJ_DIRECT_MAX_STRIP || c->vec > 8 || c->elem_bytes != 2 ||
+      (c->bwd && c->strip % G->stride[2]))
+    return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct: accw %u strip %u vec %u", c->accw, c->strip,
                                  c->vec));
   if (!cj_irb_kernel(g, p, 0)) return g->st;
-  const uint32_t eb = c->elem_bytes, vec = c->vec, outs = c->outs, P = c->strip, M = c->mult;
+  const uint32_t eb = c->elem_bytes, vec = c->vec, accw = c->accw, outs = c->outs, P = c->strip, M = c->mult;
   const uint32_t C = G->groups, K = G->k_all, S = G->s, R = G->r, T = G->t;
-  const uint32_t st_w = G->stride[2], dl_w = G->dil[2];
-  LLVMTypeRef vf = LLVMVectorType(g->f32, outs);
+  const int bwd = (int)c->bwd;
+  /* the tensor read (x; dy) and the one written (y; dx): extents and channels */
+  const uint32_t in_d = bwd ? G->od : G->d, in_h = bwd ? G->oh : G->h, in_w = bwd ? G->ow : G->w;
+  const uint32_t out_d = bwd ? G->d : G->od, out_h = bwd ? G->h : G->oh, out_w = bwd ? G->w : G->ow;
+  const uint32_t in_c = bwd ? K : C, out_c = bwd ? C : K, lin = bwd ? accw : vec; /* channels a lane loads */
+  LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
 
   /* The lane's item. */
   LLVMValueRef q = add(&k, mul(&k, cj_irb_wgid(g, 0), c32(&k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
@@ -218,29 +265,29 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef rest = LLVMBuildUDiv(b, q, c32(&k, c->ncv), "");
   LLVMValueRef sw = LLVMBuildURem(b, rest, c32(&k, (uint32_t)c->strips), "");
   LLVMValueRef row = LLVMBuildUDiv(b, rest, c32(&k, (uint32_t)c->strips), "");
-  LLVMValueRef oh = LLVMBuildURem(b, row, c32(&k, G->oh), "oh");
-  LLVMValueRef row2 = LLVMBuildUDiv(b, row, c32(&k, G->oh), "");
-  LLVMValueRef od = LLVMBuildURem(b, row2, c32(&k, G->od), "od");
-  LLVMValueRef nn = LLVMBuildUDiv(b, row2, c32(&k, G->od), "n");
+  LLVMValueRef oh = LLVMBuildURem(b, row, c32(&k, out_h), "oh");
+  LLVMValueRef row2 = LLVMBuildUDiv(b, row, c32(&k, out_h), "");
+  LLVMValueRef od = LLVMBuildURem(b, row2, c32(&k, out_d), "od");
+  LLVMValueRef nn = LLVMBuildUDiv(b, row2, c32(&k, out_d), "n");
   LLVMValueRef ow0 = mul(&k, sw, c32(&k, P));
-  /* tap (0,0,0)'s input coordinates; negative ones wrap high: one unsigned compare each */
-  LLVMValueRef id0 = LLVMBuildSub(b, mul(&k, od, c32(&k, G->stride[0])), c32(&k, G->pad_lo[0]), "id0");
-  LLVMValueRef ih0 = LLVMBuildSub(b, mul(&k, oh, c32(&k, G->stride[1])), c32(&k, G->pad_lo[1]), "ih0");
-  LLVMValueRef iw0 = LLVMBuildSub(b, mul(&k, ow0, c32(&k, st_w)), c32(&k, G->pad_lo[2]), "iw0");
+  /* the strip row's first input position (forward ow0*st - pad; backward data ow0/st) */
+  LLVMValueRef iw0 = bwd ? mul(&k, sw, c32(&k, P / G->stride[2]))
+                         : LLVMBuildSub(b, mul(&k, ow0, c32(&k, G->stride[2])), c32(&k, G->pad_lo[2]), "iw0");
 
   LLVMValueRef xr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_X), cj_c64(g, c->x_bytes));
   LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_W), cj_c64(g, c->w_bytes));
   LLVMValueRef yr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_Y), cj_c64(g, c->y_bytes));
   cj_epi_rsrc er;
-  cj_epi_rsrc_init(g, p, &c->epi, K, G->npq * K, &er);
+  cj_epi_rsrc_init(g, p, &c->epi, out_c, (uint64_t)G->n * out_d * out_h * out_w * out_c, &er);
 
-  LLVMValueRef xc = mul(&k, cv, c32(&k, vec * eb)); /* the lane's channel bytes within a pixel */
+  LLVMValueRef xc = mul(&k, cv, c32(&k, lin * eb)); /* the lane's channel bytes within an input pixel */
   LLVMValueRef k0 = mul(&k, cv, c32(&k, outs));     /* its first output channel */
-  const uint32_t walign = gcd32(gcd32(outs * eb, K * eb), 16), xalign = gcd32(gcd32(vec * eb, C * eb), 16);
-  /* x channel i feeds outputs i*M .. i*M+M-1 */
+  LLVMValueRef wk0 = mul(&k, cv, c32(&k, accw));    /* its first weight channel (K) */
+  const uint32_t walign = gcd32(gcd32(accw * eb, K * eb), 16), xalign = gcd32(gcd32(lin * eb, in_c * eb), 16);
+  /* forward: x channel i feeds outputs i*M .. i*M+M-1 */
   LLVMValueRef expand[64];
-  for (uint32_t o = 0; o < outs; o++) expand[o] = c32(&k, o / M);
-  LLVMValueRef expand_mask = LLVMConstVector(expand, outs);
+  for (uint32_t o = 0; o < accw; o++) expand[o] = c32(&k, o / M);
+  LLVMValueRef expand_mask = LLVMConstVector(expand, accw);
 
   LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP], phi[CJ_DIRECT_MAX_STRIP];
   for (uint32_t i = 0; i < P; i++) acc[i] = zero;
@@ -257,42 +304,49 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     LLVMPositionBuilderAtEnd(b, lp.body);
     tv = lp.iv;
   }
-  LLVMValueRef id = add(&k, id0, mul(&k, tv, c32(&k, G->dil[0])));
-  LLVMValueRef okd = and1(&k, valid, ult(&k, id, c32(&k, G->d)));
+  LLVMValueRef okd;
+  LLVMValueRef id = in_coord(&k, od, G->pad_lo[0], mul(&k, tv, c32(&k, G->dil[0])), G->stride[0], in_d, &okd);
+  okd = and1(&k, valid, okd);
   LLVMValueRef wtap_t = mul(&k, tv, c32(&k, R * S)); /* first tap of this depth plane */
   for (uint32_t r = 0; r < R; r++) {
-    LLVMValueRef ih = add(&k, ih0, c32(&k, r * G->dil[1]));
-    LLVMValueRef okh = and1(&k, okd, ult(&k, ih, c32(&k, G->h)));
-    LLVMValueRef rowbase = mul(&k, add(&k, mul(&k, add(&k, mul(&k, nn, c32(&k, G->d)), id), c32(&k, G->h)), ih),
-                               c32(&k, G->w));
+    LLVMValueRef okh;
+    LLVMValueRef ih = in_coord(&k, oh, G->pad_lo[1], c32(&k, r * G->dil[1]), G->stride[1], in_h, &okh);
+    okh = and1(&k, okd, okh);
+    LLVMValueRef rowbase =
+        mul(&k, add(&k, mul(&k, add(&k, mul(&k, nn, c32(&k, in_d)), id), c32(&k, in_h)), ih), c32(&k, in_w));
     for (uint32_t s0 = 0; s0 < S; s0 += c->tap_chunk) {
       uint32_t s1 = s0 + c->tap_chunk < S ? s0 + c->tap_chunk : S;
       LLVMValueRef wv[CJ_DIRECT_MAX_TAPS_1D];
-      for (uint32_t s = s0; s < s1; s++) {
-        LLVMValueRef tap = add(&k, wtap_t, c32(&k, r * S + s));
-        LLVMValueRef off = mul(&k, add(&k, mul(&k, tap, c32(&k, K)), k0), c32(&k, eb));
-        wv[s] = to_f32(&k, load_elems(&k, wr, off, outs, eb, walign), outs);
-      }
-      uint32_t jlo = s0 * dl_w, jhi = (P - 1) * st_w + (s1 - 1) * dl_w;
-      for (uint32_t j = jlo; j <= jhi; j++) {
-        int used = 0;
-        for (uint32_t pp = 0; pp < P && !used; pp++)
-          if (j >= pp * st_w && (j - pp * st_w) % dl_w == 0) {
-            uint32_t s = (j - pp * st_w) / dl_w;
-            used = s >= s0 && s < s1;
+      int used_tap[CJ_DIRECT_MAX_TAPS_1D] = {0};
+      int64_t jlo = INT64_MAX, jhi = INT64_MIN, j;
+      for (uint32_t s = s0; s < s1; s++)
+        for (uint32_t pp = 0; pp < P; pp++)
+          if (pair_pos(c, pp, s, &j)) {
+            used_tap[s] = 1;
+            jlo = j < jlo ? j : jlo;
+            jhi = j > jhi ? j : jhi;
           }
-        if (!used) continue;
-        LLVMValueRef iw = add(&k, iw0, c32(&k, j));
-        LLVMValueRef ok = and1(&k, okh, ult(&k, iw, c32(&k, G->w)));
-        LLVMValueRef off = add(&k, mul(&k, add(&k, rowbase, iw), c32(&k, C * eb)), xc);
-        LLVMValueRef xv = to_f32(&k, load_elems(&k, xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), vec, eb, xalign), vec);
-        LLVMValueRef xe = M == 1 ? xv : LLVMBuildShuffleVector(b, xv, LLVMGetPoison(LLVMTypeOf(xv)), expand_mask, "");
-        for (uint32_t pp = 0; pp < P; pp++) {
-          if (j < pp * st_w || (j - pp * st_w) % dl_w) continue;
-          uint32_t s = (j - pp * st_w) / dl_w;
-          if (s < s0 || s >= s1) continue;
-          acc[pp] = fma_v(&k, xe, wv[s], acc[pp]);
-        }
+      for (uint32_t s = s0; s < s1; s++) {
+        if (!used_tap[s]) continue;
+        LLVMValueRef tap = add(&k, wtap_t, c32(&k, r * S + s));
+        LLVMValueRef off = mul(&k, add(&k, mul(&k, tap, c32(&k, K)), wk0), c32(&k, eb));
+        wv[s] = to_f32(&k, load_elems(&k, wr, off, accw, eb, walign), accw);
+      }
+      for (j = jlo; j <= jhi; j++) {
+        int any = 0;
+        int64_t jj;
+        for (uint32_t s = s0; s < s1 && !any; s++)
+          for (uint32_t pp = 0; pp < P && !any; pp++) any = pair_pos(c, pp, s, &jj) && jj == j;
+        if (!any) continue;
+        LLVMValueRef iw = add(&k, iw0, c32(&k, (uint32_t)(int32_t)j));
+        LLVMValueRef ok = and1(&k, okh, ult(&k, iw, c32(&k, in_w)));
+        LLVMValueRef off = add(&k, mul(&k, add(&k, rowbase, iw), c32(&k, in_c * eb)), xc);
+        LLVMValueRef xv = to_f32(&k, load_elems(&k, xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), lin, eb, xalign), lin);
+        LLVMValueRef xe =
+            bwd || M == 1 ? xv : LLVMBuildShuffleVector(b, xv, LLVMGetPoison(LLVMTypeOf(xv)), expand_mask, "");
+        for (uint32_t s = s0; s < s1; s++)
+          for (uint32_t pp = 0; pp < P; pp++)
+            if (pair_pos(c, pp, s, &jj) && jj == j) acc[pp] = fma_v(&k, xe, wv[s], acc[pp]);
       }
     }
   }
@@ -303,14 +357,27 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     for (uint32_t i = 0; i < P; i++) acc[i] = phi[i];
   }
 
-  /* Outputs: position (n, od, oh, ow0 + p). */
-  LLVMValueRef sp_row = mul(&k, add(&k, mul(&k, od, c32(&k, G->oh)), oh), c32(&k, G->ow));
+  /* Outputs: position (n, od, oh, ow0 + p); backward data sums each dx
+   * channel's M dy channels first (in order j = 0 .. M-1). */
+  LLVMValueRef sp_row = mul(&k, add(&k, mul(&k, od, c32(&k, out_h)), oh), c32(&k, out_w));
+  const uint32_t odhw = out_d * out_h * out_w;
   for (uint32_t pp = 0; pp < P; pp++) {
     LLVMValueRef ow = add(&k, ow0, c32(&k, pp));
-    LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, G->ow)));
+    LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, out_w)));
     LLVMValueRef sp = add(&k, sp_row, ow);
-    LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, (uint32_t)G->odhw)), sp);
-    store_out(&k, acc[pp], pos, nn, sp, k0, ok, &er, yr);
+    LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, odhw)), sp);
+    LLVMValueRef a = acc[pp];
+    if (bwd) {
+      LLVMValueRef red = LLVMGetPoison(LLVMVectorType(g->f32, outs));
+      for (uint32_t ci = 0; ci < outs; ci++) {
+        LLVMValueRef v = LLVMBuildExtractElement(b, a, c32(&k, ci * M), "");
+        for (uint32_t jm = 1; jm < M; jm++)
+          v = LLVMBuildFAdd(b, v, LLVMBuildExtractElement(b, a, c32(&k, ci * M + jm), ""), "");
+        red = LLVMBuildInsertElement(b, red, v, c32(&k, ci), "");
+      }
+      a = red;
+    }
+    store_out(&k, a, pos, nn, sp, k0, ok, &er, yr);
   }
   LLVMBuildRetVoid(b);
   return g->st;

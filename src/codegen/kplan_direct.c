@@ -42,8 +42,8 @@ static convjit_status cj_direct_derive(cj_conv_geom *g) {
   return CONVJIT_OK;
 }
 
-convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, const cj_direct_opts *o,
-                                    const cj_epilogue *epi) {
+convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, uint32_t bwd,
+                                    const cj_direct_opts *o, const cj_epilogue *epi) {
   CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "direct conv plan: NULL plan, arch or geometry");
   CJ_TRY(cj_epi_check_desc(epi, "conv_direct.epi"));
   static const cj_direct_opts none;
@@ -70,6 +70,12 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
            o->strip, CJ_DIRECT_MAX_STRIP);
   CJ_CHECK(o->tap_chunk <= g.s, CONVJIT_ERR_INVALID_ARG, "conv_direct.tap_chunk = %u: must be 0..S (%u)",
            o->tap_chunk, g.s);
+  CJ_CHECK(bwd <= 1, CONVJIT_ERR_INVALID_ARG, "conv_direct.bwd = %u: must be 0 or 1", bwd);
+  CJ_CHECK(!bwd || g.stride[2] <= CJ_DIRECT_MAX_STRIP, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct backward data with W stride %u: the strip is a multiple of it, at most %d", g.stride[2],
+           CJ_DIRECT_MAX_STRIP);
+  CJ_CHECK(!bwd || !o->strip || o->strip % g.stride[2] == 0, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.strip = %u: backward data's is a multiple of the W stride %u", o->strip, g.stride[2]);
 
   memset(p, 0, sizeof *p);
   p->op = CJ_KOP_CONV_DIRECT;
@@ -83,22 +89,32 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   while (vec > 1 && (vec & (vec - 1))) vec--; /* a power of two */
   while (vec > 1 && C % vec) vec /= 2;
   c->vec = vec;
-  c->outs = vec * c->mult;
+  c->bwd = bwd;
+  c->accw = vec * c->mult;
+  c->outs = bwd ? vec : c->accw;
   /* strip: 8 outputs share their rows' input positions ((8 + S - 1) / 8
-   * loads per output and row at stride 1), holding 8 * outs fp32 sums */
-  uint32_t strip = o->strip ? o->strip : (c->outs <= 8 ? 8 : 4);
-  if (!o->strip && strip > g.ow) strip = g.ow;
+   * loads per output and row at stride 1), holding 8 * vec*M fp32 sums;
+   * backward data's a multiple of the W stride, so the dy positions of
+   * every (output, tap) pair are the strip's own constants */
+  const uint32_t out_w = bwd ? g.w : g.ow, sw = g.stride[2];
+  uint32_t strip = o->strip ? o->strip : 8;
+  if (!o->strip && strip > out_w) strip = out_w;
+  if (bwd && !o->strip) strip = sw > strip ? sw : strip / sw * sw;
   c->strip = strip;
   c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
   c->ncv = C / vec;
-  c->strips = cj_dceil(g.ow, strip);
-  c->items = (uint64_t)c->ncv * g.n * g.od * g.oh * c->strips;
-  c->span = (strip - 1) * g.stride[2] + (g.s - 1) * g.dil[2] + 1;
+  c->strips = cj_dceil(out_w, strip);
+  c->items = (uint64_t)c->ncv * g.n * (bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * g.oh) * c->strips;
+  const int64_t pw = cj_conv_pad(g.pad_lo[2]), dw = g.dil[2];
+  c->span = bwd ? (uint32_t)(cj_conv_floordiv((int64_t)strip - 1 + pw, sw) -
+                             cj_conv_floordiv(pw - ((int64_t)g.s - 1) * dw, sw) + 1)
+                : (strip - 1) * sw + (g.s - 1) * g.dil[2] + 1;
   CJ_TRY(cj_conv_epi_ops(&c->epi, &g, epi));
   const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
-  c->x_bytes = (uint64_t)g.n * g.dhw * C * c->elem_bytes;
+  const uint64_t xin = (uint64_t)g.n * g.dhw * C, yout = g.npq * g.k_all;
+  c->x_bytes = (bwd ? yout : xin) * c->elem_bytes;
   c->w_bytes = (uint64_t)g.taps * g.k_all * c->elem_bytes;
-  c->y_bytes = (uint64_t)g.npq * g.k_all * yb;
+  c->y_bytes = (bwd ? xin : yout) * yb;
   /* 32-bit lane offsets and item indices (the masked lanes' offset
    * CJ_CONV_OOB lies past every tensor) */
   CJ_CHECK(c->x_bytes < (1ull << 31) && c->y_bytes < (1ull << 31) && c->w_bytes < (1ull << 31),
@@ -122,7 +138,9 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
 }
 
-double cj_direct_flops(const cj_direct_plan *c) { return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps; }
+double cj_direct_flops(const cj_direct_plan *c) {
+  return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps; /* backward data: the same products */
+}
 
 double cj_direct_hbm_bytes(const cj_direct_plan *c) {
   double z = cj_epi_has(&c->epi, CJ_EPI_RESIDUAL) ? (double)c->y_bytes : 0.0;

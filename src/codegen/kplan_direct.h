@@ -38,6 +38,7 @@
 #define CJ_DIRECT_MAX_TAPS 7    /* T and R up to 7; S up to 7, or up to 31 in 1D */
 #define CJ_DIRECT_MAX_TAPS_1D 31
 #define CJ_DIRECT_MAX_STRIP 16
+#define CJ_DIRECT_MAX_ACC 8     /* vec * M */
 
 /* The choices; 0 = the plan's default. Not a property of the problem. */
 typedef struct cj_direct_opts {
@@ -48,20 +49,24 @@ typedef struct cj_direct_opts {
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
 #define CJ_DIRECT_PLAN_FIELDS(X)                                                                                  \
   X(cj_conv_geom, g, 1, "the problem: groups = C (c = 1 per group), k = M per group; x NDHWC (x_ndhwc = 1)")      \
-  X(uint32_t, vec, 1, "input channels per lane: the largest power of two <= 8/M dividing C (16 bytes at M = 1)")  \
-  X(uint32_t, strip, 1, "output positions along W per lane: neighbouring outputs share the input positions")    \
+  X(uint32_t, bwd, 2, "backward data: dx (the forward x's shape) from dy, dx[c] sums dy[c*M .. c*M+M-1] over the " \
+                      "taps whose dy position o*stride = i + pad - t*dil exists")                                     \
+  X(uint32_t, vec, 1, "C channels per lane: the largest power of two <= 8/M dividing C (16 bytes at M = 1)")      \
+  X(uint32_t, strip, 1, "output positions along W per lane (backward data: a multiple of the W stride): "        \
+                        "neighbouring outputs share the input positions")                                           \
   X(uint32_t, tap_chunk, 1, "taps of an input row whose converted weights a lane holds at once")                 \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
   X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
-  X(uint32_t, outs, 0, "output channels per lane: vec * M, consecutive in K")                                     \
+  X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
+  X(uint32_t, accw, 0, "fp32 sums per output position and lane: vec * M (backward data: reduced over M at the store)") \
   X(uint32_t, elem_bytes, 0, "bytes per x/w element (2)")                                                          \
   X(uint32_t, ncv, 0, "channel vectors: C / vec")                                                                  \
   X(uint64_t, strips, 0, "strips per output row: ceil(Wo / strip)")                                                \
-  X(uint64_t, items, 0, "lanes with work: ncv * N*Do*Ho * strips")                                                 \
-  X(uint32_t, span, 0, "input positions of one strip's row: (strip-1)*stride + (S-1)*dil + 1")                     \
-  X(uint64_t, x_bytes, 0, "NDHWC x")                                                                               \
+  X(uint64_t, items, 0, "lanes with work: ncv * N * output rows * strips")                                           \
+  X(uint32_t, span, 0, "input positions of one strip's row (forward: (strip-1)*stride + (S-1)*dil + 1)")           \
+  X(uint64_t, x_bytes, 0, "the NDHWC input read: x (backward data: dy)")                                            \
   X(uint64_t, w_bytes, 0, "packed weight [T*R*S][K]")                                                              \
-  X(uint64_t, y_bytes, 0, "y in the epilogue's type")
+  X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")
 
 typedef struct cj_direct_plan {
   CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_MEMBER)
@@ -80,8 +85,11 @@ int cj_direct_serves(const cj_conv_geom *g);
  * epilogue naming the field; UNSUPPORTED with the reason for a valid conv
  * this kernel does not do (its dtype, a filter past its limits, a tensor
  * past 32-bit offsets). */
-convjit_status cj_kplan_direct_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g,
+convjit_status cj_kplan_direct_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g, uint32_t bwd,
                                     const cj_direct_opts *o, const cj_epilogue *epi);
+/* bwd = 1: the backward data of forward conv g (x_ndhwc: dy is NDHWC;
+ * y_ndhwc: dx is; the epilogue over dx's C channels); no output padding
+ * (dy's extents are g's output's), W stride at most 16. */
 /* The multiply-adds (2 FLOPs each) and the compulsory bytes (x, the packed
  * weight and y once, plus a residual when the epilogue reads one). */
 double cj_direct_flops(const cj_direct_plan *c);

@@ -397,7 +397,8 @@ convjit_status cj_kspec_generic(const cj_arch *a, const char *dtype, const char 
 
 /* The direct depthwise conv of a conv spec (C and K the totals, groups=C; its x is NDHWC
  * whatever layout= says: the planner transposes an NCDHW x first), with
- * its own choices strip=P and chunk=N (kplan_direct.h). */
+ * its own choices strip=P and chunk=N, and dgrad=1: its backward data
+ * (kplan_direct.h). */
 convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
                                const char *opts, cj_kplan *out) {
   char val[32], rest[512], rest2[512];
@@ -414,6 +415,14 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
     CJ_TRY(kspec_u32("opts chunk", u, &d.tap_chunk));
     CJ_CHECK(d.tap_chunk > 0, CONVJIT_ERR_INVALID_ARG, "spec opts chunk = 0: must be 1..S");
   }
+  uint32_t bwd = 0;
+  if (kspec_take(rest2, "dgrad", val, sizeof val, rest, sizeof rest)) {
+    CJ_TRY(kspec_u64s("opts dgrad", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts dgrad", u, &bwd));
+  } else {
+    memcpy(rest, rest2, sizeof rest);
+  }
+  memcpy(rest2, rest, sizeof rest2);
   cj_conv_geom g;
   cj_conv_opts o;
   cj_epilogue e;
@@ -428,7 +437,7 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
   g.k /= g.groups;
   g.c = 1;
   g.x_ndhwc = 1;
-  return cj_kplan_direct_init(out, a, &g, &d, &e);
+  return cj_kplan_direct_init(out, a, &g, bwd, &d, &e);
 }
 
 typedef convjit_status (*kspec_fn)(const cj_arch *, const char *, const char *, const uint64_t *, int, const char *,

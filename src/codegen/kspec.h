@@ -19,7 +19,8 @@
  *          conv_direct    shape as conv but C and K the totals (groups=C
  *                         required): the direct depthwise conv
  *                         (conv_direct.c; x NDHWC whatever layout= says),
- *                         opts + strip=P chunk=N (kplan_direct.h)
+ *                         opts + strip=P chunk=N, dgrad=1 (its
+ *                         backward data; kplan_direct.h)
  *          conv_generic   shape as conv; the shape-generic fallback kernel
  *                         of that conv's dtypes and epilogue (conv_generic.c;
  *                         x in the compute dtype)

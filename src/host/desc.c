@@ -267,9 +267,11 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   const int bwd = d->kind == CONVJIT_CONV_BACKWARD_DATA;
   const char *rc = bwd ? "k" : "c";
   const int64_t cg = (bwd ? d->k : d->c) / d->groups, chunk = fp8_conv ? 16 : 8;
-  /* Depthwise (C/groups = 1) bf16 / f16 forward convs with K/C in 1..8
-   * are the direct family's (codegen/kplan_direct.h, select_direct.c). */
-  const int direct = d->kind == CONVJIT_CONV_FORWARD && !fp8_conv && d->groups > 1 && d->c == d->groups &&
+  /* Depthwise (C/groups = 1) bf16 / f16 forward and backward-data convs
+   * with K/C in 1..8 are the direct family's (codegen/kplan_direct.h,
+   * select_direct.c). */
+  const int direct = (d->kind == CONVJIT_CONV_FORWARD || d->kind == CONVJIT_CONV_BACKWARD_DATA) && !fp8_conv &&
+                     d->groups > 1 && d->c == d->groups &&
                      d->k / d->groups >= 1 && d->k / d->groups <= 8;
   CJ_CHECK(bwd_weight || direct || d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
            "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "

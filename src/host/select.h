@@ -286,7 +286,8 @@ typedef struct cj_conv_planner {
 extern const cj_conv_planner cj_conv_forward_planner;       /* select_direct.c: the family dispatch */
 extern const cj_conv_planner cj_conv_igemm_forward_planner; /* select_conv.c: the implicit GEMM's */
 extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
-extern const cj_conv_planner cj_conv_bwd_data_planner;
+extern const cj_conv_planner cj_conv_bwd_data_planner;       /* select_direct.c: the family dispatch */
+extern const cj_conv_planner cj_conv_igemm_bwd_data_planner; /* select_bwd.c: the implicit GEMM's */
 
 /* select_conv.c: the problem's geometry and formats, for the planners. */
 convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f);
@@ -307,9 +308,9 @@ convjit_status cj_conv_phased_sequence(const cj_conv_problem *p, const cj_target
                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
                                        cj_conv_opts *follow, int *has_follow);
 /* select_direct.c: the direct depthwise family (codegen/kplan_direct.h).
- * cj_direct_problem: 1 for a problem it serves (groups = C, K/C in 1..8,
- * bf16 or f16 x); prepare, candidates (one: the plan's defaults) and the
- * launch sequence, as the planner hooks above. */
+ * cj_direct_problem: 1 for a problem it serves (forward or backward data,
+ * groups = C, K/C in 1..8, bf16 or f16 x); prepare, candidates (one: the
+ * plan's defaults) and the launch sequence, as the planner hooks above. */
 int cj_direct_problem(const cj_conv_problem *p);
 convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out);
 uint32_t cj_direct_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,

@@ -18,6 +18,7 @@
 
 int cj_direct_problem(const cj_conv_problem *p) {
   if (!p || p->groups <= 1 || p->c != p->groups) return 0; /* one input channel per group */
+  if (p->kind != CONVJIT_CONV_FORWARD && p->kind != CONVJIT_CONV_BACKWARD_DATA) return 0;
   if (p->x_dtype != CONVJIT_DTYPE_BF16 && p->x_dtype != CONVJIT_DTYPE_F16) return 0;
   return p->k % p->groups == 0 && p->k / p->groups >= 1 && p->k / p->groups <= CJ_DIRECT_MAX_MULT;
 }
@@ -26,8 +27,12 @@ convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, 
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_direct_prepare: NULL argument");
   memset(out, 0, sizeof *out);
   out->direct = 1;
-  out->in_role = CJ_BIND_X;
-  out->out_role = CJ_BIND_Y;
+  out->bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  out->in_role = out->bwd ? CJ_BIND_DY : CJ_BIND_X;
+  out->out_role = out->bwd ? CJ_BIND_DX : CJ_BIND_Y;
+  CJ_CHECK(!p->output_padding[0] && !p->output_padding[1] && !p->output_padding[2], CONVJIT_ERR_UNSUPPORTED,
+           "desc.output_padding = %lld,%lld,%lld with a depthwise conv: the direct kernel's backward data takes none",
+           (long long)p->output_padding[0], (long long)p->output_padding[1], (long long)p->output_padding[2]);
   CJ_CHECK(p->w_dtype == p->x_dtype, CONVJIT_ERR_UNSUPPORTED,
            "desc.w_dtype = %s with desc.x_dtype = %s: the depthwise kernel takes x and w of one dtype",
            cj_dtype_name(p->w_dtype), cj_dtype_name(p->x_dtype));
@@ -43,8 +48,12 @@ convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, 
   out->fm.compute = p->x_dtype;
   out->fm.alpha = out->fm.x_q = out->fm.w_q = 1.0f;
   out->g.dtype = (uint32_t)p->x_dtype;
-  out->x_in_place = p->x_layout == CONVJIT_LAYOUT_NDHWC;
-  out->g.x_ndhwc = 1; /* the kernel reads NDHWC: x in place, or the transpose's copy */
+  /* the kernel reads NDHWC (x; backward data: dy) in place or the transpose's copy, and writes y (dx) in
+   * the caller's layout */
+  out->x_in_place = (out->bwd ? p->y_layout : p->x_layout) == CONVJIT_LAYOUT_NDHWC;
+  out->g.x_ndhwc = 1;
+  out->g.y_ndhwc = (out->bwd ? p->x_layout : p->y_layout) == CONVJIT_LAYOUT_NDHWC;
+  if (out->bwd) out->g.y_dtype = (uint32_t)p->x_dtype; /* dx */
   out->ph.n = out->ph.nreal = 1;
   out->ph.ph[0].g = out->g;
   return CONVJIT_OK;
@@ -69,7 +78,7 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
            "conv knobs (tile, stages, splitk, ...) with a depthwise conv: they are the implicit GEMM's; the direct "
            "kernel has none of them");
   cj_kplan kp;
-  CJ_TRY(cj_kplan_direct_init(&kp, t->arch, &prep->g, NULL, &p->epi));
+  CJ_TRY(cj_kplan_direct_init(&kp, t->arch, &prep->g, (uint32_t)prep->bwd, NULL, &p->epi));
   const cj_direct_plan *c = &kp.u.dir;
   const cj_conv_geom *g = &c->g;
   const uint32_t eb = c->elem_bytes;
@@ -79,33 +88,35 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
   const cj_role_bind pack_binds[] = {{CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}};
   CJ_TRY(cj_seq_add_bound(&out->pack, &pk, pack_binds, 2));
   out->packed_weight_bytes = c->w_bytes;
-  /* x NCDHW -> NDHWC into the workspace */
+  /* x (backward data: dy) NCDHW -> NDHWC into the workspace */
   if (!prep->x_in_place) {
     cj_kplan xk;
-    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, g->n, g->groups, g->dhw));
-    const cj_role_bind x_binds[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, 0}}};
+    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, g->n, prep->bwd ? g->k_all : g->groups,
+                                   prep->bwd ? g->odhw : g->dhw));
+    const cj_role_bind x_binds[] = {{CJ_ARG_SRC, {prep->in_role, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, 0}}};
     CJ_TRY(cj_seq_add_bound(&out->fwd, &xk, x_binds, 2));
     out->workspace_bytes = c->x_bytes;
   }
   const cj_role_bind binds[] = {
-      {CJ_ARG_X, prep->x_in_place ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, 0}},
+      {CJ_ARG_X, prep->x_in_place ? (cj_bind){prep->in_role, 0} : (cj_bind){CJ_BIND_WORKSPACE, 0}},
       {CJ_ARG_W, {CJ_BIND_W_PACKED, 0}},
       {CJ_ARG_BIAS, {CJ_BIND_BIAS, 0}},
-      {CJ_ARG_Y, {CJ_BIND_Y, 0}},
+      {CJ_ARG_Y, {prep->out_role, 0}},
       {CJ_ARG_SCALE, {CJ_BIND_SCALE, 0}},
       {CJ_ARG_RESIDUAL, {CJ_BIND_RESIDUAL, 0}},
   };
   CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, binds, sizeof binds / sizeof binds[0]));
-  snprintf(out->summary, sizeof out->summary, "%s + conv_direct %s depthwise x%u %ux%ux%u vec %u strip %u%s",
-           prep->x_in_place ? "no transpose (NDHWC in place)" : "transpose", cj_dtype_name((convjit_dtype)g->dtype),
-           c->mult, g->t, g->r, g->s, c->vec, c->strip, g->y_ndhwc ? " y NDHWC" : "");
+  snprintf(out->summary, sizeof out->summary, "%s%s + conv_direct %s depthwise x%u %ux%ux%u vec %u strip %u%s",
+           prep->bwd ? "dy: " : "", prep->x_in_place ? "no transpose (NDHWC in place)" : "transpose",
+           cj_dtype_name((convjit_dtype)g->dtype),
+           c->mult, g->t, g->r, g->s, c->vec, c->strip, g->y_ndhwc ? (prep->bwd ? " dx NDHWC" : " y NDHWC") : "");
   return CONVJIT_OK;
 }
 
 /* ---- the forward kind's family dispatch ---- */
 
-/* The one place the forward kind picks a family: the direct kernel for a
- * depthwise bf16/f16 problem, else the implicit GEMM. */
+/* The one place the forward and backward-data kinds pick a family: the
+ * direct kernel for a depthwise bf16/f16 problem, else the implicit GEMM. */
 static int cj_fwd_family_direct(const cj_conv_problem *p) { return cj_direct_problem(p); }
 
 static convjit_status cj_fwd_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
@@ -136,3 +147,28 @@ static convjit_status cj_fwd_fallback(const cj_conv_problem *p, const cj_target 
 }
 
 const cj_conv_planner cj_conv_forward_planner = {cj_fwd_prepare, cj_fwd_candidates, cj_fwd_sequence, cj_fwd_fallback};
+
+/* ---- the backward-data kind's family dispatch (as the forward's) ---- */
+
+static convjit_status cj_bwd_prepare_d(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
+  if (p && cj_fwd_family_direct(p)) return cj_direct_prepare(p, arch, out);
+  return cj_conv_igemm_bwd_data_planner.prepare(p, arch, out);
+}
+
+static uint32_t cj_bwd_candidates_d(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                                    cj_conv_opts *list, uint32_t max) {
+  if (prep->direct) return cj_direct_candidates(t, prep, forced, list, max);
+  return cj_conv_igemm_bwd_data_planner.candidates(t, prep, forced, list, max);
+}
+
+static convjit_status cj_bwd_sequence_d(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
+                                        cj_conv_opts *follow, int *has_follow) {
+  if (prep && prep->direct) {
+    if (has_follow) *has_follow = 0;
+    return cj_direct_sequence(p, t, prep, o, out);
+  }
+  return cj_conv_igemm_bwd_data_planner.sequence(p, t, prep, o, forced, out, follow, has_follow);
+}
+
+const cj_conv_planner cj_conv_bwd_data_planner = {cj_bwd_prepare_d, cj_bwd_candidates_d, cj_bwd_sequence_d, NULL};

@@ -4,7 +4,8 @@
  * the 1D 31-tap row, a 3D depth loop), stride and dilation (the input
  * positions of a strip), dtype and the epilogue — built through the whole
  * pipeline on both arches and checked by cj_check_resources: no VGPR or
- * SGPR spills, no scratch, no LDS, the 256-thread workgroup. The shapes
+ * SGPR spills, no scratch, no LDS, the 256-thread workgroup; backward
+ * data (dgrad=1: strips of whole strides, the reduction over M) too. The shapes
  * are the big layers of docs/kernels.md "Direct depthwise conv" and the
  * paths of test_conv_direct_api.c. Cold compile ms per kernel are
  * printed (this machine), never asserted. */
@@ -30,6 +31,9 @@ static const struct {
     {"f16", "1,32,4,12,12,64,3,3,3", "pad=1 stride=1,2,2 groups=32 residual act=gelu", "M=2 (vec 4) stride 2"},
     {"f16", "1,32,1,9,9,96,1,3,3", "pad=0,1,1 groups=32 bias act=silu", "M=3 (vec 2): element-wise outputs"},
     {"bf16", "1,8,1,20,20,64,1,5,5", "pad=0,4,4 dil=1,2,2 groups=8 layout=ndhwc residual", "M=8 (vec 1) dilation 2"},
+    {"bf16", "8,768,1,56,56,768,1,7,7", "pad=0,3,3 groups=768 layout=ndhwc dgrad=1", "backward data 7x7"},
+    {"f16", "1,32,4,12,12,64,3,3,3", "pad=1 stride=1,2,2 groups=32 dgrad=1 bias", "backward data M=2 stride 2"},
+    {"bf16", "1,8,1,21,21,40,1,3,3", "pad=0,1,1 stride=1,3,3 groups=8 dgrad=1", "backward data M=5 stride 3"},
 };
 
 static void test_sweep(void **st) {

@@ -305,23 +305,23 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
   } else if (p->op == CJ_KOP_CONV_DIRECT) {
     /* no LDS; a lane's strip x vec*M fp32 sums; code: the depth loop's
      * body is R input rows unrolled, each its taps' weight loads and
-     * conversions (~4 + vec*M), its input positions (the strip's span,
-     * plus the overlap of each further tap chunk: address, range check,
-     * load, ~10 + vec conversions) and strip x S fmas of vec*M lanes (packed
+     * conversions (~4 + vec*M), its input positions (at most the strip
+     * row's span per tap chunk: address, range check, load, ~10 + the
+     * conversions) and strip x S fmas of vec*M lanes (packed
      * pairs, at most one instruction per lane value); per output the
      * epilogue (bias, convert, pack, store: ~12 per value, the fused ops
      * as the conv's) and 256 of setup */
     const cj_direct_plan *c = &p->u.dir;
     const uint64_t S = c->g.s, chunks = (S + c->tap_chunk - 1) / c->tap_chunk;
-    const uint64_t pos = c->span + (chunks - 1) * (uint64_t)(c->strip - 1) * c->g.stride[2];
+    const uint64_t pos = chunks * c->span; /* each chunk reads at most the strip row's positions */
     static const uint64_t act_inst[4] = {0, 1, 5, 7};
     const int act = cj_epi_activation(&c->epi);
     const uint64_t epi = 12 + (cj_epi_has(&c->epi, CJ_EPI_RESIDUAL) ? 3 : 0) + (act >= 0 && act < 4 ? act_inst[act] : 0);
     threads = CJ_DIRECT_THREADS;
     lds_want = 0;
     acc_min = (uint64_t)c->strip * c->outs;
-    inst_budget = c->g.r * (S * (4 + c->outs) + pos * (10 + c->vec) + (uint64_t)c->strip * S * c->outs) +
-                  (uint64_t)c->strip * c->outs * epi + 256;
+    inst_budget = c->g.r * (S * (4 + c->accw) + pos * (10 + c->accw) + (uint64_t)c->strip * S * c->accw) +
+                  (uint64_t)c->strip * (c->outs * epi + c->accw) + 256; /* + backward data's sums over M */
   } else {
     fail_msg("golden: no derived bounds for op %s", w->op);
   }

@@ -5,8 +5,9 @@
  * 2, 3 (vec 2: element-wise outputs) and 8 (vec 1), 1D (causal k = 4, and
  * 31 taps), 2D (stride 2, dilation, asymmetric pads), 3D (the acceptance
  * shape), NCDHW and NDHWC x and y, bf16 and f16, the fused epilogue (bias,
- * residual, activation) and y in f32; what is refused, naming the field.
- * Oracle: cj_ref_conv_fwd_ext (groups, layouts; float64 sums) and
+ * residual, activation) and y in f32; backward data (strides 1-3,
+ * dilation, M = 1..5, the epilogue on dx); what is refused, naming the
+ * field. Oracle: cj_ref_conv_fwd_ext (cj_ref_conv_bwd_data for dx) (groups, layouts; float64 sums) and
  * cj_ref_epi_apply; tolerance: cj_ref_conv_bound with products = T*R*S
  * (one channel per group: every product is exact in fp32 and the kernel's
  * fmas add them in fp32, the bound's model) widened by cj_ref_epi_apply
@@ -147,6 +148,79 @@ static void run_case(const char *arch, const dw_case *k) {
   free(hx); free(hw); free(hz); free(fx); free(fw); free(bias); free(want); free(mag); free(got); free(z); free(ybuf);
 }
 
+/* Backward data of case k (its x_ndhwc: dx's layout, y_ndhwc: dy's): dx
+ * from dy and w through the direct family, against cj_ref_conv_bwd_data
+ * with cj_ref_conv_bound(M*T*R*S products, dx's dtype) (exact sums on the
+ * grid) widened by cj_ref_epi_apply for bias / residual / act on dx. */
+static void run_bwd_case(const char *arch, const dw_case *k) {
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
+  convjit_conv_desc d = case_desc(k);
+  d.kind = CONVJIT_CONV_BACKWARD_DATA;
+  d.y_dtype = d.x_dtype;
+  convjit_plan *plan = NULL;
+  OK(convjit_plan_create_conv(ctx, &d, &plan));
+  char desc[4096];
+  OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
+  if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
+  cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)k->n, (uint64_t)k->c, (uint64_t)k->d, (uint64_t)k->h,
+                                                (uint64_t)k->w, (uint64_t)k->k, (uint64_t)k->t, (uint64_t)k->r,
+                                                (uint64_t)k->s);
+  for (int i = 0; i < 3; i++) {
+    sh.stride[i] = (uint32_t)(k->stride[i] ? k->stride[i] : 1);
+    sh.dilation[i] = (uint32_t)(k->dil[i] ? k->dil[i] : 1);
+    sh.pad_lo[i] = (uint32_t)k->lo[i];
+    sh.pad_hi[i] = (uint32_t)k->hi[i];
+  }
+  uint64_t od[3];
+  OK(cj_ref_conv_bwd_dy_dims(&sh, NULL, od));
+  const convjit_dtype t = k->dtype;
+  size_t nx = sh.n * sh.c * sh.d * sh.h * sh.w, nw = sh.k * sh.t * sh.r * sh.s;
+  size_t ny = sh.n * sh.k * od[0] * od[1] * od[2];
+  uint16_t *hy = malloc(ny * 2), *hw = malloc(nw * 2), *hz = malloc(nx * 2), *hx = malloc(nx * 2);
+  float *fy = malloc(ny * 4), *fw = malloc(nw * 4), *bias = malloc(sh.c * 4), *want = malloc(nx * 4),
+        *mag = malloc(nx * 4), *got = malloc(nx * 4), *z = malloc(nx * 4);
+  assert_true(hy && hw && hz && hx && fy && fw && bias && want && mag && got && z);
+  uint64_t seed = 4242 + (uint64_t)k->c * 5 + (uint64_t)k->k;
+  for (size_t i = 0; i < ny + nw; i++) {
+    float v = (float)((int)(rnd(&seed) % 17) - 8) / 8.0f;
+    uint16_t h = enc(t, v);
+    if (i < ny) hy[i] = h, fy[i] = dec(t, h);
+    else hw[i - ny] = h, fw[i - ny] = dec(t, h);
+  }
+  for (size_t i = 0; i < sh.c; i++) bias[i] = (float)((int)(rnd(&seed) % 33) - 16) / 8.0f;
+  for (size_t i = 0; i < nx; i++) hz[i] = enc(t, (float)((int)(rnd(&seed) % 257) - 128) / 16.0f), z[i] = dec(t, hz[i]);
+  const cj_ref_conv_ext ext = {.groups = (uint64_t)k->c, .x_ndhwc = k->x_ndhwc, .y_ndhwc = k->y_ndhwc};
+  OK(cj_ref_conv_bwd_data(&sh, &ext, NULL, fy, fw, k->bias ? bias : NULL, want, mag));
+  cj_ref_conv_tol b = cj_ref_conv_bound(sh.k / sh.c * sh.t * sh.r * sh.s, (int)t, 1);
+  cj_ref_epi e = {.z = k->residual ? z : NULL, .beta = 1.0, .act = k->act};
+  b = cj_ref_epi_apply(b, &e, want, mag, nx);
+  size_t ws = 0, pw = 0;
+  OK(convjit_plan_workspace_size(plan, &ws));
+  OK(convjit_plan_packed_weight_size(plan, &pw));
+  void *ddy = api_upload(ctx, hy, ny * 2), *dw = api_upload(ctx, hw, nw * 2), *dpw = api_upload(ctx, NULL, pw);
+  void *ddx = api_upload(ctx, NULL, nx * 2), *dws = ws ? api_upload(ctx, NULL, ws) : NULL;
+  void *db = k->bias ? api_upload(ctx, bias, sh.c * 4) : NULL, *dz = k->residual ? api_upload(ctx, hz, nx * 2) : NULL;
+  OK(convjit_memset(ctx, ddx, 0xEE, nx * 2, NULL));
+  OK(convjit_weight_pack(plan, dw, dpw, NULL));
+  convjit_conv_args a = convjit_conv_args_default();
+  a.dy = ddy; a.w_packed = dpw; a.bias = db; a.residual = dz; a.dx = ddx; a.workspace = dws; a.workspace_bytes = ws;
+  OK(convjit_conv_execute(plan, &a, NULL));
+  OK(convjit_synchronize(ctx, NULL));
+  OK(convjit_memcpy_d2h(ctx, hx, ddx, nx * 2, NULL));
+  for (size_t i = 0; i < nx; i++) got[i] = dec(t, hx[i]);
+  cj_ref_cmp cmp;
+  cj_ref_conv_check(got, want, mag, nx, b, &cmp);
+  if (cmp.nbad)
+    fail_msg("%s (backward data) on %s: %zu of %zu outside the bound; first [%zu] got %g want %g\n%s", k->why, arch,
+             cmp.nbad, nx, cmp.first_bad, got[cmp.first_bad], want[cmp.first_bad], desc);
+  printf("  %-6s dx: %-60s ok (worst %.3f of the bound)\n", arch, k->why, cmp.worst_ratio);
+  void *dev[] = {ddy, dw, dpw, ddx, dws, db, dz};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) convjit_free(ctx, dev[i]);
+  convjit_plan_destroy(plan);
+  convjit_context_destroy(ctx);
+  free(hy); free(hw); free(hz); free(hx); free(fy); free(fw); free(bias); free(want); free(mag); free(got); free(z);
+}
+
 #define BF16 CONVJIT_DTYPE_BF16
 #define F16 CONVJIT_DTYPE_F16
 #define F32 CONVJIT_DTYPE_F32
@@ -197,6 +271,28 @@ static void test_1d(void **st) {
   run_both(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* Backward data: stride 1 (the acceptance shape), stride 2 and 3 with
+ * dilation (the dy positions of each (output, tap) pair), M = 2 and 5
+ * (the reduction over M), 1D causal, NDHWC, f16, the epilogue on dx. */
+static void test_bwd_data(void **st) {
+  (void)st;
+  const dw_case cases[] = {
+      {"3D 2,64,4,16,16 3x3x3 pad 1, M = 1 (acceptance)", 3, 2, 64, 4, 16, 16, 64, 3, 3, 3, {0}, {0}, {1, 1, 1},
+       {1, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0},
+      {"2D 3x3 stride 2, M = 2, NDHWC dx and dy, bias + silu", 2, 1, 32, 1, 9, 9, 64, 1, 3, 3, {1, 2, 2}, {0},
+       {0, 1, 1}, {0, 1, 1}, 1, 1, 1, 0, CONVJIT_ACT_SILU, BF16, 0, 0},
+      {"2D f16 5x5 stride (1,3) dilation (2,1), M = 3", 2, 1, 16, 1, 10, 11, 48, 1, 5, 5, {1, 1, 3}, {1, 2, 1},
+       {0, 2, 2}, {0, 2, 2}, 0, 0, 0, 0, 0, F16, 0, 0},
+      {"3D stride (2,1,2), asymmetric pads, M = 5, residual", 3, 1, 8, 5, 7, 9, 40, 3, 3, 3, {2, 1, 2}, {0},
+       {1, 2, 0}, {0, 1, 2}, 0, 0, 0, 1, 0, BF16, 0, 0},
+      {"1D causal k = 4 (pad 3/0)", 1, 2, 64, 1, 1, 40, 64, 1, 1, 4, {0}, {0}, {0, 0, 3}, {0, 0, 0}, 1, 1, 0, 0, 0,
+       BF16, 0, 0},
+  };
+  static const char *const arches[] = {"gfx942", "gfx950"};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bwd_case(arches[a], &cases[i]);
+}
+
 /* What the family does not take is refused with the field named. */
 static void test_refused(void **st) {
   (void)st;
@@ -223,7 +319,8 @@ static void test_refused(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_3d), cmocka_unit_test(test_2d), cmocka_unit_test(test_1d), cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_3d),       cmocka_unit_test(test_2d),      cmocka_unit_test(test_1d),
+      cmocka_unit_test(test_bwd_data), cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
