@@ -239,11 +239,170 @@ static int pair_pos(const cj_direct_plan *c, uint32_t p, uint32_t s, int64_t *j)
   return 1;
 }
 
+/* Backward weight, stage 1: lane (cv, group pg) of tap row (t, r) =
+ * wgid.y and tap chunk wgid.z sums dy[pos][k] * x[pos's input][c(k)] over
+ * its group's positions pos = pg, pg + npg, ... (a counted loop, in order)
+ * for the chunk's taps, then stores the partials [pg][tap][K] (fp32). */
+static void wgrad_partial(dk *k) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = k->b;
+  const cj_kplan *p = k->p;
+  const cj_direct_plan *c = k->c;
+  const cj_conv_geom *G = k->G;
+  const uint32_t eb = c->elem_bytes, vec = c->vec, accw = c->accw, M = c->mult, S = G->s, R = G->r;
+  const uint32_t C = G->groups, K = G->k_all, taps = G->taps;
+  LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
+  LLVMValueRef q = add(k, mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
+  LLVMValueRef valid = ult(k, q, c32(k, (uint32_t)c->items));
+  LLVMValueRef cv = LLVMBuildURem(b, q, c32(k, c->ncv), "cv");
+  LLVMValueRef pg = LLVMBuildUDiv(b, q, c32(k, c->ncv), "pg");
+  LLVMValueRef trow = cj_irb_wgid(g, 1), chunk = cj_irb_wgid(g, 2);
+  LLVMValueRef tt = LLVMBuildUDiv(b, trow, c32(k, R), "t"), rr = LLVMBuildURem(b, trow, c32(k, R), "r");
+  LLVMValueRef s0 = mul(k, chunk, c32(k, c->tap_chunk));
+  LLVMValueRef xr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_X), cj_c64(g, c->x_bytes));
+  LLVMValueRef dyr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DY), cj_c64(g, c->y_bytes));
+  LLVMValueRef wsr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_WORKSPACE),
+                                 cj_c64(g, (uint64_t)c->npg * taps * K * 4));
+  LLVMValueRef xc = mul(k, cv, c32(k, vec * eb)), kc = mul(k, cv, c32(k, accw));
+  const uint32_t xalign = gcd32(gcd32(vec * eb, C * eb), 16), dalign = gcd32(gcd32(accw * eb, K * eb), 16);
+  LLVMValueRef expand[64];
+  for (uint32_t o = 0; o < accw; o++) expand[o] = c32(k, o / M);
+  LLVMValueRef expand_mask = LLVMConstVector(expand, accw);
+  /* the tap row's input offsets */
+  LLVMValueRef tdil_d = mul(k, tt, c32(k, G->dil[0])), rdil_h = mul(k, rr, c32(k, G->dil[1]));
+  const uint32_t nacc = c->tap_chunk + (c->db ? 1 : 0);
+  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_TAPS_1D + 1], phi[CJ_DIRECT_MAX_TAPS_1D + 1];
+  cj_irb_loop lp;
+  cj_irb_loop_begin(g, &lp, c32(k, 0), c32(k, c->iters), c32(k, 1), "posloop");
+  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
+  for (uint32_t i = 0; i < nacc; i++) {
+    phi[i] = LLVMBuildPhi(b, vf, "acc");
+    LLVMAddIncoming(phi[i], &zero, &lp.pre, 1);
+    acc[i] = phi[i];
+  }
+  LLVMPositionBuilderAtEnd(b, lp.body);
+  LLVMValueRef pos = add(k, pg, mul(k, lp.iv, c32(k, c->npg)));
+  LLVMValueRef pok = and1(k, valid, ult(k, pos, c32(k, (uint32_t)G->npq)));
+  LLVMValueRef ow = LLVMBuildURem(b, pos, c32(k, G->ow), ""), r1 = LLVMBuildUDiv(b, pos, c32(k, G->ow), "");
+  LLVMValueRef oh = LLVMBuildURem(b, r1, c32(k, G->oh), ""), r2 = LLVMBuildUDiv(b, r1, c32(k, G->oh), "");
+  LLVMValueRef od = LLVMBuildURem(b, r2, c32(k, G->od), ""), nn = LLVMBuildUDiv(b, r2, c32(k, G->od), "");
+  LLVMValueRef doff = mul(k, add(k, mul(k, pos, c32(k, K)), kc), c32(k, eb));
+  LLVMValueRef dv = to_f32(k, load_elems(k, dyr, cj_irb_oob(g, pok, doff, CJ_CONV_OOB), accw, eb, dalign), accw);
+  LLVMValueRef id = add(k, LLVMBuildSub(b, mul(k, od, c32(k, G->stride[0])), c32(k, G->pad_lo[0]), ""), tdil_d);
+  LLVMValueRef ih = add(k, LLVMBuildSub(b, mul(k, oh, c32(k, G->stride[1])), c32(k, G->pad_lo[1]), ""), rdil_h);
+  LLVMValueRef iw0 = LLVMBuildSub(b, mul(k, ow, c32(k, G->stride[2])), c32(k, G->pad_lo[2]), "");
+  LLVMValueRef rok = and1(k, and1(k, pok, ult(k, id, c32(k, G->d))), ult(k, ih, c32(k, G->h)));
+  LLVMValueRef rowbase = mul(k, add(k, mul(k, add(k, mul(k, nn, c32(k, G->d)), id), c32(k, G->h)), ih), c32(k, G->w));
+  for (uint32_t si = 0; si < c->tap_chunk; si++) {
+    LLVMValueRef s = add(k, s0, c32(k, si));
+    LLVMValueRef iw = add(k, iw0, mul(k, s, c32(k, G->dil[2])));
+    LLVMValueRef ok = and1(k, and1(k, rok, ult(k, iw, c32(k, G->w))), ult(k, s, c32(k, S)));
+    LLVMValueRef off = add(k, mul(k, add(k, rowbase, iw), c32(k, C * eb)), xc);
+    LLVMValueRef xv = to_f32(k, load_elems(k, xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), vec, eb, xalign), vec);
+    LLVMValueRef xe = M == 1 ? xv : LLVMBuildShuffleVector(b, xv, LLVMGetPoison(LLVMTypeOf(xv)), expand_mask, "");
+    acc[si] = fma_v(k, dv, xe, acc[si]);
+  }
+  if (c->db) acc[c->tap_chunk] = LLVMBuildFAdd(b, acc[c->tap_chunk], dv, "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  for (uint32_t i = 0; i < nacc; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
+  cj_irb_loop_end(g, &lp);
+  /* partial [pg][tap][K]: taps of the chunk past S and lanes past the work store nowhere */
+  const uint32_t walign = gcd32(gcd32(accw * 4, K * 4), 16);
+  LLVMValueRef tap0 = add(k, mul(k, trow, c32(k, S)), s0);
+  for (uint32_t si = 0; si < c->tap_chunk; si++) {
+    LLVMValueRef ok = and1(k, valid, ult(k, add(k, s0, c32(k, si)), c32(k, S)));
+    LLVMValueRef el = add(k, mul(k, add(k, mul(k, pg, c32(k, taps)), add(k, tap0, c32(k, si))), c32(k, K)), kc);
+    LLVMValueRef bits = LLVMBuildBitCast(b, phi[si], LLVMVectorType(g->i32, accw), "");
+    store_elems(k, bits, wsr, cj_irb_oob(g, ok, mul(k, el, c32(k, 4)), CJ_CONV_OOB), accw, 4, walign);
+  }
+  if (c->db) { /* one tap row and chunk (the first) stores db's partial */
+    LLVMValueRef dbr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DB_PART), cj_c64(g, (uint64_t)c->npg * K * 4));
+    LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildOr(b, trow, chunk, ""), c32(k, 0), "");
+    LLVMValueRef el = add(k, mul(k, pg, c32(k, K)), kc);
+    LLVMValueRef bits = LLVMBuildBitCast(b, phi[c->tap_chunk], LLVMVectorType(g->i32, accw), "");
+    store_elems(k, bits, dbr, cj_irb_oob(g, and1(k, valid, first), mul(k, el, c32(k, 4)), CJ_CONV_OOB), accw, 4,
+                walign);
+  }
+}
+
+/* Backward weight, stage 2: thread e < taps*K: dw[k][tap] (k = e / taps)
+ * = the npg partials [pg][tap][k] added in group order, converted to
+ * dw's dtype; e - taps*K < K: db[k] from db's partials, fp32. */
+static void wgrad_finalize(dk *k) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = k->b;
+  const cj_kplan *p = k->p;
+  const cj_direct_plan *c = k->c;
+  const cj_conv_geom *G = k->G;
+  const uint32_t K = G->k_all, taps = G->taps, n_dw = taps * K;
+  LLVMValueRef e = add(k, mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
+  LLVMValueRef is_dw = ult(k, e, c32(k, n_dw));
+  LLVMValueRef kk = LLVMBuildUDiv(b, e, c32(k, taps), ""), tap = LLVMBuildURem(b, e, c32(k, taps), "");
+  LLVMValueRef wsr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_WORKSPACE),
+                                 cj_c64(g, (uint64_t)c->npg * taps * K * 4));
+  LLVMValueRef e_db = LLVMBuildSub(b, e, c32(k, n_dw), "");
+  LLVMValueRef is_db = c->db ? and1(k, LLVMBuildNot(b, is_dw, ""), ult(k, e_db, c32(k, K))) : cj_c1(g, 0);
+  LLVMValueRef dbr = c->db ? cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DB_PART), cj_c64(g, (uint64_t)c->npg * K * 4))
+                           : NULL;
+  cj_irb_loop lp;
+  LLVMValueRef zero = cj_cf32(g, 0.0f);
+  cj_irb_loop_begin(g, &lp, c32(k, 0), c32(k, c->npg), c32(k, 1), "pgloop");
+  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
+  LLVMValueRef phi = LLVMBuildPhi(b, g->f32, "sum");
+  LLVMAddIncoming(phi, &zero, &lp.pre, 1);
+  LLVMPositionBuilderAtEnd(b, lp.body);
+  LLVMValueRef wel = add(k, mul(k, add(k, mul(k, lp.iv, c32(k, taps)), tap), c32(k, K)), kk);
+  LLVMValueRef v = LLVMBuildBitCast(
+      b, cj_irb_buf_load(g, g->i32, wsr, cj_irb_oob(g, is_dw, mul(k, wel, c32(k, 4)), CJ_CONV_OOB), NULL, 0), g->f32,
+      "");
+  if (c->db) {
+    LLVMValueRef del = add(k, mul(k, lp.iv, c32(k, K)), e_db);
+    LLVMValueRef vd = LLVMBuildBitCast(
+        b, cj_irb_buf_load(g, g->i32, dbr, cj_irb_oob(g, is_db, mul(k, del, c32(k, 4)), CJ_CONV_OOB), NULL, 0),
+        g->f32, "");
+    v = LLVMBuildSelect(b, is_dw, v, vd, "");
+  }
+  LLVMValueRef sum = LLVMBuildFAdd(b, phi, v, "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  LLVMAddIncoming(phi, &sum, &latch, 1);
+  cj_irb_loop_end(g, &lp);
+  /* dw[k][tap] in dw's dtype (RNE), db[k] in fp32 */
+  const uint32_t dwb = cj_dtype_bytes((convjit_dtype)c->dw_dtype);
+  LLVMValueRef dwr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DW), cj_c64(g, (uint64_t)n_dw * dwb));
+  LLVMValueRef dwv;
+  if (c->dw_dtype == CONVJIT_DTYPE_F32) {
+    dwv = LLVMBuildBitCast(b, phi, g->i32, "");
+  } else {
+    phi = cj_irb_opaque(g, phi); /* else LLVM may fuse the last add with the f16 rounding (v_fma_mixlo_f16) */
+    cj_epilogue conv = {0};
+    cj_epi_step *st = cj_epi_add(&conv, CJ_EPI_CONVERT);
+    if (st) st->dtype = c->dw_dtype;
+    LLVMValueRef chan[CJ_EPI_MAX_OPS] = {0};
+    dwv = cj_epi_apply(g, &conv, phi, chan, NULL);
+  }
+  cj_irb_buf_store(g, dwv, dwr, cj_irb_oob(g, is_dw, mul(k, e, c32(k, dwb)), CJ_CONV_OOB), NULL, 0);
+  if (c->db) {
+    LLVMValueRef dbo = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DB), cj_c64(g, (uint64_t)K * 4));
+    cj_irb_buf_store(g, LLVMBuildBitCast(b, phi, g->i32, ""), dbo, cj_irb_oob(g, is_db, mul(k, e_db, c32(k, 4)),
+                                                                          CJ_CONV_OOB),
+                     NULL, 0);
+  }
+}
+
 convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   const cj_direct_plan *c = &p->u.dir;
   const cj_conv_geom *G = &c->g;
   dk k = {.g = g, .b = g->b, .p = p, .c = c, .G = G};
   LLVMBuilderRef b = g->b;
+  if (c->wgrad) {
+    if (c->accw > CJ_DIRECT_MAX_ACC || c->tap_chunk > CJ_DIRECT_MAX_TAPS_1D)
+      return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct wgrad: accw %u chunk %u", c->accw, c->tap_chunk));
+    if (!cj_irb_kernel(g, p, 0)) return g->st;
+    if (c->wgrad == 1) wgrad_partial(&k);
+    else wgrad_finalize(&k);
+    LLVMBuildRetVoid(b);
+    return g->st;
+  }
   if (c->accw > CJ_DIRECT_MAX_ACC || c->strip > CJ_DIRECT_MAX_STRIP || c->vec > 8 || c->elem_bytes != 2 ||
       (c->bwd && c->strip % G->stride[2]))
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct: accw %u strip %u vec %u", c->accw, c->strip,

@@ -138,6 +138,64 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
 }
 
+convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, uint32_t stage,
+                                          uint32_t db, uint32_t dw_dtype) {
+  CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "direct conv plan: NULL plan, arch or geometry");
+  CJ_CHECK(stage == 1 || stage == 2, CONVJIT_ERR_INVALID_ARG, "conv_direct.wgrad = %u: must be 1 or 2", stage);
+  CJ_CHECK(db <= 1, CONVJIT_ERR_INVALID_ARG, "conv_direct.db = %u: must be 0 or 1", db);
+  cj_conv_geom g = *gin;
+  if (!dw_dtype) dw_dtype = g.dtype;
+  CJ_CHECK(dw_dtype == g.dtype || dw_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.dw_dtype = %u (%s): dw is in the compute dtype or f32", dw_dtype,
+           cj_dtype_name((convjit_dtype)dw_dtype));
+  CJ_CHECK(g.x_ndhwc == 1 && g.y_ndhwc == 1, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct backward weight: x_ndhwc = %u, y_ndhwc = %u: reads NDHWC x and dy (the planner transposes "
+           "NCDHW ones first)", g.x_ndhwc, g.y_ndhwc);
+  g.y_ndhwc = 0;
+  CJ_TRY(cj_kplan_direct_init(p, arch, &g, 0, NULL, NULL)); /* the forward's legality, lanes and sizes */
+  cj_direct_plan *c = &p->u.dir;
+  c->g.y_ndhwc = 1;
+  c->wgrad = stage;
+  c->db = db;
+  c->dw_dtype = dw_dtype;
+  c->strip = 1;
+  c->strips = 1;
+  memset(&c->epi, 0, sizeof c->epi);
+  const uint64_t npq = c->g.npq, taps = c->g.taps, K = c->g.k_all;
+  uint64_t npg = npq / 256;
+  c->npg = (uint32_t)(npg < 1 ? 1 : npg > 256 ? 256 : npg);
+  c->iters = (uint32_t)cj_dceil(npq, c->npg);
+  c->items = (uint64_t)c->ncv * c->npg;
+  c->ws_bytes = ((uint64_t)c->npg * taps * K + (db ? (uint64_t)c->npg * K : 0)) * 4;
+  c->x_bytes = (uint64_t)c->g.n * c->g.dhw * c->g.groups * c->elem_bytes;
+  c->y_bytes = npq * K * c->elem_bytes; /* dy, read */
+  c->w_bytes = taps * K * cj_dtype_bytes((convjit_dtype)dw_dtype); /* dw, written */
+  CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct backward weight: %" PRIu64 " bytes of partials must be below 2 GiB", c->ws_bytes);
+  p->nargs = 0;
+  p->grid[1] = p->grid[2] = 1;
+  if (stage == 1) {
+    p->grid[0] = cj_dceil(c->items, CJ_DIRECT_THREADS);
+    p->grid[1] = (uint64_t)c->g.t * c->g.r;
+    p->grid[2] = cj_dceil(c->g.s, c->tap_chunk);
+    cj_kplan_add_arg(p, CJ_ARG_X, NULL);
+    cj_kplan_add_arg(p, CJ_ARG_DY, NULL);
+    cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
+    if (db) cj_kplan_add_arg(p, CJ_ARG_DB_PART, NULL);
+  } else {
+    p->grid[0] = cj_dceil(taps * K + (db ? K : 0), CJ_DIRECT_THREADS);
+    cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
+    if (db) cj_kplan_add_arg(p, CJ_ARG_DB_PART, NULL);
+    cj_kplan_add_arg(p, CJ_ARG_DW, NULL);
+    if (db) cj_kplan_add_arg(p, CJ_ARG_DB, NULL);
+  }
+  p->name[0] = 0;
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "%s_%s_%s", cj_kop_prefix(CJ_KOP_CONV_DIRECT), stage == 1 ? "wg" : "wf",
+           cj_dtype_name((convjit_dtype)g.dtype));
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
+}
+
 double cj_direct_flops(const cj_direct_plan *c) {
   return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps; /* backward data: the same products */
 }

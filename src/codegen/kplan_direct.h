@@ -51,6 +51,10 @@ typedef struct cj_direct_opts {
   X(cj_conv_geom, g, 1, "the problem: groups = C (c = 1 per group), k = M per group; x NDHWC (x_ndhwc = 1)")      \
   X(uint32_t, bwd, 2, "backward data: dx (the forward x's shape) from dy, dx[c] sums dy[c*M .. c*M+M-1] over the " \
                       "taps whose dy position o*stride = i + pad - t*dil exists")                                     \
+  X(uint32_t, wgrad, 2, "backward weight: 1 = each position group's partial sums of dw (and db), 2 = their "    \
+                        "finalize in group order (dw, db): deterministic")                                        \
+  X(uint32_t, db, 2, "backward weight: the bias gradient too (a partial per group, summed by the finalize)")     \
+  X(uint32_t, dw_dtype, 2, "backward weight's finalize: dw's dtype (convjit_dtype: the compute dtype or f32)")     \
   X(uint32_t, vec, 1, "C channels per lane: the largest power of two <= 8/M dividing C (16 bytes at M = 1)")      \
   X(uint32_t, strip, 1, "output positions along W per lane (backward data: a multiple of the W stride): "        \
                         "neighbouring outputs share the input positions")                                           \
@@ -66,7 +70,10 @@ typedef struct cj_direct_opts {
   X(uint32_t, span, 0, "input positions of one strip's row (forward: (strip-1)*stride + (S-1)*dil + 1)")           \
   X(uint64_t, x_bytes, 0, "the NDHWC input read: x (backward data: dy)")                                            \
   X(uint64_t, w_bytes, 0, "packed weight [T*R*S][K]")                                                              \
-  X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")
+  X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")                              \
+  X(uint32_t, npg, 0, "backward weight: position groups, from the problem alone (N*Do*Ho*Wo / 256, 1..256)")      \
+  X(uint32_t, iters, 0, "backward weight: positions per lane, ceil(N*Do*Ho*Wo / npg), group g's g, g + npg, ...") \
+  X(uint64_t, ws_bytes, 0, "backward weight: the partials, npg x taps x K fp32, then npg x K of db")
 
 typedef struct cj_direct_plan {
   CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_MEMBER)
@@ -90,6 +97,17 @@ convjit_status cj_kplan_direct_init(struct cj_kplan *p, const cj_arch *arch, con
 /* bwd = 1: the backward data of forward conv g (x_ndhwc: dy is NDHWC;
  * y_ndhwc: dx is; the epilogue over dx's C channels); no output padding
  * (dy's extents are g's output's), W stride at most 16. */
+/* Backward weight of forward conv g (x_ndhwc = y_ndhwc = 1: x and dy are
+ * read NDHWC), as two kernels: stage 1 the partial sums (grid: lanes over
+ * (channel vector, position group), y the tap row (t, r), z the tap chunk;
+ * each lane sums its group's positions g, g + npg, ... in order into fp32
+ * and stores its partial tile [tap][K] (and db's [K]) to the workspace),
+ * stage 2 the finalize (one thread per dw element: the npg partials added
+ * in group order, converted to dw_dtype; db in fp32). Every element's sum
+ * is the same sequence of fp32 operations on every run and grid:
+ * deterministic. db: the bias gradient too. */
+convjit_status cj_kplan_direct_wgrad_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g,
+                                          uint32_t stage, uint32_t db, uint32_t dw_dtype);
 /* The multiply-adds (2 FLOPs each) and the compulsory bytes (x, the packed
  * weight and y once, plus a residual when the epilogue reads one). */
 double cj_direct_flops(const cj_direct_plan *c);

@@ -397,7 +397,8 @@ convjit_status cj_kspec_generic(const cj_arch *a, const char *dtype, const char 
 
 /* The direct depthwise conv of a conv spec (C and K the totals, groups=C; its x is NDHWC
  * whatever layout= says: the planner transposes an NCDHW x first), with
- * its own choices strip=P and chunk=N, and dgrad=1: its backward data
+ * its own choices strip=P and chunk=N, and dgrad=1: its backward data, or
+ * wgrad [db] [stage=1|2]: its backward weight's partials or finalize
  * (kplan_direct.h). */
 convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
                                const char *opts, cj_kplan *out) {
@@ -415,6 +416,7 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
     CJ_TRY(kspec_u32("opts chunk", u, &d.tap_chunk));
     CJ_CHECK(d.tap_chunk > 0, CONVJIT_ERR_INVALID_ARG, "spec opts chunk = 0: must be 1..S");
   }
+  if (kspec_take(rest2, "stage", val, sizeof val, rest, sizeof rest)) memcpy(rest2, rest, sizeof rest2);
   uint32_t bwd = 0;
   if (kspec_take(rest2, "dgrad", val, sizeof val, rest, sizeof rest)) {
     CJ_TRY(kspec_u64s("opts dgrad", val, &u, 1, &un, 1));
@@ -437,6 +439,16 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
   g.k /= g.groups;
   g.c = 1;
   g.x_ndhwc = 1;
+  if (g.wgrad) { /* backward weight: wgrad [db] and stage=1 (partials, default) or 2 (finalize) */
+    uint32_t stage = 1, db = g.wgrad_db;
+    if (kspec_take(opts, "stage", val, sizeof val, rest, sizeof rest)) {
+      CJ_TRY(kspec_u64s("opts stage", val, &u, 1, &un, 1));
+      CJ_TRY(kspec_u32("opts stage", u, &stage));
+    }
+    g.wgrad = g.wgrad_db = g.wgrad_atomic = 0;
+    g.y_ndhwc = 1;
+    return cj_kplan_direct_wgrad_init(out, a, &g, stage, db, 0);
+  }
   return cj_kplan_direct_init(out, a, &g, bwd, &d, &e);
 }
 

@@ -20,7 +20,9 @@
  *                         required): the direct depthwise conv
  *                         (conv_direct.c; x NDHWC whatever layout= says),
  *                         opts + strip=P chunk=N, dgrad=1 (its
- *                         backward data; kplan_direct.h)
+ *                         backward data), wgrad [db] [stage=1|2] (its
+ *                         backward weight's partials / finalize;
+ *                         kplan_direct.h)
  *          conv_generic   shape as conv; the shape-generic fallback kernel
  *                         of that conv's dtypes and epilogue (conv_generic.c;
  *                         x in the compute dtype)

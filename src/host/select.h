@@ -248,6 +248,7 @@ typedef struct cj_conv_prep {
   cj_conv_phases ph;    /* the convs: real phases first (largest first), then fills */
   int bwd;              /* backward data: input dy, output dx, one packed weight per phase */
   cj_bind_kind in_role, out_role; /* the GEMM input's and output's tensors (X / DY, Y / DX) */
+  int wgrad;            /* the direct family's backward weight (x_copy then means: dy is transposed too) */
   int direct;           /* the direct depthwise family's problem (select_direct.c): g is its plan's geometry
                            (x_ndhwc = 1: x in place or the transpose's copy), ph its one phase */
 } cj_conv_prep;
@@ -285,7 +286,8 @@ typedef struct cj_conv_planner {
 } cj_conv_planner;
 extern const cj_conv_planner cj_conv_forward_planner;       /* select_direct.c: the family dispatch */
 extern const cj_conv_planner cj_conv_igemm_forward_planner; /* select_conv.c: the implicit GEMM's */
-extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
+extern const cj_conv_planner cj_conv_bwd_weight_planner;       /* select_direct.c: the family dispatch */
+extern const cj_conv_planner cj_conv_igemm_bwd_weight_planner; /* select_wgrad.c: the implicit GEMM's */
 extern const cj_conv_planner cj_conv_bwd_data_planner;       /* select_direct.c: the family dispatch */
 extern const cj_conv_planner cj_conv_igemm_bwd_data_planner; /* select_bwd.c: the implicit GEMM's */
 

@@ -18,7 +18,9 @@
 
 int cj_direct_problem(const cj_conv_problem *p) {
   if (!p || p->groups <= 1 || p->c != p->groups) return 0; /* one input channel per group */
-  if (p->kind != CONVJIT_CONV_FORWARD && p->kind != CONVJIT_CONV_BACKWARD_DATA) return 0;
+  if (p->kind != CONVJIT_CONV_FORWARD && p->kind != CONVJIT_CONV_BACKWARD_DATA &&
+      p->kind != CONVJIT_CONV_BACKWARD_WEIGHT)
+    return 0;
   if (p->x_dtype != CONVJIT_DTYPE_BF16 && p->x_dtype != CONVJIT_DTYPE_F16) return 0;
   return p->k % p->groups == 0 && p->k / p->groups >= 1 && p->k / p->groups <= CJ_DIRECT_MAX_MULT;
 }
@@ -28,15 +30,16 @@ convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, 
   memset(out, 0, sizeof *out);
   out->direct = 1;
   out->bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA;
+  out->wgrad = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
   out->in_role = out->bwd ? CJ_BIND_DY : CJ_BIND_X;
   out->out_role = out->bwd ? CJ_BIND_DX : CJ_BIND_Y;
   CJ_CHECK(!p->output_padding[0] && !p->output_padding[1] && !p->output_padding[2], CONVJIT_ERR_UNSUPPORTED,
            "desc.output_padding = %lld,%lld,%lld with a depthwise conv: the direct kernel's backward data takes none",
            (long long)p->output_padding[0], (long long)p->output_padding[1], (long long)p->output_padding[2]);
-  CJ_CHECK(p->w_dtype == p->x_dtype, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(p->w_dtype == p->x_dtype || (out->wgrad && p->w_dtype == CONVJIT_DTYPE_F32), CONVJIT_ERR_UNSUPPORTED,
            "desc.w_dtype = %s with desc.x_dtype = %s: the depthwise kernel takes x and w of one dtype",
            cj_dtype_name(p->w_dtype), cj_dtype_name(p->x_dtype));
-  CJ_CHECK(p->y_dtype == p->x_dtype || p->y_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(p->y_dtype == p->x_dtype || (p->y_dtype == CONVJIT_DTYPE_F32 && !out->wgrad), CONVJIT_ERR_UNSUPPORTED,
            "desc.y_dtype = %s: the depthwise kernel gives y in x's dtype %s or f32", cj_dtype_name(p->y_dtype),
            cj_dtype_name(p->x_dtype));
   CJ_CHECK(!p->has_x_prev, CONVJIT_ERR_UNSUPPORTED,
@@ -51,6 +54,7 @@ convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, 
   /* the kernel reads NDHWC (x; backward data: dy) in place or the transpose's copy, and writes y (dx) in
    * the caller's layout */
   out->x_in_place = (out->bwd ? p->y_layout : p->x_layout) == CONVJIT_LAYOUT_NDHWC;
+  out->x_copy = out->wgrad && p->y_layout != CONVJIT_LAYOUT_NDHWC; /* backward weight: dy transposed too */
   out->g.x_ndhwc = 1;
   out->g.y_ndhwc = (out->bwd ? p->x_layout : p->y_layout) == CONVJIT_LAYOUT_NDHWC;
   if (out->bwd) out->g.y_dtype = (uint32_t)p->x_dtype; /* dx */
@@ -69,6 +73,59 @@ uint32_t cj_direct_candidates(const cj_target *t, const cj_conv_prep *prep, cons
   return 1;
 }
 
+#define CJ_DIRECT_WS_ALIGN 256
+
+static uint64_t cj_direct_align(uint64_t v) { return (v + CJ_DIRECT_WS_ALIGN - 1) / CJ_DIRECT_WS_ALIGN * CJ_DIRECT_WS_ALIGN; }
+
+/* Backward weight: [x and dy NCDHW -> NDHWC into the workspace], the
+ * partial sums, their finalize (dw [, db]). Workspace: x's copy, dy's
+ * copy, the partials, db's partials, each 256-byte aligned. */
+static convjit_status cj_direct_wgrad_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                               cj_seq *out) {
+  const int db = cj_epi_has(&p->epi, CJ_EPI_BIAS);
+  cj_conv_geom g = prep->g;
+  g.x_ndhwc = g.y_ndhwc = 1;
+  cj_kplan kp, kf;
+  CJ_TRY(cj_kplan_direct_wgrad_init(&kp, t->arch, &g, 1, (uint32_t)db, (uint32_t)p->w_dtype));
+  CJ_TRY(cj_kplan_direct_wgrad_init(&kf, t->arch, &g, 2, (uint32_t)db, (uint32_t)p->w_dtype));
+  const cj_direct_plan *c = &kp.u.dir;
+  const cj_conv_geom *G = &c->g;
+  const uint32_t eb = c->elem_bytes;
+  uint64_t off = 0, x_off = 0, dy_off = 0;
+  if (!prep->x_in_place) {
+    cj_kplan xk;
+    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, G->n, G->groups, G->dhw));
+    const cj_role_bind b[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, 0}}};
+    CJ_TRY(cj_seq_add_bound(&out->fwd, &xk, b, 2));
+    off = cj_direct_align(c->x_bytes);
+  }
+  if (prep->x_copy) {
+    cj_kplan yk;
+    dy_off = off;
+    CJ_TRY(cj_kplan_transpose_init(&yk, t->arch, eb, G->n, G->k_all, G->odhw));
+    const cj_role_bind b[] = {{CJ_ARG_SRC, {CJ_BIND_DY, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, dy_off}}};
+    CJ_TRY(cj_seq_add_bound(&out->fwd, &yk, b, 2));
+    off = cj_direct_align(off + c->y_bytes);
+  }
+  const uint64_t part = off, db_part = part + (uint64_t)c->npg * G->taps * G->k_all * 4;
+  const cj_role_bind binds[] = {
+      {CJ_ARG_X, prep->x_in_place ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off}},
+      {CJ_ARG_DY, prep->x_copy ? (cj_bind){CJ_BIND_WORKSPACE, dy_off} : (cj_bind){CJ_BIND_DY, 0}},
+      {CJ_ARG_WORKSPACE, {CJ_BIND_WORKSPACE, part}},
+      {CJ_ARG_DB_PART, {CJ_BIND_WORKSPACE, db_part}},
+      {CJ_ARG_DW, {CJ_BIND_DW, 0}},
+      {CJ_ARG_DB, {CJ_BIND_DB, 0}},
+  };
+  CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, binds, sizeof binds / sizeof binds[0]));
+  CJ_TRY(cj_seq_add_bound(&out->fwd, &kf, binds, sizeof binds / sizeof binds[0]));
+  out->workspace_bytes = part + c->ws_bytes;
+  snprintf(out->summary, sizeof out->summary,
+           "%s%s + conv_direct depthwise dw x%u %ux%ux%u vec %u: %u position groups + finalize (%s dw%s)",
+           prep->x_in_place ? "x in place" : "x transpose", prep->x_copy ? ", dy transpose" : ", dy in place",
+           c->mult, G->t, G->r, G->s, c->vec, c->npg, cj_dtype_name((convjit_dtype)c->dw_dtype), db ? ", db" : "");
+  return CONVJIT_OK;
+}
+
 convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                                   const cj_conv_opts *o, cj_seq *out) {
   CJ_CHECK(p && t && t->arch && prep && o && out, CONVJIT_ERR_INVALID_ARG, "cj_direct_sequence: NULL argument");
@@ -77,6 +134,7 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
   CJ_CHECK(!memcmp(o, &none, sizeof *o), CONVJIT_ERR_INVALID_ARG,
            "conv knobs (tile, stages, splitk, ...) with a depthwise conv: they are the implicit GEMM's; the direct "
            "kernel has none of them");
+  if (prep->wgrad) return cj_direct_wgrad_sequence(p, t, prep, out);
   cj_kplan kp;
   CJ_TRY(cj_kplan_direct_init(&kp, t->arch, &prep->g, (uint32_t)prep->bwd, NULL, &p->epi));
   const cj_direct_plan *c = &kp.u.dir;
@@ -172,3 +230,29 @@ static convjit_status cj_bwd_sequence_d(const cj_conv_problem *p, const cj_targe
 }
 
 const cj_conv_planner cj_conv_bwd_data_planner = {cj_bwd_prepare_d, cj_bwd_candidates_d, cj_bwd_sequence_d, NULL};
+
+/* ---- the backward-weight kind's family dispatch (as the forward's) ---- */
+
+static convjit_status cj_wgrad_prepare_d(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
+  if (p && cj_fwd_family_direct(p)) return cj_direct_prepare(p, arch, out);
+  return cj_conv_igemm_bwd_weight_planner.prepare(p, arch, out);
+}
+
+static uint32_t cj_wgrad_candidates_d(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                                      cj_conv_opts *list, uint32_t max) {
+  if (prep->direct) return cj_direct_candidates(t, prep, forced, list, max);
+  return cj_conv_igemm_bwd_weight_planner.candidates(t, prep, forced, list, max);
+}
+
+static convjit_status cj_wgrad_sequence_d(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                          const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
+                                          cj_conv_opts *follow, int *has_follow) {
+  if (prep && prep->direct) {
+    if (has_follow) *has_follow = 0;
+    return cj_direct_sequence(p, t, prep, o, out);
+  }
+  return cj_conv_igemm_bwd_weight_planner.sequence(p, t, prep, o, forced, out, follow, has_follow);
+}
+
+const cj_conv_planner cj_conv_bwd_weight_planner = {cj_wgrad_prepare_d, cj_wgrad_candidates_d, cj_wgrad_sequence_d,
+                                                    NULL};

@@ -34,6 +34,9 @@ static const struct {
     {"bf16", "8,768,1,56,56,768,1,7,7", "pad=0,3,3 groups=768 layout=ndhwc dgrad=1", "backward data 7x7"},
     {"f16", "1,32,4,12,12,64,3,3,3", "pad=1 stride=1,2,2 groups=32 dgrad=1 bias", "backward data M=2 stride 2"},
     {"bf16", "1,8,1,21,21,40,1,3,3", "pad=0,1,1 stride=1,3,3 groups=8 dgrad=1", "backward data M=5 stride 3"},
+    {"bf16", "8,768,1,56,56,768,1,7,7", "pad=0,3,3 groups=768 wgrad db", "backward weight partials 7x7, db"},
+    {"f16", "1,32,4,12,12,64,3,3,3", "pad=1 stride=1,2,2 groups=32 wgrad", "backward weight partials M=2"},
+    {"bf16", "1,16,1,1,64,16,1,1,31", "pad=0,0,15 groups=16 wgrad db stage=2", "backward weight finalize, db"},
 };
 
 static void test_sweep(void **st) {
