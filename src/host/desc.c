@@ -242,8 +242,9 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_TRY(cj_mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
   CJ_TRY(cj_mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
   /* Valid from here on; what follows is "no kernel for it (yet)", the
-   * kind's first: a kind whose row has no planner has no kernels at all. */
-  CJ_CHECK(kind->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
+   * kind's first: a kind no family plans (select.h cj_conv_family) has no
+   * kernels at all. */
+  CJ_CHECK(cj_conv_kind_planned(d->kind), CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
   /* Backward weight (codegen/kplan_wgrad.h) reads x and dy in the compute
    * dtype, bf16 or f16 (fp8 gradients need calibrated scales), and writes
    * dw in it or in f32 (what optimizers keep); its GEMM reduces over

@@ -39,8 +39,5 @@ static convjit_status cj_bwd_prepare(const cj_conv_problem *p, const cj_arch *ar
   return cj_conv_geom_derive(g);
 }
 
-/* The implicit GEMM's backward-data planner; the kind's planner
- * (select_direct.c) hands it every problem the direct family does not serve. */
-const cj_conv_planner cj_conv_igemm_bwd_data_planner = {cj_bwd_prepare, cj_conv_prep_candidates,
-                                                        cj_conv_phased_sequence,
-                                                        NULL}; /* no shape-generic kernel: built synchronously */
+const cj_conv_planner cj_conv_bwd_data_planner = {cj_bwd_prepare, cj_conv_prep_candidates, cj_conv_phased_sequence,
+                                                  NULL}; /* no shape-generic kernel: built synchronously */

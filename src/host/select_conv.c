@@ -323,7 +323,5 @@ uint32_t cj_conv_prep_candidates(const cj_target *t, const cj_conv_prep *prep, c
   return cj_conv_candidates(t, &prep->g, forced, list, max);
 }
 
-/* The implicit GEMM's forward planner; the forward kind's planner
- * (select_direct.c) hands it every problem the direct family does not serve. */
-const cj_conv_planner cj_conv_igemm_forward_planner = {cj_conv_prepare, cj_conv_prep_candidates,
-                                                       cj_conv_phased_sequence, cj_conv_fwd_fallback};
+const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_prep_candidates, cj_conv_phased_sequence,
+                                                 cj_conv_fwd_fallback};

@@ -7,22 +7,25 @@
  *   fwd:  [x NCDHW -> NDHWC into the workspace (the layout transpose);
  *          none for an NDHWC x, read in place]
  *         the direct conv (conv_direct.c), epilogue fused
- * The forward kind's planner is here: one family dispatch
- * (cj_fwd_family below) sends the problems cj_direct_problem accepts to
- * these hooks and every other one to the implicit GEMM's planner
- * (select_conv.c), until the planner's family table replaces it. */
+ * The family's row in the family table (families.c) is
+ * {"direct", cj_direct_family_serves, its three planners}, before the implicit
+ * GEMM's: a depthwise problem it serves is its own. This file calls
+ * seq.c, select_conv.c (the problem's fields) and codegen only. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include "host/select.h"
 
-int cj_direct_problem(const cj_conv_problem *p) {
-  if (!p || p->groups <= 1 || p->c != p->groups) return 0; /* one input channel per group */
-  if (p->kind != CONVJIT_CONV_FORWARD && p->kind != CONVJIT_CONV_BACKWARD_DATA &&
-      p->kind != CONVJIT_CONV_BACKWARD_WEIGHT)
-    return 0;
-  if (p->x_dtype != CONVJIT_DTYPE_BF16 && p->x_dtype != CONVJIT_DTYPE_F16) return 0;
-  return p->k % p->groups == 0 && p->k / p->groups >= 1 && p->k / p->groups <= CJ_DIRECT_MAX_MULT;
+int cj_direct_family_serves(const cj_conv_problem *p, const cj_target *t, char *why, size_t n) {
+  (void)t;
+  const char *r = NULL;
+  if (!p || p->groups <= 1 || p->c != p->groups) r = "desc.groups: the direct kernels take groups = c (depthwise)";
+  else if (p->x_dtype != CONVJIT_DTYPE_BF16 && p->x_dtype != CONVJIT_DTYPE_F16)
+    r = "desc.x_dtype: the direct kernels take bf16 or f16";
+  else if (p->k % p->groups || p->k / p->groups < 1 || p->k / p->groups > CJ_DIRECT_MAX_MULT)
+    r = "desc.k: the direct kernels take a channel multiplier k/c of 1..8";
+  if (r && why && n) snprintf(why, n, "%s", r);
+  return !r;
 }
 
 convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
@@ -171,88 +174,21 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
   return CONVJIT_OK;
 }
 
-/* ---- the forward kind's family dispatch ---- */
+/* ---- the family's planners (its row in families.c) ---- */
 
-/* The one place the forward and backward-data kinds pick a family: the
- * direct kernel for a depthwise bf16/f16 problem, else the implicit GEMM. */
-static int cj_fwd_family_direct(const cj_conv_problem *p) { return cj_direct_problem(p); }
-
-static convjit_status cj_fwd_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
-  if (p && cj_fwd_family_direct(p)) return cj_direct_prepare(p, arch, out);
-  return cj_conv_igemm_forward_planner.prepare(p, arch, out);
+static convjit_status cj_direct_seq_hook(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                         const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
+                                         cj_conv_opts *follow, int *has_follow) {
+  (void)forced;
+  (void)follow;
+  if (has_follow) *has_follow = 0;
+  return cj_direct_sequence(p, t, prep, o, out);
 }
 
-static uint32_t cj_fwd_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
-                                  cj_conv_opts *list, uint32_t max) {
-  if (prep->direct) return cj_direct_candidates(t, prep, forced, list, max);
-  return cj_conv_igemm_forward_planner.candidates(t, prep, forced, list, max);
-}
-
-static convjit_status cj_fwd_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
-                                      const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
-                                      cj_conv_opts *follow, int *has_follow) {
-  if (prep && prep->direct) {
-    if (has_follow) *has_follow = 0;
-    return cj_direct_sequence(p, t, prep, o, out);
-  }
-  return cj_conv_igemm_forward_planner.sequence(p, t, prep, o, forced, out, follow, has_follow);
-}
-
-static convjit_status cj_fwd_fallback(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
-                                      const cj_seq *chosen, cj_seq *out) {
-  CJ_CHECK(!prep->direct, CONVJIT_ERR_UNSUPPORTED, "a depthwise conv has no shape-generic fallback kernel");
-  return cj_conv_igemm_forward_planner.fallback(p, t, prep, chosen, out);
-}
-
-const cj_conv_planner cj_conv_forward_planner = {cj_fwd_prepare, cj_fwd_candidates, cj_fwd_sequence, cj_fwd_fallback};
-
-/* ---- the backward-data kind's family dispatch (as the forward's) ---- */
-
-static convjit_status cj_bwd_prepare_d(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
-  if (p && cj_fwd_family_direct(p)) return cj_direct_prepare(p, arch, out);
-  return cj_conv_igemm_bwd_data_planner.prepare(p, arch, out);
-}
-
-static uint32_t cj_bwd_candidates_d(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
-                                    cj_conv_opts *list, uint32_t max) {
-  if (prep->direct) return cj_direct_candidates(t, prep, forced, list, max);
-  return cj_conv_igemm_bwd_data_planner.candidates(t, prep, forced, list, max);
-}
-
-static convjit_status cj_bwd_sequence_d(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
-                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
-                                        cj_conv_opts *follow, int *has_follow) {
-  if (prep && prep->direct) {
-    if (has_follow) *has_follow = 0;
-    return cj_direct_sequence(p, t, prep, o, out);
-  }
-  return cj_conv_igemm_bwd_data_planner.sequence(p, t, prep, o, forced, out, follow, has_follow);
-}
-
-const cj_conv_planner cj_conv_bwd_data_planner = {cj_bwd_prepare_d, cj_bwd_candidates_d, cj_bwd_sequence_d, NULL};
-
-/* ---- the backward-weight kind's family dispatch (as the forward's) ---- */
-
-static convjit_status cj_wgrad_prepare_d(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
-  if (p && cj_fwd_family_direct(p)) return cj_direct_prepare(p, arch, out);
-  return cj_conv_igemm_bwd_weight_planner.prepare(p, arch, out);
-}
-
-static uint32_t cj_wgrad_candidates_d(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
-                                      cj_conv_opts *list, uint32_t max) {
-  if (prep->direct) return cj_direct_candidates(t, prep, forced, list, max);
-  return cj_conv_igemm_bwd_weight_planner.candidates(t, prep, forced, list, max);
-}
-
-static convjit_status cj_wgrad_sequence_d(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
-                                          const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
-                                          cj_conv_opts *follow, int *has_follow) {
-  if (prep && prep->direct) {
-    if (has_follow) *has_follow = 0;
-    return cj_direct_sequence(p, t, prep, o, out);
-  }
-  return cj_conv_igemm_bwd_weight_planner.sequence(p, t, prep, o, forced, out, follow, has_follow);
-}
-
-const cj_conv_planner cj_conv_bwd_weight_planner = {cj_wgrad_prepare_d, cj_wgrad_candidates_d, cj_wgrad_sequence_d,
-                                                    NULL};
+/* no shape-generic fallback kernel: an asynchronous depthwise plan compiles synchronously */
+const cj_conv_planner cj_conv_direct_forward_planner = {cj_direct_prepare, cj_direct_candidates, cj_direct_seq_hook,
+                                                        NULL};
+const cj_conv_planner cj_conv_direct_bwd_data_planner = {cj_direct_prepare, cj_direct_candidates, cj_direct_seq_hook,
+                                                         NULL};
+const cj_conv_planner cj_conv_direct_bwd_weight_planner = {cj_direct_prepare, cj_direct_candidates,
+                                                           cj_direct_seq_hook, NULL};

@@ -130,7 +130,5 @@ static convjit_status wgrad_sequence(const cj_conv_problem *p, const cj_target *
   return CONVJIT_OK;
 }
 
-/* The implicit GEMM's backward-weight planner; the kind's planner
- * (select_direct.c) hands it every problem the direct family does not serve. */
-const cj_conv_planner cj_conv_igemm_bwd_weight_planner = {wgrad_prepare, wgrad_candidates, wgrad_sequence,
+const cj_conv_planner cj_conv_bwd_weight_planner = {wgrad_prepare, wgrad_candidates, wgrad_sequence,
                                                    NULL}; /* no shape-generic kernel: built synchronously */
