@@ -57,9 +57,17 @@ if(TARGET convjit-run)
   add_test(NAME host/run_bwd_weight
            COMMAND bash -c "${CJ_RUN_PASS}; for a in gfx942 gfx950; do for t in bf16 f16; do run --device emu --arch $a --kind bwd-weight --dtype $t --shape 2,32,4,8,8,48,3,3,3 --pad 1,1,1 --check || exit 1; d1=$(echo \"$out\" | grep -o '\"digest\":\"[0-9a-f]*\"'); echo \"$out\" | grep -q '\"bit_identical_runs\":true' || exit 1; run --device emu --arch $a --kind bwd-weight --dtype $t --shape 2,32,4,8,8,48,3,3,3 --pad 1,1,1 --check || exit 1; d2=$(echo \"$out\" | grep -o '\"digest\":\"[0-9a-f]*\"'); [ -n \"$d1\" ] && [ \"$d1\" = \"$d2\" ] || { echo \"digests differ: $d1 $d2\"; exit 1; }; done; run --device emu --arch $a --kind bwd-weight --shape 2,24,9,11,20,3,3 --stride 2,2 --pad 1,1 --bias --dw-dtype f32 --check || exit 1; run --device emu --arch $a --kind bwd-weight --shape 2,24,9,11,20,3,3 --pad 1,1 --bias --nondeterministic --check || exit 1; done"
                    $<TARGET_FILE:convjit-run>)
+  # Issue 40's acceptance: the depthwise 3x3x3 conv (groups = C = 64) on the
+  # direct family, both arches: forward in bf16 (NCDHW) and f16 (NDHWC);
+  # backward data and backward weight (with db: two invocations give the
+  # same dw digest, each runs it twice bit-identical) in bf16 NCDHW on
+  # gfx950 and f16 NDHWC on gfx942.
+  add_test(NAME host/run_depthwise
+           COMMAND bash -c "${CJ_RUN_PASS}; S='--shape 2,64,4,16,16,64,3,3,3 --groups 64 --pad 1,1,1 --device emu --check'; for al in gfx950,bf16,ncdhw gfx942,f16,ndhwc; do IFS=, read a d l <<< \"$al\"; for dl in bf16,ncdhw f16,ndhwc; do run $S --arch $a --dtype \${dl%,*} --layout \${dl#*,} && echo \"$out\" | grep -q 'cj_convd_' || exit 1; done; run $S --arch $a --dtype $d --layout $l --kind bwd-data && echo \"$out\" | grep -q 'cj_convd_' || exit 1; run $S --arch $a --dtype $d --layout $l --kind bwd-weight --bias && echo \"$out\" | grep -q '\"bit_identical_runs\":true' || exit 1; d1=$(echo \"$out\" | grep -o '\"digest\":\"[0-9a-f]*\"'); run $S --arch $a --dtype $d --layout $l --kind bwd-weight --bias || exit 1; d2=$(echo \"$out\" | grep -o '\"digest\":\"[0-9a-f]*\"'); [ -n \"$d1\" ] && [ \"$d1\" = \"$d2\" ] || exit 1; done"
+                   $<TARGET_FILE:convjit-run>)
   set_tests_properties(host/run_transpose_bf16 host/run_default host/run_conv_fallback_gfx942 host/run_check_c128
                        host/run_epilogue_residual_silu host/run_stream_chunks host/run_f16 host/run_bwd_data
-                       host/run_bwd_weight
+                       host/run_bwd_weight host/run_depthwise
                        PROPERTIES LABELS host)
   # Issue 10 item 13: convjit-run with no arguments (scripts/run's job)
   # prints the fp8 and the bf16 summary, each checked and passing.

@@ -305,7 +305,7 @@ static int each_case(const layer *ls, int nl, const char *dtype, const char *y_d
   const cj_arch *const *arches = cj_arch_list(&na);
   for (int k = 0; cj_conv_kind_of((convjit_conv_kind)k); k++) {
     const cj_conv_kind_row *kr = cj_conv_kind_of((convjit_conv_kind)k);
-    if (!kr->planner) {
+    if (!cj_conv_kind_planned(kr->kind)) {
       if (!json) printf("  %s: no kernels yet\n", kr->name);
       continue;
     }

@@ -577,6 +577,42 @@ static void print_op_sim(const dump_args *a, const cj_kplan *plans, const cj_bui
   }
 }
 
+/* The direct depthwise conv (memory-bound): its simulated time, the
+ * fraction of HBM bandwidth for its compulsory bytes (MODELLED) and the
+ * sampled workgroup's bytes and VALU per output element (EMULATED). */
+static void print_direct_bounds(const dump_args *a, const cj_kplan *p, const cj_built *b, int first, double *kms,
+                                cj_strbuf *o) {
+  cj_bounds_direct_out x;
+  convjit_status st = cj_bounds_direct(p, b, NULL, &x);
+  *kms = st == CONVJIT_OK ? x.ms : INFINITY;
+  if (a->json) {
+    cj_sb_printf(o, "%s{\"kernel\":\"%s\",\"kind\":\"modelled\"", first ? "" : ",", p->name);
+    if (st != CONVJIT_OK) {
+      cj_sb_printf(o, ",\"error\":");
+      cli_json_str(o, convjit_last_error());
+    } else {
+      cj_sb_printf(o,
+                   ",\"simulated_ms\":%.4f,\"hbm_fraction\":%.3f,\"compulsory_bytes\":%.0f,"
+                   "\"emulated\":{\"outputs\":%.0f,\"load_bytes_per_output\":%.3f,\"store_bytes_per_output\":%.3f,"
+                   "\"compulsory_bytes_per_output\":%.3f,\"valu_lane_ops_per_output\":%.2f}",
+                   x.ms, x.hbm_fraction, x.compulsory_bytes, x.outputs, x.load_bytes_per_output,
+                   x.store_bytes_per_output, x.compulsory_per_output, x.valu_per_output);
+    }
+    cj_sb_printf(o, "}");
+  } else if (st != CONVJIT_OK) {
+    cj_sb_printf(o, "; %s: not simulated: %s\n", p->name, convjit_last_error());
+  } else {
+    cj_sb_printf(o,
+                 "; %s (direct depthwise, memory-bound)\n"
+                 ";   MODELLED: %.4f ms, %.3f of HBM bandwidth for %.0f compulsory bytes (x, w, y once)\n"
+                 ";   EMULATED per output element (sampled workgroup, %.0f outputs): loads %.3f B, stores %.3f B, "
+                 "compulsory %.3f B; VALU %.2f lane-ops\n",
+                 p->name, x.ms, x.hbm_fraction, x.compulsory_bytes, x.outputs, x.load_bytes_per_output,
+                 x.store_bytes_per_output, x.compulsory_per_output, x.valu_per_output);
+    print_sim_text(&x.sim, o);
+  }
+}
+
 static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_built *b, int n, cj_strbuf *o) {
   if (a->json) cj_sb_printf(o, ",\"bounds\":[");
   else cj_sb_printf(o, "; ==== bounds (%s, MODELLED: docs/performance.md) ====\n", a->arch->name);
@@ -584,6 +620,11 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
   double kms[DUMP_MAX_KERNELS];
   for (int k = 0; k < n; k++) kms[k] = NAN;
   for (int k = 0; k < n; k++) {
+    if (plans[k].op == CJ_KOP_CONV_DIRECT && !a->no_sim) {
+      print_direct_bounds(a, &plans[k], &b[k], first, &kms[k], o);
+      first = 0;
+      continue;
+    }
     if (plans[k].op != CJ_KOP_CONV) continue;
     cj_bounds x;
     convjit_status st = a->no_sim ? cj_bounds_conv(&plans[k], &b[k], &x) : cj_bounds_conv_sim(&plans[k], &b[k], NULL, &x);

@@ -215,7 +215,8 @@ typedef struct convjit_conv_desc {
   int64_t pad_hi[3];       /* padding after, >= 0 */
   int64_t dilation[3];     /* >= 1 */
   int64_t groups;          /* >= 1, divides c and k; w is k x c/groups x T x R x S (PyTorch). c/groups must be
-                              a multiple of 8 (bf16, f16) / 16 (fp8); depthwise (c/groups = 1): UNSUPPORTED */
+                              a multiple of 8 (bf16, f16) / 16 (fp8), or 1 (depthwise: bf16 / f16, k/c in 1..8,
+                              the direct kernels of every kind; otherwise UNSUPPORTED) */
   convjit_dtype x_dtype, w_dtype, y_dtype;
   convjit_layout x_layout, y_layout;
   int has_bias;            /* 1: fp32 bias of k elements */

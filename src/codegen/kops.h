@@ -34,6 +34,8 @@
   X(WGRAD_FINALIZE, "wgrad_finalize", cj_kplan_wgrad_finalize_key, cj_kplan_wgrad_finalize_print,            \
     cj_wgrad_finalize_build, cj_kspec_wgrad_finalize, "cj_wgrad_finalize") \
   X(CONV_GENERIC, "conv_generic", cj_kplan_generic_key, cj_kplan_generic_print, cj_conv_generic_build,        \
-    cj_kspec_generic, "cj_convg")
+    cj_kspec_generic, "cj_convg")                                                                             \
+  X(CONV_DIRECT, "conv_direct", cj_kplan_direct_key, cj_kplan_direct_print, cj_conv_direct_build,            \
+    cj_kspec_direct, "cj_convd")
 
 #endif

@@ -72,6 +72,7 @@ typedef struct cj_karg_desc {
 #include "codegen/kplan_conv.h"
 #include "codegen/kplan_finalize.h"
 #include "codegen/kplan_generic.h"
+#include "codegen/kplan_direct.h"
 
 /* The AMDGPU code object version a kernel is emitted as when its plan says
  * 0: v5 loads on every ROCm runtime since 5.2, v6 only since 6.2, and
@@ -96,6 +97,7 @@ typedef struct cj_kplan {
     cj_grid_pack_plan gp;
     cj_wgrad_finalize_plan wf;
     cj_generic_plan gen;
+    cj_direct_plan dir;
   } u;
 } cj_kplan;
 

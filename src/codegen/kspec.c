@@ -395,6 +395,63 @@ convjit_status cj_kspec_generic(const cj_arch *a, const char *dtype, const char 
   return cj_kplan_generic_init(out, a, &g, g.dtype, CJ_PREP_COPY, &e);
 }
 
+/* The direct depthwise conv of a conv spec (C and K the totals, groups=C; its x is NDHWC
+ * whatever layout= says: the planner transposes an NCDHW x first), with
+ * its own choices strip=P and chunk=N, and dgrad=1: its backward data, or
+ * wgrad [db] [stage=1|2]: its backward weight's partials or finalize
+ * (kplan_direct.h). */
+convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *shape, const uint64_t *v, int n,
+                               const char *opts, cj_kplan *out) {
+  char val[32], rest[512], rest2[512];
+  cj_direct_opts d = {0};
+  uint64_t u = 0;
+  int un = 0;
+  if (kspec_take(opts, "strip", val, sizeof val, rest, sizeof rest)) {
+    CJ_TRY(kspec_u64s("opts strip", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts strip", u, &d.strip));
+    CJ_CHECK(d.strip > 0, CONVJIT_ERR_INVALID_ARG, "spec opts strip = 0: must be 1..%d", CJ_DIRECT_MAX_STRIP);
+  }
+  if (kspec_take(rest, "chunk", val, sizeof val, rest2, sizeof rest2)) {
+    CJ_TRY(kspec_u64s("opts chunk", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts chunk", u, &d.tap_chunk));
+    CJ_CHECK(d.tap_chunk > 0, CONVJIT_ERR_INVALID_ARG, "spec opts chunk = 0: must be 1..S");
+  }
+  if (kspec_take(rest2, "stage", val, sizeof val, rest, sizeof rest)) memcpy(rest2, rest, sizeof rest2);
+  uint32_t bwd = 0;
+  if (kspec_take(rest2, "dgrad", val, sizeof val, rest, sizeof rest)) {
+    CJ_TRY(kspec_u64s("opts dgrad", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts dgrad", u, &bwd));
+  } else {
+    memcpy(rest, rest2, sizeof rest);
+  }
+  memcpy(rest2, rest, sizeof rest2);
+  cj_conv_geom g;
+  cj_conv_opts o;
+  cj_epilogue e;
+  CJ_TRY(kspec_conv_fields("conv_direct", a, dtype, shape, v, n, rest2[0] ? rest2 : "-", &g, &o, &e, NULL));
+  static const cj_conv_opts no_knobs;
+  CJ_CHECK(!memcmp(&o, &no_knobs, sizeof o), CONVJIT_ERR_INVALID_ARG,
+           "spec op conv_direct: takes strip= and chunk=, not the implicit GEMM's knobs");
+  /* the shape's C and K are the totals, as the API's: groups must be C */
+  CJ_CHECK(g.groups == g.c && g.groups > 0 && g.k % g.groups == 0, CONVJIT_ERR_INVALID_ARG,
+           "spec op conv_direct: groups = %u with C = %u, K = %u: a depthwise conv has groups = C dividing K",
+           g.groups, g.c, g.k);
+  g.k /= g.groups;
+  g.c = 1;
+  g.x_ndhwc = 1;
+  if (g.wgrad) { /* backward weight: wgrad [db] and stage=1 (partials, default) or 2 (finalize) */
+    uint32_t stage = 1, db = g.wgrad_db;
+    if (kspec_take(opts, "stage", val, sizeof val, rest, sizeof rest)) {
+      CJ_TRY(kspec_u64s("opts stage", val, &u, 1, &un, 1));
+      CJ_TRY(kspec_u32("opts stage", u, &stage));
+    }
+    g.wgrad = g.wgrad_db = g.wgrad_atomic = 0;
+    g.y_ndhwc = 1;
+    return cj_kplan_direct_wgrad_init(out, a, &g, stage, db, 0);
+  }
+  return cj_kplan_direct_init(out, a, &g, bwd, &d, &e);
+}
+
 typedef convjit_status (*kspec_fn)(const cj_arch *, const char *, const char *, const uint64_t *, int, const char *,
                                    cj_kplan *);
 static const kspec_fn kspec_fns[CJ_KOP_COUNT] = {

@@ -16,6 +16,13 @@
  *                         conv (wgrad implied), opts + side=x|dy
  *          wgrad_finalize shape as conv; its backward-weight finalize,
  *                         opts + dw=f32|<dtype> (default the dtype)
+ *          conv_direct    shape as conv but C and K the totals (groups=C
+ *                         required): the direct depthwise conv
+ *                         (conv_direct.c; x NDHWC whatever layout= says),
+ *                         opts + strip=P chunk=N, dgrad=1 (its
+ *                         backward data), wgrad [db] [stage=1|2] (its
+ *                         backward weight's partials / finalize;
+ *                         kplan_direct.h)
  *          conv_generic   shape as conv; the shape-generic fallback kernel
  *                         of that conv's dtypes and epilogue (conv_generic.c;
  *                         x in the compute dtype)

@@ -237,15 +237,18 @@ static convjit_status traces_finish(const cj_kplan *p, const cj_built *b, uint64
     if (g->linear == grid - 1 && grid - 1 > mid + slots - 1) t->in.tail = g;
     else if (t->in.nsample < BOUNDS_MAX_SAMPLES) t->sample[t->in.nsample++] = g;
   }
-  int conv = p->op == CJ_KOP_CONV;
+  int conv = p->op == CJ_KOP_CONV, direct = p->op == CJ_KOP_CONV_DIRECT;
   t->in.arch = p->arch;
   t->in.sample = t->sample;
   t->in.grid_wgs = grid;
   t->in.slots = slots;
   /* a pre-pass or finalize does no MFMA work and reads each input byte
-   * once: all its loads are HBM traffic */
-  t->in.flops = conv ? cj_conv_gemm_flops(&p->u.conv) : 0;
-  t->in.hbm_read_bytes = conv ? (double)(p->u.conv.x_bytes + p->u.conv.w_bytes) : HUGE_VAL;
+   * once: all its loads are HBM traffic; the direct conv reads x rows and
+   * weights again from the caches, x and w once from HBM */
+  t->in.flops = conv ? cj_conv_gemm_flops(&p->u.conv) : direct ? cj_direct_flops(&p->u.dir) : 0;
+  t->in.hbm_read_bytes = conv     ? (double)(p->u.conv.x_bytes + p->u.conv.w_bytes)
+                         : direct ? (double)(p->u.dir.x_bytes + p->u.dir.w_bytes)
+                                  : HUGE_VAL;
   t->in.fp8 = conv && p->u.conv.elem_bytes == 1; /* f16 runs at bf16's MFMA rate and takes its parameters */
   return CONVJIT_OK;
 }
@@ -337,6 +340,50 @@ convjit_status cj_bounds_conv_sim(const cj_kplan *p, const cj_built *b, const cj
   CJ_TRY(cj_bounds_traces_record(p, b, o, &t));
   convjit_status s = cj_bounds_traces_simulate(t, params, &o->sim);
   o->simulated = s == CONVJIT_OK;
+  cj_bounds_traces_free(t);
+  return s;
+}
+
+convjit_status cj_bounds_direct(const cj_kplan *p, const cj_built *b, const cj_perf_params *params,
+                                cj_bounds_direct_out *out) {
+  CJ_CHECK(p && b && out && p->op == CJ_KOP_CONV_DIRECT, CONVJIT_ERR_INVALID_ARG,
+           "bounds: cj_bounds_direct takes a conv_direct plan");
+  memset(out, 0, sizeof *out);
+  cj_perf_params def;
+  if (!params) {
+    CJ_TRY(cj_perf_defaults(p->arch, 0, &def));
+    params = &def;
+  }
+  cj_bounds_traces *t = NULL;
+  CJ_TRY(cj_bounds_kernel_traces(p, b, &t));
+  convjit_status s = cj_bounds_traces_simulate(t, params, &out->sim);
+  if (s == CONVJIT_OK && t->in.nsample > 0) {
+    const cj_direct_plan *c = &p->u.dir;
+    const emu_trace_wg *wg = t->sample[0]; /* the middle workgroup: every lane has work */
+    double ld = 0, stb = 0, valu = 0;
+    for (uint32_t w = 0; w < wg->nwaves; w++)
+      for (size_t i = 0; i < wg->waves[w].n; i++) {
+        const emu_trace_rec *r = &wg->waves[w].rec[i];
+        if (r->kind == EMU_TK_VMEM_LOAD) ld += r->bytes;
+        else if (r->kind == EMU_TK_VMEM_STORE) stb += r->bytes;
+        else if (r->kind == EMU_TK_VALU) valu += 1;
+      }
+    uint64_t lanes = (uint64_t)p->block[0] * p->block[1] * p->block[2];
+    uint64_t first = wg->linear * lanes, items = first < c->items ? c->items - first : 0;
+    if (items > lanes) items = lanes;
+    /* outputs of those lanes: strip positions (the last strip of a row may be short) x vec*M channels */
+    double outs = (double)items * c->strip * c->outs * ((double)c->g.ow / ((double)c->strips * c->strip));
+    const double ny = (double)c->g.npq * c->g.k_all;
+    out->outputs = outs;
+    out->load_bytes_per_output = outs > 0 ? ld / outs : 0;
+    out->store_bytes_per_output = outs > 0 ? stb / outs : 0;
+    out->valu_per_output = outs > 0 ? valu * p->arch->wave_size / outs : 0;
+    out->compulsory_bytes = cj_direct_hbm_bytes(c);
+    out->compulsory_per_output = out->compulsory_bytes / ny;
+    out->ms = out->sim.ms;
+    out->hbm_fraction =
+        out->ms > 0 && params->hbm_gbs > 0 ? out->compulsory_bytes / (out->ms * 1e-3) / (params->hbm_gbs * 1e9) : 0;
+  }
   cj_bounds_traces_free(t);
   return s;
 }

@@ -90,6 +90,20 @@ convjit_status cj_bounds_kernel_traces(const cj_kplan *p, const cj_built *b, cj_
  * arch's defaults), so that an op's time is the sum of its kernels'. */
 convjit_status cj_bounds_kernel_sim(const cj_kplan *p, const cj_built *b, const cj_perf_params *params,
                                     cj_perf_kernel_out *out);
+/* The direct depthwise conv (conv_direct, codegen/kplan_direct.h), bound
+ * by memory: its simulated launch (MODELLED, params NULL: the arch's
+ * defaults), the fraction of HBM bandwidth that time means for its
+ * compulsory bytes (x, the packed weight and y once, z when read), and
+ * the middle workgroup's EMULATED counts per output element: bytes its
+ * vector loads and stores move, VALU lane-operations (instructions x 64). */
+typedef struct cj_bounds_direct_out {
+  cj_perf_kernel_out sim;
+  double ms, hbm_fraction, compulsory_bytes, compulsory_per_output;
+  double outputs; /* output elements of the sampled workgroup */
+  double load_bytes_per_output, store_bytes_per_output, valu_per_output;
+} cj_bounds_direct_out;
+convjit_status cj_bounds_direct(const cj_kplan *p, const cj_built *b, const cj_perf_params *params,
+                                cj_bounds_direct_out *out);
 /* A memset step of `bytes` (a split-K workspace): its bytes at the HBM
  * bandwidth plus launch_us (MODELLED ms; params NULL: arch a's defaults). */
 double cj_bounds_memset_ms(const cj_arch *a, const cj_perf_params *params, uint64_t bytes);

@@ -242,8 +242,9 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_TRY(cj_mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
   CJ_TRY(cj_mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
   /* Valid from here on; what follows is "no kernel for it (yet)", the
-   * kind's first: a kind whose row has no planner has no kernels at all. */
-  CJ_CHECK(kind->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
+   * kind's first: a kind no family plans (select.h cj_conv_family) has no
+   * kernels at all. */
+  CJ_CHECK(cj_conv_kind_planned(d->kind), CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
   /* Backward weight (codegen/kplan_wgrad.h) reads x and dy in the compute
    * dtype, bf16 or f16 (fp8 gradients need calibrated scales), and writes
    * dw in it or in f32 (what optimizers keep); its GEMM reduces over
@@ -267,11 +268,17 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   const int bwd = d->kind == CONVJIT_CONV_BACKWARD_DATA;
   const char *rc = bwd ? "k" : "c";
   const int64_t cg = (bwd ? d->k : d->c) / d->groups, chunk = fp8_conv ? 16 : 8;
-  CJ_CHECK(bwd_weight || d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
+  /* Depthwise (C/groups = 1) bf16 / f16 forward and backward-data convs
+   * with K/C in 1..8 are the direct family's (codegen/kplan_direct.h,
+   * select_direct.c). */
+  const int direct = (d->kind == CONVJIT_CONV_FORWARD || d->kind == CONVJIT_CONV_BACKWARD_DATA) && !fp8_conv &&
+                     d->groups > 1 && d->c == d->groups &&
+                     d->k / d->groups >= 1 && d->k / d->groups <= 8;
+  CJ_CHECK(bwd_weight || direct || d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
            "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
            "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
            (long long)d->groups, rc, (long long)chunk, (long long)chunk - 1, (long long)chunk);
-  CJ_CHECK(bwd_weight || d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(bwd_weight || direct || d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
            "desc.groups = %lld with %s/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
            "group's channels start on a chunk", (long long)d->groups, rc, (long long)cg, (long long)chunk,
            fp8_conv ? "fp8" : cj_dtype_name(d->x_dtype));

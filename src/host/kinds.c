@@ -1,7 +1,7 @@
 /* The kind and tensor-role tables (contract in kinds.h). */
 #include <string.h>
 #include "host/kinds.h"
-#include "host/select.h"
+#include "codegen/kplan_epi.h"
 
 const cj_tensor_row cj_tensor_rows[CJ_TENSOR_COUNT] = {
 #define CJ_TENSOR_OFF_1(field) offsetof(convjit_conv_args, field)
@@ -38,8 +38,8 @@ uint64_t cj_tensor_align(cj_tensor t, convjit_dtype x_dtype, convjit_dtype w_dty
 }
 
 static const cj_conv_kind_row cj_kinds[] = {
-#define CJ_KIND_ROW(id, nm, tl, rd, wr, opt, pk, ep, ch, pl) \
-  {CONVJIT_CONV_##id, nm, tl, rd, wr, opt, pk, ep, CJ_EPI_CHANNELS_##ch, pl},
+#define CJ_KIND_ROW(id, nm, tl, rd, wr, opt, pk, ep, ch) \
+  {CONVJIT_CONV_##id, nm, tl, rd, wr, opt, pk, ep, CJ_EPI_CHANNELS_##ch},
     CJ_CONV_KIND_TABLE(CJ_KIND_ROW)
 #undef CJ_KIND_ROW
 };

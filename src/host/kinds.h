@@ -15,11 +15,11 @@
  * take (optional: taken exactly when one of the plan's steps binds it),
  * whether convjit_weight_pack packs a weight for it, which epilogue ops its
  * descriptor may ask for and which channel count their per-channel
- * operands index, and its planner (select.h; NULL = no kernels yet: a
- * valid descriptor of the kind is UNSUPPORTED naming it). The kind table
- * is thus a registry above the planners: a planner never calls kinds.c
- * (scripts/check-layers reports a call loop otherwise); what it needs of
- * its kind comes with the problem.
+ * operands index. Which kernels plan a kind is not the kind's: the family
+ * table (select.h cj_conv_family, families.c) holds each family's planner
+ * per kind (a kind no family plans has no kernels yet: a valid descriptor
+ * of it is UNSUPPORTED naming it). The kind table holds no planner, so it
+ * sits below the planners: they may read it.
  *
  * Contract: pure data and lookups; no allocation, no device. */
 #ifndef CJ_HOST_KINDS_H
@@ -125,9 +125,7 @@ typedef enum cj_epi_channels {
   CJ_EPI_CHANNELS_C = 2     /* dx's c channels (the transposed conv's output) */
 } cj_epi_channels;
 
-struct cj_conv_planner; /* select.h */
-
-/* ROW(ID, name, tool, reads, writes, optional, packs, epi_ops, channels, planner)
+/* ROW(ID, name, tool, reads, writes, optional, packs, epi_ops, channels)
  *   name     the kind in messages and the tuning table's problem text
  *   tool     its spelling on the tools' command lines
  *   reads, writes, optional: tensor masks, CJ_TB(id) | ...
@@ -136,19 +134,24 @@ struct cj_conv_planner; /* select.h */
  *            (every op with a spec token, so a new op needs no edit here),
  *            CJ_EB(op) | ... (kplan_epi.h ids) or 0 (none); backward
  *            weight's BIAS is the forward's bias, whose gradient db it writes
- *   channels what per-channel epilogue operands index (cj_epi_channels id)
- *   planner  its planner (select.h), NULL = no kernels yet */
+ *   channels what per-channel epilogue operands index (cj_epi_channels id) */
 #define CJ_TB(id) CJ_TENSOR_BIT(CJ_TENSOR_##id)
 #define CJ_EB(op) (1u << CJ_EPI_##op)
 #define CJ_CONV_KIND_TABLE(ROW)                                                                               \
   ROW(FORWARD, "forward", "fwd", CJ_TB(X) | CJ_TB(W_PACKED), CJ_TB(Y),                                        \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE) | CJ_TB(X_PREV), 1,                                        \
-    CJ_EPI_PUBLIC_OPS, K, &cj_conv_forward_planner)                                                        \
+    CJ_EPI_PUBLIC_OPS, K)                                                                                    \
   ROW(BACKWARD_DATA, "backward-data", "bwd-data", CJ_TB(DY) | CJ_TB(W_PACKED), CJ_TB(DX),                     \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1,                                                        \
-    CJ_EPI_PUBLIC_OPS, C, &cj_conv_bwd_data_planner)                                                      \
+    CJ_EPI_PUBLIC_OPS, C)                                                                                    \
   ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0,         \
-    CJ_EB(BIAS), K, &cj_conv_bwd_weight_planner)
+    CJ_EB(BIAS), K)
+
+/* How many kinds the table has (their convjit_conv_kind values are 0..n-1,
+ * in table order). */
+#define CJ_KIND_ONE(...) +1
+enum { CJ_CONV_KIND_COUNT = 0 CJ_CONV_KIND_TABLE(CJ_KIND_ONE) };
+#undef CJ_KIND_ONE
 
 typedef struct cj_conv_kind_row {
   convjit_conv_kind kind;
@@ -157,7 +160,6 @@ typedef struct cj_conv_kind_row {
   int packs;                        /* convjit_weight_pack has a weight to pack */
   uint32_t epi_ops;                 /* 1 << cj_epi_op of each op the descriptor may ask for */
   cj_epi_channels channels;
-  const struct cj_conv_planner *planner; /* NULL: no kernels yet */
 } cj_conv_kind_row;
 
 /* The kind's row; NULL for a value outside the enum. */

@@ -1,6 +1,6 @@
 /* Kernel selection above the planners: the transpose op's sequence, the
- * one candidate walk over a kind's planner (its kind row's, kinds.c), and
- * cj_select_conv / cj_select_conv_with on it. Contract in select.h: pure
+ * one candidate walk over the planner of the family serving the problem
+ * (families.c), and cj_select_conv / cj_select_conv_with on it. Contract in select.h: pure
  * planning, no compile, no device. */
 #include <stdio.h>
 #include <string.h>
@@ -37,10 +37,7 @@ convjit_status cj_conv_walk_begin(cj_conv_walk *w, const cj_conv_problem *p, con
   memset(w, 0, sizeof *w);
   w->p = p;
   w->t = *t;
-  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
-  CJ_CHECK(k, CONVJIT_ERR_INVALID_ARG, "desc.kind = %d: unknown", (int)p->kind);
-  w->pl = k->planner; /* the kind's planner: its row's, NULL without kernels (desc.c refuses those first) */
-  CJ_CHECK(w->pl, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", k->name);
+  CJ_TRY(cj_conv_family_for(p, t, &w->fam, &w->pl));
   CJ_TRY(w->pl->prepare(p, t->arch, &w->prep));
   if (forced) w->forced = *forced;
   w->n = w->pl->candidates(t, &w->prep, &w->forced, w->list, CJ_CONV_MAX_CANDIDATES);
@@ -103,11 +100,12 @@ convjit_status cj_conv_walk_end(const cj_conv_walk *w) {
 
 convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out) {
   CJ_CHECK(p && t && t->arch && o && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_with: NULL argument");
-  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
-  CJ_CHECK(k && k->planner, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", cj_conv_kind_name(p->kind));
+  const cj_conv_family *fam;
+  const cj_conv_planner *pl;
+  CJ_TRY(cj_conv_family_for(p, t, &fam, &pl));
   cj_conv_prep prep;
-  CJ_TRY(k->planner->prepare(p, t->arch, &prep));
-  return k->planner->sequence(p, t, &prep, o, NULL, out, NULL, NULL);
+  CJ_TRY(pl->prepare(p, t->arch, &prep));
+  return pl->sequence(p, t, &prep, o, NULL, out, NULL, NULL);
 }
 
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out) {
@@ -126,12 +124,14 @@ convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, cons
 
 convjit_status cj_select_conv_fallback(const cj_conv_problem *p, const cj_target *t, const cj_seq *chosen, cj_seq *out) {
   CJ_CHECK(p && t && t->arch && chosen && out, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_fallback: NULL argument");
-  const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
-  CJ_CHECK(k && k->planner && k->planner->fallback, CONVJIT_ERR_UNSUPPORTED,
-           "desc.kind = %s: no shape-generic kernels to run while the plan's kernels compile",
-           cj_conv_kind_name(p->kind));
+  const cj_conv_family *fam;
+  const cj_conv_planner *pl;
+  CJ_TRY(cj_conv_family_for(p, t, &fam, &pl));
+  CJ_CHECK(pl->fallback, CONVJIT_ERR_UNSUPPORTED,
+           "desc.kind = %s: no shape-generic kernels to run while the plan's kernels compile (family %s)",
+           cj_conv_kind_name(p->kind), fam->name);
   cj_conv_prep prep;
-  CJ_TRY(k->planner->prepare(p, t->arch, &prep));
+  CJ_TRY(pl->prepare(p, t->arch, &prep));
   memset(out, 0, sizeof *out);
-  return k->planner->fallback(p, t, &prep, chosen, out);
+  return pl->fallback(p, t, &prep, chosen, out);
 }

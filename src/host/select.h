@@ -16,13 +16,15 @@
  *
  * Files, in call order (scripts/check-layers: no call loop in a folder):
  * seq.c the step-list helpers every planner uses; select_phases.c the
- * launch sequence of a conv over its output phases (every conv kind's
- * sequence hook); select_conv.c the forward conv's planner and the
- * geometry, format and candidate helpers; select_bwd.c backward data's
- * planner; kinds.c the kind table, a registry holding each kind's planner
+ * launch sequence of a conv over its output phases (the implicit-GEMM
+ * family's sequence hook for forward and backward data); select_conv.c
+ * the forward conv's planner and the geometry, format and candidate
+ * helpers; select_fallback.c the forward conv's fallback hook;
+ * select_bwd.c backward data's planner; select_wgrad.c backward weight's;
+ * families.c the family table, a registry holding each family's planners
  * (the planners never call it); select.c above them: the transpose op, the
- * one candidate walk over a kind's planner, and cj_select_conv /
- * cj_select_conv_with on it.
+ * one candidate walk over the planner of the family serving a problem, and
+ * cj_select_conv / cj_select_conv_with on it.
  */
 #ifndef CJ_HOST_SELECT_H
 #define CJ_HOST_SELECT_H
@@ -248,6 +250,9 @@ typedef struct cj_conv_prep {
   cj_conv_phases ph;    /* the convs: real phases first (largest first), then fills */
   int bwd;              /* backward data: input dy, output dx, one packed weight per phase */
   cj_bind_kind in_role, out_role; /* the GEMM input's and output's tensors (X / DY, Y / DX) */
+  int wgrad;            /* the direct family's backward weight (x_copy then means: dy is transposed too) */
+  int direct;           /* the direct depthwise family's problem (select_direct.c): g is its plan's geometry
+                           (x_ndhwc = 1: x in place or the transpose's copy), ph its one phase */
 } cj_conv_prep;
 
 /* A problem kind's planner (the kind table's hooks, kinds.h):
@@ -284,6 +289,46 @@ typedef struct cj_conv_planner {
 extern const cj_conv_planner cj_conv_forward_planner;
 extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
 extern const cj_conv_planner cj_conv_bwd_data_planner;
+/* select_direct.c: the direct depthwise family's (codegen/kplan_direct.h) */
+extern const cj_conv_planner cj_conv_direct_forward_planner;
+extern const cj_conv_planner cj_conv_direct_bwd_data_planner;
+extern const cj_conv_planner cj_conv_direct_bwd_weight_planner;
+
+/* Kernel families (families.c): which kernels plan a problem. A family is
+ * one row of the table: its name, whether it serves a problem, and its
+ * planner for each kind it plans. Plan creation, cj_select_conv(_with),
+ * the fallback and the tuner ask cj_conv_family_for for the problem's
+ * family and walk that family's planner of the problem's kind; nothing
+ * above the table names a family. A new family (e.g. a depthwise direct
+ * conv serving forward problems with groups = c = k) is its planner file
+ * and one row placed before the rows it should win over:
+ *   name     "igemm", ...: in debug lines and messages
+ *   serves   1 when the family plans p on t (asked only for a kind it has a
+ *            planner for); 0 with the reason in why[0..n), in the
+ *            descriptor's terms ("desc.groups = 1: ..."). Cheap and pure:
+ *            reads the problem and the arch row, never inits a kernel plan,
+ *            never compiles, never sets the error text. A family that
+ *            serves a problem owns it: its planner's prepare and candidates
+ *            refuse what it then cannot do (no second family is tried).
+ *   planner  by convjit_conv_kind; NULL where the family does not plan it.
+ * The table's order is the preference: the first family that serves wins,
+ * so a specialized family precedes the general one (the implicit-GEMM
+ * conv, "igemm", serves every problem of its kinds and comes last). */
+typedef struct cj_conv_family {
+  const char *name;
+  int (*serves)(const cj_conv_problem *p, const cj_target *t, char *why, size_t n);
+  const cj_conv_planner *planner[CJ_CONV_KIND_COUNT];
+} cj_conv_family;
+/* The first family of the table that serves p on t, and its planner of
+ * p's kind. INVALID_ARG for a kind outside the table; UNSUPPORTED "desc.kind
+ * = <name>: no kernels yet" when no family plans the kind, else naming
+ * every family's reason when none serves p. */
+convjit_status cj_conv_family_for(const cj_conv_problem *p, const cj_target *t, const cj_conv_family **fam,
+                                  const cj_conv_planner **pl);
+/* 1 when some family plans kind (a kind none plans has no kernels yet). */
+int cj_conv_kind_planned(convjit_conv_kind kind);
+/* The family table's rows (for tests and tools): *n rows. */
+const cj_conv_family *cj_conv_families(uint32_t *n);
 
 /* select_conv.c: the problem's geometry and formats, for the planners. */
 convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_conv_fmt *f);
@@ -303,13 +348,25 @@ uint32_t cj_conv_prep_candidates(const cj_target *t, const cj_conv_prep *prep, c
 convjit_status cj_conv_phased_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
                                        cj_conv_opts *follow, int *has_follow);
+/* select_direct.c: the direct depthwise family (codegen/kplan_direct.h),
+ * its row of the family table: cj_direct_family_serves (a depthwise problem:
+ * groups = C, K/C in 1..8, bf16 or f16 x, any kind; else 0 with the reason),
+ * prepare, candidates (one: the plan's defaults) and the launch sequence,
+ * the hooks of its three planners. */
+int cj_direct_family_serves(const cj_conv_problem *p, const cj_target *t, char *why, size_t n);
+convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out);
+uint32_t cj_direct_candidates(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
+                              cj_conv_opts *list, uint32_t max);
+convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
+                                  const cj_conv_opts *o, cj_seq *out);
 /* select_fallback.c: the forward kind's fallback hook (the generic conv
  * kernel, kplan_generic.h, and the generic weight pack). */
 convjit_status cj_conv_fwd_fallback(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                                     const cj_seq *chosen, cj_seq *out);
 
 /* select.c: the one candidate walk. Plan creation, cj_select_conv and the
- * tuner all walk a problem's candidates through it: prepare once, the pure
+ * tuner all walk a problem's candidates through it: the family serving the
+ * problem (cj_conv_family_for), its planner's prepare once, the pure
  * candidate list, then per candidate its sequence (each kernel plan
  * initialized once), a follow-up the planner asks for queued right after
  * it (a candidate already listed later moves up; one listed before is not
@@ -325,7 +382,8 @@ convjit_status cj_conv_fwd_fallback(const cj_conv_problem *p, const cj_target *t
 typedef struct cj_conv_walk {
   const cj_conv_problem *p;
   cj_target t;
-  const cj_conv_planner *pl;
+  const cj_conv_family *fam; /* the family serving p (cj_conv_family_for) */
+  const cj_conv_planner *pl; /* its planner of p's kind */
   cj_conv_prep prep;
   cj_conv_opts list[CJ_CONV_MAX_CANDIDATES];
   uint32_t n, next;     /* candidates listed; the next to try */

@@ -302,6 +302,39 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     uint64_t elems = kbytes / 16 * 64 * 16 / eb / 256;
     uint64_t epi = 32 + (cj_epi_has(e, CJ_EPI_RESIDUAL) ? 3 : 0) + (act >= 0 && act < 4 ? act_inst[act] : 0);
     inst_budget = 12 * elems + 64 + 8 * (kbytes / (row->k * eb)) + epi * acc_min + 512;
+  } else if (p->op == CJ_KOP_CONV_DIRECT && p->u.dir.wgrad) {
+    /* backward weight: no LDS. Partials: a tap chunk of vec*M fp32 sums
+     * (and db's) across the position loop, whose body is the dy load and
+     * its conversion, the position's decode (divisions by constants, ~24),
+     * per tap an address, range check, load, conversion and fmas (~12 +
+     * 2 vec*M), then per tap a store of vec*M (~8); 256 of setup. The
+     * finalize: a loop of one or two loads and an add, a conversion, two
+     * stores: 128. */
+    const cj_direct_plan *c = &p->u.dir;
+    threads = CJ_DIRECT_THREADS;
+    lds_want = 0;
+    acc_min = c->wgrad == 1 ? (uint64_t)c->tap_chunk * c->accw : 0;
+    inst_budget = c->wgrad == 1 ? 24 + 2 * c->accw + (uint64_t)c->tap_chunk * (12 + 2 * c->accw + 8) + 256 : 128;
+  } else if (p->op == CJ_KOP_CONV_DIRECT) {
+    /* no LDS; a lane's strip x vec*M fp32 sums; code: the depth loop's
+     * body is R input rows unrolled, each its taps' weight loads and
+     * conversions (~4 + vec*M), its input positions (at most the strip
+     * row's span per tap chunk: address, range check, load, ~10 + the
+     * conversions) and strip x S fmas of vec*M lanes (packed
+     * pairs, at most one instruction per lane value); per output the
+     * epilogue (bias, convert, pack, store: ~12 per value, the fused ops
+     * as the conv's) and 256 of setup */
+    const cj_direct_plan *c = &p->u.dir;
+    const uint64_t S = c->g.s, chunks = (S + c->tap_chunk - 1) / c->tap_chunk;
+    const uint64_t pos = chunks * c->span; /* each chunk reads at most the strip row's positions */
+    static const uint64_t act_inst[4] = {0, 1, 5, 7};
+    const int act = cj_epi_activation(&c->epi);
+    const uint64_t epi = 12 + (cj_epi_has(&c->epi, CJ_EPI_RESIDUAL) ? 3 : 0) + (act >= 0 && act < 4 ? act_inst[act] : 0);
+    threads = CJ_DIRECT_THREADS;
+    lds_want = 0;
+    acc_min = (uint64_t)c->strip * c->outs;
+    inst_budget = c->g.r * (S * (4 + c->accw) + pos * (10 + c->accw) + (uint64_t)c->strip * S * c->accw) +
+                  (uint64_t)c->strip * (c->outs * epi + c->accw) + 256; /* + backward data's sums over M */
   } else {
     fail_msg("golden: no derived bounds for op %s", w->op);
   }

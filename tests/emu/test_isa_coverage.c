@@ -109,6 +109,13 @@ static const struct {
     {"conv", "f16", "1,64,4,12,12,64,3,3,3", "pad=1 y=f32 residual", "", "f16 in, f32 y and z"},
     {"conv_finalize", "bf16", "2,64,6,18,18,192,3,3,3", "pad=1 splitk=4 y=f32 residual", "", "f32 finalize"},
     {"conv", "fp8", "1,64,4,12,12,64,3,3,3", "pad=1 y=f32 bias", "bias", "fp8 (gfx950: ping-pong epilogue), f32 y"},
+    /* the direct depthwise conv (kplan_direct.h): f16 with M = 2 (vec 4) and a residual into f32 y, M = 5
+     * (vec 1, element-wise outputs), a 31-tap 1D row with dilation, bf16 gelu into NDHWC f16-free y */
+    {"conv_direct", "f16", "1,16,4,8,8,32,3,3,3", "pad=1 stride=2 groups=16 y=f32 residual", "",
+     "direct f16 M=2 stride 2, f32 y, z"},
+    {"conv_direct", "bf16", "1,8,1,6,6,40,1,3,3", "pad=0,1,1 groups=8 layout=ndhwc residual act=gelu", "",
+     "direct M=5: vec 1, outputs element by element"},
+    {"conv_direct", "bf16", "1,16,1,1,70,16,1,1,31", "pad=0,0,30 dil=1,1,2 groups=16", "", "direct 1D 31 taps dil 2"},
     /* output phases (kplan_phase.h): backward data's and the fused upsample's */
     {"conv", "bf16", "1,32,4,9,9,48,3,3,3", "pad=1 stride=1,2,2 bwd=3 bias residual act=silu", "placed bias",
      "backward-data phase: 3x2x2 taps, stores placed at stride 2 (two divisions per row)"},

@@ -206,7 +206,10 @@ static verdict conv_oracle(const convjit_conv_desc *d) {
   if (v.nbad) { v.st = CONVJIT_ERR_INVALID_ARG; return v; }
   /* docs/api.md "Grouped conv": c/groups a whole 16-byte chunk (8 bf16, 16 fp8); depthwise refused */
   int64_t chunk = fp8((int)d->x_dtype) || fp8((int)d->w_dtype) ? 16 : 8;
-  if (d->groups > 1 && (d->c / d->groups) % chunk != 0) culprit(&v, 1, "desc.groups");
+  /* depthwise bf16 / f16 forward with K/C in 1..8: the direct family's (kplan_direct.h) */
+  int direct = d->kind == CONVJIT_CONV_FORWARD && chunk == 8 && d->groups > 1 && d->c == d->groups &&
+               d->k / d->groups >= 1 && d->k / d->groups <= 8;
+  if (d->groups > 1 && (d->c / d->groups) % chunk != 0 && !direct) culprit(&v, 1, "desc.groups");
   if (d->x_dtype == CONVJIT_DTYPE_F32) culprit(&v, 1, "desc.x_dtype");
   if (d->w_dtype == CONVJIT_DTYPE_F32) culprit(&v, 1, "desc.w_dtype");
   if (chs == 1 && d->w_dtype == CONVJIT_DTYPE_BF16) culprit(&v, 1, "desc.has_channel_scale");

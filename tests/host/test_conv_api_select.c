@@ -230,7 +230,8 @@ static void test_rejects(void **st) {
   p.w_dtype = CONVJIT_DTYPE_F32;
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx942"), 304}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
   p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);
-  p.groups = 16; /* c = 16: depthwise */
+  p.groups = 16; /* c = 16: depthwise, multiplier 9: neither family's */
+  p.k = 144;
   assert_int_equal(cj_select_conv(&p, &(cj_target){cj_arch_from_name("gfx950"), 256}, NULL, &seq), CONVJIT_ERR_UNSUPPORTED);
   assert_non_null(strstr(cj_error_text(), "depthwise"));
   p = prob(1, 16, 4, 8, 8, 32, 3, 3, 3, 1);

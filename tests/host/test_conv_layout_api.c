@@ -207,7 +207,8 @@ static void test_refused(void **st) {
   (void)st;
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_plan *plan = NULL;
-  lay_case dw = {"depthwise", "gfx950", 0, 1, 32, 2, 4, 4, 32, 3, 3, 3, 1, 32, 1, 1, 0, NO_SPLIT, 0, 0};
+  /* depthwise bf16 / f16 is the direct family's (test_conv_direct_api.c); fp8 has no kernel */
+  lay_case dw = {"depthwise", "gfx950", 1, 1, 32, 2, 4, 4, 32, 3, 3, 3, 1, 32, 1, 1, 0, NO_SPLIT, 0, 0};
   convjit_conv_desc d = case_desc(&dw);
   EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "depthwise");
   lay_case narrow = {"C/groups = 4", "gfx950", 0, 1, 64, 2, 4, 4, 64, 3, 3, 3, 1, 16, 0, 0, 0, NO_SPLIT, 0, 0};

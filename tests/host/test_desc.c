@@ -75,7 +75,7 @@ M(m_overflow, d->n = (int64_t)1 << 30; d->c = (int64_t)1 << 30; d->in[0] = (int6
 M(m_w_overflow, d->k = ((int64_t)1 << 31) - 1; d->c = ((int64_t)1 << 31) - 1; d->n = 1;
   for (int i = 0; i < 3; i++) { d->in[i] = 4; d->filter[i] = 4; d->pad_lo[i] = d->pad_hi[i] = 0; })
 /* valid, unsupported */
-M(m_gdw, d->groups = 8; d->k = 16) /* c = 8: depthwise */
+M(m_gdw, d->groups = 8; d->k = 72) /* c = 8: depthwise with a multiplier of 9 (the direct family takes 1..8) */
 M(m_f32in, d->x_dtype = d->w_dtype = CONVJIT_DTYPE_F32)
 M(m_mixed, d->w_dtype = CONVJIT_DTYPE_F32)
 M(m_bf16_scale, d->x_scale = 0.5f)

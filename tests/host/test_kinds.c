@@ -1,12 +1,14 @@
 /* Problem kinds (src/host/kinds.h) through the public API and the tables
  * behind them:
  *   - desc.kind: validated (INVALID_ARG naming the value), a struct_size
- *     without it reads as forward, every kind validates (each row has a
- *     planner); a kind's own dtype limits (fp8 gradients) are UNSUPPORTED
+ *     without it reads as forward, every kind validates (a family of the
+ *     family table plans each); a kind's own dtype limits (fp8 gradients) are UNSUPPORTED
  *     naming the field from convjit_plan_create_conv; an epilogue op the
  *     kind has none of is INVALID_ARG naming the field;
  *   - the kind rows: names, tool spellings, tensors (each read or written
  *     tensor is a field of convjit_conv_args), weight packing;
+ *   - the family table: its rows, a problem of each kind planned by the
+ *     first family serving it;
  *   - convjit_conv_execute on a forward plan: the bytes of
  *     convjit_conv_forward; a tensor the kind does not take is INVALID_ARG
  *     naming it; the appended args fields past an older struct_size read as
@@ -77,6 +79,63 @@ static void test_desc_kind(void **st) {
   assert_int_equal(p.kind, CONVJIT_CONV_FORWARD);
 }
 
+/* The family table (select.h cj_conv_family): every row named, with a
+ * serves predicate and at least one planner; every kind of the kind table
+ * planned by some family; a problem of each kind gets the first family
+ * that serves it (today igemm, which serves all) and that family's
+ * planner of its kind. */
+static void test_families(void **st) {
+  (void)st;
+  uint32_t n = 0;
+  const cj_conv_family *f = cj_conv_families(&n);
+  assert_true(n >= 1);
+  for (uint32_t i = 0; i < n; i++) {
+    assert_non_null(f[i].name);
+    assert_non_null(f[i].serves);
+    int any = 0;
+    for (int k = 0; k < CJ_CONV_KIND_COUNT; k++) any |= f[i].planner[k] != NULL;
+    assert_true(any);
+  }
+  assert_string_equal(f[n - 1].name, "igemm"); /* the general family is last */
+  assert_int_equal(cj_conv_kind_planned((convjit_conv_kind)CJ_CONV_KIND_COUNT), 0);
+  assert_int_equal(cj_conv_kind_planned((convjit_conv_kind)-1), 0);
+  const cj_target t = {cj_arch_from_name("gfx950"), 256};
+  for (int k = 0; k < CJ_CONV_KIND_COUNT; k++) {
+    convjit_conv_desc d = good();
+    d.kind = (convjit_conv_kind)k;
+    cj_conv_problem p;
+    OK(cj_conv_desc_normalize(&d, &p));
+    const cj_conv_family *fam = NULL;
+    const cj_conv_planner *pl = NULL;
+    OK(cj_conv_family_for(&p, &t, &fam, &pl));
+    assert_string_equal(fam->name, "igemm");
+    assert_ptr_equal(pl, fam->planner[k]);
+    char why[64] = "";
+    assert_int_equal(fam->serves(&p, &t, why, sizeof why), 1);
+    /* a depthwise problem of the kind (groups = c = 16, k = 32: multiplier
+     * 2) is the direct family's; multiplier 9 is nobody's but igemm's,
+     * whose prepare refuses it in the descriptor's terms */
+    d.groups = d.c = 16;
+    d.k = 32;
+    OK(cj_conv_desc_normalize(&d, &p));
+    OK(cj_conv_family_for(&p, &t, &fam, &pl));
+    assert_string_equal(fam->name, "direct");
+    assert_ptr_equal(pl, fam->planner[k]);
+    p.k = 16 * 9;
+    OK(cj_conv_family_for(&p, &t, &fam, &pl));
+    assert_string_equal(fam->name, "igemm");
+  }
+  cj_conv_problem p;
+  convjit_conv_desc d = good();
+  OK(cj_conv_desc_normalize(&d, &p));
+  p.kind = (convjit_conv_kind)9; /* past the table: no family asked */
+  const cj_conv_family *fam = NULL;
+  const cj_conv_planner *pl = NULL;
+  EXPECT(cj_conv_family_for(&p, &t, &fam, &pl), CONVJIT_ERR_INVALID_ARG, "desc.kind = 9: unknown");
+  assert_null(fam);
+  assert_null(pl);
+}
+
 static void test_plan_create_refuses_kind_limits(void **st) {
   (void)st;
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
@@ -111,7 +170,7 @@ static void test_kind_rows(void **st) {
     assert_int_equal(cj_conv_kind_from_name(want[i].name, strlen(want[i].name)), want[i].k);
     assert_int_equal(cj_conv_kind_from_name(want[i].tool, strlen(want[i].tool)), want[i].k);
     assert_int_equal(r->packs, want[i].packs);
-    assert_int_equal(r->planner != NULL, want[i].planned);
+    assert_int_equal(cj_conv_kind_planned(want[i].k), want[i].planned);
     assert_int_equal(r->writes & (r->writes - 1), 0); /* one output */
     assert_int_equal(r->reads & r->writes, 0);
     for (int t = 1; t < CJ_TENSOR_COUNT; t++) {
@@ -338,6 +397,7 @@ int main(void) {
       cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kind_limits),
       cmocka_unit_test(test_kind_rows),        cmocka_unit_test(test_execute_forward),
       cmocka_unit_test(test_other_kind_plan),  cmocka_unit_test(test_problem_text),
+      cmocka_unit_test(test_families),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,216 @@
+/* The direct depthwise conv's plan (contract in kplan_direct.h). Pure C. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "codegen/kplan.h"
+
+static uint64_t cj_dceil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+int cj_direct_serves(const cj_conv_geom *g) {
+  return g && g->c == 1 && g->k >= 1 && g->k <= CJ_DIRECT_MAX_MULT && !g->wgrad;
+}
+
+/* The input fields this kernel does not take: an output phase's (up, out,
+ * ys, yext), backward weight's. */
+static convjit_status cj_direct_plain(const cj_conv_geom *g) {
+  for (int i = 0; i < 3; i++)
+    CJ_CHECK(g->up[i] <= 1 && !g->out[i] && g->ys[i] <= 1 && !g->yext[i], CONVJIT_ERR_UNSUPPORTED,
+             "conv_direct: an output phase (up, out, ys, yext in dim %d) is the implicit GEMM's", i);
+  CJ_CHECK(!g->wgrad, CONVJIT_ERR_UNSUPPORTED, "conv_direct: backward weight is not this kernel");
+  for (int i = 0; i < 3; i++)
+    CJ_CHECK(cj_conv_pad(g->pad_lo[i]) >= 0 && cj_conv_pad(g->pad_hi[i]) >= 0, CONVJIT_ERR_INVALID_ARG,
+             "conv_direct.pad[%d] = %d, %d: must be >= 0", i, cj_conv_pad(g->pad_lo[i]), cj_conv_pad(g->pad_hi[i]));
+  return CONVJIT_OK;
+}
+
+/* The geometry's derived fields: the conv family's own derivation run on
+ * one group (c = 1, k = M: legal there), then the depthwise conv's groups. */
+static convjit_status cj_direct_derive(cj_conv_geom *g) {
+  uint32_t groups = g->groups ? g->groups : 1;
+  cj_conv_geom one = *g;
+  one.groups = 1;
+  one.x_ndhwc = 0;
+  CJ_TRY(cj_conv_geom_derive(&one));
+  one.groups = groups;
+  one.x_ndhwc = g->x_ndhwc;
+  one.cp = 1;
+  one.x_cs = groups;
+  one.c_mask = 0;
+  one.k_all = one.k * groups;
+  one.crs = one.taps;
+  *g = one;
+  return CONVJIT_OK;
+}
+
+convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, uint32_t bwd,
+                                    const cj_direct_opts *o, const cj_epilogue *epi) {
+  CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "direct conv plan: NULL plan, arch or geometry");
+  CJ_TRY(cj_epi_check_desc(epi, "conv_direct.epi"));
+  static const cj_direct_opts none;
+  if (!o) o = &none;
+  cj_conv_geom g = *gin;
+  CJ_CHECK(g.dtype == CONVJIT_DTYPE_BF16 || g.dtype == CONVJIT_DTYPE_F16, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.dtype = %u (%s): the direct kernel takes bf16 or f16", g.dtype,
+           cj_dtype_name((convjit_dtype)g.dtype));
+  CJ_CHECK(g.c == 1, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.c = %u per group: the direct kernel is depthwise (one input channel per group)", g.c);
+  CJ_CHECK(g.k >= 1 && g.k <= CJ_DIRECT_MAX_MULT, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.k = %u per group: the channel multiplier K/C must be 1..%d", g.k, CJ_DIRECT_MAX_MULT);
+  CJ_CHECK(g.x_ndhwc == 1, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.x_ndhwc = %u: the direct kernel reads NDHWC x (an NCDHW x is transposed first)", g.x_ndhwc);
+  CJ_TRY(cj_direct_plain(&g));
+  CJ_TRY(cj_direct_derive(&g));
+  const int one_d = g.t == 1 && g.r == 1;
+  CJ_CHECK(g.t <= CJ_DIRECT_MAX_TAPS && g.r <= CJ_DIRECT_MAX_TAPS &&
+               g.s <= (one_d ? CJ_DIRECT_MAX_TAPS_1D : CJ_DIRECT_MAX_TAPS),
+           CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct filter %ux%ux%u: the direct kernel takes up to %dx%dx%d (1D: up to %d taps)", g.t, g.r, g.s,
+           CJ_DIRECT_MAX_TAPS, CJ_DIRECT_MAX_TAPS, CJ_DIRECT_MAX_TAPS, CJ_DIRECT_MAX_TAPS_1D);
+  CJ_CHECK(o->strip <= CJ_DIRECT_MAX_STRIP, CONVJIT_ERR_INVALID_ARG, "conv_direct.strip = %u: must be 0..%d",
+           o->strip, CJ_DIRECT_MAX_STRIP);
+  CJ_CHECK(o->tap_chunk <= g.s, CONVJIT_ERR_INVALID_ARG, "conv_direct.tap_chunk = %u: must be 0..S (%u)",
+           o->tap_chunk, g.s);
+  CJ_CHECK(bwd <= 1, CONVJIT_ERR_INVALID_ARG, "conv_direct.bwd = %u: must be 0 or 1", bwd);
+  CJ_CHECK(!bwd || g.stride[2] <= CJ_DIRECT_MAX_STRIP, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct backward data with W stride %u: the strip is a multiple of it, at most %d", g.stride[2],
+           CJ_DIRECT_MAX_STRIP);
+  CJ_CHECK(!bwd || !o->strip || o->strip % g.stride[2] == 0, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.strip = %u: backward data's is a multiple of the W stride %u", o->strip, g.stride[2]);
+
+  memset(p, 0, sizeof *p);
+  p->op = CJ_KOP_CONV_DIRECT;
+  p->arch = arch;
+  cj_direct_plan *c = &p->u.dir;
+  c->g = g;
+  c->mult = g.k;
+  c->elem_bytes = g.elem_bytes;
+  const uint32_t C = g.groups;
+  uint32_t vec = 8 / c->mult ? 8 / c->mult : 1;
+  while (vec > 1 && (vec & (vec - 1))) vec--; /* a power of two */
+  while (vec > 1 && C % vec) vec /= 2;
+  c->vec = vec;
+  c->bwd = bwd;
+  c->accw = vec * c->mult;
+  c->outs = bwd ? vec : c->accw;
+  /* strip: 8 outputs share their rows' input positions ((8 + S - 1) / 8
+   * loads per output and row at stride 1), holding 8 * vec*M fp32 sums;
+   * backward data's a multiple of the W stride, so the dy positions of
+   * every (output, tap) pair are the strip's own constants */
+  const uint32_t out_w = bwd ? g.w : g.ow, sw = g.stride[2];
+  uint32_t strip = o->strip ? o->strip : 8;
+  if (!o->strip && strip > out_w) strip = out_w;
+  if (bwd && !o->strip) strip = sw > strip ? sw : strip / sw * sw;
+  c->strip = strip;
+  c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
+  c->ncv = C / vec;
+  c->strips = cj_dceil(out_w, strip);
+  c->items = (uint64_t)c->ncv * g.n * (bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * g.oh) * c->strips;
+  const int64_t pw = cj_conv_pad(g.pad_lo[2]), dw = g.dil[2];
+  c->span = bwd ? (uint32_t)(cj_conv_floordiv((int64_t)strip - 1 + pw, sw) -
+                             cj_conv_floordiv(pw - ((int64_t)g.s - 1) * dw, sw) + 1)
+                : (strip - 1) * sw + (g.s - 1) * g.dil[2] + 1;
+  CJ_TRY(cj_conv_epi_ops(&c->epi, &g, epi));
+  const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
+  const uint64_t xin = (uint64_t)g.n * g.dhw * C, yout = g.npq * g.k_all;
+  c->x_bytes = (bwd ? yout : xin) * c->elem_bytes;
+  c->w_bytes = (uint64_t)g.taps * g.k_all * c->elem_bytes;
+  c->y_bytes = (bwd ? xin : yout) * yb;
+  /* 32-bit lane offsets and item indices (the masked lanes' offset
+   * CJ_CONV_OOB lies past every tensor) */
+  CJ_CHECK(c->x_bytes < (1ull << 31) && c->y_bytes < (1ull << 31) && c->w_bytes < (1ull << 31),
+           CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: x (%" PRIu64 " bytes), y (%" PRIu64 ") and w each below 2 GiB (32-bit offsets)", c->x_bytes,
+           c->y_bytes);
+  CJ_CHECK(c->items < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: %" PRIu64 " lanes of work (C/vec * N*Do*Ho * strips) must be < 2^31", c->items);
+
+  p->block[0] = CJ_DIRECT_THREADS;
+  p->block[1] = p->block[2] = 1;
+  p->grid[0] = cj_dceil(c->items, CJ_DIRECT_THREADS);
+  p->grid[1] = p->grid[2] = 1;
+  p->lds_bytes = 0;
+  cj_kplan_add_arg(p, CJ_ARG_X, NULL);
+  cj_kplan_add_arg(p, CJ_ARG_W, NULL);
+  cj_epi_add_args(p, &c->epi);
+  cj_kplan_add_arg(p, CJ_ARG_Y, NULL);
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "%s_%s", cj_kop_prefix(CJ_KOP_CONV_DIRECT), cj_dtype_name((convjit_dtype)g.dtype));
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
+}
+
+convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, uint32_t stage,
+                                          uint32_t db, uint32_t dw_dtype) {
+  CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "direct conv plan: NULL plan, arch or geometry");
+  CJ_CHECK(stage == 1 || stage == 2, CONVJIT_ERR_INVALID_ARG, "conv_direct.wgrad = %u: must be 1 or 2", stage);
+  CJ_CHECK(db <= 1, CONVJIT_ERR_INVALID_ARG, "conv_direct.db = %u: must be 0 or 1", db);
+  cj_conv_geom g = *gin;
+  if (!dw_dtype) dw_dtype = g.dtype;
+  CJ_CHECK(dw_dtype == g.dtype || dw_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.dw_dtype = %u (%s): dw is in the compute dtype or f32", dw_dtype,
+           cj_dtype_name((convjit_dtype)dw_dtype));
+  CJ_CHECK(g.x_ndhwc == 1 && g.y_ndhwc == 1, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct backward weight: x_ndhwc = %u, y_ndhwc = %u: reads NDHWC x and dy (the planner transposes "
+           "NCDHW ones first)", g.x_ndhwc, g.y_ndhwc);
+  g.y_ndhwc = 0;
+  CJ_TRY(cj_kplan_direct_init(p, arch, &g, 0, NULL, NULL)); /* the forward's legality, lanes and sizes */
+  cj_direct_plan *c = &p->u.dir;
+  c->g.y_ndhwc = 1;
+  c->wgrad = stage;
+  c->db = db;
+  c->dw_dtype = dw_dtype;
+  c->strip = 1;
+  c->strips = 1;
+  memset(&c->epi, 0, sizeof c->epi);
+  const uint64_t npq = c->g.npq, taps = c->g.taps, K = c->g.k_all;
+  uint64_t npg = npq / 256;
+  c->npg = (uint32_t)(npg < 1 ? 1 : npg > 256 ? 256 : npg);
+  c->iters = (uint32_t)cj_dceil(npq, c->npg);
+  c->items = (uint64_t)c->ncv * c->npg;
+  c->ws_bytes = ((uint64_t)c->npg * taps * K + (db ? (uint64_t)c->npg * K : 0)) * 4;
+  c->x_bytes = (uint64_t)c->g.n * c->g.dhw * c->g.groups * c->elem_bytes;
+  c->y_bytes = npq * K * c->elem_bytes; /* dy, read */
+  c->w_bytes = taps * K * cj_dtype_bytes((convjit_dtype)dw_dtype); /* dw, written */
+  CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct backward weight: %" PRIu64 " bytes of partials must be below 2 GiB", c->ws_bytes);
+  p->nargs = 0;
+  p->grid[1] = p->grid[2] = 1;
+  if (stage == 1) {
+    p->grid[0] = cj_dceil(c->items, CJ_DIRECT_THREADS);
+    p->grid[1] = (uint64_t)c->g.t * c->g.r;
+    p->grid[2] = cj_dceil(c->g.s, c->tap_chunk);
+    cj_kplan_add_arg(p, CJ_ARG_X, NULL);
+    cj_kplan_add_arg(p, CJ_ARG_DY, NULL);
+    cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
+    if (db) cj_kplan_add_arg(p, CJ_ARG_DB_PART, NULL);
+  } else {
+    p->grid[0] = cj_dceil(taps * K + (db ? K : 0), CJ_DIRECT_THREADS);
+    cj_kplan_add_arg(p, CJ_ARG_WORKSPACE, NULL);
+    if (db) cj_kplan_add_arg(p, CJ_ARG_DB_PART, NULL);
+    cj_kplan_add_arg(p, CJ_ARG_DW, NULL);
+    if (db) cj_kplan_add_arg(p, CJ_ARG_DB, NULL);
+  }
+  p->name[0] = 0;
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "%s_%s_%s", cj_kop_prefix(CJ_KOP_CONV_DIRECT), stage == 1 ? "wg" : "wf",
+           cj_dtype_name((convjit_dtype)g.dtype));
+  return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
+}
+
+double cj_direct_flops(const cj_direct_plan *c) {
+  return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps; /* backward data: the same products */
+}
+
+double cj_direct_hbm_bytes(const cj_direct_plan *c) {
+  double z = cj_epi_has(&c->epi, CJ_EPI_RESIDUAL) ? (double)c->y_bytes : 0.0;
+  return (double)c->x_bytes + (double)c->w_bytes + (double)c->y_bytes + z;
+}
+
+void cj_kplan_direct_key(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_direct_plan *fpl_ = &p->u.dir;
+  CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_KEY_ROW)
+}
+
+void cj_kplan_direct_print(const cj_kplan *p, cj_strbuf *fsb_) {
+  const cj_direct_plan *fpl_ = &p->u.dir;
+  CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_PRINT_ROW)
+}

@@ -1,0 +1,116 @@
+/* Plan of the direct depthwise conv family (`conv_direct`): groups == C,
+ * one input channel per group, a channel multiplier M = K/C in 1..8. A
+ * depthwise conv does T*R*S multiply-adds per output element, so it is
+ * bound by memory, not by the matrix cores: the kernel runs on the VALU
+ * (fp32 accumulation, packed fp32 FMAs), not on MFMAs, and pads nothing.
+ * Included by kplan.h only; plan in kplan_direct.c, the kernel in
+ * conv_direct.c; docs/kernels.md "Direct depthwise conv".
+ *
+ * Tensors the kernel reads and writes:
+ *   x  NDHWC, channel stride C (the caller's own NDHWC x in place, or the
+ *      workspace the layout transpose wrote from an NCDHW x)
+ *   w  the packed weight [T*R*S][K] (K = C*M fastest): the layout
+ *      transpose of w's [K][T*R*S] (group g's output channels g*M ..
+ *      g*M+M-1 read input channel g, PyTorch's grouped-conv order)
+ *   y  NCDHW or NDHWC (g.y_ndhwc), in the epilogue's type
+ *   the epilogue's operands (bias, scale, residual), per output channel k.
+ *
+ * Work split: a lane owns `vec` consecutive input channels (their vec*M
+ * output channels are consecutive in K) and a strip of `strip` consecutive
+ * output positions along W of one output row (n, od, oh). Lanes run along
+ * the channel vectors first, so a wave's x loads of one input position are
+ * contiguous. Per input row (t, r) of its window the lane walks the
+ * (strip-1)*stride + (S-1)*dil + 1 input positions of the strip once
+ * (each loaded and converted to fp32 once per row), the taps of the row in
+ * chunks of `tap_chunk` whose weights it holds converted meanwhile. */
+#ifndef CJ_CODEGEN_KPLAN_DIRECT_H
+#define CJ_CODEGEN_KPLAN_DIRECT_H
+
+#include <stdint.h>
+#include "arch/arch.h"
+#include "codegen/kplan_conv.h"
+#include "codegen/kplan_epi.h"
+#include "codegen/kplan_fields.h"
+#include "util/cj.h"
+
+#define CJ_DIRECT_THREADS 256 /* 4 waves; a workgroup is 256 (channel vector, strip) items */
+#define CJ_DIRECT_MAX_MULT 8
+#define CJ_DIRECT_MAX_TAPS 7    /* T and R up to 7; S up to 7, or up to 31 in 1D */
+#define CJ_DIRECT_MAX_TAPS_1D 31
+#define CJ_DIRECT_MAX_STRIP 16
+#define CJ_DIRECT_MAX_ACC 8     /* vec * M */
+
+/* The choices; 0 = the plan's default. Not a property of the problem. */
+typedef struct cj_direct_opts {
+  uint32_t strip;     /* output positions along W per lane: 1..16 */
+  uint32_t tap_chunk; /* taps of one input row whose weights a lane holds at once: 1..S */
+} cj_direct_opts;
+
+/* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
+#define CJ_DIRECT_PLAN_FIELDS(X)                                                                                  \
+  X(cj_conv_geom, g, 1, "the problem: groups = C (c = 1 per group), k = M per group; x NDHWC (x_ndhwc = 1)")      \
+  X(uint32_t, bwd, 2, "backward data: dx (the forward x's shape) from dy, dx[c] sums dy[c*M .. c*M+M-1] over the " \
+                      "taps whose dy position o*stride = i + pad - t*dil exists")                                     \
+  X(uint32_t, wgrad, 2, "backward weight: 1 = each position group's partial sums of dw (and db), 2 = their "    \
+                        "finalize in group order (dw, db): deterministic")                                        \
+  X(uint32_t, db, 2, "backward weight: the bias gradient too (a partial per group, summed by the finalize)")     \
+  X(uint32_t, dw_dtype, 2, "backward weight's finalize: dw's dtype (convjit_dtype: the compute dtype or f32)")     \
+  X(uint32_t, vec, 1, "C channels per lane: the largest power of two <= 8/M dividing C (16 bytes at M = 1)")      \
+  X(uint32_t, strip, 1, "output positions along W per lane (backward data: a multiple of the W stride): "        \
+                        "neighbouring outputs share the input positions")                                           \
+  X(uint32_t, tap_chunk, 1, "taps of an input row whose converted weights a lane holds at once")                 \
+  X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
+  X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
+  X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
+  X(uint32_t, accw, 0, "fp32 sums per output position and lane: vec * M (backward data: reduced over M at the store)") \
+  X(uint32_t, elem_bytes, 0, "bytes per x/w element (2)")                                                          \
+  X(uint32_t, ncv, 0, "channel vectors: C / vec")                                                                  \
+  X(uint64_t, strips, 0, "strips per output row: ceil(Wo / strip)")                                                \
+  X(uint64_t, items, 0, "lanes with work: ncv * N * output rows * strips")                                           \
+  X(uint32_t, span, 0, "input positions of one strip's row (forward: (strip-1)*stride + (S-1)*dil + 1)")           \
+  X(uint64_t, x_bytes, 0, "the NDHWC input read: x (backward data: dy)")                                            \
+  X(uint64_t, w_bytes, 0, "packed weight [T*R*S][K]")                                                              \
+  X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")                              \
+  X(uint32_t, npg, 0, "backward weight: position groups, from the problem alone (N*Do*Ho*Wo / 256, 1..256)")      \
+  X(uint32_t, iters, 0, "backward weight: positions per lane, ceil(N*Do*Ho*Wo / npg), group g's g, g + npg, ...") \
+  X(uint64_t, ws_bytes, 0, "backward weight: the partials, npg x taps x K fp32, then npg x K of db")
+
+typedef struct cj_direct_plan {
+  CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_MEMBER)
+} cj_direct_plan;
+
+struct cj_kplan;
+
+/* 1 when the conv geometry g (its input fields: groups, per-group c and k)
+ * is this family's: depthwise (c = 1 per group, groups > 1 or C = 1) with
+ * a multiplier 1..8. Selection's test; the plan init says what else it
+ * cannot do. */
+int cj_direct_serves(const cj_conv_geom *g);
+/* Fills p for the direct kernel of g (input fields; x_ndhwc must be 1: the
+ * kernel reads NDHWC), choices o (NULL: defaults) and the fused epilogue's
+ * description epi (NULL: none). INVALID_ARG for a bad shape, option or
+ * epilogue naming the field; UNSUPPORTED with the reason for a valid conv
+ * this kernel does not do (its dtype, a filter past its limits, a tensor
+ * past 32-bit offsets). */
+convjit_status cj_kplan_direct_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g, uint32_t bwd,
+                                    const cj_direct_opts *o, const cj_epilogue *epi);
+/* bwd = 1: the backward data of forward conv g (x_ndhwc: dy is NDHWC;
+ * y_ndhwc: dx is; the epilogue over dx's C channels); no output padding
+ * (dy's extents are g's output's), W stride at most 16. */
+/* Backward weight of forward conv g (x_ndhwc = y_ndhwc = 1: x and dy are
+ * read NDHWC), as two kernels: stage 1 the partial sums (grid: lanes over
+ * (channel vector, position group), y the tap row (t, r), z the tap chunk;
+ * each lane sums its group's positions g, g + npg, ... in order into fp32
+ * and stores its partial tile [tap][K] (and db's [K]) to the workspace),
+ * stage 2 the finalize (one thread per dw element: the npg partials added
+ * in group order, converted to dw_dtype; db in fp32). Every element's sum
+ * is the same sequence of fp32 operations on every run and grid:
+ * deterministic. db: the bias gradient too. */
+convjit_status cj_kplan_direct_wgrad_init(struct cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g,
+                                          uint32_t stage, uint32_t db, uint32_t dw_dtype);
+/* The multiply-adds (2 FLOPs each) and the compulsory bytes (x, the packed
+ * weight and y once, plus a residual when the epilogue reads one). */
+double cj_direct_flops(const cj_direct_plan *c);
+double cj_direct_hbm_bytes(const cj_direct_plan *c);
+
+#endif
