@@ -98,7 +98,8 @@ class TestErrors(unittest.TestCase):
 
     def test_depthwise_is_convjits_refusal(self):
         g = cj.gen(2)
-        e = self.raises(convjit.UnsupportedError, "depthwise", "groups = 16", w=cj.weight_bf16((16, 1, 3, 3), g),
+        # one input channel per group and 9 outputs per channel: the direct family takes 1..8
+        e = self.raises(convjit.UnsupportedError, "depthwise", "groups = 16", w=cj.weight_bf16((144, 1, 3, 3), g),
                         groups=16, padding=1)
         self.assertIsInstance(e, NotImplementedError)
         self.assertEqual(e.function, "convjit_plan_create_conv")

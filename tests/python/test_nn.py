@@ -122,6 +122,7 @@ class Model(torch.nn.Module):
             torch.nn.Conv3d(16, 8, 3, padding=1, dtype=BF16))
         self.extras = torch.nn.ModuleDict({
             "dw": torch.nn.Conv2d(16, 16, 3, padding=1, groups=16, dtype=BF16),
+            "g4": torch.nn.Conv2d(16, 16, 3, padding=1, groups=4, dtype=BF16),
             "up": torch.nn.ConvTranspose3d(16, 16, 2, stride=2, dtype=BF16),
             "own": OwnForward(16, 16, 1, dtype=BF16),
             "f32": torch.nn.Conv1d(16, 16, 3)})
@@ -142,14 +143,15 @@ class TestPatch(unittest.TestCase):
         mods = {n: id(m) for n, m in model.named_modules()}
 
         res = convjit.nn.patch(model)
-        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.up", "extras.own"])
+        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.dw", "extras.up", "extras.own"])
         reasons = dict(res.skipped)   # only what convjit cannot run
-        self.assertEqual(sorted(reasons), ["extras.dw", "extras.f32"])
-        self.assertIn("depthwise", reasons["extras.dw"])     # convjit's validator's reason
+        self.assertEqual(sorted(reasons), ["extras.f32", "extras.g4"])
+        self.assertIn("multiple of 8", reasons["extras.g4"])     # convjit's validator's reason
         self.assertIsInstance(model.extras["up"], cnn.ConvTranspose3d)
         self.assertIn("torch.float32", reasons["extras.f32"])
         self.assertIsInstance(model.body[0], cnn.Conv3d)
-        self.assertIs(type(model.extras["dw"]), torch.nn.Conv2d)
+        self.assertIsInstance(model.extras["dw"], cnn.Conv2d)    # depthwise: the direct family
+        self.assertIs(type(model.extras["g4"]), torch.nn.Conv2d)
         # a subclass with its own forward: still an OwnForward (its forward runs), and a convjit conv
         own = model.extras["own"]
         self.assertIsInstance(own, OwnForward)
@@ -178,6 +180,13 @@ class TestPatch(unittest.TestCase):
         print(f"\npatched model vs torch bf16 model: max |diff| {d:.3e} (max |y| {float(y.abs().max()):.3e})",
               file=sys.stderr)
         self.assertEqual(y.shape, y_torch.shape)
+        # the patched depthwise conv (the direct family) against float64 of its input
+        dw, xd = model.extras["dw"], cj.randn_bf16((2, 16, 5, 6), cj.gen(32))
+        with torch.no_grad():
+            yd = dw(xd)
+        ref, mag = ref_of_module(torch_model.extras["dw"], xd)
+        # 9 exact bf16 products per output (one channel per group) + bias, fp32 sums, one bf16 rounding
+        cj.check(self, yd, ref, cj.bound(ref, mag, cj.products(dw.weight) + 1), "patched extras.dw")
         # the subclass's own forward (x 2) around convjit's conv: twice the conv, exactly (a power of two)
         xo = cj.randn_bf16((1, 16, 2, 3, 3), cj.gen(31))
         with torch.no_grad():

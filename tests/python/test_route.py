@@ -3,13 +3,14 @@
 F.conv_transpose*d, unmodified, through convjit, on the emulator.
 
 - routed: every parameter kind of F.conv1d/2d/3d (stride, padding as ints,
-  'same' and 'valid', dilation, groups with 8 channels per group, bias
-  None, channels-last and non-contiguous inputs, unbatched) and of
+  'same' and 'valid', dilation, groups with 8 channels per group,
+  depthwise (channel multiplier 1 and 2, 1D-3D), bias None, channels-last and non-contiguous inputs, unbatched) and of
   F.conv_transpose1d/2d/3d (stride, padding, output_padding, dilation,
   groups), float16 too: each result within convjit's derived bound of the
   float64 conv (cjtest.bound), and the routing report says convjit ran it;
 - fallen back, each with its reason in the report and a result (or an
-  error) bit for bit torch's: float32, float64, depthwise, 4 channels per
+  error) bit for bit torch's: float32, float64, depthwise with a channel
+  multiplier of 9, 4 channels per
   group, a float32 bias beside bf16, a double backward;
 - autograd through the route against float64 (cjgrad.bound): dx, dw, db of
   a conv and a transposed conv; output_mask honoured (only the asked
@@ -104,6 +105,11 @@ class Routed(unittest.TestCase):
         # 2D: groups (8 channels per group), channels-last, a strided (non-contiguous) view, bias None,
         # asymmetric stride and padding
         self.conv_case("2d groups 2", r(1, 16, 6, 7), wt(16, 8, 3, 3), r(16), padding=1, groups=2)
+        # depthwise (one channel per group: the direct family), channel multiplier 1 and 2, 1D to 3D
+        self.conv_case("2d depthwise", r(1, 16, 6, 7), wt(16, 1, 3, 3), r(16), padding=1, groups=16)
+        self.conv_case("2d depthwise x2 stride 2", r(2, 8, 7, 6), wt(16, 1, 3, 3), stride=2, padding=1, groups=8)
+        self.conv_case("1d depthwise k4", r(1, 32, 12), wt(32, 1, 4), padding=3, groups=32)
+        self.conv_case("3d depthwise", r(1, 16, 3, 5, 4), wt(16, 1, 3, 3, 3), padding=1, groups=16)
         y = self.conv_case("2d channels-last", r(2, 16, 5, 6).contiguous(memory_format=torch.channels_last),
                            wt(8, 16, 3, 3), padding=1)
         self.assertTrue(y.is_contiguous(memory_format=torch.channels_last), "y channels-last as torch's would be")
@@ -200,8 +206,8 @@ class Fallback(unittest.TestCase):
         self.same_as_torch("float64", lambda: F.conv2d(x.double(), w.double(), padding=1), "float64")
         self.same_as_torch("float32 transposed", lambda: F.conv_transpose2d(x.float(), w.float(), stride=2),
                            "float32")
-        wd = cj.weight_bf16((16, 1, 3, 3), g)
-        self.same_as_torch("depthwise", lambda: F.conv2d(x, wd, padding=1, groups=16), "depthwise")
+        wd = cj.weight_bf16((16 * 9, 1, 3, 3), g)   # depthwise with 9 outputs per channel: no kernel serves it
+        self.same_as_torch("depthwise x9", lambda: F.conv2d(x, wd, padding=1, groups=16), "depthwise")
         w4 = cj.weight_bf16((16, 4, 3, 3), g)
         self.same_as_torch("4 channels per group", lambda: F.conv2d(x, w4, padding=1, groups=4), "convjit refuses")
         self.same_as_torch("float32 bias", lambda: F.conv2d(x, w, torch.zeros(16), padding=1), "one dtype")
