@@ -320,6 +320,10 @@ convjit_status cj_conv_family_for(const cj_conv_problem *p, const cj_target *t, 
                                   const cj_conv_planner **pl);
 /* 1 when some family plans kind (a kind none plans has no kernels yet). */
 int cj_conv_kind_planned(convjit_conv_kind kind);
+/* OK when some family plans kind, else UNSUPPORTED "desc.kind = <name>: no
+ * kernels yet" (validation and plan creation alike); INVALID_ARG for a kind
+ * outside the table. */
+convjit_status cj_conv_kind_kernels_check(convjit_conv_kind kind);
 /* The family table's rows (for tests and tools): *n rows. */
 const cj_conv_family *cj_conv_families(uint32_t *n);
 
