@@ -217,6 +217,14 @@ convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, cons
                                  cj_conv_opts *out);
 convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out);
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out);
+/* A recorded choice (a tuning-table row's knobs) for p on t, checked by the
+ * planner of p's family as plan creation would use it: a pair knob half
+ * set, or 0 ("the plan's default") in a knob every one of the planner's
+ * candidates for p sets (a choice the planner always makes), is
+ * INVALID_ARG naming the knob ("knobs.waves = 0x0: ..."); then the
+ * candidate's launch sequence must be legal (the plan init's reason, naming
+ * its field, otherwise). */
+convjit_status cj_select_conv_choice_check(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o);
 /* The kind's fallback sequence for the chosen one (the planner's fallback
  * hook; UNSUPPORTED when the kind has none or it cannot). */
 convjit_status cj_select_conv_fallback(const cj_conv_problem *p, const cj_target *t, const cj_seq *chosen, cj_seq *out);
