@@ -9,6 +9,15 @@
 #include <string.h>
 #include "arch/arch.h"
 
+const cj_waitcnt_model cj_waitcnt_gfx9 = {"gfx9", 63, 7, 15};
+
+uint32_t cj_waitcnt_encode(const cj_waitcnt_model *m, uint32_t vmcnt, uint32_t expcnt, uint32_t lgkmcnt) {
+  if (vmcnt > m->vmcnt_max) vmcnt = m->vmcnt_max;
+  if (expcnt > m->expcnt_max) expcnt = m->expcnt_max;
+  if (lgkmcnt > m->lgkmcnt_max) lgkmcnt = m->lgkmcnt_max;
+  return (vmcnt & 0xf) | ((vmcnt >> 4) << 14) | (expcnt << 4) | (lgkmcnt << 8); /* gfx9's layout, the one model */
+}
+
 /* Features "" = the "any" target id (xnack any, sramecc any): e_flags
  * 0x54c / 0x54f. Such a code object loads in every process configuration
  * (HSA_XNACK on or off, SRAM ECC on or off), which a library shipped inside
@@ -36,6 +45,10 @@ static const cj_arch cj_gfx942 = {
     .has_dma_dwordx4 = 0,
     .wave_size = 64,
     .max_block_threads = 1024,
+    .matrix = CJ_MATRIX_MFMA,
+    .waitcnt = &cj_waitcnt_gfx9,
+    .has_agprs = 1,
+    .xdl_dep_extra = 0, /* CDNA3 ISA guide, MFMA dependency table (docs/performance.md) */
     .clock_mhz = 2100, /* MI300X peak engine clock (AMD Instinct MI300X data sheet) */
     .simds_per_cu = 4, /* CDNA3 white paper: 4 SIMD units per CU */
     .lds_banks = 32,   /* ROCm blog on CK-Tile LDS bank conflicts (docs/emulator.md "LDS bank model") */
@@ -69,6 +82,10 @@ static const cj_arch cj_gfx950 = {
     .has_dma_dwordx4 = 1,
     .wave_size = 64,
     .max_block_threads = 1024,
+    .matrix = CJ_MATRIX_MFMA,
+    .waitcnt = &cj_waitcnt_gfx9,
+    .has_agprs = 1,
+    .xdl_dep_extra = 1, /* CDNA4 ISA guide: one more wait state after 4+ pass XDL ops (docs/performance.md) */
     .clock_mhz = 2400, /* MI355X peak engine clock (AMD Instinct MI355X data sheet) */
     .simds_per_cu = 4, /* CDNA4 keeps the CDNA3 CU: 4 SIMD units */
     .lds_banks = 64,   /* ROCm blog "FP8 GEMM Optimization on AMD CDNA4", Table 1 (docs/emulator.md) */

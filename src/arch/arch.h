@@ -24,6 +24,24 @@ typedef enum {
   CJ_MFMA_F16_16x16x32 = 6      /* gfx950 v_mfma_f32_16x16x32_f16 */
 } cj_mfma_kind;
 
+/* The matrix instruction family the kernels call (the MFMA rows below):
+ * MFMA on CDNA. Another (RDNA's WMMA: its own fragment layout and call,
+ * docs/porting-an-arch.md) is a new value and a kernel family for it. */
+typedef enum { CJ_MATRIX_MFMA = 1 } cj_matrix_family;
+
+/* A wait-counter model: the counters a kernel waits on and their one
+ * s_waitcnt immediate. gfx9 (CDNA3, CDNA4; docs/isa-notes.md §6): vmcnt
+ * {[15:14],[3:0]} 0..63, expcnt [6:4] 0..7, lgkmcnt [11:8] 0..15. gfx12's
+ * split counters (s_wait_loadcnt, s_wait_dscnt, ...) would be another. */
+typedef struct cj_waitcnt_model {
+  const char *name;                                 /* "gfx9" */
+  uint32_t vmcnt_max, expcnt_max, lgkmcnt_max;      /* a counter at its maximum is not waited on */
+} cj_waitcnt_model;
+extern const cj_waitcnt_model cj_waitcnt_gfx9;
+/* The model's s_waitcnt immediate; a count past its counter's maximum is
+ * clamped to it (no wait on that counter). */
+uint32_t cj_waitcnt_encode(const cj_waitcnt_model *m, uint32_t vmcnt, uint32_t expcnt, uint32_t lgkmcnt);
+
 typedef struct cj_arch {
   const char *name;           /* "gfx942" / "gfx950": the LLVM CPU name */
   const char *features;       /* LLVM target features string, e.g. "+xnack,+sramecc" or "" */
@@ -42,10 +60,21 @@ typedef struct cj_arch {
   uint32_t mfma_fp8_k;        /* K of mfma_fp8: 32 / 128 */
   uint32_t dma_max_bytes;     /* widest buffer_load ... lds per lane: 4 / 16 */
   uint32_t buffer_flags;      /* V# word 3 for raw buffers: 0x27000 */
-  int has_ocp_fp8;            /* gfx950 */
+  int has_ocp_fp8;            /* 1: fp8 is OCP E4M3FN (the fp8 field says which; never read as "is gfx950") */
   int has_dma_dwordx4;        /* gfx950: 12/16-byte buffer-to-LDS loads */
-  uint32_t wave_size;         /* 64 (wave64 only on CDNA) */
-  uint32_t max_block_threads; /* 1024: flat work-group size limit */
+  /* Named capabilities: what the code assumes about the arch, each asked
+   * here, never inferred from another field or the name (a kernel family
+   * checks the ones it was written for in its plan init; the emulator
+   * refuses a code object outside them by name). */
+  uint32_t wave_size;         /* 64 (wave64 only on CDNA): lanes per wave; lane = tid & (wave_size - 1) */
+  uint32_t max_block_threads; /* 1024: flat work-group size limit (plans, the emulator's launch) */
+  cj_matrix_family matrix;    /* MFMA */
+  const cj_waitcnt_model *waitcnt; /* &cj_waitcnt_gfx9 */
+  int has_agprs;              /* 1: accumulation VGPRs beside the architected ones in one unified file
+                                 (vgprs counts both; MFMA results may live there) */
+  uint32_t xdl_dep_extra;     /* extra wait states before a dependent read of a 4+-pass XDL (MFMA)
+                                 result: 0 / 1 (the CDNA3 / CDNA4 ISA guides' dependency tables; the
+                                 simulation's, src/perf/cu.c) */
   /* for the emulator's EMULATED time model (src/emu/stats.c) */
   uint32_t clock_mhz;         /* nominal peak engine clock: 2100 / 2400 */
   uint32_t simds_per_cu;      /* 4: waves a CU issues at once (one wave64 per SIMD) */

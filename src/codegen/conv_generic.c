@@ -223,9 +223,10 @@ convjit_status cj_conv_generic_build(cj_irb *g, const cj_kplan *p) {
   gen_sizes(&k);
   LLVMValueRef *v = k.v;
 
-  LLVMValueRef tid = cj_irb_tid(g, 0), lane = LLVMBuildAnd(b, tid, cj_c32(g, 63), "lane");
+  const uint32_t ws = g->arch->wave_size; /* 64: the plan init checked it */
+  LLVMValueRef tid = cj_irb_tid(g, 0), lane = LLVMBuildAnd(b, tid, cj_c32(g, ws - 1), "lane");
   LLVMValueRef l16 = LLVMBuildURem(b, lane, cj_c32(g, 16), "");
-  LLVMValueRef wave = cj_irb_readfirstlane(g, LLVMBuildLShr(b, tid, cj_c32(g, 6), ""));
+  LLVMValueRef wave = cj_irb_readfirstlane(g, LLVMBuildLShr(b, tid, cj_c32(g, (uint32_t)__builtin_ctz(ws)), ""));
   LLVMValueRef wm = LLVMBuildLShr(b, wave, cj_c32(g, 1), ""), wn = LLVMBuildAnd(b, wave, cj_c32(g, 1), "");
   LLVMValueRef m0 = mul(&k, cj_irb_wgid(g, 0), cj_c32(g, T)), n0 = mul(&k, cj_irb_wgid(g, 1), cj_c32(g, T));
   LLVMValueRef gi = cj_irb_wgid(g, 2);

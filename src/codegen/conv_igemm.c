@@ -67,8 +67,9 @@ static void cj_cv_ids(cj_cv *v) {
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   v->tid = cj_irb_tid(g, 0);
-  v->wave = cj_irb_readfirstlane(g, LLVMBuildLShr(b, v->tid, cj_c32(g, 6), ""));
-  v->lane = LLVMBuildAnd(b, v->tid, cj_c32(g, 63), "lane");
+  const uint32_t ws = g->arch->wave_size; /* 64: the plan init checked it */
+  v->wave = cj_irb_readfirstlane(g, LLVMBuildLShr(b, v->tid, cj_c32(g, (uint32_t)__builtin_ctz(ws)), ""));
+  v->lane = LLVMBuildAnd(b, v->tid, cj_c32(g, ws - 1), "lane");
   v->wm = LLVMBuildUDiv(b, v->wave, cj_c32(g, c->wave_n), "wm");
   v->wn = LLVMBuildURem(b, v->wave, cj_c32(g, c->wave_n), "wn");
   LLVMValueRef tm, tn;

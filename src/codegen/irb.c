@@ -366,10 +366,7 @@ void cj_irb_setprio(cj_irb *g, uint32_t prio) {
 }
 
 uint32_t cj_waitcnt_imm(uint32_t vmcnt, uint32_t expcnt, uint32_t lgkmcnt) {
-  if (vmcnt > 63) vmcnt = 63;
-  if (expcnt > 7) expcnt = 7;
-  if (lgkmcnt > 15) lgkmcnt = 15;
-  return (vmcnt & 0xf) | ((vmcnt >> 4) << 14) | (expcnt << 4) | (lgkmcnt << 8);
+  return cj_waitcnt_encode(&cj_waitcnt_gfx9, vmcnt, expcnt, lgkmcnt);
 }
 uint32_t cj_waitcnt_vmcnt(uint32_t n) { return cj_waitcnt_imm(n, 7, 15); }
 uint32_t cj_waitcnt_lgkmcnt(uint32_t n) { return cj_waitcnt_imm(63, 7, n); }

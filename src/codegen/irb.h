@@ -168,9 +168,11 @@ void cj_irb_barrier(cj_irb *g);
 void cj_irb_workgroup_sync(cj_irb *g);
 void cj_irb_waitcnt(cj_irb *g, uint32_t imm);  /* llvm.amdgcn.s.waitcnt */
 void cj_irb_setprio(cj_irb *g, uint32_t prio); /* llvm.amdgcn.s.setprio, 0..3 */
-/* s_waitcnt simm16 on gfx9 (docs/isa-notes.md §6): vmcnt {[15:14],[3:0]} 0..63,
- * expcnt [6:4] 0..7, lgkmcnt [11:8] 0..15; a counter left at its maximum is
- * not waited on. Values above a field's maximum are clamped to it. */
+/* s_waitcnt simm16 of the gfx9 wait-counter model (arch.h cj_waitcnt_gfx9,
+ * its one definition; docs/isa-notes.md §6), the model of every arch the
+ * conv family builds for (its plan init checks arch->waitcnt): a counter
+ * left at its maximum is not waited on; values above a field's maximum are
+ * clamped to it. */
 uint32_t cj_waitcnt_imm(uint32_t vmcnt, uint32_t expcnt, uint32_t lgkmcnt);
 uint32_t cj_waitcnt_vmcnt(uint32_t n);   /* wait until vmcnt <= n only */
 uint32_t cj_waitcnt_lgkmcnt(uint32_t n); /* wait until lgkmcnt <= n only */

@@ -9,6 +9,16 @@
 #include "codegen/kplan.h"
 
 static uint64_t cj_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+convjit_status cj_conv_arch_check(const cj_arch *arch) {
+  CJ_CHECK(arch->matrix == CJ_MATRIX_MFMA && arch->wave_size == 64 && arch->waitcnt == &cj_waitcnt_gfx9 &&
+               arch->has_agprs,
+           CONVJIT_ERR_UNSUPPORTED,
+           "conv on %s: the conv family is written for wave64 MFMA kernels with the gfx9 wait counters and AGPRs "
+           "(wave size %u, wait counters %s%s)", arch->name, arch->wave_size, arch->waitcnt ? arch->waitcnt->name : "none",
+           arch->has_agprs ? "" : ", no AGPRs");
+  return CONVJIT_OK;
+}
 static uint64_t cj_round_up(uint64_t a, uint64_t b) { return cj_ceil_div(a, b) * b; }
 
 uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t st, uint64_t dil, uint64_t lo, uint64_t hi) {
@@ -391,9 +401,10 @@ static convjit_status cj_conv_step_tile_legal(cj_kplan *p, cj_conv_plan *c, cons
   const uint32_t b_extra = c->wg.odd ? c->b_dma : 0, loads = c->a_dma + c->b_dma + b_extra;
   const uint32_t fifo_vgprs = 2 * ((c->a_dma + c->b_dma) * 4 + b_extra);
   uint32_t in_flight = vload ? 2 * loads : (c->stages - 2) * loads;
-  CJ_CHECK(in_flight <= 63, CONVJIT_ERR_UNSUPPORTED,
-           "conv: %u loads in flight exceed vmcnt's 63 (tile %ux%u, %u threads, %u stages, load %u)", in_flight,
-           c->tile_m, c->tile_n, c->threads, c->stages, c->load);
+  const uint32_t vm_max = arch->waitcnt->vmcnt_max;
+  CJ_CHECK(in_flight <= vm_max, CONVJIT_ERR_UNSUPPORTED,
+           "conv: %u loads in flight exceed vmcnt's %u (tile %ux%u, %u threads, %u stages, load %u)", in_flight,
+           vm_max, c->tile_m, c->tile_n, c->threads, c->stages, c->load);
   CJ_CHECK(!vload || fifo_vgprs <= CJ_CONV_MAX_LOAD_VGPRS, CONVJIT_ERR_UNSUPPORTED,
            "conv.load = 2: %u loads per thread per K step hold %u VGPRs in flight, at most %u (tile %ux%u, %u "
            "threads)", loads, fifo_vgprs, CJ_CONV_MAX_LOAD_VGPRS, c->tile_m, c->tile_n, c->threads);
@@ -408,12 +419,12 @@ static convjit_status cj_conv_step_tile_legal(cj_kplan *p, cj_conv_plan *c, cons
    * lane, no room for a second operand set. */
   uint32_t pf_flight = (c->stages - 1) * (c->a_dma + c->b_dma);
   CJ_CHECK(o->prefetch <= 2, CONVJIT_ERR_INVALID_ARG, "conv.prefetch = %u: must be 1 (off) or 2 (on)", o->prefetch);
-  CJ_CHECK(o->prefetch != 2 || (!pp && !vload && pf_flight <= 63), CONVJIT_ERR_UNSUPPORTED,
+  CJ_CHECK(o->prefetch != 2 || (!pp && !vload && pf_flight <= vm_max), CONVJIT_ERR_UNSUPPORTED,
            "conv.prefetch = 2: %s", pp      ? "the ping-pong schedule has its own operand order"
                                     : vload ? "not with load = 2 (its ds_writes follow each step's barrier)"
-                                            : "the prologue's DMA loads in flight exceed vmcnt's 63");
+                                            : "the prologue's DMA loads in flight exceed the arch's vmcnt maximum");
   c->prefetch = o->prefetch ? o->prefetch == 2
-                            : !pp && !vload && c->threads <= 512 && pf_flight <= 63 && c->tile_k == c->mfma_k &&
+                            : !pp && !vload && c->threads <= 512 && pf_flight <= vm_max && c->tile_k == c->mfma_k &&
                                   mf->k_runs == 1 && mf->k_per_lane * c->elem_bytes == 8;
   /* Rolled loop (conv_igemm_multistage.c cj_cv_kloop_rolled): the
    * multistage DMA loop; with prefetch only where every operand read of a
@@ -607,6 +618,7 @@ convjit_status cj_kplan_conv_init(cj_kplan *p, const cj_arch *arch, const cj_con
                                   const cj_epilogue *epi) {
   atomic_fetch_add_explicit(&cj_conv_init_count, 1, memory_order_relaxed);
   CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "conv plan: NULL plan, arch or geometry");
+  CJ_TRY(cj_conv_arch_check(arch));
   CJ_TRY(cj_epi_check_desc(epi, "conv.epi"));
   static const cj_conv_opts def;
   if (!o) o = &def;

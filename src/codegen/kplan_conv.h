@@ -234,6 +234,10 @@ int64_t cj_conv_in_coord(const cj_conv_geom *g, int i, int64_t o, int64_t t);
 
 /* Output extent of one dim (the one formula: desc.c uses it too); 0 when the
  * dilated filter does not fit the padded input. */
+/* The arch capabilities the conv family's kernels are written for
+ * (arch.h): wave64, MFMA, the gfx9 wait counters, AGPRs; UNSUPPORTED naming
+ * the arch otherwise. Every conv-family plan init asks it first. */
+convjit_status cj_conv_arch_check(const cj_arch *arch);
 uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t dil, uint64_t pad_lo,
                             uint64_t pad_hi);
 /* 1 if the arch can run the 8-wave ping-pong schedule: 16-byte LDS DMA and

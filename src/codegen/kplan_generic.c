@@ -15,6 +15,7 @@ static const char *const cj_generic_geom_names[CJ_GEN_GEOM_COUNT] = {
 convjit_status cj_kplan_generic_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *g, uint32_t x_dtype,
                                      uint32_t x_mode, const cj_epilogue *epi) {
   CJ_CHECK(p && arch && g, CONVJIT_ERR_INVALID_ARG, "generic conv plan: NULL plan, arch or geometry");
+  CJ_TRY(cj_conv_arch_check(arch));
   CJ_TRY(cj_epi_check_desc(epi, "conv_generic.epi"));
   CJ_CHECK(x_mode <= CJ_PREP_QUANT, CONVJIT_ERR_INVALID_ARG, "conv_generic.x_mode = %u: must be 0..2", x_mode);
   uint32_t xb = cj_dtype_bytes((convjit_dtype)x_dtype), eb = cj_dtype_bytes((convjit_dtype)g->dtype);

@@ -541,11 +541,13 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
     CJ_CHECK(grid[d] > 0, CONVJIT_ERR_INVALID_ARG, "emu_launch: grid[%d] = 0: must be > 0", d);
     CJ_CHECK(block[d] > 0, CONVJIT_ERR_INVALID_ARG, "emu_launch: block[%d] = 0: must be > 0", d);
   }
-  CJ_CHECK(block[0] <= 1024 && block[1] <= 1024 && block[2] <= 1024, CONVJIT_ERR_INVALID_ARG,
-           "emu_launch: block = (%u,%u,%u): each dimension must be <= 1024", block[0], block[1], block[2]);
+  const uint32_t maxbt = k->mod->arch->max_block_threads; /* the arch's flat work-group size limit */
+  CJ_CHECK(block[0] <= maxbt && block[1] <= maxbt && block[2] <= maxbt, CONVJIT_ERR_INVALID_ARG,
+           "emu_launch: block = (%u,%u,%u): each dimension must be <= %u (%s's max_block_threads)", block[0], block[1],
+           block[2], maxbt, k->mod->arch->name);
   uint64_t nthreads = (uint64_t)block[0] * block[1] * block[2];
   const cj_kernel_info *ki = k->info;
-  uint32_t maxwg = ki->max_flat_workgroup_size ? ki->max_flat_workgroup_size : 1024;
+  uint32_t maxwg = ki->max_flat_workgroup_size ? ki->max_flat_workgroup_size : maxbt;
   CJ_CHECK(nthreads <= maxwg, CONVJIT_ERR_INVALID_ARG,
            "emu_launch: block = (%u,%u,%u) = %llu threads: kernel %s allows at most %u", block[0], block[1], block[2],
            (unsigned long long)nthreads, ki->name, maxwg);

@@ -1,9 +1,13 @@
 /* Descriptor validation and 3D normalization (contract in plan.h). Every
  * failure names the field and its value; "valid but no kernel" fields are
  * CONVJIT_ERR_UNSUPPORTED, checked only after the whole descriptor is
- * known to be valid. */
+ * known to be valid. The checks here are the common ones; what is a
+ * kind's own is its row's (kinds.h): the fields it takes (takes), its
+ * extents (out_dims), its dtypes (the dtype table) and its other rules
+ * (validate). */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include "host/plan.h"
 
@@ -36,6 +40,20 @@ static convjit_status check_scale(float s, const convjit_conv_desc *d, const cha
            "desc.%s = %g: scales apply to fp8 convs (x_dtype or w_dtype fp8), but x_dtype = %s and w_dtype = %s",
            field, (double)s, cj_dtype_name(d->x_dtype), cj_dtype_name(d->w_dtype));
   return CONVJIT_OK;
+}
+
+/* The kinds whose rows take a kind-only field (CJ_TAKES_*), for messages:
+ * "backward-data", "forward or backward-data". */
+static const char *kinds_taking(uint32_t takes, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int k = 0; cj_conv_kind_of((convjit_conv_kind)k); k++) {
+    const cj_conv_kind_row *r = cj_conv_kind_of((convjit_conv_kind)k);
+    if (!(r->takes & takes) || used >= cap) continue;
+    int m = snprintf(buf + used, cap - used, "%s%s", used ? " or " : "", r->name);
+    if (m > 0) used += (size_t)m;
+  }
+  return buf;
 }
 
 /* Epilogue op op, asked for by the descriptor's field (its text, for the
@@ -75,92 +93,71 @@ static const cj_appended desc_appended[] = {
     CJ_APPENDED(convjit_conv_desc, nondeterministic),
 };
 
-convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_problem *p) {
-  CJ_CHECK(dp, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
-  CJ_TRY(cj_check_struct_size(dp->struct_size, DESC_V1_SIZE, sizeof *dp, "desc"));
-  convjit_conv_desc dv = convjit_conv_desc_default();
-  cj_versioned_copy(&dv, dp, dp->struct_size, desc_appended, sizeof desc_appended / sizeof desc_appended[0]);
-  const convjit_conv_desc *d = &dv;
-  memset(p, 0, sizeof *p);
-  const cj_conv_kind_row *kind = cj_conv_kind_of(d->kind);
-  CJ_CHECK(kind, CONVJIT_ERR_INVALID_ARG,
-           "desc.kind = %d: must be 0 (forward), 1 (backward data) or 2 (backward weight)", (int)d->kind);
-  CJ_CHECK(d->spatial_rank >= 1 && d->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
-           "desc.spatial_rank = %d: must be 1, 2 or 3", d->spatial_rank);
-  CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
-           (long long)d->n);
-  CJ_CHECK(d->c > 0 && d->c < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.c = %lld: must be in 1..2^31-1",
-           (long long)d->c);
-  CJ_CHECK(d->k > 0 && d->k < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.k = %lld: must be in 1..2^31-1",
-           (long long)d->k);
-  int rank = d->spatial_rank, base = 3 - rank; /* desc index i -> problem dim base + i */
-  int64_t in[3] = {1, 1, 1}, f[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, plo[3] = {0, 0, 0},
-          phi[3] = {0, 0, 0}, out[3] = {1, 1, 1}, opad[3] = {0, 0, 0}, up[3] = {0, 0, 0};
-  for (int i = 0; i < rank; i++) {
-    int j = base + i;
-    CJ_CHECK(d->in[i] > 0 && d->in[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.in[%d] = %lld: must be in 1..2^31-1",
-             i, (long long)d->in[i]);
-    CJ_CHECK(d->filter[i] > 0 && d->filter[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
-             "desc.filter[%d] = %lld: must be in 1..2^31-1", i, (long long)d->filter[i]);
-    CJ_CHECK(d->stride[i] > 0 && d->stride[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
-             "desc.stride[%d] = %lld: must be in 1..2^31-1", i, (long long)d->stride[i]);
-    CJ_CHECK(d->dilation[i] > 0 && d->dilation[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
-             "desc.dilation[%d] = %lld: must be in 1..2^31-1", i, (long long)d->dilation[i]);
-    CJ_CHECK(d->pad_lo[i] >= 0 && d->pad_lo[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
-             "desc.pad_lo[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_lo[i]);
-    CJ_CHECK(d->pad_hi[i] >= 0 && d->pad_hi[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
-             "desc.pad_hi[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_hi[i]);
-    /* the transposed conv's output_padding: positions of x = dx past the
-     * forward conv's reach (PyTorch's rule, output_padding < max(stride, dilation)) */
-    CJ_CHECK(d->output_padding[i] >= 0 && d->output_padding[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
-             "desc.output_padding[%d] = %lld: must be >= 0", i, (long long)d->output_padding[i]);
-    CJ_CHECK(d->output_padding[i] == 0 || d->kind == CONVJIT_CONV_BACKWARD_DATA, CONVJIT_ERR_INVALID_ARG,
-             "desc.output_padding[%d] = %lld: output_padding is the transposed convolution's (kind backward-data), "
-             "not a %s conv's", i, (long long)d->output_padding[i], kind->name);
-    const int64_t smax = d->stride[i] > d->dilation[i] ? d->stride[i] : d->dilation[i];
-    CJ_CHECK(d->output_padding[i] < smax, CONVJIT_ERR_INVALID_ARG,
-             "desc.output_padding[%d] = %lld: must be < max(stride[%d], dilation[%d]) = %lld (larger values would "
-             "add positions no dy element reaches)", i, (long long)d->output_padding[i], i, i, (long long)smax);
-    CJ_CHECK(d->output_padding[i] < d->in[i], CONVJIT_ERR_INVALID_ARG,
-             "desc.output_padding[%d] = %lld: must be < in[%d] = %lld", i, (long long)d->output_padding[i], i,
-             (long long)d->in[i]);
-    CJ_CHECK(d->upsample[i] >= 0 && d->upsample[i] <= 2, CONVJIT_ERR_INVALID_ARG,
-             "desc.upsample[%d] = %lld: must be 1 or 2 (nearest-neighbour factor; 0 = 1)", i,
-             (long long)d->upsample[i]);
-    CJ_CHECK(d->upsample[i] <= 1 || d->kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_INVALID_ARG,
-             "desc.upsample[%d] = %lld: the fused upsample reads x of a forward conv, not of a %s conv", i,
-             (long long)d->upsample[i], kind->name);
-    const int64_t fu = d->upsample[i] == 2 ? 2 : 1, xin = d->in[i] * fu - d->output_padding[i];
-    int64_t span = (d->filter[i] - 1) * d->dilation[i] + 1; /* < 2^62: both < 2^31 */
-    int64_t padded = xin + d->pad_lo[i] + d->pad_hi[i];
-    /* Name what made the span too long: the dilation when there is one. */
-    CJ_CHECK(span <= padded || d->dilation[i] == 1, CONVJIT_ERR_INVALID_ARG,
-             "desc.dilation[%d] = %lld: the dilated filter[%d] = %lld spans (%lld - 1) * %lld + 1 = %lld, more than "
-             "the padded input %lld (in %lld%s + pads %lld, %lld)",
-             i, (long long)d->dilation[i], i, (long long)d->filter[i], (long long)d->filter[i],
-             (long long)d->dilation[i], (long long)span, (long long)padded, (long long)xin,
-             fu > 1 ? " upsampled" : d->output_padding[i] ? " less output_padding" : "", (long long)d->pad_lo[i],
-             (long long)d->pad_hi[i]);
-    CJ_CHECK(span <= padded, CONVJIT_ERR_INVALID_ARG,
-             "desc.filter[%d] = %lld: exceeds the padded input %lld (in %lld%s + pads %lld, %lld)", i,
-             (long long)d->filter[i], (long long)padded, (long long)xin,
-             fu > 1 ? " upsampled" : d->output_padding[i] ? " less output_padding" : "", (long long)d->pad_lo[i],
-             (long long)d->pad_hi[i]);
-    in[j] = d->in[i];
-    f[j] = d->filter[i];
-    st[j] = d->stride[i];
-    dl[j] = d->dilation[i];
-    plo[j] = d->pad_lo[i];
-    phi[j] = d->pad_hi[i];
-    opad[j] = d->output_padding[i];
-    up[j] = fu > 1 ? fu : 0;
-    out[j] = (int64_t)cj_conv_out_extent((uint64_t)xin, (uint64_t)d->filter[i], (uint64_t)d->stride[i],
-                                         (uint64_t)d->dilation[i], (uint64_t)d->pad_lo[i], (uint64_t)d->pad_hi[i]);
-  }
-  CJ_CHECK(d->groups >= 1, CONVJIT_ERR_INVALID_ARG, "desc.groups = %lld: must be >= 1", (long long)d->groups);
-  CJ_CHECK(d->c % d->groups == 0 && d->k % d->groups == 0, CONVJIT_ERR_INVALID_ARG,
-           "desc.groups = %lld: must divide c = %lld and k = %lld", (long long)d->groups, (long long)d->c,
-           (long long)d->k);
+/* Descriptor dim i: its fields in range, the kind-only ones on a kind
+ * that takes them, the (dilated) filter inside the padded input; *out the
+ * forward conv's output extent there (the kind's out_dims). */
+static convjit_status desc_dim(const convjit_conv_desc *d, const cj_conv_kind_row *kind, int i, int64_t *out) {
+  char takers[64];
+  CJ_CHECK(d->in[i] > 0 && d->in[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.in[%d] = %lld: must be in 1..2^31-1",
+           i, (long long)d->in[i]);
+  CJ_CHECK(d->filter[i] > 0 && d->filter[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+           "desc.filter[%d] = %lld: must be in 1..2^31-1", i, (long long)d->filter[i]);
+  CJ_CHECK(d->stride[i] > 0 && d->stride[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+           "desc.stride[%d] = %lld: must be in 1..2^31-1", i, (long long)d->stride[i]);
+  CJ_CHECK(d->dilation[i] > 0 && d->dilation[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+           "desc.dilation[%d] = %lld: must be in 1..2^31-1", i, (long long)d->dilation[i]);
+  CJ_CHECK(d->pad_lo[i] >= 0 && d->pad_lo[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+           "desc.pad_lo[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_lo[i]);
+  CJ_CHECK(d->pad_hi[i] >= 0 && d->pad_hi[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+           "desc.pad_hi[%d] = %lld: must be in 0..2^31-1", i, (long long)d->pad_hi[i]);
+  /* the transposed conv's output_padding: positions of x = dx past the
+   * forward conv's reach (PyTorch's rule, output_padding < max(stride, dilation)) */
+  CJ_CHECK(d->output_padding[i] >= 0 && d->output_padding[i] < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG,
+           "desc.output_padding[%d] = %lld: must be >= 0", i, (long long)d->output_padding[i]);
+  CJ_CHECK(d->output_padding[i] == 0 || (kind->takes & CJ_TAKES_OUTPUT_PADDING), CONVJIT_ERR_INVALID_ARG,
+           "desc.output_padding[%d] = %lld: output_padding is the transposed convolution's (kind %s), not a %s "
+           "conv's", i, (long long)d->output_padding[i], kinds_taking(CJ_TAKES_OUTPUT_PADDING, takers, sizeof takers),
+           kind->name);
+  const int64_t smax = d->stride[i] > d->dilation[i] ? d->stride[i] : d->dilation[i];
+  CJ_CHECK(d->output_padding[i] < smax, CONVJIT_ERR_INVALID_ARG,
+           "desc.output_padding[%d] = %lld: must be < max(stride[%d], dilation[%d]) = %lld (larger values would "
+           "add positions no dy element reaches)", i, (long long)d->output_padding[i], i, i, (long long)smax);
+  CJ_CHECK(d->output_padding[i] < d->in[i], CONVJIT_ERR_INVALID_ARG,
+           "desc.output_padding[%d] = %lld: must be < in[%d] = %lld", i, (long long)d->output_padding[i], i,
+           (long long)d->in[i]);
+  CJ_CHECK(d->upsample[i] >= 0 && d->upsample[i] <= 2, CONVJIT_ERR_INVALID_ARG,
+           "desc.upsample[%d] = %lld: must be 1 or 2 (nearest-neighbour factor; 0 = 1)", i,
+           (long long)d->upsample[i]);
+  CJ_CHECK(d->upsample[i] <= 1 || (kind->takes & CJ_TAKES_UPSAMPLE), CONVJIT_ERR_INVALID_ARG,
+           "desc.upsample[%d] = %lld: the fused upsample reads x of a %s conv, not of a %s conv", i,
+           (long long)d->upsample[i], kinds_taking(CJ_TAKES_UPSAMPLE, takers, sizeof takers), kind->name);
+  const int64_t fu = d->upsample[i] == 2 ? 2 : 1;
+  int64_t xin, yout; /* the kind's: the input extent the forward conv reads, its output extent */
+  kind->out_dims(d, i, &xin, &yout);
+  int64_t span = (d->filter[i] - 1) * d->dilation[i] + 1; /* < 2^62: both < 2^31 */
+  int64_t padded = xin + d->pad_lo[i] + d->pad_hi[i];
+  /* Name what made the span too long: the dilation when there is one. */
+  CJ_CHECK(span <= padded || d->dilation[i] == 1, CONVJIT_ERR_INVALID_ARG,
+           "desc.dilation[%d] = %lld: the dilated filter[%d] = %lld spans (%lld - 1) * %lld + 1 = %lld, more than "
+           "the padded input %lld (in %lld%s + pads %lld, %lld)",
+           i, (long long)d->dilation[i], i, (long long)d->filter[i], (long long)d->filter[i],
+           (long long)d->dilation[i], (long long)span, (long long)padded, (long long)xin,
+           fu > 1 ? " upsampled" : d->output_padding[i] ? " less output_padding" : "", (long long)d->pad_lo[i],
+           (long long)d->pad_hi[i]);
+  CJ_CHECK(span <= padded, CONVJIT_ERR_INVALID_ARG,
+           "desc.filter[%d] = %lld: exceeds the padded input %lld (in %lld%s + pads %lld, %lld)", i,
+           (long long)d->filter[i], (long long)padded, (long long)xin,
+           fu > 1 ? " upsampled" : d->output_padding[i] ? " less output_padding" : "", (long long)d->pad_lo[i],
+           (long long)d->pad_hi[i]);
+  *out = yout;
+  return CONVJIT_OK;
+}
+
+/* The descriptor's dtypes, layouts, scales and flags: each in its domain,
+ * a kind-only flag on a kind that takes it. */
+static convjit_status desc_fields(const convjit_conv_desc *d, const cj_conv_kind_row *kind) {
+  char takers[64];
+  const int rank = d->spatial_rank;
   CJ_TRY(cj_check_dtype(d->x_dtype, "x_dtype"));
   CJ_TRY(cj_check_dtype(d->w_dtype, "w_dtype"));
   CJ_TRY(cj_check_dtype(d->y_dtype, "y_dtype"));
@@ -200,8 +197,9 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
            "desc.act = %d: must be 0 (identity), 1 (relu), 2 (silu) or 3 (gelu tanh)", (int)d->act);
   CJ_CHECK(d->has_x_prev == 0 || d->has_x_prev == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = %d: must be 0 or 1",
            d->has_x_prev);
-  CJ_CHECK(!d->has_x_prev || d->kind == CONVJIT_CONV_FORWARD, CONVJIT_ERR_INVALID_ARG,
-           "desc.has_x_prev = 1: causal streaming reads x_prev in a forward conv, not a %s conv", kind->name);
+  CJ_CHECK(!d->has_x_prev || (kind->takes & CJ_TAKES_X_PREV), CONVJIT_ERR_INVALID_ARG,
+           "desc.has_x_prev = 1: causal streaming reads x_prev in a %s conv, not a %s conv",
+           kinds_taking(CJ_TAKES_X_PREV, takers, sizeof takers), kind->name);
   CJ_CHECK(!d->has_x_prev || rank != 3 || d->upsample[0] <= 1, CONVJIT_ERR_INVALID_ARG,
            "desc.has_x_prev = 1 with desc.upsample[0] = %lld: x_prev's frames are read as they are (upsample in "
            "height and width only)", (long long)d->upsample[0]);
@@ -216,24 +214,69 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   }
   CJ_CHECK(d->nondeterministic == 0 || d->nondeterministic == 1, CONVJIT_ERR_INVALID_ARG,
            "desc.nondeterministic = %d: must be 0 or 1", d->nondeterministic);
-  const int bwd_weight = d->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
-  CJ_CHECK(!d->nondeterministic || bwd_weight, CONVJIT_ERR_INVALID_ARG,
-           "desc.nondeterministic = 1: only backward weight has a cross-workgroup reduction to trade for atomics "
-           "(a %s conv)", kind->name);
-  /* The fused epilogue as the one description the plan init takes: each
-   * field asking for an op adds it (in the op table's order whatever the
-   * order here); "beta 0 means 1" is normalized here and nowhere else. */
+  CJ_CHECK(!d->nondeterministic || (kind->takes & CJ_TAKES_NONDETERMINISTIC), CONVJIT_ERR_INVALID_ARG,
+           "desc.nondeterministic = 1: only %s has a cross-workgroup reduction to trade for atomics (a %s conv)",
+           kinds_taking(CJ_TAKES_NONDETERMINISTIC, takers, sizeof takers), kind->name);
+  return CONVJIT_OK;
+}
+
+/* The fused epilogue as the one description the plan init takes: each
+ * field asking for an op adds it (in the op table's order whatever the
+ * order here); "beta 0 means 1" is normalized here and nowhere else. */
+static convjit_status desc_epilogue(const convjit_conv_desc *d, const cj_conv_kind_row *kind, cj_epilogue *epi) {
   cj_epi_step *es;
-  if (d->has_channel_scale) CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_SCALE, "has_channel_scale = 1", &es));
+  if (d->has_channel_scale) CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_SCALE, "has_channel_scale = 1", &es));
   if (d->has_residual) {
-    CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_RESIDUAL, "has_residual = 1", &es));
+    CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_RESIDUAL, "has_residual = 1", &es));
     es->beta = d->beta != 0.0f ? d->beta : 1.0f;
   }
-  if (d->has_bias) CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_BIAS, "has_bias = 1", &es));
+  if (d->has_bias) CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_BIAS, "has_bias = 1", &es));
   if (d->act != CONVJIT_ACT_IDENTITY) {
-    CJ_TRY(desc_epi_op(&p->epi, kind, CJ_EPI_ACTIVATION, "act", &es));
+    CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_ACTIVATION, "act", &es));
     es->act = (uint8_t)d->act;
   }
+  return CONVJIT_OK;
+}
+
+convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_problem *p) {
+  CJ_CHECK(dp, CONVJIT_ERR_INVALID_ARG, "desc = NULL");
+  CJ_TRY(cj_check_struct_size(dp->struct_size, DESC_V1_SIZE, sizeof *dp, "desc"));
+  convjit_conv_desc dv = convjit_conv_desc_default();
+  cj_versioned_copy(&dv, dp, dp->struct_size, desc_appended, sizeof desc_appended / sizeof desc_appended[0]);
+  const convjit_conv_desc *d = &dv;
+  memset(p, 0, sizeof *p);
+  const cj_conv_kind_row *kind = cj_conv_kind_of(d->kind);
+  CJ_CHECK(kind, CONVJIT_ERR_INVALID_ARG,
+           "desc.kind = %d: must be 0 (forward), 1 (backward data) or 2 (backward weight)", (int)d->kind);
+  CJ_CHECK(d->spatial_rank >= 1 && d->spatial_rank <= 3, CONVJIT_ERR_INVALID_ARG,
+           "desc.spatial_rank = %d: must be 1, 2 or 3", d->spatial_rank);
+  CJ_CHECK(d->n > 0 && d->n < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.n = %lld: must be in 1..2^31-1",
+           (long long)d->n);
+  CJ_CHECK(d->c > 0 && d->c < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.c = %lld: must be in 1..2^31-1",
+           (long long)d->c);
+  CJ_CHECK(d->k > 0 && d->k < LIMIT_EXTENT, CONVJIT_ERR_INVALID_ARG, "desc.k = %lld: must be in 1..2^31-1",
+           (long long)d->k);
+  int rank = d->spatial_rank, base = 3 - rank; /* desc index i -> problem dim base + i */
+  int64_t in[3] = {1, 1, 1}, f[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, plo[3] = {0, 0, 0},
+          phi[3] = {0, 0, 0}, out[3] = {1, 1, 1}, opad[3] = {0, 0, 0}, up[3] = {0, 0, 0};
+  for (int i = 0; i < rank; i++) {
+    int j = base + i;
+    CJ_TRY(desc_dim(d, kind, i, &out[j]));
+    in[j] = d->in[i];
+    f[j] = d->filter[i];
+    st[j] = d->stride[i];
+    dl[j] = d->dilation[i];
+    plo[j] = d->pad_lo[i];
+    phi[j] = d->pad_hi[i];
+    opad[j] = d->output_padding[i];
+    up[j] = d->upsample[i] == 2 ? 2 : 0;
+  }
+  CJ_CHECK(d->groups >= 1, CONVJIT_ERR_INVALID_ARG, "desc.groups = %lld: must be >= 1", (long long)d->groups);
+  CJ_CHECK(d->c % d->groups == 0 && d->k % d->groups == 0, CONVJIT_ERR_INVALID_ARG,
+           "desc.groups = %lld: must divide c = %lld and k = %lld", (long long)d->groups, (long long)d->c,
+           (long long)d->k);
+  CJ_TRY(desc_fields(d, kind));
+  CJ_TRY(desc_epilogue(d, kind, &p->epi));
   int64_t e;
   CJ_TRY(cj_mul_checked(d->n * d->c, in[0] * in[1], &e, "x element count n*c*d*h*w"));
   CJ_TRY(cj_mul_checked(e, in[2], &e, "x element count n*c*d*h*w"));
@@ -241,80 +284,16 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   CJ_TRY(cj_mul_checked(e, out[2], &e, "y element count n*k*do*ho*wo"));
   CJ_TRY(cj_mul_checked(d->k * d->c, f[0] * f[1], &e, "weight element count k*c*t*r*s"));
   CJ_TRY(cj_mul_checked(e, f[2], &e, "weight element count k*c*t*r*s"));
-  /* Valid from here on; what follows is "no kernel for it (yet)", the
-   * kind's first: a kind no family plans (select.h cj_conv_family) has no
-   * kernels at all. */
-  CJ_CHECK(cj_conv_kind_planned(d->kind), CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", kind->name);
-  /* Backward weight (codegen/kplan_wgrad.h) reads x and dy in the compute
-   * dtype, bf16 or f16 (fp8 gradients need calibrated scales), and writes
-   * dw in it or in f32 (what optimizers keep); its GEMM reduces over
-   * positions, so any group width is whole columns there. */
-  CJ_CHECK(!bwd_weight || d->x_dtype == CONVJIT_DTYPE_BF16 || d->x_dtype == CONVJIT_DTYPE_F16,
-           CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = %s: backward weight takes bf16 or f16 x and dy", cj_dtype_name(d->x_dtype));
-  CJ_CHECK(!bwd_weight || d->y_dtype == d->x_dtype, CONVJIT_ERR_UNSUPPORTED,
-           "desc.y_dtype = %s: backward weight reads dy in x's dtype %s", cj_dtype_name(d->y_dtype),
-           cj_dtype_name(d->x_dtype));
-  CJ_CHECK(!bwd_weight || d->w_dtype == d->x_dtype || d->w_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.w_dtype = %s: backward weight writes dw in f32 or in x's dtype %s", cj_dtype_name(d->w_dtype),
-           cj_dtype_name(d->x_dtype));
-  /* Grouped convs: the implicit GEMM pads each tap's channels to a 16-byte
-   * chunk (8 bf16, 16 fp8), and a group's channels must start on one
-   * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the
-   * same for codegen callers. NDHWC layouts need nothing here. The GEMM's
-   * reduction channels are c's for forward, k's (dy's) for backward data;
-   * backward weight reduces over positions, so any group width is whole
-   * columns there. */
-  const int bwd = d->kind == CONVJIT_CONV_BACKWARD_DATA;
-  const char *rc = bwd ? "k" : "c";
-  const int64_t cg = (bwd ? d->k : d->c) / d->groups, chunk = fp8_conv ? 16 : 8;
-  /* Depthwise (C/groups = 1) bf16 / f16 forward and backward-data convs
-   * with K/C in 1..8 are the direct family's (codegen/kplan_direct.h,
-   * select_direct.c). */
-  const int direct = (d->kind == CONVJIT_CONV_FORWARD || d->kind == CONVJIT_CONV_BACKWARD_DATA) && !fp8_conv &&
-                     d->groups > 1 && d->c == d->groups &&
-                     d->k / d->groups >= 1 && d->k / d->groups <= 8;
-  CJ_CHECK(bwd_weight || direct || d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
-           "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
-           (long long)d->groups, rc, (long long)chunk, (long long)chunk - 1, (long long)chunk);
-  CJ_CHECK(bwd_weight || direct || d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with %s/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
-           "group's channels start on a chunk", (long long)d->groups, rc, (long long)cg, (long long)chunk,
-           fp8_conv ? "fp8" : cj_dtype_name(d->x_dtype));
-  /* Backward data in fp8 would quantize the gradient dy, which needs a
-   * calibrated scale per tensor (training's delayed scaling): not offered. */
-  CJ_CHECK(!bwd || !fp8_conv, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = %s, desc.w_dtype = %s with kind backward-data: backward data computes in bf16 or f16 (fp8 "
-           "gradients need per-tensor scale calibration, not offered)", cj_dtype_name(d->x_dtype),
-           cj_dtype_name(d->w_dtype));
-  CJ_CHECK(d->x_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.x_dtype = f32: the conv kernels take bf16, f16 or fp8 inputs");
-  CJ_CHECK(bwd_weight || d->w_dtype != CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.w_dtype = f32: the conv kernels take bf16, f16 or fp8 weights");
-  /* f16 computes on the f16 MFMA: both operands f16 (no pre-pass converts
-   * between f16 and bf16 or fp8); backward weight's w_dtype is dw's,
-   * checked above */
-  CJ_CHECK(bwd_weight || (d->x_dtype == CONVJIT_DTYPE_F16) == (d->w_dtype == CONVJIT_DTYPE_F16),
-           CONVJIT_ERR_UNSUPPORTED,
-           "desc.%s = %s with desc.%s = f16: an f16 conv takes f16 x and w (no pre-pass converts f16 to or from %s)",
-           d->x_dtype == CONVJIT_DTYPE_F16 ? "w_dtype" : "x_dtype",
-           cj_dtype_name(d->x_dtype == CONVJIT_DTYPE_F16 ? d->w_dtype : d->x_dtype),
-           d->x_dtype == CONVJIT_DTYPE_F16 ? "x_dtype" : "w_dtype",
-           cj_dtype_name(d->x_dtype == CONVJIT_DTYPE_F16 ? d->w_dtype : d->x_dtype));
+  /* Valid from here on; what follows is "no kernel for it (yet)": the
+   * kind's kernels at all (a kind no family plans), its dtypes (the one
+   * table, kinds.h), its own rules (its row's validate) */
+  CJ_TRY(cj_conv_kind_kernels_check(d->kind));
+  CJ_TRY(cj_conv_kind_dtypes_check(d->kind, d->x_dtype, d->w_dtype, d->y_dtype));
+  if (kind->validate) CJ_TRY(kind->validate(d, kind));
   /* bf16 beside fp8 is quantized by the pre-pass with its scale (docs/api.md "fp8 formats"). */
   CJ_CHECK(!d->has_channel_scale || is_fp8(d->w_dtype), CONVJIT_ERR_UNSUPPORTED,
            "desc.has_channel_scale = 1 with desc.w_dtype = bf16: bf16 weights are quantized per tensor by w_scale "
            "when packed; per-channel scales need fp8 weights");
-  CJ_CHECK(!d->has_x_prev || d->n == 1, CONVJIT_ERR_UNSUPPORTED,
-           "desc.has_x_prev = 1 with desc.n = %lld: streaming convs take one sample (the pre-pass writes x_prev's "
-           "frames directly before x's)", (long long)d->n);
-  /* y: the inputs' 16-bit type (bf16 for bf16 and fp8 convs, f16 for f16)
-   * or f32 (no final rounding); the residual z is in y's dtype */
-  const convjit_dtype y16 = d->x_dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16;
-  CJ_CHECK(d->y_dtype == y16 || d->y_dtype == CONVJIT_DTYPE_F32, CONVJIT_ERR_UNSUPPORTED,
-           "desc.y_dtype = %d (%s): a conv of %s x and %s w gives %s or f32", (int)d->y_dtype,
-           cj_dtype_name(d->y_dtype), cj_dtype_name(d->x_dtype), cj_dtype_name(d->w_dtype), cj_dtype_name(y16));
 
   p->n = d->n; p->c = d->c; p->k = d->k;
   p->d = in[0]; p->h = in[1]; p->w = in[2];

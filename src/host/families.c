@@ -45,20 +45,25 @@ int cj_conv_kind_planned(convjit_conv_kind kind) {
   return 0;
 }
 
+convjit_status cj_conv_kind_kernels_check(convjit_conv_kind kind) {
+  const cj_conv_kind_row *k = cj_conv_kind_of(kind);
+  CJ_CHECK(k, CONVJIT_ERR_INVALID_ARG, "desc.kind = %d: unknown", (int)kind);
+  CJ_CHECK(cj_conv_kind_planned(kind), CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", k->name);
+  return CONVJIT_OK;
+}
+
 convjit_status cj_conv_family_for(const cj_conv_problem *p, const cj_target *t, const cj_conv_family **fam,
                                   const cj_conv_planner **pl) {
   CJ_CHECK(p && t && fam && pl, CONVJIT_ERR_INVALID_ARG, "cj_conv_family_for: NULL argument");
   *fam = NULL;
   *pl = NULL;
+  CJ_TRY(cj_conv_kind_kernels_check(p->kind));
   const cj_conv_kind_row *k = cj_conv_kind_of(p->kind);
-  CJ_CHECK(k, CONVJIT_ERR_INVALID_ARG, "desc.kind = %d: unknown", (int)p->kind);
   char why[400] = "";
   size_t used = 0;
-  int planned = 0;
   for (size_t i = 0; i < CJ_NFAMILIES; i++) {
     const cj_conv_family *f = &cj_families[i];
     if (!f->planner[p->kind]) continue;
-    planned = 1;
     char r[240] = "";
     if (f->serves(p, t, r, sizeof r)) {
       *fam = f;
@@ -71,6 +76,5 @@ convjit_status cj_conv_family_for(const cj_conv_problem *p, const cj_target *t, 
       if (m > 0) used += (size_t)m < sizeof why - used ? (size_t)m : sizeof why - used - 1;
     }
   }
-  CJ_CHECK(planned, CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernels yet", k->name);
   return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernel family serves the problem (%s)", k->name, why);
 }

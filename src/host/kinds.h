@@ -125,7 +125,29 @@ typedef enum cj_epi_channels {
   CJ_EPI_CHANNELS_C = 2     /* dx's c channels (the transposed conv's output) */
 } cj_epi_channels;
 
-/* ROW(ID, name, tool, reads, writes, optional, packs, epi_ops, channels)
+/* Descriptor fields only some kinds take: validation (desc.c) refuses a
+ * field asking for one on a kind whose row lacks it (INVALID_ARG naming the
+ * field and the kinds that take it). */
+#define CJ_TAKES_OUTPUT_PADDING 1u   /* output_padding: the transposed convolution's */
+#define CJ_TAKES_UPSAMPLE 2u         /* upsample: the fused nearest upsample of x */
+#define CJ_TAKES_X_PREV 4u           /* has_x_prev: causal streaming reads x_prev */
+#define CJ_TAKES_NONDETERMINISTIC 8u /* nondeterministic: a cross-workgroup reduction traded for atomics */
+
+/* The kind's own hooks (kinds.c), called by validation on a descriptor
+ * whose common fields are valid:
+ *   out_dims  along descriptor dim i: the input extent the forward conv
+ *             reads (*xin: x upsampled for forward, dx less its
+ *             output_padding for backward data) and the forward conv's
+ *             output extent (*out: y, or dy); the one place they are
+ *             derived (the problem's od, oh, ow and
+ *             convjit_conv_output_dims come from it)
+ *   validate  the kind's own "no kernel for it" rules past the dtype
+ *             table (UNSUPPORTED naming field and value), NULL: none */
+typedef struct cj_conv_kind_row cj_conv_kind_row;
+typedef void (*cj_kind_out_dims_fn)(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
+typedef convjit_status (*cj_kind_validate_fn)(const convjit_conv_desc *d, const cj_conv_kind_row *k);
+
+/* ROW(ID, name, tool, reads, writes, optional, packs, epi_ops, channels, takes, out_dims, validate)
  *   name     the kind in messages and the tuning table's problem text
  *   tool     its spelling on the tools' command lines
  *   reads, writes, optional: tensor masks, CJ_TB(id) | ...
@@ -134,18 +156,20 @@ typedef enum cj_epi_channels {
  *            (every op with a spec token, so a new op needs no edit here),
  *            CJ_EB(op) | ... (kplan_epi.h ids) or 0 (none); backward
  *            weight's BIAS is the forward's bias, whose gradient db it writes
- *   channels what per-channel epilogue operands index (cj_epi_channels id) */
+ *   channels what per-channel epilogue operands index (cj_epi_channels id)
+ *   takes    CJ_TAKES_* bits: the kind-only descriptor fields it takes
+ *   out_dims, validate: its hooks (above) */
 #define CJ_TB(id) CJ_TENSOR_BIT(CJ_TENSOR_##id)
 #define CJ_EB(op) (1u << CJ_EPI_##op)
 #define CJ_CONV_KIND_TABLE(ROW)                                                                               \
   ROW(FORWARD, "forward", "fwd", CJ_TB(X) | CJ_TB(W_PACKED), CJ_TB(Y),                                        \
-    CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE) | CJ_TB(X_PREV), 1,                                        \
-    CJ_EPI_PUBLIC_OPS, K)                                                                                    \
+    CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE) | CJ_TB(X_PREV), 1, CJ_EPI_PUBLIC_OPS, K,                  \
+    CJ_TAKES_UPSAMPLE | CJ_TAKES_X_PREV, cj_kind_fwd_out_dims, cj_kind_fwd_validate)                         \
   ROW(BACKWARD_DATA, "backward-data", "bwd-data", CJ_TB(DY) | CJ_TB(W_PACKED), CJ_TB(DX),                     \
-    CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1,                                                        \
-    CJ_EPI_PUBLIC_OPS, C)                                                                                    \
+    CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1, CJ_EPI_PUBLIC_OPS, C, CJ_TAKES_OUTPUT_PADDING,         \
+    cj_kind_bwd_data_out_dims, cj_kind_bwd_data_validate)                                                    \
   ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0,         \
-    CJ_EB(BIAS), K)
+    CJ_EB(BIAS), K, CJ_TAKES_NONDETERMINISTIC, cj_kind_wgrad_out_dims, NULL)
 
 /* How many kinds the table has (their convjit_conv_kind values are 0..n-1,
  * in table order). */
@@ -153,14 +177,62 @@ typedef enum cj_epi_channels {
 enum { CJ_CONV_KIND_COUNT = 0 CJ_CONV_KIND_TABLE(CJ_KIND_ONE) };
 #undef CJ_KIND_ONE
 
-typedef struct cj_conv_kind_row {
+struct cj_conv_kind_row {
   convjit_conv_kind kind;
   const char *name, *tool;
   uint32_t reads, writes, optional; /* tensor masks (CJ_TENSOR_BIT) */
   int packs;                        /* convjit_weight_pack has a weight to pack */
   uint32_t epi_ops;                 /* 1 << cj_epi_op of each op the descriptor may ask for */
   cj_epi_channels channels;
-} cj_conv_kind_row;
+  uint32_t takes;                   /* CJ_TAKES_* */
+  cj_kind_out_dims_fn out_dims;
+  cj_kind_validate_fn validate;     /* NULL: none */
+};
+/* The hooks of the rows (kinds.c). */
+void cj_kind_fwd_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
+void cj_kind_bwd_data_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
+void cj_kind_wgrad_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
+convjit_status cj_kind_fwd_validate(const convjit_conv_desc *d, const cj_conv_kind_row *k);
+convjit_status cj_kind_bwd_data_validate(const convjit_conv_desc *d, const cj_conv_kind_row *k);
+
+/* The dtypes each kind's kernels take, the one table validation (desc.c),
+ * the planners and the tools read (no other copy of a kind's dtype rule):
+ * rows D(KIND, x, w, y, note) of dtype masks (CJ_DT bits); a descriptor's
+ * (x_dtype, w_dtype, y_dtype) is supported when one row of its kind holds
+ * all three. For backward data x_dtype is dx's and y_dtype dy's, for
+ * backward weight w_dtype is dw's and y_dtype dy's. note: why, in the
+ * refusal's message. */
+#define CJ_DT(t) (1u << CONVJIT_DTYPE_##t)
+#define CJ_DT_BF16_FP8 (CJ_DT(BF16) | CJ_DT(FP8_E4M3FN) | CJ_DT(FP8_E4M3FNUZ))
+#define CJ_KIND_NOTE_BF16_FP8 "bf16 beside fp8 is quantized by the pre-pass with its scale; y is bf16 or f32"
+#define CJ_KIND_NOTE_F16 "an f16 conv takes f16 x and w: no pre-pass converts f16 to or from bf16 or fp8"
+#define CJ_KIND_NOTE_BWD_DATA                                                                                   \
+  "dx, w and dy share one element type (bf16 or f16): fp8 gradients need per-tensor scale calibration, not offered"
+#define CJ_KIND_NOTE_WGRAD                                                                                      \
+  "backward weight reads x and dy in one type, bf16 or f16 (fp8 gradients need calibrated scales), and writes dw " \
+  "in it or in f32"
+#define CJ_CONV_DTYPE_TABLE(D)                                                                               \
+  D(FORWARD, CJ_DT_BF16_FP8, CJ_DT_BF16_FP8, CJ_DT(BF16) | CJ_DT(F32), CJ_KIND_NOTE_BF16_FP8)                \
+  D(FORWARD, CJ_DT(F16), CJ_DT(F16), CJ_DT(F16) | CJ_DT(F32), CJ_KIND_NOTE_F16)                               \
+  D(BACKWARD_DATA, CJ_DT(BF16), CJ_DT(BF16), CJ_DT(BF16), CJ_KIND_NOTE_BWD_DATA)                             \
+  D(BACKWARD_DATA, CJ_DT(F16), CJ_DT(F16), CJ_DT(F16), CJ_KIND_NOTE_BWD_DATA)                                \
+  D(BACKWARD_WEIGHT, CJ_DT(BF16), CJ_DT(BF16) | CJ_DT(F32), CJ_DT(BF16), CJ_KIND_NOTE_WGRAD)                 \
+  D(BACKWARD_WEIGHT, CJ_DT(F16), CJ_DT(F16) | CJ_DT(F32), CJ_DT(F16), CJ_KIND_NOTE_WGRAD)
+
+typedef struct cj_kind_dtypes {
+  convjit_conv_kind kind;
+  uint32_t x, w, y; /* CJ_DT masks */
+  const char *note;
+} cj_kind_dtypes;
+/* The table's rows (*n of them), for tools and tests. */
+const cj_kind_dtypes *cj_conv_dtype_rows(uint32_t *n);
+/* OK when a row of kind holds (x, w, y); else UNSUPPORTED naming the first
+ * field (x, w, y in turn) no row of the kind matching the fields before it
+ * holds: its value, the fields before it, the values it may take and the
+ * rows' notes ("desc.w_dtype = f16 with kind forward, desc.x_dtype = bf16:
+ * w_dtype must be bf16, fp8_e4m3fn or fp8_e4m3fnuz (...)"). INVALID_ARG for
+ * a kind outside the table. */
+convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x, convjit_dtype w, convjit_dtype y);
 
 /* The kind's row; NULL for a value outside the enum. */
 const cj_conv_kind_row *cj_conv_kind_of(convjit_conv_kind kind);

@@ -3,7 +3,9 @@
  * (families.c), and cj_select_conv / cj_select_conv_with on it. Contract in select.h: pure
  * planning, no compile, no device. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "codegen/kplan_knobs.h"
 #include "host/select.h"
 
 convjit_status cj_select_transpose(int64_t n, int64_t c, int64_t s, convjit_dtype dtype, const cj_arch *arch,
@@ -135,3 +137,66 @@ convjit_status cj_select_conv_fallback(const cj_conv_problem *p, const cj_target
   memset(out, 0, sizeof *out);
   return pl->fallback(p, t, &prep, chosen, out);
 }
+
+/* ---- a recorded choice (the tuning table's rows) ---- */
+
+static int cj_knob_set_in(const cj_conv_opts *o, const cj_knob *k) {
+  return cj_conv_knob_get(o, k, 0) && (k->kind != CJ_KNOB_PAIR || cj_conv_knob_get(o, k, 1));
+}
+
+static void cj_knob_value(const cj_conv_opts *o, const cj_knob *k, char *buf, size_t cap) {
+  if (k->kind == CJ_KNOB_PAIR) snprintf(buf, cap, "%ux%u", cj_conv_knob_get(o, k, 0), cj_conv_knob_get(o, k, 1));
+  else snprintf(buf, cap, "%u", cj_conv_knob_get(o, k, 0));
+}
+
+convjit_status cj_select_conv_choice_check(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o) {
+  CJ_CHECK(p && t && t->arch && o, CONVJIT_ERR_INVALID_ARG, "cj_select_conv_choice_check: NULL argument");
+  const cj_conv_family *fam;
+  const cj_conv_planner *pl;
+  CJ_TRY(cj_conv_family_for(p, t, &fam, &pl));
+  cj_conv_prep *prep = malloc(sizeof *prep);
+  cj_conv_opts *list = malloc(CJ_CONV_MAX_CANDIDATES * sizeof *list);
+  cj_seq *seq = malloc(sizeof *seq);
+  convjit_status st = CONVJIT_OK;
+  if (!prep || !list || !seq) {
+    st = CJ_ERR(CONVJIT_ERR_OUT_OF_MEMORY, "out of memory (a recorded choice's check)");
+    goto done;
+  }
+  if ((st = pl->prepare(p, t->arch, prep)) != CONVJIT_OK) goto done;
+  static const cj_conv_opts none;
+  const uint32_t n = pl->candidates(t, prep, &none, list, CJ_CONV_MAX_CANDIDATES);
+  uint32_t nk;
+  const cj_knob *k = cj_conv_knobs(&nk);
+  for (uint32_t i = 0; i < nk && st == CONVJIT_OK; i++) {
+    if (!k[i].tunable || k[i].lo == 0) continue;
+    char v[32];
+    cj_knob_value(o, &k[i], v, sizeof v);
+    const uint32_t a = cj_conv_knob_get(o, &k[i], 0), b = cj_conv_knob_get(o, &k[i], 1);
+    if (k[i].kind == CJ_KNOB_PAIR && (a == 0) != (b == 0)) {
+      st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "knobs.%s = %s: half a choice (0 leaves it to the plan's default)",
+                  k[i].name, v);
+      break;
+    }
+    if (a) continue;
+    /* 0: the plan's default. A knob every candidate of the planner sets is
+     * a choice the planner always makes: a row without it records no
+     * choice the planner could have timed. */
+    uint32_t every = n > 0;
+    for (uint32_t c = 0; c < n && every; c++) every = (uint32_t)cj_knob_set_in(&list[c], &k[i]);
+    if (every) {
+      char first[32];
+      cj_knob_value(&list[0], &k[i], first, sizeof first);
+      st = CJ_ERR(CONVJIT_ERR_INVALID_ARG,
+                  "knobs.%s = %s: the %s planner chooses %s in each of its %u candidates for this problem (the "
+                  "first: %s): a recorded choice gives it",
+                  k[i].name, v, fam->name, k[i].name, n, first);
+    }
+  }
+  if (st == CONVJIT_OK) st = pl->sequence(p, t, prep, o, NULL, seq, NULL, NULL);
+done:
+  free(prep);
+  free(list);
+  free(seq);
+  return st;
+}
+

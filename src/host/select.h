@@ -217,6 +217,14 @@ convjit_status cj_conv_heuristic(const cj_target *t, const cj_conv_geom *g, cons
                                  cj_conv_opts *out);
 convjit_status cj_select_conv_with(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o, cj_seq *out);
 convjit_status cj_select_conv(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *forced, cj_seq *out);
+/* A recorded choice (a tuning-table row's knobs) for p on t, checked by the
+ * planner of p's family as plan creation would use it: a pair knob half
+ * set, or 0 ("the plan's default") in a knob every one of the planner's
+ * candidates for p sets (a choice the planner always makes), is
+ * INVALID_ARG naming the knob ("knobs.waves = 0x0: ..."); then the
+ * candidate's launch sequence must be legal (the plan init's reason, naming
+ * its field, otherwise). */
+convjit_status cj_select_conv_choice_check(const cj_conv_problem *p, const cj_target *t, const cj_conv_opts *o);
 /* The kind's fallback sequence for the chosen one (the planner's fallback
  * hook; UNSUPPORTED when the kind has none or it cannot). */
 convjit_status cj_select_conv_fallback(const cj_conv_problem *p, const cj_target *t, const cj_seq *chosen, cj_seq *out);
@@ -327,6 +335,10 @@ convjit_status cj_conv_family_for(const cj_conv_problem *p, const cj_target *t, 
                                   const cj_conv_planner **pl);
 /* 1 when some family plans kind (a kind none plans has no kernels yet). */
 int cj_conv_kind_planned(convjit_conv_kind kind);
+/* OK when some family plans kind, else UNSUPPORTED "desc.kind = <name>: no
+ * kernels yet" (validation and plan creation alike); INVALID_ARG for a kind
+ * outside the table. */
+convjit_status cj_conv_kind_kernels_check(convjit_conv_kind kind);
 /* The family table's rows (for tests and tools): *n rows. */
 const cj_conv_family *cj_conv_families(uint32_t *n);
 

@@ -13,13 +13,9 @@ static convjit_status cj_bwd_prepare(const cj_conv_problem *p, const cj_arch *ar
   out->bwd = 1;
   out->in_role = CJ_BIND_DY;
   out->out_role = CJ_BIND_DX;
-  /* dx has x's dtype, dy y's: one 16-bit element type through the GEMM,
-   * the dtype row's (bf16 or f16 MFMA, fp32 accumulation) */
-  CJ_CHECK(p->x_dtype == p->y_dtype && p->w_dtype == p->y_dtype &&
-               (p->y_dtype == CONVJIT_DTYPE_BF16 || p->y_dtype == CONVJIT_DTYPE_F16),
-           CONVJIT_ERR_UNSUPPORTED,
-           "desc dtypes x=%s w=%s y=%s with kind backward-data: dx, w and dy share one element type (bf16 or f16)",
-           cj_dtype_name(p->x_dtype), cj_dtype_name(p->w_dtype), cj_dtype_name(p->y_dtype));
+  /* dx has x's dtype, dy y's: one 16-bit element type through the GEMM
+   * (the kind's dtype table, kinds.h: bf16 or f16 MFMA, fp32 accumulation) */
+  CJ_TRY(cj_conv_kind_dtypes_check(p->kind, p->x_dtype, p->w_dtype, p->y_dtype));
   CJ_TRY(cj_conv_fmt_of(p, arch, &out->fm));
   cj_conv_geom fwd;
   CJ_TRY(cj_conv_problem_fields(p, &fwd));

@@ -38,7 +38,6 @@ static convjit_status cj_u32_field(const char *name, int64_t v, int64_t lo, uint
 }
 
 static int cj_is_fp8(convjit_dtype t) { return t == CONVJIT_DTYPE_FP8_E4M3FN || t == CONVJIT_DTYPE_FP8_E4M3FNUZ; }
-static int cj_is_in(convjit_dtype t) { return t == CONVJIT_DTYPE_BF16 || t == CONVJIT_DTYPE_F16 || cj_is_fp8(t); }
 
 convjit_status cj_conv_problem_fields(const cj_conv_problem *p, cj_conv_geom *g) {
   memset(g, 0, sizeof *g);
@@ -190,17 +189,9 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
   return n;
 }
 
+/* The problem kind's dtypes (the one table, kinds.h). */
 static convjit_status cj_conv_dtypes_check(const cj_conv_problem *p) {
-  CJ_CHECK(cj_is_in(p->x_dtype) && cj_is_in(p->w_dtype) &&
-               (p->x_dtype == CONVJIT_DTYPE_F16) == (p->w_dtype == CONVJIT_DTYPE_F16) &&
-               (p->y_dtype == CONVJIT_DTYPE_F32 ||
-                p->y_dtype == (p->x_dtype == CONVJIT_DTYPE_F16 ? CONVJIT_DTYPE_F16 : CONVJIT_DTYPE_BF16)),
-           CONVJIT_ERR_UNSUPPORTED,
-           "desc dtypes x=%d (%s) w=%d (%s) y=%d (%s): the convs take bf16 or fp8 x and w and give bf16 or f32, or "
-           "f16 x and w and give f16 or f32",
-           (int)p->x_dtype, cj_dtype_name(p->x_dtype), (int)p->w_dtype, cj_dtype_name(p->w_dtype),
-           (int)p->y_dtype, cj_dtype_name(p->y_dtype));
-  return CONVJIT_OK;
+  return cj_conv_kind_dtypes_check(p->kind, p->x_dtype, p->w_dtype, p->y_dtype);
 }
 
 convjit_status cj_conv_problem_geom(const cj_conv_problem *p, cj_conv_geom *g) {
@@ -245,7 +236,7 @@ convjit_status cj_conv_fmt_of(const cj_conv_problem *p, const cj_arch *arch, cj_
   f->alpha = 1.0f;
   f->x_q = f->w_q = 1.0f;
   if (!cj_is_fp8(p->x_dtype) && !cj_is_fp8(p->w_dtype)) {
-    f->compute = p->x_dtype; /* bf16 or f16, both operands alike (desc.c) */
+    f->compute = p->x_dtype; /* bf16 or f16, both operands alike (the dtype table, kinds.h) */
     return CONVJIT_OK;
   }
   f->compute = cj_native_fp8(arch);

@@ -25,9 +25,10 @@ static uint64_t wg_ceil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static convjit_status wgrad_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "wgrad_prepare: NULL argument");
   memset(out, 0, sizeof *out);
+  CJ_TRY(cj_conv_kind_dtypes_check(p->kind, p->x_dtype, p->w_dtype, p->y_dtype));
   cj_conv_geom *g = &out->g;
   CJ_TRY(cj_conv_problem_fields(p, g));
-  g->dtype = (uint32_t)p->x_dtype; /* x and dy: the compute dtype (desc.c); w_dtype is dw's */
+  g->dtype = (uint32_t)p->x_dtype; /* x and dy: the compute dtype (the dtype table); w_dtype is dw's */
   g->wgrad = 1;
   g->wgrad_db = cj_epi_has(&p->epi, CJ_EPI_BIAS); /* the forward's bias: db */
   g->wgrad_atomic = (uint32_t)p->nondeterministic;

@@ -670,10 +670,14 @@ static convjit_status import_row(sqlite3 *db, sqlite3_stmt *st, cj_tune_row *r) 
   const cj_arch *arch = cj_arch_from_name(r->arch);
   CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "arch = %s: not gfx942 or gfx950", r->arch);
   const cj_target t = {arch, (uint32_t)r->cus};
-  cj_seq seq;
-  convjit_status s = cj_select_conv_with(&p, &t, &r->knobs, &seq);
-  CJ_CHECK(s == CONVJIT_OK, CONVJIT_ERR_UNSUPPORTED, "knobs illegal for this problem on %s: %s", r->arch,
-           cj_error_text());
+  /* the planner's own check, as plan creation would build the row */
+  convjit_status s = cj_select_conv_choice_check(&p, &t, &r->knobs);
+  if (s != CONVJIT_OK) {
+    char why[400]; /* the error text is rewritten below: its copy, not itself, is formatted in */
+    snprintf(why, sizeof why, "%s", cj_error_text());
+    return CJ_ERR(s == CONVJIT_ERR_INVALID_ARG ? s : CONVJIT_ERR_UNSUPPORTED, "knobs illegal for this problem on %s: %s",
+                  r->arch, why);
+  }
   return CONVJIT_OK;
 }
 

@@ -74,7 +74,7 @@ typedef struct sim {
   uint64_t dma_t[DMAQ];     /* pending DMA LDS writes: arrival, bank cycles */
   uint32_t dma_c[DMAQ];
   int dma_n;
-  int gfx950;
+  unsigned xdl_extra; /* the arch's xdl_dep_extra */
   cj_perf_cu_out *out;
   size_t nwave_end;
 } sim;
@@ -125,7 +125,7 @@ static uint64_t dep_ready(const sim *S, const wave *w, const emu_trace_rec *x) {
   uint64_t t = 0;
   if (x->dep && x->dep <= w->pc) {
     unsigned passes = w->rec[x->dep - 1].a;
-    unsigned extra = S->gfx950 && passes != 2; /* gfx950 needs one more after 4+ pass XDL ops */
+    unsigned extra = passes != 2 ? S->xdl_extra : 0; /* CDNA4: one more after 4+ pass XDL ops (arch.h) */
     unsigned ws = x->b == EMU_TDEP_SRCC_SAME      ? 0
                   : x->b == EMU_TDEP_SRCC_OVERLAP ? passes + 1 + extra
                                                   : passes + 3 + extra; /* SrcA/B, VALU/memory read, WAW */
@@ -431,7 +431,7 @@ convjit_status cj_perf_cu_run(const cj_perf_cu_in *in, cj_perf_cu_out *out) {
   CJ_TRY(check_in(in, &S.maxw));
   const cj_perf_params *p = in->params;
   S.in = in, S.p = p, S.out = out;
-  S.gfx950 = in->arch->has_ocp_fp8; /* the CDNA4 rows of the dependency table */
+  S.xdl_extra = in->arch->xdl_dep_extra; /* the arch's rows of the dependency table */
   /* the bandwidths are shared by the CUs that have work (a grid smaller
    * than the device leaves the others idle): its XCD's L2 by the busy CUs
    * of the XCD, HBM by all busy CUs */

@@ -157,11 +157,11 @@ static const char k_maf_325_fp8[] =
 static const char k_maf_325_fp8_busy[] = "the same row: 1519 TFLOPS of the 1823.0 that 1464 MHz allows (0.833)";
 typedef struct device_rows {
   const char *name;
-  int gfx950;            /* the arch it is a product of (has_ocp_fp8) */
+  const char *arch;      /* the arch it is a product of (its cj_arch row's name) */
   prow clock_bf16[2], clock_fp8[2], hbm;
 } device_rows;
 static const device_rows k_devices[] = {
-    {"MI325X", 0, {S(clock_eff_mhz, 1354.0, k_maf_325_bf16), S(clock_busy, 0.9357, k_maf_325_bf16_busy)},
+    {"MI325X", "gfx942", {S(clock_eff_mhz, 1354.0, k_maf_325_bf16), S(clock_busy, 0.9357, k_maf_325_bf16_busy)},
      {S(clock_eff_mhz, 1219.9, k_maf_325_fp8), S(clock_busy, 0.8333, k_maf_325_fp8_busy)},
      S(hbm_gbs, 6000, "AMD Instinct MI325X data sheet (amd.com): 6 TB/s of HBM3E")},
 };
@@ -180,21 +180,40 @@ static const cj_perf_param_info *fill(const prow *rows, size_t n, cj_perf_param_
   return out;
 }
 
-static const prow *rows_of(const cj_arch *a, size_t *n) {
-  if (a->has_ocp_fp8) { *n = sizeof k_gfx950 / sizeof k_gfx950[0]; return k_gfx950; }
-  *n = sizeof k_gfx942 / sizeof k_gfx942[0];
-  return k_gfx942;
+/* Each modelled arch's tables, found by its arch row: the rows, the fp8
+ * GEMMs' clock anchors and the product they measure (the default device).
+ * A new arch adds its line here (docs/porting-an-arch.md). */
+typedef struct arch_tables {
+  const char *arch; /* cj_arch.name of the row they model */
+  const char *device;
+  const prow *rows;
+  size_t n;
+  const prow *fp8_clock; /* [2] */
+} arch_tables;
+static const arch_tables k_arch_tables[] = {
+    {"gfx942", "MI300X", k_gfx942, sizeof k_gfx942 / sizeof k_gfx942[0], k_gfx942_fp8_clock},
+    {"gfx950", "MI355X", k_gfx950, sizeof k_gfx950 / sizeof k_gfx950[0], k_gfx950_fp8_clock},
+};
+
+/* a's tables (NULL: the simulation does not model it) */
+static const arch_tables *tables_of(const cj_arch *a) {
+  for (size_t i = 0; a && i < sizeof k_arch_tables / sizeof k_arch_tables[0]; i++)
+    if (cj_arch_from_name(k_arch_tables[i].arch) == a) return &k_arch_tables[i];
+  return NULL;
 }
 
 #define MAX_ROWS 32
 _Static_assert(sizeof k_gfx942 / sizeof k_gfx942[0] <= MAX_ROWS, "k_gfx942 fits MAX_ROWS");
 _Static_assert(sizeof k_gfx950 / sizeof k_gfx950[0] <= MAX_ROWS, "k_gfx950 fits MAX_ROWS");
 
-const char *cj_perf_device_default(const cj_arch *a) { return a && a->has_ocp_fp8 ? "MI355X" : "MI300X"; }
+const char *cj_perf_device_default(const cj_arch *a) {
+  const arch_tables *t = tables_of(a);
+  return t ? t->device : "none";
+}
 
 static const device_rows *device_of(const cj_arch *a, const char *device) {
   for (size_t i = 0; device && i < sizeof k_devices / sizeof k_devices[0]; i++)
-    if (!strcmp(k_devices[i].name, device) && k_devices[i].gfx950 == a->has_ocp_fp8) return &k_devices[i];
+    if (!strcmp(k_devices[i].name, device) && cj_arch_from_name(k_devices[i].arch) == a) return &k_devices[i];
   return NULL;
 }
 
@@ -202,15 +221,17 @@ static const device_rows *device_of(const cj_arch *a, const char *device) {
  * or bf16 MFMAs, with their values: the arch table's filled in, the
  * dtype's clock, the device's HBM and clock. 0: device unknown for a. */
 static size_t rows_for(const cj_arch *a, const char *device, int fp8, prow out[MAX_ROWS]) {
-  size_t n;
-  const prow *r = rows_of(a, &n);
+  const arch_tables *t = tables_of(a);
+  if (!t) return 0;
+  const size_t n = t->n;
+  const prow *r = t->rows;
   const device_rows *d = device_of(a, device);
   if (device && !d && strcmp(device, cj_perf_device_default(a))) return 0;
   memcpy(out, r, n * sizeof *r);
   for (size_t i = 0; i < n; i++)
     if (out[i].arch) out[i].v = out[i].i.lo = out[i].i.hi = from_arch(a, out[i].i.off);
   /* the fp8 GEMMs' clock anchors (their own measurements) */
-  if (fp8) memcpy(out, a->has_ocp_fp8 ? k_gfx950_fp8_clock : k_gfx942_fp8_clock, sizeof k_gfx942_fp8_clock);
+  if (fp8) memcpy(out, t->fp8_clock, sizeof k_gfx942_fp8_clock);
   if (d) {
     memcpy(out, fp8 ? d->clock_fp8 : d->clock_bf16, sizeof d->clock_fp8);
     for (size_t i = 0; i < n; i++)

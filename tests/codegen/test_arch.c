@@ -88,6 +88,33 @@ static void test_dma_widths(void **st) {
 
 /* The emulator's facts: its time model (clock, CUs x SIMDs) and the lookup
  * by a code object's ELF mach that replaced its own arch enum. */
+/* The named capabilities (arch.h): both arches are wave64 MFMA parts with
+ * AGPRs and gfx9's one s_waitcnt (docs/isa-notes.md §6); the simulation's
+ * extra XDL wait state is CDNA4's (its ISA guide's dependency table). The
+ * encodings are LLVM's (llvm-mc-22 -mcpu=gfx942 --show-encoding):
+ * "s_waitcnt vmcnt(0)" is simm16 0x0f70, "s_waitcnt lgkmcnt(0)" 0xc07f. */
+static void test_capabilities(void **st) {
+  (void)st;
+  const char *const names[] = {"gfx942", "gfx950"};
+  for (int i = 0; i < 2; i++) {
+    const cj_arch *a = cj_arch_from_name(names[i]);
+    assert_int_equal(a->wave_size, 64);
+    assert_int_equal(a->max_block_threads, 1024);
+    assert_int_equal(a->matrix, CJ_MATRIX_MFMA);
+    assert_ptr_equal(a->waitcnt, &cj_waitcnt_gfx9);
+    assert_true(a->has_agprs);
+    assert_int_equal(a->xdl_dep_extra, i == 1 ? 1 : 0);
+  }
+  const cj_waitcnt_model *m = &cj_waitcnt_gfx9;
+  assert_int_equal(m->vmcnt_max, 63);
+  assert_int_equal(m->expcnt_max, 7);
+  assert_int_equal(m->lgkmcnt_max, 15);
+  assert_int_equal(cj_waitcnt_encode(m, 0, 7, 15), 0x0f70);
+  assert_int_equal(cj_waitcnt_encode(m, 63, 7, 0), 0xc07f);
+  assert_int_equal(cj_waitcnt_encode(m, 1000, 1000, 1000), 0xcf7f); /* clamped: no wait on any */
+  assert_int_equal(cj_waitcnt_encode(m, 17, 7, 15), 0x4f71);       /* vmcnt 17 = 0b01_0001: [15:14] 1, [3:0] 1 */
+}
+
 static void test_emulator_facts(void **st) {
   (void)st;
   const cj_arch *a942 = cj_arch_from_name("gfx942"), *a950 = cj_arch_from_name("gfx950");
@@ -137,6 +164,7 @@ int main(void) {
       cmocka_unit_test(test_dma_widths),
       cmocka_unit_test(test_emulator_facts),
       cmocka_unit_test(test_bounds_facts),
+      cmocka_unit_test(test_capabilities),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

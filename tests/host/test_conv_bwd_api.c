@@ -399,7 +399,8 @@ static void test_bad_input(void **st) {
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1: causal streaming");
   d.has_x_prev = 0;
   d.x_dtype = d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "with kind backward-data: backward data computes");
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
+         "desc.x_dtype = fp8_e4m3fn with kind backward-data: x_dtype must be bf16 or f16 (dx, w and dy share");
   d.x_dtype = d.w_dtype = CONVJIT_DTYPE_BF16;
   d.groups = 2;
   d.k = 4; /* dy channels per group 2: not a whole chunk */

@@ -337,22 +337,29 @@ static void test_bad_input(void **s) {
                      1, 0, 0, 0};
   convjit_conv_desc d = wg_desc(&w);
   OK(convjit_conv_desc_validate(&d));
+  /* the kind's dtype rows (kinds.h): x, then w (dw), then y (dy), each
+   * refusal naming the field, the fields before it and what it may be */
   d.x_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.x_dtype = fp8_e4m3fn: backward weight takes bf16");
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
+         "desc.x_dtype = fp8_e4m3fn with kind backward-weight: x_dtype must be bf16 or f16");
   d = wg_desc(&w);
   d.y_dtype = CONVJIT_DTYPE_F32;
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = f32: backward weight reads dy in x's");
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
+         "desc.y_dtype = 4 (f32) with kind backward-weight, desc.x_dtype = bf16, desc.w_dtype = bf16: y_dtype must "
+         "be bf16 (backward weight reads x and dy in one type");
   d = wg_desc(&w);
   d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FNUZ;
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
-         "desc.w_dtype = fp8_e4m3fnuz: backward weight writes dw in f32 or in x's dtype bf16");
+         "desc.w_dtype = fp8_e4m3fnuz with kind backward-weight, desc.x_dtype = bf16: w_dtype must be bf16 or f32");
   d = wg_desc(&w); /* f16: dy and dw follow x's 16-bit type */
   d.x_dtype = CONVJIT_DTYPE_F16;
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
-         "desc.y_dtype = bf16: backward weight reads dy in x's dtype f16");
-  d.y_dtype = CONVJIT_DTYPE_F16;
+         "desc.w_dtype = bf16 with kind backward-weight, desc.x_dtype = f16: w_dtype must be f16 or f32");
+  d.w_dtype = CONVJIT_DTYPE_F32;
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_UNSUPPORTED,
-         "desc.w_dtype = bf16: backward weight writes dw in f32 or in x's dtype f16");
+         "desc.y_dtype = 1 (bf16) with kind backward-weight, desc.x_dtype = f16, desc.w_dtype = f32: y_dtype must be "
+         "f16");
+  d.y_dtype = CONVJIT_DTYPE_F16;
   d.w_dtype = CONVJIT_DTYPE_F32;
   OK(convjit_conv_desc_validate(&d));
   d = wg_desc(&w);
@@ -360,7 +367,7 @@ static void test_bad_input(void **s) {
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.nondeterministic = 3: must be 0 or 1");
   d.nondeterministic = 1;
   d.kind = CONVJIT_CONV_FORWARD;
-  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.nondeterministic = 1: only backward weight");
+  EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, "desc.nondeterministic = 1: only backward-weight");
   d = wg_desc(&w);
   d.has_residual = 1;
   EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG,

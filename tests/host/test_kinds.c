@@ -136,6 +136,52 @@ static void test_families(void **st) {
   assert_null(pl);
 }
 
+/* The one dtype table (kinds.h CJ_CONV_DTYPE_TABLE), by the rules of
+ * docs/api.md "Dtypes" written out here: forward takes bf16/fp8 x and w
+ * (bf16 or f32 y) or f16 x and w (f16 or f32 y); backward data one 16-bit
+ * type for dx, w, dy; backward weight x = dy in bf16 or f16, dw in it or
+ * f32. A refusal names the first field (x, w, y) no row holds. */
+static void test_dtype_table(void **st) {
+  (void)st;
+  enum { B = CONVJIT_DTYPE_BF16, FN = CONVJIT_DTYPE_FP8_E4M3FN, NZ = CONVJIT_DTYPE_FP8_E4M3FNUZ,
+         F32 = CONVJIT_DTYPE_F32, H = CONVJIT_DTYPE_F16 };
+  const int dts[] = {B, FN, NZ, F32, H};
+  for (int k = 0; k < CJ_CONV_KIND_COUNT; k++)
+    for (int xi = 0; xi < 5; xi++)
+      for (int wi = 0; wi < 5; wi++)
+        for (int yi = 0; yi < 5; yi++) {
+          const int x = dts[xi], w = dts[wi], y = dts[yi];
+          const int x8 = x == FN || x == NZ, w8 = w == FN || w == NZ;
+          int want;
+          if (k == CONVJIT_CONV_FORWARD)
+            want = ((x == B || x8) && (w == B || w8) && (y == B || y == F32)) ||
+                   (x == H && w == H && (y == H || y == F32));
+          else if (k == CONVJIT_CONV_BACKWARD_DATA)
+            want = (x == B || x == H) && w == x && y == x;
+          else
+            want = (x == B || x == H) && y == x && (w == x || w == F32);
+          convjit_status s = cj_conv_kind_dtypes_check((convjit_conv_kind)k, (convjit_dtype)x, (convjit_dtype)w,
+                                                       (convjit_dtype)y);
+          if ((s == CONVJIT_OK) != want)
+            fail_msg("kind %d x %d w %d y %d: %s", k, x, w, y, s == CONVJIT_OK ? "accepted" : cj_error_text());
+          if (!want) assert_int_equal(s, CONVJIT_ERR_UNSUPPORTED);
+        }
+  EXPECT(cj_conv_kind_dtypes_check(CONVJIT_CONV_FORWARD, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_F16, CONVJIT_DTYPE_BF16),
+         CONVJIT_ERR_UNSUPPORTED,
+         "desc.w_dtype = f16 with kind forward, desc.x_dtype = bf16: w_dtype must be bf16, fp8_e4m3fn or "
+         "fp8_e4m3fnuz (");
+  EXPECT(cj_conv_kind_dtypes_check(CONVJIT_CONV_BACKWARD_DATA, CONVJIT_DTYPE_F16, CONVJIT_DTYPE_F16,
+                                   CONVJIT_DTYPE_F32),
+         CONVJIT_ERR_UNSUPPORTED,
+         "desc.y_dtype = 4 (f32) with kind backward-data, desc.x_dtype = f16, desc.w_dtype = f16: y_dtype must be f16 "
+         "(dx, w and dy share one element type");
+  EXPECT(cj_conv_kind_dtypes_check((convjit_conv_kind)5, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_BF16),
+         CONVJIT_ERR_INVALID_ARG, "desc.kind = 5: unknown");
+  uint32_t n = 0;
+  const cj_kind_dtypes *r = cj_conv_dtype_rows(&n);
+  for (uint32_t i = 0; i < n; i++) assert_non_null(cj_conv_kind_of(r[i].kind)); /* every row a kind of the table */
+}
+
 static void test_plan_create_refuses_kind_limits(void **st) {
   (void)st;
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
@@ -397,7 +443,7 @@ int main(void) {
       cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kind_limits),
       cmocka_unit_test(test_kind_rows),        cmocka_unit_test(test_execute_forward),
       cmocka_unit_test(test_other_kind_plan),  cmocka_unit_test(test_problem_text),
-      cmocka_unit_test(test_families),
+      cmocka_unit_test(test_families),         cmocka_unit_test(test_dtype_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -517,6 +517,23 @@ static void test_export_import(void **st) {
   assert_non_null(strstr(rep.s, "knobs.bogus: not a tunable knob"));
   assert_non_null(strstr(rep.s, "knobs.stages = 99: outside 2..4"));
   assert_non_null(strstr(rep.s, "version mismatch"));
+  /* knobs the planner would refuse for the row's problem (its own check,
+   * cj_select_conv_choice_check): a 0 ("the plan's default") where every
+   * candidate of the planner chooses, and half a pair, each named */
+  char *zero = strdup(a.s);
+  char *wv = strstr(zero, "\"waves\":\"2x2\""), *tv = strstr(zero, "\"tile\":\"128x128\"");
+  assert_non_null(wv);
+  assert_non_null(tv);
+  memcpy(wv, "\"waves\":\"0x0\"", 13);
+  memcpy(tv, "\"tile\":\"128x000\"", 16);
+  cj_sb_free(&rep);
+  OK(cj_tune_db_import(c2, zero, &imp, &skip, &rep));
+  assert_int_equal(imp, 0);
+  assert_int_equal(skip, 2);
+  if (!strstr(rep.s, "knobs.waves = 0x0: the igemm planner chooses waves in each of its") ||
+      !strstr(rep.s, "knobs.tile = 128x0: half a choice"))
+    fail_msg("import report: %s", rep.s);
+  free(zero);
   assert_int_not_equal(cj_tune_db_import(c2, "{\"format\":\"convjit-tuning-v1\",\"rows\":[", &imp, &skip,
                                          &rep), CONVJIT_OK);
   assert_int_equal(cj_tune_db_count(c2), 2); /* nothing half-written */
