@@ -620,7 +620,7 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
   double kms[DUMP_MAX_KERNELS];
   for (int k = 0; k < n; k++) kms[k] = NAN;
   for (int k = 0; k < n; k++) {
-    if (plans[k].op == CJ_KOP_CONV_DIRECT && !a->no_sim) {
+    if (plans[k].op == CJ_KOP_CONV_DIRECT && !plans[k].u.dir.wgrad && !a->no_sim) { /* backward weight's: op sum only */
       print_direct_bounds(a, &plans[k], &b[k], first, &kms[k], o);
       first = 0;
       continue;

@@ -247,7 +247,9 @@ static convjit_status traces_finish(const cj_kplan *p, const cj_built *b, uint64
    * weights again from the caches, x and w once from HBM */
   t->in.flops = conv ? cj_conv_gemm_flops(&p->u.conv) : direct ? cj_direct_flops(&p->u.dir) : 0;
   t->in.hbm_read_bytes = conv     ? (double)(p->u.conv.x_bytes + p->u.conv.w_bytes)
-                         : direct ? (double)(p->u.dir.x_bytes + p->u.dir.w_bytes)
+                         : direct ? (p->u.dir.wgrad == 1   ? (double)(p->u.dir.x_bytes + p->u.dir.y_bytes)
+                                     : p->u.dir.wgrad == 2 ? (double)p->u.dir.ws_bytes
+                                                           : (double)(p->u.dir.x_bytes + p->u.dir.w_bytes))
                                   : HUGE_VAL;
   t->in.fp8 = conv && p->u.conv.elem_bytes == 1; /* f16 runs at bf16's MFMA rate and takes its parameters */
   return CONVJIT_OK;
@@ -371,14 +373,16 @@ convjit_status cj_bounds_direct(const cj_kplan *p, const cj_built *b, const cj_p
     uint64_t lanes = (uint64_t)p->block[0] * p->block[1] * p->block[2];
     uint64_t first = wg->linear * lanes, items = first < c->items ? c->items - first : 0;
     if (items > lanes) items = lanes;
-    /* outputs of those lanes: strip positions (the last strip of a row may be short) x vec*M channels */
-    double outs = (double)items * c->strip * c->outs * ((double)c->g.ow / ((double)c->strips * c->strip));
-    const double ny = (double)c->g.npq * c->g.k_all;
+    /* outputs of those lanes: strip positions (the last strip of a row may be short) x their channels
+     * (backward data: dx's; backward weight: no per-output count, the counts stay 0) */
+    const double out_w = c->bwd ? c->g.w : c->g.ow;
+    double outs = c->wgrad ? 0 : (double)items * c->strip * c->outs * (out_w / ((double)c->strips * c->strip));
+    const double ny = c->wgrad ? 1 : c->bwd ? (double)c->g.n * c->g.dhw * c->g.groups : (double)c->g.npq * c->g.k_all;
     out->outputs = outs;
     out->load_bytes_per_output = outs > 0 ? ld / outs : 0;
     out->store_bytes_per_output = outs > 0 ? stb / outs : 0;
     out->valu_per_output = outs > 0 ? valu * p->arch->wave_size / outs : 0;
-    out->compulsory_bytes = cj_direct_hbm_bytes(c);
+    out->compulsory_bytes = c->wgrad ? (double)(c->x_bytes + c->y_bytes + c->w_bytes) : cj_direct_hbm_bytes(c);
     out->compulsory_per_output = out->compulsory_bytes / ny;
     out->ms = out->sim.ms;
     out->hbm_fraction =
