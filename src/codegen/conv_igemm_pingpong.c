@@ -1,5 +1,6 @@
 /* K-loop schedule "ping-pong" of the conv kernel (conv_igemm_internal.h):
- * fp8 on gfx950, 8 waves on half blocks; its LDS buffers, per-thread rows,
+ * fp8 (one f8f6f4 MFMA per K step) and bf16/f16 (two 16x16x32 MFMAs per K
+ * step of 64 k, the same 128-byte rows) on gfx950, 8 waves on half blocks; its LDS buffers, per-thread rows,
  * DMAs and operand reads are its own, the MFMA call and loop phis shared. */
 #include <stdio.h>
 #include "codegen/conv_igemm_internal.h"
@@ -142,32 +143,51 @@ static void cj_cv_pp_issue(cj_cv *v, int is_b, uint32_t h, LLVMValueRef kt, uint
   }
 }
 
-/* Operands f0 .. f0+n-1 of a half buffer: fragment f at f*16 rows. */
+/* Slices of one K step: one f8f6f4 MFMA (two 16-byte runs per operand),
+ * or two bf16/f16 MFMAs 16x16x32 (one 16-byte read each, k 32 apart:
+ * the same bytes as the two runs, docs/isa-notes.md §1). */
+static uint32_t cj_cv_pp_slices(const cj_cv *v) { return v->mf->k_runs == 2 ? 1 : 2; }
+
+/* Operands f0 .. f0+n-1 of a half buffer: fragment f at f*16 rows; with
+ * two slices out[(f-f0)*2 + s]. */
 static void cj_cv_pp_operand_rows(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t f0,
                                   uint32_t n, LLVMValueRef *out) {
   cj_irb *g = v->g;
+  uint32_t ns = cj_cv_pp_slices(v);
   for (uint32_t f = f0; f < f0 + n; f++) {
     LLVMValueRef q[2];
     for (uint32_t r = 0; r < 2; r++) {
       LLVMValueRef rel = LLVMBuildSub(v->b, off[r], LLVMBuildPtrToInt(v->b, buf0, g->i32, ""), "");
       q[r] = cj_irb_lds_ptr(g, cj_irb_lds_ptr(g, buf, rel), cj_c32(g, f * 16 * CJ_PP_ROW_BYTES));
     }
-    out[f - f0] = cj_cv_load_runs(v, q);
+    if (ns == 1) {
+      out[f - f0] = cj_cv_load_runs(v, q);
+      continue;
+    }
+    for (uint32_t r = 0; r < 2; r++) {
+      LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, q[r], "");
+      LLVMSetAlignment(ld, 16);
+      out[(f - f0) * 2 + r] = ld;
+    }
   }
 }
 
-/* The MFMAs of A fragment row fa of A half ha against B half hb. */
-static void cj_cv_pp_row(cj_cv *v, uint32_t ha, uint32_t fa, LLVMValueRef a, const LLVMValueRef *bb, uint32_t hb) {
+/* The MFMAs of A fragment row fa of A half ha against B half hb (a: the
+ * row's slices, bb: the half's fragments' slices). */
+static void cj_cv_pp_row(cj_cv *v, uint32_t ha, uint32_t fa, const LLVMValueRef *a, const LLVMValueRef *bb,
+                         uint32_t hb) {
   const cj_conv_plan *c = v->c;
+  uint32_t ns = cj_cv_pp_slices(v);
   for (uint32_t fb = 0; fb < c->mi_n / 2; fb++) {
     uint32_t f = (ha * c->mi_m / 2 + fa) * c->mi_n + hb * c->mi_n / 2 + fb;
-    v->acc[f] = cj_cv_mfma(v, a, bb[fb], v->acc[f]);
+    for (uint32_t s = 0; s < ns; s++) v->acc[f] = cj_cv_mfma(v, a[s], bb[fb * ns + s], v->acc[f]);
   }
 }
 
 /* The 4 x 2 MFMAs of quadrant (ha, hb). */
 static void cj_cv_pp_quad(cj_cv *v, uint32_t ha, uint32_t hb, const LLVMValueRef *a, const LLVMValueRef *bb) {
-  for (uint32_t fa = 0; fa < v->c->mi_m / 2; fa++) cj_cv_pp_row(v, ha, fa, a[fa], bb, hb);
+  uint32_t ns = cj_cv_pp_slices(v);
+  for (uint32_t fa = 0; fa < v->c->mi_m / 2; fa++) cj_cv_pp_row(v, ha, fa, a + fa * ns, bb, hb);
 }
 
 /* A phase of a step: the barrier that opens it (every wait it needs was
@@ -218,9 +238,9 @@ static void cj_cv_pp_burst_end(cj_cv *v) {
 static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
-  uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2;
+  uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2, ns = cj_cv_pp_slices(v);
   LLVMValueRef kn = LLVMBuildAdd(v->b, kt, cj_c32(g, 1), "kt.next");
-  LLVMValueRef a0[8], a1[8], b0[8], b1[8];
+  LLVMValueRef a0[16], a1[16], b0[16], b1[16];
   static const uint32_t A0B0[2][2] = {{0, 0}, {1, 0}}, B1[1][2] = {{1, 1}}, A1[1][2] = {{0, 1}};
   if (next) cj_cv_pp_col(v, kn); /* the A column of step i+1: pure arithmetic, before the wait */
   /* Q00 = A0 x B0 */
@@ -245,9 +265,9 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, 0, 1, a1);
   cj_cv_pp_burst(v, next ? 4 : 0);
   for (uint32_t r = 0; r < fa; r++) {
-    if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + r + 1);
-    cj_cv_pp_row(v, 1, r, a1[r], b1, 1);
-    cj_cv_pp_row(v, 1, r, a1[r], b0, 0);
+    if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + (r + 1) * ns);
+    cj_cv_pp_row(v, 1, r, a1 + r * ns, b1, 1);
+    cj_cv_pp_row(v, 1, r, a1 + r * ns, b0, 0);
     cj_cv_fence_sched(v);
   }
   cj_cv_pp_burst_end(v);

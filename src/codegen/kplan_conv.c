@@ -310,15 +310,17 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
   if (pp) {
     /* The ping-pong builder's fixed shape: 8 waves as 2x4 per quadrant,
      * each wave 4x2 fragments of each of the 4 quadrants (conv_igemm.c);
-     * one K step is one f8f6f4 MFMA deep (128 bytes of each row). */
-    CJ_CHECK(mf->k_runs == 2 && c->tile_m == 256 && c->tile_n == 256 && c->wave_m == 2 && c->wave_n == 4 &&
+     * one K step is 128 bytes of each row: one f8f6f4 MFMA deep, or two
+     * 16x16x32 bf16/f16 MFMAs (16-byte operand reads). */
+    int pp_mf = mf->k_runs == 2 || (mf->k_per_lane * c->elem_bytes == 16 && mf->k * c->elem_bytes == 64);
+    CJ_CHECK(pp_mf && c->tile_m == 256 && c->tile_n == 256 && c->wave_m == 2 && c->wave_n == 4 &&
                  c->stages == 2 && c->dma_bytes == 16 && c->splitk == 1,
              CONVJIT_ERR_UNSUPPORTED,
-             "conv.sched = 2 (ping-pong): needs %s's f8f6f4 MFMA (has %s), tile 256x256 (%ux%u), waves 2x4 (%ux%u), "
-             "2 stages (%u), 16-byte DMA (%u), no split-K (%u)",
+             "conv.sched = 2 (ping-pong): needs %s's f8f6f4 MFMA or a 16x16x32 bf16/f16 one (has %s), tile "
+             "256x256 (%ux%u), waves 2x4 (%ux%u), 2 stages (%u), 16-byte DMA (%u), no split-K (%u)",
              arch->name, mf->mnemonic, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->stages, c->dma_bytes,
              c->splitk);
-    c->tile_k = c->mfma_k;
+    c->tile_k = 128 / c->elem_bytes;
   }
   return CONVJIT_OK;
 }

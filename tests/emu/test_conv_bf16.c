@@ -414,6 +414,28 @@ static uint32_t lcg(uint64_t *s) {
   return (uint32_t)(*s >> 33);
 }
 
+/* The 8-wave ping-pong (sched 2, conv_igemm_pingpong.c) in bf16 on gfx950:
+ * 128-byte K rows, two 16x16x32 MFMAs per K step on the fp8 schedule's
+ * LDS layout and reads. The knob shape (partial M, N tail, padding, crs
+ * 648 = 10 steps of 64 and a partial one), a 1x1x1 with a K loop of
+ * whole steps, BIG_IN with real values; run() asserts conflict-free LDS.
+ * gfx942 refuses it (64 KiB of LDS). */
+static void test_pingpong_bf16(void **s) {
+  (void)s;
+  const cj_conv_opts pp = {.sched = 2, .stages = 2, .tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4};
+  tc_conv tc = KNOB;
+  tc.why = "ping-pong bf16 256x256 (knob shape)";
+  run(1, &tc, &pp);
+  tc_conv one = {"ping-pong bf16, 1x1x1 C 256 -> 272", 1, 256, 3, 10, 12, 272, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 1, 0, 0};
+  run(1, &one, &pp);
+  cj_conv_opts big = pp;
+  big.force_big_in = 1;
+  tc = KNOB;
+  tc.why = "ping-pong bf16, BIG_IN, real values";
+  tc.real_values = 1;
+  run(1, &tc, &big);
+}
+
 static void test_random_cases(void **st) {
   (void)st;
   uint64_t s = 2026;
@@ -469,6 +491,7 @@ int main(void) {
       cmocka_unit_test(test_vgpr_load),
       cmocka_unit_test(test_rolled_loop),
       cmocka_unit_test(test_group_decode),
+      cmocka_unit_test(test_pingpong_bf16),
       cmocka_unit_test(test_random_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
