@@ -186,9 +186,11 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
       c->tile_k * c->elem_bytes > 16 * CJ_CONV_MAX_KQ ||
       c->stages > 4 || !mf || mf->k_runs > 2 ||
-      (c->sched == CJ_CONV_SCHED_PINGPONG && (c->threads != 512 || c->mi_m != 8 || c->mi_n != 4 ||
-                                              c->k_tiles_split < 2 || c->k_tiles_split % 2)) || c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT ||
-      !cj_cv_schedules[c->sched])
+      /* a phase without taps (kplan_phase.h) runs no K loop: any K steps */
+      (c->sched == CJ_CONV_SCHED_PINGPONG &&
+       (c->threads != 512 || c->mi_m != 8 || c->mi_n != 4 ||
+        (c->g.taps && (c->k_tiles_split < 2 || c->k_tiles_split % 2)))) ||
+      c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT || !cj_cv_schedules[c->sched])
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
   cj_cv vv = {0}, *v = &vv;
   v->g = g;

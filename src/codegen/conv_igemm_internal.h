@@ -128,6 +128,9 @@ int cj_cv_rm_ok(const cj_cv *v, uint32_t rows, uint32_t ndma);
  * whose rows start at wbase, as opaque(offset + address of lds0); returns
  * how many (v->rm_nop) */
 uint32_t cj_cv_rm_lane_offs(cj_cv *v, LLVMValueRef wbase, LLVMValueRef lds0, LLVMValueRef *out);
+/* The row-major stage's swizzle xb(row) in bytes (the plan's row bytes,
+ * MFMA read width, DMA width and the arch's banks): the ping-pong's too */
+LLVMValueRef cj_cv_rm_swz(cj_cv *v, LLVMValueRef row);
 /* The operand lane offsets of map mp's stage: op_rm[] (row-major) or *op
  * (opaque(cj_cv_lane_off + address of lds0)) */
 void cj_cv_op_offs(cj_cv *v, const cj_cv_map *mp, uint32_t rows, LLVMValueRef wbase, LLVMValueRef lds0,

@@ -88,6 +88,11 @@ static LLVMValueRef cj_cv_rm_xb(cj_cv *v, const cj_cv_swzp *s, LLVMValueRef row)
   return s->gran > s->w ? LLVMBuildAnd(b, x, cj_c32(g, ~(s->gran - 1)), "xb") : x;
 }
 
+LLVMValueRef cj_cv_rm_swz(cj_cv *v, LLVMValueRef row) {
+  cj_cv_swzp s = cj_cv_rm_params(v);
+  return cj_cv_rm_xb(v, &s, row);
+}
+
 /* The row-major thread map: instruction i of thread t is row
  * t/(RB/u) + i*rpi (rpi = threads*u/RB rows per instruction), its lane
  * piece (t % (RB/u))*u stored, logical kin_r[i]. */
