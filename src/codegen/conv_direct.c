@@ -389,20 +389,24 @@ static void wgrad_finalize(dk *k) {
   }
 }
 
+/* The backward-weight kernels: the partial sums or their finalize. */
+static convjit_status direct_build_wgrad(dk *k) {
+  const cj_direct_plan *c = k->c;
+  if (c->accw > CJ_DIRECT_MAX_ACC || c->tap_chunk > CJ_DIRECT_MAX_TAPS_1D)
+    return cj_irb_fail(k->g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct wgrad: accw %u chunk %u", c->accw, c->tap_chunk));
+  if (!cj_irb_kernel(k->g, k->p, 0)) return k->g->st;
+  if (c->wgrad == 1) wgrad_partial(k);
+  else wgrad_finalize(k);
+  LLVMBuildRetVoid(k->b);
+  return k->g->st;
+}
+
 convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   const cj_direct_plan *c = &p->u.dir;
   const cj_conv_geom *G = &c->g;
   dk k = {.g = g, .b = g->b, .p = p, .c = c, .G = G};
   LLVMBuilderRef b = g->b;
-  if (c->wgrad) {
-    if (c->accw > CJ_DIRECT_MAX_ACC || c->tap_chunk > CJ_DIRECT_MAX_TAPS_1D)
-      return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct wgrad: accw %u chunk %u", c->accw, c->tap_chunk));
-    if (!cj_irb_kernel(g, p, 0)) return g->st;
-    if (c->wgrad == 1) wgrad_partial(&k);
-    else wgrad_finalize(&k);
-    LLVMBuildRetVoid(b);
-    return g->st;
-  }
+  if (c->wgrad) return direct_build_wgrad(&k);
   if (c->accw > CJ_DIRECT_MAX_ACC || c->strip > CJ_DIRECT_MAX_STRIP || c->vec > 8 || c->elem_bytes != 2 ||
       (c->bwd && c->strip % G->stride[2]))
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct: accw %u strip %u vec %u", c->accw, c->strip,

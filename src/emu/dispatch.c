@@ -530,6 +530,31 @@ static int cmp_pw(const void *a, const void *b) {
   return x->wave < y->wave ? -1 : x->wave > y->wave;
 }
 
+/* The launch's counts: the workers' stats summed (extremes as maxima). */
+static size_t merge_worker_stats(worker *wks, int nth, emu_stats *out) {
+  emu_stats acc;
+  memset(&acc, 0, sizeof acc);
+  size_t npw = 0;
+  for (int i = 0; i < nth; i++) {
+    emu_stats *s = &wks[i].stats;
+    emu_stats_merge_extremes(&acc, s); /* before acc.waves counts s's waves */
+    for (int cl = 0; cl < EMU_CLASS_COUNT; cl++) acc.count[cl] += s->count[cl];
+    acc.total += s->total; acc.workgroups += s->workgroups; acc.waves += s->waves;
+    acc.mfma_macs += s->mfma_macs;
+    if (s->max_wave_cycles > acc.max_wave_cycles) acc.max_wave_cycles = s->max_wave_cycles;
+    acc.sum_wave_cycles += s->sum_wave_cycles;
+    emu_lds_stats_add(&acc.lds, &s->lds);
+    if (s->lds_wave_max_cycles > acc.lds_wave_max_cycles) acc.lds_wave_max_cycles = s->lds_wave_max_cycles;
+    acc.vmcnt0_waits += s->vmcnt0_waits;
+    acc.barriers += s->barriers;
+    acc.barrier_cover_mfma += s->barrier_cover_mfma;
+    if (s->vmcnt0_wave_max > acc.vmcnt0_wave_max) acc.vmcnt0_wave_max = s->vmcnt0_wave_max;
+    npw += wks[i].npw;
+  }
+  *out = acc;
+  return npw;
+}
+
 convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uint32_t block[3], const void *kernargs,
                           size_t kernarg_size, const emu_launch_opts *o, emu_stats *stats) {
   double t0 = cj_now_ms();
@@ -640,24 +665,7 @@ convjit_status emu_launch(const emu_kernel *k, const uint32_t grid[3], const uin
   if (st == CONVJIT_OK) st = st2;
   if (o && o->trace) emu_trace_finish(o->trace);
   emu_stats acc;
-  memset(&acc, 0, sizeof acc);
-  size_t npw = 0;
-  for (int i = 0; i < nth; i++) {
-    emu_stats *s = &wks[i].stats;
-    emu_stats_merge_extremes(&acc, s); /* before acc.waves counts s's waves */
-    for (int cl = 0; cl < EMU_CLASS_COUNT; cl++) acc.count[cl] += s->count[cl];
-    acc.total += s->total; acc.workgroups += s->workgroups; acc.waves += s->waves;
-    acc.mfma_macs += s->mfma_macs;
-    if (s->max_wave_cycles > acc.max_wave_cycles) acc.max_wave_cycles = s->max_wave_cycles;
-    acc.sum_wave_cycles += s->sum_wave_cycles;
-    emu_lds_stats_add(&acc.lds, &s->lds);
-    if (s->lds_wave_max_cycles > acc.lds_wave_max_cycles) acc.lds_wave_max_cycles = s->lds_wave_max_cycles;
-    acc.vmcnt0_waits += s->vmcnt0_waits;
-    acc.barriers += s->barriers;
-    acc.barrier_cover_mfma += s->barrier_cover_mfma;
-    if (s->vmcnt0_wave_max > acc.vmcnt0_wave_max) acc.vmcnt0_wave_max = s->vmcnt0_wave_max;
-    npw += wks[i].npw;
-  }
+  size_t npw = merge_worker_stats(wks, nth, &acc);
   if (st == CONVJIT_OK && stats) {
     *stats = acc;
     stats->lds.banks = L.lds_banks.banks; /* also when no wave ran */
