@@ -189,11 +189,6 @@ static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o)
          is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 && ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
 }
 
-uint32_t cj_conv_pingpong_rb(const cj_arch *arch) {
-  if (cj_conv_pingpong_arch(arch)) return 128;
-  return arch && cj_arch_dma_ok(arch, 4) && arch->lds_bytes >= 32768 ? 32 : 0;
-}
-
 int cj_conv_pingpong_arch(const cj_arch *arch) {
   return arch && cj_arch_dma_ok(arch, 16) && arch->lds_bytes >= 131072;
 }
@@ -325,20 +320,15 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
   if (pp) {
     /* The ping-pong builder's fixed shape: 8 waves as 2x4 per quadrant,
      * each wave 4x2 fragments of each of the 4 quadrants (conv_igemm.c);
-     * one K step is a row of rb bytes: 128 with 16-byte DMA (gfx950: one
-     * f8f6f4 MFMA deep, or two 16x16x32 bf16/f16 MFMAs of 16-byte reads),
-     * 32 with 4-byte DMA (gfx942's 64 KiB: one 16x16x16 bf16/f16 or
-     * 16x16x32 fp8 MFMA of 8-byte reads). */
-    uint32_t rb = c->dma_bytes == 16 ? 128 : 32, w = mf->k_per_lane * c->elem_bytes;
-    int pp_mf = mf->k_runs == 2 ? rb == 128 : rb % (mf->k * c->elem_bytes) == 0 && rb % (4 * w) == 0;
-    CJ_CHECK(pp_mf && c->tile_m == 256 && c->tile_n == 256 && c->wave_m == 2 && c->wave_n == 4 &&
-                 c->stages == 2 && c->splitk == 1,
+     * one K step is one f8f6f4 MFMA deep (128 bytes of each row). */
+    CJ_CHECK(mf->k_runs == 2 && c->tile_m == 256 && c->tile_n == 256 && c->wave_m == 2 && c->wave_n == 4 &&
+                 c->stages == 2 && c->dma_bytes == 16 && c->splitk == 1,
              CONVJIT_ERR_UNSUPPORTED,
-             "conv.sched = 2 (ping-pong): needs %s's MFMA (%s) whole in a %u-byte row (%u-byte DMA), tile "
-             "256x256 (%ux%u), waves 2x4 (%ux%u), 2 stages (%u), no split-K (%u)",
-             arch->name, mf->mnemonic, rb, c->dma_bytes, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->stages,
+             "conv.sched = 2 (ping-pong): needs %s's f8f6f4 MFMA (has %s), tile 256x256 (%ux%u), waves 2x4 (%ux%u), "
+             "2 stages (%u), 16-byte DMA (%u), no split-K (%u)",
+             arch->name, mf->mnemonic, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->stages, c->dma_bytes,
              c->splitk);
-    c->tile_k = rb / c->elem_bytes;
+    c->tile_k = c->mfma_k;
   }
   return CONVJIT_OK;
 }

@@ -243,9 +243,6 @@ uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t d
 /* 1 if the arch can run the 8-wave ping-pong schedule: 16-byte LDS DMA and
  * 128 KiB of LDS (gfx950). */
 int cj_conv_pingpong_arch(const cj_arch *arch);
-/* The row bytes of the ping-pong an arch can build: 128 (16-byte LDS DMA
- * and 128 KiB of LDS: gfx950), 32 (4-byte DMA and 32 KiB: gfx942), or 0 */
-uint32_t cj_conv_pingpong_rb(const cj_arch *arch);
 /* The conv family's epilogue before the store, cuDNN's ConvBiasActivation
  * form y = act(acc * sx*sw * scale[k] + beta * z + bias), as the kernel's op
  * list: [alpha (fp8 dtype: every fp8 conv dequantizes by a by-value
