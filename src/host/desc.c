@@ -224,7 +224,7 @@ static convjit_status desc_fields(const convjit_conv_desc *d, const cj_conv_kind
  * field asking for an op adds it (in the op table's order whatever the
  * order here); "beta 0 means 1" is normalized here and nowhere else. */
 static convjit_status desc_epilogue(const convjit_conv_desc *d, const cj_conv_kind_row *kind, cj_epilogue *epi) {
-  cj_epi_step *es;
+  cj_epi_step *es = NULL; /* set by every desc_epi_op that returns OK (-O3 gcc cannot see it) */
   if (d->has_channel_scale) CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_SCALE, "has_channel_scale = 1", &es));
   if (d->has_residual) {
     CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_RESIDUAL, "has_residual = 1", &es));
