@@ -239,6 +239,86 @@ static int pair_pos(const cj_direct_plan *c, uint32_t p, uint32_t s, int64_t *j)
   return 1;
 }
 
+/* The forward main loop's values for one depth plane (plane_pipelined). */
+typedef struct drow {
+  LLVMValueRef xr, wr, xc, wk0, iw0, nn, id, okd, oh, wtap_t, expand;
+  uint32_t walign, xalign;
+} drow;
+
+/* One input row's loads, raw bits: the weights of its S taps (vec*M
+ * consecutive K each) and the strip row's input positions j < span that
+ * some (output, tap) pair reads (NULL: none does). */
+typedef struct drow_ld {
+  LLVMValueRef w[CJ_DIRECT_MAX_TAPS], x[CJ_DIRECT_MAX_PF_SPAN];
+} drow_ld;
+
+static void row_loads(dk *k, const drow *d, uint32_t r, drow_ld *ld) {
+  cj_irb *g = k->g;
+  const cj_direct_plan *c = k->c;
+  const cj_conv_geom *G = k->G;
+  const uint32_t eb = c->elem_bytes, S = G->s, K = G->k_all;
+  LLVMValueRef okh;
+  LLVMValueRef ih = in_coord(k, d->oh, G->pad_lo[1], c32(k, r * G->dil[1]), G->stride[1], G->h, &okh);
+  okh = and1(k, d->okd, okh);
+  LLVMValueRef rowbase = mul(k, add(k, mul(k, add(k, mul(k, d->nn, c32(k, G->d)), d->id), c32(k, G->h)), ih),
+                             c32(k, G->w));
+  for (uint32_t s = 0; s < S; s++) {
+    LLVMValueRef tap = add(k, d->wtap_t, c32(k, r * S + s));
+    ld->w[s] = load_elems(k, d->wr, mul(k, add(k, mul(k, tap, c32(k, K)), d->wk0), c32(k, eb)), c->accw, eb,
+                          d->walign);
+  }
+  int64_t j;
+  for (uint32_t i = 0; i < c->span; i++) ld->x[i] = NULL;
+  for (uint32_t s = 0; s < S; s++)
+    for (uint32_t pp = 0; pp < c->strip; pp++)
+      if (pair_pos(c, pp, s, &j) && !ld->x[j]) {
+        LLVMValueRef iw = add(k, d->iw0, c32(k, (uint32_t)j));
+        LLVMValueRef ok = and1(k, okh, ult(k, iw, c32(k, G->w)));
+        LLVMValueRef off = add(k, mul(k, add(k, rowbase, iw), c32(k, G->groups * eb)), d->xc);
+        ld->x[j] = load_elems(k, d->xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), c->vec, eb, d->xalign);
+      }
+}
+
+/* The fmas of one loaded row into acc[p]: for each output p the taps in
+ * order s = 0 .. S-1 (the chunked loop's order: the same fp32 sums). */
+static void row_fmas(dk *k, const drow *d, const drow_ld *ld, LLVMValueRef *acc) {
+  const cj_direct_plan *c = k->c;
+  const uint32_t S = k->G->s;
+  LLVMValueRef wv[CJ_DIRECT_MAX_TAPS];
+  for (uint32_t s = 0; s < S; s++) wv[s] = to_f32(k, ld->w[s], c->accw);
+  for (uint32_t j = 0; j < c->span; j++) {
+    if (!ld->x[j]) continue;
+    LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
+    if (c->mult > 1) xe = LLVMBuildShuffleVector(k->b, xe, LLVMGetPoison(LLVMTypeOf(xe)), d->expand, "");
+    int64_t jj;
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t pp = 0; pp < c->strip; pp++)
+        if (pair_pos(c, pp, s, &jj) && jj == (int64_t)j) acc[pp] = fma_v(k, xe, wv[s], acc[pp]);
+  }
+}
+
+/* LLVM's scheduler moves nothing across it (llvm.amdgcn.sched.barrier 0). */
+static void sched_fence(dk *k) {
+  LLVMValueRef zero = c32(k, 0);
+  cj_irb_call(k->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+}
+
+/* Forward, pf = 1: the R input rows of a depth plane, each row's loads
+ * issued together and the next row's before this row's fmas (a fence on
+ * either side keeps LLVM's scheduler from sinking them to their uses,
+ * which serialises a load's latency per input position). */
+static void plane_pipelined(dk *k, const drow *d, LLVMValueRef *acc) {
+  const uint32_t R = k->G->r;
+  drow_ld ld[2];
+  row_loads(k, d, 0, &ld[0]);
+  for (uint32_t r = 0; r < R; r++) {
+    if (r + 1 < R) row_loads(k, d, r + 1, &ld[(r + 1) & 1]);
+    sched_fence(k);
+    row_fmas(k, d, &ld[r & 1], acc);
+    sched_fence(k);
+  }
+}
+
 /* Backward weight, stage 1: lane (cv, group pg) of tap row (t, r) =
  * wgid.y and tap chunk wgid.z sums dy[pos][k] * x[pos's input][c(k)] over
  * its group's positions pos = pg, pg + npg, ... (a counted loop, in order)
@@ -471,7 +551,12 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef id = in_coord(&k, od, G->pad_lo[0], mul(&k, tv, c32(&k, G->dil[0])), G->stride[0], in_d, &okd);
   okd = and1(&k, valid, okd);
   LLVMValueRef wtap_t = mul(&k, tv, c32(&k, R * S)); /* first tap of this depth plane */
-  for (uint32_t r = 0; r < R; r++) {
+  if (c->pf) { /* forward: each row's loads issued whole, the next row's before this row's fmas */
+    const drow dr = {.xr = xr, .wr = wr, .xc = xc, .wk0 = wk0, .iw0 = iw0, .nn = nn, .id = id, .okd = okd, .oh = oh,
+                     .wtap_t = wtap_t, .expand = expand_mask, .walign = walign, .xalign = xalign};
+    plane_pipelined(&k, &dr, acc);
+  }
+  for (uint32_t r = 0; !c->pf && r < R; r++) {
     LLVMValueRef okh;
     LLVMValueRef ih = in_coord(&k, oh, G->pad_lo[1], c32(&k, r * G->dil[1]), G->stride[1], in_h, &okh);
     okh = and1(&k, okd, okh);

@@ -23,6 +23,38 @@ static convjit_status cj_direct_plain(const cj_conv_geom *g) {
   return CONVJIT_OK;
 }
 
+/* Forward: the input positions of one strip row. */
+static uint32_t cj_direct_span(const cj_conv_geom *g, uint32_t strip) {
+  return (strip - 1) * g->stride[2] + (g->s - 1) * g->dil[2] + 1;
+}
+
+/* pf's register estimate: `rows` rows of raw loads and the fp32 sums. */
+static uint32_t cj_direct_pf_regs(const cj_direct_plan *c, uint32_t rows, uint32_t strip) {
+  const uint32_t raw = (c->g.s * c->accw + cj_direct_span(&c->g, strip) * c->vec) * c->elem_bytes / 4;
+  return rows * raw + strip * c->accw;
+}
+
+/* pf (row pipelining, forward only): asked 2 (on), 1 (off) or 0 (the
+ * plan's choice: on when two rows' loads fit in registers beside the
+ * sums: (S*vec*M + span*vec) * 2 bytes raw per row, two rows + strip *
+ * vec*M fp32 sums estimated within 208 VGPRs, the default strip shortened
+ * (down to 4) until they do: the 7x7 gets strip 6, 244 VGPRs, where strip
+ * 8 takes 256 + 24 AGPRs; every default layer of docs/kernels.md is
+ * 2-4x faster MODELLED with it on. */
+static convjit_status cj_direct_choose_pf(cj_direct_plan *c, uint32_t ask, uint32_t bwd, int strip_free) {
+  CJ_CHECK(ask <= 2, CONVJIT_ERR_INVALID_ARG, "conv_direct.pf = %u: must be 0 (the plan's), 1 (off) or 2 (on)", ask);
+  const cj_conv_geom *g = &c->g;
+  const uint32_t rows = g->r > 1 ? 2 : 1;
+  const int legal = !bwd && g->s <= CJ_DIRECT_MAX_TAPS && cj_direct_span(g, c->strip) <= CJ_DIRECT_MAX_PF_SPAN;
+  CJ_CHECK(ask != 2 || legal, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.pf = 2: row pipelining is forward only, S <= %d and the strip row's span (%u) <= %d",
+           CJ_DIRECT_MAX_TAPS, cj_direct_span(g, c->strip), CJ_DIRECT_MAX_PF_SPAN);
+  if (ask == 0 && legal && strip_free)
+    while (c->strip > 4 && cj_direct_pf_regs(c, rows, c->strip) > 208) c->strip--;
+  c->pf = ask == 2 || (ask == 0 && legal && cj_direct_pf_regs(c, rows, c->strip) <= 208);
+  return CONVJIT_OK;
+}
+
 /* The geometry's derived fields: the conv family's own derivation run on
  * one group (c = 1, k = M: legal there), then the depthwise conv's groups. */
 static convjit_status cj_direct_derive(cj_conv_geom *g) {
@@ -102,6 +134,8 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   if (bwd && !o->strip) strip = sw > strip ? sw : strip / sw * sw;
   c->strip = strip;
   c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
+  CJ_TRY(cj_direct_choose_pf(c, o->pf, bwd, !o->strip));
+  strip = c->strip;
   c->ncv = C / vec;
   c->strips = cj_dceil(out_w, strip);
   c->items = (uint64_t)c->ncv * g.n * (bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * g.oh) * c->strips;
@@ -156,6 +190,7 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
   cj_direct_plan *c = &p->u.dir;
   c->g.y_ndhwc = 1;
   c->wgrad = stage;
+  c->pf = 0;
   c->db = db;
   c->dw_dtype = dw_dtype;
   c->strip = 1;

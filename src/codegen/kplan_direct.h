@@ -39,11 +39,13 @@
 #define CJ_DIRECT_MAX_TAPS_1D 31
 #define CJ_DIRECT_MAX_STRIP 16
 #define CJ_DIRECT_MAX_ACC 8     /* vec * M */
+#define CJ_DIRECT_MAX_PF_SPAN 32 /* pf = 1: input positions of a strip's row */
 
 /* The choices; 0 = the plan's default. Not a property of the problem. */
 typedef struct cj_direct_opts {
   uint32_t strip;     /* output positions along W per lane: 1..16 */
   uint32_t tap_chunk; /* taps of one input row whose weights a lane holds at once: 1..S */
+  uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on */
 } cj_direct_opts;
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
@@ -59,6 +61,8 @@ typedef struct cj_direct_opts {
   X(uint32_t, strip, 1, "output positions along W per lane (backward data: a multiple of the W stride): "        \
                         "neighbouring outputs share the input positions")                                           \
   X(uint32_t, tap_chunk, 1, "taps of an input row whose converted weights a lane holds at once")                 \
+  X(uint32_t, pf, 2, "forward: each input row's loads issued together, the next row's before this row's fmas "  \
+                     "(fenced from LLVM's scheduler, which would otherwise serialise the loads' latency)")          \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
   X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
   X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
