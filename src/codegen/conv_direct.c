@@ -239,6 +239,22 @@ static int pair_pos(const cj_direct_plan *c, uint32_t p, uint32_t s, int64_t *j)
   return 1;
 }
 
+/* bal: workgroup w's items are [w*items/G, (w+1)*items/G) (G the grid,
+ * 64-bit products of uniform values: scalar code); lane tid takes the
+ * first plus tid, valid below the next workgroup's first. */
+static LLVMValueRef lane_item_balanced(dk *k, LLVMValueRef *valid) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = k->b;
+  LLVMValueRef w = LLVMBuildZExt(b, cj_irb_wgid(g, 0), g->i64, "");
+  LLVMValueRef items = cj_c64(g, k->c->items), grid = cj_c64(g, k->p->grid[0]);
+  LLVMValueRef lo = LLVMBuildUDiv(b, LLVMBuildMul(b, w, items, ""), grid, "");
+  LLVMValueRef hi = LLVMBuildUDiv(b, LLVMBuildMul(b, LLVMBuildAdd(b, w, cj_c64(g, 1), ""), items, ""), grid, "");
+  LLVMValueRef lo32 = LLVMBuildTrunc(b, lo, g->i32, ""), hi32 = LLVMBuildTrunc(b, hi, g->i32, "");
+  LLVMValueRef q = add(k, lo32, cj_irb_tid(g, 0));
+  *valid = ult(k, q, hi32);
+  return q;
+}
+
 /* The forward main loop's values for one depth plane (plane_pipelined). */
 typedef struct drow {
   LLVMValueRef xr, wr, xc, wk0, iw0, nn, id, okd, oh, wtap_t, expand;
@@ -502,8 +518,17 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
 
   /* The lane's item. */
-  LLVMValueRef q = add(&k, mul(&k, cj_irb_wgid(g, 0), c32(&k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
-  LLVMValueRef valid = ult(&k, q, c32(&k, (uint32_t)c->items));
+  LLVMValueRef valid, q = c->bal ? lane_item_balanced(&k, &valid) : NULL;
+  LLVMBasicBlockRef done = NULL;
+  if (!q) {
+    q = add(&k, mul(&k, cj_irb_wgid(g, 0), c32(&k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
+    valid = ult(&k, q, c32(&k, (uint32_t)c->items));
+  } else { /* the lanes past the workgroup's share skip it (exec-masked: no loads, no stores) */
+    LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "work");
+    done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
+    LLVMBuildCondBr(b, valid, work, done);
+    LLVMPositionBuilderAtEnd(b, work);
+  }
   LLVMValueRef cv = LLVMBuildURem(b, q, c32(&k, c->ncv), "cv");
   LLVMValueRef rest = LLVMBuildUDiv(b, q, c32(&k, c->ncv), "");
   LLVMValueRef sw = LLVMBuildURem(b, rest, c32(&k, (uint32_t)c->strips), "");
@@ -626,6 +651,10 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
       a = red;
     }
     store_out(&k, a, pos, nn, sp, k0, ok, &er, yr);
+  }
+  if (done) {
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
   }
   LLVMBuildRetVoid(b);
   return g->st;

@@ -161,6 +161,15 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   p->block[0] = CJ_DIRECT_THREADS;
   p->block[1] = p->block[2] = 1;
   p->grid[0] = cj_dceil(c->items, CJ_DIRECT_THREADS);
+  CJ_CHECK(o->bal <= 2 && (o->bal != 2 || !bwd), CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.bal = %u: must be 0 (the plan's), 1 (off) or 2 (on, forward only)", o->bal);
+  /* an even split when the grid of 256-item workgroups leaves the busiest
+   * CU a round more than the others (bounds: the busiest CU sets the time) */
+  const uint64_t cus = arch->cu_count_default, k = cj_dceil(c->items, (uint64_t)CJ_DIRECT_THREADS * cus);
+  if (!bwd && o->bal != 1 && (o->bal == 2 || (p->grid[0] > cus && p->grid[0] % cus))) {
+    c->bal = 1;
+    p->grid[0] = k * cus;
+  }
   p->grid[1] = p->grid[2] = 1;
   p->lds_bytes = 0;
   cj_kplan_add_arg(p, CJ_ARG_X, NULL);
@@ -191,6 +200,7 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
   c->g.y_ndhwc = 1;
   c->wgrad = stage;
   c->pf = 0;
+  c->bal = 0;
   c->db = db;
   c->dw_dtype = dw_dtype;
   c->strip = 1;
@@ -229,6 +239,17 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
   snprintf(prefix, sizeof prefix, "%s_%s_%s", cj_kop_prefix(CJ_KOP_CONV_DIRECT), stage == 1 ? "wg" : "wf",
            cj_dtype_name((convjit_dtype)g.dtype));
   return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
+}
+
+void cj_direct_wg_items(const cj_kplan *p, uint64_t w, uint64_t *lo, uint64_t *hi) {
+  const cj_direct_plan *c = &p->u.dir;
+  if (c->bal) {
+    *lo = w * c->items / p->grid[0];
+    *hi = (w + 1) * c->items / p->grid[0];
+    return;
+  }
+  *lo = w * CJ_DIRECT_THREADS < c->items ? w * CJ_DIRECT_THREADS : c->items;
+  *hi = *lo + CJ_DIRECT_THREADS < c->items ? *lo + CJ_DIRECT_THREADS : c->items;
 }
 
 double cj_direct_flops(const cj_direct_plan *c) {

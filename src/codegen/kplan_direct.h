@@ -46,6 +46,7 @@ typedef struct cj_direct_opts {
   uint32_t strip;     /* output positions along W per lane: 1..16 */
   uint32_t tap_chunk; /* taps of one input row whose weights a lane holds at once: 1..S */
   uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on */
+  uint32_t bal;       /* forward even split over k x CUs workgroups: 0 the plan's choice, 1 off, 2 on */
 } cj_direct_opts;
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
@@ -63,6 +64,8 @@ typedef struct cj_direct_opts {
   X(uint32_t, tap_chunk, 1, "taps of an input row whose converted weights a lane holds at once")                 \
   X(uint32_t, pf, 2, "forward: each input row's loads issued together, the next row's before this row's fmas "  \
                      "(fenced from LLVM's scheduler, which would otherwise serialise the loads' latency)")          \
+  X(uint32_t, bal, 2, "forward: the items split evenly over grid = k x the arch's CUs workgroups (<= 256 each, " \
+                      "contiguous) so every CU streams the same bytes; 0: 256 per workgroup, the last CUs' rounds short") \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
   X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
   X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
@@ -114,6 +117,9 @@ convjit_status cj_kplan_direct_wgrad_init(struct cj_kplan *p, const cj_arch *arc
                                           uint32_t stage, uint32_t db, uint32_t dw_dtype);
 /* The multiply-adds (2 FLOPs each) and the compulsory bytes (x, the packed
  * weight and y once, plus a residual when the epilogue reads one). */
+/* The items (lanes of work) of forward workgroup w: [*lo, *hi) (bal: an
+ * even contiguous share; else 256 from w*256, cut at items). */
+void cj_direct_wg_items(const struct cj_kplan *p, uint64_t w, uint64_t *lo, uint64_t *hi);
 double cj_direct_flops(const cj_direct_plan *c);
 double cj_direct_hbm_bytes(const cj_direct_plan *c);
 
