@@ -255,6 +255,37 @@ static LLVMValueRef lane_item_balanced(dk *k, LLVMValueRef *valid) {
   return q;
 }
 
+/* The lane's item q and whether it has work; bal: the lanes past the
+ * workgroup's share branch to *done (exec-masked: no loads, no stores). */
+static LLVMValueRef lane_item(dk *k, LLVMValueRef *valid, LLVMBasicBlockRef *done) {
+  cj_irb *g = k->g;
+  if (!k->c->bal) {
+    LLVMValueRef q = add(k, mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
+    *valid = ult(k, q, c32(k, (uint32_t)k->c->items));
+    return q;
+  }
+  LLVMValueRef q = lane_item_balanced(k, valid);
+  LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "work");
+  *done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
+  LLVMBuildCondBr(k->b, *valid, work, *done);
+  LLVMPositionBuilderAtEnd(k->b, work);
+  return q;
+}
+
+/* Backward data: each dx channel's sum of its M dy channels' sums (in
+ * order j = 0 .. M-1), <outs x f32> from <outs*M x f32>. */
+static LLVMValueRef reduce_mult(dk *k, LLVMValueRef a) {
+  const uint32_t outs = k->c->outs, M = k->c->mult;
+  LLVMValueRef red = LLVMGetPoison(LLVMVectorType(k->g->f32, outs));
+  for (uint32_t ci = 0; ci < outs; ci++) {
+    LLVMValueRef v = LLVMBuildExtractElement(k->b, a, c32(k, ci * M), "");
+    for (uint32_t jm = 1; jm < M; jm++)
+      v = LLVMBuildFAdd(k->b, v, LLVMBuildExtractElement(k->b, a, c32(k, ci * M + jm), ""), "");
+    red = LLVMBuildInsertElement(k->b, red, v, c32(k, ci), "");
+  }
+  return red;
+}
+
 /* The forward main loop's values for one depth plane (plane_pipelined). */
 typedef struct drow {
   LLVMValueRef xr, wr, xc, wk0, iw0, nn, id, okd, oh, wtap_t, expand;
@@ -518,17 +549,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
 
   /* The lane's item. */
-  LLVMValueRef valid, q = c->bal ? lane_item_balanced(&k, &valid) : NULL;
   LLVMBasicBlockRef done = NULL;
-  if (!q) {
-    q = add(&k, mul(&k, cj_irb_wgid(g, 0), c32(&k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
-    valid = ult(&k, q, c32(&k, (uint32_t)c->items));
-  } else { /* the lanes past the workgroup's share skip it (exec-masked: no loads, no stores) */
-    LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "work");
-    done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
-    LLVMBuildCondBr(b, valid, work, done);
-    LLVMPositionBuilderAtEnd(b, work);
-  }
+  LLVMValueRef valid, q = lane_item(&k, &valid, &done);
   LLVMValueRef cv = LLVMBuildURem(b, q, c32(&k, c->ncv), "cv");
   LLVMValueRef rest = LLVMBuildUDiv(b, q, c32(&k, c->ncv), "");
   LLVMValueRef sw = LLVMBuildURem(b, rest, c32(&k, (uint32_t)c->strips), "");
@@ -639,18 +661,7 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, out_w)));
     LLVMValueRef sp = add(&k, sp_row, ow);
     LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, odhw)), sp);
-    LLVMValueRef a = acc[pp];
-    if (bwd) {
-      LLVMValueRef red = LLVMGetPoison(LLVMVectorType(g->f32, outs));
-      for (uint32_t ci = 0; ci < outs; ci++) {
-        LLVMValueRef v = LLVMBuildExtractElement(b, a, c32(&k, ci * M), "");
-        for (uint32_t jm = 1; jm < M; jm++)
-          v = LLVMBuildFAdd(b, v, LLVMBuildExtractElement(b, a, c32(&k, ci * M + jm), ""), "");
-        red = LLVMBuildInsertElement(b, red, v, c32(&k, ci), "");
-      }
-      a = red;
-    }
-    store_out(&k, a, pos, nn, sp, k0, ok, &er, yr);
+    store_out(&k, bwd ? reduce_mult(&k, acc[pp]) : acc[pp], pos, nn, sp, k0, ok, &er, yr);
   }
   if (done) {
     LLVMBuildBr(b, done);
