@@ -366,6 +366,31 @@ static void plane_pipelined(dk *k, const drow *d, LLVMValueRef *acc) {
   }
 }
 
+/* Forward, pf = 2: the T depth planes unrolled, their T*R input rows
+ * pipelined as one plane's (the next row's loads before this row's fmas,
+ * across the planes' boundaries too). d's id, okd and wtap_t are replaced
+ * per plane. */
+static void planes_unrolled(dk *k, const drow *d0, LLVMValueRef od, LLVMValueRef valid, LLVMValueRef *acc) {
+  const cj_conv_geom *G = k->G;
+  const uint32_t T = G->t, R = G->r, n = T * R;
+  drow d[CJ_DIRECT_MAX_TAPS] = {{0}};
+  for (uint32_t t = 0; t < T; t++) {
+    LLVMValueRef okd;
+    d[t] = *d0;
+    d[t].id = in_coord(k, od, G->pad_lo[0], c32(k, t * G->dil[0]), G->stride[0], G->d, &okd);
+    d[t].okd = and1(k, valid, okd);
+    d[t].wtap_t = c32(k, t * R * G->s);
+  }
+  drow_ld ld[2];
+  row_loads(k, &d[0], 0, &ld[0]);
+  for (uint32_t i = 0; i < n; i++) {
+    if (i + 1 < n) row_loads(k, &d[(i + 1) / R], (i + 1) % R, &ld[(i + 1) & 1]);
+    sched_fence(k);
+    row_fmas(k, &d[i / R], &ld[i & 1], acc);
+    sched_fence(k);
+  }
+}
+
 /* Backward weight, stage 1: lane (cv, group pg) of tap row (t, r) =
  * wgid.y and tap chunk wgid.z sums dy[pos][k] * x[pos's input][c(k)] over
  * its group's positions pos = pg, pg + npg, ... (a counted loop, in order)
@@ -583,7 +608,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   for (uint32_t i = 0; i < P; i++) acc[i] = zero;
   cj_irb_loop lp;
   LLVMValueRef tv = c32(&k, 0);
-  if (T > 1) {
+  const int t_loop = T > 1 && c->pf != 2; /* pf = 2: the depth planes unrolled */
+  if (t_loop) {
     cj_irb_loop_begin(g, &lp, c32(&k, 0), c32(&k, T), c32(&k, 1), "tloop");
     LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
     for (uint32_t i = 0; i < P; i++) {
@@ -601,7 +627,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   if (c->pf) { /* forward: each row's loads issued whole, the next row's before this row's fmas */
     const drow dr = {.xr = xr, .wr = wr, .xc = xc, .wk0 = wk0, .iw0 = iw0, .nn = nn, .id = id, .okd = okd, .oh = oh,
                      .wtap_t = wtap_t, .expand = expand_mask, .walign = walign, .xalign = xalign};
-    plane_pipelined(&k, &dr, acc);
+    if (c->pf == 2) planes_unrolled(&k, &dr, od, valid, acc);
+    else plane_pipelined(&k, &dr, acc);
   }
   for (uint32_t r = 0; !c->pf && r < R; r++) {
     LLVMValueRef okh;
@@ -645,7 +672,7 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
       }
     }
   }
-  if (T > 1) {
+  if (t_loop) {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     for (uint32_t i = 0; i < P; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
     cj_irb_loop_end(g, &lp);

@@ -34,7 +34,7 @@ static uint32_t cj_direct_pf_regs(const cj_direct_plan *c, uint32_t rows, uint32
   return rows * raw + strip * c->accw;
 }
 
-/* pf (row pipelining, forward only): asked 2 (on), 1 (off) or 0 (the
+/* pf (row pipelining, forward only): asked 3 (on, depth planes unrolled: pf = 2), 2 (on), 1 (off) or 0 (the
  * plan's choice: on when two rows' loads fit in registers beside the
  * sums: (S*vec*M + span*vec) * 2 bytes raw per row, two rows + strip *
  * vec*M fp32 sums estimated within 208 VGPRs, the default strip shortened
@@ -42,16 +42,20 @@ static uint32_t cj_direct_pf_regs(const cj_direct_plan *c, uint32_t rows, uint32
  * 8 takes 256 + 24 AGPRs; every default layer of docs/kernels.md is
  * 2-4x faster MODELLED with it on. */
 static convjit_status cj_direct_choose_pf(cj_direct_plan *c, uint32_t ask, uint32_t bwd, int strip_free) {
-  CJ_CHECK(ask <= 2, CONVJIT_ERR_INVALID_ARG, "conv_direct.pf = %u: must be 0 (the plan's), 1 (off) or 2 (on)", ask);
+  CJ_CHECK(ask <= 3, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.pf = %u: must be 0 (the plan's), 1 (off), 2 (on) or 3 (on, depth planes unrolled)", ask);
   const cj_conv_geom *g = &c->g;
-  const uint32_t rows = g->r > 1 ? 2 : 1;
+  const uint32_t rows = g->r > 1 || g->t > 1 ? 2 : 1;
   const int legal = !bwd && g->s <= CJ_DIRECT_MAX_TAPS && cj_direct_span(g, c->strip) <= CJ_DIRECT_MAX_PF_SPAN;
-  CJ_CHECK(ask != 2 || legal, CONVJIT_ERR_INVALID_ARG,
-           "conv_direct.pf = 2: row pipelining is forward only, S <= %d and the strip row's span (%u) <= %d",
+  CJ_CHECK(ask < 2 || legal, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.pf = %u: row pipelining is forward only, S <= %d and the strip row's span (%u) <= %d", ask,
            CJ_DIRECT_MAX_TAPS, cj_direct_span(g, c->strip), CJ_DIRECT_MAX_PF_SPAN);
   if (ask == 0 && legal && strip_free)
     while (c->strip > 4 && cj_direct_pf_regs(c, rows, c->strip) > 208) c->strip--;
-  c->pf = ask == 2 || (ask == 0 && legal && cj_direct_pf_regs(c, rows, c->strip) <= 208);
+  c->pf = ask >= 2 || (ask == 0 && legal && cj_direct_pf_regs(c, rows, c->strip) <= 208);
+  /* pf = 2: the depth planes unrolled up to 27 taps (3x3x3: MODELLED 0.60 -> 0.63 of HBM on gfx942, same compile
+   * time), so the rows pipeline across the planes too */
+  if (ask == 3 || (ask == 0 && c->pf && g->t > 1 && g->t * g->r * g->s <= 27)) c->pf = 2;
   return CONVJIT_OK;
 }
 

@@ -45,7 +45,7 @@
 typedef struct cj_direct_opts {
   uint32_t strip;     /* output positions along W per lane: 1..16 */
   uint32_t tap_chunk; /* taps of one input row whose weights a lane holds at once: 1..S */
-  uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on */
+  uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on, 3 on with the depth planes unrolled */
   uint32_t bal;       /* forward even split over k x CUs workgroups: 0 the plan's choice, 1 off, 2 on */
 } cj_direct_opts;
 
@@ -63,7 +63,8 @@ typedef struct cj_direct_opts {
                         "neighbouring outputs share the input positions")                                           \
   X(uint32_t, tap_chunk, 1, "taps of an input row whose converted weights a lane holds at once")                 \
   X(uint32_t, pf, 2, "forward: each input row's loads issued together, the next row's before this row's fmas "  \
-                     "(fenced from LLVM's scheduler, which would otherwise serialise the loads' latency)")          \
+                     "(fenced from LLVM's scheduler, which would otherwise serialise the loads' latency); 2: the " \
+                     "depth planes unrolled, the rows pipelined across them")                                         \
   X(uint32_t, bal, 2, "forward: the items split evenly over grid = k x the arch's CUs workgroups (<= 256 each, " \
                       "contiguous) so every CU streams the same bytes; 0: 256 per workgroup, the last CUs' rounds short") \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
