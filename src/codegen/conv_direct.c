@@ -316,13 +316,27 @@ static void row_loads(dk *k, const drow *d, uint32_t r, drow_ld *ld) {
   }
   int64_t j;
   for (uint32_t i = 0; i < c->span; i++) ld->x[i] = NULL;
+  /* positions inside [0, W) in every strip (j >= pad, and the last strip's
+   * first position + j < W) need no range check of their own: the row's
+   * offset, selected once, plus a constant (CJ_CONV_OOB + j*C*2 stays past
+   * the tensor and below 2^32 while the span's bytes are below 2^28) */
+  const uint32_t cb = G->groups * eb;
+  const int64_t pad = cj_conv_pad(G->pad_lo[2]), last0 = (int64_t)(c->strips - 1) * c->strip * G->stride[2] - pad;
+  const int fast = (uint64_t)c->span * cb < (1u << 28);
+  LLVMValueRef rowoff =
+      fast ? cj_irb_oob(g, okh, add(k, mul(k, add(k, rowbase, d->iw0), c32(k, cb)), d->xc), CJ_CONV_OOB) : NULL;
   for (uint32_t s = 0; s < S; s++)
     for (uint32_t pp = 0; pp < c->strip; pp++)
       if (pair_pos(c, pp, s, &j) && !ld->x[j]) {
-        LLVMValueRef iw = add(k, d->iw0, c32(k, (uint32_t)j));
-        LLVMValueRef ok = and1(k, okh, ult(k, iw, c32(k, G->w)));
-        LLVMValueRef off = add(k, mul(k, add(k, rowbase, iw), c32(k, G->groups * eb)), d->xc);
-        ld->x[j] = load_elems(k, d->xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), c->vec, eb, d->xalign);
+        LLVMValueRef off;
+        if (fast && j >= pad && last0 + j < (int64_t)G->w) {
+          off = add(k, rowoff, c32(k, (uint32_t)j * cb));
+        } else {
+          LLVMValueRef iw = add(k, d->iw0, c32(k, (uint32_t)j));
+          LLVMValueRef ok = and1(k, okh, ult(k, iw, c32(k, G->w)));
+          off = cj_irb_oob(g, ok, add(k, mul(k, add(k, rowbase, iw), c32(k, cb)), d->xc), CJ_CONV_OOB);
+        }
+        ld->x[j] = load_elems(k, d->xr, off, c->vec, eb, d->xalign);
       }
 }
 
