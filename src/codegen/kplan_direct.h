@@ -47,6 +47,7 @@ typedef struct cj_direct_opts {
   uint32_t tap_chunk; /* taps of one input row whose weights a lane holds at once: 1..S */
   uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on, 3 on with the depth planes unrolled */
   uint32_t bal;       /* forward even split over k x CUs workgroups: 0 the plan's choice, 1 off, 2 on */
+  uint32_t vec;       /* C channels per lane: 0 the plan's choice, else a power of two <= 8/M dividing C */
 } cj_direct_opts;
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
