@@ -239,6 +239,172 @@ static int pair_pos(const cj_direct_plan *c, uint32_t p, uint32_t s, int64_t *j)
   return 1;
 }
 
+/* bal: workgroup w's items are [w*items/G, (w+1)*items/G) (G the grid,
+ * 64-bit products of uniform values: scalar code); lane tid takes the
+ * first plus tid, valid below the next workgroup's first. */
+static LLVMValueRef lane_item_balanced(dk *k, LLVMValueRef *valid) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = k->b;
+  LLVMValueRef w = LLVMBuildZExt(b, cj_irb_wgid(g, 0), g->i64, "");
+  LLVMValueRef items = cj_c64(g, k->c->items), grid = cj_c64(g, k->p->grid[0]);
+  LLVMValueRef lo = LLVMBuildUDiv(b, LLVMBuildMul(b, w, items, ""), grid, "");
+  LLVMValueRef hi = LLVMBuildUDiv(b, LLVMBuildMul(b, LLVMBuildAdd(b, w, cj_c64(g, 1), ""), items, ""), grid, "");
+  LLVMValueRef lo32 = LLVMBuildTrunc(b, lo, g->i32, ""), hi32 = LLVMBuildTrunc(b, hi, g->i32, "");
+  LLVMValueRef q = add(k, lo32, cj_irb_tid(g, 0));
+  *valid = ult(k, q, hi32);
+  return q;
+}
+
+/* The lane's item q and whether it has work; bal: the lanes past the
+ * workgroup's share branch to *done (exec-masked: no loads, no stores). */
+static LLVMValueRef lane_item(dk *k, LLVMValueRef *valid, LLVMBasicBlockRef *done) {
+  cj_irb *g = k->g;
+  if (!k->c->bal) {
+    LLVMValueRef q = add(k, mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
+    *valid = ult(k, q, c32(k, (uint32_t)k->c->items));
+    return q;
+  }
+  LLVMValueRef q = lane_item_balanced(k, valid);
+  LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "work");
+  *done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
+  LLVMBuildCondBr(k->b, *valid, work, *done);
+  LLVMPositionBuilderAtEnd(k->b, work);
+  return q;
+}
+
+/* Backward data: each dx channel's sum of its M dy channels' sums (in
+ * order j = 0 .. M-1), <outs x f32> from <outs*M x f32>. */
+static LLVMValueRef reduce_mult(dk *k, LLVMValueRef a) {
+  const uint32_t outs = k->c->outs, M = k->c->mult;
+  LLVMValueRef red = LLVMGetPoison(LLVMVectorType(k->g->f32, outs));
+  for (uint32_t ci = 0; ci < outs; ci++) {
+    LLVMValueRef v = LLVMBuildExtractElement(k->b, a, c32(k, ci * M), "");
+    for (uint32_t jm = 1; jm < M; jm++)
+      v = LLVMBuildFAdd(k->b, v, LLVMBuildExtractElement(k->b, a, c32(k, ci * M + jm), ""), "");
+    red = LLVMBuildInsertElement(k->b, red, v, c32(k, ci), "");
+  }
+  return red;
+}
+
+/* The forward main loop's values for one depth plane (plane_pipelined). */
+typedef struct drow {
+  LLVMValueRef xr, wr, xc, wk0, iw0, nn, id, okd, oh, wtap_t, expand;
+  uint32_t walign, xalign;
+} drow;
+
+/* One input row's loads, raw bits: the weights of its S taps (vec*M
+ * consecutive K each) and the strip row's input positions j < span that
+ * some (output, tap) pair reads (NULL: none does). */
+typedef struct drow_ld {
+  LLVMValueRef w[CJ_DIRECT_MAX_TAPS], x[CJ_DIRECT_MAX_PF_SPAN];
+} drow_ld;
+
+static void row_loads(dk *k, const drow *d, uint32_t r, drow_ld *ld) {
+  cj_irb *g = k->g;
+  const cj_direct_plan *c = k->c;
+  const cj_conv_geom *G = k->G;
+  const uint32_t eb = c->elem_bytes, S = G->s, K = G->k_all;
+  LLVMValueRef okh;
+  LLVMValueRef ih = in_coord(k, d->oh, G->pad_lo[1], c32(k, r * G->dil[1]), G->stride[1], G->h, &okh);
+  okh = and1(k, d->okd, okh);
+  LLVMValueRef rowbase = mul(k, add(k, mul(k, add(k, mul(k, d->nn, c32(k, G->d)), d->id), c32(k, G->h)), ih),
+                             c32(k, G->w));
+  for (uint32_t s = 0; s < S; s++) {
+    LLVMValueRef tap = add(k, d->wtap_t, c32(k, r * S + s));
+    ld->w[s] = load_elems(k, d->wr, mul(k, add(k, mul(k, tap, c32(k, K)), d->wk0), c32(k, eb)), c->accw, eb,
+                          d->walign);
+  }
+  int64_t j;
+  for (uint32_t i = 0; i < c->span; i++) ld->x[i] = NULL;
+  /* positions inside [0, W) in every strip (j >= pad, and the last strip's
+   * first position + j < W) need no range check of their own: the row's
+   * offset, selected once, plus a constant (CJ_CONV_OOB + j*C*2 stays past
+   * the tensor and below 2^32 while the span's bytes are below 2^28) */
+  const uint32_t cb = G->groups * eb;
+  const int64_t pad = cj_conv_pad(G->pad_lo[2]), last0 = (int64_t)(c->strips - 1) * c->strip * G->stride[2] - pad;
+  const int fast = (uint64_t)c->span * cb < (1u << 28);
+  LLVMValueRef rowoff =
+      fast ? cj_irb_oob(g, okh, add(k, mul(k, add(k, rowbase, d->iw0), c32(k, cb)), d->xc), CJ_CONV_OOB) : NULL;
+  for (uint32_t s = 0; s < S; s++)
+    for (uint32_t pp = 0; pp < c->strip; pp++)
+      if (pair_pos(c, pp, s, &j) && !ld->x[j]) {
+        LLVMValueRef off;
+        if (fast && j >= pad && last0 + j < (int64_t)G->w) {
+          off = add(k, rowoff, c32(k, (uint32_t)j * cb));
+        } else {
+          LLVMValueRef iw = add(k, d->iw0, c32(k, (uint32_t)j));
+          LLVMValueRef ok = and1(k, okh, ult(k, iw, c32(k, G->w)));
+          off = cj_irb_oob(g, ok, add(k, mul(k, add(k, rowbase, iw), c32(k, cb)), d->xc), CJ_CONV_OOB);
+        }
+        ld->x[j] = load_elems(k, d->xr, off, c->vec, eb, d->xalign);
+      }
+}
+
+/* The fmas of one loaded row into acc[p]: for each output p the taps in
+ * order s = 0 .. S-1 (the chunked loop's order: the same fp32 sums). */
+static void row_fmas(dk *k, const drow *d, const drow_ld *ld, LLVMValueRef *acc) {
+  const cj_direct_plan *c = k->c;
+  const uint32_t S = k->G->s;
+  LLVMValueRef wv[CJ_DIRECT_MAX_TAPS];
+  for (uint32_t s = 0; s < S; s++) wv[s] = to_f32(k, ld->w[s], c->accw);
+  for (uint32_t j = 0; j < c->span; j++) {
+    if (!ld->x[j]) continue;
+    LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
+    if (c->mult > 1) xe = LLVMBuildShuffleVector(k->b, xe, LLVMGetPoison(LLVMTypeOf(xe)), d->expand, "");
+    int64_t jj;
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t pp = 0; pp < c->strip; pp++)
+        if (pair_pos(c, pp, s, &jj) && jj == (int64_t)j) acc[pp] = fma_v(k, xe, wv[s], acc[pp]);
+  }
+}
+
+/* LLVM's scheduler moves nothing across it (llvm.amdgcn.sched.barrier 0). */
+static void sched_fence(dk *k) {
+  LLVMValueRef zero = c32(k, 0);
+  cj_irb_call(k->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
+}
+
+/* Forward, pf = 1: the R input rows of a depth plane, each row's loads
+ * issued together and the next row's before this row's fmas (a fence on
+ * either side keeps LLVM's scheduler from sinking them to their uses,
+ * which serialises a load's latency per input position). */
+static void plane_pipelined(dk *k, const drow *d, LLVMValueRef *acc) {
+  const uint32_t R = k->G->r;
+  drow_ld ld[2];
+  row_loads(k, d, 0, &ld[0]);
+  for (uint32_t r = 0; r < R; r++) {
+    if (r + 1 < R) row_loads(k, d, r + 1, &ld[(r + 1) & 1]);
+    sched_fence(k);
+    row_fmas(k, d, &ld[r & 1], acc);
+    sched_fence(k);
+  }
+}
+
+/* Forward, pf = 2: the T depth planes unrolled, their T*R input rows
+ * pipelined as one plane's (the next row's loads before this row's fmas,
+ * across the planes' boundaries too). d's id, okd and wtap_t are replaced
+ * per plane. */
+static void planes_unrolled(dk *k, const drow *d0, LLVMValueRef od, LLVMValueRef valid, LLVMValueRef *acc) {
+  const cj_conv_geom *G = k->G;
+  const uint32_t T = G->t, R = G->r, n = T * R;
+  drow d[CJ_DIRECT_MAX_TAPS] = {{0}};
+  for (uint32_t t = 0; t < T; t++) {
+    LLVMValueRef okd;
+    d[t] = *d0;
+    d[t].id = in_coord(k, od, G->pad_lo[0], c32(k, t * G->dil[0]), G->stride[0], G->d, &okd);
+    d[t].okd = and1(k, valid, okd);
+    d[t].wtap_t = c32(k, t * R * G->s);
+  }
+  drow_ld ld[2];
+  row_loads(k, &d[0], 0, &ld[0]);
+  for (uint32_t i = 0; i < n; i++) {
+    if (i + 1 < n) row_loads(k, &d[(i + 1) / R], (i + 1) % R, &ld[(i + 1) & 1]);
+    sched_fence(k);
+    row_fmas(k, &d[i / R], &ld[i & 1], acc);
+    sched_fence(k);
+  }
+}
+
 /* Backward weight, stage 1: lane (cv, group pg) of tap row (t, r) =
  * wgid.y and tap chunk wgid.z sums dy[pos][k] * x[pos's input][c(k)] over
  * its group's positions pos = pg, pg + npg, ... (a counted loop, in order)
@@ -422,8 +588,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
 
   /* The lane's item. */
-  LLVMValueRef q = add(&k, mul(&k, cj_irb_wgid(g, 0), c32(&k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
-  LLVMValueRef valid = ult(&k, q, c32(&k, (uint32_t)c->items));
+  LLVMBasicBlockRef done = NULL;
+  LLVMValueRef valid, q = lane_item(&k, &valid, &done);
   LLVMValueRef cv = LLVMBuildURem(b, q, c32(&k, c->ncv), "cv");
   LLVMValueRef rest = LLVMBuildUDiv(b, q, c32(&k, c->ncv), "");
   LLVMValueRef sw = LLVMBuildURem(b, rest, c32(&k, (uint32_t)c->strips), "");
@@ -456,7 +622,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   for (uint32_t i = 0; i < P; i++) acc[i] = zero;
   cj_irb_loop lp;
   LLVMValueRef tv = c32(&k, 0);
-  if (T > 1) {
+  const int t_loop = T > 1 && c->pf != 2; /* pf = 2: the depth planes unrolled */
+  if (t_loop) {
     cj_irb_loop_begin(g, &lp, c32(&k, 0), c32(&k, T), c32(&k, 1), "tloop");
     LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
     for (uint32_t i = 0; i < P; i++) {
@@ -471,7 +638,13 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef id = in_coord(&k, od, G->pad_lo[0], mul(&k, tv, c32(&k, G->dil[0])), G->stride[0], in_d, &okd);
   okd = and1(&k, valid, okd);
   LLVMValueRef wtap_t = mul(&k, tv, c32(&k, R * S)); /* first tap of this depth plane */
-  for (uint32_t r = 0; r < R; r++) {
+  if (c->pf) { /* forward: each row's loads issued whole, the next row's before this row's fmas */
+    const drow dr = {.xr = xr, .wr = wr, .xc = xc, .wk0 = wk0, .iw0 = iw0, .nn = nn, .id = id, .okd = okd, .oh = oh,
+                     .wtap_t = wtap_t, .expand = expand_mask, .walign = walign, .xalign = xalign};
+    if (c->pf == 2) planes_unrolled(&k, &dr, od, valid, acc);
+    else plane_pipelined(&k, &dr, acc);
+  }
+  for (uint32_t r = 0; !c->pf && r < R; r++) {
     LLVMValueRef okh;
     LLVMValueRef ih = in_coord(&k, oh, G->pad_lo[1], c32(&k, r * G->dil[1]), G->stride[1], in_h, &okh);
     okh = and1(&k, okd, okh);
@@ -513,7 +686,7 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
       }
     }
   }
-  if (T > 1) {
+  if (t_loop) {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     for (uint32_t i = 0; i < P; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
     cj_irb_loop_end(g, &lp);
@@ -529,18 +702,11 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, out_w)));
     LLVMValueRef sp = add(&k, sp_row, ow);
     LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, odhw)), sp);
-    LLVMValueRef a = acc[pp];
-    if (bwd) {
-      LLVMValueRef red = LLVMGetPoison(LLVMVectorType(g->f32, outs));
-      for (uint32_t ci = 0; ci < outs; ci++) {
-        LLVMValueRef v = LLVMBuildExtractElement(b, a, c32(&k, ci * M), "");
-        for (uint32_t jm = 1; jm < M; jm++)
-          v = LLVMBuildFAdd(b, v, LLVMBuildExtractElement(b, a, c32(&k, ci * M + jm), ""), "");
-        red = LLVMBuildInsertElement(b, red, v, c32(&k, ci), "");
-      }
-      a = red;
-    }
-    store_out(&k, a, pos, nn, sp, k0, ok, &er, yr);
+    store_out(&k, bwd ? reduce_mult(&k, acc[pp]) : acc[pp], pos, nn, sp, k0, ok, &er, yr);
+  }
+  if (done) {
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
   }
   LLVMBuildRetVoid(b);
   return g->st;

@@ -23,6 +23,57 @@ static convjit_status cj_direct_plain(const cj_conv_geom *g) {
   return CONVJIT_OK;
 }
 
+/* Forward: the input positions of one strip row. */
+static uint32_t cj_direct_span(const cj_conv_geom *g, uint32_t strip) {
+  return (strip - 1) * g->stride[2] + (g->s - 1) * g->dil[2] + 1;
+}
+
+/* pf's register estimate: `rows` rows of raw loads and the fp32 sums. */
+static uint32_t cj_direct_pf_regs(const cj_direct_plan *c, uint32_t rows, uint32_t strip) {
+  const uint32_t raw = (c->g.s * c->accw + cj_direct_span(&c->g, strip) * c->vec) * c->elem_bytes / 4;
+  return rows * raw + strip * c->accw;
+}
+
+/* pf (row pipelining, forward only): asked 3 (on, depth planes unrolled:
+ * pf = 2), 2 (on), 1 (off) or 0 (the plan's choice: on when two rows'
+ * loads fit in registers beside the sums: (S*vec*M + span*vec) * 2 bytes
+ * raw per row, two rows + strip * vec*M fp32 sums estimated within 208
+ * VGPRs). With the strip and vec the plan's: at M = 1 and vec 8, 4
+ * channels per lane and the longest strip of 16..4 dividing Wo that fits
+ * (a row's positions and weights converted once for twice the outputs:
+ * MODELLED 7x7 0.40/0.29 -> 0.48/0.34 of HBM, 3x3x3 0.66/0.53 -> 0.72/0.59,
+ * the others equal or better); else the default strip shortened (down to
+ * 4) until it fits. */
+static convjit_status cj_direct_choose_pf(cj_direct_plan *c, const cj_direct_opts *o, uint32_t bwd) {
+  const uint32_t ask = o->pf;
+  CJ_CHECK(ask <= 3, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.pf = %u: must be 0 (the plan's), 1 (off), 2 (on) or 3 (on, depth planes unrolled)", ask);
+  const cj_conv_geom *g = &c->g;
+  const uint32_t rows = g->r > 1 || g->t > 1 ? 2 : 1;
+  const int legal = !bwd && g->s <= CJ_DIRECT_MAX_TAPS && cj_direct_span(g, c->strip) <= CJ_DIRECT_MAX_PF_SPAN;
+  CJ_CHECK(ask < 2 || legal, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.pf = %u: row pipelining is forward only, S <= %d and the strip row's span (%u) <= %d", ask,
+           CJ_DIRECT_MAX_TAPS, cj_direct_span(g, c->strip), CJ_DIRECT_MAX_PF_SPAN);
+  const int mine = ask == 0 && !bwd && g->s <= CJ_DIRECT_MAX_TAPS && !o->strip;
+  if (mine && !o->vec && c->vec == 8 && c->mult == 1) {
+    cj_direct_plan v4 = *c;
+    v4.vec = v4.accw = v4.outs = 4;
+    for (uint32_t st = CJ_DIRECT_MAX_STRIP; st >= 4; st--)
+      if (g->ow % st == 0 && cj_direct_span(g, st) <= CJ_DIRECT_MAX_PF_SPAN && cj_direct_pf_regs(&v4, rows, st) <= 208) {
+        c->vec = c->accw = c->outs = 4;
+        c->strip = st;
+        break;
+      }
+  }
+  if (mine && legal)
+    while (c->strip > 4 && cj_direct_pf_regs(c, rows, c->strip) > 208) c->strip--;
+  c->pf = ask >= 2 || (ask == 0 && legal && cj_direct_pf_regs(c, rows, c->strip) <= 208);
+  /* pf = 2: the depth planes unrolled up to 27 taps (3x3x3: MODELLED 0.60 -> 0.63 of HBM on gfx942, same compile
+   * time), so the rows pipeline across the planes too */
+  if (ask == 3 || (ask == 0 && c->pf && g->t > 1 && g->t * g->r * g->s <= 27)) c->pf = 2;
+  return CONVJIT_OK;
+}
+
 /* The geometry's derived fields: the conv family's own derivation run on
  * one group (c = 1, k = M: legal there), then the depthwise conv's groups. */
 static convjit_status cj_direct_derive(cj_conv_geom *g) {
@@ -88,6 +139,9 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   uint32_t vec = 8 / c->mult ? 8 / c->mult : 1;
   while (vec > 1 && (vec & (vec - 1))) vec--; /* a power of two */
   while (vec > 1 && C % vec) vec /= 2;
+  CJ_CHECK(!o->vec || (o->vec <= vec && !(o->vec & (o->vec - 1))), CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.vec = %u: must be a power of two <= %u (8/M, dividing C)", o->vec, vec);
+  if (o->vec) vec = o->vec;
   c->vec = vec;
   c->bwd = bwd;
   c->accw = vec * c->mult;
@@ -102,7 +156,9 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   if (bwd && !o->strip) strip = sw > strip ? sw : strip / sw * sw;
   c->strip = strip;
   c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
-  c->ncv = C / vec;
+  CJ_TRY(cj_direct_choose_pf(c, o, bwd));
+  strip = c->strip;
+  c->ncv = C / c->vec;
   c->strips = cj_dceil(out_w, strip);
   c->items = (uint64_t)c->ncv * g.n * (bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * g.oh) * c->strips;
   const int64_t pw = cj_conv_pad(g.pad_lo[2]), dw = g.dil[2];
@@ -127,6 +183,15 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   p->block[0] = CJ_DIRECT_THREADS;
   p->block[1] = p->block[2] = 1;
   p->grid[0] = cj_dceil(c->items, CJ_DIRECT_THREADS);
+  CJ_CHECK(o->bal <= 2 && (o->bal != 2 || !bwd), CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.bal = %u: must be 0 (the plan's), 1 (off) or 2 (on, forward only)", o->bal);
+  /* an even split when the grid of 256-item workgroups leaves the busiest
+   * CU a round more than the others (bounds: the busiest CU sets the time) */
+  const uint64_t cus = arch->cu_count_default, k = cj_dceil(c->items, (uint64_t)CJ_DIRECT_THREADS * cus);
+  if (!bwd && o->bal != 1 && (o->bal == 2 || (p->grid[0] > cus && p->grid[0] % cus))) {
+    c->bal = 1;
+    p->grid[0] = k * cus;
+  }
   p->grid[1] = p->grid[2] = 1;
   p->lds_bytes = 0;
   cj_kplan_add_arg(p, CJ_ARG_X, NULL);
@@ -152,10 +217,13 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
            "conv_direct backward weight: x_ndhwc = %u, y_ndhwc = %u: reads NDHWC x and dy (the planner transposes "
            "NCDHW ones first)", g.x_ndhwc, g.y_ndhwc);
   g.y_ndhwc = 0;
-  CJ_TRY(cj_kplan_direct_init(p, arch, &g, 0, NULL, NULL)); /* the forward's legality, lanes and sizes */
+  static const cj_direct_opts fwd_lanes = {.pf = 1, .bal = 1}; /* the first kernel's lanes (vec, no pf / bal) */
+  CJ_TRY(cj_kplan_direct_init(p, arch, &g, 0, &fwd_lanes, NULL)); /* the forward's legality, lanes and sizes */
   cj_direct_plan *c = &p->u.dir;
   c->g.y_ndhwc = 1;
   c->wgrad = stage;
+  c->pf = 0;
+  c->bal = 0;
   c->db = db;
   c->dw_dtype = dw_dtype;
   c->strip = 1;
@@ -194,6 +262,17 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
   snprintf(prefix, sizeof prefix, "%s_%s_%s", cj_kop_prefix(CJ_KOP_CONV_DIRECT), stage == 1 ? "wg" : "wf",
            cj_dtype_name((convjit_dtype)g.dtype));
   return cj_kplan_name_from_key(p, prefix, cj_kplan_direct_key);
+}
+
+void cj_direct_wg_items(const cj_kplan *p, uint64_t w, uint64_t *lo, uint64_t *hi) {
+  const cj_direct_plan *c = &p->u.dir;
+  if (c->bal) {
+    *lo = w * c->items / p->grid[0];
+    *hi = (w + 1) * c->items / p->grid[0];
+    return;
+  }
+  *lo = w * CJ_DIRECT_THREADS < c->items ? w * CJ_DIRECT_THREADS : c->items;
+  *hi = *lo + CJ_DIRECT_THREADS < c->items ? *lo + CJ_DIRECT_THREADS : c->items;
 }
 
 double cj_direct_flops(const cj_direct_plan *c) {

@@ -39,11 +39,15 @@
 #define CJ_DIRECT_MAX_TAPS_1D 31
 #define CJ_DIRECT_MAX_STRIP 16
 #define CJ_DIRECT_MAX_ACC 8     /* vec * M */
+#define CJ_DIRECT_MAX_PF_SPAN 32 /* pf = 1: input positions of a strip's row */
 
 /* The choices; 0 = the plan's default. Not a property of the problem. */
 typedef struct cj_direct_opts {
   uint32_t strip;     /* output positions along W per lane: 1..16 */
   uint32_t tap_chunk; /* taps of one input row whose weights a lane holds at once: 1..S */
+  uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on, 3 on with the depth planes unrolled */
+  uint32_t bal;       /* forward even split over k x CUs workgroups: 0 the plan's choice, 1 off, 2 on */
+  uint32_t vec;       /* C channels per lane: 0 the plan's choice, else a power of two <= 8/M dividing C */
 } cj_direct_opts;
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
@@ -59,6 +63,11 @@ typedef struct cj_direct_opts {
   X(uint32_t, strip, 1, "output positions along W per lane (backward data: a multiple of the W stride): "        \
                         "neighbouring outputs share the input positions")                                           \
   X(uint32_t, tap_chunk, 1, "taps of an input row whose converted weights a lane holds at once")                 \
+  X(uint32_t, pf, 2, "forward: each input row's loads issued together, the next row's before this row's fmas "  \
+                     "(fenced from LLVM's scheduler, which would otherwise serialise the loads' latency); 2: the " \
+                     "depth planes unrolled, the rows pipelined across them")                                         \
+  X(uint32_t, bal, 2, "forward: the items split evenly over grid = k x the arch's CUs workgroups (<= 256 each, " \
+                      "contiguous) so every CU streams the same bytes; 0: 256 per workgroup, the last CUs' rounds short") \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
   X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
   X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
@@ -110,6 +119,9 @@ convjit_status cj_kplan_direct_wgrad_init(struct cj_kplan *p, const cj_arch *arc
                                           uint32_t stage, uint32_t db, uint32_t dw_dtype);
 /* The multiply-adds (2 FLOPs each) and the compulsory bytes (x, the packed
  * weight and y once, plus a residual when the epilogue reads one). */
+/* The items (lanes of work) of forward workgroup w: [*lo, *hi) (bal: an
+ * even contiguous share; else 256 from w*256, cut at items). */
+void cj_direct_wg_items(const struct cj_kplan *p, uint64_t w, uint64_t *lo, uint64_t *hi);
 double cj_direct_flops(const cj_direct_plan *c);
 double cj_direct_hbm_bytes(const cj_direct_plan *c);
 

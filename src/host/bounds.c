@@ -370,9 +370,9 @@ convjit_status cj_bounds_direct(const cj_kplan *p, const cj_built *b, const cj_p
         else if (r->kind == EMU_TK_VMEM_STORE) stb += r->bytes;
         else if (r->kind == EMU_TK_VALU) valu += 1;
       }
-    uint64_t lanes = (uint64_t)p->block[0] * p->block[1] * p->block[2];
-    uint64_t first = wg->linear * lanes, items = first < c->items ? c->items - first : 0;
-    if (items > lanes) items = lanes;
+    uint64_t lo = 0, hi = 0; /* the sampled workgroup's items (lanes with work) */
+    if (!c->wgrad) cj_direct_wg_items(p, wg->linear, &lo, &hi);
+    const uint64_t items = hi - lo;
     /* outputs of those lanes: strip positions (the last strip of a row may be short) x their channels
      * (backward data: dx's; backward weight: no per-output count, the counts stay 0) */
     const double out_w = c->bwd ? c->g.w : c->g.ow;

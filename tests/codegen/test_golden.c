@@ -317,7 +317,8 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     inst_budget = c->wgrad == 1 ? 24 + 2 * c->accw + (uint64_t)c->tap_chunk * (12 + 2 * c->accw + 8) + 256 : 128;
   } else if (p->op == CJ_KOP_CONV_DIRECT) {
     /* no LDS; a lane's strip x vec*M fp32 sums; code: the depth loop's
-     * body is R input rows unrolled, each its taps' weight loads and
+     * body is R input rows unrolled (pf = 2: no depth loop, the T*R rows
+     * unrolled), each its taps' weight loads and
      * conversions (~4 + vec*M), its input positions (at most the strip
      * row's span per tap chunk: address, range check, load, ~10 + the
      * conversions) and strip x S fmas of vec*M lanes (packed
@@ -333,7 +334,8 @@ static int derived_bounds(const golden_row *w, const cj_kplan *p, const golden_r
     threads = CJ_DIRECT_THREADS;
     lds_want = 0;
     acc_min = (uint64_t)c->strip * c->outs;
-    inst_budget = c->g.r * (S * (4 + c->accw) + pos * (10 + c->accw) + (uint64_t)c->strip * S * c->accw) +
+    const uint64_t rows = (c->pf == 2 ? (uint64_t)c->g.t : 1) * c->g.r;
+    inst_budget = rows * (S * (4 + c->accw) + pos * (10 + c->accw) + (uint64_t)c->strip * S * c->accw) +
                   (uint64_t)c->strip * (c->outs * epi + c->accw) + 256; /* + backward data's sums over M */
   } else {
     fail_msg("golden: no derived bounds for op %s", w->op);

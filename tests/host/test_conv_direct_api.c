@@ -45,6 +45,8 @@ typedef struct dw_case {
   int real;                               /* random reals (the sums round) instead of the 1/8 grid */
 } dw_case;
 
+static int want_bal; /* test_balanced: the plans must split their items evenly over k x CUs workgroups */
+
 static uint16_t enc(convjit_dtype t, float v) { return t == CONVJIT_DTYPE_F16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v); }
 static float dec(convjit_dtype t, uint16_t h) { return t == CONVJIT_DTYPE_F16 ? cj_f16_to_f32(h) : cj_bf16_to_f32(h); }
 
@@ -76,9 +78,10 @@ static void run_case(const char *arch, const dw_case *k) {
   convjit_conv_desc d = case_desc(k);
   convjit_plan *plan = NULL;
   OK(convjit_plan_create_conv(ctx, &d, &plan));
-  char desc[4096];
+  static char desc[16384]; /* every kernel's plan, the conv's after the pack's */
   OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
   if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
+  if (want_bal && !strstr(desc, "bal            = 1 ")) fail_msg("%s: not an even split (bal)\n%s", k->why, desc);
   cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)k->n, (uint64_t)k->c, (uint64_t)k->d, (uint64_t)k->h,
                                                 (uint64_t)k->w, (uint64_t)k->k, (uint64_t)k->t, (uint64_t)k->r,
                                                 (uint64_t)k->s);
@@ -257,6 +260,20 @@ static void test_2d(void **st) {
   run_both(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* A grid of 256-item workgroups that is no multiple of the CUs (307 of them: 280 rows x 280 strips of 8
+ * channels) is split evenly over 2 x CUs workgroups instead (bal: shares of 128-154 items, crossing rows;
+ * the row's last strip cut at W = 2237). */
+static void test_balanced(void **st) {
+  (void)st;
+  const dw_case cases[] = {
+      {"2D 3x3 C = 8, 280 x 2237 NDHWC, bias: items split evenly (bal)", 2, 1, 8, 1, 280, 2237, 8, 1, 3, 3, {0},
+       {0}, {0, 1, 1}, {0, 1, 1}, 1, 1, 1, 0, 0, BF16, 0, 0},
+  };
+  want_bal = 1;
+  run_both(cases, sizeof cases / sizeof cases[0]);
+  want_bal = 0;
+}
+
 /* 1D: the causal conv1d of a Mamba block (k = 4, pad 3/0) and 31 taps with y in f32. */
 static void test_1d(void **st) {
   (void)st;
@@ -320,6 +337,7 @@ static void test_refused(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d),       cmocka_unit_test(test_2d),      cmocka_unit_test(test_1d),
+      cmocka_unit_test(test_balanced),
       cmocka_unit_test(test_bwd_data), cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
