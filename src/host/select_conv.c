@@ -185,6 +185,16 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
     cj_push(list, &n, max, &c_);
   }
   if (big_tiles >= t->cu_count) {
+    /* gfx942 (no 16-byte DMA) first: the VGPR load path at 2 stages of
+     * 64-byte K rows (exactly its 64 KiB), on the row-major swizzled stage
+     * (4 lanes per row, 16 lines per load instruction, EMULATED), the next
+     * step's loads in registers: MODELLED 0.430-0.438 (bf16) and
+     * 0.412-0.425 (fp8) of peak on the headline shapes against the DMA
+     * 32-byte-row form's 0.333-0.341 / 0.323-0.331 (issue 38,
+     * docs/performance.md "Losses found" item 3); per K step LDS 0.50 and
+     * issue 0.26-0.32 of the MFMA cycles (issue 11's goals). Not the
+     * backward-weight GEMM (its own rows: docs/kernels.md). */
+    if (vload && !g->wgrad) CJ_ADD(256, 256, 2, 4, 2, 64, 0, vload);
     CJ_ADD(256, 256, 2, 4, 4, 64, 0, 0);
     CJ_ADD(256, 256, 2, 4, 4, 32, 0, 0);
     if (vload) CJ_ADD(256, 256, 2, 4, 4, 32, 0, vload);
