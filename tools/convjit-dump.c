@@ -645,14 +645,16 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                      "\"barriers_per_step\":%.2f,\"barrier_cover_mfma\":%.2f,\"per_wave_step\":{\"mfma\":%.3f,"
                      "\"vmem\":%.3f,\"lds\":%.3f,\"valu\":%.3f,\"salu\":%.3f,\"waitcnt\":%.3f,\"barrier\":%.3f,"
                      "\"branch\":%.3f},\"instructions\":%llu,"
-                     "\"mfma_share\":%.4f,\"lds_per_mfma\":%.4f,\"vmem_per_mfma\":%.4f",
+                     "\"mfma_share\":%.4f,\"lds_per_mfma\":%.4f,\"vmem_per_mfma\":%.4f,"
+                     "\"lines_per_load\":%.2f,\"lines_max\":%u,\"read_conflict_cycles\":%.1f",
                      (unsigned long long)x.wg, x.waves, x.k_steps, x.mfma, x.lds, x.lds_min, x.lds_degree,
                      x.lds_banks, x.issue, x.hbm, x.waves_per_simd, x.wgs_per_cu, x.vmem_bytes,
                      x.vmem_bytes_per_flop, x.hbm_bytes_per_flop, x.bound, x.mfma_fraction,
                      (unsigned long long)x.vmcnt0_waits, x.loop_trips, x.barriers_per_step, x.barrier_cover_mfma,
                      PS(MFMA), PS(VMEM), PS(LDS), PS(VALU), PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER),
                      PS(BRANCH), (unsigned long long)x.insts, ratio(x.insts_mfma, x.insts),
-                     ratio(x.insts_lds, x.insts_mfma), ratio(x.insts_vmem, x.insts_mfma));
+                     ratio(x.insts_lds, x.insts_mfma), ratio(x.insts_vmem, x.insts_mfma), x.lines_per_load,
+                     x.lines_max, x.read_conflict_cycles);
       if (st == CONVJIT_OK && x.simulated) print_sim_json(&x.sim, o);
       cj_sb_printf(o, "}");
     } else if (st != CONVJIT_OK) {
@@ -681,6 +683,11 @@ static void print_bounds(const dump_args *a, const cj_kplan *plans, const cj_bui
                    x.barriers_per_step, x.barrier_cover_mfma, PS(MFMA), PS(VMEM), PS(LDS), PS(VALU),
                    PS(SALU) + PS(SMEM), PS(WAITCNT), PS(BARRIER), PS(BRANCH), (unsigned long long)x.insts,
                    ratio(x.insts_mfma, x.insts), ratio(x.insts_lds, x.insts_mfma), ratio(x.insts_vmem, x.insts_mfma));
+      if (x.simulated)
+        cj_sb_printf(o,
+                     ";   global loads (EMULATED): %.2f distinct 128-byte lines per instruction (most %u); "
+                     "ds_read bank-conflict cycles per K step %.1f\n",
+                     x.lines_per_load, x.lines_max, x.read_conflict_cycles);
       if (x.simulated) print_sim_text(&x.sim, o);
     }
     first = 0;

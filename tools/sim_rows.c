@@ -45,11 +45,18 @@
 #define HK_ROW(id, what, shape, pp, ms, tf, src, src_long, arch, dev) \
   {id, what, 0, shape, pp, tf, 0, src, src_long, arch, dev, ms}
 
+/* The stage of FlyDSL's measured conv kernels: row-major, unswizzled, 16 bytes per lane along a row
+ * (stage_layout=3). bf16: kernels/conv/conv3d_implicit_8wave.py at commit 11dbfd35 (the 842 -> 924
+ * and 848 -> 967 TFLOPS measurements' commit; its parent is the register path): TILE_K 32 (64-byte
+ * rows), a_lds_off = (stage*TILE_M + row)*TILE_K + col, lane (tid + i*threads)*8 elements; the XOR
+ * bank swizzle came later (48e9ccb0). The general fp8 kernel (conv3d_implicit_fp8.py before the
+ * 8-wave port 95bb5682): TILE_K 128 (128-byte rows), the same unswizzled row-major stage. */
+#define FLY_STAGE "stage_layout=3 "
 /* the bf16 conv's core tile, measured best (docs/original-design.md: 256x256 on 4x4 waves) */
-#define BF16_ASYNC "tile=256x256 waves=4x4 stages=4"
-#define BF16_REG "tile=256x256 waves=4x4 stages=2 load=2"
+#define BF16_ASYNC FLY_STAGE "tile=256x256 waves=4x4 stages=4"
+#define BF16_REG FLY_STAGE "tile=256x256 waves=4x4 stages=2 load=2"
 /* the original general fp8 conv: default tile 128x128 on 2x4 waves, double buffered, K tile 128 */
-#define FP8_GEN "sched=1 tile=128x128 waves=2x4 stages=2 kbytes=128"
+#define FP8_GEN FLY_STAGE "sched=1 tile=128x128 waves=2x4 stages=2 kbytes=128"
 
 const sim_row sim_rows[] = {
     /* bf16: the 4-stage buffer_load...lds pipeline vs the 2-stage register path it replaced */
@@ -85,11 +92,11 @@ const sim_row sim_rows[] = {
      "pad=1,0,0 no_fast " BF16_REG, 3.18, 1, FLYDSL, FLYDSL_LONG, ON_MI355},
     /* 2/3/4 stages: "deeper is faster, even for 3x1x1" (an order, no figures) */
     {"bf16-311-s4", "bf16 C1024 [120,160,90] 3x1x1, 4 stages", 0, "1,1024,120,160,90,1024,3,1,1",
-     "pad=1,0,0 tile=256x256 waves=4x4 stages=4", 0, 0, FLYDSL, FLYDSL_LONG, ON_MI355},
+     "pad=1,0,0 " FLY_STAGE "tile=256x256 waves=4x4 stages=4", 0, 0, FLYDSL, FLYDSL_LONG, ON_MI355},
     {"bf16-311-s3", "bf16 C1024 [120,160,90] 3x1x1, 3 stages", 0, "1,1024,120,160,90,1024,3,1,1",
-     "pad=1,0,0 tile=256x256 waves=4x4 stages=3", 0, 0, FLYDSL, FLYDSL_LONG, ON_MI355},
+     "pad=1,0,0 " FLY_STAGE "tile=256x256 waves=4x4 stages=3", 0, 0, FLYDSL, FLYDSL_LONG, ON_MI355},
     {"bf16-311-s2", "bf16 C1024 [120,160,90] 3x1x1, 2 stages", 0, "1,1024,120,160,90,1024,3,1,1",
-     "pad=1,0,0 tile=256x256 waves=4x4 stages=2", 0, 0, FLYDSL, FLYDSL_LONG, ON_MI355},
+     "pad=1,0,0 " FLY_STAGE "tile=256x256 waves=4x4 stages=2", 0, 0, FLYDSL, FLYDSL_LONG, ON_MI355},
     /* fp8: the 8-wave 256x256x128 ping-pong (with WGM and the hoisted decomposition, as convjit's) */
     {"fp8-8wave", "fp8 1024->1024 [120,160,90] 1x3x3, 8-wave", 1, "1,1024,120,160,90,1024,1,3,3", "pad=0,1,1", 2310, 0,
      FLYDSL, FLYDSL_LONG, ON_MI355},

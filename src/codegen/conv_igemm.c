@@ -119,8 +119,14 @@ static void cj_cv_dma_rows(cj_cv *v) {
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   const cj_conv_geom *G = &c->g;
-  cj_cv_map_init(v, &v->ma, c->tile_m, c->a_dma);
-  cj_cv_map_init(v, &v->mb, c->tile_n, c->b_dma);
+  /* the row-major swizzled stage (conv_igemm_kstep.c) for A and B, but the
+   * channel GEMM's k-major A */
+  cj_cv_map_init(v, &v->ma, c->tile_m, c->a_dma,
+                 c->stage_rm && !c->channel_gemm && cj_cv_rm_ok(v, c->tile_m, c->a_dma));
+  cj_cv_map_init(v, &v->mb, c->tile_n, c->b_dma, c->stage_rm && cj_cv_rm_ok(v, c->tile_n, c->b_dma));
+  /* A step inside one tap (and k_end whole steps): one column per step,
+   * each row's lane offset kin_r folded into its base */
+  v->rm_fold_a = v->ma.rm && !G->c_mask && (c->pure_gemm_a ? G->crs % c->tile_k == 0 : G->cp % c->tile_k == 0);
   if (c->channel_gemm) {
     /* chunk q = i*threads + tid of the [k][TILE_M] stage: k row q / cpr,
      * positions m0 + (q % cpr)*vec .. +vec-1 (one sample: Do*Ho*Wo % vec == 0) */
@@ -139,9 +145,14 @@ static void cj_cv_dma_rows(cj_cv *v) {
   }
   for (uint32_t j = 0; !c->channel_gemm && j < v->ma.nrow; j++)
     cj_im2col_row_init(g, &v->ic, LLVMBuildAdd(b, v->m0, v->ma.row[j], ""), &v->arow[j]);
+  for (uint32_t j = 0; v->rm_fold_a && j < v->ma.nrow; j++)
+    v->arow[j].base =
+        LLVMBuildAdd(b, v->arow[j].base, LLVMBuildMul(b, v->ma.kin_r[j], cj_c32(g, c->elem_bytes), ""), "a.row");
   for (uint32_t j = 0; j < v->mb.nrow; j++) {
     LLVMValueRef n = LLVMBuildAdd(b, v->n0, v->mb.row[j], "");
     v->brow[j] = LLVMBuildMul(b, n, cj_c32(g, (uint32_t)G->crs * c->elem_bytes), "b.row");
+    if (v->mb.rm) /* the lane's logical offset in the row */
+      v->brow[j] = LLVMBuildAdd(b, v->brow[j], LLVMBuildMul(b, v->mb.kin_r[j], cj_c32(g, c->elem_bytes), ""), "b.row");
     v->bok[j] = c->n_tail ? LLVMBuildICmp(b, LLVMIntULT, n, cj_c32(g, G->k), "") : NULL;
   }
   if (c->channel_gemm) {
@@ -150,12 +161,13 @@ static void cj_cv_dma_rows(cj_cv *v) {
     LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, v->mf->k_per_lane), "");
     v->opa = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, k0, cj_c32(g, c->tile_m), ""), row, ""),
                           cj_c32(g, c->elem_bytes), "");
+    v->opa = cj_irb_opaque(g, LLVMBuildAdd(b, v->opa, LLVMBuildPtrToInt(b, v->lds_a[0], g->i32, ""), ""));
   } else {
-    v->opa = cj_cv_lane_off(v, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""));
+    cj_cv_op_offs(v, &v->ma, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""), v->lds_a[0], &v->opa,
+                  v->opa_rm);
   }
-  v->opb = cj_cv_lane_off(v, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""));
-  v->opa = cj_irb_opaque(g, LLVMBuildAdd(b, v->opa, LLVMBuildPtrToInt(b, v->lds_a[0], g->i32, ""), ""));
-  v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
+  cj_cv_op_offs(v, &v->mb, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""), v->lds_b[0], &v->opb,
+                v->opb_rm);
   if (c->load == CJ_CONV_LOAD_VGPR) {
     v->wra = cj_cv_write_lane(v, &v->ma, v->lds_a[0]);
     v->wrb = cj_cv_write_lane(v, &v->mb, v->lds_b[0]);
@@ -176,9 +188,11 @@ convjit_status cj_conv_build(cj_irb *g, const cj_kplan *p) {
   if (c->a_dma > CJ_CONV_MAX_DMA || c->b_dma > CJ_CONV_MAX_DMA || c->mi_m * c->mi_n > CJ_CONV_MAX_FRAG ||
       c->tile_k * c->elem_bytes > 16 * CJ_CONV_MAX_KQ ||
       c->stages > 4 || !mf || mf->k_runs > 2 ||
-      (c->sched == CJ_CONV_SCHED_PINGPONG && (c->threads != 512 || c->mi_m != 8 || c->mi_n != 4 ||
-                                              c->k_tiles_split < 2 || c->k_tiles_split % 2)) || c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT ||
-      !cj_cv_schedules[c->sched])
+      /* a phase without taps (kplan_phase.h) runs no K loop: any K steps */
+      (c->sched == CJ_CONV_SCHED_PINGPONG &&
+       (c->threads != 512 || c->mi_m != 8 || c->mi_n != 4 ||
+        (c->g.taps && (c->k_tiles_split < 2 || c->k_tiles_split % 2)))) ||
+      c->sched <= 0 || c->sched >= CJ_CONV_SCHED_COUNT || !cj_cv_schedules[c->sched])
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv plan %s is outside the builder's limits", p->name));
   cj_cv vv = {0}, *v = &vv;
   v->g = g;

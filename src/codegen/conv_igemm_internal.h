@@ -39,6 +39,13 @@ typedef struct cj_cv_map {
   LLVMValueRef row[CJ_CONV_MAX_DMA]; /* tile-local row of each distinct slot */
   LLVMValueRef kthr;                 /* the thread's chunk offset (multiple of chunk, often 0) */
   LLVMValueRef kin;                  /* the lane's element offset inside its 16-byte chunk */
+  /* Row-major swizzled stage (cj_cv_map_init's rm; conv_igemm_kstep.c):
+   * kq and kthr are 0; per row slot j the lane's logical element offset in
+   * its row (kin_r[j]), and on the VGPR path whether its 16-byte piece is
+   * stored with its 8-byte halves swapped (swap[j], i1, NULL when never) */
+  int rm;
+  LLVMValueRef kin_r[CJ_CONV_MAX_DMA];
+  LLVMValueRef swap[CJ_CONV_MAX_DMA];
 } cj_cv_map;
 
 typedef struct cj_cv {
@@ -67,6 +74,11 @@ typedef struct cj_cv {
   LLVMValueRef m0, n0;
   LLVMValueRef grp;                    /* group index (grid y; constant 0 when ungrouped) */
   LLVMValueRef opa, opb;               /* per-lane MFMA operand offsets (cj_cv_lane_off) */
+  /* row-major stage: per (K slice, run) operand lane offsets (one where the
+   * swizzle leaves the slices constant offsets apart: rm_nop 1) */
+  LLVMValueRef opa_rm[2 * CJ_CONV_MAX_KQ], opb_rm[2 * CJ_CONV_MAX_KQ];
+  uint32_t rm_nop;
+  int rm_fold_a;                       /* A's kin_r folded into arow[].base (one column per step) */
   LLVMValueRef wave_off;               /* wave*64*dma_bytes: the DMAs' M0 base (pinned per stage in the loop) */
   LLVMValueRef wave_off0;              /* ... as computed before the loop */
   LLVMValueRef wra, wrb;               /* VGPR path: per-lane ds_write offsets of A and B instruction 0 */
@@ -105,7 +117,24 @@ typedef struct cj_cv_ops {
 /* conv_igemm_kstep.c */
 int cj_cv_rolled(const cj_cv *v);
 void cj_cv_tag_read(cj_cv *v, LLVMValueRef ld);
-void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma);
+/* rm: the row-major swizzled stage (forward A and B; conv_igemm_kstep.c),
+ * else [kq][row][16 B] (channel GEMM's A, the backward-weight GEMM) */
+void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma, int rm);
+/* Whether an operand of `rows` rows and ndma loads per thread takes the
+ * row-major stage: its rows per thread (ndma) stay within the
+ * [kq][row][16 B] map's or 4 (512 threads or fewer; 1 at 1024) */
+int cj_cv_rm_ok(const cj_cv *v, uint32_t rows, uint32_t ndma);
+/* Row-major stage: the per-(slice, run) operand lane offsets of a wave
+ * whose rows start at wbase, as opaque(offset + address of lds0); returns
+ * how many (v->rm_nop) */
+uint32_t cj_cv_rm_lane_offs(cj_cv *v, LLVMValueRef wbase, LLVMValueRef lds0, LLVMValueRef *out);
+/* The row-major stage's swizzle xb(row) in bytes (the plan's row bytes,
+ * MFMA read width, DMA width and the arch's banks): the ping-pong's too */
+LLVMValueRef cj_cv_rm_swz(cj_cv *v, LLVMValueRef row);
+/* The operand lane offsets of map mp's stage: op_rm[] (row-major) or *op
+ * (opaque(cj_cv_lane_off + address of lds0)) */
+void cj_cv_op_offs(cj_cv *v, const cj_cv_map *mp, uint32_t rows, LLVMValueRef wbase, LLVMValueRef lds0,
+                   LLVMValueRef *op, LLVMValueRef *op_rm);
 /* Loads per thread and K step: one per A and B instruction, and on the
  * backward-weight GEMM with odd column offsets one more dword per B one. */
 uint32_t cj_cv_loads(const cj_cv *v);

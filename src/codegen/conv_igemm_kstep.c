@@ -17,6 +17,9 @@
  * lanes, so rows r and r+8 would share banks) rows with bit 3 set store
  * their chunks' two halves swapped (cj_cv_swizzled): the DMA lane fetches
  * the swapped half, the read XORs its byte offset, conflict-free.
+ * (That is the stage of the channel GEMM's B-less cases and the
+ * backward-weight GEMM; the forward kernel's A and B stages are row-major,
+ * below.)
  * Every stage of A and B is its own LDS global, so LLVM's waitcnt pass can
  * tell a ds_read of one stage from DMAs still landing in another.
  *
@@ -32,6 +35,139 @@
  * result holds column l%16, rows 4*(l/16) .. +3: 4 consecutive positions.
  */
 #include "codegen/conv_igemm_internal.h"
+
+/* ---- The row-major swizzled stage (forward A and B, both load paths) ----
+ *
+ * A stage of A (B) is [row][RB bytes], RB = tile_k * elem_bytes (32, 64 or
+ * 128), with the swizzle: the byte b of a row r is stored at b ^ xb(r).
+ * Loads: instruction i of thread t covers stage bytes (i*threads + t)*u
+ * (u = dma_bytes: the DMA's lane-contiguous LDS write, docs/isa-notes.md
+ * §4, which the VGPR path's ds_write copies), so the RB/u consecutive
+ * lanes of a row read its RB contiguous global bytes (one 128-byte line
+ * per row: 8 lines per instruction at most where rows are >= 32 bytes and
+ * u = 4, or >= 128 and u = 16), and lane t fetches the logical bytes at
+ * ((t % (RB/u))*u) ^ xb(row): the swizzle is applied on the global side.
+ * Reads: MFMA lane l reads w = k_per_lane*elem_bytes bytes of row l%16 at
+ * k-group l/16; a bank phase is W/w lanes (W = 4 x banks bytes: 128 on
+ * gfx942, 256 on gfx950; lds_banks.c), i.e. P = W/w consecutive rows at
+ * one logical offset. q = max(1, W/RB) rows share a W-byte window, so the
+ * P/q rows of each window residue need distinct w-slots:
+ *   xb(r) = ((r / q) % cnt) * w,  cnt = min(W, RB) / w  (q*cnt <= 16)
+ * covers the W bytes of each phase exactly once (conflict-free). q*cnt
+ * divides 16, so fragment blocks (16 rows) are constant offsets apart. The
+ * DMA can fetch a swizzled piece only at its own granule (u = 16 on
+ * gfx950): xb keeps multiples of max(w, u) there; the VGPR path fetches
+ * 16 bytes and swaps its 8-byte halves in registers where xb has bit 3. */
+typedef struct cj_cv_swzp {
+  uint32_t rb, lq, cnt, w, gran;
+} cj_cv_swzp;
+
+static cj_cv_swzp cj_cv_rm_params(const cj_cv *v) {
+  const cj_conv_plan *c = v->c;
+  cj_cv_swzp s;
+  uint32_t W = v->p->arch->lds_banks * 4;
+  s.rb = c->tile_k * c->elem_bytes;
+  s.w = v->mf->k_per_lane * c->elem_bytes;
+  uint32_t q = W > s.rb ? W / s.rb : 1;
+  s.cnt = (W < s.rb ? W : s.rb) / s.w;
+  /* stage_rm 2: the row-major stage unswizzled (a validation knob: the
+   * stage of the published FlyDSL bf16 conv, docs/performance.md) */
+  if (q >= 16 || c->stage_rm == 2) s.cnt = 1;
+  else if (q * s.cnt > 16) s.cnt = 16 / q;
+  if (s.cnt == 0) s.cnt = 1;
+  s.lq = (uint32_t)__builtin_ctz(q);
+  s.gran = c->load == CJ_CONV_LOAD_VGPR ? s.w : (s.w > c->dma_bytes ? s.w : c->dma_bytes);
+  return s;
+}
+
+/* xb(row) in bytes (see above). */
+static LLVMValueRef cj_cv_rm_xb(cj_cv *v, const cj_cv_swzp *s, LLVMValueRef row) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  if (s->cnt <= 1) return cj_c32(g, 0);
+  LLVMValueRef x = LLVMBuildAnd(b, LLVMBuildLShr(b, row, cj_c32(g, s->lq), ""), cj_c32(g, s->cnt - 1), "");
+  x = LLVMBuildMul(b, x, cj_c32(g, s->w), "");
+  return s->gran > s->w ? LLVMBuildAnd(b, x, cj_c32(g, ~(s->gran - 1)), "xb") : x;
+}
+
+LLVMValueRef cj_cv_rm_swz(cj_cv *v, LLVMValueRef row) {
+  cj_cv_swzp s = cj_cv_rm_params(v);
+  return cj_cv_rm_xb(v, &s, row);
+}
+
+/* The row-major thread map: instruction i of thread t is row
+ * t/(RB/u) + i*rpi (rpi = threads*u/RB rows per instruction), its lane
+ * piece (t % (RB/u))*u stored, logical kin_r[i]. */
+static void cj_cv_rm_map(cj_cv *v, cj_cv_map *mp, uint32_t ndma) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  cj_cv_swzp s = cj_cv_rm_params(v);
+  uint32_t u = c->dma_bytes, upr = s.rb / u, rpi = c->threads / upr;
+  int vg = c->load == CJ_CONV_LOAD_VGPR;
+  LLVMValueRef r0 = LLVMBuildUDiv(b, v->tid, cj_c32(g, upr), "rm.row");
+  LLVMValueRef sb = LLVMBuildMul(b, LLVMBuildURem(b, v->tid, cj_c32(g, upr), ""), cj_c32(g, u), "");
+  /* every instruction's row has row 0's xb where rpi is a multiple of the
+   * swizzle's period (q*cnt) */
+  int same = rpi % ((1u << s.lq) * s.cnt) == 0;
+  mp->rm = 1;
+  mp->period = mp->nrow = ndma;
+  mp->kthr = cj_c32(g, 0);
+  for (uint32_t i = 0; i < ndma; i++) {
+    mp->kq[i] = 0;
+    mp->row[i] = i ? LLVMBuildAdd(b, r0, cj_c32(g, i * rpi), "") : r0;
+    if (i && same) {
+      mp->kin_r[i] = mp->kin_r[0];
+      mp->swap[i] = mp->swap[0];
+      continue;
+    }
+    LLVMValueRef xb = cj_cv_rm_xb(v, &s, mp->row[i]);
+    LLVMValueRef lb = LLVMBuildXor(b, sb, xb, "");
+    mp->swap[i] = NULL;
+    if (vg && s.w < 16 && s.cnt > 1) { /* 16-byte fetch: the piece, halves swapped where xb has bit 3 */
+      mp->swap[i] = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, xb, cj_c32(g, 8), ""), cj_c32(g, 0), "swap");
+      lb = LLVMBuildAnd(b, lb, cj_c32(g, ~15u), "");
+    }
+    mp->kin_r[i] = LLVMBuildUDiv(b, lb, cj_c32(g, c->elem_bytes), "kin");
+  }
+  mp->kin = mp->kin_r[0];
+}
+
+/* Each row a thread loads holds its im2col decode (or weight row) in
+ * VGPRs through the K loop: the row-major map gives a thread one row per
+ * load (ndma), [kq][row][16 B] rows / (threads*u/16) of them. More than
+ * that and 4 (1 with 1024 threads, 128 VGPRs) spilled: gfx942's 4-byte DMA
+ * on 64-byte rows of 256x256 (8 rows per thread; 7 VGPRs spilled) and on
+ * 1024-thread tiles (4 rows; 18 spilled), test_conv_spill. */
+int cj_cv_rm_ok(const cj_cv *v, uint32_t rows, uint32_t ndma) {
+  const cj_conv_plan *c = v->c;
+  uint32_t rpi = c->threads * c->dma_bytes / 16, old = rpi <= rows ? rows / rpi : 1;
+  if (old > ndma) old = ndma;
+  uint32_t lim = c->threads <= 512 ? 4 : 1;
+  return ndma <= (old > lim ? old : lim);
+}
+
+uint32_t cj_cv_rm_lane_offs(cj_cv *v, LLVMValueRef wbase, LLVMValueRef lds0, LLVMValueRef *out) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  cj_cv_swzp s = cj_cv_rm_params(v);
+  uint32_t nk = c->tile_k / c->mfma_k, runs = v->mf->k_runs, span = 4 * s.w;
+  /* xb < span: every (slice, run) is a constant offset from the first */
+  uint32_t n = s.cnt * s.w <= span ? 1 : nk * runs;
+  LLVMValueRef row = LLVMBuildAdd(b, wbase, LLVMBuildURem(b, v->lane, cj_c32(g, 16), ""), "");
+  LLVMValueRef lb0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, s.w), "");
+  LLVMValueRef xb = cj_cv_rm_xb(v, &s, row);
+  LLVMValueRef rowoff = LLVMBuildMul(b, row, cj_c32(g, s.rb), "");
+  for (uint32_t f = 0; f < n; f++) { /* f = kk*runs + run */
+    uint32_t cst = f / runs * c->mfma_k * c->elem_bytes + f % runs * span;
+    LLVMValueRef lb = LLVMBuildXor(b, LLVMBuildAdd(b, lb0, cj_c32(g, cst), ""), xb, "");
+    LLVMValueRef off = LLVMBuildAdd(b, rowoff, lb, "op.lane");
+    out[f] = cj_irb_opaque(g, LLVMBuildAdd(b, off, LLVMBuildPtrToInt(b, lds0, g->i32, ""), ""));
+  }
+  v->rm_nop = n;
+  return n;
+}
 
 /* The 8-byte-read swizzle (gfx942): an operand read is 8 bytes (half a
  * 16-byte chunk) and 16 lanes read rows r .. r+15 of one kq, so rows r and
@@ -64,8 +200,15 @@ static int cj_cv_halfmajor(const cj_cv *v) {
 /* Bytes between stage rows (and so between 16-row fragment blocks / 16). */
 static uint32_t cj_cv_row_pitch(const cj_cv *v) { return cj_cv_halfmajor(v) ? 8 : 16; }
 
-void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma) {
+void cj_cv_map_init(cj_cv *v, cj_cv_map *mp, uint32_t rows, uint32_t ndma, int rm) {
   cj_irb *g = v->g;
+  mp->rows = rows;
+  mp->ndma = ndma;
+  mp->rm = 0;
+  if (rm) {
+    cj_cv_rm_map(v, mp, ndma);
+    return;
+  }
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
   uint32_t spc = 16 / c->dma_bytes, rpi = c->threads / spc; /* lanes per 16 B chunk, rows per instruction */
@@ -140,19 +283,73 @@ static void cj_cv_issue_wgrad(cj_cv *v, LLVMValueRef kt, LLVMValueRef *out) {
   const uint32_t eb = c->elem_bytes;
   LLVMTypeRef v4 = LLVMVectorType(g->i32, 4);
   for (uint32_t i = 0; i < c->a_dma; i++) {
-    LLVMValueRef k = LLVMBuildAdd(b, cj_cv_k(v, &v->ma, kt, i), v->ma.kin, "");
+    LLVMValueRef k = LLVMBuildAdd(b, cj_cv_k(v, &v->ma, kt, i), v->ma.rm ? v->ma.kin_r[i] : v->ma.kin, "");
     uint32_t r = i % v->ma.period;
     LLVMValueRef off = LLVMBuildAdd(b, v->aoff[r], LLVMBuildMul(b, k, cj_c32(g, eb), ""), "");
     out[i] = cj_irb_buf_load(g, v4, v->xr, v->aok[r] ? cj_irb_oob(g, v->aok[r], off, CJ_CONV_OOB) : off, NULL, 0);
   }
   for (uint32_t i = 0; i < c->b_dma; i++) {
-    LLVMValueRef k = LLVMBuildAdd(b, cj_cv_k(v, &v->mb, kt, i), v->mb.kin, "");
+    LLVMValueRef k = LLVMBuildAdd(b, cj_cv_k(v, &v->mb, kt, i), v->mb.rm ? v->mb.kin_r[i] : v->mb.kin, "");
     uint32_t r = i % v->mb.period;
     LLVMValueRef off = LLVMBuildAdd(b, v->brow[r], LLVMBuildMul(b, k, cj_c32(g, eb), ""), "");
     if (v->bok[r]) off = cj_irb_oob(g, v->bok[r], off, CJ_CONV_OOB);
     out[c->a_dma + i] = cj_irb_buf_load(g, v4, v->wr, off, NULL, 0);
     if (c->wg.odd) /* an OOB offset stays past num_records 16 bytes on */
       out[c->a_dma + c->b_dma + i] = cj_irb_buf_load(g, g->i32, v->wr, LLVMBuildAdd(b, off, cj_c32(g, 16), ""), NULL, 0);
+  }
+}
+
+/* Row-major stage: the A loads of K step kt. Where the step lies in one
+ * tap (rm_fold_a) one column serves every row (each row's kin_r folded
+ * into its base), decoded once per step or, within an aligned group
+ * (cj_cv_group), a constant shift of the group's first; else a column per
+ * distinct kin_r, decoded per lane (k + kin_r). */
+static void cj_cv_issue_rm_a(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef k = cj_cv_k(v, &v->ma, kt, 0);
+  cj_im2col_col col;
+  if (v->rm_fold_a) {
+    if (v->grp_base && v->grp_at == v->grp_base && v->grp_d > v->grp_d0) {
+      cj_im2col_col_shift(g, &v->ic, &v->grp_col, (v->grp_d - v->grp_d0) * c->tile_k, &col);
+      col.valid = LLVMBuildICmp(b, LLVMIntULT, k, v->k_end, "k.in");
+    } else {
+      cj_im2col_col_init(g, &v->ic, k, NULL, v->k_end, &col);
+      if (v->grp_base && v->grp_at != v->grp_base) {
+        v->grp_at = v->grp_base;
+        v->grp_d0 = v->grp_d;
+        v->grp_col = col;
+      }
+    }
+  }
+  LLVMValueRef last = NULL;
+  for (uint32_t i = 0; i < c->a_dma; i++) {
+    if (!v->rm_fold_a && v->ma.kin_r[i] != last) {
+      last = v->ma.kin_r[i];
+      cj_im2col_col_init(g, &v->ic, LLVMBuildAdd(b, k, last, "k.lane"), NULL, v->k_end, &col);
+    }
+    LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i], &col, CJ_CONV_OOB);
+    cj_cv_xfer(v, v->xr, v->lds_a[st], i, voff, out ? &out[i] : NULL);
+  }
+}
+
+/* Row-major stage: the B loads of K step kt (brow[] holds kin_r's bytes);
+ * k < k_end per step where the reduction is whole steps, else per lane. */
+static void cj_cv_issue_rm_b(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
+  cj_irb *g = v->g;
+  LLVMBuilderRef b = v->b;
+  const cj_conv_plan *c = v->c;
+  LLVMValueRef k = cj_cv_k(v, &v->mb, kt, 0);
+  LLVMValueRef kb = LLVMBuildMul(b, k, cj_c32(g, c->elem_bytes), "");
+  int whole = c->g.crs % c->tile_k == 0;
+  LLVMValueRef okk = whole ? LLVMBuildICmp(b, LLVMIntULT, k, v->k_end, "") : NULL;
+  for (uint32_t i = 0; i < c->b_dma; i++) {
+    LLVMValueRef ok = okk ? okk
+                          : LLVMBuildICmp(b, LLVMIntULT, LLVMBuildAdd(b, k, v->mb.kin_r[i], ""), v->k_end, "");
+    if (v->bok[i]) ok = LLVMBuildAnd(b, ok, v->bok[i], "");
+    LLVMValueRef off = LLVMBuildAdd(b, v->brow[i], kb, "");
+    cj_cv_xfer(v, v->wr, v->lds_b[st], i, cj_irb_oob(g, ok, off, CJ_CONV_OOB), out ? &out[c->a_dma + i] : NULL);
   }
 }
 
@@ -166,6 +363,7 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
     cj_cv_issue_wgrad(v, kt, out);
     return;
   }
+  if (v->ma.rm) cj_cv_issue_rm_a(v, kt, st, out);
   cj_im2col_col col[CJ_CONV_MAX_KQ];
   int have[CJ_CONV_MAX_KQ] = {0};
   for (uint32_t i = 0; c->channel_gemm && i < c->a_dma; i++) {
@@ -185,7 +383,7 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
   int one_tap = c->g.cp % c->tile_k == 0 && !c->g.c_mask;
   int grp = v->grp_base != NULL; /* set only where cj_cv_group_ok */
   uint32_t q0 = CJ_CONV_MAX_KQ;
-  for (uint32_t i = 0; !c->channel_gemm && i < c->a_dma; i++) {
+  for (uint32_t i = 0; !c->channel_gemm && !v->ma.rm && i < c->a_dma; i++) {
     uint32_t q = v->ma.kq[i];
     if (!have[q] && one_tap && q0 < CJ_CONV_MAX_KQ) {
       cj_im2col_col_shift(g, &v->ic, &col[q0], (q - q0) * c->chunk_elems, &col[q]);
@@ -210,6 +408,10 @@ void cj_cv_issue(cj_cv *v, LLVMValueRef kt, uint32_t st, LLVMValueRef *out) {
     }
     LLVMValueRef voff = cj_im2col_voffset(g, &v->ic, &v->arow[i % v->ma.period], &col[q], CJ_CONV_OOB);
     cj_cv_xfer(v, v->xr, v->lds_a[st], i, voff, out ? &out[i] : NULL);
+  }
+  if (v->mb.rm) {
+    cj_cv_issue_rm_b(v, kt, st, out);
+    return;
   }
   for (uint32_t i = 0; i < c->b_dma; i++) {
     LLVMValueRef k = cj_cv_k(v, &v->mb, kt, i);
@@ -257,6 +459,16 @@ LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase) {
   return LLVMBuildAdd(b, LLVMBuildAdd(b, kqoff, rowoff, ""), byte, "op.lane");
 }
 
+void cj_cv_op_offs(cj_cv *v, const cj_cv_map *mp, uint32_t rows, LLVMValueRef wbase, LLVMValueRef lds0,
+                   LLVMValueRef *op, LLVMValueRef *op_rm) {
+  if (mp->rm) {
+    cj_cv_rm_lane_offs(v, wbase, lds0, op_rm);
+    return;
+  }
+  LLVMValueRef off = cj_cv_lane_off(v, rows, wbase);
+  *op = cj_irb_opaque(v->g, LLVMBuildAdd(v->b, off, LLVMBuildPtrToInt(v->b, lds0, v->g->i32, ""), ""));
+}
+
 /* lds + (lane_off - address of lds0) + cst: lane_off is opaque(lane offset
  * + address of stage 0), so the address of stage lds is stage-0-relative
  * and every constant stays below 64 KiB (the ds offset field). */
@@ -274,6 +486,9 @@ static LLVMValueRef cj_cv_stage_ptr(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds
 LLVMValueRef cj_cv_write_lane(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds0) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
+  if (mp->rm) /* lane-contiguous, as the DMA writes */
+    return cj_irb_opaque(g, LLVMBuildAdd(b, LLVMBuildMul(b, v->tid, cj_c32(g, 16), ""),
+                                         LLVMBuildPtrToInt(b, lds0, g->i32, ""), "wr.lane"));
   LLVMValueRef kq = LLVMBuildUDiv(b, mp->kthr, cj_c32(g, v->c->chunk_elems), "");
   LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, kq, cj_c32(g, mp->rows * 16), ""),
                                   LLVMBuildMul(b, mp->row[0], cj_c32(g, cj_cv_row_pitch(v)), ""), "wr.lane");
@@ -284,7 +499,16 @@ static void cj_cv_write_map(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds, LLV
                             LLVMValueRef *vals) {
   cj_irb *g = v->g;
   uint32_t pitch = cj_cv_row_pitch(v), rpi = v->c->threads; /* one 16-byte chunk per lane */
-  for (uint32_t i = 0; i < mp->ndma; i++) {
+  for (uint32_t i = 0; mp->rm && i < mp->ndma; i++) {
+    LLVMValueRef p = cj_cv_stage_ptr(v, lds, lds0, lane, i * rpi * 16), val = vals[i];
+    if (mp->swap[i]) { /* the piece's 8-byte halves swapped (cj_cv_rm_map) */
+      LLVMValueRef idx[4] = {cj_c32(g, 2), cj_c32(g, 3), cj_c32(g, 0), cj_c32(g, 1)};
+      LLVMValueRef sw = LLVMBuildShuffleVector(v->b, val, val, LLVMConstVector(idx, 4), "");
+      val = LLVMBuildSelect(v->b, mp->swap[i], sw, val, "");
+    }
+    LLVMSetAlignment(LLVMBuildStore(v->b, val, p), 16);
+  }
+  for (uint32_t i = 0; !mp->rm && i < mp->ndma; i++) {
     LLVMValueRef p = cj_cv_stage_ptr(v, lds, lds0, lane, mp->kq[i] * mp->rows * 16 + i % mp->period * rpi * pitch);
     if (!cj_cv_halfmajor(v)) {
       LLVMSetAlignment(LLVMBuildStore(v->b, vals[i], p), 16);
@@ -364,6 +588,25 @@ static LLVMValueRef cj_cv_operand(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0,
   return cj_cv_load_runs(v, q);
 }
 
+/* Row-major stage: the operand of fragment block blk, K slice kk from the
+ * per-(slice, run) lane offsets (cj_cv_rm_lane_offs): one ds_read per run. */
+static LLVMValueRef cj_cv_operand_rm(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds0, const LLVMValueRef *offs,
+                                     uint32_t blk, uint32_t kk) {
+  const cj_conv_plan *c = v->c;
+  uint32_t runs = v->mf->k_runs, rb = c->tile_k * c->elem_bytes, w = v->mf->k_per_lane * c->elem_bytes;
+  LLVMValueRef q[2];
+  for (uint32_t r = 0; r < runs; r++) {
+    uint32_t f = kk * runs + r, cst = blk * 16 * rb;
+    if (v->rm_nop == 1) cst += kk * c->mfma_k * c->elem_bytes + r * 4 * w;
+    q[r] = cj_cv_stage_ptr(v, lds, lds0, offs[v->rm_nop == 1 ? 0 : f], cst);
+  }
+  if (runs == 2) return cj_cv_load_runs(v, q);
+  LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, q[0], "");
+  LLVMSetAlignment(ld, w);
+  cj_cv_tag_read(v, ld);
+  return ld;
+}
+
 /* Channel GEMM: the A stage is [k = tile_k][TILE_M positions] (DMA chunks
  * run along positions), so a lane's k_per_lane consecutive k of its row are
  * TILE_M elements apart: one element-wide ds_read each, packed into the
@@ -414,11 +657,13 @@ LLVMValueRef cj_cv_mfma(cj_cv *v, LLVMValueRef a, LLVMValueRef b, LLVMValueRef a
 }
 LLVMValueRef cj_cv_read_a(cj_cv *v, uint32_t st, uint32_t i, uint32_t kk) {
   const cj_conv_plan *c = v->c;
+  if (v->ma.rm) return cj_cv_operand_rm(v, v->lds_a[st], v->lds_a[0], v->opa_rm, i, kk);
   return c->channel_gemm ? cj_cv_operand_kmajor(v, v->lds_a[st], v->lds_a[0], v->opa, i, kk)
                          : cj_cv_operand(v, v->lds_a[st], v->lds_a[0], v->opa, c->tile_m, i, kk);
 }
 
 LLVMValueRef cj_cv_read_b(cj_cv *v, uint32_t st, uint32_t j, uint32_t kk) {
+  if (v->mb.rm) return cj_cv_operand_rm(v, v->lds_b[st], v->lds_b[0], v->opb_rm, j, kk);
   return cj_cv_operand(v, v->lds_b[st], v->lds_b[0], v->opb, v->c->tile_n, j, kk);
 }
 

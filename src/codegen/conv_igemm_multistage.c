@@ -67,7 +67,16 @@ static void cj_cv_kloop_vgpr(cj_cv *v) {
   const cj_conv_plan *c = v->c;
   uint32_t L = cj_cv_loads(v), S = c->stages;
   LLVMValueRef pro[5][3 * CJ_CONV_MAX_DMA], fifo[2][3 * CJ_CONV_MAX_DMA];
-  for (uint32_t s = 0; s <= S; s++) cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), 0, pro[s]);
+  for (uint32_t s = 0; s <= S; s++) {
+    cj_cv_issue(v, LLVMBuildAdd(b, v->kt0, cj_c32(g, s), ""), 0, pro[s]);
+    /* The prologue's loads in step order: the loop's first ds_writes wait
+     * vmcnt(L) for the oldest. The row-major stage's B offsets of
+     * successive steps differ by constants, and the scheduler would
+     * otherwise issue a later step's loads first; the wait at the loop
+     * header (which merges the prologue's order) then becomes vmcnt(0)
+     * in every trip. */
+    if (v->mb.rm) cj_cv_fence_sched(v);
+  }
   for (uint32_t s = 0; s + 1 < S; s++) cj_cv_write(v, s, pro[s]);
   for (uint32_t f = 0; f < 2; f++) memcpy(fifo[f], pro[S - 1 + f], L * sizeof fifo[f][0]);
 

@@ -1,6 +1,14 @@
 /* K-loop schedule "ping-pong" of the conv kernel (conv_igemm_internal.h):
- * fp8 on gfx950, 8 waves on half blocks; its LDS buffers, per-thread rows,
- * DMAs and operand reads are its own, the MFMA call and loop phis shared. */
+ * 8 waves on half blocks. On gfx950 128-byte rows by 16-byte DMA: fp8 (one
+ * f8f6f4 MFMA per K step) and bf16/f16 (two 16x16x32 MFMAs per K step of
+ * 64 k); on gfx942 (issue 38) 32-byte rows by 4-byte DMA (8 x 4 KiB of its
+ * 64 KiB): one 16x16x16 bf16/f16 or 16x16x32 fp8 MFMA of 8-byte reads per
+ * K step. Everything below is said for the 128-byte form; the 32-byte one
+ * has the same 8 lanes per row and 64 rows per DMA instruction (4-byte
+ * units), the swizzle of the row-major stage (cj_cv_rm_swz: 8-byte slots,
+ * ((r >> 2) & 3) * 8 on 32 banks) and one read per operand. Its LDS
+ * buffers, per-thread rows, DMAs and operand reads are its own, the MFMA
+ * call and loop phis shared. */
 #include <stdio.h>
 #include "codegen/conv_igemm_internal.h"
 
@@ -56,11 +64,20 @@
  * vmcnt 2, 0, 0). K steps are even (the plan pads).
  */
 #define CJ_PP_HALF_ROWS 128
-#define CJ_PP_ROW_BYTES 128
-#define CJ_PP_DMA_ROWS 64 /* rows of one 512-lane x 16-byte DMA instruction */
+#define CJ_PP_DMA_ROWS 64 /* rows of one DMA instruction: 512 lanes x 16 bytes of 128-byte rows, or x 4 of 32 */
+
+/* Bytes of a row (one K step): 128 where the arch has 16-byte DMA and
+ * 128 KiB of LDS (gfx950), 32 with 4-byte DMA (gfx942, issue 38: 8 x 4 KiB
+ * in its 64 KiB). Either way 8 DMA lanes per row, 64 rows per instruction. */
+static uint32_t cj_cv_pp_rb(const cj_cv *v) { return v->c->tile_k * v->c->elem_bytes; }
+/* 16-byte operand reads per row and fragment: 2 on 128-byte rows (f8f6f4
+ * runs or bf16 slices), 1 on gfx942's 32-byte rows (one 8-byte read). */
+static uint32_t cj_cv_pp_reads(const cj_cv *v) {
+  return cj_cv_pp_rb(v) / (4 * v->mf->k_per_lane * v->c->elem_bytes);
+}
 
 void cj_cv_pp_lds(cj_cv *v) {
-  uint32_t bytes = CJ_PP_HALF_ROWS * CJ_PP_ROW_BYTES;
+  uint32_t bytes = CJ_PP_HALF_ROWS * cj_cv_pp_rb(v);
   for (uint32_t ab = 0; ab < 2; ab++)
     for (uint32_t h = 0; h < 2; h++)
       for (uint32_t par = 0; par < 2; par++) {
@@ -70,19 +87,21 @@ void cj_cv_pp_lds(cj_cv *v) {
       }
 }
 
-/* Lane offsets (one per run) of the operands of fragment 0 of a wave whose
- * rows start at wrow in a half, as opaque(offset + address of buf0). */
+/* Lane offsets (one per read) of the operands of fragment 0 of a wave whose
+ * rows start at wrow in a half, as opaque(offset + address of buf0): lane
+ * l reads row wrow + l%16 at logical byte (l/16)*w + r*4w, stored at that
+ * XOR xb(row) (cj_cv_rm_swz; on 128-byte rows ((row >> 1) & 7) * 16). */
 static void cj_cv_pp_lane_off(cj_cv *v, LLVMValueRef wrow, LLVMValueRef buf0, LLVMValueRef out[2]) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
+  uint32_t w = v->mf->k_per_lane * v->c->elem_bytes;
   LLVMValueRef l16 = LLVMBuildURem(b, v->lane, cj_c32(g, 16), "");
   LLVMValueRef row = LLVMBuildAdd(b, wrow, l16, "");
-  LLVMValueRef swz = LLVMBuildLShr(b, l16, cj_c32(g, 1), "");
-  LLVMValueRef q = LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), "");
-  for (uint32_t r = 0; r < 2; r++) {
-    LLVMValueRef ch = LLVMBuildXor(b, LLVMBuildAdd(b, q, cj_c32(g, 4 * r), ""), swz, "");
-    LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, row, cj_c32(g, CJ_PP_ROW_BYTES), ""),
-                                    LLVMBuildMul(b, ch, cj_c32(g, 16), ""), "pp.lane");
+  LLVMValueRef swz = cj_cv_rm_swz(v, row);
+  LLVMValueRef lb0 = LLVMBuildMul(b, LLVMBuildUDiv(b, v->lane, cj_c32(g, 16), ""), cj_c32(g, w), "");
+  for (uint32_t r = 0; r < cj_cv_pp_reads(v); r++) {
+    LLVMValueRef lb = LLVMBuildXor(b, LLVMBuildAdd(b, lb0, cj_c32(g, r * 4 * w), ""), swz, "");
+    LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, row, cj_c32(g, cj_cv_pp_rb(v)), ""), lb, "pp.lane");
     out[r] = cj_irb_opaque(g, LLVMBuildAdd(b, off, LLVMBuildPtrToInt(b, buf0, g->i32, ""), ""));
   }
 }
@@ -93,9 +112,13 @@ void cj_cv_pp_rows(cj_cv *v) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
+  /* 8 lanes per row (RB / dma_bytes); the thread's unit (dma_bytes) of the
+   * row, fetched at the swizzled place: one value for all its rows, which
+   * are 64 apart (a multiple of the swizzle's 16-row period) */
+  uint32_t u = c->dma_bytes;
   LLVMValueRef r0 = LLVMBuildUDiv(b, v->tid, cj_c32(g, 8), "");
   v->pp_chunk = LLVMBuildXor(b, LLVMBuildURem(b, v->tid, cj_c32(g, 8), ""),
-                             LLVMBuildAnd(b, LLVMBuildLShr(b, v->tid, cj_c32(g, 4), ""), cj_c32(g, 7), ""), "pp.chunk");
+                             LLVMBuildUDiv(b, cj_cv_rm_swz(v, r0), cj_c32(g, u), ""), "pp.chunk");
   for (uint32_t slot = 0; slot < 4; slot++) { /* half slot/2, instruction slot%2 */
     LLVMValueRef row = LLVMBuildAdd(b, r0, cj_c32(g, slot / 2 * CJ_PP_HALF_ROWS + slot % 2 * CJ_PP_DMA_ROWS), "");
     cj_im2col_row_init(g, &v->ic, LLVMBuildAdd(b, v->m0, row, ""), &v->arow[slot]);
@@ -113,7 +136,7 @@ static void cj_cv_pp_col(cj_cv *v, LLVMValueRef kt) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   LLVMValueRef k = LLVMBuildMul(b, kt, cj_c32(g, v->c->tile_k), "");
-  LLVMValueRef kin = LLVMBuildMul(b, v->pp_chunk, cj_c32(g, v->c->chunk_elems), "");
+  LLVMValueRef kin = LLVMBuildMul(b, v->pp_chunk, cj_c32(g, v->c->dma_bytes / v->c->elem_bytes), "");
   if (v->c->g.cp % v->c->tile_k == 0) cj_im2col_col_init(g, &v->ic, k, kin, v->k_end, &v->pp_col);
   else cj_im2col_col_init(g, &v->ic, LLVMBuildAdd(b, k, kin, ""), NULL, v->k_end, &v->pp_col);
 }
@@ -130,44 +153,63 @@ static void cj_cv_pp_issue(cj_cv *v, int is_b, uint32_t h, LLVMValueRef kt, uint
       voff = cj_im2col_voffset(g, &v->ic, &v->arow[slot], &v->pp_col, CJ_CONV_OOB);
     } else {
       LLVMValueRef k = LLVMBuildAdd(b, LLVMBuildMul(b, kt, cj_c32(g, c->tile_k), ""),
-                                    LLVMBuildMul(b, v->pp_chunk, cj_c32(g, c->chunk_elems), ""), "k");
+                                    LLVMBuildMul(b, v->pp_chunk, cj_c32(g, c->dma_bytes / c->elem_bytes), ""), "k");
       LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntULT, k, v->k_end, "");
       if (v->bok[slot]) ok = LLVMBuildAnd(b, ok, v->bok[slot], "");
       voff = cj_irb_oob(g, ok, LLVMBuildAdd(b, v->brow[slot], LLVMBuildMul(b, k, cj_c32(g, c->elem_bytes), ""), ""),
                         CJ_CONV_OOB);
     }
     LLVMValueRef buf = is_b ? v->pb[h][par] : v->pa[h][par];
-    LLVMValueRef lo = LLVMBuildAdd(b, v->wave_off, cj_c32(g, i * CJ_PP_DMA_ROWS * CJ_PP_ROW_BYTES), "");
-    cj_irb_buf_load_lds(g, is_b ? v->wr : v->xr, cj_irb_lds_ptr(g, buf, lo), 16, voff, NULL, 0, 0);
+    LLVMValueRef lo = LLVMBuildAdd(b, v->wave_off, cj_c32(g, i * CJ_PP_DMA_ROWS * cj_cv_pp_rb(v)), "");
+    cj_irb_buf_load_lds(g, is_b ? v->wr : v->xr, cj_irb_lds_ptr(g, buf, lo), c->dma_bytes, voff, NULL, 0, 0);
   }
 }
 
-/* Operands f0 .. f0+n-1 of a half buffer: fragment f at f*16 rows. */
+/* Slices of one K step: one f8f6f4 MFMA (two 16-byte runs per operand),
+ * or two bf16/f16 MFMAs 16x16x32 (one 16-byte read each, k 32 apart:
+ * the same bytes as the two runs, docs/isa-notes.md §1). */
+static uint32_t cj_cv_pp_slices(const cj_cv *v) { return v->mf->k_runs == 2 ? 1 : cj_cv_pp_reads(v); }
+
+/* Operands f0 .. f0+n-1 of a half buffer: fragment f at f*16 rows; with
+ * several slices out[(f-f0)*slices + s]. */
 static void cj_cv_pp_operand_rows(cj_cv *v, LLVMValueRef buf, LLVMValueRef buf0, const LLVMValueRef off[2], uint32_t f0,
                                   uint32_t n, LLVMValueRef *out) {
   cj_irb *g = v->g;
+  uint32_t ns = cj_cv_pp_slices(v), nr = cj_cv_pp_reads(v);
   for (uint32_t f = f0; f < f0 + n; f++) {
     LLVMValueRef q[2];
-    for (uint32_t r = 0; r < 2; r++) {
+    for (uint32_t r = 0; r < nr; r++) {
       LLVMValueRef rel = LLVMBuildSub(v->b, off[r], LLVMBuildPtrToInt(v->b, buf0, g->i32, ""), "");
-      q[r] = cj_irb_lds_ptr(g, cj_irb_lds_ptr(g, buf, rel), cj_c32(g, f * 16 * CJ_PP_ROW_BYTES));
+      q[r] = cj_irb_lds_ptr(g, cj_irb_lds_ptr(g, buf, rel), cj_c32(g, f * 16 * cj_cv_pp_rb(v)));
     }
-    out[f - f0] = cj_cv_load_runs(v, q);
+    if (v->mf->k_runs == 2) {
+      out[f - f0] = cj_cv_load_runs(v, q);
+      continue;
+    }
+    for (uint32_t r = 0; r < nr; r++) {
+      LLVMValueRef ld = LLVMBuildLoad2(v->b, v->opty, q[r], "");
+      LLVMSetAlignment(ld, v->mf->k_per_lane * v->c->elem_bytes);
+      out[(f - f0) * ns + r] = ld;
+    }
   }
 }
 
-/* The MFMAs of A fragment row fa of A half ha against B half hb. */
-static void cj_cv_pp_row(cj_cv *v, uint32_t ha, uint32_t fa, LLVMValueRef a, const LLVMValueRef *bb, uint32_t hb) {
+/* The MFMAs of A fragment row fa of A half ha against B half hb (a: the
+ * row's slices, bb: the half's fragments' slices). */
+static void cj_cv_pp_row(cj_cv *v, uint32_t ha, uint32_t fa, const LLVMValueRef *a, const LLVMValueRef *bb,
+                         uint32_t hb) {
   const cj_conv_plan *c = v->c;
+  uint32_t ns = cj_cv_pp_slices(v);
   for (uint32_t fb = 0; fb < c->mi_n / 2; fb++) {
     uint32_t f = (ha * c->mi_m / 2 + fa) * c->mi_n + hb * c->mi_n / 2 + fb;
-    v->acc[f] = cj_cv_mfma(v, a, bb[fb], v->acc[f]);
+    for (uint32_t s = 0; s < ns; s++) v->acc[f] = cj_cv_mfma(v, a[s], bb[fb * ns + s], v->acc[f]);
   }
 }
 
 /* The 4 x 2 MFMAs of quadrant (ha, hb). */
 static void cj_cv_pp_quad(cj_cv *v, uint32_t ha, uint32_t hb, const LLVMValueRef *a, const LLVMValueRef *bb) {
-  for (uint32_t fa = 0; fa < v->c->mi_m / 2; fa++) cj_cv_pp_row(v, ha, fa, a[fa], bb, hb);
+  uint32_t ns = cj_cv_pp_slices(v);
+  for (uint32_t fa = 0; fa < v->c->mi_m / 2; fa++) cj_cv_pp_row(v, ha, fa, a + fa * ns, bb, hb);
 }
 
 /* A phase of a step: the barrier that opens it (every wait it needs was
@@ -218,9 +260,9 @@ static void cj_cv_pp_burst_end(cj_cv *v) {
 static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
-  uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2;
+  uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2, ns = cj_cv_pp_slices(v);
   LLVMValueRef kn = LLVMBuildAdd(v->b, kt, cj_c32(g, 1), "kt.next");
-  LLVMValueRef a0[8], a1[8], b0[8], b1[8];
+  LLVMValueRef a0[16], a1[16], b0[16], b1[16];
   static const uint32_t A0B0[2][2] = {{0, 0}, {1, 0}}, B1[1][2] = {{1, 1}}, A1[1][2] = {{0, 1}};
   if (next) cj_cv_pp_col(v, kn); /* the A column of step i+1: pure arithmetic, before the wait */
   /* Q00 = A0 x B0 */
@@ -245,9 +287,9 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, 0, 1, a1);
   cj_cv_pp_burst(v, next ? 4 : 0);
   for (uint32_t r = 0; r < fa; r++) {
-    if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + r + 1);
-    cj_cv_pp_row(v, 1, r, a1[r], b1, 1);
-    cj_cv_pp_row(v, 1, r, a1[r], b0, 0);
+    if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + (r + 1) * ns);
+    cj_cv_pp_row(v, 1, r, a1 + r * ns, b1, 1);
+    cj_cv_pp_row(v, 1, r, a1 + r * ns, b0, 0);
     cj_cv_fence_sched(v);
   }
   cj_cv_pp_burst_end(v);
@@ -257,7 +299,7 @@ void cj_cv_kloop_pingpong(cj_cv *v) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
   const cj_conv_plan *c = v->c;
-  v->wave_off = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * 16), "");
+  v->wave_off = LLVMBuildMul(b, v->wave, cj_c32(g, 64 * c->dma_bytes), "");
   /* prologue: step 0 into parity 0, in landing order */
   cj_cv_pp_col(v, v->kt0);
   cj_cv_pp_issue(v, 0, 0, v->kt0, 0);

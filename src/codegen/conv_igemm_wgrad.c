@@ -69,8 +69,10 @@ void cj_cv_wg_rows(cj_cv *v) {
   LLVMValueRef borg = LLVMBuildAdd(b, LLVMBuildMul(b, brow0, cj_c64(g, w->lx), ""),
                                    LLVMBuildMul(b, z, cj_c64(g, w->lb), ""), "");
   v->wr = cj_irb_rsrc_at(g, xptr, LLVMBuildMul(b, borg, cj_c64(g, eb), "b.org"), c->x_bytes);
-  cj_cv_map_init(v, &v->ma, c->tile_m, c->a_dma);
-  cj_cv_map_init(v, &v->mb, c->tile_n, c->b_dma);
+  /* the row-major swizzled stage (conv_igemm_kstep.c): 16-byte loads,
+   * RB/16 consecutive lanes on one row's contiguous bytes */
+  cj_cv_map_init(v, &v->ma, c->tile_m, c->a_dma, c->stage_rm && cj_cv_rm_ok(v, c->tile_m, c->a_dma));
+  cj_cv_map_init(v, &v->mb, c->tile_n, c->b_dma, c->stage_rm && cj_cv_rm_ok(v, c->tile_n, c->b_dma));
   for (uint32_t j = 0; j < v->ma.nrow; j++) {
     v->aoff[j] = LLVMBuildMul(b, v->ma.row[j], cj_c32(g, (uint32_t)(w->lp * eb)), "a.row");
     v->aok[j] = c->m_partial
@@ -86,10 +88,10 @@ void cj_cv_wg_rows(cj_cv *v) {
     v->brow[j] = LLVMBuildMul(b, e, cj_c32(g, eb), "b.row");
     v->bok[j] = c->n_tail ? LLVMBuildICmp(b, LLVMIntULT, n, cj_c32(g, w->ng), "") : NULL;
   }
-  v->opa = cj_cv_lane_off(v, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""));
-  v->opb = cj_cv_lane_off(v, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""));
-  v->opa = cj_irb_opaque(g, LLVMBuildAdd(b, v->opa, LLVMBuildPtrToInt(b, v->lds_a[0], g->i32, ""), ""));
-  v->opb = cj_irb_opaque(g, LLVMBuildAdd(b, v->opb, LLVMBuildPtrToInt(b, v->lds_b[0], g->i32, ""), ""));
+  cj_cv_op_offs(v, &v->ma, c->tile_m, LLVMBuildMul(b, v->wm, cj_c32(g, c->mi_m * 16), ""), v->lds_a[0], &v->opa,
+                v->opa_rm);
+  cj_cv_op_offs(v, &v->mb, c->tile_n, LLVMBuildMul(b, v->wn, cj_c32(g, c->mi_n * 16), ""), v->lds_b[0], &v->opb,
+                v->opb_rm);
   v->wra = cj_cv_write_lane(v, &v->ma, v->lds_a[0]);
   v->wrb = cj_cv_write_lane(v, &v->mb, v->lds_b[0]);
 }

@@ -189,6 +189,11 @@ static int cj_conv_channel_gemm_ok(const cj_conv_plan *c, const cj_conv_opts *o)
          is_1x1 && g->odhw % (c->dma_bytes / c->elem_bytes) == 0 && ncdhw_bytes <= CJ_CONV_OOB && !o->force_big_in;
 }
 
+uint32_t cj_conv_pingpong_rb(const cj_arch *arch) {
+  if (cj_conv_pingpong_arch(arch)) return 128;
+  return arch && cj_arch_dma_ok(arch, 4) && arch->lds_bytes >= 32768 ? 32 : 0;
+}
+
 int cj_conv_pingpong_arch(const cj_arch *arch) {
   return arch && cj_arch_dma_ok(arch, 16) && arch->lds_bytes >= 131072;
 }
@@ -320,15 +325,20 @@ static convjit_status cj_conv_step_tile(cj_conv_plan *c, const cj_arch *arch, co
   if (pp) {
     /* The ping-pong builder's fixed shape: 8 waves as 2x4 per quadrant,
      * each wave 4x2 fragments of each of the 4 quadrants (conv_igemm.c);
-     * one K step is one f8f6f4 MFMA deep (128 bytes of each row). */
-    CJ_CHECK(mf->k_runs == 2 && c->tile_m == 256 && c->tile_n == 256 && c->wave_m == 2 && c->wave_n == 4 &&
-                 c->stages == 2 && c->dma_bytes == 16 && c->splitk == 1,
+     * one K step is a row of rb bytes: 128 with 16-byte DMA (gfx950: one
+     * f8f6f4 MFMA deep, or two 16x16x32 bf16/f16 MFMAs of 16-byte reads),
+     * 32 with 4-byte DMA (gfx942's 64 KiB: one 16x16x16 bf16/f16 or
+     * 16x16x32 fp8 MFMA of 8-byte reads). */
+    uint32_t rb = c->dma_bytes == 16 ? 128 : 32, w = mf->k_per_lane * c->elem_bytes;
+    int pp_mf = mf->k_runs == 2 ? rb == 128 : rb % (mf->k * c->elem_bytes) == 0 && rb % (4 * w) == 0;
+    CJ_CHECK(pp_mf && c->tile_m == 256 && c->tile_n == 256 && c->wave_m == 2 && c->wave_n == 4 &&
+                 c->stages == 2 && c->splitk == 1,
              CONVJIT_ERR_UNSUPPORTED,
-             "conv.sched = 2 (ping-pong): needs %s's f8f6f4 MFMA (has %s), tile 256x256 (%ux%u), waves 2x4 (%ux%u), "
-             "2 stages (%u), 16-byte DMA (%u), no split-K (%u)",
-             arch->name, mf->mnemonic, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->stages, c->dma_bytes,
+             "conv.sched = 2 (ping-pong): needs %s's MFMA (%s) whole in a %u-byte row (%u-byte DMA), tile "
+             "256x256 (%ux%u), waves 2x4 (%ux%u), 2 stages (%u), no split-K (%u)",
+             arch->name, mf->mnemonic, rb, c->dma_bytes, c->tile_m, c->tile_n, c->wave_m, c->wave_n, c->stages,
              c->splitk);
-    c->tile_k = c->mfma_k;
+    c->tile_k = rb / c->elem_bytes;
   }
   return CONVJIT_OK;
 }
@@ -435,6 +445,20 @@ static convjit_status cj_conv_step_tile_legal(cj_kplan *p, cj_conv_plan *c, cons
                                 : vload ? "not with load = 2 (its register FIFO rotates by unrolling)"
                                         : "with operand prefetch a K step must be one MFMA slice (tile_k = mfma_k)");
   c->roll = o->roll == 2;
+  /* Stage layout (docs/kernels.md "Global -> LDS"): row-major swizzled by
+   * default where a lane copies 16 bytes (gfx950's DMA, every VGPR path),
+   * whose [kq][row][16 B] lanes read 64 rows (62-64 lines) an instruction;
+   * gfx942's 4-byte DMA keeps [kq][row][16 B] (16 lines an instruction):
+   * there the row-major copy's address arithmetic grows the K step's
+   * issue cycles 2-8% and its MODELLED gain was 12-17% short of the
+   * 8-wave ping-pong's (docs/performance.md "Losses found" item 2). The
+   * ping-pong has its own row-major stage. */
+  CJ_CHECK(o->stage <= 3, CONVJIT_ERR_INVALID_ARG,
+           "conv.stage_layout = %u: must be 1 ([kq][row]), 2 (row-major swizzled) or 3 (row-major unswizzled)",
+           o->stage);
+  CJ_CHECK(!o->stage || !pp, CONVJIT_ERR_UNSUPPORTED,
+           "conv.stage_layout = %u: the ping-pong schedule has its own row-major swizzled stage", o->stage);
+  c->stage_rm = o->stage ? o->stage - 1 : !pp && c->dma_bytes == 16;
   c->lds_a_stage = c->tile_m * row_bytes;
   c->lds_b_stage = c->tile_n * row_bytes;
   uint64_t lds = (uint64_t)c->stages * (c->lds_a_stage + c->lds_b_stage);

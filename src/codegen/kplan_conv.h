@@ -149,6 +149,8 @@ typedef struct cj_conv_opts {
   uint32_t k_bytes;                /* K bytes of each tile row per stage: 32, 64 or 128 (0: 64, ping-pong 128) */
   uint32_t prefetch;               /* multistage operand prefetch: 0 default, 1 off, 2 on */
   uint32_t roll;                   /* multistage DMA loop body: 0 default (1), 1 S unrolled K steps, 2 one K step */
+  uint32_t stage;                  /* multistage/backward-weight LDS stage layout: 0 default, 1 [kq][row][16 B],
+                                    * 2 row-major swizzled (coalesced copies), 3 row-major unswizzled */
   int force_big_in, force_big_out; /* test hooks */
   int no_fast_paths;               /* disable temporal fast path, channel GEMM, vec4 */
   int pure_gemm_a;                 /* diagnostic (im2col overhead): A is a plain row-major npq x crs
@@ -179,6 +181,7 @@ typedef struct cj_conv_opts {
   X(uint32_t, stages, 1, "LDS pipeline depth (DMA has no VGPR hop, so deep is cheap)")                      \
   X(uint32_t, prefetch, 1, "multistage: 1 = the next step's first operands are read before this step's last MFMAs") \
   X(uint32_t, roll, 2, "multistage DMA loop: 1 = the loop body is one K step, its LDS stage an SGPR offset (else S unrolled steps)") \
+  X(uint32_t, stage_rm, 2, "multistage / backward-weight LDS stage: 1 row-major swizzled (whole lines per copy), 2 row-major unswizzled, 0 [kq][row][16 B]") \
   X(uint32_t, load, 1, "A/B load path (cj_conv_load): 1 buffer_load...lds DMA, 2 buffer_load_dwordx4 + ds_write") \
   X(uint32_t, dma_bytes, 1, "per lane of one A/B load: buffer_load...lds (16 only on gfx950), 16 on load 2")  \
   X(uint32_t, a_dma, 0, "A DMA loads per thread per K step")                                                \
@@ -243,6 +246,9 @@ uint64_t cj_conv_out_extent(uint64_t in, uint64_t f, uint64_t stride, uint64_t d
 /* 1 if the arch can run the 8-wave ping-pong schedule: 16-byte LDS DMA and
  * 128 KiB of LDS (gfx950). */
 int cj_conv_pingpong_arch(const cj_arch *arch);
+/* The row bytes of the ping-pong an arch can build: 128 (16-byte LDS DMA
+ * and 128 KiB of LDS: gfx950), 32 (4-byte DMA and 32 KiB: gfx942), or 0 */
+uint32_t cj_conv_pingpong_rb(const cj_arch *arch);
 /* The conv family's epilogue before the store, cuDNN's ConvBiasActivation
  * form y = act(acc * sx*sw * scale[k] + beta * z + bias), as the kernel's op
  * list: [alpha (fp8 dtype: every fp8 conv dequantizes by a by-value

@@ -29,9 +29,12 @@
   K("load", ONE, load, load, 1, 2, 1, "A/B load path: 1 buffer_load...lds DMA, 2 buffer_load_dwordx4 + ds_write") \
   K("kbytes", ONE, k_bytes, k_bytes, 32, 128, 1, "K bytes of each tile row per LDS stage (32, 64 or 128)")   \
   K("prefetch", ONE, prefetch, prefetch, 1, 2, 1, "multistage operand prefetch across K steps: 1 off, 2 on")  \
-  K("sched", ONE, sched, sched, 1, 2, 1, "K-loop schedule: 1 multistage, 2 8-wave half ping-pong (fp8)")  \
+  K("sched", ONE, sched, sched, 1, 2, 1, "K-loop schedule: 1 multistage, 2 8-wave half ping-pong (256x256)") \
   K("roll", ONE, roll, roll, 1, 2, 1,                                                                       \
     "multistage DMA loop: 1 S unrolled K steps, 2 one K step per iteration (about 30% less compile time)") \
+  K("stage_layout", ONE, stage, stage, 1, 3, 1,                                                              \
+    "LDS stage layout: 1 [kq][row][16 B] (a lane per row), 2 row-major swizzled (lanes along a row), "      \
+    "3 row-major unswizzled (validation: FlyDSL's bf16 conv stage)")                                        \
   K("big_in", FLAG, force_big_in, force_big_in, 0, 1, 0, "test hook: force the BIG_IN rebase")             \
   K("big_out", FLAG, force_big_out, force_big_out, 0, 1, 0, "test hook: force 64-bit BIG_OUT stores")      \
   K("no_fast", FLAG, no_fast_paths, no_fast_paths, 0, 1, 0, "disable temporal fast path, channel GEMM, vec4") \

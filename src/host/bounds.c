@@ -174,6 +174,23 @@ static convjit_status bounds_compute(const cj_kplan *p, const cj_built *b, emu_t
   o->lds_degree = st.lds.max_degree;
   o->lds_banks = st.lds.banks;
   emu_stats_free(&st);
+  uint64_t nload = 0, nlines = 0, rextra = 0;
+  for (size_t i = 0; tr && i < emu_trace_count(tr); i++) {
+    const emu_trace_wg *g = emu_trace_get(tr, i);
+    for (uint32_t w = 0; w < g->nwaves; w++)
+      for (size_t r = 0; r < g->waves[w].n; r++) {
+        const emu_trace_rec *e = &g->waves[w].rec[r];
+        if (e->kind == EMU_TK_VMEM_LOAD || e->kind == EMU_TK_VMEM_LDS) {
+          nload++;
+          nlines += e->lines;
+          if (e->lines > o->lines_max) o->lines_max = e->lines;
+        } else if (e->kind == EMU_TK_LDS_READ) {
+          rextra += e->lds_cycles - e->lds_min;
+        }
+      }
+  }
+  o->lines_per_load = nload ? (double)nlines / (double)nload : 0;
+  o->read_conflict_cycles = (double)rextra / steps;
   uint32_t wgs = wgs_per_cu_of(a, b->info, o->waves);
   o->wgs_per_cu = wgs;
   o->waves_per_simd = (double)wgs * o->waves / simds;

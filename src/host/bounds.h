@@ -44,6 +44,12 @@ typedef struct cj_bounds {
    * share, LDS and vector-memory instructions per MFMA) compare kernels of
    * different shapes without a cycle model (docs/performance.md). */
   uint64_t insts, insts_mfma, insts_lds, insts_vmem;
+  /* From the middle workgroup's trace (cj_bounds_conv_sim only; EMULATED):
+   * distinct 128-byte lines per global load instruction (buffer/global
+   * loads and LDS DMAs, every wave), their largest, and the LDS bank
+   * model's cycles beyond conflict-free of its ds_reads per K step and CU */
+  double lines_per_load, read_conflict_cycles;
+  uint32_t lines_max;
   const char *bound;       /* "mfma", "lds", "issue", "hbm" or "occupancy" */
   double mfma_fraction;    /* MFMA cycles / the bound's: perfect overlap, an upper bound */
   /* The compute-unit simulation (cj_bounds_conv_sim only; perf/perf.h,

@@ -166,7 +166,35 @@ uint32_t cj_conv_candidates(const cj_target *t, const cj_conv_geom *g, const cj_
    * (docs/kernels.md "gfx942 load path", docs/performance.md). */
   uint64_t big_tiles = ((g->npq + 255) / 256) * ((g->k + 255) / 256);
   uint32_t vload = cj_arch_dma_ok(t->arch, 16) ? 0 : CJ_CONV_LOAD_VGPR;
+  /* The 8-wave ping-pong on big grids first for bf16/f16 on gfx950
+   * (128-byte K rows, two 16x16x32 MFMAs per K step): MODELLED 0.525-0.538
+   * of peak on the headline shapes against the row-major multistage
+   * 256x256's 0.47 (1x3x3; issue 38, docs/performance.md "Losses found"
+   * item 2). Not gfx942's 32-byte-row form (a knob): the simulation puts it
+   * 2-12% ahead of the multistage tile, but its non-MFMA issue cycles per K
+   * step are 0.48-0.56 of the MFMA cycles, past issue 11's goal of 0.5
+   * (tests/host/test_bounds_goals.c). Not a phase without taps (backward
+   * data, kplan_phase.h): no K loop, the multistage plan's zero epilogue. */
+  uint32_t pp_rb = cj_conv_pingpong_rb(t->arch);
+  int pp_first = pp_rb == 128 && g->elem_bytes == 2;
+  if (pp_first && !g->wgrad && g->taps > 0 && big_tiles >= t->cu_count &&
+      (!forced->sched || forced->sched == CJ_CONV_SCHED_PINGPONG) && !forced->load && forced->splitk <= 1 &&
+      (!forced->k_bytes || forced->k_bytes == pp_rb)) {
+    cj_conv_opts c_ = cj_candidate(t, g, forced, 256, 256, 2, 4, 2, pp_rb, 1, 0);
+    c_.sched = CJ_CONV_SCHED_PINGPONG;
+    cj_push(list, &n, max, &c_);
+  }
   if (big_tiles >= t->cu_count) {
+    /* gfx942 (no 16-byte DMA) first: the VGPR load path at 2 stages of
+     * 64-byte K rows (exactly its 64 KiB), on the row-major swizzled stage
+     * (4 lanes per row, 16 lines per load instruction, EMULATED), the next
+     * step's loads in registers: MODELLED 0.430-0.438 (bf16) and
+     * 0.412-0.425 (fp8) of peak on the headline shapes against the DMA
+     * 32-byte-row form's 0.333-0.341 / 0.323-0.331 (issue 38,
+     * docs/performance.md "Losses found" item 3); per K step LDS 0.50 and
+     * issue 0.26-0.32 of the MFMA cycles (issue 11's goals). Not the
+     * backward-weight GEMM (its own rows: docs/kernels.md). */
+    if (vload && !g->wgrad) CJ_ADD(256, 256, 2, 4, 2, 64, 0, vload);
     CJ_ADD(256, 256, 2, 4, 4, 64, 0, 0);
     CJ_ADD(256, 256, 2, 4, 4, 32, 0, 0);
     if (vload) CJ_ADD(256, 256, 2, 4, 4, 32, 0, vload);

@@ -111,7 +111,9 @@ static void test_bad_fields_named(void **state) {
   expect_bad("conv", "gfx950", "bf16-fp8", "1,8,4,4,4,8,1,1,1", "-", "dtype = bf16-fp8");
   expect_bad("conv", "gfx950", "fp8", "1,8,4,4,4,8,1,1,1", "sched=3", "sched = 3");
   /* fp8 conv specs: the arch's native format (gfx942 E4M3FNUZ, gfx950
-   * E4M3FN, docs/isa-notes.md), the 8-wave ping-pong on gfx950 only */
+   * E4M3FN, docs/isa-notes.md), the 8-wave ping-pong gfx950's default and
+   * on gfx942 a knob (32-byte K rows by 4-byte DMA, issue 38), its tile
+   * fixed */
   cj_kplan p;
   assert_int_equal(cj_kspec_plan("conv", "gfx950", "fp8", "1,16,4,8,8,32,3,3,3", "pad=1", &p), CONVJIT_OK);
   assert_int_equal(p.u.conv.g.dtype, CONVJIT_DTYPE_FP8_E4M3FN);
@@ -119,7 +121,10 @@ static void test_bad_fields_named(void **state) {
   assert_int_equal(cj_kspec_plan("conv", "gfx942", "fp8", "1,16,4,8,8,32,3,3,3", "pad=1", &p), CONVJIT_OK);
   assert_int_equal(p.u.conv.g.dtype, CONVJIT_DTYPE_FP8_E4M3FNUZ);
   assert_int_equal(p.u.conv.sched, CJ_CONV_SCHED_MULTISTAGE);
-  assert_int_equal(cj_kspec_plan("conv", "gfx942", "fp8", "1,16,4,8,8,32,3,3,3", "sched=2", &p),
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "fp8", "1,16,4,8,8,32,3,3,3", "sched=2", &p), CONVJIT_OK);
+  assert_int_equal(p.u.conv.sched, CJ_CONV_SCHED_PINGPONG);
+  assert_int_equal(p.u.conv.tile_k * p.u.conv.elem_bytes, 32);
+  assert_int_equal(cj_kspec_plan("conv", "gfx942", "fp8", "1,16,4,8,8,32,3,3,3", "sched=2 tile=128x128", &p),
                    CONVJIT_ERR_UNSUPPORTED);
   expect_bad("conv", "gfx950", "fp16", "1,8,4,4,4,8,1,1,1", "-", "dtype = fp16");
   expect_bad("conv", "gfx950", "bf16", "1,8,4,4,4,8,1,1", "-", "shape = 1,8,4,4,4,8,1,1");

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "support_conv.h"
@@ -414,6 +415,35 @@ static uint32_t lcg(uint64_t *s) {
   return (uint32_t)(*s >> 33);
 }
 
+/* The 8-wave ping-pong (sched 2, conv_igemm_pingpong.c) beyond gfx950's
+ * fp8: bf16 on gfx950 (128-byte K rows, two 16x16x32 MFMAs per K step on
+ * the fp8 schedule's LDS layout and reads) and bf16 and fp8 (E4M3FNUZ) on
+ * gfx942 (32-byte rows by 4-byte DMA, one 8-byte read per operand; issue
+ * 38). The knob shape (partial M, N tail, padding, a partial last K
+ * step), a 1x1x1 with a K loop of whole steps, BIG_IN with real values;
+ * run() asserts conflict-free LDS. */
+static void test_pingpong_bf16(void **s) {
+  (void)s;
+  const cj_conv_opts pp = {.sched = 2, .stages = 2, .tile_m = 256, .tile_n = 256, .wave_m = 2, .wave_n = 4};
+  for (int a = 0; a < 2; a++)
+    for (int fp8 = 0; fp8 <= (a == 0); fp8++) {
+      tc_conv tc = KNOB;
+      tc.dtype = fp8 ? CONVJIT_DTYPE_FP8_E4M3FNUZ : 0;
+      tc.why = fp8 ? "ping-pong fp8 256x256 (knob shape)" : "ping-pong bf16 256x256 (knob shape)";
+      run(a, &tc, &pp);
+      tc_conv one = {"ping-pong, 1x1x1 C 256 -> 272", 1, 256, 3, 10, 12, 272, 1, 1, 1, {1, 1, 1}, {0}, {0}, {0}, 1, 0,
+                     fp8 ? CONVJIT_DTYPE_FP8_E4M3FNUZ : 0};
+      run(a, &one, &pp);
+      cj_conv_opts big = pp;
+      big.force_big_in = 1;
+      tc = KNOB;
+      tc.dtype = fp8 ? CONVJIT_DTYPE_FP8_E4M3FNUZ : 0;
+      tc.why = "ping-pong, BIG_IN, real values";
+      tc.real_values = 1;
+      run(a, &tc, &big);
+    }
+}
+
 static void test_random_cases(void **st) {
   (void)st;
   uint64_t s = 2026;
@@ -457,6 +487,8 @@ static void test_random_cases(void **st) {
 }
 
 int main(void) {
+  /* CJ_TEST_FILTER=test_pingpong_bf16: one test (cmocka's name pattern) */
+  if (getenv("CJ_TEST_FILTER")) cmocka_set_test_filter(getenv("CJ_TEST_FILTER"));
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reference_shapes_gfx942),
       cmocka_unit_test(test_reference_shapes_gfx950),
@@ -469,6 +501,7 @@ int main(void) {
       cmocka_unit_test(test_vgpr_load),
       cmocka_unit_test(test_rolled_loop),
       cmocka_unit_test(test_group_decode),
+      cmocka_unit_test(test_pingpong_bf16),
       cmocka_unit_test(test_random_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -378,7 +378,18 @@ static void conv_waits_removed(const char *arch_name, convjit_dtype dtype, const
   assert_int_equal(st, CONVJIT_ERR_EMULATION);
   if (!lds_order_error(cj_error_text(), vload) && !strstr(cj_error_text(), "missing wait"))
     fail_msg("all relaxed: %s", cj_error_text());
-  assert_true(war >= 1); /* the ordering error itself, not only a register wait LLVM dropped */
+  /* The ordering error itself, not only a register wait LLVM dropped: on
+   * the row-major stage (issue 38) every single relaxation of the bf16
+   * default kernels is seen first as the missing register wait (LLVM
+   * leans on the new lgkmcnt(0) for the next stage's reads), so the
+   * ordering error is asserted on the kernel rebuilt without the fix
+   * below (unfixed_kernel_caught), which must fail with it. On the
+   * [kq][row][16 B] stage (gfx942's DMA default) some single relaxation
+   * must still reach the ordering error itself. */
+  if (!cc.p.u.conv.stage_rm) assert_true(war >= 1);
+  if (war == 0)
+    printf("%s conv: no single relaxation reached the LDS ordering error first (register waits caught them)\n",
+           arch_name);
   printf("%s conv: %d barrier waits with lgkmcnt(0): %d caught when relaxed alone (%d as an LDS ordering error), %d "
          "redundant; all relaxed at once: caught (%s)\n",
          arch_name, nfix, nfix - redundant, war, redundant, cj_error_text());

@@ -39,10 +39,11 @@ static const cj_step *conv_step(const cj_seq *q) {
 static cj_seq seq;
 
 /* 2048 ch [60,80,45] 3x3x3: M = 216000 -> 844 x 8 tiles of 256: fills 256
- * CUs -> 256x256 on 2x4 waves at 4 stages, no split: 64-byte K rows on
- * gfx950 (4 x 64 KiB of LDS) by DMA, 32-byte ones on gfx942 (4 x 16 KiB in
- * its 64 KiB) through VGPRs (no 16-byte LDS DMA there), the DMA form of the
- * same tile its next candidate. */
+ * CUs -> 256x256 on 2x4 waves, no split: on gfx950 the 8-wave ping-pong
+ * (2 parities of 128-byte K rows, 64 k: issue 38), on gfx942 the VGPR
+ * load path at 2 stages of 64-byte K rows (2 x 32 KiB, its 64 KiB; issue
+ * 38), then 32-byte K rows at 4 stages by 4-byte DMA with operand
+ * prefetch. */
 static void test_big_shape_tiles(void **st) {
   (void)st;
   cj_conv_problem p = prob(1, 2048, 60, 80, 45, 2048, 3, 3, 3, 1);
@@ -52,8 +53,9 @@ static void test_big_shape_tiles(void **st) {
   assert_int_equal(c->tile_n, 256);
   assert_int_equal(c->wave_m, 2);
   assert_int_equal(c->wave_n, 4);
-  assert_int_equal(c->stages, 4);
-  assert_int_equal(c->tile_k, 32);
+  assert_int_equal(c->stages, 2);
+  assert_int_equal(c->sched, CJ_CONV_SCHED_PINGPONG);
+  assert_int_equal(c->tile_k, 64);
   assert_int_equal(c->splitk, 1);
   assert_int_equal(c->wgm, 8);
   assert_int_equal(c->load, CJ_CONV_LOAD_DMA);
@@ -63,12 +65,13 @@ static void test_big_shape_tiles(void **st) {
   assert_int_equal(c->tile_n, 256);
   assert_int_equal(c->wave_m, 2);
   assert_int_equal(c->wave_n, 4);
-  assert_int_equal(c->tile_k, 16);
-  assert_int_equal(c->stages, 4);
+  assert_int_equal(c->tile_k, 32);
+  assert_int_equal(c->stages, 2);
   assert_int_equal(c->splitk, 1);
-  assert_int_equal(c->load, CJ_CONV_LOAD_DMA); /* DMA with operand prefetch leads (docs/kernels.md) */
-  assert_int_equal(c->prefetch, 1);
-  assert_int_equal(c->dma_bytes, 4);
+  assert_int_equal(c->load, CJ_CONV_LOAD_VGPR); /* the VGPR path leads (docs/kernels.md "gfx942 load path") */
+  assert_int_equal(c->prefetch, 0);
+  assert_int_equal(c->dma_bytes, 16);
+  assert_int_equal(c->stage_rm, 1);
   {
     cj_conv_geom g;
     cj_conv_opts l[CJ_CONV_MAX_CANDIDATES];
@@ -76,15 +79,17 @@ static void test_big_shape_tiles(void **st) {
     const cj_target t942 = {cj_arch_from_name("gfx942"), 304};
     uint32_t n = cj_conv_candidates(&t942, &g, NULL, l, CJ_CONV_MAX_CANDIDATES);
     for (uint32_t k = 0; k < n; k++) assert_int_equal(l[k].prefetch, 0); /* pure: no plan init, no twin */
-    /* the walk (as plan creation walks it): the 32-byte-row tile: DMA
-     * (prefetch by default), its no-prefetch twin queued right after it,
-     * then the VGPR path */
+    /* the walk (as plan creation walks it): after the 64-byte-row VGPR
+     * tile, the 32-byte-row tile: DMA (prefetch by default), its
+     * no-prefetch twin queued right after it, then the VGPR path */
     cj_conv_walk w;
     assert_int_equal(cj_conv_walk_begin(&w, &p, &t942, NULL), CONVJIT_OK);
     cj_conv_opts o;
     convjit_status wst;
     n = 0;
     while (n < CJ_CONV_MAX_CANDIDATES && cj_conv_walk_next(&w, &o, &seq, &wst)) l[n++] = o;
+    assert_true(n > 0 && l[0].tile_m == 256 && l[0].k_bytes == 64 && l[0].stages == 2 &&
+                l[0].load == CJ_CONV_LOAD_VGPR);
     uint32_t i = 0;
     while (i < n && !(l[i].tile_m == 256 && l[i].k_bytes == 32)) i++;
     assert_true(i + 2 < n);
