@@ -364,6 +364,46 @@ static void sched_fence(dk *k) {
   cj_irb_call(k->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
 }
 
+/* hr: input row u of a plane's window (u = q*sh + r: output row q of the
+ * lane's hr, tap row r; H dilation 1) into every output row reading it.
+ * Tap row r's weights are converted at u = r (output row 0's first use)
+ * into wc[r] and kept for the rows after; per output the taps still run
+ * in order (r, then s), so the sums are the one-row kernel's. */
+static void row_fmas_hr(dk *k, const drow *d, const drow_ld *ld, uint32_t u,
+                        LLVMValueRef (*wc)[CJ_DIRECT_MAX_TAPS], LLVMValueRef *acc) {
+  const cj_direct_plan *c = k->c;
+  const uint32_t S = k->G->s, R = k->G->r, sh = k->G->stride[1], P = c->strip;
+  for (uint32_t s = 0; u < R && s < S; s++) wc[u][s] = to_f32(k, ld->w[s], c->accw);
+  for (uint32_t j = 0; j < c->span; j++) {
+    if (!ld->x[j]) continue;
+    LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
+    if (c->mult > 1) xe = LLVMBuildShuffleVector(k->b, xe, LLVMGetPoison(LLVMTypeOf(xe)), d->expand, "");
+    int64_t jj;
+    for (uint32_t q = 0; q < c->hr && q * sh <= u; q++) {
+      const uint32_t r = u - q * sh;
+      for (uint32_t s = 0; r < R && s < S; s++)
+        for (uint32_t pp = 0; pp < P; pp++)
+          if (pair_pos(c, pp, s, &jj) && jj == (int64_t)j) acc[q * P + pp] = fma_v(k, xe, wc[r][s], acc[q * P + pp]);
+    }
+  }
+}
+
+/* hr: the nd planes' windows of (hr-1)*sh + R input rows each (d[t]: plane
+ * t's), pipelined as plane_pipelined's rows (row u's loads are row_loads'
+ * of tap row u: its weights are used only while u < R). */
+static void rows_hr(dk *k, const drow *d, uint32_t nd, LLVMValueRef *acc) {
+  const uint32_t U = (k->c->hr - 1) * k->G->stride[1] + k->G->r, n = nd * U;
+  LLVMValueRef wc[CJ_DIRECT_MAX_TAPS][CJ_DIRECT_MAX_TAPS];
+  drow_ld ld[2];
+  row_loads(k, &d[0], 0, &ld[0]);
+  for (uint32_t i = 0; i < n; i++) {
+    if (i + 1 < n) row_loads(k, &d[(i + 1) / U], (i + 1) % U, &ld[(i + 1) & 1]);
+    sched_fence(k);
+    row_fmas_hr(k, &d[i / U], &ld[i & 1], i % U, wc, acc);
+    sched_fence(k);
+  }
+}
+
 /* Forward, pf = 1: the R input rows of a depth plane, each row's loads
  * issued together and the next row's before this row's fmas (a fence on
  * either side keeps LLVM's scheduler from sinking them to their uses,
@@ -371,6 +411,10 @@ static void sched_fence(dk *k) {
 static void plane_pipelined(dk *k, const drow *d, LLVMValueRef *acc) {
   const uint32_t R = k->G->r;
   drow_ld ld[2];
+  if (k->c->hr) {
+    rows_hr(k, d, 1, acc);
+    return;
+  }
   row_loads(k, d, 0, &ld[0]);
   for (uint32_t r = 0; r < R; r++) {
     if (r + 1 < R) row_loads(k, d, r + 1, &ld[(r + 1) & 1]);
@@ -394,6 +438,10 @@ static void planes_unrolled(dk *k, const drow *d0, LLVMValueRef od, LLVMValueRef
     d[t].id = in_coord(k, od, G->pad_lo[0], c32(k, t * G->dil[0]), G->stride[0], G->d, &okd);
     d[t].okd = and1(k, valid, okd);
     d[t].wtap_t = c32(k, t * R * G->s);
+  }
+  if (k->c->hr) {
+    rows_hr(k, d, T, acc);
+    return;
   }
   drow_ld ld[2];
   row_loads(k, &d[0], 0, &ld[0]);
@@ -586,6 +634,7 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   const uint32_t out_d = bwd ? G->d : G->od, out_h = bwd ? G->h : G->oh, out_w = bwd ? G->w : G->ow;
   const uint32_t in_c = bwd ? K : C, out_c = bwd ? C : K, lin = bwd ? accw : vec; /* channels a lane loads */
   LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
+  const uint32_t HR = c->hr ? c->hr : 1, NA = P * HR, out_hb = (out_h + HR - 1) / HR; /* hr: sums, row blocks */
 
   /* The lane's item. */
   LLVMBasicBlockRef done = NULL;
@@ -594,8 +643,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef rest = LLVMBuildUDiv(b, q, c32(&k, c->ncv), "");
   LLVMValueRef sw = LLVMBuildURem(b, rest, c32(&k, (uint32_t)c->strips), "");
   LLVMValueRef row = LLVMBuildUDiv(b, rest, c32(&k, (uint32_t)c->strips), "");
-  LLVMValueRef oh = LLVMBuildURem(b, row, c32(&k, out_h), "oh");
-  LLVMValueRef row2 = LLVMBuildUDiv(b, row, c32(&k, out_h), "");
+  LLVMValueRef oh = mul(&k, LLVMBuildURem(b, row, c32(&k, out_hb), ""), c32(&k, HR)); /* hr: the first row */
+  LLVMValueRef row2 = LLVMBuildUDiv(b, row, c32(&k, out_hb), "");
   LLVMValueRef od = LLVMBuildURem(b, row2, c32(&k, out_d), "od");
   LLVMValueRef nn = LLVMBuildUDiv(b, row2, c32(&k, out_d), "n");
   LLVMValueRef ow0 = mul(&k, sw, c32(&k, P));
@@ -618,15 +667,16 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   for (uint32_t o = 0; o < accw; o++) expand[o] = c32(&k, o / M);
   LLVMValueRef expand_mask = LLVMConstVector(expand, accw);
 
-  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP], phi[CJ_DIRECT_MAX_STRIP];
-  for (uint32_t i = 0; i < P; i++) acc[i] = zero;
+  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_HR],
+                                          phi[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_HR];
+  for (uint32_t i = 0; i < NA; i++) acc[i] = zero;
   cj_irb_loop lp;
   LLVMValueRef tv = c32(&k, 0);
   const int t_loop = T > 1 && c->pf != 2; /* pf = 2: the depth planes unrolled */
   if (t_loop) {
     cj_irb_loop_begin(g, &lp, c32(&k, 0), c32(&k, T), c32(&k, 1), "tloop");
     LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
-    for (uint32_t i = 0; i < P; i++) {
+    for (uint32_t i = 0; i < NA; i++) {
       phi[i] = LLVMBuildPhi(b, vf, "acc");
       LLVMAddIncoming(phi[i], &zero, &lp.pre, 1);
       acc[i] = phi[i];
@@ -688,21 +738,23 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   }
   if (t_loop) {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-    for (uint32_t i = 0; i < P; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
+    for (uint32_t i = 0; i < NA; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
     cj_irb_loop_end(g, &lp);
-    for (uint32_t i = 0; i < P; i++) acc[i] = phi[i];
+    for (uint32_t i = 0; i < NA; i++) acc[i] = phi[i];
   }
 
   /* Outputs: position (n, od, oh, ow0 + p); backward data sums each dx
    * channel's M dy channels first (in order j = 0 .. M-1). */
-  LLVMValueRef sp_row = mul(&k, add(&k, mul(&k, od, c32(&k, out_h)), oh), c32(&k, out_w));
   const uint32_t odhw = out_d * out_h * out_w;
-  for (uint32_t pp = 0; pp < P; pp++) {
+  for (uint32_t i = 0; i < NA; i++) { /* hr: output row oh + i / P */
+    const uint32_t pp = i % P;
+    LLVMValueRef ohq = add(&k, oh, c32(&k, i / P)), ok_r = out_h % HR ? ult(&k, ohq, c32(&k, out_h)) : valid;
+    LLVMValueRef sp_row = mul(&k, add(&k, mul(&k, od, c32(&k, out_h)), ohq), c32(&k, out_w));
     LLVMValueRef ow = add(&k, ow0, c32(&k, pp));
-    LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, out_w)));
+    LLVMValueRef ok = and1(&k, and1(&k, valid, ok_r), ult(&k, ow, c32(&k, out_w)));
     LLVMValueRef sp = add(&k, sp_row, ow);
     LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, odhw)), sp);
-    store_out(&k, bwd ? reduce_mult(&k, acc[pp]) : acc[pp], pos, nn, sp, k0, ok, &er, yr);
+    store_out(&k, bwd ? reduce_mult(&k, acc[i]) : acc[i], pos, nn, sp, k0, ok, &er, yr);
   }
   if (done) {
     LLVMBuildBr(b, done);

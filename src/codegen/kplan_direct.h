@@ -22,7 +22,9 @@
  * contiguous. Per input row (t, r) of its window the lane walks the
  * (strip-1)*stride + (S-1)*dil + 1 input positions of the strip once
  * (each loaded and converted to fp32 once per row), the taps of the row in
- * chunks of `tap_chunk` whose weights it holds converted meanwhile. */
+ * chunks of `tap_chunk` whose weights it holds converted meanwhile. With
+ * `hr` (forward, pf) a lane computes hr output rows: each input row of
+ * their window is loaded and converted once for all of them. */
 #ifndef CJ_CODEGEN_KPLAN_DIRECT_H
 #define CJ_CODEGEN_KPLAN_DIRECT_H
 
@@ -40,6 +42,7 @@
 #define CJ_DIRECT_MAX_STRIP 16
 #define CJ_DIRECT_MAX_ACC 8     /* vec * M */
 #define CJ_DIRECT_MAX_PF_SPAN 32 /* pf = 1: input positions of a strip's row */
+#define CJ_DIRECT_MAX_HR 4       /* hr: output rows per lane */
 
 /* The choices; 0 = the plan's default. Not a property of the problem. */
 typedef struct cj_direct_opts {
@@ -48,6 +51,7 @@ typedef struct cj_direct_opts {
   uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on, 3 on with the depth planes unrolled */
   uint32_t bal;       /* forward even split over k x CUs workgroups: 0 the plan's choice, 1 off, 2 on */
   uint32_t vec;       /* C channels per lane: 0 the plan's choice, else a power of two <= 8/M dividing C */
+  uint32_t hr;        /* forward with pf: output rows per lane, 0 the plan's choice, 1..CJ_DIRECT_MAX_HR */
 } cj_direct_opts;
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
@@ -68,6 +72,8 @@ typedef struct cj_direct_opts {
                      "depth planes unrolled, the rows pipelined across them")                                         \
   X(uint32_t, bal, 2, "forward: the items split evenly over grid = k x the arch's CUs workgroups (<= 256 each, " \
                       "contiguous) so every CU streams the same bytes; 0: 256 per workgroup, the last CUs' rounds short") \
+  X(uint32_t, hr, 2, "forward with pf, H dilation 1: output rows per lane (oh0 .. oh0+hr-1): each input row is "  \
+                     "loaded and converted once for every output row reading it, each tap row's weights once")     \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
   X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
   X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
