@@ -120,6 +120,12 @@ static LLVMValueRef to_f32(dk *k, LLVMValueRef bits, uint32_t n) {
   return LLVMBuildBitCast(k->b, w, LLVMVectorType(g->f32, n), "");
 }
 
+/* A tap's accw loaded weights as fp32: wf32's are (the pack widened them), else converted. */
+static LLVMValueRef w_f32(dk *k, LLVMValueRef raw) {
+  if (!k->c->wf32) return to_f32(k, raw, k->c->accw);
+  return LLVMBuildBitCast(k->b, raw, LLVMVectorType(k->g->f32, k->c->accw), "");
+}
+
 static LLVMValueRef fma_v(dk *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc) {
   LLVMTypeRef t = LLVMTypeOf(acc);
   LLVMValueRef args[3] = {a, b, acc};
@@ -311,7 +317,8 @@ static void row_loads(dk *k, const drow *d, uint32_t r, drow_ld *ld) {
                              c32(k, G->w));
   for (uint32_t s = 0; s < S; s++) {
     LLVMValueRef tap = add(k, d->wtap_t, c32(k, r * S + s));
-    ld->w[s] = load_elems(k, d->wr, mul(k, add(k, mul(k, tap, c32(k, K)), d->wk0), c32(k, eb)), c->accw, eb,
+    const uint32_t web = c->wf32 ? 4 : eb; /* wf32: the pack's fp32 weights */
+    ld->w[s] = load_elems(k, d->wr, mul(k, add(k, mul(k, tap, c32(k, K)), d->wk0), c32(k, web)), c->accw, web,
                           d->walign);
   }
   int64_t j;
@@ -346,7 +353,7 @@ static void row_fmas(dk *k, const drow *d, const drow_ld *ld, LLVMValueRef *acc)
   const cj_direct_plan *c = k->c;
   const uint32_t S = k->G->s;
   LLVMValueRef wv[CJ_DIRECT_MAX_TAPS];
-  for (uint32_t s = 0; s < S; s++) wv[s] = to_f32(k, ld->w[s], c->accw);
+  for (uint32_t s = 0; s < S; s++) wv[s] = w_f32(k, ld->w[s]);
   for (uint32_t j = 0; j < c->span; j++) {
     if (!ld->x[j]) continue;
     LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
@@ -373,7 +380,7 @@ static void row_fmas_hr(dk *k, const drow *d, const drow_ld *ld, uint32_t u,
                         LLVMValueRef (*wc)[CJ_DIRECT_MAX_TAPS], LLVMValueRef *acc) {
   const cj_direct_plan *c = k->c;
   const uint32_t S = k->G->s, R = k->G->r, sh = k->G->stride[1], P = c->strip;
-  for (uint32_t s = 0; u < R && s < S; s++) wc[u][s] = to_f32(k, ld->w[s], c->accw);
+  for (uint32_t s = 0; u < R && s < S; s++) wc[u][s] = w_f32(k, ld->w[s]);
   for (uint32_t j = 0; j < c->span; j++) {
     if (!ld->x[j]) continue;
     LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
@@ -661,7 +668,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef xc = mul(&k, cv, c32(&k, lin * eb)); /* the lane's channel bytes within an input pixel */
   LLVMValueRef k0 = mul(&k, cv, c32(&k, outs));     /* its first output channel */
   LLVMValueRef wk0 = mul(&k, cv, c32(&k, accw));    /* its first weight channel (K) */
-  const uint32_t walign = gcd32(gcd32(accw * eb, K * eb), 16), xalign = gcd32(gcd32(lin * eb, in_c * eb), 16);
+  const uint32_t web = c->wf32 ? 4 : eb; /* wf32: the pack's fp32 weights */
+  const uint32_t walign = gcd32(gcd32(accw * web, K * web), 16), xalign = gcd32(gcd32(lin * eb, in_c * eb), 16);
   /* forward: x channel i feeds outputs i*M .. i*M+M-1 */
   LLVMValueRef expand[64];
   for (uint32_t o = 0; o < accw; o++) expand[o] = c32(&k, o / M);

@@ -183,10 +183,15 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
   CJ_TRY(cj_direct_choose_pf(c, o, bwd));
   CJ_TRY(cj_direct_choose_hr(c, o, bwd));
+  CJ_CHECK(o->wf32 <= 2 && (o->wf32 != 2 || (!bwd && c->pf)), CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.wf32 = %u: must be 0 (the plan's), 1 (off) or 2 (on: forward with pf)", o->wf32);
+  /* wf32: the pack widens the weights once, so no lane converts them per row and strip (forward with pf) */
+  c->wf32 = o->wf32 == 2 || (!o->wf32 && !bwd && c->pf);
   strip = c->strip;
   c->ncv = C / c->vec;
   c->strips = cj_dceil(out_w, strip);
-  c->items = (uint64_t)c->ncv * g.n * (bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * cj_dceil(g.oh, c->hr ? c->hr : 1)) * c->strips;
+  const uint64_t out_rows = bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * cj_dceil(g.oh, c->hr ? c->hr : 1); /* hr: blocks */
+  c->items = (uint64_t)c->ncv * g.n * out_rows * c->strips;
   const int64_t pw = cj_conv_pad(g.pad_lo[2]), dw = g.dil[2];
   c->span = bwd ? (uint32_t)(cj_conv_floordiv((int64_t)strip - 1 + pw, sw) -
                              cj_conv_floordiv(pw - ((int64_t)g.s - 1) * dw, sw) + 1)
@@ -195,7 +200,7 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
   const uint64_t xin = (uint64_t)g.n * g.dhw * C, yout = g.npq * g.k_all;
   c->x_bytes = (bwd ? yout : xin) * c->elem_bytes;
-  c->w_bytes = (uint64_t)g.taps * g.k_all * c->elem_bytes;
+  c->w_bytes = (uint64_t)g.taps * g.k_all * (c->wf32 ? 4 : c->elem_bytes);
   c->y_bytes = (bwd ? xin : yout) * yb;
   /* 32-bit lane offsets and item indices (the masked lanes' offset
    * CJ_CONV_OOB lies past every tensor) */

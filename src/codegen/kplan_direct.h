@@ -52,6 +52,7 @@ typedef struct cj_direct_opts {
   uint32_t bal;       /* forward even split over k x CUs workgroups: 0 the plan's choice, 1 off, 2 on */
   uint32_t vec;       /* C channels per lane: 0 the plan's choice, else a power of two <= 8/M dividing C */
   uint32_t hr;        /* forward with pf: output rows per lane, 0 the plan's choice, 1..CJ_DIRECT_MAX_HR */
+  uint32_t wf32;      /* forward with pf: the packed weight in fp32: 0 the plan's choice, 1 off, 2 on */
 } cj_direct_opts;
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
@@ -74,6 +75,8 @@ typedef struct cj_direct_opts {
                       "contiguous) so every CU streams the same bytes; 0: 256 per workgroup, the last CUs' rounds short") \
   X(uint32_t, hr, 2, "forward with pf, H dilation 1: output rows per lane (oh0 .. oh0+hr-1): each input row is "  \
                      "loaded and converted once for every output row reading it, each tap row's weights once")     \
+  X(uint32_t, wf32, 2, "forward with pf: the weight pack writes fp32 (exact), so the kernel loads the taps' " \
+                       "weights converted (no conversion per row and strip)")                                   \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
   X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
   X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
@@ -84,7 +87,7 @@ typedef struct cj_direct_opts {
   X(uint64_t, items, 0, "lanes with work: ncv * N * output rows * strips")                                           \
   X(uint32_t, span, 0, "input positions of one strip's row (forward: (strip-1)*stride + (S-1)*dil + 1)")           \
   X(uint64_t, x_bytes, 0, "the NDHWC input read: x (backward data: dy)")                                            \
-  X(uint64_t, w_bytes, 0, "packed weight [T*R*S][K]")                                                              \
+  X(uint64_t, w_bytes, 0, "packed weight [T*R*S][K] (2 bytes an element, 4 with wf32)")                                                              \
   X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")                              \
   X(uint32_t, npg, 0, "backward weight: position groups, from the problem alone (N*Do*Ho*Wo / 256, 1..256)")      \
   X(uint32_t, iters, 0, "backward weight: positions per lane, ceil(N*Do*Ho*Wo / npg), group g's g, g + npg, ...") \

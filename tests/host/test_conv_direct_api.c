@@ -83,7 +83,9 @@ static void run_case(const char *arch, const dw_case *k) {
   OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
   if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
   if (want_bal && !strstr(desc, "bal            = 1 ")) fail_msg("%s: not an even split (bal)\n%s", k->why, desc);
-  if (want_hr && !strstr(desc, "hr             = 2 ")) fail_msg("%s: not two output rows per lane (hr)\n%s", k->why, desc);
+  if (want_hr && !strstr(desc, "hr             = 2 ")) fail_msg("%s: not two output rows per lane\n%s", k->why, desc);
+  if (want_hr && !strstr(desc, "wf32           = 1 ")) fail_msg("%s: weights not packed in fp32\n%s", k->why, desc);
+  if (want_hr && !strstr(desc, "widen ")) fail_msg("%s: the pack does not widen the weights\n%s", k->why, desc);
   cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)k->n, (uint64_t)k->c, (uint64_t)k->d, (uint64_t)k->h,
                                                 (uint64_t)k->w, (uint64_t)k->k, (uint64_t)k->t, (uint64_t)k->r,
                                                 (uint64_t)k->s);
@@ -277,8 +279,9 @@ static void test_balanced(void **st) {
 }
 
 /* hr: a lane's two output rows share its input rows and converted weights (the taps of each output still in
- * order r, s): 3D (the acceptance shape, rows pipelined across the depth planes), H stride 2 (the rows
- * 2 apart), M = 2, a 7x7 of random reals, f16 with the epilogue. */
+ * order r, s), the weights packed in fp32 (wf32: the pack widens them, bf16 and f16): 3D (the acceptance
+ * shape, rows pipelined across the depth planes), H stride 2 (the rows 2 apart), M = 2, a 7x7 of random
+ * reals, f16 with the epilogue. */
 static void test_rows(void **st) {
   (void)st;
   const dw_case cases[] = {
