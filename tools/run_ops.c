@@ -383,35 +383,32 @@ static convjit_status ref_fp8(const cj_conv_problem *p, const conv_job *j, const
 }
 
 /* ref, and refabs = sum |x*w| (+|bias|) per output: the scale of the
- * accumulation error, by the kind's own reference (its output role: dx is
- * the transposed conv, scattered from the definition; y the forward, of x
- * read at floor(u / 2) when it upsamples, ref_conv.h). The bound shared
- * with the tests (ref_conv.h): the output's rounding (2^-8 |ref| for bf16)
- * plus fp32 accumulation of the exact products and the bias (fp8: and the
- * epilogue's scale multiplies, here by 1), then the fused epilogue on top
- * (ref_epi.h). */
+ * accumulation error, by the kind's own reference (its row's ref,
+ * kinds.h: the forward conv, of x read at floor(u / 2) when it upsamples;
+ * dx the transposed conv, scattered from the definition; ref_conv.h) and
+ * the bound it names, shared with the tests (ref_conv.h): the output's
+ * rounding (2^-8 |ref| for bf16) plus fp32 accumulation of the exact
+ * products and the bias; fp8 bytes (the forward's quantized inputs, a
+ * dtype's path) through ref_fp8 (and the epilogue's scale multiplies, here
+ * by 1); then the fused epilogue on top (ref_epi.h). */
 static convjit_status job_reference(const cj_conv_problem *p, const conv_job *j, float *ref, float *refabs,
                                     run_result *r) {
-  cj_ref_conv_shape sh = tool_ref_shape(p);
-  const int dx_out = j->out == CJ_TENSOR_DX;
-  /* products per output: forward C/groups*T*R*S; a dx element has at most K/groups*T*R*S */
-  const uint64_t products = (uint64_t)((dx_out ? p->k : p->c) / p->groups * p->t * p->r * p->s);
-  const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
-                               .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
-  const uint32_t up[3] = {p->upsample[0] ? 2u : 1u, p->upsample[1] ? 2u : 1u, p->upsample[2] ? 2u : 1u};
-  const float *fb = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? j->fb : NULL;
-  r->tol = cj_ref_conv_bound(products, j->out_dt, 0);
-  r->bound = "cj_ref_conv_bound";
-  if (dx_out) {
-    const uint32_t op[3] = {(uint32_t)p->output_padding[0], (uint32_t)p->output_padding[1],
-                            (uint32_t)p->output_padding[2]};
-    CJ_TRY(cj_ref_conv_bwd_data(&sh, &ext, op, j->fx, j->fw, fb, ref, refabs));
-  } else if (up[0] * up[1] * up[2] > 1 && j->ebx == 2) {
-    CJ_TRY(cj_ref_conv_upsample(&sh, &ext, up, j->fx, j->fw, fb, ref, refabs));
-  } else if (j->ebx == 1) {
-    CJ_TRY(ref_fp8(p, j, &ext, up, ref, refabs, r, products));
+  cj_kind_ref_io io = {.sh = tool_ref_shape(p),
+                       .ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
+                               .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC},
+                       .out_dtype = j->out_dt};
+  for (int i = 0; i < 3; i++) {
+    io.up[i] = p->upsample[i] ? 2u : 1u;
+    io.out_pad[i] = (uint32_t)p->output_padding[i];
+  }
+  io.in[j->in] = j->fx, io.in[CJ_TENSOR_W_RAW] = j->fw;
+  io.in[CJ_TENSOR_BIAS] = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? j->fb : NULL;
+  io.out[j->out] = ref, io.mag[j->out] = refabs;
+  if (j->ebx == 1) {
+    CJ_TRY(ref_fp8(p, j, &io.ext, io.up, ref, refabs, r, (uint64_t)(p->c / p->groups * p->t * p->r * p->s)));
   } else {
-    CJ_TRY(cj_ref_conv_fwd_ext(&sh, &ext, j->fx, j->fw, fb, ref, refabs));
+    CJ_TRY(cj_conv_kind_of(p->kind)->ref(&io));
+    r->tol = io.tol, r->bound = io.bound;
   }
   if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) {
     cj_ref_epi ep = {.z = j->fz, .beta = cj_epi_beta(&p->epi), .act = cj_epi_activation(&p->epi)};

@@ -438,12 +438,55 @@ static void test_problem_text(void **st) {
   }
 }
 
+/* Each row's reference entry on a 1x1 conv small enough to work by hand
+ * (n 1, c 2, k 1, 2x2x1 positions; every value a short binary fraction,
+ * so the float64 sums are exact and compared with ==): forward y = 2 x0 -
+ * 4 x1 + 0.25, backward data dx[c] = dy w[c] + bias[c], backward weight
+ * dw[c] = sum dy x[c] and db = sum dy; and the bound each names. */
+static void test_kind_refs(void **st) {
+  (void)st;
+  const float x[8] = {1, 2, 3, 4, 0.5f, 0.5f, 0.5f, 0.5f}, w[2] = {2, -4}, dy[4] = {1, -1, 2, 0.5f};
+  for (int k = 0; k < CJ_CONV_KIND_COUNT; k++) assert_non_null(cj_conv_kind_of((convjit_conv_kind)k)->ref);
+  cj_kind_ref_io io = {.sh = cj_ref_conv_shape_make(1, 2, 1, 2, 2, 1, 1, 1, 1), .up = {1, 1, 1},
+                       .out_dtype = CONVJIT_DTYPE_BF16};
+  float out[8], mag[8];
+  const float fb[1] = {0.25f};
+  io.in[CJ_TENSOR_X] = x, io.in[CJ_TENSOR_W_RAW] = w, io.in[CJ_TENSOR_BIAS] = fb;
+  io.out[CJ_TENSOR_Y] = out, io.mag[CJ_TENSOR_Y] = mag;
+  assert_int_equal(cj_conv_kind_of(CONVJIT_CONV_FORWARD)->ref(&io), CONVJIT_OK);
+  const float y_want[4] = {0.25f, 2.25f, 4.25f, 6.25f}, y_mag[4] = {4.25f, 6.25f, 8.25f, 10.25f};
+  assert_memory_equal(out, y_want, sizeof y_want);
+  assert_memory_equal(mag, y_mag, sizeof y_mag);
+  assert_string_equal(io.bound, "cj_ref_conv_bound");
+  assert_true(io.tol.rel >= 1.0 / 256); /* a bf16 output's rounding */
+
+  cj_kind_ref_io bd = io;
+  const float cb[2] = {0.25f, -0.5f};
+  memset(bd.in, 0, sizeof bd.in), memset(bd.out, 0, sizeof bd.out), memset(bd.mag, 0, sizeof bd.mag);
+  bd.in[CJ_TENSOR_DY] = dy, bd.in[CJ_TENSOR_W_RAW] = w, bd.in[CJ_TENSOR_BIAS] = cb;
+  bd.out[CJ_TENSOR_DX] = out, bd.mag[CJ_TENSOR_DX] = mag;
+  assert_int_equal(cj_conv_kind_of(CONVJIT_CONV_BACKWARD_DATA)->ref(&bd), CONVJIT_OK);
+  const float dx_want[8] = {2.25f, -1.75f, 4.25f, 1.25f, -4.5f, 3.5f, -8.5f, -2.5f};
+  assert_memory_equal(out, dx_want, sizeof dx_want);
+
+  cj_kind_ref_io wg = bd;
+  memset(wg.in, 0, sizeof wg.in), memset(wg.out, 0, sizeof wg.out), memset(wg.mag, 0, sizeof wg.mag);
+  wg.in[CJ_TENSOR_X] = x, wg.in[CJ_TENSOR_DY] = dy;
+  wg.out[CJ_TENSOR_DW] = out, wg.mag[CJ_TENSOR_DW] = mag;
+  wg.out[CJ_TENSOR_DB] = out + 2, wg.mag[CJ_TENSOR_DB] = mag + 2;
+  assert_int_equal(cj_conv_kind_of(CONVJIT_CONV_BACKWARD_WEIGHT)->ref(&wg), CONVJIT_OK);
+  const float dw_want[3] = {7.0f, 1.25f, 2.5f};
+  assert_memory_equal(out, dw_want, sizeof dw_want);
+  assert_string_equal(wg.bound, "cj_ref_conv_bwd_bound");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kind_limits),
       cmocka_unit_test(test_kind_rows),        cmocka_unit_test(test_execute_forward),
       cmocka_unit_test(test_other_kind_plan),  cmocka_unit_test(test_problem_text),
       cmocka_unit_test(test_families),         cmocka_unit_test(test_dtype_table),
+      cmocka_unit_test(test_kind_refs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
