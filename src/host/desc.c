@@ -315,7 +315,8 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   p->has_x_prev = d->has_x_prev;
   p->spatial_rank = rank;
   p->nondeterministic = d->nondeterministic;
-  return CONVJIT_OK;
+  /* the rules of the kernel family that would plan it (the family table's) */
+  return cj_conv_family_check(p);
 }
 
 /* The inverse of cj_conv_desc_normalize for a problem it made: the rank-3
