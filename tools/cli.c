@@ -338,6 +338,12 @@ cli_epi cli_epi_of(const cj_epilogue *e) {
   return o;
 }
 
+/* "f16" / "f32" or the "fp16" / "fp32" people also write */
+static int cli_is_dtype(const char *text, convjit_dtype t) {
+  const char *n = cj_dtype_name(t);
+  return !strcmp(text, n) || (n[0] == 'f' && text[0] == 'f' && text[1] == 'p' && !strcmp(text + 2, n + 1));
+}
+
 int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
   if (!strcmp(opt, "--kind")) {
     int k = cj_conv_kind_from_name(v, strlen(v));
@@ -353,12 +359,19 @@ int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
     pr->nondeterministic = 1;
     return 0;
   }
-  if (!strcmp(opt, "--dw-dtype")) {
-    if (!strcmp(v, "f32")) pr->dw_dtype = CONVJIT_DTYPE_F32;
-    else if (!strcmp(v, "bf16")) pr->dw_dtype = CONVJIT_DTYPE_BF16;
-    else if (!strcmp(v, "f16")) pr->dw_dtype = CONVJIT_DTYPE_F16;
-    else return cli_fail(opt, v, "f32, or the inputs' dtype (bf16 or f16)");
-    return 0;
+  if (!strcmp(opt, "--dw-dtype")) { /* the dtypes the dtype table lets a weight gradient (w_dtype) take */
+    uint32_t mask = 0;
+    for (int k = 0; cj_conv_kind_of((convjit_conv_kind)k); k++)
+      if (tool_kind_output((convjit_conv_kind)k) == CJ_TENSOR_DW) mask |= cj_conv_kind_dtype_mask((convjit_conv_kind)k, 1);
+    for (int t = 0; t < 32; t++)
+      if ((mask >> t & 1) && cli_is_dtype(v, (convjit_dtype)t)) {
+        pr->dw_dtype = t;
+        return 0;
+      }
+    char set[120], why[200];
+    cj_dtype_list(mask, set, sizeof set);
+    snprintf(why, sizeof why, "expected %s (the dtype table's weight-gradient dtypes)", set);
+    return cli_fail(opt, v, why);
   }
   int up = !strcmp(opt, "--upsample");
   int n = cli_list(opt, v, up ? pr->up : pr->out_pad, 1, 3, 0, CLI_MAX_EXTENT);
@@ -398,12 +411,6 @@ int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {
     d->nondeterministic = pr->nondeterministic;
   }
   return 0;
-}
-
-/* "f16" / "f32" or the "fp16" / "fp32" people also write */
-static int cli_is_dtype(const char *text, convjit_dtype t) {
-  const char *n = cj_dtype_name(t);
-  return !strcmp(text, n) || (n[0] == 'f' && text[0] == 'f' && text[1] == 'p' && !strcmp(text + 2, n + 1));
 }
 
 int cli_conv_dtypes(const char *dtype, const char *y_dtype, const cj_arch *arch, convjit_conv_desc *d) {

@@ -177,8 +177,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
     return -1;
   }
   if (a->y_dtype && tool_kind_output(a->prob.kind) == CJ_TENSOR_DW) { /* a weight gradient's dtype: --dw-dtype */
-    fprintf(stderr, "convjit-run: --y-dtype %s: backward weight reads dy in --dtype and writes dw in --dw-dtype\n",
-            a->y_dtype);
+    fprintf(stderr, "convjit-run: --y-dtype %s: kind %s writes %s (its dtype: --dw-dtype) and reads %s in --dtype\n",
+            a->y_dtype, cj_conv_kind_of(a->prob.kind)->tool, cj_tensor_field(CJ_TENSOR_DW),
+            cj_tensor_field(CJ_TENSOR_DY));
     return -1;
   }
   convjit_conv_desc dt = convjit_conv_desc_default(); /* the names checked once, here (cli.c) */
@@ -235,7 +236,9 @@ int main(int argc, char **argv) {
     a.check = 1; /* the default job always checks itself */
     if (!strcmp(a.op, "conv")) default_conv(&a);
     else default_transpose(&a);
-    if (!a.dtype && tool_kind_output(a.prob.kind) == CJ_TENSOR_DW) a.dtype = "bf16"; /* no fp8 weight gradients */
+    /* fp8 first where the kind's dtype table takes fp8 x */
+    if (!a.dtype && !(cj_conv_kind_dtype_mask(a.prob.kind, 0) & (CJ_DT(FP8_E4M3FN) | CJ_DT(FP8_E4M3FNUZ))))
+      a.dtype = "bf16";
     if (!a.dtype) {
       ja[1] = a;
       ja[1].dtype = "bf16";
