@@ -306,9 +306,24 @@ const char *cli_kind_names(void) {
   return names;
 }
 
+const cj_epi_flag *cli_epi_flag_option(const char *opt) {
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; opt && !strncmp(opt, "--", 2) && i < n; i++)
+    if (f[i].option[0] && !strcmp(opt + 2, f[i].option)) return &f[i];
+  return NULL;
+}
+
+void cli_epi_usage(FILE *out, int width) {
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; i < n; i++)
+    if (f[i].option[0]) fprintf(out, "  --%-*s %s\n", width, f[i].option, f[i].help);
+}
+
 int cli_epi_set(cli_epi *e, const char *opt, const char *v) {
-  if (!strcmp(opt, "--bias")) e->bias = 1;
-  else if (!strcmp(opt, "--residual")) e->residual = 1;
+  const cj_epi_flag *fl = cli_epi_flag_option(opt);
+  if (fl) e->flags |= 1u << fl->op;
   else if (!strcmp(opt, "--act")) return cli_act(opt, v, &e->act) ? -1 : 1;
   else if (!strcmp(opt, "--beta")) return cli_double(opt, v, -1e30, 1e30, &e->beta) ? -1 : 1;
   else return 0;
@@ -317,24 +332,27 @@ int cli_epi_set(cli_epi *e, const char *opt, const char *v) {
 
 int cli_epi_opt(cli_args *c, cli_epi *e) {
   const char *v = NULL;
-  if (cli_is(c, "--bias") || cli_is(c, "--residual")) return cli_epi_set(e, c->opt, NULL);
+  if (cli_epi_flag_option(c->opt)) return cli_epi_set(e, c->opt, NULL);
   if (!cli_is(c, "--act") && !cli_is(c, "--beta")) return 0;
   if (!(v = cli_value(c))) return -1;
   return cli_epi_set(e, c->opt, v);
 }
 
 void cli_epi_desc(const cli_epi *e, convjit_conv_desc *d) {
-  d->has_bias = e->bias;
-  d->has_channel_scale = e->channel_scale;
-  d->has_residual = e->residual;
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; i < n; i++) cj_epi_flag_set(d, &f[i], (int)(e->flags >> f[i].op & 1));
   d->beta = (float)e->beta;
   d->act = (convjit_activation)e->act;
 }
 
 cli_epi cli_epi_of(const cj_epilogue *e) {
-  cli_epi o = {.bias = cj_epi_has(e, CJ_EPI_BIAS), .channel_scale = cj_epi_has(e, CJ_EPI_SCALE),
-               .residual = cj_epi_has(e, CJ_EPI_RESIDUAL), .act = cj_epi_activation(e)};
-  if (o.residual) o.beta = cj_epi_beta(e);
+  cli_epi o = {.act = cj_epi_activation(e)};
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; i < n; i++)
+    if (cj_epi_has(e, (cj_epi_op)f[i].op)) o.flags |= 1u << f[i].op;
+  if (cj_epi_has(e, CJ_EPI_RESIDUAL)) o.beta = cj_epi_beta(e);
   return o;
 }
 

@@ -119,7 +119,7 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   if (cli_conv_dtypes(a->dtype, a->y_dtype, cj_arch_from_name(arch), d)) return -1;
   if (!strcmp(a->dtype, "fp8") && a->fp8_format) /* the arch's native fp8 flavour unless --fp8-format */
     d->x_dtype = d->w_dtype = !strcmp(a->fp8_format, "fnuz") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
-  if ((a->fp8_format || a->x_scale || a->w_scale || a->epi.channel_scale) && strcmp(a->dtype, "fp8")) {
+  if ((a->fp8_format || a->x_scale || a->w_scale || (a->epi.flags & CJ_EB(SCALE))) && strcmp(a->dtype, "fp8")) {
     fprintf(stderr, "convjit-run: --fp8-format, --x-scale, --w-scale and --alpha need --dtype fp8\n");
     return -1;
   }
@@ -130,7 +130,7 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   d->y_layout = a->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   cli_epi_desc(&a->epi, d);
   if (cli_problem_desc(&a->prob, d)) return -1; /* after the dtypes: backward weight's follow x's */
-  if (a->epi.beta != 0.0 && !a->epi.residual) {
+  if (a->epi.beta != 0.0 && !(a->epi.flags & CJ_EB(RESIDUAL))) {
     fprintf(stderr, "convjit-run: --beta needs --residual\n");
     return -1;
   }
@@ -413,6 +413,13 @@ static convjit_status job_reference(const cj_conv_problem *p, const conv_job *j,
   if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) {
     cj_ref_epi ep = {.z = j->fz, .beta = cj_epi_beta(&p->epi), .act = cj_epi_activation(&p->epi)};
     r->tol = cj_ref_epi_apply(r->tol, &ep, ref, refabs, j->ny);
+  }
+  for (uint32_t i = 0; i < p->epi.nops; i++) { /* flag ops after the activation: by name (ref_epi.c) */
+    const int op = p->epi.ops[i].op;
+    if (op > CJ_EPI_ACTIVATION && cj_epi_flag_of(op))
+      CJ_TRY(cj_ref_epi_named(cj_epi_op_name((cj_epi_op)op), &r->tol, ref, refabs, j->ny));
+  }
+  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) {
     r->bound = p->x_dtype == p->w_dtype && j->ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
                                                         : "cj_ref_conv_bound + cj_ref_epi_apply";
   }

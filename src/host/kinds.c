@@ -137,6 +137,30 @@ convjit_status cj_kind_wgrad_ref(cj_kind_ref_io *io) {
   return CONVJIT_OK;
 }
 
+/* ---- the epilogue's flag fields ---- */
+
+static const cj_epi_flag cj_flag_rows[] = {
+#define CJ_EPI_FLAG_ROW(op, field, option, help, report) \
+  {CJ_EPI_##op, #field, offsetof(convjit_conv_desc, field), option, help, report},
+    CJ_EPI_FLAG_TABLE(CJ_EPI_FLAG_ROW)
+#undef CJ_EPI_FLAG_ROW
+};
+#define CJ_EPI_FLAG_SIZE(op, field, option, help, report) \
+  _Static_assert(sizeof(((convjit_conv_desc *)0)->field) == sizeof(int), "flag " #field);
+CJ_EPI_FLAG_TABLE(CJ_EPI_FLAG_SIZE)
+#undef CJ_EPI_FLAG_SIZE
+
+const cj_epi_flag *cj_epi_flags(uint32_t *n) {
+  if (n) *n = (uint32_t)(sizeof cj_flag_rows / sizeof cj_flag_rows[0]);
+  return cj_flag_rows;
+}
+
+const cj_epi_flag *cj_epi_flag_of(int op) {
+  for (size_t i = 0; i < sizeof cj_flag_rows / sizeof cj_flag_rows[0]; i++)
+    if (cj_flag_rows[i].op == op) return &cj_flag_rows[i];
+  return NULL;
+}
+
 /* ---- the dtype table ---- */
 
 static const cj_kind_dtypes cj_dtype_rows[] = {

@@ -269,6 +269,42 @@ void cj_dtype_list(uint32_t mask, char *buf, size_t cap);
  * a kind outside the table. */
 convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x, convjit_dtype w, convjit_dtype y);
 
+/* The epilogue ops a descriptor asks for by a 0/1 int field of its own,
+ * F(OP, field, option, help, report): the op (kplan_epi.h CJ_EPI_<OP>),
+ * its convjit_conv_desc field, the tools' flag option ("" where the tools
+ * set the field some other way), the option's line in their usages and
+ * the op in their report's formula. Validation (desc.c: 0 or 1, the op
+ * added to the problem's epilogue), cj_conv_problem_to_desc and the tools
+ * (their option, its usage line, the descriptor field both ways, the
+ * report) read this table, so a new op asked for by a flag is its row
+ * here, its field (convjit.h, desc.c's appended list) and its op (the op
+ * table, its IR and reference); an op with a parameter (beta, act) has
+ * that parameter's own field and code. */
+#define CJ_EPI_FLAG_TABLE(F)                                                                              \
+  F(SCALE, has_channel_scale, "", "", " * scale[k]") /* the tools: --alpha k */                           \
+  F(RESIDUAL, has_residual, "residual", "fused epilogue: + beta * z, z a random tensor shaped and typed "  \
+                                        "like y", " + beta*z")                                          \
+  F(BIAS, has_bias, "bias", "fused epilogue: + an fp32 bias per output channel", " + fp32 bias")
+typedef struct cj_epi_flag {
+  int op;             /* cj_epi_op */
+  const char *field;  /* "has_bias" */
+  size_t off;         /* its offset in convjit_conv_desc (an int) */
+  const char *option; /* "bias": --bias; "" none */
+  const char *help, *report;
+} cj_epi_flag;
+/* The table's rows (*n of them). */
+const cj_epi_flag *cj_epi_flags(uint32_t *n);
+/* The row of op; NULL when no flag asks for it. */
+const cj_epi_flag *cj_epi_flag_of(int op);
+static inline int cj_epi_flag_get(const convjit_conv_desc *d, const cj_epi_flag *f) {
+  int v;
+  memcpy(&v, (const char *)d + f->off, sizeof v);
+  return v;
+}
+static inline void cj_epi_flag_set(convjit_conv_desc *d, const cj_epi_flag *f, int v) {
+  memcpy((char *)d + f->off, &v, sizeof v);
+}
+
 /* The kind's row; NULL for a value outside the enum. */
 const cj_conv_kind_row *cj_conv_kind_of(convjit_conv_kind kind);
 /* The kind named name (or its tool spelling), -1 if none. */

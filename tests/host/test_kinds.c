@@ -32,6 +32,7 @@
 #include "api_expect.h"
 #include "host/plan.h"
 #include "host/tune_db.h"
+#include "ref/ref_epi.h"
 
 static convjit_conv_desc good(void) {
   convjit_conv_desc d = convjit_conv_desc_default();
@@ -480,13 +481,47 @@ static void test_kind_refs(void **st) {
   assert_string_equal(wg.bound, "cj_ref_conv_bwd_bound");
 }
 
+/* The epilogue's flag table (kinds.h CJ_EPI_FLAG_TABLE): each row a public
+ * op whose descriptor field is an int validation takes as 0 or 1 (else
+ * INVALID_ARG naming it) and whose 1 adds the op; the named references of
+ * ops past the activation refuse a name they lack. */
+static void test_epi_flags(void **st) {
+  (void)st;
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  assert_true(n >= 3);
+  for (uint32_t i = 0; i < n; i++) {
+    assert_true(cj_epi_op_public((cj_epi_op)f[i].op));
+    assert_ptr_equal(cj_epi_flag_of(f[i].op), &f[i]);
+    convjit_conv_desc d = good();
+    d.x_dtype = d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FN; /* per-channel scales are fp8's */
+    cj_epi_flag_set(&d, &f[i], 2);
+    char want[64];
+    snprintf(want, sizeof want, "desc.%s = 2: must be 0 or 1", f[i].field);
+    EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, want);
+    cj_epi_flag_set(&d, &f[i], 1);
+    assert_int_equal(cj_epi_flag_get(&d, &f[i]), 1);
+    cj_conv_problem p;
+    OK(cj_conv_desc_normalize(&d, &p));
+    assert_true(cj_epi_has(&p.epi, (cj_epi_op)f[i].op));
+    convjit_conv_desc back;
+    cj_conv_problem_to_desc(&p, &back);
+    assert_int_equal(cj_epi_flag_get(&back, &f[i]), 1);
+  }
+  assert_int_equal(cj_epi_flag_of(CJ_EPI_BIAS)->off, offsetof(convjit_conv_desc, has_bias));
+  assert_null(cj_epi_flag_of(CJ_EPI_ACTIVATION)); /* act takes a value, not a flag */
+  float v[1] = {1.0f}, m[1] = {1.0f};
+  cj_ref_conv_tol t = {0, 0, 0};
+  EXPECT(cj_ref_epi_named("nosuch", &t, v, m, 1), CONVJIT_ERR_INVALID_ARG, "epilogue op nosuch: no CPU reference");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kind_limits),
       cmocka_unit_test(test_kind_rows),        cmocka_unit_test(test_execute_forward),
       cmocka_unit_test(test_other_kind_plan),  cmocka_unit_test(test_problem_text),
       cmocka_unit_test(test_families),         cmocka_unit_test(test_dtype_table),
-      cmocka_unit_test(test_kind_refs),
+      cmocka_unit_test(test_kind_refs),        cmocka_unit_test(test_epi_flags),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
