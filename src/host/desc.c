@@ -56,12 +56,13 @@ static const char *kinds_taking(uint32_t takes, char *buf, size_t cap) {
   return buf;
 }
 
-/* Epilogue op op, asked for by the descriptor's field (its text, for the
- * message), into e when the kind takes it: *step for its parameters. */
+/* Epilogue op op, asked for by the descriptor's field (its name and the
+ * text after it, " = 1" for a flag, for the message), into e when the kind
+ * takes it: *step for its parameters. */
 static convjit_status desc_epi_op(cj_epilogue *e, const cj_conv_kind_row *kind, cj_epi_op op, const char *field,
-                                  cj_epi_step **step) {
-  CJ_CHECK((kind->epi_ops >> op) & 1, CONVJIT_ERR_INVALID_ARG, "desc.%s: a %s conv has no %s epilogue op", field,
-           kind->name, cj_epi_op_name(op));
+                                  const char *is, cj_epi_step **step) {
+  CJ_CHECK((kind->epi_ops >> op) & 1, CONVJIT_ERR_INVALID_ARG, "desc.%s%s: a %s conv has no %s epilogue op", field,
+           is, kind->name, cj_epi_op_name(op));
   *step = cj_epi_add(e, op);
   CJ_CHECK(*step, CONVJIT_ERR_INTERNAL, "desc: more than %d epilogue ops", CJ_EPI_MAX_OPS);
   return CONVJIT_OK;
@@ -228,13 +229,12 @@ static convjit_status desc_epilogue(const convjit_conv_desc *d, const cj_conv_ki
   uint32_t nflags = 0;
   const cj_epi_flag *flags = cj_epi_flags(&nflags);
   for (uint32_t i = 0; i < nflags; i++) { /* the ops asked for by a flag field (kinds.h), in table order */
-    char field[48];
-    snprintf(field, sizeof field, "%s = 1", flags[i].field);
-    if (cj_epi_flag_get(d, &flags[i])) CJ_TRY(desc_epi_op(epi, kind, (cj_epi_op)flags[i].op, field, &es));
-    if (cj_epi_flag_get(d, &flags[i]) && flags[i].op == CJ_EPI_RESIDUAL) es->beta = d->beta != 0.0f ? d->beta : 1.0f;
+    if (!cj_epi_flag_get(d, &flags[i])) continue;
+    CJ_TRY(desc_epi_op(epi, kind, (cj_epi_op)flags[i].op, flags[i].field, " = 1", &es));
+    if (flags[i].op == CJ_EPI_RESIDUAL) es->beta = d->beta != 0.0f ? d->beta : 1.0f; /* its parameter */
   }
   if (d->act != CONVJIT_ACT_IDENTITY) {
-    CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_ACTIVATION, "act", &es));
+    CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_ACTIVATION, "act", "", &es));
     es->act = (uint8_t)d->act;
   }
   return CONVJIT_OK;
