@@ -209,8 +209,6 @@ convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x
   uint32_t live = 0; /* the rows of the kind that hold the fields so far */
   for (size_t r = 0; r < CJ_NDTYPE_ROWS; r++)
     if (cj_dtype_rows[r].kind == kind) live |= 1u << r;
-  char ctx[160] = "";
-  size_t used = 0;
   for (int f = 0; f < 3; f++) {
     uint32_t next = 0, allowed = 0;
     for (size_t r = 0; r < CJ_NDTYPE_ROWS; r++) {
@@ -234,14 +232,16 @@ convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x
       /* y_dtype with its number too: f32 and the 16-bit types are all legal dtypes elsewhere */
       if (f == 2) snprintf(val, sizeof val, "%d (%s)", (int)v[f], cj_dtype_name(v[f]));
       else snprintf(val, sizeof val, "%s", cj_dtype_name(v[f]));
+      char ctx[160] = ""; /* the fields before it, formatted only here: validation's success path prints nothing */
+      size_t used = 0;
+      for (int q = 0; q < f && used < sizeof ctx; q++) {
+        int m = snprintf(ctx + used, sizeof ctx - used, ", desc.%s = %s", field[q], cj_dtype_name(v[q]));
+        if (m > 0) used += (size_t)m;
+      }
       return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.%s = %s with kind %s%s: %s must be %s (%s)", field[f], val, k->name,
                     ctx, field[f], set, notes);
     }
     live = next;
-    if (used < sizeof ctx) {
-      int m = snprintf(ctx + used, sizeof ctx - used, ", desc.%s = %s", field[f], cj_dtype_name(v[f]));
-      if (m > 0) used += (size_t)m;
-    }
   }
   return CONVJIT_OK;
 }
