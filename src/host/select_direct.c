@@ -22,6 +22,8 @@ int cj_direct_family_serves(const cj_conv_problem *p, const cj_target *t, char *
   if (!p || p->groups <= 1 || p->c != p->groups) r = "desc.groups: the direct kernels take groups = c (depthwise)";
   else if (p->x_dtype != CONVJIT_DTYPE_BF16 && p->x_dtype != CONVJIT_DTYPE_F16)
     r = "desc.x_dtype: the direct kernels take bf16 or f16";
+  else if (cj_dtype_bytes(p->w_dtype) == 1)
+    r = "desc.w_dtype: the direct kernels take bf16 or f16 weights (no fp8)";
   else if (p->k % p->groups || p->k / p->groups < 1 || p->k / p->groups > CJ_DIRECT_MAX_MULT)
     r = "desc.k: the direct kernels take a channel multiplier k/c of 1..8";
   if (r && why && n) snprintf(why, n, "%s", r);
@@ -185,10 +187,11 @@ static convjit_status cj_direct_seq_hook(const cj_conv_problem *p, const cj_targ
   return cj_direct_sequence(p, t, prep, o, out);
 }
 
-/* no shape-generic fallback kernel: an asynchronous depthwise plan compiles synchronously */
+/* no shape-generic fallback kernel (an asynchronous depthwise plan compiles synchronously); no check past
+ * serves and prepare */
 const cj_conv_planner cj_conv_direct_forward_planner = {cj_direct_prepare, cj_direct_candidates, cj_direct_seq_hook,
-                                                        NULL};
+                                                        NULL, NULL};
 const cj_conv_planner cj_conv_direct_bwd_data_planner = {cj_direct_prepare, cj_direct_candidates, cj_direct_seq_hook,
-                                                         NULL};
+                                                         NULL, NULL};
 const cj_conv_planner cj_conv_direct_bwd_weight_planner = {cj_direct_prepare, cj_direct_candidates,
-                                                           cj_direct_seq_hook, NULL};
+                                                           cj_direct_seq_hook, NULL, NULL};
