@@ -239,6 +239,23 @@ static int pair_pos(const cj_direct_plan *c, uint32_t p, uint32_t s, int64_t *j)
   return 1;
 }
 
+/* Opens counted loop lp (0 .. n-1, step 1) and, at its head, n_acc
+ * accumulator phis of type vf starting at zero: phi[i] (the sums entering
+ * an iteration) and acc[i] (= phi[i], to update in the body). Leaves the
+ * builder in the loop body. */
+static void acc_loop_begin(dk *k, cj_irb_loop *lp, uint32_t n, const char *name, LLVMTypeRef vf, uint32_t n_acc,
+                           LLVMValueRef *phi, LLVMValueRef *acc) {
+  LLVMValueRef zero = LLVMConstNull(vf);
+  cj_irb_loop_begin(k->g, lp, c32(k, 0), c32(k, n), c32(k, 1), name);
+  LLVMPositionBuilderBefore(k->b, LLVMGetNextInstruction(lp->iv));
+  for (uint32_t i = 0; i < n_acc; i++) {
+    phi[i] = LLVMBuildPhi(k->b, vf, "acc");
+    LLVMAddIncoming(phi[i], &zero, &lp->pre, 1);
+    acc[i] = phi[i];
+  }
+  LLVMPositionBuilderAtEnd(k->b, lp->body);
+}
+
 /* Backward weight, stage 1: lane (cv, group pg) of tap row (t, r) =
  * wgid.y and tap chunk wgid.z sums dy[pos][k] * x[pos's input][c(k)] over
  * its group's positions pos = pg, pg + npg, ... (a counted loop, in order)
@@ -271,16 +288,9 @@ static void wgrad_partial(dk *k) {
   /* the tap row's input offsets */
   LLVMValueRef tdil_d = mul(k, tt, c32(k, G->dil[0])), rdil_h = mul(k, rr, c32(k, G->dil[1]));
   const uint32_t nacc = c->tap_chunk + (c->db ? 1 : 0);
-  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_TAPS_1D + 1], phi[CJ_DIRECT_MAX_TAPS_1D + 1];
+  LLVMValueRef acc[CJ_DIRECT_MAX_TAPS_1D + 1], phi[CJ_DIRECT_MAX_TAPS_1D + 1];
   cj_irb_loop lp;
-  cj_irb_loop_begin(g, &lp, c32(k, 0), c32(k, c->iters), c32(k, 1), "posloop");
-  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
-  for (uint32_t i = 0; i < nacc; i++) {
-    phi[i] = LLVMBuildPhi(b, vf, "acc");
-    LLVMAddIncoming(phi[i], &zero, &lp.pre, 1);
-    acc[i] = phi[i];
-  }
-  LLVMPositionBuilderAtEnd(b, lp.body);
+  acc_loop_begin(k, &lp, c->iters, "posloop", vf, nacc, phi, acc);
   LLVMValueRef pos = add(k, pg, mul(k, lp.iv, c32(k, c->npg)));
   LLVMValueRef pok = and1(k, valid, ult(k, pos, c32(k, (uint32_t)G->npq)));
   LLVMValueRef ow = LLVMBuildURem(b, pos, c32(k, G->ow), ""), r1 = LLVMBuildUDiv(b, pos, c32(k, G->ow), "");
@@ -457,14 +467,7 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   cj_irb_loop lp;
   LLVMValueRef tv = c32(&k, 0);
   if (T > 1) {
-    cj_irb_loop_begin(g, &lp, c32(&k, 0), c32(&k, T), c32(&k, 1), "tloop");
-    LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
-    for (uint32_t i = 0; i < P; i++) {
-      phi[i] = LLVMBuildPhi(b, vf, "acc");
-      LLVMAddIncoming(phi[i], &zero, &lp.pre, 1);
-      acc[i] = phi[i];
-    }
-    LLVMPositionBuilderAtEnd(b, lp.body);
+    acc_loop_begin(&k, &lp, T, "tloop", vf, P, phi, acc);
     tv = lp.iv;
   }
   LLVMValueRef okd;

@@ -71,14 +71,8 @@ static convjit_conv_desc case_desc(const dw_case *k) {
   return d;
 }
 
-static void run_case(const char *arch, const dw_case *k) {
-  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
-  convjit_conv_desc d = case_desc(k);
-  convjit_plan *plan = NULL;
-  OK(convjit_plan_create_conv(ctx, &d, &plan));
-  char desc[4096];
-  OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
-  if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
+/* The reference's shape of case k. */
+static cj_ref_conv_shape case_shape(const dw_case *k) {
   cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)k->n, (uint64_t)k->c, (uint64_t)k->d, (uint64_t)k->h,
                                                 (uint64_t)k->w, (uint64_t)k->k, (uint64_t)k->t, (uint64_t)k->r,
                                                 (uint64_t)k->s);
@@ -88,6 +82,18 @@ static void run_case(const char *arch, const dw_case *k) {
     sh.pad_lo[i] = (uint32_t)k->lo[i];
     sh.pad_hi[i] = (uint32_t)k->hi[i];
   }
+  return sh;
+}
+
+static void run_case(const char *arch, const dw_case *k) {
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
+  convjit_conv_desc d = case_desc(k);
+  convjit_plan *plan = NULL;
+  OK(convjit_plan_create_conv(ctx, &d, &plan));
+  char desc[4096];
+  OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
+  if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
+  cj_ref_conv_shape sh = case_shape(k);
   uint64_t od[3];
   OK(cj_ref_conv_out_dims(&sh, od));
   const convjit_dtype yt = d.y_dtype;
@@ -162,15 +168,7 @@ static void run_bwd_case(const char *arch, const dw_case *k) {
   char desc[4096];
   OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
   if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
-  cj_ref_conv_shape sh = cj_ref_conv_shape_make((uint64_t)k->n, (uint64_t)k->c, (uint64_t)k->d, (uint64_t)k->h,
-                                                (uint64_t)k->w, (uint64_t)k->k, (uint64_t)k->t, (uint64_t)k->r,
-                                                (uint64_t)k->s);
-  for (int i = 0; i < 3; i++) {
-    sh.stride[i] = (uint32_t)(k->stride[i] ? k->stride[i] : 1);
-    sh.dilation[i] = (uint32_t)(k->dil[i] ? k->dil[i] : 1);
-    sh.pad_lo[i] = (uint32_t)k->lo[i];
-    sh.pad_hi[i] = (uint32_t)k->hi[i];
-  }
+  cj_ref_conv_shape sh = case_shape(k);
   uint64_t od[3];
   OK(cj_ref_conv_bwd_dy_dims(&sh, NULL, od));
   const convjit_dtype t = k->dtype;
