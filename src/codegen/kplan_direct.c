@@ -7,7 +7,7 @@
 static uint64_t cj_dceil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 int cj_direct_serves(const cj_conv_geom *g) {
-  return g && g->c == 1 && g->k >= 1 && g->k <= CJ_DIRECT_MAX_MULT && !g->wgrad;
+  return g && g->c >= 1 && g->c <= CJ_DIRECT_MAX_CG && g->k >= 1 && g->k <= CJ_DIRECT_MAX_MULT && !g->wgrad;
 }
 
 /* The input fields this kernel does not take: an output phase's (up, out,
@@ -24,7 +24,8 @@ static convjit_status cj_direct_plain(const cj_conv_geom *g) {
 }
 
 /* The geometry's derived fields: the conv family's own derivation run on
- * one group (c = 1, k = M: legal there), then the depthwise conv's groups. */
+ * one group (c = Cg, k = M: legal there), then the grouped conv's groups
+ * (no channel padding: cp = Cg, x channel stride groups*Cg). */
 static convjit_status cj_direct_derive(cj_conv_geom *g) {
   uint32_t groups = g->groups ? g->groups : 1;
   cj_conv_geom one = *g;
@@ -33,11 +34,11 @@ static convjit_status cj_direct_derive(cj_conv_geom *g) {
   CJ_TRY(cj_conv_geom_derive(&one));
   one.groups = groups;
   one.x_ndhwc = g->x_ndhwc;
-  one.cp = 1;
-  one.x_cs = groups;
+  one.cp = one.c;
+  one.x_cs = groups * one.c;
   one.c_mask = 0;
   one.k_all = one.k * groups;
-  one.crs = one.taps;
+  one.crs = one.taps * one.c;
   *g = one;
   return CONVJIT_OK;
 }
@@ -52,8 +53,9 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   CJ_CHECK(g.dtype == CONVJIT_DTYPE_BF16 || g.dtype == CONVJIT_DTYPE_F16, CONVJIT_ERR_UNSUPPORTED,
            "conv_direct.dtype = %u (%s): the direct kernel takes bf16 or f16", g.dtype,
            cj_dtype_name((convjit_dtype)g.dtype));
-  CJ_CHECK(g.c == 1, CONVJIT_ERR_UNSUPPORTED,
-           "conv_direct.c = %u per group: the direct kernel is depthwise (one input channel per group)", g.c);
+  CJ_CHECK(g.c >= 1 && g.c <= CJ_DIRECT_MAX_CG, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.c = %u per group: the direct kernel takes 1..%d input channels per group (more: the "
+           "implicit GEMM's)", g.c, CJ_DIRECT_MAX_CG);
   CJ_CHECK(g.k >= 1 && g.k <= CJ_DIRECT_MAX_MULT, CONVJIT_ERR_UNSUPPORTED,
            "conv_direct.k = %u per group: the channel multiplier K/C must be 1..%d", g.k, CJ_DIRECT_MAX_MULT);
   CJ_CHECK(g.x_ndhwc == 1, CONVJIT_ERR_INVALID_ARG,
@@ -83,25 +85,31 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   cj_direct_plan *c = &p->u.dir;
   c->g = g;
   c->mult = g.k;
+  c->cg = g.c;
   c->elem_bytes = g.elem_bytes;
-  const uint32_t C = g.groups;
-  uint32_t vec = 8 / c->mult ? 8 / c->mult : 1;
+  const uint32_t C = g.groups, cg = g.c, wide = c->mult > cg ? c->mult : cg;
+  uint32_t vec = 8 / wide ? 8 / wide : 1;
   while (vec > 1 && (vec & (vec - 1))) vec--; /* a power of two */
   while (vec > 1 && C % vec) vec /= 2;
   c->vec = vec;
   c->bwd = bwd;
   c->accw = vec * c->mult;
-  c->outs = bwd ? vec : c->accw;
+  c->outs = bwd ? vec * cg : c->accw;
   /* strip: 8 outputs share their rows' input positions ((8 + S - 1) / 8
    * loads per output and row at stride 1), holding 8 * vec*M fp32 sums;
    * backward data's a multiple of the W stride, so the dy positions of
    * every (output, tap) pair are the strip's own constants */
   const uint32_t out_w = bwd ? g.w : g.ow, sw = g.stride[2];
-  uint32_t strip = o->strip ? o->strip : 8;
+  uint32_t strip = o->strip ? o->strip : 8 / cg; /* grouped: 8/Cg (docs/kernels.md "Few channels per group") */
   if (!o->strip && strip > out_w) strip = out_w;
   if (bwd && !o->strip) strip = sw > strip ? sw : strip / sw * sw;
   c->strip = strip;
-  c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
+  /* the weights held: tap_chunk * Cg vectors of vec*M */
+  const uint32_t chunk = 4 / cg ? 4 / cg : 1;
+  c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < chunk ? g.s : chunk);
+  CJ_CHECK(c->tap_chunk * cg <= CJ_DIRECT_MAX_TAPS_1D, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.tap_chunk = %u with Cg = %u: at most %d weight vectors per lane", c->tap_chunk, cg,
+           CJ_DIRECT_MAX_TAPS_1D);
   c->ncv = C / vec;
   c->strips = cj_dceil(out_w, strip);
   c->items = (uint64_t)c->ncv * g.n * (bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * g.oh) * c->strips;
@@ -111,9 +119,9 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
                 : (strip - 1) * sw + (g.s - 1) * g.dil[2] + 1;
   CJ_TRY(cj_conv_epi_ops(&c->epi, &g, epi));
   const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
-  const uint64_t xin = (uint64_t)g.n * g.dhw * C, yout = g.npq * g.k_all;
+  const uint64_t xin = (uint64_t)g.n * g.dhw * C * cg, yout = g.npq * g.k_all;
   c->x_bytes = (bwd ? yout : xin) * c->elem_bytes;
-  c->w_bytes = (uint64_t)g.taps * g.k_all * c->elem_bytes;
+  c->w_bytes = (uint64_t)g.taps * cg * g.k_all * c->elem_bytes;
   c->y_bytes = (bwd ? xin : yout) * yb;
   /* 32-bit lane offsets and item indices (the masked lanes' offset
    * CJ_CONV_OOB lies past every tensor) */
@@ -161,13 +169,13 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
   c->strip = 1;
   c->strips = 1;
   memset(&c->epi, 0, sizeof c->epi);
-  const uint64_t npq = c->g.npq, taps = c->g.taps, K = c->g.k_all;
+  const uint64_t npq = c->g.npq, taps = (uint64_t)c->g.taps * c->cg, K = c->g.k_all; /* taps: Cg*T*R*S */
   uint64_t npg = npq / 256;
   c->npg = (uint32_t)(npg < 1 ? 1 : npg > 256 ? 256 : npg);
   c->iters = (uint32_t)cj_dceil(npq, c->npg);
   c->items = (uint64_t)c->ncv * c->npg;
   c->ws_bytes = ((uint64_t)c->npg * taps * K + (db ? (uint64_t)c->npg * K : 0)) * 4;
-  c->x_bytes = (uint64_t)c->g.n * c->g.dhw * c->g.groups * c->elem_bytes;
+  c->x_bytes = (uint64_t)c->g.n * c->g.dhw * c->g.groups * c->cg * c->elem_bytes;
   c->y_bytes = npq * K * c->elem_bytes; /* dy, read */
   c->w_bytes = taps * K * cj_dtype_bytes((convjit_dtype)dw_dtype); /* dw, written */
   CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
@@ -197,7 +205,7 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
 }
 
 double cj_direct_flops(const cj_direct_plan *c) {
-  return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps; /* backward data: the same products */
+  return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps * c->cg; /* backward data: the same products */
 }
 
 double cj_direct_hbm_bytes(const cj_direct_plan *c) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "codegen/kplan_conv.h"
+#include "codegen/kplan_direct.h"
 #include "codegen/kplan_epi.h"
 #include "host/kinds.h"
 
@@ -97,9 +98,11 @@ void cj_kind_wgrad_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int
 static convjit_status kind_gemm_groups(const convjit_conv_desc *d, const char *rc, int64_t channels) {
   const int fp8 = cj_dtype_bytes(d->x_dtype) == 1 || cj_dtype_bytes(d->w_dtype) == 1;
   const int64_t cg = channels / d->groups, chunk = fp8 ? 16 : 8;
-  /* Depthwise (C/groups = 1) bf16 / f16 convs with K/C in 1..8 are the
-   * direct family's (codegen/kplan_direct.h, select_direct.c) */
-  if (!fp8 && d->groups > 1 && d->c == d->groups && d->k / d->groups >= 1 && d->k / d->groups <= 8)
+  /* Grouped bf16 / f16 convs with C/groups in 1..7 (1: depthwise) and
+   * K/groups in 1..8 are the direct family's (codegen/kplan_direct.h,
+   * select_direct.c) */
+  if (!fp8 && d->groups > 1 && d->c % d->groups == 0 && d->c / d->groups <= CJ_DIRECT_MAX_CG &&
+      d->k % d->groups == 0 && d->k / d->groups >= 1 && d->k / d->groups <= CJ_DIRECT_MAX_MULT)
     return CONVJIT_OK;
   CJ_CHECK(d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
            "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "

@@ -1,9 +1,10 @@
 /* The direct depthwise family's planner parts (codegen/kplan_direct.h;
- * contract of the hooks in select.h): a depthwise bf16 or f16 problem
- * (C/groups = 1, K/C in 1..8) ->
- *   pack: w [K][T*R*S] -> [T*R*S][K] (the layout transpose with N = 1,
- *         C = K, S = T*R*S: K fastest, so a lane's vec*M output channels
- *         of one tap are one load)
+ * contract of the hooks in select.h): a grouped bf16 or f16 problem with
+ * few channels per group (C/groups = Cg in 1..7: depthwise or ResNeXt's
+ * 4, K/groups in 1..8) ->
+ *   pack: w [K][Cg*T*R*S] -> [Cg*T*R*S][K] (the layout transpose with
+ *         N = 1, C = K, S = Cg*T*R*S: K fastest, so a lane's vec*M output
+ *         channels of one tap and input channel are one load)
  *   fwd:  [x NCDHW -> NDHWC into the workspace (the layout transpose);
  *          none for an NDHWC x, read in place]
  *         the direct conv (conv_direct.c), epilogue fused
@@ -19,11 +20,12 @@
 int cj_direct_family_serves(const cj_conv_problem *p, const cj_target *t, char *why, size_t n) {
   (void)t;
   const char *r = NULL;
-  if (!p || p->groups <= 1 || p->c != p->groups) r = "desc.groups: the direct kernels take groups = c (depthwise)";
+  if (!p || p->groups <= 1 || p->c % p->groups || p->c / p->groups > CJ_DIRECT_MAX_CG)
+    r = "desc.groups: the direct kernels take groups > 1 with c/groups in 1..7 (depthwise: groups = c)";
   else if (p->x_dtype != CONVJIT_DTYPE_BF16 && p->x_dtype != CONVJIT_DTYPE_F16)
     r = "desc.x_dtype: the direct kernels take bf16 or f16";
   else if (p->k % p->groups || p->k / p->groups < 1 || p->k / p->groups > CJ_DIRECT_MAX_MULT)
-    r = "desc.k: the direct kernels take a channel multiplier k/c of 1..8";
+    r = "desc.k: the direct kernels take a channel multiplier k/groups of 1..8";
   if (r && why && n) snprintf(why, n, "%s", r);
   return !r;
 }
@@ -97,7 +99,7 @@ static convjit_status cj_direct_wgrad_sequence(const cj_conv_problem *p, const c
   uint64_t off = 0, x_off = 0, dy_off = 0;
   if (!prep->x_in_place) {
     cj_kplan xk;
-    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, G->n, G->groups, G->dhw));
+    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, G->n, G->groups * c->cg, G->dhw));
     const cj_role_bind b[] = {{CJ_ARG_SRC, {CJ_BIND_X, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, 0}}};
     CJ_TRY(cj_seq_add_bound(&out->fwd, &xk, b, 2));
     off = cj_direct_align(c->x_bytes);
@@ -110,7 +112,7 @@ static convjit_status cj_direct_wgrad_sequence(const cj_conv_problem *p, const c
     CJ_TRY(cj_seq_add_bound(&out->fwd, &yk, b, 2));
     off = cj_direct_align(off + c->y_bytes);
   }
-  const uint64_t part = off, db_part = part + (uint64_t)c->npg * G->taps * G->k_all * 4;
+  const uint64_t part = off, db_part = part + (uint64_t)c->npg * c->cg * G->taps * G->k_all * 4;
   const cj_role_bind binds[] = {
       {CJ_ARG_X, prep->x_in_place ? (cj_bind){CJ_BIND_X, 0} : (cj_bind){CJ_BIND_WORKSPACE, x_off}},
       {CJ_ARG_DY, prep->x_copy ? (cj_bind){CJ_BIND_WORKSPACE, dy_off} : (cj_bind){CJ_BIND_DY, 0}},
@@ -123,9 +125,9 @@ static convjit_status cj_direct_wgrad_sequence(const cj_conv_problem *p, const c
   CJ_TRY(cj_seq_add_bound(&out->fwd, &kf, binds, sizeof binds / sizeof binds[0]));
   out->workspace_bytes = part + c->ws_bytes;
   snprintf(out->summary, sizeof out->summary,
-           "%s%s + conv_direct depthwise dw x%u %ux%ux%u vec %u: %u position groups + finalize (%s dw%s)",
+           "%s%s + conv_direct %s dw c/g %u x%u %ux%ux%u vec %u: %u position groups + finalize (%s dw%s)",
            prep->x_in_place ? "x in place" : "x transpose", prep->x_copy ? ", dy transpose" : ", dy in place",
-           c->mult, G->t, G->r, G->s, c->vec, c->npg, cj_dtype_name((convjit_dtype)c->dw_dtype), db ? ", db" : "");
+           c->cg > 1 ? "grouped" : "depthwise", c->cg, c->mult, G->t, G->r, G->s, c->vec, c->npg, cj_dtype_name((convjit_dtype)c->dw_dtype), db ? ", db" : "");
   return CONVJIT_OK;
 }
 
@@ -143,16 +145,16 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
   const cj_direct_plan *c = &kp.u.dir;
   const cj_conv_geom *g = &c->g;
   const uint32_t eb = c->elem_bytes;
-  /* pack: [K][taps] -> [taps][K] */
+  /* pack: [K][Cg*taps] -> [Cg*taps][K] */
   cj_kplan pk;
-  CJ_TRY(cj_kplan_transpose_init(&pk, t->arch, eb, 1, g->k_all, g->taps));
+  CJ_TRY(cj_kplan_transpose_init(&pk, t->arch, eb, 1, g->k_all, c->cg * g->taps));
   const cj_role_bind pack_binds[] = {{CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}};
   CJ_TRY(cj_seq_add_bound(&out->pack, &pk, pack_binds, 2));
   out->packed_weight_bytes = c->w_bytes;
   /* x (backward data: dy) NCDHW -> NDHWC into the workspace */
   if (!prep->x_in_place) {
     cj_kplan xk;
-    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, g->n, prep->bwd ? g->k_all : g->groups,
+    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, g->n, prep->bwd ? g->k_all : g->groups * c->cg,
                                    prep->bwd ? g->odhw : g->dhw));
     const cj_role_bind x_binds[] = {{CJ_ARG_SRC, {prep->in_role, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, 0}}};
     CJ_TRY(cj_seq_add_bound(&out->fwd, &xk, x_binds, 2));
@@ -167,9 +169,9 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
       {CJ_ARG_RESIDUAL, {CJ_BIND_RESIDUAL, 0}},
   };
   CJ_TRY(cj_seq_add_bound(&out->fwd, &kp, binds, sizeof binds / sizeof binds[0]));
-  snprintf(out->summary, sizeof out->summary, "%s%s + conv_direct %s depthwise x%u %ux%ux%u vec %u strip %u%s",
+  snprintf(out->summary, sizeof out->summary, "%s%s + conv_direct %s %s c/g %u x%u %ux%ux%u vec %u strip %u%s",
            prep->bwd ? "dy: " : "", prep->x_in_place ? "no transpose (NDHWC in place)" : "transpose",
-           cj_dtype_name((convjit_dtype)g->dtype),
+           cj_dtype_name((convjit_dtype)g->dtype), c->cg > 1 ? "grouped" : "depthwise", c->cg,
            c->mult, g->t, g->r, g->s, c->vec, c->strip, g->y_ndhwc ? (prep->bwd ? " dx NDHWC" : " y NDHWC") : "");
   return CONVJIT_OK;
 }

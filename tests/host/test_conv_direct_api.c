@@ -6,8 +6,9 @@
  * 31 taps), 2D (stride 2, dilation, asymmetric pads), 3D (the acceptance
  * shape), NCDHW and NDHWC x and y, bf16 and f16, the fused epilogue (bias,
  * residual, activation) and y in f32; backward data (strides 1-3,
- * dilation, M = 1..5, the epilogue on dx); what is refused, naming the
- * field. Oracle: cj_ref_conv_fwd_ext (cj_ref_conv_bwd_data for dx) (groups, layouts; float64 sums) and
+ * dilation, M = 1..5, the epilogue on dx); a few channels per group (Cg =
+ * C/groups in 2..7, forward and backward data); what is refused, naming
+ * the field. Oracle: cj_ref_conv_fwd_ext (cj_ref_conv_bwd_data for dx) (groups, layouts; float64 sums) and
  * cj_ref_epi_apply; tolerance: cj_ref_conv_bound with products = T*R*S
  * (one channel per group: every product is exact in fp32 and the kernel's
  * fmas add them in fp32, the bound's model) widened by cj_ref_epi_apply
@@ -43,7 +44,10 @@ typedef struct dw_case {
   int x_ndhwc, y_ndhwc, bias, residual, act;
   convjit_dtype dtype, y_dtype;           /* bf16 or f16; y 0 = x's */
   int real;                               /* random reals (the sums round) instead of the 1/8 grid */
+  int64_t groups;                         /* 0 = c (depthwise); else c/groups input channels per group */
 } dw_case;
+
+static int64_t case_groups(const dw_case *k) { return k->groups ? k->groups : k->c; }
 
 static uint16_t enc(convjit_dtype t, float v) { return t == CONVJIT_DTYPE_F16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v); }
 static float dec(convjit_dtype t, uint16_t h) { return t == CONVJIT_DTYPE_F16 ? cj_f16_to_f32(h) : cj_bf16_to_f32(h); }
@@ -60,7 +64,7 @@ static convjit_conv_desc case_desc(const dw_case *k) {
     d.dilation[i] = k->dil[j] ? k->dil[j] : 1;
     d.pad_lo[i] = k->lo[j], d.pad_hi[i] = k->hi[j];
   }
-  d.groups = k->c;
+  d.groups = case_groups(k);
   d.x_dtype = d.w_dtype = k->dtype;
   d.y_dtype = k->y_dtype ? k->y_dtype : k->dtype;
   d.x_layout = k->x_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
@@ -98,7 +102,7 @@ static void run_case(const char *arch, const dw_case *k) {
   OK(cj_ref_conv_out_dims(&sh, od));
   const convjit_dtype yt = d.y_dtype;
   const size_t yb = yt == CONVJIT_DTYPE_F32 ? 4 : 2;
-  size_t nx = sh.n * sh.c * sh.d * sh.h * sh.w, nw = sh.k * sh.t * sh.r * sh.s;
+  size_t nx = sh.n * sh.c * sh.d * sh.h * sh.w, nw = sh.k * (sh.c / (uint64_t)case_groups(k)) * sh.t * sh.r * sh.s;
   size_t ny = sh.n * sh.k * od[0] * od[1] * od[2];
   uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2), *hz = malloc(ny * yb);
   float *fx = malloc(nx * 4), *fw = malloc(nw * 4), *bias = malloc(sh.k * 4), *want = malloc(ny * 4),
@@ -118,9 +122,9 @@ static void run_case(const char *arch, const dw_case *k) {
     if (yb == 4) memcpy((uint8_t *)hz + 4 * i, &v, 4), z[i] = v;
     else hz[i] = enc(yt, v), z[i] = dec(yt, hz[i]);
   }
-  const cj_ref_conv_ext ext = {.groups = (uint64_t)k->c, .x_ndhwc = k->x_ndhwc, .y_ndhwc = k->y_ndhwc};
+  const cj_ref_conv_ext ext = {.groups = (uint64_t)case_groups(k), .x_ndhwc = k->x_ndhwc, .y_ndhwc = k->y_ndhwc};
   OK(cj_ref_conv_fwd_ext(&sh, &ext, fx, fw, k->bias ? bias : NULL, want, mag));
-  cj_ref_conv_tol b = cj_ref_conv_bound(sh.t * sh.r * sh.s, (int)yt, !k->real);
+  cj_ref_conv_tol b = cj_ref_conv_bound(sh.c / ext.groups * sh.t * sh.r * sh.s, (int)yt, !k->real);
   cj_ref_epi e = {.z = k->residual ? z : NULL, .beta = 1.0, .act = k->act};
   b = cj_ref_epi_apply(b, &e, want, mag, ny);
   size_t ws = 0, pw = 0;
@@ -172,7 +176,7 @@ static void run_bwd_case(const char *arch, const dw_case *k) {
   uint64_t od[3];
   OK(cj_ref_conv_bwd_dy_dims(&sh, NULL, od));
   const convjit_dtype t = k->dtype;
-  size_t nx = sh.n * sh.c * sh.d * sh.h * sh.w, nw = sh.k * sh.t * sh.r * sh.s;
+  size_t nx = sh.n * sh.c * sh.d * sh.h * sh.w, nw = sh.k * (sh.c / (uint64_t)case_groups(k)) * sh.t * sh.r * sh.s;
   size_t ny = sh.n * sh.k * od[0] * od[1] * od[2];
   uint16_t *hy = malloc(ny * 2), *hw = malloc(nw * 2), *hz = malloc(nx * 2), *hx = malloc(nx * 2);
   float *fy = malloc(ny * 4), *fw = malloc(nw * 4), *bias = malloc(sh.c * 4), *want = malloc(nx * 4),
@@ -187,9 +191,9 @@ static void run_bwd_case(const char *arch, const dw_case *k) {
   }
   for (size_t i = 0; i < sh.c; i++) bias[i] = (float)((int)(rnd(&seed) % 33) - 16) / 8.0f;
   for (size_t i = 0; i < nx; i++) hz[i] = enc(t, (float)((int)(rnd(&seed) % 257) - 128) / 16.0f), z[i] = dec(t, hz[i]);
-  const cj_ref_conv_ext ext = {.groups = (uint64_t)k->c, .x_ndhwc = k->x_ndhwc, .y_ndhwc = k->y_ndhwc};
+  const cj_ref_conv_ext ext = {.groups = (uint64_t)case_groups(k), .x_ndhwc = k->x_ndhwc, .y_ndhwc = k->y_ndhwc};
   OK(cj_ref_conv_bwd_data(&sh, &ext, NULL, fy, fw, k->bias ? bias : NULL, want, mag));
-  cj_ref_conv_tol b = cj_ref_conv_bound(sh.k / sh.c * sh.t * sh.r * sh.s, (int)t, 1);
+  cj_ref_conv_tol b = cj_ref_conv_bound(sh.k / ext.groups * sh.t * sh.r * sh.s, (int)t, 1);
   cj_ref_epi e = {.z = k->residual ? z : NULL, .beta = 1.0, .act = k->act};
   b = cj_ref_epi_apply(b, &e, want, mag, nx);
   size_t ws = 0, pw = 0;
@@ -234,9 +238,9 @@ static void test_3d(void **st) {
   (void)st;
   const dw_case cases[] = {
       {"3D 2,64,4,16,16 3x3x3 pad 1, M = 1 (acceptance)", 3, 2, 64, 4, 16, 16, 64, 3, 3, 3, {0}, {0}, {1, 1, 1},
-       {1, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0},
+       {1, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0, 0},
       {"3D f16 M = 2, stride (1,2,2), asymmetric pads, NDHWC, bias+residual+relu", 3, 1, 16, 5, 6, 7, 32, 3, 3, 3,
-       {1, 2, 2}, {0}, {1, 0, 1}, {2, 0, 2}, 1, 1, 1, 1, CONVJIT_ACT_RELU, F16, 0, 0},
+       {1, 2, 2}, {0}, {1, 0, 1}, {2, 0, 2}, 1, 1, 1, 1, CONVJIT_ACT_RELU, F16, 0, 0, 0},
   };
   run_both(cases, sizeof cases / sizeof cases[0]);
 }
@@ -246,11 +250,11 @@ static void test_2d(void **st) {
   (void)st;
   const dw_case cases[] = {
       {"2D 3x3 stride 2, M = 3 (vec 2), bias + silu", 2, 1, 32, 1, 9, 9, 96, 1, 3, 3, {1, 2, 2}, {0}, {0, 1, 1},
-       {0, 1, 1}, 0, 0, 1, 0, CONVJIT_ACT_SILU, BF16, 0, 0},
+       {0, 1, 1}, 0, 0, 1, 0, CONVJIT_ACT_SILU, BF16, 0, 0, 0},
       {"2D 7x7 dilation (1,2), pad 3/6, NDHWC x, NCDHW y, random reals", 2, 2, 24, 1, 12, 11, 24, 1, 7, 7, {0},
-       {1, 1, 2}, {0, 3, 6}, {0, 3, 6}, 1, 0, 1, 0, 0, BF16, 0, 1},
+       {1, 1, 2}, {0, 3, 6}, {0, 3, 6}, 1, 0, 1, 0, 0, BF16, 0, 1, 0},
       {"2D f16 5x5 M = 8 (vec 1), C = 7, gelu", 2, 1, 7, 1, 10, 10, 56, 1, 5, 5, {0}, {0}, {0, 2, 2}, {0, 2, 2}, 1,
-       1, 1, 0, CONVJIT_ACT_GELU_TANH, F16, 0, 0},
+       1, 1, 0, CONVJIT_ACT_GELU_TANH, F16, 0, 0, 0},
   };
   run_both(cases, sizeof cases / sizeof cases[0]);
 }
@@ -260,11 +264,11 @@ static void test_1d(void **st) {
   (void)st;
   const dw_case cases[] = {
       {"1D causal k = 4 (pad 3/0), NDHWC, bias", 1, 2, 64, 1, 1, 40, 64, 1, 1, 4, {0}, {0}, {0, 0, 3}, {0, 0, 0}, 1,
-       1, 1, 0, 0, BF16, 0, 0},
+       1, 1, 0, 0, BF16, 0, 0, 0},
       {"1D 31 taps (pad 30/0), y f32, random reals", 1, 1, 16, 1, 1, 50, 16, 1, 1, 31, {0}, {0}, {0, 0, 30},
-       {0, 0, 0}, 0, 0, 0, 0, 0, BF16, F32, 1},
+       {0, 0, 0}, 0, 0, 0, 0, 0, BF16, F32, 1, 0},
       {"1D f16 k = 3 stride 2 dilation 3, M = 2", 1, 1, 8, 1, 1, 33, 16, 1, 1, 3, {1, 1, 2}, {1, 1, 3}, {0, 0, 2},
-       {0, 0, 1}, 0, 0, 0, 0, 0, F16, 0, 0},
+       {0, 0, 1}, 0, 0, 0, 0, 0, F16, 0, 0, 0},
   };
   run_both(cases, sizeof cases / sizeof cases[0]);
 }
@@ -276,19 +280,55 @@ static void test_bwd_data(void **st) {
   (void)st;
   const dw_case cases[] = {
       {"3D 2,64,4,16,16 3x3x3 pad 1, M = 1 (acceptance)", 3, 2, 64, 4, 16, 16, 64, 3, 3, 3, {0}, {0}, {1, 1, 1},
-       {1, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0},
+       {1, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0, 0},
       {"2D 3x3 stride 2, M = 2, NDHWC dx and dy, bias + silu", 2, 1, 32, 1, 9, 9, 64, 1, 3, 3, {1, 2, 2}, {0},
-       {0, 1, 1}, {0, 1, 1}, 1, 1, 1, 0, CONVJIT_ACT_SILU, BF16, 0, 0},
+       {0, 1, 1}, {0, 1, 1}, 1, 1, 1, 0, CONVJIT_ACT_SILU, BF16, 0, 0, 0},
       {"2D f16 5x5 stride (1,3) dilation (2,1), M = 3", 2, 1, 16, 1, 10, 11, 48, 1, 5, 5, {1, 1, 3}, {1, 2, 1},
-       {0, 2, 2}, {0, 2, 2}, 0, 0, 0, 0, 0, F16, 0, 0},
+       {0, 2, 2}, {0, 2, 2}, 0, 0, 0, 0, 0, F16, 0, 0, 0},
       {"3D stride (2,1,2), asymmetric pads, M = 5, residual", 3, 1, 8, 5, 7, 9, 40, 3, 3, 3, {2, 1, 2}, {0},
-       {1, 2, 0}, {0, 1, 2}, 0, 0, 0, 1, 0, BF16, 0, 0},
+       {1, 2, 0}, {0, 1, 2}, 0, 0, 0, 1, 0, BF16, 0, 0, 0},
       {"1D causal k = 4 (pad 3/0)", 1, 2, 64, 1, 1, 40, 64, 1, 1, 4, {0}, {0}, {0, 0, 3}, {0, 0, 0}, 1, 1, 0, 0, 0,
-       BF16, 0, 0},
+       BF16, 0, 0, 0},
   };
   static const char *const arches[] = {"gfx942", "gfx950"};
   for (size_t a = 0; a < 2; a++)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bwd_case(arches[a], &cases[i]);
+}
+
+/* A few input channels per group (Cg = C/groups in 2..7, the direct
+ * family generalized): ResNeXt-50 32x4d's 4-channel groups (groups 32,
+ * C = K = 128, 3x3, stride 1 and 2), Cg = 2, 3, 5, 7 with multipliers
+ * 1..3, 1D and 3D, both layouts, f16, the epilogue; forward and backward
+ * data. Bound: Cg*T*R*S products per y element (M*T*R*S per dx). */
+static const dw_case GROUPED[] = {
+    {"ResNeXt 4-ch/group: 1,128,12,12 groups 32 -> 128 3x3 pad 1, NDHWC, bias + relu", 2, 1, 128, 1, 12, 12, 128,
+     1, 3, 3, {0}, {0}, {0, 1, 1}, {0, 1, 1}, 1, 1, 1, 0, CONVJIT_ACT_RELU, BF16, 0, 0, 32},
+    {"ResNeXt 4-ch/group stride 2, f16, NCDHW, random reals", 2, 2, 128, 1, 11, 13, 128, 1, 3, 3, {1, 2, 2}, {0},
+     {0, 1, 1}, {0, 1, 1}, 0, 0, 0, 0, 0, F16, 0, 1, 32},
+    {"Cg 2 M 3: 3D 1,8,4,6,7 groups 4 -> 12 3x3x3 pad 1, residual", 3, 1, 8, 4, 6, 7, 12, 3, 3, 3, {0}, {0},
+     {1, 1, 1}, {1, 1, 1}, 1, 1, 0, 1, 0, BF16, 0, 0, 4},
+    {"Cg 3 M 1: 1D causal k = 4, 2,24,30 groups 8 -> 8, y f32", 1, 2, 24, 1, 1, 30, 8, 1, 1, 4, {0}, {0},
+     {0, 0, 3}, {0, 0, 0}, 1, 1, 0, 0, 0, BF16, F32, 0, 8},
+    {"Cg 5 M 2: 2D 1,10,9,9 groups 2 -> 4 5x5 stride 2 dilation 2, gelu", 2, 1, 10, 1, 9, 9, 4, 1, 5, 5,
+     {1, 2, 2}, {1, 2, 2}, {0, 3, 3}, {0, 3, 3}, 0, 0, 1, 0, CONVJIT_ACT_GELU_TANH, F16, 0, 0, 2},
+    {"Cg 7 M 1 (vec 1): 2D 1,14,7,8 groups 2 -> 2 3x3", 2, 1, 14, 1, 7, 8, 2, 1, 3, 3, {0}, {0}, {0, 1, 1},
+     {0, 1, 1}, 1, 0, 0, 0, 0, BF16, 0, 1, 2},
+};
+
+static void test_grouped(void **st) {
+  (void)st;
+  run_both(GROUPED, sizeof GROUPED / sizeof GROUPED[0]);
+}
+
+static void test_grouped_bwd_data(void **st) {
+  (void)st;
+  static const char *const arches[] = {"gfx942", "gfx950"};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t i = 0; i < sizeof GROUPED / sizeof GROUPED[0]; i++) {
+      dw_case k = GROUPED[i];
+      k.real = 0, k.y_dtype = 0; /* dx in x's dtype, the 1/8 grid (the bwd oracle's exact sums) */
+      run_bwd_case(arches[a], &k);
+    }
 }
 
 /* What the family does not take is refused with the field named. */
@@ -296,7 +336,7 @@ static void test_refused(void **st) {
   (void)st;
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, "gfx950");
   convjit_plan *plan = NULL;
-  dw_case k = {"", 2, 1, 16, 1, 8, 8, 16, 1, 3, 3, {0}, {0}, {0, 1, 1}, {0, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0};
+  dw_case k = {"", 2, 1, 16, 1, 8, 8, 16, 1, 3, 3, {0}, {0}, {0, 1, 1}, {0, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0, 0};
   convjit_conv_desc d = case_desc(&k);
   d.k = 16 * 9; /* multiplier 9 */
   EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "depthwise");
@@ -309,6 +349,24 @@ static void test_refused(void **st) {
   d.pad_lo[0] = d.pad_lo[1] = d.pad_hi[0] = d.pad_hi[1] = 4;
   EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "filter");
   d = case_desc(&k);
+  d.groups = 2; /* C/groups = 8, K/groups = 8: a whole chunk, the implicit GEMM's (not refused) */
+  d.c = d.k = 16;
+  assert_int_equal(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_OK);
+  char desc[4096];
+  OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
+  assert_null(strstr(desc, "conv_direct"));
+  convjit_plan_destroy(plan);
+  plan = NULL;
+  d.groups = 4, d.c = 48; /* C/groups = 12: neither family (a chunk and a half) */
+  EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "desc.groups");
+  d.groups = 4, d.c = 16, d.k = 4 * 9; /* C/groups = 4 with a multiplier 9 */
+  EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "desc.groups");
+  d = case_desc(&k);
+  d.groups = 4; /* C/groups = 4 in fp8: no kernel */
+  d.x_dtype = d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FN;
+  d.y_dtype = CONVJIT_DTYPE_BF16;
+  EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "desc.groups");
+  d = case_desc(&k);
   cj_conv_opts o = {.tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2};
   EXPECT(cj_plan_create_conv_opts(ctx, &d, &o, &plan), CONVJIT_ERR_INVALID_ARG, "implicit GEMM");
   assert_null(plan);
@@ -318,7 +376,8 @@ static void test_refused(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d),       cmocka_unit_test(test_2d),      cmocka_unit_test(test_1d),
-      cmocka_unit_test(test_bwd_data), cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_bwd_data), cmocka_unit_test(test_grouped), cmocka_unit_test(test_grouped_bwd_data),
+      cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

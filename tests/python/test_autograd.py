@@ -185,6 +185,13 @@ class _Cases:
         self.conv_case("2d g2 d2 channels_last relu residual", (1, 32, 7, 6), (16, 16, 3, 3), pad_lo=2,
                        dilation=2, groups=2, act="relu", residual=True, channels_last=True, seed=1)
 
+    def test_conv2d_four_channels_per_group(self):
+        # ResNeXt's 4 channels per group (the direct family): dx, dw, db vs float64
+        self.conv_case("2d 4 per group s2 relu", (2, 16, 7, 6), (16, 4, 3, 3), stride=2, pad_lo=1, groups=4,
+                       act="relu", seed=5)
+        self.conv_case("2d 4 per group channels_last residual", (1, 32, 5, 6), (32, 4, 3, 3), pad_lo=1, groups=8,
+                       residual=True, channels_last=True, seed=6)
+
     def test_conv1d_causal_silu_unbatched(self):
         self.conv_case("1d causal silu unbatched", (16, 11), (16, 16, 3), pad_lo=2, pad_hi=0, act="silu",
                        unbatched=True, bias=False, seed=2)
