@@ -30,6 +30,11 @@ int cj_direct_family_serves(const cj_conv_problem *p, const cj_target *t, char *
   return !r;
 }
 
+/* Causal streaming's time dim: the descriptor's first, problem dim 3 - rank (D in 3D, W in 1D). */
+static int cj_direct_time_dim(const cj_conv_problem *p) {
+  return 3 - (p->spatial_rank >= 1 && p->spatial_rank <= 3 ? p->spatial_rank : 3);
+}
+
 convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_direct_prepare: NULL argument");
   memset(out, 0, sizeof *out);
@@ -47,12 +52,23 @@ convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, 
   CJ_CHECK(p->y_dtype == p->x_dtype || (p->y_dtype == CONVJIT_DTYPE_F32 && !out->wgrad), CONVJIT_ERR_UNSUPPORTED,
            "desc.y_dtype = %s: the depthwise kernel gives y in x's dtype %s or f32", cj_dtype_name(p->y_dtype),
            cj_dtype_name(p->x_dtype));
-  CJ_CHECK(!p->has_x_prev, CONVJIT_ERR_UNSUPPORTED,
-           "desc.has_x_prev = 1 with a depthwise conv: causal streaming of the direct kernel is not done yet (pad "
-           "x with the previous frames instead)");
+  CJ_CHECK(!p->has_x_prev || p->x_layout == CONVJIT_LAYOUT_NCDHW, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_x_prev = 1 with desc.x_layout = NDHWC: causal streaming places x_prev before x through the "
+           "NCDHW transpose; give NCDHW x");
   CJ_CHECK(!p->upsample[0] && !p->upsample[1] && !p->upsample[2], CONVJIT_ERR_UNSUPPORTED,
            "desc.upsample with a depthwise conv: the direct kernel reads x without upsampling");
-  CJ_TRY(cj_conv_problem_fields(p, &out->g));
+  /* causal streaming (n = 1, NCDHW x): the transposes write x_prev's P frames, then x's, along the time dim
+   * (the descriptor's first: problem dim 3 - rank) into one NDHWC tensor of P + extent frames, and the conv
+   * runs over it with no low time padding: the same kernel and per-output sum order */
+  cj_conv_problem q = *p;
+  if (p->has_x_prev) {
+    const int ti = cj_direct_time_dim(p);
+    int64_t *ext[3] = {&q.d, &q.h, &q.w};
+    out->prev_frames = (uint64_t)p->pad_lo[ti];
+    *ext[ti] += p->pad_lo[ti];
+    q.pad_lo[ti] = 0;
+  }
+  CJ_TRY(cj_conv_problem_fields(&q, &out->g));
   out->fm.compute = p->x_dtype;
   out->fm.alpha = out->fm.x_q = out->fm.w_q = 1.0f;
   out->g.dtype = (uint32_t)p->x_dtype;
@@ -136,7 +152,9 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
   CJ_CHECK(p && t && t->arch && prep && o && out, CONVJIT_ERR_INVALID_ARG, "cj_direct_sequence: NULL argument");
   memset(out, 0, sizeof *out);
   static const cj_conv_opts none;
-  CJ_CHECK(!memcmp(o, &none, sizeof *o), CONVJIT_ERR_INVALID_ARG,
+  cj_conv_opts oo = *o;
+  if (oo.splitk == 1) oo.splitk = 0; /* no split (a streaming caller's pin) is this kernel's own */
+  CJ_CHECK(!memcmp(&oo, &none, sizeof oo), CONVJIT_ERR_INVALID_ARG,
            "conv knobs (tile, stages, splitk, ...) with a depthwise conv: they are the implicit GEMM's; the direct "
            "kernel has none of them");
   if (prep->wgrad) return cj_direct_wgrad_sequence(p, t, prep, out);
@@ -151,13 +169,18 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
   const cj_role_bind pack_binds[] = {{CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}};
   CJ_TRY(cj_seq_add_bound(&out->pack, &pk, pack_binds, 2));
   out->packed_weight_bytes = c->w_bytes;
-  /* x (backward data: dy) NCDHW -> NDHWC into the workspace */
+  /* x (backward data: dy) NCDHW -> NDHWC into the workspace; causal streaming: x_prev's frames first */
   if (!prep->x_in_place) {
-    cj_kplan xk;
-    CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, g->n, prep->bwd ? g->k_all : g->groups * c->cg,
-                                   prep->bwd ? g->odhw : g->dhw));
-    const cj_role_bind x_binds[] = {{CJ_ARG_SRC, {prep->in_role, 0}}, {CJ_ARG_DST, {CJ_BIND_WORKSPACE, 0}}};
-    CJ_TRY(cj_seq_add_bound(&out->fwd, &xk, x_binds, 2));
+    const uint64_t ch = prep->bwd ? g->k_all : (uint64_t)g->groups * c->cg, pix = prep->bwd ? g->odhw : g->dhw;
+    const int64_t ext[3] = {p->d, p->h, p->w}; /* x_prev's frames: of x's pixels per time step */
+    const uint64_t prev_pix = prep->prev_frames * (uint64_t)(p->d * p->h * p->w / ext[cj_direct_time_dim(p)]);
+    for (int part = prep->prev_frames ? 0 : 1; part < 2; part++) {
+      cj_kplan xk;
+      CJ_TRY(cj_kplan_transpose_init(&xk, t->arch, eb, g->n, (uint32_t)ch, part ? pix - prev_pix : prev_pix));
+      const cj_role_bind x_binds[] = {{CJ_ARG_SRC, {part ? prep->in_role : CJ_BIND_X_PREV, 0}},
+                                      {CJ_ARG_DST, {CJ_BIND_WORKSPACE, part ? prev_pix * ch * eb : 0}}};
+      CJ_TRY(cj_seq_add_bound(&out->fwd, &xk, x_binds, 2));
+    }
     out->workspace_bytes = c->x_bytes;
   }
   const cj_role_bind binds[] = {

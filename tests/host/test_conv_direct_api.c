@@ -331,6 +331,122 @@ static void test_grouped_bwd_data(void **st) {
     }
 }
 
+/* Causal streaming (x_prev, docs/kernels.md "Direct depthwise conv"): a
+ * causal conv (pad (T-1)*dil before, 0 after, along the descriptor's first
+ * dim: W in 1D, D in 3D) over x split into chunks, each after the first
+ * given x_prev = the previous chunk's last pad frames, equals the unsplit
+ * conv bit for bit: each output's fmas are the same taps in the same order
+ * on the same values (x_prev's frames where the whole conv reads x's,
+ * zeros where it reads padding). Forward, n = 1, NCDHW x (the transposes
+ * place x_prev's frames before x's). */
+typedef struct stream_case {
+  const char *why;
+  int rank;
+  int64_t c, k, groups, frames, plane, taps, dil; /* plane: H*W (3D; 1 in 1D) */
+  int64_t chunks[4];                              /* frames per chunk, summing to frames; 0 ends */
+  convjit_dtype dtype;
+  int bias;
+} stream_case;
+
+static convjit_conv_desc stream_desc(const stream_case *s, int64_t frames, int x_prev) {
+  convjit_conv_desc d = convjit_conv_desc_default();
+  d.spatial_rank = s->rank;
+  d.n = 1, d.c = s->c, d.k = s->k, d.groups = s->groups;
+  d.in[0] = frames, d.filter[0] = s->taps, d.dilation[0] = s->dil;
+  d.pad_lo[0] = (s->taps - 1) * s->dil, d.pad_hi[0] = 0;
+  if (s->rank == 3) /* 3x3 in H, W (pad 1) on a square plane */
+    for (int i = 1; i < 3; i++) d.in[i] = (int64_t)sqrt((double)s->plane), d.filter[i] = 3, d.pad_lo[i] = d.pad_hi[i] = 1;
+  d.x_dtype = d.w_dtype = d.y_dtype = s->dtype;
+  d.has_bias = s->bias;
+  d.has_x_prev = x_prev;
+  return d;
+}
+
+/* y (NCDHW, frames x plane per channel) of the conv of x frames f0 .. f0+nf-1 (x_prev: the pad frames
+ * before f0), written into yall at frame f0 (output frames = input frames: causal, stride 1). */
+static void stream_run(convjit_context *ctx, const stream_case *s, const uint16_t *hx, const uint16_t *hw,
+                       const float *bias, int64_t f0, int64_t nf, uint16_t *yall) {
+  const int64_t P = (s->taps - 1) * s->dil, cg = s->c / s->groups, plane = s->plane;
+  convjit_conv_desc d = stream_desc(s, nf, f0 > 0);
+  convjit_plan *plan = NULL;
+  OK(convjit_plan_create_conv(ctx, &d, &plan));
+  char desc[4096];
+  OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
+  if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", s->why, desc);
+  const size_t nx = (size_t)(s->c * nf * plane), np = (size_t)(s->c * P * plane), ny = (size_t)(s->k * nf * plane);
+  uint16_t *cx = malloc(nx * 2), *cp = malloc(np * 2 + 2), *cy = malloc(ny * 2);
+  assert_true(cx && cp && cy);
+  for (int64_t c = 0; c < s->c; c++) { /* the chunk's frames and the P before it, per channel */
+    memcpy(cx + c * nf * plane, hx + (c * s->frames + f0) * plane, (size_t)(nf * plane) * 2);
+    if (f0 > 0) memcpy(cp + c * P * plane, hx + (c * s->frames + f0 - P) * plane, (size_t)(P * plane) * 2);
+  }
+  size_t ws = 0, pw = 0;
+  OK(convjit_plan_workspace_size(plan, &ws));
+  OK(convjit_plan_packed_weight_size(plan, &pw));
+  void *dx = api_upload(ctx, cx, nx * 2), *dprev = f0 > 0 ? api_upload(ctx, cp, np * 2) : NULL;
+  void *dw = api_upload(ctx, hw, (size_t)(s->k * cg * s->taps * (s->rank == 3 ? 9 : 1)) * 2);
+  void *dpw = api_upload(ctx, NULL, pw), *dy = api_upload(ctx, NULL, ny * 2), *dws = ws ? api_upload(ctx, NULL, ws) : NULL;
+  void *db = s->bias ? api_upload(ctx, bias, (size_t)s->k * 4) : NULL;
+  OK(convjit_weight_pack(plan, dw, dpw, NULL));
+  convjit_conv_args a = convjit_conv_args_default();
+  a.x = dx, a.x_prev = dprev, a.x_prev_bytes = f0 > 0 ? np * 2 : 0, a.w_packed = dpw, a.bias = db, a.y = dy;
+  a.workspace = dws, a.workspace_bytes = ws;
+  OK(convjit_conv_forward(plan, &a, NULL));
+  OK(convjit_synchronize(ctx, NULL));
+  OK(convjit_memcpy_d2h(ctx, cy, dy, ny * 2, NULL));
+  for (int64_t k = 0; k < s->k; k++) memcpy(yall + (k * s->frames + f0) * plane, cy + k * nf * plane, (size_t)(nf * plane) * 2);
+  void *dev[] = {dx, dprev, dw, dpw, dy, dws, db};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) convjit_free(ctx, dev[i]);
+  convjit_plan_destroy(plan);
+  free(cx), free(cp), free(cy);
+}
+
+static void stream_case_run(const char *arch, const stream_case *s) {
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
+  const int64_t cg = s->c / s->groups;
+  const size_t nx = (size_t)(s->c * s->frames * s->plane), nw = (size_t)(s->k * cg * s->taps * (s->rank == 3 ? 9 : 1));
+  const size_t ny = (size_t)(s->k * s->frames * s->plane);
+  uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2), *whole = malloc(ny * 2), *split = malloc(ny * 2);
+  float *bias = malloc((size_t)s->k * 4);
+  assert_true(hx && hw && whole && split && bias);
+  uint64_t seed = 77 + (uint64_t)s->c;
+  for (size_t i = 0; i < nx + nw; i++) { /* random reals: the sums round, so the order shows */
+    uint16_t h = enc(s->dtype, (float)((int)(rnd(&seed) % 20001) - 10000) / 10000.0f);
+    if (i < nx) hx[i] = h;
+    else hw[i - nx] = h;
+  }
+  for (int64_t i = 0; i < s->k; i++) bias[i] = (float)((int)(rnd(&seed) % 33) - 16) / 8.0f;
+  stream_run(ctx, s, hx, hw, bias, 0, s->frames, whole);
+  int64_t f0 = 0;
+  for (int i = 0; i < 4 && s->chunks[i]; i++) {
+    stream_run(ctx, s, hx, hw, bias, f0, s->chunks[i], split);
+    f0 += s->chunks[i];
+  }
+  assert_int_equal(f0, s->frames);
+  size_t diff = 0, first = 0;
+  for (size_t i = 0; i < ny; i++)
+    if (whole[i] != split[i] && !diff++) first = i;
+  if (diff)
+    fail_msg("%s on %s: %zu of %zu outputs differ from the unsplit conv; first [%zu] %g vs %g", s->why, arch, diff, ny,
+             first, dec(s->dtype, split[first]), dec(s->dtype, whole[first]));
+  printf("  %-6s stream: %-56s bit-identical to the unsplit conv\n", arch, s->why);
+  convjit_context_destroy(ctx);
+  free(hx), free(hw), free(whole), free(split), free(bias);
+}
+
+static void test_stream(void **st) {
+  (void)st;
+  static const stream_case cases[] = {
+      {"1D causal k = 4, C 64, 40 = 16 + 24 frames, bias", 1, 64, 64, 64, 40, 1, 4, 1, {16, 24}, BF16, 1},
+      {"1D f16 k = 4 dilation 2, M = 2, 30 = 7 + 8 + 15", 1, 16, 32, 16, 30, 1, 4, 2, {7, 8, 15}, F16, 0},
+      {"1D 4 channels per group k = 3, 24 = 5 + 19", 1, 32, 32, 8, 24, 1, 3, 1, {5, 19}, BF16, 1},
+      {"3D 3x3x3 (T causal) C 16, 8 = 3 + 5 frames of 6x6", 3, 16, 16, 16, 8, 36, 3, 1, {3, 5}, BF16, 1},
+  };
+  static const char *const arches[] = {"gfx942", "gfx950"};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) stream_case_run(arches[a], &cases[i]);
+}
+
 /* What the family does not take is refused with the field named. */
 static void test_refused(void **st) {
   (void)st;
@@ -367,6 +483,12 @@ static void test_refused(void **st) {
   d.y_dtype = CONVJIT_DTYPE_BF16;
   EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "desc.groups");
   d = case_desc(&k);
+  d.spatial_rank = 1, d.in[0] = 20, d.filter[0] = 4, d.pad_lo[0] = 3, d.pad_hi[0] = 0, d.has_x_prev = 1;
+  d.x_layout = CONVJIT_LAYOUT_NDHWC; /* streaming places x_prev through the NCDHW transpose */
+  EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "desc.x_layout = NDHWC");
+  d.x_layout = CONVJIT_LAYOUT_NCDHW, d.groups = 1; /* a dense 1D stream: the implicit GEMM streams 3D only */
+  EXPECT(convjit_plan_create_conv(ctx, &d, &plan), CONVJIT_ERR_UNSUPPORTED, "spatial_rank = 1");
+  d = case_desc(&k);
   cj_conv_opts o = {.tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2};
   EXPECT(cj_plan_create_conv_opts(ctx, &d, &o, &plan), CONVJIT_ERR_INVALID_ARG, "implicit GEMM");
   assert_null(plan);
@@ -377,7 +499,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d),       cmocka_unit_test(test_2d),      cmocka_unit_test(test_1d),
       cmocka_unit_test(test_bwd_data), cmocka_unit_test(test_grouped), cmocka_unit_test(test_grouped_bwd_data),
-      cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_stream), cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
