@@ -415,12 +415,59 @@ static void wgrad_finalize(dk *k) {
 static convjit_status direct_build_wgrad(dk *k) {
   const cj_direct_plan *c = k->c;
   if (c->accw > CJ_DIRECT_MAX_ACC || c->tap_chunk * c->cg > CJ_DIRECT_MAX_TAPS_1D)
-    return cj_irb_fail(k->g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct wgrad: accw %u chunk %u", c->accw, c->tap_chunk));
+    return cj_irb_fail(k->g,
+                       CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct wgrad: accw %u chunk %u", c->accw, c->tap_chunk));
   if (!cj_irb_kernel(k->g, k->p, 0)) return k->g->st;
   if (c->wgrad == 1) wgrad_partial(k);
   else wgrad_finalize(k);
   LLVMBuildRetVoid(k->b);
   return k->g->st;
+}
+
+/* The lowest input coordinate a lane of output coordinate o (uniform i32)
+ * reads validly along one dim (forward): max(0, o*st - pad). */
+static LLVMValueRef in_lo(dk *k, LLVMValueRef o, uint32_t st, uint32_t pad) {
+  LLVMBuilderRef b = k->b;
+  LLVMValueRef v = mul(k, o, c32(k, st));
+  LLVMValueRef ge = LLVMBuildICmp(b, LLVMIntUGE, v, c32(k, pad), "");
+  return LLVMBuildSelect(b, ge, LLVMBuildSub(b, v, c32(k, pad), ""), c32(k, 0), "");
+}
+
+/* Past 2 GiB (plan field big, kplan_direct.c cj_direct_big): from the
+ * workgroup's first item (n0, od0, oh0, ow0), its x window's first pixel
+ * *xbase (the lowest input unit any of its lanes reads: a D plane, an H
+ * row or a W position, by the input's shape) and its first output
+ * position *ybase (i32), and the x and y resources from there (64-bit
+ * base pointers, num_records min(rest, 2 GiB)). Lane offsets are then
+ * relative to those. */
+static void big_bases(dk *k, const uint32_t in[3], const uint32_t out[3], uint32_t in_c, uint32_t out_c,
+                      LLVMValueRef *xbase, LLVMValueRef *ybase, LLVMValueRef *xr, LLVMValueRef *yr) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = k->b;
+  const cj_direct_plan *c = k->c;
+  const cj_conv_geom *G = k->G;
+  LLVMValueRef q0 = mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS));
+  LLVMValueRef rest = LLVMBuildUDiv(b, q0, c32(k, c->ncv), "");
+  LLVMValueRef sw = LLVMBuildURem(b, rest, c32(k, (uint32_t)c->strips), "");
+  LLVMValueRef row = LLVMBuildUDiv(b, rest, c32(k, (uint32_t)c->strips), "");
+  LLVMValueRef oh = LLVMBuildURem(b, row, c32(k, out[1]), ""), r2 = LLVMBuildUDiv(b, row, c32(k, out[1]), "");
+  LLVMValueRef od = LLVMBuildURem(b, r2, c32(k, out[0]), ""), nn = LLVMBuildUDiv(b, r2, c32(k, out[0]), "");
+  LLVMValueRef ow = mul(k, sw, c32(k, c->strip));
+  const int lv = in[0] > 1 ? 0 : in[1] > 1 ? 1 : 2;
+  LLVMValueRef o = lv == 0 ? od : lv == 1 ? oh : ow;
+  LLVMValueRef lo = in_lo(k, o, G->stride[lv], (uint32_t)cj_conv_pad(G->pad_lo[lv]));
+  /* unit index (n0 then the level's coordinate; the dims above it are 1) times its pixels */
+  LLVMValueRef unit = add(k, mul(k, nn, c32(k, in[lv] * (lv == 0 ? 1 : lv == 1 ? in[0] : in[0] * in[1]))), lo);
+  const uint32_t unit_pix = lv == 0 ? in[1] * in[2] : lv == 1 ? in[2] : 1;
+  *xbase = cj_irb_readfirstlane(g, mul(k, unit, c32(k, unit_pix)));
+  LLVMValueRef orow = add(k, mul(k, add(k, mul(k, nn, c32(k, out[0])), od), c32(k, out[1])), oh);
+  *ybase = cj_irb_readfirstlane(g, add(k, mul(k, orow, c32(k, out[2])), ow));
+  const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
+  LLVMValueRef xo =
+      LLVMBuildMul(b, LLVMBuildZExt(b, *xbase, g->i64, ""), cj_c64(g, (uint64_t)in_c * c->elem_bytes), "");
+  LLVMValueRef yo = LLVMBuildMul(b, LLVMBuildZExt(b, *ybase, g->i64, ""), cj_c64(g, (uint64_t)out_c * yb), "");
+  *xr = cj_irb_rsrc_at(g, cj_irb_arg_role(g, k->p, CJ_ARG_X), xo, c->x_bytes);
+  *yr = cj_irb_rsrc_at(g, cj_irb_arg_role(g, k->p, CJ_ARG_Y), yo, c->y_bytes);
 }
 
 convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
@@ -463,6 +510,11 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef xr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_X), cj_c64(g, c->x_bytes));
   LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_W), cj_c64(g, c->w_bytes));
   LLVMValueRef yr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_Y), cj_c64(g, c->y_bytes));
+  LLVMValueRef xbase = c32(&k, 0), ybase = c32(&k, 0); /* past 2 GiB: the workgroup's windows */
+  if (c->big) {
+    const uint32_t in3[3] = {in_d, in_h, in_w}, out3[3] = {out_d, out_h, out_w};
+    big_bases(&k, in3, out3, in_c, out_c, &xbase, &ybase, &xr, &yr);
+  }
   cj_epi_rsrc er;
   cj_epi_rsrc_init(g, p, &c->epi, out_c, (uint64_t)G->n * out_d * out_h * out_w * out_c, &er);
 
@@ -488,8 +540,9 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef okh;
     LLVMValueRef ih = in_coord(&k, oh, G->pad_lo[1], c32(&k, r * G->dil[1]), G->stride[1], in_h, &okh);
     okh = and1(&k, okd, okh);
-    LLVMValueRef rowbase =
-        mul(&k, add(&k, mul(&k, add(&k, mul(&k, nn, c32(&k, in_d)), id), c32(&k, in_h)), ih), c32(&k, in_w));
+    LLVMValueRef rowbase = LLVMBuildSub(
+        b, mul(&k, add(&k, mul(&k, add(&k, mul(&k, nn, c32(&k, in_d)), id), c32(&k, in_h)), ih), c32(&k, in_w)), xbase,
+        "");
     for (uint32_t s0 = 0; s0 < S; s0 += c->tap_chunk) {
       uint32_t s1 = s0 + c->tap_chunk < S ? s0 + c->tap_chunk : S;
       LLVMValueRef wv[CJ_DIRECT_MAX_TAPS_1D * CJ_DIRECT_MAX_CG]; /* [s][ci] */
@@ -547,7 +600,7 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef ow = add(&k, ow0, c32(&k, pp));
     LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, out_w)));
     LLVMValueRef sp = add(&k, sp_row, ow);
-    LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, odhw)), sp);
+    LLVMValueRef pos = LLVMBuildSub(b, add(&k, mul(&k, nn, c32(&k, odhw)), sp), ybase, "");
     LLVMValueRef a = acc[pp * na];
     if (bwd) { /* dx channel o = (group gi, channel ci): its group's M sums of acc[pp][ci] */
       LLVMValueRef red = LLVMGetPoison(LLVMVectorType(g->f32, outs));

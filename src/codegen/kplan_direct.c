@@ -43,6 +43,49 @@ static convjit_status cj_direct_derive(cj_conv_geom *g) {
   return CONVJIT_OK;
 }
 
+/* The input units per workgroup window: a D plane (3D), an H row (2D) or
+ * a W position (1D) of the tensor read; its level 0, 1, 2. */
+static int cj_direct_level(uint32_t d, uint32_t h) { return d > 1 ? 0 : h > 1 ? 1 : 2; }
+
+/* Past 2 GiB of x or y: the workgroup windows (kernel: conv_direct.c
+ * big_bases). A workgroup's lanes cover at most ceil(256 / ncv) + 1
+ * strips, so at most that many output units of its level (strips of
+ * `strip` positions in 1D); the input window is those units times the
+ * stride plus the filter's reach (and one unit more where it crosses a
+ * sample), the output window those strips' rows; each must stay below
+ * 2 GiB minus a slack, pixel and position indices below 2^31 (i32). */
+static convjit_status cj_direct_big(cj_direct_plan *c) {
+  const cj_conv_geom *g = &c->g;
+  const int bwd = (int)c->bwd;
+  CJ_CHECK(!c->wgrad && !bwd && g->y_ndhwc && !cj_epi_has(&c->epi, CJ_EPI_RESIDUAL), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: x (%" PRIu64 " bytes) or y (%" PRIu64 ") past 2 GiB: the forward with an NDHWC y and no "
+           "residual only (per-workgroup windows of x and y)", c->x_bytes, c->y_bytes);
+  const uint32_t in_d = bwd ? g->od : g->d, in_h = bwd ? g->oh : g->h, in_w = bwd ? g->ow : g->w;
+  const uint32_t out_d = bwd ? g->d : g->od, out_h = bwd ? g->h : g->oh, out_w = bwd ? g->w : g->ow;
+  const uint64_t in_pix = (uint64_t)g->n * in_d * in_h * in_w, out_pos = (uint64_t)g->n * out_d * out_h * out_w;
+  CJ_CHECK(in_pix < (1ull << 31) && out_pos < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: %" PRIu64 " input pixels and %" PRIu64 " output positions must each be < 2^31", in_pix,
+           out_pos);
+  const int lv = cj_direct_level(in_d, in_h);
+  CJ_CHECK((lv < 1 || out_d == 1) && (lv < 2 || out_h == 1), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct past 2 GiB: output extents %ux%u over an input of depth %u, height %u (padding a unit "
+           "dim)", out_d, out_h, in_d, in_h);
+  const uint32_t ext[3] = {g->t, g->r, g->s};
+  const uint64_t strips = (CJ_DIRECT_THREADS + c->ncv - 1) / c->ncv + 1;
+  const uint64_t units_out = lv == 2 ? strips * c->strip + 1 : strips + 1;
+  const uint64_t unit_pix = lv == 0 ? (uint64_t)in_h * in_w : lv == 1 ? in_w : 1;
+  const uint64_t reach = (uint64_t)(ext[lv] - 1) * g->dil[lv] + 1;
+  const uint64_t units_in = units_out * (bwd ? 1 : g->stride[lv]) + 2 * reach + 1;
+  const uint64_t cx = (uint64_t)g->groups * c->cg, in_c = bwd ? g->k_all : cx, out_c = bwd ? cx : g->k_all;
+  const uint64_t xwin = units_in * unit_pix * in_c * c->elem_bytes;
+  const uint64_t ywin = (strips + 1) * (lv == 2 ? c->strip : out_w) * out_c * 4;
+  CJ_CHECK(xwin < (1ull << 31) - 4096 && ywin < (1ull << 31) - 4096, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: a workgroup's window of x (%" PRIu64 " bytes: %" PRIu64 " units of %" PRIu64
+           " pixels) or y (%" PRIu64 ") past 2 GiB", xwin, units_in, unit_pix, ywin);
+  c->big = 1;
+  return CONVJIT_OK;
+}
+
 convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_conv_geom *gin, uint32_t bwd,
                                     const cj_direct_opts *o, const cj_epilogue *epi) {
   CJ_CHECK(p && arch && gin, CONVJIT_ERR_INVALID_ARG, "direct conv plan: NULL plan, arch or geometry");
@@ -124,11 +167,11 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   c->w_bytes = (uint64_t)g.taps * cg * g.k_all * c->elem_bytes;
   c->y_bytes = (bwd ? xin : yout) * yb;
   /* 32-bit lane offsets and item indices (the masked lanes' offset
-   * CJ_CONV_OOB lies past every tensor) */
-  CJ_CHECK(c->x_bytes < (1ull << 31) && c->y_bytes < (1ull << 31) && c->w_bytes < (1ull << 31),
-           CONVJIT_ERR_UNSUPPORTED,
-           "conv_direct: x (%" PRIu64 " bytes), y (%" PRIu64 ") and w each below 2 GiB (32-bit offsets)", c->x_bytes,
-           c->y_bytes);
+   * CJ_CONV_OOB lies past every tensor); past 2 GiB of x or y, per
+   * workgroup windows (cj_direct_big) */
+  CJ_CHECK(c->w_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED, "conv_direct: w (%" PRIu64 " bytes) below 2 GiB",
+           c->w_bytes);
+  if (c->x_bytes >= (1ull << 31) || c->y_bytes >= (1ull << 31)) CJ_TRY(cj_direct_big(c));
   CJ_CHECK(c->items < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv_direct: %" PRIu64 " lanes of work (C/vec * N*Do*Ho * strips) must be < 2^31", c->items);
 

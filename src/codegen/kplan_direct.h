@@ -78,7 +78,10 @@ typedef struct cj_direct_opts {
   X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")                              \
   X(uint32_t, npg, 0, "backward weight: position groups, from the problem alone (N*Do*Ho*Wo / 256, 1..256)")      \
   X(uint32_t, iters, 0, "backward weight: positions per lane, ceil(N*Do*Ho*Wo / npg), group g's g, g + npg, ...") \
-  X(uint64_t, ws_bytes, 0, "backward weight: the partials, npg x Cg*taps x K fp32, then npg x K of db")
+  X(uint64_t, ws_bytes, 0, "backward weight: the partials, npg x Cg*taps x K fp32, then npg x K of db")        \
+  X(uint32_t, big, 0, "x or y past 2^31 bytes: each workgroup's x and y resources start at its own first "      \
+                      "input unit (a D plane in 3D, an H row in 2D, a W position in 1D) and output position, "    \
+                      "64-bit base pointers, 32-bit lane offsets within a window the plan bounds below 2 GiB")
 
 typedef struct cj_direct_plan {
   CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_MEMBER)

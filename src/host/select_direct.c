@@ -143,7 +143,8 @@ static convjit_status cj_direct_wgrad_sequence(const cj_conv_problem *p, const c
   snprintf(out->summary, sizeof out->summary,
            "%s%s + conv_direct %s dw c/g %u x%u %ux%ux%u vec %u: %u position groups + finalize (%s dw%s)",
            prep->x_in_place ? "x in place" : "x transpose", prep->x_copy ? ", dy transpose" : ", dy in place",
-           c->cg > 1 ? "grouped" : "depthwise", c->cg, c->mult, G->t, G->r, G->s, c->vec, c->npg, cj_dtype_name((convjit_dtype)c->dw_dtype), db ? ", db" : "");
+           c->cg > 1 ? "grouped" : "depthwise", c->cg, c->mult, G->t, G->r, G->s, c->vec, c->npg,
+           cj_dtype_name((convjit_dtype)c->dw_dtype), db ? ", db" : "");
   return CONVJIT_OK;
 }
 

@@ -355,7 +355,8 @@ static convjit_conv_desc stream_desc(const stream_case *s, int64_t frames, int x
   d.in[0] = frames, d.filter[0] = s->taps, d.dilation[0] = s->dil;
   d.pad_lo[0] = (s->taps - 1) * s->dil, d.pad_hi[0] = 0;
   if (s->rank == 3) /* 3x3 in H, W (pad 1) on a square plane */
-    for (int i = 1; i < 3; i++) d.in[i] = (int64_t)sqrt((double)s->plane), d.filter[i] = 3, d.pad_lo[i] = d.pad_hi[i] = 1;
+    for (int i = 1; i < 3; i++)
+      d.in[i] = (int64_t)sqrt((double)s->plane), d.filter[i] = 3, d.pad_lo[i] = d.pad_hi[i] = 1;
   d.x_dtype = d.w_dtype = d.y_dtype = s->dtype;
   d.has_bias = s->bias;
   d.has_x_prev = x_prev;
@@ -385,7 +386,8 @@ static void stream_run(convjit_context *ctx, const stream_case *s, const uint16_
   OK(convjit_plan_packed_weight_size(plan, &pw));
   void *dx = api_upload(ctx, cx, nx * 2), *dprev = f0 > 0 ? api_upload(ctx, cp, np * 2) : NULL;
   void *dw = api_upload(ctx, hw, (size_t)(s->k * cg * s->taps * (s->rank == 3 ? 9 : 1)) * 2);
-  void *dpw = api_upload(ctx, NULL, pw), *dy = api_upload(ctx, NULL, ny * 2), *dws = ws ? api_upload(ctx, NULL, ws) : NULL;
+  void *dpw = api_upload(ctx, NULL, pw), *dy = api_upload(ctx, NULL, ny * 2);
+  void *dws = ws ? api_upload(ctx, NULL, ws) : NULL;
   void *db = s->bias ? api_upload(ctx, bias, (size_t)s->k * 4) : NULL;
   OK(convjit_weight_pack(plan, dw, dpw, NULL));
   convjit_conv_args a = convjit_conv_args_default();
@@ -394,7 +396,8 @@ static void stream_run(convjit_context *ctx, const stream_case *s, const uint16_
   OK(convjit_conv_forward(plan, &a, NULL));
   OK(convjit_synchronize(ctx, NULL));
   OK(convjit_memcpy_d2h(ctx, cy, dy, ny * 2, NULL));
-  for (int64_t k = 0; k < s->k; k++) memcpy(yall + (k * s->frames + f0) * plane, cy + k * nf * plane, (size_t)(nf * plane) * 2);
+  for (int64_t k = 0; k < s->k; k++)
+    memcpy(yall + (k * s->frames + f0) * plane, cy + k * nf * plane, (size_t)(nf * plane) * 2);
   void *dev[] = {dx, dprev, dw, dpw, dy, dws, db};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) convjit_free(ctx, dev[i]);
   convjit_plan_destroy(plan);
