@@ -10,11 +10,12 @@ int cj_direct_serves(const cj_conv_geom *g) {
   return g && g->c >= 1 && g->c <= CJ_DIRECT_MAX_CG && g->k >= 1 && g->k <= CJ_DIRECT_MAX_MULT && !g->wgrad;
 }
 
-/* The input fields this kernel does not take: an output phase's (up, out,
- * ys, yext), backward weight's. */
-static convjit_status cj_direct_plain(const cj_conv_geom *g) {
+/* The input fields this kernel does not take: an output phase's (up, ys,
+ * yext; out only in backward data: dy's extents given, the transposed
+ * conv's output_padding), backward weight's. */
+static convjit_status cj_direct_plain(const cj_conv_geom *g, uint32_t bwd) {
   for (int i = 0; i < 3; i++)
-    CJ_CHECK(g->up[i] <= 1 && !g->out[i] && g->ys[i] <= 1 && !g->yext[i], CONVJIT_ERR_UNSUPPORTED,
+    CJ_CHECK(g->up[i] <= 1 && (bwd || !g->out[i]) && g->ys[i] <= 1 && !g->yext[i], CONVJIT_ERR_UNSUPPORTED,
              "conv_direct: an output phase (up, out, ys, yext in dim %d) is the implicit GEMM's", i);
   CJ_CHECK(!g->wgrad, CONVJIT_ERR_UNSUPPORTED, "conv_direct: backward weight is not this kernel");
   for (int i = 0; i < 3; i++)
@@ -103,7 +104,7 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
            "conv_direct.k = %u per group: the channel multiplier K/C must be 1..%d", g.k, CJ_DIRECT_MAX_MULT);
   CJ_CHECK(g.x_ndhwc == 1, CONVJIT_ERR_INVALID_ARG,
            "conv_direct.x_ndhwc = %u: the direct kernel reads NDHWC x (an NCDHW x is transposed first)", g.x_ndhwc);
-  CJ_TRY(cj_direct_plain(&g));
+  CJ_TRY(cj_direct_plain(&g, bwd));
   CJ_TRY(cj_direct_derive(&g));
   const int one_d = g.t == 1 && g.r == 1;
   CJ_CHECK(g.t <= CJ_DIRECT_MAX_TAPS && g.r <= CJ_DIRECT_MAX_TAPS &&

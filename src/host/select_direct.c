@@ -43,9 +43,6 @@ convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, 
   out->wgrad = p->kind == CONVJIT_CONV_BACKWARD_WEIGHT;
   out->in_role = out->bwd ? CJ_BIND_DY : CJ_BIND_X;
   out->out_role = out->bwd ? CJ_BIND_DX : CJ_BIND_Y;
-  CJ_CHECK(!p->output_padding[0] && !p->output_padding[1] && !p->output_padding[2], CONVJIT_ERR_UNSUPPORTED,
-           "desc.output_padding = %lld,%lld,%lld with a depthwise conv: the direct kernel's backward data takes none",
-           (long long)p->output_padding[0], (long long)p->output_padding[1], (long long)p->output_padding[2]);
   CJ_CHECK(p->w_dtype == p->x_dtype || (out->wgrad && p->w_dtype == CONVJIT_DTYPE_F32), CONVJIT_ERR_UNSUPPORTED,
            "desc.w_dtype = %s with desc.x_dtype = %s: the depthwise kernel takes x and w of one dtype",
            cj_dtype_name(p->w_dtype), cj_dtype_name(p->x_dtype));
@@ -69,6 +66,12 @@ convjit_status cj_direct_prepare(const cj_conv_problem *p, const cj_arch *arch, 
     q.pad_lo[ti] = 0;
   }
   CJ_TRY(cj_conv_problem_fields(&q, &out->g));
+  /* backward data with output_padding (a transposed conv's extra dx positions): dy's extents given
+   * (geometry out[], pad_hi then unused), dx's the full input's; the kernel reads only dy positions
+   * inside them */
+  const int64_t dy_ext[3] = {p->od, p->oh, p->ow};
+  for (int i = 0; i < 3 && out->bwd; i++)
+    if (p->output_padding[i]) out->g.out[i] = (uint32_t)dy_ext[i], out->g.pad_hi[i] = 0;
   out->fm.compute = p->x_dtype;
   out->fm.alpha = out->fm.x_q = out->fm.w_q = 1.0f;
   out->g.dtype = (uint32_t)p->x_dtype;

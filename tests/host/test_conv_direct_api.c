@@ -162,10 +162,11 @@ static void run_case(const char *arch, const dw_case *k) {
  * from dy and w through the direct family, against cj_ref_conv_bwd_data
  * with cj_ref_conv_bound(M*T*R*S products, dx's dtype) (exact sums on the
  * grid) widened by cj_ref_epi_apply for bias / residual / act on dx. */
-static void run_bwd_case(const char *arch, const dw_case *k) {
+static void run_bwd_case(const char *arch, const dw_case *k, const uint32_t *op) {
   convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
   convjit_conv_desc d = case_desc(k);
   d.kind = CONVJIT_CONV_BACKWARD_DATA;
+  for (int i = 0; op && i < k->rank; i++) d.output_padding[i] = op[3 - k->rank + i];
   d.y_dtype = d.x_dtype;
   convjit_plan *plan = NULL;
   OK(convjit_plan_create_conv(ctx, &d, &plan));
@@ -174,7 +175,7 @@ static void run_bwd_case(const char *arch, const dw_case *k) {
   if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
   cj_ref_conv_shape sh = case_shape(k);
   uint64_t od[3];
-  OK(cj_ref_conv_bwd_dy_dims(&sh, NULL, od));
+  OK(cj_ref_conv_bwd_dy_dims(&sh, op, od));
   const convjit_dtype t = k->dtype;
   size_t nx = sh.n * sh.c * sh.d * sh.h * sh.w, nw = sh.k * (sh.c / (uint64_t)case_groups(k)) * sh.t * sh.r * sh.s;
   size_t ny = sh.n * sh.k * od[0] * od[1] * od[2];
@@ -192,7 +193,7 @@ static void run_bwd_case(const char *arch, const dw_case *k) {
   for (size_t i = 0; i < sh.c; i++) bias[i] = (float)((int)(rnd(&seed) % 33) - 16) / 8.0f;
   for (size_t i = 0; i < nx; i++) hz[i] = enc(t, (float)((int)(rnd(&seed) % 257) - 128) / 16.0f), z[i] = dec(t, hz[i]);
   const cj_ref_conv_ext ext = {.groups = (uint64_t)case_groups(k), .x_ndhwc = k->x_ndhwc, .y_ndhwc = k->y_ndhwc};
-  OK(cj_ref_conv_bwd_data(&sh, &ext, NULL, fy, fw, k->bias ? bias : NULL, want, mag));
+  OK(cj_ref_conv_bwd_data(&sh, &ext, op, fy, fw, k->bias ? bias : NULL, want, mag));
   cj_ref_conv_tol b = cj_ref_conv_bound(sh.k / ext.groups * sh.t * sh.r * sh.s, (int)t, 1);
   cj_ref_epi e = {.z = k->residual ? z : NULL, .beta = 1.0, .act = k->act};
   b = cj_ref_epi_apply(b, &e, want, mag, nx);
@@ -292,7 +293,35 @@ static void test_bwd_data(void **st) {
   };
   static const char *const arches[] = {"gfx942", "gfx950"};
   for (size_t a = 0; a < 2; a++)
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bwd_case(arches[a], &cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bwd_case(arches[a], &cases[i], NULL);
+}
+
+/* Backward data with output_padding (a transposed conv's dx positions past
+ * the forward's reach: dy is the forward output of in - output_padding):
+ * stride 2 and 3, asymmetric pads, M = 2, 4 channels per group, 1D to 3D;
+ * the same oracle with the padding. */
+static void test_bwd_output_padding(void **st) {
+  (void)st;
+  static const struct {
+    dw_case k;
+    uint32_t op[3];
+  } cases[] = {
+      {{"2D 3x3 stride 2 pad 1, output_padding 1 (ConvTranspose2d k3 s2 p1 op1)", 2, 1, 32, 1, 10, 12, 32, 1, 3, 3,
+        {1, 2, 2}, {0}, {0, 1, 1}, {0, 1, 1}, 0, 0, 1, 0, 0, BF16, 0, 0, 0},
+       {0, 1, 1}},
+      {{"2D f16 5x5 stride 3, M = 2, NDHWC, output_padding (2, 1)", 2, 1, 16, 1, 14, 13, 32, 1, 5, 5, {1, 3, 3}, {0},
+        {0, 2, 2}, {0, 2, 2}, 1, 1, 0, 0, 0, F16, 0, 0, 0},
+       {0, 2, 1}},
+      {{"1D 4 per group k 4 stride 2, output_padding 1", 1, 2, 16, 1, 1, 21, 16, 1, 1, 4, {1, 1, 2}, {0}, {0, 0, 1},
+        {0, 0, 1}, 0, 0, 0, 0, 0, BF16, 0, 0, 4},
+       {0, 0, 1}},
+      {{"3D 3x3x3 stride 2 pad 1, output_padding (1, 0, 1), residual", 3, 1, 8, 6, 7, 8, 8, 3, 3, 3, {2, 2, 2}, {0},
+        {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 1, 0, BF16, 0, 0, 0},
+       {1, 0, 1}},
+  };
+  static const char *const arches[] = {"gfx942", "gfx950"};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bwd_case(arches[a], &cases[i].k, cases[i].op);
 }
 
 /* A few input channels per group (Cg = C/groups in 2..7, the direct
@@ -327,7 +356,7 @@ static void test_grouped_bwd_data(void **st) {
     for (size_t i = 0; i < sizeof GROUPED / sizeof GROUPED[0]; i++) {
       dw_case k = GROUPED[i];
       k.real = 0, k.y_dtype = 0; /* dx in x's dtype, the 1/8 grid (the bwd oracle's exact sums) */
-      run_bwd_case(arches[a], &k);
+      run_bwd_case(arches[a], &k, NULL);
     }
 }
 
@@ -502,7 +531,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d),       cmocka_unit_test(test_2d),      cmocka_unit_test(test_1d),
       cmocka_unit_test(test_bwd_data), cmocka_unit_test(test_grouped), cmocka_unit_test(test_grouped_bwd_data),
-      cmocka_unit_test(test_stream), cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_stream), cmocka_unit_test(test_bwd_output_padding), cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
