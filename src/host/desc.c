@@ -204,9 +204,8 @@ static convjit_status desc_fields(const convjit_conv_desc *d, const cj_conv_kind
   CJ_CHECK(!d->has_x_prev || rank != 3 || d->upsample[0] <= 1, CONVJIT_ERR_INVALID_ARG,
            "desc.has_x_prev = 1 with desc.upsample[0] = %lld: x_prev's frames are read as they are (upsample in "
            "height and width only)", (long long)d->upsample[0]);
-  if (d->has_x_prev) { /* a causal temporal conv: x_prev holds exactly the frames of the low time padding */
-    CJ_CHECK(rank == 3, CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1 with spatial_rank = %d: needs a time dim (3)",
-             rank);
+  if (d->has_x_prev) { /* a causal conv along the descriptor's first dim (time: D in 3D, W in 1D): x_prev
+                        * holds exactly the frames of its low padding; the implicit GEMM streams 3D only */
     CJ_CHECK(d->filter[0] > 1 && d->pad_lo[0] == (d->filter[0] - 1) * d->dilation[0], CONVJIT_ERR_INVALID_ARG,
              "desc.pad_lo[0] = %lld: has_x_prev needs the causal pad (filter[0]-1)*dilation[0] = %lld > 0 "
              "(x_prev holds those frames)", (long long)d->pad_lo[0], (long long)((d->filter[0] - 1) * d->dilation[0]));

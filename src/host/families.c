@@ -19,7 +19,7 @@ static int igemm_serves(const cj_conv_problem *p, const cj_target *t, char *why,
  * the general one. */
 static const cj_conv_family cj_families[] = {
     /* the direct depthwise conv (codegen/kplan_direct.h, select_direct.c):
-     * groups = c, k/c in 1..8, bf16 / f16 */
+     * groups > 1, c/groups in 1..7 (1: depthwise), k/groups in 1..8, bf16 / f16 */
     {"direct",
      cj_direct_family_serves,
      {[CONVJIT_CONV_FORWARD] = &cj_conv_direct_forward_planner,

@@ -381,8 +381,9 @@ convjit_status cj_conv_phased_sequence(const cj_conv_problem *p, const cj_target
                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
                                        cj_conv_opts *follow, int *has_follow);
 /* select_direct.c: the direct depthwise family (codegen/kplan_direct.h),
- * its row of the family table: cj_direct_family_serves (a depthwise problem:
- * groups = C, K/C in 1..8, bf16 or f16 x, any kind; else 0 with the reason),
+ * its row of the family table: cj_direct_family_serves (groups > 1 with
+ * C/groups in 1..7 (1: depthwise) and K/groups in 1..8, bf16 or f16 x, any
+ * kind; else 0 with the reason),
  * prepare, candidates (one: the plan's defaults) and the launch sequence,
  * the hooks of its three planners. */
 int cj_direct_family_serves(const cj_conv_problem *p, const cj_target *t, char *why, size_t n);

@@ -334,6 +334,9 @@ static convjit_status cj_conv_prepare(const cj_conv_problem *p, const cj_arch *a
   out->in_role = CJ_BIND_X;
   out->out_role = CJ_BIND_Y;
   cj_conv_geom *g = &out->g;
+  CJ_CHECK(!p->has_x_prev || p->spatial_rank == 3, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_x_prev = 1 with spatial_rank = %d: the implicit GEMM streams along a time dim D (3D); a "
+           "depthwise or few-channel grouped conv (the direct family) streams in 1D and 2D too", p->spatial_rank);
   out->prev_frames = p->has_x_prev ? (uint64_t)p->pad_lo[0] : 0;
   cj_conv_problem q = *p;
   if (p->has_x_prev) {
