@@ -40,10 +40,10 @@ cj_bad_args(dump_y_dtype convjit-dump "--y-dtype 'i8': bf16, f16 or f32" --arch 
             --shape 1,8,4,8,8,16,3,3,3 --y-dtype i8)
 # backward weight's options (cli_problem): a dtype dw is not written in, on
 # another kind, a y dtype for dy (dy is in --dtype)
-cj_bad_args(run_dw_dtype convjit-run "--dw-dtype 'f64': f32, or the inputs' dtype" ${RUN} --kind bwd-weight --dw-dtype f64)
+cj_bad_args(run_dw_dtype convjit-run "--dw-dtype 'f64': expected bf16, f16 or f32 (the dtype table's" ${RUN} --kind bwd-weight --dw-dtype f64)
 cj_bad_args(run_dw_dtype_fwd convjit-run "--dw-dtype and --nondeterministic need --kind bwd-weight" ${RUN}
             --shape 1,8,8,8,3 --dw-dtype f32)
-cj_bad_args(run_bwd_weight_y_dtype convjit-run "--y-dtype f32: backward weight reads dy in --dtype" ${RUN}
+cj_bad_args(run_bwd_weight_y_dtype convjit-run "--y-dtype f32: kind bwd-weight writes dw (its dtype: --dw-dtype) and reads dy in --dtype" ${RUN}
             --kind bwd-weight --shape 1,8,8,8,3 --y-dtype f32)
 cj_bad_args(dump_nondeterministic_fwd convjit-dump "--dw-dtype and --nondeterministic need --kind bwd-weight"
             --arch gfx942 --op conv --dtype bf16 --shape 1,8,4,8,8,16,3,3,3 --nondeterministic)

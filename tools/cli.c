@@ -306,9 +306,24 @@ const char *cli_kind_names(void) {
   return names;
 }
 
+const cj_epi_flag *cli_epi_flag_option(const char *opt) {
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; opt && !strncmp(opt, "--", 2) && i < n; i++)
+    if (f[i].option[0] && !strcmp(opt + 2, f[i].option)) return &f[i];
+  return NULL;
+}
+
+void cli_epi_usage(FILE *out, int width) {
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; i < n; i++)
+    if (f[i].option[0]) fprintf(out, "  --%-*s %s\n", width, f[i].option, f[i].help);
+}
+
 int cli_epi_set(cli_epi *e, const char *opt, const char *v) {
-  if (!strcmp(opt, "--bias")) e->bias = 1;
-  else if (!strcmp(opt, "--residual")) e->residual = 1;
+  const cj_epi_flag *fl = cli_epi_flag_option(opt);
+  if (fl) e->flags |= 1u << fl->op;
   else if (!strcmp(opt, "--act")) return cli_act(opt, v, &e->act) ? -1 : 1;
   else if (!strcmp(opt, "--beta")) return cli_double(opt, v, -1e30, 1e30, &e->beta) ? -1 : 1;
   else return 0;
@@ -317,25 +332,34 @@ int cli_epi_set(cli_epi *e, const char *opt, const char *v) {
 
 int cli_epi_opt(cli_args *c, cli_epi *e) {
   const char *v = NULL;
-  if (cli_is(c, "--bias") || cli_is(c, "--residual")) return cli_epi_set(e, c->opt, NULL);
+  if (cli_epi_flag_option(c->opt)) return cli_epi_set(e, c->opt, NULL);
   if (!cli_is(c, "--act") && !cli_is(c, "--beta")) return 0;
   if (!(v = cli_value(c))) return -1;
   return cli_epi_set(e, c->opt, v);
 }
 
 void cli_epi_desc(const cli_epi *e, convjit_conv_desc *d) {
-  d->has_bias = e->bias;
-  d->has_channel_scale = e->channel_scale;
-  d->has_residual = e->residual;
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; i < n; i++) cj_epi_flag_set(d, &f[i], (int)(e->flags >> f[i].op & 1));
   d->beta = (float)e->beta;
   d->act = (convjit_activation)e->act;
 }
 
 cli_epi cli_epi_of(const cj_epilogue *e) {
-  cli_epi o = {.bias = cj_epi_has(e, CJ_EPI_BIAS), .channel_scale = cj_epi_has(e, CJ_EPI_SCALE),
-               .residual = cj_epi_has(e, CJ_EPI_RESIDUAL), .act = cj_epi_activation(e)};
-  if (o.residual) o.beta = cj_epi_beta(e);
+  cli_epi o = {.act = cj_epi_activation(e)};
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  for (uint32_t i = 0; i < n; i++)
+    if (cj_epi_has(e, (cj_epi_op)f[i].op)) o.flags |= 1u << f[i].op;
+  if (cj_epi_has(e, CJ_EPI_RESIDUAL)) o.beta = cj_epi_beta(e);
   return o;
+}
+
+/* "f16" / "f32" or the "fp16" / "fp32" people also write */
+static int cli_is_dtype(const char *text, convjit_dtype t) {
+  const char *n = cj_dtype_name(t);
+  return !strcmp(text, n) || (n[0] == 'f' && text[0] == 'f' && text[1] == 'p' && !strcmp(text + 2, n + 1));
 }
 
 int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
@@ -353,12 +377,19 @@ int cli_problem_set(cli_problem *pr, const char *opt, const char *v) {
     pr->nondeterministic = 1;
     return 0;
   }
-  if (!strcmp(opt, "--dw-dtype")) {
-    if (!strcmp(v, "f32")) pr->dw_dtype = CONVJIT_DTYPE_F32;
-    else if (!strcmp(v, "bf16")) pr->dw_dtype = CONVJIT_DTYPE_BF16;
-    else if (!strcmp(v, "f16")) pr->dw_dtype = CONVJIT_DTYPE_F16;
-    else return cli_fail(opt, v, "f32, or the inputs' dtype (bf16 or f16)");
-    return 0;
+  if (!strcmp(opt, "--dw-dtype")) { /* the dtypes the dtype table lets a weight gradient (w_dtype) take */
+    uint32_t mask = 0;
+    for (int k = 0; cj_conv_kind_of((convjit_conv_kind)k); k++)
+      if (tool_kind_output((convjit_conv_kind)k) == CJ_TENSOR_DW) mask |= cj_conv_kind_dtype_mask((convjit_conv_kind)k, 1);
+    for (int t = 0; t < 32; t++)
+      if ((mask >> t & 1) && cli_is_dtype(v, (convjit_dtype)t)) {
+        pr->dw_dtype = t;
+        return 0;
+      }
+    char set[120], why[200];
+    cj_dtype_list(mask, set, sizeof set);
+    snprintf(why, sizeof why, "expected %s (the dtype table's weight-gradient dtypes)", set);
+    return cli_fail(opt, v, why);
   }
   int up = !strcmp(opt, "--upsample");
   int n = cli_list(opt, v, up ? pr->up : pr->out_pad, 1, 3, 0, CLI_MAX_EXTENT);
@@ -398,12 +429,6 @@ int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d) {
     d->nondeterministic = pr->nondeterministic;
   }
   return 0;
-}
-
-/* "f16" / "f32" or the "fp16" / "fp32" people also write */
-static int cli_is_dtype(const char *text, convjit_dtype t) {
-  const char *n = cj_dtype_name(t);
-  return !strcmp(text, n) || (n[0] == 'f' && text[0] == 'f' && text[1] == 'p' && !strcmp(text + 2, n + 1));
 }
 
 int cli_conv_dtypes(const char *dtype, const char *y_dtype, const cj_arch *arch, convjit_conv_desc *d) {

@@ -159,17 +159,24 @@ int cli_problem_set(cli_problem *pr, const char *opt, const char *v);
  * 0, or -1 with the message (an option the kind does not take). */
 int cli_problem_desc(const cli_problem *pr, convjit_conv_desc *d);
 /* ---- the fused epilogue's options, written once ---------------------------------
- * --bias, --residual, --beta B (z's factor), --act A (cj_epi_act_name) and
- * the per-channel scales (--alpha k, whose --alpha S form is the fp8 x_scale,
- * the tool's own): the descriptor's epilogue fields. A new epilogue op a user
- * asks for is a field here, its option in cli_epi_set and its descriptor
- * field in cli_epi_desc and cli_epi_of. */
+ * The flag ops' options from the library's table (host/kinds.h
+ * CJ_EPI_FLAG_TABLE: --bias, --residual, ...; the per-channel scales are
+ * set by --alpha k, whose --alpha S form is the fp8 x_scale, the tool's
+ * own), --beta B (z's factor) and --act A (cj_epi_act_name): the
+ * descriptor's epilogue fields. An op asked for by a flag is its row there
+ * and needs nothing here. */
 typedef struct cli_epi {
-  int bias, residual, act, channel_scale;
+  uint32_t flags; /* 1 << cj_epi_op of each flag op asked for (CJ_EB(BIAS), ...) */
+  int act;
   double beta; /* 0 = 1.0 (the descriptor's rule) */
 } cli_epi;
-/* One of them: opt ("--bias", "--residual": v not read; "--beta", "--act")
- * with value v into e: 1 taken, 0 not one of them, -1 bad (printed). */
+/* The flag row whose option is opt ("--bias"); NULL if none. */
+const cj_epi_flag *cli_epi_flag_option(const char *opt);
+/* The flag options' usage lines ("  --bias  fused epilogue: ..."), the
+ * option names padded to width. */
+void cli_epi_usage(FILE *f, int width);
+/* One of them: opt (a flag option: v not read; "--beta", "--act") with
+ * value v into e: 1 taken, 0 not one of them, -1 bad (printed). */
 int cli_epi_set(cli_epi *e, const char *opt, const char *v);
 /* The same at c (its value consumed when the option takes one). */
 int cli_epi_opt(cli_args *c, cli_epi *e);

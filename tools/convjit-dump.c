@@ -161,9 +161,7 @@ static const dump_opt_def conv_opt_defs[] = {
   {"dilation", 1, "dd,dh,dw (default 1,1,1)"},
   {"layout", 1, "ncdhw|ndhwc (x and y) or x,y (default ncdhw): NDHWC x is read in place"},
   {"groups", 1, "G: grouped conv, G divides C and K (default 1)"},
-  {"bias", 0, "fused epilogue: + fp32 bias of K elements (args.bias)"},
   {"y-dtype", 1, "bf16|f16|f32: y's dtype (default: bf16 for bf16 and fp8, f16 for f16)"},
-  {"residual", 0, "fused epilogue: + beta * z (z shaped and typed like y, args.residual)"},
   {"beta", 1, "z's factor (default 1; a plan constant)"},
   {"act", 1, ": activation applied last"},
   {"alpha", 1, "fp8: S = per-tensor dequantization factor (x_scale), k = also per-channel scales"},
@@ -193,7 +191,7 @@ static convjit_status conv_set_opt(dump_args *a, const char *name, const char *v
            !strcmp(name, "dw-dtype") || !strcmp(name, "nondeterministic"))
     CLI(cli_problem_set(&o->prob, what, v));
   else if (!strcmp(name, "alpha")) {
-    if (!strcmp(v, "k")) o->epi.channel_scale = 1;
+    if (!strcmp(v, "k")) o->epi.flags |= CJ_EB(SCALE);
     else CLI(cli_double(what, v, 0.0, 1e30, &o->alpha));
   } else if ((e = cli_epi_set(&o->epi, what, v)) != 0) {
     CLI(e);
@@ -301,6 +299,7 @@ static void usage(FILE *f) {
     fprintf(f, "  --op %-10s --dtype %s --shape %s\n", o->name, o->dtypes, o->shape_help);
     for (const dump_opt_def *d = o->opts; d && d->name; d++)
       fprintf(f, "      --%s%s  %s%s\n", d->name, d->has_value ? " V" : "", opt_values(d->name), d->help);
+    if (o->conv_knobs) cli_epi_usage(f, 6);
     if (o->conv_knobs) {
       cj_strbuf kh = {0};
       cj_conv_knobs_help(&kh, "    --", " ", NULL);
@@ -410,9 +409,12 @@ static convjit_status parse_args(int argc, char **argv, dump_args *a, const dump
     for (const dump_opt_def *o = op ? op->opts : NULL; o && o->name; o++)
       if (strlen(o->name) == len && strncmp(o->name, s, len) == 0) d = o;
     const cj_knob *kn = op && op->conv_knobs ? cj_conv_knob_find(s, len) : NULL;
-    CJ_CHECK(d != NULL || kn != NULL, CONVJIT_ERR_INVALID_ARG, "unknown option --%.*s%s%s", (int)len, s,
+    char flag[64]; /* the epilogue's flag options (the library's table) are the conv's too */
+    snprintf(flag, sizeof flag, "--%.*s", (int)(len < 60 ? len : 60), s);
+    const int epi_flag = op && op->conv_knobs && !d && !kn && cli_epi_flag_option(flag);
+    CJ_CHECK(d != NULL || kn != NULL || epi_flag, CONVJIT_ERR_INVALID_ARG, "unknown option --%.*s%s%s", (int)len, s,
              op ? " for --op " : "", op ? op->name : "");
-    CJ_TRY(take_opt(argc, argv, &i, d ? d->has_value : kn->kind != CJ_KNOB_FLAG, name, sizeof name, &v));
+    CJ_TRY(take_opt(argc, argv, &i, d ? d->has_value : kn ? kn->kind != CJ_KNOB_FLAG : 0, name, sizeof name, &v));
     CJ_TRY(op->set_opt(a, name, v));
   }
   if (*help) return CONVJIT_OK;

@@ -72,7 +72,6 @@ static void run_usage(FILE *f) {
           "  --x-scale S, --w-scale S   fp8 per-tensor dequantization scales (y = acc*S_x*S_w + bias)\n"
           "  --alpha S|k  fp8: the per-tensor dequantization factor alpha = S (as --x-scale S), or k:\n"
           "            per-output-channel weight scales too (random, args.scale)\n"
-          "  --residual    fused epilogue: + beta * z, z a random tensor shaped and typed like y\n"
           "  --beta B      z's factor (default 1)\n"
           "  --act %s   activation applied last: y = act(alpha*conv + beta*z + bias)\n"
           "  --kind    fwd (default): y from x; bwd-data: dx from a dy of the forward output's shape\n"
@@ -96,6 +95,8 @@ static void run_usage(FILE *f) {
           "            in bf16 (--dtype picks one); --op transpose: that layer's activation transpose\n"
           "conv knobs (src/codegen/kplan_knobs.h; forced in every kernel the plan builds):\n%s",
           cli_arch_names('|'), cli_kind_names(), native_fp8_formats(), cli_act_names(), kh.s ? kh.s : "");
+  fprintf(f, "the fused epilogue's flag ops (the library's table):\n");
+  cli_epi_usage(f, 12);
   cj_sb_free(&kh);
 }
 
@@ -145,7 +146,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(o, "--layout")) { CLI_VALUE(&c, v); if (cli_layout(o, v, &a->x_ndhwc, &a->y_ndhwc)) return -1; }
     else if (!strcmp(o, "--alpha")) {
       CLI_VALUE(&c, v);
-      if (!strcmp(v, "k")) a->epi.channel_scale = 1;
+      if (!strcmp(v, "k")) a->epi.flags |= CJ_EB(SCALE);
       else if (cli_double(o, v, 0.0, 1e30, &a->x_scale)) return -1;
     } else if (!strcmp(o, "--stream-chunks")) {
       CLI_VALUE(&c, v);
@@ -177,8 +178,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
     return -1;
   }
   if (a->y_dtype && tool_kind_output(a->prob.kind) == CJ_TENSOR_DW) { /* a weight gradient's dtype: --dw-dtype */
-    fprintf(stderr, "convjit-run: --y-dtype %s: backward weight reads dy in --dtype and writes dw in --dw-dtype\n",
-            a->y_dtype);
+    fprintf(stderr, "convjit-run: --y-dtype %s: kind %s writes %s (its dtype: --dw-dtype) and reads %s in --dtype\n",
+            a->y_dtype, cj_conv_kind_of(a->prob.kind)->tool, cj_tensor_field(CJ_TENSOR_DW),
+            cj_tensor_field(CJ_TENSOR_DY));
     return -1;
   }
   convjit_conv_desc dt = convjit_conv_desc_default(); /* the names checked once, here (cli.c) */
@@ -209,7 +211,7 @@ static void default_conv(run_args *a) {
   static const int64_t pad[6] = {2, 1, 1, 0, 1, 1}; /* lo D,H,W, then hi */
   memcpy(a->pad, pad, sizeof pad);
   a->npad = 6;
-  a->epi.bias = 1;
+  a->epi.flags |= CJ_EB(BIAS);
   a->title = k_default_title;
 }
 
@@ -235,7 +237,9 @@ int main(int argc, char **argv) {
     a.check = 1; /* the default job always checks itself */
     if (!strcmp(a.op, "conv")) default_conv(&a);
     else default_transpose(&a);
-    if (!a.dtype && tool_kind_output(a.prob.kind) == CJ_TENSOR_DW) a.dtype = "bf16"; /* no fp8 weight gradients */
+    /* fp8 first where the kind's dtype table takes fp8 x */
+    if (!a.dtype && !(cj_conv_kind_dtype_mask(a.prob.kind, 0) & (CJ_DT(FP8_E4M3FN) | CJ_DT(FP8_E4M3FNUZ))))
+      a.dtype = "bf16";
     if (!a.dtype) {
       ja[1] = a;
       ja[1].dtype = "bf16";

@@ -119,7 +119,7 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   if (cli_conv_dtypes(a->dtype, a->y_dtype, cj_arch_from_name(arch), d)) return -1;
   if (!strcmp(a->dtype, "fp8") && a->fp8_format) /* the arch's native fp8 flavour unless --fp8-format */
     d->x_dtype = d->w_dtype = !strcmp(a->fp8_format, "fnuz") ? CONVJIT_DTYPE_FP8_E4M3FNUZ : CONVJIT_DTYPE_FP8_E4M3FN;
-  if ((a->fp8_format || a->x_scale || a->w_scale || a->epi.channel_scale) && strcmp(a->dtype, "fp8")) {
+  if ((a->fp8_format || a->x_scale || a->w_scale || (a->epi.flags & CJ_EB(SCALE))) && strcmp(a->dtype, "fp8")) {
     fprintf(stderr, "convjit-run: --fp8-format, --x-scale, --w-scale and --alpha need --dtype fp8\n");
     return -1;
   }
@@ -130,7 +130,7 @@ int run_conv_desc(const run_args *a, const char *arch, convjit_conv_desc *d) {
   d->y_layout = a->y_ndhwc ? CONVJIT_LAYOUT_NDHWC : CONVJIT_LAYOUT_NCDHW;
   cli_epi_desc(&a->epi, d);
   if (cli_problem_desc(&a->prob, d)) return -1; /* after the dtypes: backward weight's follow x's */
-  if (a->epi.beta != 0.0 && !a->epi.residual) {
+  if (a->epi.beta != 0.0 && !(a->epi.flags & CJ_EB(RESIDUAL))) {
     fprintf(stderr, "convjit-run: --beta needs --residual\n");
     return -1;
   }
@@ -383,39 +383,43 @@ static convjit_status ref_fp8(const cj_conv_problem *p, const conv_job *j, const
 }
 
 /* ref, and refabs = sum |x*w| (+|bias|) per output: the scale of the
- * accumulation error, by the kind's own reference (its output role: dx is
- * the transposed conv, scattered from the definition; y the forward, of x
- * read at floor(u / 2) when it upsamples, ref_conv.h). The bound shared
- * with the tests (ref_conv.h): the output's rounding (2^-8 |ref| for bf16)
- * plus fp32 accumulation of the exact products and the bias (fp8: and the
- * epilogue's scale multiplies, here by 1), then the fused epilogue on top
- * (ref_epi.h). */
+ * accumulation error, by the kind's own reference (its row's ref,
+ * kinds.h: the forward conv, of x read at floor(u / 2) when it upsamples;
+ * dx the transposed conv, scattered from the definition; ref_conv.h) and
+ * the bound it names, shared with the tests (ref_conv.h): the output's
+ * rounding (2^-8 |ref| for bf16) plus fp32 accumulation of the exact
+ * products and the bias; fp8 bytes (the forward's quantized inputs, a
+ * dtype's path) through ref_fp8 (and the epilogue's scale multiplies, here
+ * by 1); then the fused epilogue on top (ref_epi.h). */
 static convjit_status job_reference(const cj_conv_problem *p, const conv_job *j, float *ref, float *refabs,
                                     run_result *r) {
-  cj_ref_conv_shape sh = tool_ref_shape(p);
-  const int dx_out = j->out == CJ_TENSOR_DX;
-  /* products per output: forward C/groups*T*R*S; a dx element has at most K/groups*T*R*S */
-  const uint64_t products = (uint64_t)((dx_out ? p->k : p->c) / p->groups * p->t * p->r * p->s);
-  const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
-                               .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
-  const uint32_t up[3] = {p->upsample[0] ? 2u : 1u, p->upsample[1] ? 2u : 1u, p->upsample[2] ? 2u : 1u};
-  const float *fb = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? j->fb : NULL;
-  r->tol = cj_ref_conv_bound(products, j->out_dt, 0);
-  r->bound = "cj_ref_conv_bound";
-  if (dx_out) {
-    const uint32_t op[3] = {(uint32_t)p->output_padding[0], (uint32_t)p->output_padding[1],
-                            (uint32_t)p->output_padding[2]};
-    CJ_TRY(cj_ref_conv_bwd_data(&sh, &ext, op, j->fx, j->fw, fb, ref, refabs));
-  } else if (up[0] * up[1] * up[2] > 1 && j->ebx == 2) {
-    CJ_TRY(cj_ref_conv_upsample(&sh, &ext, up, j->fx, j->fw, fb, ref, refabs));
-  } else if (j->ebx == 1) {
-    CJ_TRY(ref_fp8(p, j, &ext, up, ref, refabs, r, products));
+  cj_kind_ref_io io = {.sh = tool_ref_shape(p),
+                       .ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
+                               .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC},
+                       .out_dtype = j->out_dt};
+  for (int i = 0; i < 3; i++) {
+    io.up[i] = p->upsample[i] ? 2u : 1u;
+    io.out_pad[i] = (uint32_t)p->output_padding[i];
+  }
+  io.in[j->in] = j->fx, io.in[CJ_TENSOR_W_RAW] = j->fw;
+  io.in[CJ_TENSOR_BIAS] = cj_epi_has(&p->epi, CJ_EPI_BIAS) ? j->fb : NULL;
+  io.out[j->out] = ref, io.mag[j->out] = refabs;
+  if (j->ebx == 1) {
+    CJ_TRY(ref_fp8(p, j, &io.ext, io.up, ref, refabs, r, (uint64_t)(p->c / p->groups * p->t * p->r * p->s)));
   } else {
-    CJ_TRY(cj_ref_conv_fwd_ext(&sh, &ext, j->fx, j->fw, fb, ref, refabs));
+    CJ_TRY(cj_conv_kind_of(p->kind)->ref(&io));
+    r->tol = io.tol, r->bound = io.bound;
   }
   if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) {
     cj_ref_epi ep = {.z = j->fz, .beta = cj_epi_beta(&p->epi), .act = cj_epi_activation(&p->epi)};
     r->tol = cj_ref_epi_apply(r->tol, &ep, ref, refabs, j->ny);
+  }
+  for (uint32_t i = 0; i < p->epi.nops; i++) { /* flag ops after the activation: by name (ref_epi.c) */
+    const int op = p->epi.ops[i].op;
+    if (op > CJ_EPI_ACTIVATION && cj_epi_flag_of(op))
+      CJ_TRY(cj_ref_epi_named(cj_epi_op_name((cj_epi_op)op), &r->tol, ref, refabs, j->ny));
+  }
+  if (cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) || cj_epi_activation(&p->epi)) {
     r->bound = p->x_dtype == p->w_dtype && j->ebx == 1 ? "cj_ref_conv_bound_fp8 + cj_ref_epi_apply"
                                                         : "cj_ref_conv_bound + cj_ref_epi_apply";
   }

@@ -144,9 +144,20 @@ static void print_problem(const run_args *a, const convjit_plan *plan) {
     printf("op       conv backward weight: dw%s from x and dy (the GEMM over the padded grid)%s\n",
            cj_epi_has(&p->epi, CJ_EPI_BIAS) ? " and db" : "",
            p->nondeterministic ? ", fp32 atomics across blocks (nondeterministic)" : ", deterministic");
-  else printf("op       conv forward (implicit GEMM)%s%s%s%s%s\n", cj_epi_has(&p->epi, CJ_EPI_SCALE) ? " * scale[k]" : "",
-         cj_epi_has(&p->epi, CJ_EPI_RESIDUAL) ? " + beta*z" : "", cj_epi_has(&p->epi, CJ_EPI_BIAS) ? " + fp32 bias" : "",
-         act ? ", then " : "", act == 1 ? "relu" : act == 2 ? "silu" : act == 3 ? "gelu (tanh)" : "");
+  else { /* the epilogue's ops in their order: the flag ops' texts (the library's table), the activation */
+    char epi[256] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < p->epi.nops && used < sizeof epi; i++) {
+      const int op = p->epi.ops[i].op;
+      const cj_epi_flag *fl = cj_epi_flag_of(op);
+      int m = op == CJ_EPI_ACTIVATION ? snprintf(epi + used, sizeof epi - used, ", then %s",
+                                                 act == 3 ? "gelu (tanh)" : cj_epi_act_name(act))
+              : fl                    ? snprintf(epi + used, sizeof epi - used, "%s", fl->report)
+                                      : 0;
+      if (m > 0) used += (size_t)m;
+    }
+    printf("op       conv forward (implicit GEMM)%s\n", epi);
+  }
   printf("shape    N,C,D,H,W %lld,%lld,%lld,%lld,%lld -> K %lld (y %lld,%lld,%lld,%lld,%lld), filter %lldx%lldx%lld, "
          "stride %lld,%lld,%lld, pad %lld/%lld,%lld/%lld,%lld/%lld (before/after, D,H,W)",
          (long long)p->n, (long long)p->c, (long long)p->d, (long long)p->h, (long long)p->w, (long long)p->k,

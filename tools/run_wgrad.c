@@ -89,17 +89,20 @@ int run_bwd_weight(convjit_context *ctx, const char *arch, const run_args *a, co
       rc = CONVJIT_ERR_OUT_OF_MEMORY;
       goto done;
     }
-    const cj_ref_conv_ext ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
-                                 .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC};
-    CLI_TRY(cj_ref_conv_bwd_weight(&sh, &ext, fx, fdy, want, mag));
-    if (db_on) CLI_TRY(cj_ref_conv_bwd_bias(&sh, &ext, fdy, want + nw, mag + nw));
+    /* the kind's reference (its row's, kinds.h) and bound: db is fp32 (no
+     * output rounding), so dw's bound, the looser, holds it to the same
+     * accumulation error */
+    cj_kind_ref_io io = {.sh = sh,
+                         .ext = {.groups = (uint64_t)p->groups, .x_ndhwc = p->x_layout == CONVJIT_LAYOUT_NDHWC,
+                                 .y_ndhwc = p->y_layout == CONVJIT_LAYOUT_NDHWC},
+                         .out_dtype = p->w_dtype};
+    io.in[CJ_TENSOR_X] = fx, io.in[CJ_TENSOR_DY] = fdy;
+    io.out[CJ_TENSOR_DW] = want, io.mag[CJ_TENSOR_DW] = mag;
+    if (db_on) io.out[CJ_TENSOR_DB] = want + nw, io.mag[CJ_TENSOR_DB] = mag + nw;
+    CLI_TRY(cj_conv_kind_of(p->kind)->ref(&io));
     for (size_t i = 0; i < nw; i++) got[i] = tool_decode(hdw, i, p->w_dtype);
     for (size_t i = nw; i < nout; i++) got[i] = hdb[i - nw];
-    /* db is fp32 (no output rounding): its bound is dw's without the 16-bit rounding
-     * term, so checking it against dw's (the looser) bound still requires
-     * the same accumulation error */
-    r->tol = cj_ref_conv_bwd_bound((uint64_t)(p->n * p->od * p->oh * p->ow), p->w_dtype);
-    r->bound = "cj_ref_conv_bwd_bound";
+    r->tol = io.tol, r->bound = io.bound;
     const size_t nbad = run_check_outputs(r, got, want, mag, nout);
     r->pass = nbad == 0 && (r->det_same || a->prob.nondeterministic);
     if (nbad) {

@@ -413,8 +413,7 @@ def prepare_conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, pad
     elif y_layout is None:
         y_layout = x_layout
     if x_prev is not None:
-        if rank == 3:   # (convjit refuses x_prev of a 1D or 2D conv itself: no time dim)
-            check_x_prev(x_prev, x, pad_lo)
+        check_x_prev(x_prev, x, pad_lo)   # the time dim is the first (D in 3D, L in 1D)
         if dtype_code(x_prev, "x_prev", fp8) != xdt:
             raise TypeError(f"convjit: x_prev dtype {x_prev.dtype} differs from x's {x.dtype}")
     # beta = 0 drops the residual: the descriptor's beta 0 means 1.0 (convjit.h), so it cannot say 0

@@ -1,5 +1,9 @@
 /* The direct depthwise conv kernel (plan in kplan_direct.h).
  *
+ *   (Cg = C/groups input channels per group: per tap Cg weight vectors,
+ *   the x operand of channel i shuffled to lane o = channel (o/M)*Cg + i;
+ *   backward data Cg sums per position; docs/kernels.md "Few channels
+ *   per group")
  *   grid ceil(items / 256), 256 threads; lane item q -> channel vector
  *   cv = q % ncv (fastest: a wave's loads of one input position are
  *   contiguous), strip q / ncv -> (n, od, oh, ow0 = strip * P).
@@ -126,6 +130,16 @@ static LLVMValueRef w_f32(dk *k, LLVMValueRef raw) {
   return LLVMBuildBitCast(k->b, raw, LLVMVectorType(k->g->f32, k->c->accw), "");
 }
 
+/* The <vec*M> operand of input channel ci of each of a lane's vec groups
+ * from its <vec*Cg> x channels xv: lane o reads channel (o/M)*Cg + ci. */
+static LLVMValueRef chan_expand(dk *k, LLVMValueRef xv, uint32_t ci) {
+  const uint32_t M = k->c->mult, cg = k->c->cg, accw = k->c->accw;
+  if (M == 1 && cg == 1) return xv;
+  LLVMValueRef idx[64];
+  for (uint32_t o = 0; o < accw; o++) idx[o] = c32(k, o / M * cg + ci);
+  return LLVMBuildShuffleVector(k->b, xv, LLVMGetPoison(LLVMTypeOf(xv)), LLVMConstVector(idx, accw), "");
+}
+
 static LLVMValueRef fma_v(dk *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc) {
   LLVMTypeRef t = LLVMTypeOf(acc);
   LLVMValueRef args[3] = {a, b, acc};
@@ -141,7 +155,7 @@ static void store_out(dk *k, LLVMValueRef acc, LLVMValueRef pos, LLVMValueRef nn
   const cj_conv_geom *G = k->G;
   const cj_epilogue *e = &c->epi;
   const uint32_t outs = c->outs, ydt = (uint32_t)cj_epi_out_dtype(e), yb = cj_dtype_bytes((convjit_dtype)ydt);
-  const uint32_t K = c->bwd ? G->groups : G->k_all; /* the output's channels */
+  const uint32_t K = c->bwd ? G->groups * c->cg : G->k_all; /* the output's channels */
   const uint64_t odhw = c->bwd ? G->dhw : G->odhw;
   LLVMValueRef chan[CJ_EPI_MAX_OPS];
   if (ydt == CONVJIT_DTYPE_F16) /* else LLVM fuses the last fma with the f16 rounding (v_fma_mixlo_f16) */
@@ -278,23 +292,26 @@ static LLVMValueRef lane_item(dk *k, LLVMValueRef *valid, LLVMBasicBlockRef *don
   return q;
 }
 
-/* Backward data: each dx channel's sum of its M dy channels' sums (in
- * order j = 0 .. M-1), <outs x f32> from <outs*M x f32>. */
-static LLVMValueRef reduce_mult(dk *k, LLVMValueRef a) {
-  const uint32_t outs = k->c->outs, M = k->c->mult;
+/* Backward data: dx channel o of the lane (group o / Cg, channel o % Cg)
+ * is its group's M dy channels' sums of a[o % Cg] (in order j = 0 ..
+ * M-1): <outs x f32> from the position's Cg sums of <vec*M x f32>. */
+static LLVMValueRef reduce_mult(dk *k, const LLVMValueRef *a) {
+  const uint32_t outs = k->c->outs, M = k->c->mult, cg = k->c->cg;
   LLVMValueRef red = LLVMGetPoison(LLVMVectorType(k->g->f32, outs));
-  for (uint32_t ci = 0; ci < outs; ci++) {
-    LLVMValueRef v = LLVMBuildExtractElement(k->b, a, c32(k, ci * M), "");
+  for (uint32_t o = 0; o < outs; o++) {
+    LLVMValueRef ao = a[o % cg];
+    const uint32_t l0 = o / cg * M;
+    LLVMValueRef v = LLVMBuildExtractElement(k->b, ao, c32(k, l0), "");
     for (uint32_t jm = 1; jm < M; jm++)
-      v = LLVMBuildFAdd(k->b, v, LLVMBuildExtractElement(k->b, a, c32(k, ci * M + jm), ""), "");
-    red = LLVMBuildInsertElement(k->b, red, v, c32(k, ci), "");
+      v = LLVMBuildFAdd(k->b, v, LLVMBuildExtractElement(k->b, ao, c32(k, l0 + jm), ""), "");
+    red = LLVMBuildInsertElement(k->b, red, v, c32(k, o), "");
   }
   return red;
 }
 
 /* The forward main loop's values for one depth plane (plane_pipelined). */
 typedef struct drow {
-  LLVMValueRef xr, wr, xc, wk0, iw0, nn, id, okd, oh, wtap_t, expand;
+  LLVMValueRef xr, wr, xc, wk0, iw0, nn, id, okd, oh, wtap_t;
   uint32_t walign, xalign;
 } drow;
 
@@ -357,7 +374,7 @@ static void row_fmas(dk *k, const drow *d, const drow_ld *ld, LLVMValueRef *acc)
   for (uint32_t j = 0; j < c->span; j++) {
     if (!ld->x[j]) continue;
     LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
-    if (c->mult > 1) xe = LLVMBuildShuffleVector(k->b, xe, LLVMGetPoison(LLVMTypeOf(xe)), d->expand, "");
+    xe = chan_expand(k, xe, 0); /* Cg = 1: channel o/M */
     int64_t jj;
     for (uint32_t s = 0; s < S; s++)
       for (uint32_t pp = 0; pp < c->strip; pp++)
@@ -384,7 +401,7 @@ static void row_fmas_hr(dk *k, const drow *d, const drow_ld *ld, uint32_t u,
   for (uint32_t j = 0; j < c->span; j++) {
     if (!ld->x[j]) continue;
     LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
-    if (c->mult > 1) xe = LLVMBuildShuffleVector(k->b, xe, LLVMGetPoison(LLVMTypeOf(xe)), d->expand, "");
+    xe = chan_expand(k, xe, 0); /* Cg = 1: channel o/M */
     int64_t jj;
     for (uint32_t q = 0; q < c->hr && q * sh <= u; q++) {
       const uint32_t r = u - q * sh;
@@ -460,6 +477,23 @@ static void planes_unrolled(dk *k, const drow *d0, LLVMValueRef od, LLVMValueRef
   }
 }
 
+/* Opens counted loop lp (0 .. n-1, step 1) and, at its head, n_acc
+ * accumulator phis of type vf starting at zero: phi[i] (the sums entering
+ * an iteration) and acc[i] (= phi[i], to update in the body). Leaves the
+ * builder in the loop body. */
+static void acc_loop_begin(dk *k, cj_irb_loop *lp, uint32_t n, const char *name, LLVMTypeRef vf, uint32_t n_acc,
+                           LLVMValueRef *phi, LLVMValueRef *acc) {
+  LLVMValueRef zero = LLVMConstNull(vf);
+  cj_irb_loop_begin(k->g, lp, c32(k, 0), c32(k, n), c32(k, 1), name);
+  LLVMPositionBuilderBefore(k->b, LLVMGetNextInstruction(lp->iv));
+  for (uint32_t i = 0; i < n_acc; i++) {
+    phi[i] = LLVMBuildPhi(k->b, vf, "acc");
+    LLVMAddIncoming(phi[i], &zero, &lp->pre, 1);
+    acc[i] = phi[i];
+  }
+  LLVMPositionBuilderAtEnd(k->b, lp->body);
+}
+
 /* Backward weight, stage 1: lane (cv, group pg) of tap row (t, r) =
  * wgid.y and tap chunk wgid.z sums dy[pos][k] * x[pos's input][c(k)] over
  * its group's positions pos = pg, pg + npg, ... (a counted loop, in order)
@@ -470,8 +504,8 @@ static void wgrad_partial(dk *k) {
   const cj_kplan *p = k->p;
   const cj_direct_plan *c = k->c;
   const cj_conv_geom *G = k->G;
-  const uint32_t eb = c->elem_bytes, vec = c->vec, accw = c->accw, M = c->mult, S = G->s, R = G->r;
-  const uint32_t C = G->groups, K = G->k_all, taps = G->taps;
+  const uint32_t eb = c->elem_bytes, vec = c->vec, accw = c->accw, S = G->s, R = G->r, cg = c->cg;
+  const uint32_t C = G->groups * cg, K = G->k_all, taps = G->taps, wtaps = taps * cg, lin = vec * cg;
   LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
   LLVMValueRef q = add(k, mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
   LLVMValueRef valid = ult(k, q, c32(k, (uint32_t)c->items));
@@ -483,25 +517,15 @@ static void wgrad_partial(dk *k) {
   LLVMValueRef xr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_X), cj_c64(g, c->x_bytes));
   LLVMValueRef dyr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DY), cj_c64(g, c->y_bytes));
   LLVMValueRef wsr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_WORKSPACE),
-                                 cj_c64(g, (uint64_t)c->npg * taps * K * 4));
-  LLVMValueRef xc = mul(k, cv, c32(k, vec * eb)), kc = mul(k, cv, c32(k, accw));
-  const uint32_t xalign = gcd32(gcd32(vec * eb, C * eb), 16), dalign = gcd32(gcd32(accw * eb, K * eb), 16);
-  LLVMValueRef expand[64];
-  for (uint32_t o = 0; o < accw; o++) expand[o] = c32(k, o / M);
-  LLVMValueRef expand_mask = LLVMConstVector(expand, accw);
+                                 cj_c64(g, (uint64_t)c->npg * wtaps * K * 4));
+  LLVMValueRef xc = mul(k, cv, c32(k, lin * eb)), kc = mul(k, cv, c32(k, accw));
+  const uint32_t xalign = gcd32(gcd32(lin * eb, C * eb), 16), dalign = gcd32(gcd32(accw * eb, K * eb), 16);
   /* the tap row's input offsets */
   LLVMValueRef tdil_d = mul(k, tt, c32(k, G->dil[0])), rdil_h = mul(k, rr, c32(k, G->dil[1]));
-  const uint32_t nacc = c->tap_chunk + (c->db ? 1 : 0);
-  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_TAPS_1D + 1], phi[CJ_DIRECT_MAX_TAPS_1D + 1];
+  const uint32_t nsum = c->tap_chunk * cg, nacc = nsum + (c->db ? 1 : 0); /* sum si*Cg + ci, then db's */
+  LLVMValueRef acc[CJ_DIRECT_MAX_TAPS_1D + 1], phi[CJ_DIRECT_MAX_TAPS_1D + 1];
   cj_irb_loop lp;
-  cj_irb_loop_begin(g, &lp, c32(k, 0), c32(k, c->iters), c32(k, 1), "posloop");
-  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
-  for (uint32_t i = 0; i < nacc; i++) {
-    phi[i] = LLVMBuildPhi(b, vf, "acc");
-    LLVMAddIncoming(phi[i], &zero, &lp.pre, 1);
-    acc[i] = phi[i];
-  }
-  LLVMPositionBuilderAtEnd(b, lp.body);
+  acc_loop_begin(k, &lp, c->iters, "posloop", vf, nacc, phi, acc);
   LLVMValueRef pos = add(k, pg, mul(k, lp.iv, c32(k, c->npg)));
   LLVMValueRef pok = and1(k, valid, ult(k, pos, c32(k, (uint32_t)G->npq)));
   LLVMValueRef ow = LLVMBuildURem(b, pos, c32(k, G->ow), ""), r1 = LLVMBuildUDiv(b, pos, c32(k, G->ow), "");
@@ -519,28 +543,29 @@ static void wgrad_partial(dk *k) {
     LLVMValueRef iw = add(k, iw0, mul(k, s, c32(k, G->dil[2])));
     LLVMValueRef ok = and1(k, and1(k, rok, ult(k, iw, c32(k, G->w))), ult(k, s, c32(k, S)));
     LLVMValueRef off = add(k, mul(k, add(k, rowbase, iw), c32(k, C * eb)), xc);
-    LLVMValueRef xv = to_f32(k, load_elems(k, xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), vec, eb, xalign), vec);
-    LLVMValueRef xe = M == 1 ? xv : LLVMBuildShuffleVector(b, xv, LLVMGetPoison(LLVMTypeOf(xv)), expand_mask, "");
-    acc[si] = fma_v(k, dv, xe, acc[si]);
+    LLVMValueRef xv = to_f32(k, load_elems(k, xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), lin, eb, xalign), lin);
+    for (uint32_t ci = 0; ci < cg; ci++) acc[si * cg + ci] = fma_v(k, dv, chan_expand(k, xv, ci), acc[si * cg + ci]);
   }
-  if (c->db) acc[c->tap_chunk] = LLVMBuildFAdd(b, acc[c->tap_chunk], dv, "");
+  if (c->db) acc[nsum] = LLVMBuildFAdd(b, acc[nsum], dv, "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
   for (uint32_t i = 0; i < nacc; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
   cj_irb_loop_end(g, &lp);
-  /* partial [pg][tap][K]: taps of the chunk past S and lanes past the work store nowhere */
+  /* partial [pg][ci*taps + tap][K]: taps of the chunk past S and lanes past the work store nowhere */
   const uint32_t walign = gcd32(gcd32(accw * 4, K * 4), 16);
   LLVMValueRef tap0 = add(k, mul(k, trow, c32(k, S)), s0);
-  for (uint32_t si = 0; si < c->tap_chunk; si++) {
-    LLVMValueRef ok = and1(k, valid, ult(k, add(k, s0, c32(k, si)), c32(k, S)));
-    LLVMValueRef el = add(k, mul(k, add(k, mul(k, pg, c32(k, taps)), add(k, tap0, c32(k, si))), c32(k, K)), kc);
-    LLVMValueRef bits = LLVMBuildBitCast(b, phi[si], LLVMVectorType(g->i32, accw), "");
-    store_elems(k, bits, wsr, cj_irb_oob(g, ok, mul(k, el, c32(k, 4)), CJ_CONV_OOB), accw, 4, walign);
-  }
+  for (uint32_t si = 0; si < c->tap_chunk; si++)
+    for (uint32_t ci = 0; ci < cg; ci++) {
+      LLVMValueRef ok = and1(k, valid, ult(k, add(k, s0, c32(k, si)), c32(k, S)));
+      LLVMValueRef wt = add(k, tap0, c32(k, ci * taps + si));
+      LLVMValueRef el = add(k, mul(k, add(k, mul(k, pg, c32(k, wtaps)), wt), c32(k, K)), kc);
+      LLVMValueRef bits = LLVMBuildBitCast(b, phi[si * cg + ci], LLVMVectorType(g->i32, accw), "");
+      store_elems(k, bits, wsr, cj_irb_oob(g, ok, mul(k, el, c32(k, 4)), CJ_CONV_OOB), accw, 4, walign);
+    }
   if (c->db) { /* one tap row and chunk (the first) stores db's partial */
     LLVMValueRef dbr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_DB_PART), cj_c64(g, (uint64_t)c->npg * K * 4));
     LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildOr(b, trow, chunk, ""), c32(k, 0), "");
     LLVMValueRef el = add(k, mul(k, pg, c32(k, K)), kc);
-    LLVMValueRef bits = LLVMBuildBitCast(b, phi[c->tap_chunk], LLVMVectorType(g->i32, accw), "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, phi[nsum], LLVMVectorType(g->i32, accw), "");
     store_elems(k, bits, dbr, cj_irb_oob(g, and1(k, valid, first), mul(k, el, c32(k, 4)), CJ_CONV_OOB), accw, 4,
                 walign);
   }
@@ -555,7 +580,7 @@ static void wgrad_finalize(dk *k) {
   const cj_kplan *p = k->p;
   const cj_direct_plan *c = k->c;
   const cj_conv_geom *G = k->G;
-  const uint32_t K = G->k_all, taps = G->taps, n_dw = taps * K;
+  const uint32_t K = G->k_all, taps = G->taps * c->cg, n_dw = taps * K; /* dw [K][Cg][T*R*S] */
   LLVMValueRef e = add(k, mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS)), cj_irb_tid(g, 0));
   LLVMValueRef is_dw = ult(k, e, c32(k, n_dw));
   LLVMValueRef kk = LLVMBuildUDiv(b, e, c32(k, taps), ""), tap = LLVMBuildURem(b, e, c32(k, taps), "");
@@ -613,13 +638,60 @@ static void wgrad_finalize(dk *k) {
 /* The backward-weight kernels: the partial sums or their finalize. */
 static convjit_status direct_build_wgrad(dk *k) {
   const cj_direct_plan *c = k->c;
-  if (c->accw > CJ_DIRECT_MAX_ACC || c->tap_chunk > CJ_DIRECT_MAX_TAPS_1D)
-    return cj_irb_fail(k->g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct wgrad: accw %u chunk %u", c->accw, c->tap_chunk));
+  if (c->accw > CJ_DIRECT_MAX_ACC || c->tap_chunk * c->cg > CJ_DIRECT_MAX_TAPS_1D)
+    return cj_irb_fail(k->g,
+                       CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct wgrad: accw %u chunk %u", c->accw, c->tap_chunk));
   if (!cj_irb_kernel(k->g, k->p, 0)) return k->g->st;
   if (c->wgrad == 1) wgrad_partial(k);
   else wgrad_finalize(k);
   LLVMBuildRetVoid(k->b);
   return k->g->st;
+}
+
+/* The lowest input coordinate a lane of output coordinate o (uniform i32)
+ * reads validly along one dim (forward): max(0, o*st - pad). */
+static LLVMValueRef in_lo(dk *k, LLVMValueRef o, uint32_t st, uint32_t pad) {
+  LLVMBuilderRef b = k->b;
+  LLVMValueRef v = mul(k, o, c32(k, st));
+  LLVMValueRef ge = LLVMBuildICmp(b, LLVMIntUGE, v, c32(k, pad), "");
+  return LLVMBuildSelect(b, ge, LLVMBuildSub(b, v, c32(k, pad), ""), c32(k, 0), "");
+}
+
+/* Past 2 GiB (plan field big, kplan_direct.c cj_direct_big): from the
+ * workgroup's first item (n0, od0, oh0, ow0), its x window's first pixel
+ * *xbase (the lowest input unit any of its lanes reads: a D plane, an H
+ * row or a W position, by the input's shape) and its first output
+ * position *ybase (i32), and the x and y resources from there (64-bit
+ * base pointers, num_records min(rest, 2 GiB)). Lane offsets are then
+ * relative to those. */
+static void big_bases(dk *k, const uint32_t in[3], const uint32_t out[3], uint32_t in_c, uint32_t out_c,
+                      LLVMValueRef *xbase, LLVMValueRef *ybase, LLVMValueRef *xr, LLVMValueRef *yr) {
+  cj_irb *g = k->g;
+  LLVMBuilderRef b = k->b;
+  const cj_direct_plan *c = k->c;
+  const cj_conv_geom *G = k->G;
+  LLVMValueRef q0 = mul(k, cj_irb_wgid(g, 0), c32(k, CJ_DIRECT_THREADS));
+  LLVMValueRef rest = LLVMBuildUDiv(b, q0, c32(k, c->ncv), "");
+  LLVMValueRef sw = LLVMBuildURem(b, rest, c32(k, (uint32_t)c->strips), "");
+  LLVMValueRef row = LLVMBuildUDiv(b, rest, c32(k, (uint32_t)c->strips), "");
+  LLVMValueRef oh = LLVMBuildURem(b, row, c32(k, out[1]), ""), r2 = LLVMBuildUDiv(b, row, c32(k, out[1]), "");
+  LLVMValueRef od = LLVMBuildURem(b, r2, c32(k, out[0]), ""), nn = LLVMBuildUDiv(b, r2, c32(k, out[0]), "");
+  LLVMValueRef ow = mul(k, sw, c32(k, c->strip));
+  const int lv = in[0] > 1 ? 0 : in[1] > 1 ? 1 : 2;
+  LLVMValueRef o = lv == 0 ? od : lv == 1 ? oh : ow;
+  LLVMValueRef lo = in_lo(k, o, G->stride[lv], (uint32_t)cj_conv_pad(G->pad_lo[lv]));
+  /* unit index (n0 then the level's coordinate; the dims above it are 1) times its pixels */
+  LLVMValueRef unit = add(k, mul(k, nn, c32(k, in[lv] * (lv == 0 ? 1 : lv == 1 ? in[0] : in[0] * in[1]))), lo);
+  const uint32_t unit_pix = lv == 0 ? in[1] * in[2] : lv == 1 ? in[2] : 1;
+  *xbase = cj_irb_readfirstlane(g, mul(k, unit, c32(k, unit_pix)));
+  LLVMValueRef orow = add(k, mul(k, add(k, mul(k, nn, c32(k, out[0])), od), c32(k, out[1])), oh);
+  *ybase = cj_irb_readfirstlane(g, add(k, mul(k, orow, c32(k, out[2])), ow));
+  const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
+  LLVMValueRef xo =
+      LLVMBuildMul(b, LLVMBuildZExt(b, *xbase, g->i64, ""), cj_c64(g, (uint64_t)in_c * c->elem_bytes), "");
+  LLVMValueRef yo = LLVMBuildMul(b, LLVMBuildZExt(b, *ybase, g->i64, ""), cj_c64(g, (uint64_t)out_c * yb), "");
+  *xr = cj_irb_rsrc_at(g, cj_irb_arg_role(g, k->p, CJ_ARG_X), xo, c->x_bytes);
+  *yr = cj_irb_rsrc_at(g, cj_irb_arg_role(g, k->p, CJ_ARG_Y), yo, c->y_bytes);
 }
 
 convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
@@ -633,15 +705,17 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     return cj_irb_fail(g, CJ_ERR(CONVJIT_ERR_INTERNAL, "conv_direct: accw %u strip %u vec %u", c->accw, c->strip,
                                  c->vec));
   if (!cj_irb_kernel(g, p, 0)) return g->st;
-  const uint32_t eb = c->elem_bytes, vec = c->vec, accw = c->accw, outs = c->outs, P = c->strip, M = c->mult;
-  const uint32_t C = G->groups, K = G->k_all, S = G->s, R = G->r, T = G->t;
+  const uint32_t eb = c->elem_bytes, vec = c->vec, accw = c->accw, outs = c->outs, P = c->strip;
+  const uint32_t cg = c->cg, C = G->groups * cg, K = G->k_all, S = G->s, R = G->r, T = G->t;
   const int bwd = (int)c->bwd;
   /* the tensor read (x; dy) and the one written (y; dx): extents and channels */
   const uint32_t in_d = bwd ? G->od : G->d, in_h = bwd ? G->oh : G->h, in_w = bwd ? G->ow : G->w;
   const uint32_t out_d = bwd ? G->d : G->od, out_h = bwd ? G->h : G->oh, out_w = bwd ? G->w : G->ow;
-  const uint32_t in_c = bwd ? K : C, out_c = bwd ? C : K, lin = bwd ? accw : vec; /* channels a lane loads */
+  const uint32_t in_c = bwd ? K : C, out_c = bwd ? C : K, lin = bwd ? accw : vec * cg; /* channels a lane loads */
+  const uint32_t na = bwd ? cg : 1; /* sums per output position: backward data's one per dx channel of a group */
   LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
-  const uint32_t HR = c->hr ? c->hr : 1, NA = P * HR, out_hb = (out_h + HR - 1) / HR; /* hr: sums, row blocks */
+  /* hr's row blocks; the lane's sums: hr rows (forward) or Cg per position (backward data) */
+  const uint32_t HR = c->hr ? c->hr : 1, NA = P * HR, out_hb = (out_h + HR - 1) / HR, NT = NA * na;
 
   /* The lane's item. */
   LLVMBasicBlockRef done = NULL;
@@ -662,6 +736,11 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef xr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_X), cj_c64(g, c->x_bytes));
   LLVMValueRef wr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_W), cj_c64(g, c->w_bytes));
   LLVMValueRef yr = cj_irb_rsrc(g, cj_irb_arg_role(g, p, CJ_ARG_Y), cj_c64(g, c->y_bytes));
+  LLVMValueRef xbase = c32(&k, 0), ybase = c32(&k, 0); /* past 2 GiB: the workgroup's windows */
+  if (c->big) {
+    const uint32_t in3[3] = {in_d, in_h, in_w}, out3[3] = {out_d, out_h, out_w};
+    big_bases(&k, in3, out3, in_c, out_c, &xbase, &ybase, &xr, &yr);
+  }
   cj_epi_rsrc er;
   cj_epi_rsrc_init(g, p, &c->epi, out_c, (uint64_t)G->n * out_d * out_h * out_w * out_c, &er);
 
@@ -670,26 +749,15 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef wk0 = mul(&k, cv, c32(&k, accw));    /* its first weight channel (K) */
   const uint32_t web = c->wf32 ? 4 : eb; /* wf32: the pack's fp32 weights */
   const uint32_t walign = gcd32(gcd32(accw * web, K * web), 16), xalign = gcd32(gcd32(lin * eb, in_c * eb), 16);
-  /* forward: x channel i feeds outputs i*M .. i*M+M-1 */
-  LLVMValueRef expand[64];
-  for (uint32_t o = 0; o < accw; o++) expand[o] = c32(&k, o / M);
-  LLVMValueRef expand_mask = LLVMConstVector(expand, accw);
 
-  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_HR],
-                                          phi[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_HR];
-  for (uint32_t i = 0; i < NA; i++) acc[i] = zero;
+  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_CG * CJ_DIRECT_MAX_HR],
+               phi[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_CG * CJ_DIRECT_MAX_HR];
+  for (uint32_t i = 0; i < NT; i++) acc[i] = zero;
   cj_irb_loop lp;
   LLVMValueRef tv = c32(&k, 0);
   const int t_loop = T > 1 && c->pf != 2; /* pf = 2: the depth planes unrolled */
   if (t_loop) {
-    cj_irb_loop_begin(g, &lp, c32(&k, 0), c32(&k, T), c32(&k, 1), "tloop");
-    LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(lp.iv));
-    for (uint32_t i = 0; i < NA; i++) {
-      phi[i] = LLVMBuildPhi(b, vf, "acc");
-      LLVMAddIncoming(phi[i], &zero, &lp.pre, 1);
-      acc[i] = phi[i];
-    }
-    LLVMPositionBuilderAtEnd(b, lp.body);
+    acc_loop_begin(&k, &lp, T, "tloop", vf, NT, phi, acc);
     tv = lp.iv;
   }
   LLVMValueRef okd;
@@ -698,7 +766,7 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef wtap_t = mul(&k, tv, c32(&k, R * S)); /* first tap of this depth plane */
   if (c->pf) { /* forward: each row's loads issued whole, the next row's before this row's fmas */
     const drow dr = {.xr = xr, .wr = wr, .xc = xc, .wk0 = wk0, .iw0 = iw0, .nn = nn, .id = id, .okd = okd, .oh = oh,
-                     .wtap_t = wtap_t, .expand = expand_mask, .walign = walign, .xalign = xalign};
+                     .wtap_t = wtap_t, .walign = walign, .xalign = xalign};
     if (c->pf == 2) planes_unrolled(&k, &dr, od, valid, acc);
     else plane_pipelined(&k, &dr, acc);
   }
@@ -706,11 +774,12 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef okh;
     LLVMValueRef ih = in_coord(&k, oh, G->pad_lo[1], c32(&k, r * G->dil[1]), G->stride[1], in_h, &okh);
     okh = and1(&k, okd, okh);
-    LLVMValueRef rowbase =
-        mul(&k, add(&k, mul(&k, add(&k, mul(&k, nn, c32(&k, in_d)), id), c32(&k, in_h)), ih), c32(&k, in_w));
+    LLVMValueRef rowbase = LLVMBuildSub(
+        b, mul(&k, add(&k, mul(&k, add(&k, mul(&k, nn, c32(&k, in_d)), id), c32(&k, in_h)), ih), c32(&k, in_w)), xbase,
+        "");
     for (uint32_t s0 = 0; s0 < S; s0 += c->tap_chunk) {
       uint32_t s1 = s0 + c->tap_chunk < S ? s0 + c->tap_chunk : S;
-      LLVMValueRef wv[CJ_DIRECT_MAX_TAPS_1D];
+      LLVMValueRef wv[CJ_DIRECT_MAX_TAPS_1D * CJ_DIRECT_MAX_CG]; /* [s][ci] */
       int used_tap[CJ_DIRECT_MAX_TAPS_1D] = {0};
       int64_t jlo = INT64_MAX, jhi = INT64_MIN, j;
       for (uint32_t s = s0; s < s1; s++)
@@ -722,9 +791,11 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
           }
       for (uint32_t s = s0; s < s1; s++) {
         if (!used_tap[s]) continue;
-        LLVMValueRef tap = add(&k, wtap_t, c32(&k, r * S + s));
-        LLVMValueRef off = mul(&k, add(&k, mul(&k, tap, c32(&k, K)), wk0), c32(&k, eb));
-        wv[s] = to_f32(&k, load_elems(&k, wr, off, accw, eb, walign), accw);
+        for (uint32_t ci = 0; ci < cg; ci++) {
+          LLVMValueRef tap = add(&k, wtap_t, c32(&k, ci * G->taps + r * S + s));
+          LLVMValueRef off = mul(&k, add(&k, mul(&k, tap, c32(&k, K)), wk0), c32(&k, eb));
+          wv[s * cg + ci] = to_f32(&k, load_elems(&k, wr, off, accw, eb, walign), accw);
+        }
       }
       for (j = jlo; j <= jhi; j++) {
         int any = 0;
@@ -736,33 +807,34 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
         LLVMValueRef ok = and1(&k, okh, ult(&k, iw, c32(&k, in_w)));
         LLVMValueRef off = add(&k, mul(&k, add(&k, rowbase, iw), c32(&k, in_c * eb)), xc);
         LLVMValueRef xv = to_f32(&k, load_elems(&k, xr, cj_irb_oob(g, ok, off, CJ_CONV_OOB), lin, eb, xalign), lin);
-        LLVMValueRef xe =
-            bwd || M == 1 ? xv : LLVMBuildShuffleVector(b, xv, LLVMGetPoison(LLVMTypeOf(xv)), expand_mask, "");
+        LLVMValueRef xe[CJ_DIRECT_MAX_CG];
+        for (uint32_t ci = 0; ci < cg; ci++) xe[ci] = bwd ? xv : chan_expand(&k, xv, ci);
         for (uint32_t s = s0; s < s1; s++)
           for (uint32_t pp = 0; pp < P; pp++)
-            if (pair_pos(c, pp, s, &jj) && jj == j) acc[pp] = fma_v(&k, xe, wv[s], acc[pp]);
+            if (pair_pos(c, pp, s, &jj) && jj == j)
+              for (uint32_t ci = 0; ci < cg; ci++) {
+                LLVMValueRef *a = &acc[pp * na + (bwd ? ci : 0)];
+                *a = fma_v(&k, xe[ci], wv[s * cg + ci], *a);
+              }
       }
     }
   }
   if (t_loop) {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-    for (uint32_t i = 0; i < NA; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
+    for (uint32_t i = 0; i < NT; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
     cj_irb_loop_end(g, &lp);
-    for (uint32_t i = 0; i < NA; i++) acc[i] = phi[i];
+    for (uint32_t i = 0; i < NT; i++) acc[i] = phi[i];
   }
 
   /* Outputs: position (n, od, oh, ow0 + p); backward data sums each dx
    * channel's M dy channels first (in order j = 0 .. M-1). */
   const uint32_t odhw = out_d * out_h * out_w;
   for (uint32_t i = 0; i < NA; i++) { /* hr: output row oh + i / P */
-    const uint32_t pp = i % P;
     LLVMValueRef ohq = add(&k, oh, c32(&k, i / P)), ok_r = out_h % HR ? ult(&k, ohq, c32(&k, out_h)) : valid;
-    LLVMValueRef sp_row = mul(&k, add(&k, mul(&k, od, c32(&k, out_h)), ohq), c32(&k, out_w));
-    LLVMValueRef ow = add(&k, ow0, c32(&k, pp));
-    LLVMValueRef ok = and1(&k, and1(&k, valid, ok_r), ult(&k, ow, c32(&k, out_w)));
-    LLVMValueRef sp = add(&k, sp_row, ow);
-    LLVMValueRef pos = add(&k, mul(&k, nn, c32(&k, odhw)), sp);
-    store_out(&k, bwd ? reduce_mult(&k, acc[i]) : acc[i], pos, nn, sp, k0, ok, &er, yr);
+    LLVMValueRef ow = add(&k, ow0, c32(&k, i % P)), ok = and1(&k, and1(&k, valid, ok_r), ult(&k, ow, c32(&k, out_w)));
+    LLVMValueRef sp = add(&k, mul(&k, add(&k, mul(&k, od, c32(&k, out_h)), ohq), c32(&k, out_w)), ow);
+    LLVMValueRef pos = LLVMBuildSub(b, add(&k, mul(&k, nn, c32(&k, odhw)), sp), ybase, "");
+    store_out(&k, bwd ? reduce_mult(&k, &acc[i * na]) : acc[i * na], pos, nn, sp, k0, ok, &er, yr);
   }
   if (done) {
     LLVMBuildBr(b, done);

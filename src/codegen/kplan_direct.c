@@ -7,14 +7,15 @@
 static uint64_t cj_dceil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 int cj_direct_serves(const cj_conv_geom *g) {
-  return g && g->c == 1 && g->k >= 1 && g->k <= CJ_DIRECT_MAX_MULT && !g->wgrad;
+  return g && g->c >= 1 && g->c <= CJ_DIRECT_MAX_CG && g->k >= 1 && g->k <= CJ_DIRECT_MAX_MULT && !g->wgrad;
 }
 
-/* The input fields this kernel does not take: an output phase's (up, out,
- * ys, yext), backward weight's. */
-static convjit_status cj_direct_plain(const cj_conv_geom *g) {
+/* The input fields this kernel does not take: an output phase's (up, ys,
+ * yext; out only in backward data: dy's extents given, the transposed
+ * conv's output_padding), backward weight's. */
+static convjit_status cj_direct_plain(const cj_conv_geom *g, uint32_t bwd) {
   for (int i = 0; i < 3; i++)
-    CJ_CHECK(g->up[i] <= 1 && !g->out[i] && g->ys[i] <= 1 && !g->yext[i], CONVJIT_ERR_UNSUPPORTED,
+    CJ_CHECK(g->up[i] <= 1 && (bwd || !g->out[i]) && g->ys[i] <= 1 && !g->yext[i], CONVJIT_ERR_UNSUPPORTED,
              "conv_direct: an output phase (up, out, ys, yext in dim %d) is the implicit GEMM's", i);
   CJ_CHECK(!g->wgrad, CONVJIT_ERR_UNSUPPORTED, "conv_direct: backward weight is not this kernel");
   for (int i = 0; i < 3; i++)
@@ -100,7 +101,8 @@ static convjit_status cj_direct_choose_hr(cj_direct_plan *c, const cj_direct_opt
 }
 
 /* The geometry's derived fields: the conv family's own derivation run on
- * one group (c = 1, k = M: legal there), then the depthwise conv's groups. */
+ * one group (c = Cg, k = M: legal there), then the grouped conv's groups
+ * (no channel padding: cp = Cg, x channel stride groups*Cg). */
 static convjit_status cj_direct_derive(cj_conv_geom *g) {
   uint32_t groups = g->groups ? g->groups : 1;
   cj_conv_geom one = *g;
@@ -109,12 +111,55 @@ static convjit_status cj_direct_derive(cj_conv_geom *g) {
   CJ_TRY(cj_conv_geom_derive(&one));
   one.groups = groups;
   one.x_ndhwc = g->x_ndhwc;
-  one.cp = 1;
-  one.x_cs = groups;
+  one.cp = one.c;
+  one.x_cs = groups * one.c;
   one.c_mask = 0;
   one.k_all = one.k * groups;
-  one.crs = one.taps;
+  one.crs = one.taps * one.c;
   *g = one;
+  return CONVJIT_OK;
+}
+
+/* The input units per workgroup window: a D plane (3D), an H row (2D) or
+ * a W position (1D) of the tensor read; its level 0, 1, 2. */
+static int cj_direct_level(uint32_t d, uint32_t h) { return d > 1 ? 0 : h > 1 ? 1 : 2; }
+
+/* Past 2 GiB of x or y: the workgroup windows (kernel: conv_direct.c
+ * big_bases). A workgroup's lanes cover at most ceil(256 / ncv) + 1
+ * strips, so at most that many output units of its level (strips of
+ * `strip` positions in 1D); the input window is those units times the
+ * stride plus the filter's reach (and one unit more where it crosses a
+ * sample), the output window those strips' rows; each must stay below
+ * 2 GiB minus a slack, pixel and position indices below 2^31 (i32). */
+static convjit_status cj_direct_big(cj_direct_plan *c) {
+  const cj_conv_geom *g = &c->g;
+  const int bwd = (int)c->bwd;
+  CJ_CHECK(!c->wgrad && !bwd && g->y_ndhwc && !cj_epi_has(&c->epi, CJ_EPI_RESIDUAL), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: x (%" PRIu64 " bytes) or y (%" PRIu64 ") past 2 GiB: the forward with an NDHWC y and no "
+           "residual only (per-workgroup windows of x and y)", c->x_bytes, c->y_bytes);
+  const uint32_t in_d = bwd ? g->od : g->d, in_h = bwd ? g->oh : g->h, in_w = bwd ? g->ow : g->w;
+  const uint32_t out_d = bwd ? g->d : g->od, out_h = bwd ? g->h : g->oh, out_w = bwd ? g->w : g->ow;
+  const uint64_t in_pix = (uint64_t)g->n * in_d * in_h * in_w, out_pos = (uint64_t)g->n * out_d * out_h * out_w;
+  CJ_CHECK(in_pix < (1ull << 31) && out_pos < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: %" PRIu64 " input pixels and %" PRIu64 " output positions must each be < 2^31", in_pix,
+           out_pos);
+  const int lv = cj_direct_level(in_d, in_h);
+  CJ_CHECK((lv < 1 || out_d == 1) && (lv < 2 || out_h == 1), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct past 2 GiB: output extents %ux%u over an input of depth %u, height %u (padding a unit "
+           "dim)", out_d, out_h, in_d, in_h);
+  const uint32_t ext[3] = {g->t, g->r, g->s};
+  const uint64_t strips = (CJ_DIRECT_THREADS + c->ncv - 1) / c->ncv + 1;
+  const uint64_t units_out = lv == 2 ? strips * c->strip + 1 : strips + 1;
+  const uint64_t unit_pix = lv == 0 ? (uint64_t)in_h * in_w : lv == 1 ? in_w : 1;
+  const uint64_t reach = (uint64_t)(ext[lv] - 1) * g->dil[lv] + 1;
+  const uint64_t units_in = units_out * (bwd ? 1 : g->stride[lv]) + 2 * reach + 1;
+  const uint64_t cx = (uint64_t)g->groups * c->cg, in_c = bwd ? g->k_all : cx, out_c = bwd ? cx : g->k_all;
+  const uint64_t xwin = units_in * unit_pix * in_c * c->elem_bytes;
+  const uint64_t ywin = (strips + 1) * (lv == 2 ? c->strip : out_w) * out_c * 4;
+  CJ_CHECK(xwin < (1ull << 31) - 4096 && ywin < (1ull << 31) - 4096, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct: a workgroup's window of x (%" PRIu64 " bytes: %" PRIu64 " units of %" PRIu64
+           " pixels) or y (%" PRIu64 ") past 2 GiB", xwin, units_in, unit_pix, ywin);
+  c->big = 1;
   return CONVJIT_OK;
 }
 
@@ -128,13 +173,14 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   CJ_CHECK(g.dtype == CONVJIT_DTYPE_BF16 || g.dtype == CONVJIT_DTYPE_F16, CONVJIT_ERR_UNSUPPORTED,
            "conv_direct.dtype = %u (%s): the direct kernel takes bf16 or f16", g.dtype,
            cj_dtype_name((convjit_dtype)g.dtype));
-  CJ_CHECK(g.c == 1, CONVJIT_ERR_UNSUPPORTED,
-           "conv_direct.c = %u per group: the direct kernel is depthwise (one input channel per group)", g.c);
+  CJ_CHECK(g.c >= 1 && g.c <= CJ_DIRECT_MAX_CG, CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.c = %u per group: the direct kernel takes 1..%d input channels per group (more: the "
+           "implicit GEMM's)", g.c, CJ_DIRECT_MAX_CG);
   CJ_CHECK(g.k >= 1 && g.k <= CJ_DIRECT_MAX_MULT, CONVJIT_ERR_UNSUPPORTED,
            "conv_direct.k = %u per group: the channel multiplier K/C must be 1..%d", g.k, CJ_DIRECT_MAX_MULT);
   CJ_CHECK(g.x_ndhwc == 1, CONVJIT_ERR_INVALID_ARG,
            "conv_direct.x_ndhwc = %u: the direct kernel reads NDHWC x (an NCDHW x is transposed first)", g.x_ndhwc);
-  CJ_TRY(cj_direct_plain(&g));
+  CJ_TRY(cj_direct_plain(&g, bwd));
   CJ_TRY(cj_direct_derive(&g));
   const int one_d = g.t == 1 && g.r == 1;
   CJ_CHECK(g.t <= CJ_DIRECT_MAX_TAPS && g.r <= CJ_DIRECT_MAX_TAPS &&
@@ -159,9 +205,10 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   cj_direct_plan *c = &p->u.dir;
   c->g = g;
   c->mult = g.k;
+  c->cg = g.c;
   c->elem_bytes = g.elem_bytes;
-  const uint32_t C = g.groups;
-  uint32_t vec = 8 / c->mult ? 8 / c->mult : 1;
+  const uint32_t C = g.groups, cg = g.c, wide = c->mult > cg ? c->mult : cg;
+  uint32_t vec = 8 / wide ? 8 / wide : 1;
   while (vec > 1 && (vec & (vec - 1))) vec--; /* a power of two */
   while (vec > 1 && C % vec) vec /= 2;
   CJ_CHECK(!o->vec || (o->vec <= vec && !(o->vec & (o->vec - 1))), CONVJIT_ERR_INVALID_ARG,
@@ -170,23 +217,45 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   c->vec = vec;
   c->bwd = bwd;
   c->accw = vec * c->mult;
-  c->outs = bwd ? vec : c->accw;
+  c->outs = bwd ? vec * cg : c->accw;
   /* strip: 8 outputs share their rows' input positions ((8 + S - 1) / 8
    * loads per output and row at stride 1), holding 8 * vec*M fp32 sums;
    * backward data's a multiple of the W stride, so the dy positions of
    * every (output, tap) pair are the strip's own constants */
   const uint32_t out_w = bwd ? g.w : g.ow, sw = g.stride[2];
-  uint32_t strip = o->strip ? o->strip : 8;
+  uint32_t strip = o->strip ? o->strip : 8 / cg; /* grouped: 8/Cg (docs/kernels.md "Few channels per group") */
   if (!o->strip && strip > out_w) strip = out_w;
   if (bwd && !o->strip) strip = sw > strip ? sw : strip / sw * sw;
   c->strip = strip;
-  c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < 4 ? g.s : 4);
-  CJ_TRY(cj_direct_choose_pf(c, o, bwd));
+  CJ_TRY(cj_conv_epi_ops(&c->epi, &g, epi));
+  const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
+  const uint64_t xin = (uint64_t)g.n * g.dhw * C * cg, yout = g.npq * g.k_all;
+  c->x_bytes = (bwd ? yout : xin) * c->elem_bytes;
+  c->w_bytes = (uint64_t)g.taps * cg * g.k_all * c->elem_bytes;
+  c->y_bytes = (bwd ? xin : yout) * yb;
+  /* past 2 GiB of x or y the windows' kernel (big_bases) starts a workgroup
+   * at item wgid*256 and offsets the chunked loop's rows: no row
+   * pipelining, no even split, the plain lanes and strip */
+  const int big = c->x_bytes >= (1ull << 31) || c->y_bytes >= (1ull << 31);
+  CJ_CHECK(!big || (o->pf < 2 && o->bal != 2), CONVJIT_ERR_UNSUPPORTED,
+           "conv_direct.pf = %u, bal = %u past 2 GiB: the per-workgroup windows take neither", o->pf, o->bal);
+  /* the weights held: tap_chunk * Cg vectors of vec*M */
+  const uint32_t chunk = 4 / cg ? 4 / cg : 1;
+  c->tap_chunk = o->tap_chunk ? o->tap_chunk : (g.s < chunk ? g.s : chunk);
+  CJ_CHECK(c->tap_chunk * cg <= CJ_DIRECT_MAX_TAPS_1D, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.tap_chunk = %u with Cg = %u: at most %d weight vectors per lane", c->tap_chunk, cg,
+           CJ_DIRECT_MAX_TAPS_1D);
+  /* row pipelining's loads and fmas (row_loads, row_fmas) take one input
+   * channel per group; a grouped conv keeps the chunked loop */
+  CJ_CHECK(cg == 1 || o->pf < 2, CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.pf = %u with Cg = %u: row pipelining takes one input channel per group", o->pf, cg);
+  if (cg == 1 && !big) CJ_TRY(cj_direct_choose_pf(c, o, bwd));
   CJ_TRY(cj_direct_choose_hr(c, o, bwd));
   CJ_CHECK(o->wf32 <= 2 && (o->wf32 != 2 || (!bwd && c->pf)), CONVJIT_ERR_INVALID_ARG,
            "conv_direct.wf32 = %u: must be 0 (the plan's), 1 (off) or 2 (on: forward with pf)", o->wf32);
   /* wf32: the pack widens the weights once, so no lane converts them per row and strip (forward with pf) */
   c->wf32 = o->wf32 == 2 || (!o->wf32 && !bwd && c->pf);
+  if (c->wf32) c->w_bytes *= 2; /* the packed weight in fp32 */
   strip = c->strip;
   c->ncv = C / c->vec;
   c->strips = cj_dceil(out_w, strip);
@@ -196,18 +265,12 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   c->span = bwd ? (uint32_t)(cj_conv_floordiv((int64_t)strip - 1 + pw, sw) -
                              cj_conv_floordiv(pw - ((int64_t)g.s - 1) * dw, sw) + 1)
                 : (strip - 1) * sw + (g.s - 1) * g.dil[2] + 1;
-  CJ_TRY(cj_conv_epi_ops(&c->epi, &g, epi));
-  const uint32_t yb = cj_dtype_bytes((convjit_dtype)cj_epi_out_dtype(&c->epi));
-  const uint64_t xin = (uint64_t)g.n * g.dhw * C, yout = g.npq * g.k_all;
-  c->x_bytes = (bwd ? yout : xin) * c->elem_bytes;
-  c->w_bytes = (uint64_t)g.taps * g.k_all * (c->wf32 ? 4 : c->elem_bytes);
-  c->y_bytes = (bwd ? xin : yout) * yb;
   /* 32-bit lane offsets and item indices (the masked lanes' offset
-   * CJ_CONV_OOB lies past every tensor) */
-  CJ_CHECK(c->x_bytes < (1ull << 31) && c->y_bytes < (1ull << 31) && c->w_bytes < (1ull << 31),
-           CONVJIT_ERR_UNSUPPORTED,
-           "conv_direct: x (%" PRIu64 " bytes), y (%" PRIu64 ") and w each below 2 GiB (32-bit offsets)", c->x_bytes,
-           c->y_bytes);
+   * CJ_CONV_OOB lies past every tensor); past 2 GiB of x or y, per
+   * workgroup windows (cj_direct_big) */
+  CJ_CHECK(c->w_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED, "conv_direct: w (%" PRIu64 " bytes) below 2 GiB",
+           c->w_bytes);
+  if (big) CJ_TRY(cj_direct_big(c));
   CJ_CHECK(c->items < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
            "conv_direct: %" PRIu64 " lanes of work (C/vec * N*Do*Ho * strips) must be < 2^31", c->items);
 
@@ -219,7 +282,7 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   /* an even split when the grid of 256-item workgroups leaves the busiest
    * CU a round more than the others (bounds: the busiest CU sets the time) */
   const uint64_t cus = arch->cu_count_default, k = cj_dceil(c->items, (uint64_t)CJ_DIRECT_THREADS * cus);
-  if (!bwd && o->bal != 1 && (o->bal == 2 || (p->grid[0] > cus && p->grid[0] % cus))) {
+  if (!bwd && !c->big && o->bal != 1 && (o->bal == 2 || (p->grid[0] > cus && p->grid[0] % cus))) {
     c->bal = 1;
     p->grid[0] = k * cus;
   }
@@ -260,13 +323,13 @@ convjit_status cj_kplan_direct_wgrad_init(cj_kplan *p, const cj_arch *arch, cons
   c->strip = 1;
   c->strips = 1;
   memset(&c->epi, 0, sizeof c->epi);
-  const uint64_t npq = c->g.npq, taps = c->g.taps, K = c->g.k_all;
+  const uint64_t npq = c->g.npq, taps = (uint64_t)c->g.taps * c->cg, K = c->g.k_all; /* taps: Cg*T*R*S */
   uint64_t npg = npq / 256;
   c->npg = (uint32_t)(npg < 1 ? 1 : npg > 256 ? 256 : npg);
   c->iters = (uint32_t)cj_dceil(npq, c->npg);
   c->items = (uint64_t)c->ncv * c->npg;
   c->ws_bytes = ((uint64_t)c->npg * taps * K + (db ? (uint64_t)c->npg * K : 0)) * 4;
-  c->x_bytes = (uint64_t)c->g.n * c->g.dhw * c->g.groups * c->elem_bytes;
+  c->x_bytes = (uint64_t)c->g.n * c->g.dhw * c->g.groups * c->cg * c->elem_bytes;
   c->y_bytes = npq * K * c->elem_bytes; /* dy, read */
   c->w_bytes = taps * K * cj_dtype_bytes((convjit_dtype)dw_dtype); /* dw, written */
   CJ_CHECK(c->ws_bytes < (1ull << 31), CONVJIT_ERR_UNSUPPORTED,
@@ -307,7 +370,7 @@ void cj_direct_wg_items(const cj_kplan *p, uint64_t w, uint64_t *lo, uint64_t *h
 }
 
 double cj_direct_flops(const cj_direct_plan *c) {
-  return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps; /* backward data: the same products */
+  return 2.0 * (double)c->g.npq * c->g.k_all * c->g.taps * c->cg; /* backward data: the same products */
 }
 
 double cj_direct_hbm_bytes(const cj_direct_plan *c) {

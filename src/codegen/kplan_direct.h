@@ -1,6 +1,8 @@
-/* Plan of the direct depthwise conv family (`conv_direct`): groups == C,
- * one input channel per group, a channel multiplier M = K/C in 1..8. A
- * depthwise conv does T*R*S multiply-adds per output element, so it is
+/* Plan of the direct depthwise conv family (`conv_direct`): groups > 1
+ * with a few input channels per group, Cg = C/groups in 1..7 (1:
+ * depthwise; 4: ResNeXt's), a multiplier M = K/groups in 1..8. A
+ * depthwise conv does T*R*S multiply-adds per output element (Cg*T*R*S
+ * grouped), so it is
  * bound by memory, not by the matrix cores: the kernel runs on the VALU
  * (fp32 accumulation, packed fp32 FMAs), not on MFMAs, and pads nothing.
  * Included by kplan.h only; plan in kplan_direct.c, the kernel in
@@ -9,14 +11,15 @@
  * Tensors the kernel reads and writes:
  *   x  NDHWC, channel stride C (the caller's own NDHWC x in place, or the
  *      workspace the layout transpose wrote from an NCDHW x)
- *   w  the packed weight [T*R*S][K] (K = C*M fastest): the layout
- *      transpose of w's [K][T*R*S] (group g's output channels g*M ..
- *      g*M+M-1 read input channel g, PyTorch's grouped-conv order)
+ *   w  the packed weight [Cg][T*R*S][K] (K = groups*M fastest): the layout
+ *      transpose of w's [K][Cg*T*R*S] (group g's output channels g*M ..
+ *      g*M+M-1 read input channels g*Cg .. g*Cg+Cg-1, PyTorch's
+ *      grouped-conv order)
  *   y  NCDHW or NDHWC (g.y_ndhwc), in the epilogue's type
  *   the epilogue's operands (bias, scale, residual), per output channel k.
  *
- * Work split: a lane owns `vec` consecutive input channels (their vec*M
- * output channels are consecutive in K) and a strip of `strip` consecutive
+ * Work split: a lane owns `vec` consecutive groups (their vec*Cg input
+ * and vec*M output channels are consecutive) and a strip of `strip` consecutive
  * output positions along W of one output row (n, od, oh). Lanes run along
  * the channel vectors first, so a wave's x loads of one input position are
  * contiguous. Per input row (t, r) of its window the lane walks the
@@ -42,6 +45,7 @@
 #define CJ_DIRECT_MAX_STRIP 16
 #define CJ_DIRECT_MAX_ACC 8     /* vec * M */
 #define CJ_DIRECT_MAX_PF_SPAN 32 /* pf = 1: input positions of a strip's row */
+#define CJ_DIRECT_MAX_CG 7      /* input channels per group (8 and up: the implicit GEMM's whole chunks) */
 #define CJ_DIRECT_MAX_HR 4       /* hr: output rows per lane */
 
 /* The choices; 0 = the plan's default. Not a property of the problem. */
@@ -57,14 +61,14 @@ typedef struct cj_direct_opts {
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
 #define CJ_DIRECT_PLAN_FIELDS(X)                                                                                  \
-  X(cj_conv_geom, g, 1, "the problem: groups = C (c = 1 per group), k = M per group; x NDHWC (x_ndhwc = 1)")      \
-  X(uint32_t, bwd, 2, "backward data: dx (the forward x's shape) from dy, dx[c] sums dy[c*M .. c*M+M-1] over the " \
+  X(cj_conv_geom, g, 1, "the problem: c = Cg (1..7) and k = M per group; x NDHWC (x_ndhwc = 1)")                   \
+  X(uint32_t, bwd, 2, "backward data: dx (the forward x's shape) from dy, dx[g*Cg+i] sums dy[g*M .. g*M+M-1] over the " \
                       "taps whose dy position o*stride = i + pad - t*dil exists")                                     \
   X(uint32_t, wgrad, 2, "backward weight: 1 = each position group's partial sums of dw (and db), 2 = their "    \
                         "finalize in group order (dw, db): deterministic")                                        \
   X(uint32_t, db, 2, "backward weight: the bias gradient too (a partial per group, summed by the finalize)")     \
   X(uint32_t, dw_dtype, 2, "backward weight's finalize: dw's dtype (convjit_dtype: the compute dtype or f32)")     \
-  X(uint32_t, vec, 1, "C channels per lane: the largest power of two <= 8/M dividing C (16 bytes at M = 1)")      \
+  X(uint32_t, vec, 1, "groups per lane: the largest power of two <= 8/max(M, Cg) dividing groups (16 bytes at M = 1)") \
   X(uint32_t, strip, 1, "output positions along W per lane (backward data: a multiple of the W stride): "        \
                         "neighbouring outputs share the input positions")                                           \
   X(uint32_t, tap_chunk, 1, "taps of an input row whose converted weights a lane holds at once")                 \
@@ -78,20 +82,24 @@ typedef struct cj_direct_opts {
   X(uint32_t, wf32, 2, "forward with pf: the weight pack writes fp32 (exact), so the kernel loads the taps' " \
                        "weights converted (no conversion per row and strip)")                                   \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
-  X(uint32_t, mult, 0, "M = K/C: output channels per input channel")                                              \
-  X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec of dx")       \
-  X(uint32_t, accw, 0, "fp32 sums per output position and lane: vec * M (backward data: reduced over M at the store)") \
+  X(uint32_t, mult, 0, "M = K/groups: output channels per group")                                                  \
+  X(uint32_t, cg, 0, "Cg = C/groups: input channels per group (1 depthwise)")                                       \
+  X(uint32_t, outs, 0, "output channels per lane: vec * M of y (consecutive in K); backward data vec*Cg of dx")    \
+  X(uint32_t, accw, 0, "fp32 sums per output position and lane: vec * M (backward data: Cg such, reduced over M at the store)") \
   X(uint32_t, elem_bytes, 0, "bytes per x/w element (2)")                                                          \
-  X(uint32_t, ncv, 0, "channel vectors: C / vec")                                                                  \
+  X(uint32_t, ncv, 0, "channel vectors: groups / vec")                                                             \
   X(uint64_t, strips, 0, "strips per output row: ceil(Wo / strip)")                                                \
   X(uint64_t, items, 0, "lanes with work: ncv * N * output rows * strips")                                           \
   X(uint32_t, span, 0, "input positions of one strip's row (forward: (strip-1)*stride + (S-1)*dil + 1)")           \
   X(uint64_t, x_bytes, 0, "the NDHWC input read: x (backward data: dy)")                                            \
-  X(uint64_t, w_bytes, 0, "packed weight [T*R*S][K] (2 bytes an element, 4 with wf32)")                                                              \
+  X(uint64_t, w_bytes, 0, "packed weight [Cg][T*R*S][K] (4 bytes an element with wf32)")                                                          \
   X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")                              \
   X(uint32_t, npg, 0, "backward weight: position groups, from the problem alone (N*Do*Ho*Wo / 256, 1..256)")      \
   X(uint32_t, iters, 0, "backward weight: positions per lane, ceil(N*Do*Ho*Wo / npg), group g's g, g + npg, ...") \
-  X(uint64_t, ws_bytes, 0, "backward weight: the partials, npg x taps x K fp32, then npg x K of db")
+  X(uint64_t, ws_bytes, 0, "backward weight: the partials, npg x Cg*taps x K fp32, then npg x K of db")        \
+  X(uint32_t, big, 0, "x or y past 2^31 bytes: each workgroup's x and y resources start at its own first "      \
+                      "input unit (a D plane in 3D, an H row in 2D, a W position in 1D) and output position, "    \
+                      "64-bit base pointers, 32-bit lane offsets within a window the plan bounds below 2 GiB")
 
 typedef struct cj_direct_plan {
   CJ_DIRECT_PLAN_FIELDS(CJ_FIELD_MEMBER)
@@ -100,8 +108,8 @@ typedef struct cj_direct_plan {
 struct cj_kplan;
 
 /* 1 when the conv geometry g (its input fields: groups, per-group c and k)
- * is this family's: depthwise (c = 1 per group, groups > 1 or C = 1) with
- * a multiplier 1..8. Selection's test; the plan init says what else it
+ * is this family's: c = 1..7 per group (1: depthwise) with a multiplier
+ * k = 1..8 per group. Selection's test; the plan init says what else it
  * cannot do. */
 int cj_direct_serves(const cj_conv_geom *g);
 /* Fills p for the direct kernel of g (input fields; x_ndhwc must be 1: the
@@ -119,7 +127,7 @@ convjit_status cj_kplan_direct_init(struct cj_kplan *p, const cj_arch *arch, con
  * read NDHWC), as two kernels: stage 1 the partial sums (grid: lanes over
  * (channel vector, position group), y the tap row (t, r), z the tap chunk;
  * each lane sums its group's positions g, g + npg, ... in order into fp32
- * and stores its partial tile [tap][K] (and db's [K]) to the workspace),
+ * and stores its partial tile [Cg*taps][K] (and db's [K]) to the workspace),
  * stage 2 the finalize (one thread per dw element: the npg partials added
  * in group order, converted to dw_dtype; db in fp32). Every element's sum
  * is the same sequence of fp32 operations on every run and grid:

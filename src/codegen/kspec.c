@@ -457,12 +457,12 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
   static const cj_conv_opts no_knobs;
   CJ_CHECK(!memcmp(&o, &no_knobs, sizeof o), CONVJIT_ERR_INVALID_ARG,
            "spec op conv_direct: takes strip= and chunk=, not the implicit GEMM's knobs");
-  /* the shape's C and K are the totals, as the API's: groups must be C */
-  CJ_CHECK(g.groups == g.c && g.groups > 0 && g.k % g.groups == 0, CONVJIT_ERR_INVALID_ARG,
-           "spec op conv_direct: groups = %u with C = %u, K = %u: a depthwise conv has groups = C dividing K",
+  /* the shape's C and K are the totals, as the API's: groups divides both */
+  CJ_CHECK(g.groups > 0 && g.c % g.groups == 0 && g.k % g.groups == 0, CONVJIT_ERR_INVALID_ARG,
+           "spec op conv_direct: groups = %u with C = %u, K = %u: groups must divide C and K (depthwise: groups = C)",
            g.groups, g.c, g.k);
   g.k /= g.groups;
-  g.c = 1;
+  g.c /= g.groups;
   g.x_ndhwc = 1;
   if (g.wgrad) { /* backward weight: wgrad [db] and stage=1 (partials, default) or 2 (finalize) */
     uint32_t stage = 1, db = g.wgrad_db;

@@ -33,8 +33,8 @@ CONVJIT_API convjit_status convjit_emu_code_object_arch(const void *code_object,
   convjit_status st = CONVJIT_OK;
   if (!a)
     st = CJ_ERR(CONVJIT_ERR_UNSUPPORTED,
-                "code object target \"%s\" (ELF mach 0x%x): the emulator runs gfx942 and gfx950 code objects",
-                co->target, co->elf_mach);
+                "code object target \"%s\" (ELF mach 0x%x): the emulator runs code objects of %s", co->target,
+                co->elf_mach, cj_arch_names());
   else if (strlen(a->name) >= cap)
     st = CJ_ERR(CONVJIT_ERR_INVALID_ARG, "cap = %zu: \"%s\" needs %zu bytes", cap, a->name, strlen(a->name) + 1);
   else

@@ -135,14 +135,19 @@ static convjit_status tensor_error(const cj_conv_kind_row *k, const cj_launch_pt
 
 /* A device pointer carries no size: the caller's stated x_prev size against
  * the N*C*pad_lo[0]*H*W elements the pre-pass reads (a tensor of another
- * shape would be read past its end, or its frames read as the wrong ones). */
+ * shape would be read past its end, or its frames read as the wrong ones).
+ * The time dim is the descriptor's first: problem dim 3 - rank (D in 3D,
+ * W in 1D), its pad that many frames of the other dims' extents. */
 static convjit_status check_x_prev_bytes(const convjit_plan *p, size_t bytes, const char *f) {
   const cj_conv_problem *q = &p->prob;
-  uint64_t need = (uint64_t)q->n * q->c * q->pad_lo[0] * q->h * q->w * cj_dtype_bytes(q->x_dtype);
+  const int ti = q->spatial_rank >= 1 && q->spatial_rank <= 3 ? 3 - q->spatial_rank : 0;
+  const int64_t ext[3] = {q->d, q->h, q->w};
+  uint64_t need = (uint64_t)q->n * q->c * q->pad_lo[ti] * (uint64_t)(q->d * q->h * q->w / ext[ti]) *
+                  cj_dtype_bytes(q->x_dtype);
   CJ_CHECK(bytes == need, CONVJIT_ERR_INVALID_ARG,
-           "%sx_prev_bytes = %zu: the plan reads x_prev as (N, C, pad_lo[0], H, W) = (%lld, %lld, %lld, %lld, %lld) "
-           "%s = %llu bytes", f, bytes, (long long)q->n, (long long)q->c, (long long)q->pad_lo[0], (long long)q->h,
-           (long long)q->w, cj_dtype_name(q->x_dtype), (unsigned long long)need);
+           "%sx_prev_bytes = %zu: the plan reads x_prev as (N, C, pad_lo[0], the other dims) = (%lld, %lld, %lld, "
+           "%lld) %s = %llu bytes", f, bytes, (long long)q->n, (long long)q->c, (long long)q->pad_lo[ti],
+           (long long)(q->d * q->h * q->w / ext[ti]), cj_dtype_name(q->x_dtype), (unsigned long long)need);
   return CONVJIT_OK;
 }
 

@@ -56,12 +56,13 @@ static const char *kinds_taking(uint32_t takes, char *buf, size_t cap) {
   return buf;
 }
 
-/* Epilogue op op, asked for by the descriptor's field (its text, for the
- * message), into e when the kind takes it: *step for its parameters. */
+/* Epilogue op op, asked for by the descriptor's field (its name and the
+ * text after it, " = 1" for a flag, for the message), into e when the kind
+ * takes it: *step for its parameters. */
 static convjit_status desc_epi_op(cj_epilogue *e, const cj_conv_kind_row *kind, cj_epi_op op, const char *field,
-                                  cj_epi_step **step) {
-  CJ_CHECK((kind->epi_ops >> op) & 1, CONVJIT_ERR_INVALID_ARG, "desc.%s: a %s conv has no %s epilogue op", field,
-           kind->name, cj_epi_op_name(op));
+                                  const char *is, cj_epi_step **step) {
+  CJ_CHECK((kind->epi_ops >> op) & 1, CONVJIT_ERR_INVALID_ARG, "desc.%s%s: a %s conv has no %s epilogue op", field,
+           is, kind->name, cj_epi_op_name(op));
   *step = cj_epi_add(e, op);
   CJ_CHECK(*step, CONVJIT_ERR_INTERNAL, "desc: more than %d epilogue ops", CJ_EPI_MAX_OPS);
   return CONVJIT_OK;
@@ -165,8 +166,12 @@ static convjit_status desc_fields(const convjit_conv_desc *d, const cj_conv_kind
            "desc.x_layout = %d: unknown layout (NCDHW 1, NDHWC 2)", (int)d->x_layout);
   CJ_CHECK(d->y_layout == CONVJIT_LAYOUT_NCDHW || d->y_layout == CONVJIT_LAYOUT_NDHWC, CONVJIT_ERR_INVALID_ARG,
            "desc.y_layout = %d: unknown layout (NCDHW 1, NDHWC 2)", (int)d->y_layout);
-  CJ_CHECK(d->has_bias == 0 || d->has_bias == 1, CONVJIT_ERR_INVALID_ARG, "desc.has_bias = %d: must be 0 or 1",
-           d->has_bias);
+  uint32_t nflags = 0;
+  const cj_epi_flag *flags = cj_epi_flags(&nflags);
+  for (uint32_t i = 0; i < nflags; i++) { /* the epilogue's flag fields (kinds.h) */
+    const int v = cj_epi_flag_get(d, &flags[i]);
+    CJ_CHECK(v == 0 || v == 1, CONVJIT_ERR_INVALID_ARG, "desc.%s = %d: must be 0 or 1", flags[i].field, v);
+  }
   const int fp8_conv = is_fp8(d->x_dtype) || is_fp8(d->w_dtype);
   CJ_TRY(check_scale(d->x_scale, d, "x_scale"));
   CJ_TRY(check_scale(d->w_scale, d, "w_scale"));
@@ -183,13 +188,9 @@ static convjit_status desc_fields(const convjit_conv_desc *d, const cj_conv_kind
     CJ_CHECK(is_fp8(d->w_dtype) || isfinite(1.0f / sw), CONVJIT_ERR_INVALID_ARG,
              "desc.w_scale = %g: bf16 w is quantized with 1/w_scale, which overflows fp32", (double)d->w_scale);
   }
-  CJ_CHECK(d->has_channel_scale == 0 || d->has_channel_scale == 1, CONVJIT_ERR_INVALID_ARG,
-           "desc.has_channel_scale = %d: must be 0 or 1", d->has_channel_scale);
   CJ_CHECK(!d->has_channel_scale || fp8_conv, CONVJIT_ERR_INVALID_ARG,
            "desc.has_channel_scale = 1: per-channel weight scales apply to fp8 convs (x_dtype or w_dtype fp8), "
            "but x_dtype = %s and w_dtype = %s", cj_dtype_name(d->x_dtype), cj_dtype_name(d->w_dtype));
-  CJ_CHECK(d->has_residual == 0 || d->has_residual == 1, CONVJIT_ERR_INVALID_ARG,
-           "desc.has_residual = %d: must be 0 or 1", d->has_residual);
   CJ_CHECK(isfinite(d->beta), CONVJIT_ERR_INVALID_ARG, "desc.beta = %g: must be finite", (double)d->beta);
   CJ_CHECK(d->beta == 0.0f || d->has_residual, CONVJIT_ERR_INVALID_ARG,
            "desc.beta = %g: beta scales the residual, but has_residual = 0", (double)d->beta);
@@ -203,9 +204,8 @@ static convjit_status desc_fields(const convjit_conv_desc *d, const cj_conv_kind
   CJ_CHECK(!d->has_x_prev || rank != 3 || d->upsample[0] <= 1, CONVJIT_ERR_INVALID_ARG,
            "desc.has_x_prev = 1 with desc.upsample[0] = %lld: x_prev's frames are read as they are (upsample in "
            "height and width only)", (long long)d->upsample[0]);
-  if (d->has_x_prev) { /* a causal temporal conv: x_prev holds exactly the frames of the low time padding */
-    CJ_CHECK(rank == 3, CONVJIT_ERR_INVALID_ARG, "desc.has_x_prev = 1 with spatial_rank = %d: needs a time dim (3)",
-             rank);
+  if (d->has_x_prev) { /* a causal conv along the descriptor's first dim (time: D in 3D, W in 1D): x_prev
+                        * holds exactly the frames of its low padding; the implicit GEMM streams 3D only */
     CJ_CHECK(d->filter[0] > 1 && d->pad_lo[0] == (d->filter[0] - 1) * d->dilation[0], CONVJIT_ERR_INVALID_ARG,
              "desc.pad_lo[0] = %lld: has_x_prev needs the causal pad (filter[0]-1)*dilation[0] = %lld > 0 "
              "(x_prev holds those frames)", (long long)d->pad_lo[0], (long long)((d->filter[0] - 1) * d->dilation[0]));
@@ -225,14 +225,15 @@ static convjit_status desc_fields(const convjit_conv_desc *d, const cj_conv_kind
  * order here); "beta 0 means 1" is normalized here and nowhere else. */
 static convjit_status desc_epilogue(const convjit_conv_desc *d, const cj_conv_kind_row *kind, cj_epilogue *epi) {
   cj_epi_step *es = NULL; /* set by every desc_epi_op that returns OK (-O3 gcc cannot see it) */
-  if (d->has_channel_scale) CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_SCALE, "has_channel_scale = 1", &es));
-  if (d->has_residual) {
-    CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_RESIDUAL, "has_residual = 1", &es));
-    es->beta = d->beta != 0.0f ? d->beta : 1.0f;
+  uint32_t nflags = 0;
+  const cj_epi_flag *flags = cj_epi_flags(&nflags);
+  for (uint32_t i = 0; i < nflags; i++) { /* the ops asked for by a flag field (kinds.h), in table order */
+    if (!cj_epi_flag_get(d, &flags[i])) continue;
+    CJ_TRY(desc_epi_op(epi, kind, (cj_epi_op)flags[i].op, flags[i].field, " = 1", &es));
+    if (flags[i].op == CJ_EPI_RESIDUAL) es->beta = d->beta != 0.0f ? d->beta : 1.0f; /* its parameter */
   }
-  if (d->has_bias) CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_BIAS, "has_bias = 1", &es));
   if (d->act != CONVJIT_ACT_IDENTITY) {
-    CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_ACTIVATION, "act", &es));
+    CJ_TRY(desc_epi_op(epi, kind, CJ_EPI_ACTIVATION, "act", "", &es));
     es->act = (uint8_t)d->act;
   }
   return CONVJIT_OK;
@@ -315,7 +316,8 @@ convjit_status cj_conv_desc_normalize(const convjit_conv_desc *dp, cj_conv_probl
   p->has_x_prev = d->has_x_prev;
   p->spatial_rank = rank;
   p->nondeterministic = d->nondeterministic;
-  return CONVJIT_OK;
+  /* the rules of the kernel family that would plan it (the family table's) */
+  return cj_conv_family_check(p);
 }
 
 /* The inverse of cj_conv_desc_normalize for a problem it made: the rank-3
@@ -335,10 +337,10 @@ void cj_conv_problem_to_desc(const cj_conv_problem *p, convjit_conv_desc *d) {
   d->x_layout = p->x_layout, d->y_layout = p->y_layout;
   d->x_scale = p->x_scale == 1.0f ? 0.0f : p->x_scale;
   d->w_scale = p->w_scale == 1.0f ? 0.0f : p->w_scale;
-  d->has_channel_scale = cj_epi_has(&p->epi, CJ_EPI_SCALE);
-  d->has_residual = cj_epi_has(&p->epi, CJ_EPI_RESIDUAL);
+  uint32_t nflags = 0;
+  const cj_epi_flag *flags = cj_epi_flags(&nflags);
+  for (uint32_t i = 0; i < nflags; i++) cj_epi_flag_set(d, &flags[i], cj_epi_has(&p->epi, (cj_epi_op)flags[i].op));
   d->beta = d->has_residual ? cj_epi_beta(&p->epi) : 0.0f;
-  d->has_bias = cj_epi_has(&p->epi, CJ_EPI_BIAS);
   d->act = (convjit_activation)cj_epi_activation(&p->epi);
   d->has_x_prev = p->has_x_prev;
   for (int i = 0; i < 3; i++) {

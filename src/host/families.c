@@ -19,7 +19,7 @@ static int igemm_serves(const cj_conv_problem *p, const cj_target *t, char *why,
  * the general one. */
 static const cj_conv_family cj_families[] = {
     /* the direct depthwise conv (codegen/kplan_direct.h, select_direct.c):
-     * groups = c, k/c in 1..8, bf16 / f16 */
+     * groups > 1, c/groups in 1..7 (1: depthwise), k/groups in 1..8, bf16 / f16 */
     {"direct",
      cj_direct_family_serves,
      {[CONVJIT_CONV_FORWARD] = &cj_conv_direct_forward_planner,
@@ -77,4 +77,15 @@ convjit_status cj_conv_family_for(const cj_conv_problem *p, const cj_target *t, 
     }
   }
   return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.kind = %s: no kernel family serves the problem (%s)", k->name, why);
+}
+
+convjit_status cj_conv_family_check(const cj_conv_problem *p) {
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "cj_conv_family_check: NULL argument");
+  if ((unsigned)p->kind >= CJ_CONV_KIND_COUNT) return CONVJIT_OK; /* the kind's own check says so */
+  for (size_t i = 0; i < CJ_NFAMILIES; i++) {
+    const cj_conv_planner *pl = cj_families[i].planner[p->kind];
+    if (!pl || !cj_families[i].serves(p, NULL, NULL, 0)) continue;
+    return pl->check ? pl->check(p) : CONVJIT_OK;
+  }
+  return CONVJIT_OK; /* none serves: plan creation names each family's reason */
 }

@@ -41,8 +41,8 @@ uint64_t cj_tensor_align(cj_tensor t, convjit_dtype x_dtype, convjit_dtype w_dty
 }
 
 static const cj_conv_kind_row cj_kinds[] = {
-#define CJ_KIND_ROW(id, nm, tl, rd, wr, opt, pk, ep, ch, tk, od, va) \
-  {CONVJIT_CONV_##id, nm, tl, rd, wr, opt, pk, ep, CJ_EPI_CHANNELS_##ch, tk, od, va},
+#define CJ_KIND_ROW(id, nm, tl, rd, wr, opt, pk, ep, ch, tk, od, va, rf) \
+  {CONVJIT_CONV_##id, nm, tl, rd, wr, opt, pk, ep, CJ_EPI_CHANNELS_##ch, tk, od, va, rf},
     CJ_CONV_KIND_TABLE(CJ_KIND_ROW)
 #undef CJ_KIND_ROW
 };
@@ -89,41 +89,76 @@ void cj_kind_wgrad_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int
   *out = kind_out(d, i, *xin);
 }
 
-/* The implicit GEMM pads each tap's reduction channels (c for forward, k,
- * dy's, for backward data) to a 16-byte chunk (8 bf16 or f16, 16 fp8), and
- * a group's channels must start on one (docs/kernels.md "Grouped conv");
- * the plan (kplan_conv.c) checks the same for codegen callers. NDHWC
- * layouts need nothing here. */
-static convjit_status kind_gemm_groups(const convjit_conv_desc *d, const char *rc, int64_t channels) {
-  const int fp8 = cj_dtype_bytes(d->x_dtype) == 1 || cj_dtype_bytes(d->w_dtype) == 1;
-  const int64_t cg = channels / d->groups, chunk = fp8 ? 16 : 8;
-  /* Depthwise (C/groups = 1) bf16 / f16 convs with K/C in 1..8 are the
-   * direct family's (codegen/kplan_direct.h, select_direct.c) */
-  if (!fp8 && d->groups > 1 && d->c == d->groups && d->k / d->groups >= 1 && d->k / d->groups <= 8)
-    return CONVJIT_OK;
-  CJ_CHECK(d->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
-           "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
-           (long long)d->groups, rc, (long long)chunk, (long long)chunk - 1, (long long)chunk);
-  CJ_CHECK(d->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
-           "desc.groups = %lld with %s/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
-           "group's channels start on a chunk", (long long)d->groups, rc, (long long)cg, (long long)chunk,
-           fp8 ? "fp8" : cj_dtype_name(d->x_dtype));
-  return CONVJIT_OK;
-}
-
 convjit_status cj_kind_fwd_validate(const convjit_conv_desc *d, const cj_conv_kind_row *k) {
   (void)k;
-  CJ_TRY(kind_gemm_groups(d, "c", d->c));
   CJ_CHECK(!d->has_x_prev || d->n == 1, CONVJIT_ERR_UNSUPPORTED,
            "desc.has_x_prev = 1 with desc.n = %lld: streaming convs take one sample (the pre-pass writes x_prev's "
            "frames directly before x's)", (long long)d->n);
   return CONVJIT_OK;
 }
 
-convjit_status cj_kind_bwd_data_validate(const convjit_conv_desc *d, const cj_conv_kind_row *k) {
-  (void)k;
-  return kind_gemm_groups(d, "k", d->k);
+/* ---- the kinds' references ---- */
+
+/* The forward conv: y from x (upsampled when up says so) and w; products
+ * per output C/groups*T*R*S. */
+convjit_status cj_kind_fwd_ref(cj_kind_ref_io *io) {
+  const cj_ref_conv_shape *sh = &io->sh;
+  const uint64_t groups = io->ext.groups ? io->ext.groups : 1;
+  io->tol = cj_ref_conv_bound(sh->c / groups * sh->t * sh->r * sh->s, io->out_dtype, 0);
+  io->bound = "cj_ref_conv_bound";
+  const float *x = io->in[CJ_TENSOR_X], *w = io->in[CJ_TENSOR_W_RAW], *b = io->in[CJ_TENSOR_BIAS];
+  if (io->up[0] * io->up[1] * io->up[2] > 1)
+    return cj_ref_conv_upsample(sh, &io->ext, io->up, x, w, b, io->out[CJ_TENSOR_Y], io->mag[CJ_TENSOR_Y]);
+  return cj_ref_conv_fwd_ext(sh, &io->ext, x, w, b, io->out[CJ_TENSOR_Y], io->mag[CJ_TENSOR_Y]);
+}
+
+/* Backward data, the transposed conv: dx from dy and w; a dx element has at
+ * most K/groups*T*R*S products. */
+convjit_status cj_kind_bwd_data_ref(cj_kind_ref_io *io) {
+  const cj_ref_conv_shape *sh = &io->sh;
+  const uint64_t groups = io->ext.groups ? io->ext.groups : 1;
+  io->tol = cj_ref_conv_bound(sh->k / groups * sh->t * sh->r * sh->s, io->out_dtype, 0);
+  io->bound = "cj_ref_conv_bound";
+  return cj_ref_conv_bwd_data(sh, &io->ext, io->out_pad, io->in[CJ_TENSOR_DY], io->in[CJ_TENSOR_W_RAW],
+                              io->in[CJ_TENSOR_BIAS], io->out[CJ_TENSOR_DX], io->mag[CJ_TENSOR_DX]);
+}
+
+/* Backward weight: dw (and db when asked) from x and dy; each element sums
+ * N*Do*Ho*Wo terms (db is fp32: dw's bound, the looser, holds it too). */
+convjit_status cj_kind_wgrad_ref(cj_kind_ref_io *io) {
+  uint64_t o[3];
+  CJ_TRY(cj_ref_conv_out_dims(&io->sh, o));
+  io->tol = cj_ref_conv_bwd_bound(io->sh.n * o[0] * o[1] * o[2], io->out_dtype);
+  io->bound = "cj_ref_conv_bwd_bound";
+  const float *x = io->in[CJ_TENSOR_X], *dy = io->in[CJ_TENSOR_DY];
+  CJ_TRY(cj_ref_conv_bwd_weight(&io->sh, &io->ext, x, dy, io->out[CJ_TENSOR_DW], io->mag[CJ_TENSOR_DW]));
+  if (io->out[CJ_TENSOR_DB])
+    CJ_TRY(cj_ref_conv_bwd_bias(&io->sh, &io->ext, dy, io->out[CJ_TENSOR_DB], io->mag[CJ_TENSOR_DB]));
+  return CONVJIT_OK;
+}
+
+/* ---- the epilogue's flag fields ---- */
+
+static const cj_epi_flag cj_flag_rows[] = {
+#define CJ_EPI_FLAG_ROW(op, field, option, help, report) \
+  {CJ_EPI_##op, #field, offsetof(convjit_conv_desc, field), option, help, report},
+    CJ_EPI_FLAG_TABLE(CJ_EPI_FLAG_ROW)
+#undef CJ_EPI_FLAG_ROW
+};
+#define CJ_EPI_FLAG_SIZE(op, field, option, help, report) \
+  _Static_assert(sizeof(((convjit_conv_desc *)0)->field) == sizeof(int), "flag " #field);
+CJ_EPI_FLAG_TABLE(CJ_EPI_FLAG_SIZE)
+#undef CJ_EPI_FLAG_SIZE
+
+const cj_epi_flag *cj_epi_flags(uint32_t *n) {
+  if (n) *n = (uint32_t)(sizeof cj_flag_rows / sizeof cj_flag_rows[0]);
+  return cj_flag_rows;
+}
+
+const cj_epi_flag *cj_epi_flag_of(int op) {
+  for (size_t i = 0; i < sizeof cj_flag_rows / sizeof cj_flag_rows[0]; i++)
+    if (cj_flag_rows[i].op == op) return &cj_flag_rows[i];
+  return NULL;
 }
 
 /* ---- the dtype table ---- */
@@ -142,9 +177,15 @@ const cj_kind_dtypes *cj_conv_dtype_rows(uint32_t *n) {
 
 static uint32_t dt_bit(convjit_dtype t) { return (unsigned)t < 32 ? 1u << t : 0; }
 
-/* "bf16, f16 or f32" of a dtype mask, into buf: the 16-bit types, fp8,
- * then f32 (the order the docs and messages use). */
-static void dt_list(uint32_t mask, char *buf, size_t cap) {
+uint32_t cj_conv_kind_dtype_mask(convjit_conv_kind kind, int field) {
+  uint32_t m = 0;
+  for (size_t r = 0; r < CJ_NDTYPE_ROWS; r++)
+    if (cj_dtype_rows[r].kind == kind)
+      m |= field == 0 ? cj_dtype_rows[r].x : field == 1 ? cj_dtype_rows[r].w : field == 2 ? cj_dtype_rows[r].y : 0;
+  return m;
+}
+
+void cj_dtype_list(uint32_t mask, char *buf, size_t cap) {
   static const convjit_dtype order[] = {CONVJIT_DTYPE_BF16, CONVJIT_DTYPE_F16, CONVJIT_DTYPE_FP8_E4M3FN,
                                         CONVJIT_DTYPE_FP8_E4M3FNUZ, CONVJIT_DTYPE_F32};
   size_t used = 0;
@@ -168,8 +209,6 @@ convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x
   uint32_t live = 0; /* the rows of the kind that hold the fields so far */
   for (size_t r = 0; r < CJ_NDTYPE_ROWS; r++)
     if (cj_dtype_rows[r].kind == kind) live |= 1u << r;
-  char ctx[160] = "";
-  size_t used = 0;
   for (int f = 0; f < 3; f++) {
     uint32_t next = 0, allowed = 0;
     for (size_t r = 0; r < CJ_NDTYPE_ROWS; r++) {
@@ -180,7 +219,7 @@ convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x
     }
     if (!next) {
       char set[120], notes[400] = "", val[40];
-      dt_list(allowed, set, sizeof set);
+      cj_dtype_list(allowed, set, sizeof set);
       size_t nu = 0;
       for (size_t r = 0; r < CJ_NDTYPE_ROWS && nu < sizeof notes; r++) {
         if (!(live >> r & 1)) continue;
@@ -193,14 +232,16 @@ convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x
       /* y_dtype with its number too: f32 and the 16-bit types are all legal dtypes elsewhere */
       if (f == 2) snprintf(val, sizeof val, "%d (%s)", (int)v[f], cj_dtype_name(v[f]));
       else snprintf(val, sizeof val, "%s", cj_dtype_name(v[f]));
+      char ctx[160] = ""; /* the fields before it, formatted only here: validation's success path prints nothing */
+      size_t used = 0;
+      for (int q = 0; q < f && used < sizeof ctx; q++) {
+        int m = snprintf(ctx + used, sizeof ctx - used, ", desc.%s = %s", field[q], cj_dtype_name(v[q]));
+        if (m > 0) used += (size_t)m;
+      }
       return CJ_ERR(CONVJIT_ERR_UNSUPPORTED, "desc.%s = %s with kind %s%s: %s must be %s (%s)", field[f], val, k->name,
                     ctx, field[f], set, notes);
     }
     live = next;
-    if (used < sizeof ctx) {
-      int m = snprintf(ctx + used, sizeof ctx - used, ", desc.%s = %s", field[f], cj_dtype_name(v[f]));
-      if (m > 0) used += (size_t)m;
-    }
   }
   return CONVJIT_OK;
 }

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "convjit/convjit.h"
+#include "ref/ref_conv.h"
 #include "util/cj.h"
 
 /* How a tensor's base must be aligned. */
@@ -147,7 +148,30 @@ typedef struct cj_conv_kind_row cj_conv_kind_row;
 typedef void (*cj_kind_out_dims_fn)(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
 typedef convjit_status (*cj_kind_validate_fn)(const convjit_conv_desc *d, const cj_conv_kind_row *k);
 
-/* ROW(ID, name, tool, reads, writes, optional, packs, epi_ops, channels, takes, out_dims, validate)
+/* The kind's CPU reference (src/ref/ref_conv.h), the oracle a tool or test
+ * checks the kind's result against, called with the tensors by role: in[]
+ * the float values of what the kind reads (X, DY; W_RAW the weight, KCTRS;
+ * BIAS or NULL), out[] and mag[] where it writes the reference of each
+ * output role it is asked for (Y, DX, DW; DB or NULL) and sum |products|
+ * (+ |bias|) per element, the bound's scale. It sets tol, the bound the
+ * kernels' output of dtype out_dtype is held to (ref_conv.h: each kind's
+ * products per element enter it), and bound, that bound's name for
+ * reports. Floats only: fp8 bytes go through cj_ref_conv_fp8 (the forward
+ * kind's quantized inputs, a dtype's path rather than a kind's). */
+typedef struct cj_kind_ref_io {
+  cj_ref_conv_shape sh;              /* the forward conv's */
+  cj_ref_conv_ext ext;               /* groups, layouts */
+  uint32_t up[3];                    /* forward: x nearest-upsampled by up[i] (1 or 2) */
+  uint32_t out_pad[3];               /* backward data: the transposed conv's output_padding */
+  int out_dtype;                     /* the kernels' output dtype (convjit_dtype) */
+  const float *in[CJ_TENSOR_COUNT];  /* by role */
+  float *out[CJ_TENSOR_COUNT], *mag[CJ_TENSOR_COUNT];
+  cj_ref_conv_tol tol;               /* set by the reference */
+  const char *bound;                 /* set: "cj_ref_conv_bound", ... */
+} cj_kind_ref_io;
+typedef convjit_status (*cj_kind_ref_fn)(cj_kind_ref_io *io);
+
+/* ROW(ID, name, tool, reads, writes, optional, packs, epi_ops, channels, takes, out_dims, validate, ref)
  *   name     the kind in messages and the tuning table's problem text
  *   tool     its spelling on the tools' command lines
  *   reads, writes, optional: tensor masks, CJ_TB(id) | ...
@@ -158,18 +182,19 @@ typedef convjit_status (*cj_kind_validate_fn)(const convjit_conv_desc *d, const 
  *            weight's BIAS is the forward's bias, whose gradient db it writes
  *   channels what per-channel epilogue operands index (cj_epi_channels id)
  *   takes    CJ_TAKES_* bits: the kind-only descriptor fields it takes
- *   out_dims, validate: its hooks (above) */
+ *   out_dims, validate: its hooks (above)
+ *   ref      its CPU reference (cj_kind_ref_fn above) */
 #define CJ_TB(id) CJ_TENSOR_BIT(CJ_TENSOR_##id)
 #define CJ_EB(op) (1u << CJ_EPI_##op)
 #define CJ_CONV_KIND_TABLE(ROW)                                                                               \
   ROW(FORWARD, "forward", "fwd", CJ_TB(X) | CJ_TB(W_PACKED), CJ_TB(Y),                                        \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE) | CJ_TB(X_PREV), 1, CJ_EPI_PUBLIC_OPS, K,                  \
-    CJ_TAKES_UPSAMPLE | CJ_TAKES_X_PREV, cj_kind_fwd_out_dims, cj_kind_fwd_validate)                         \
+    CJ_TAKES_UPSAMPLE | CJ_TAKES_X_PREV, cj_kind_fwd_out_dims, cj_kind_fwd_validate, cj_kind_fwd_ref)        \
   ROW(BACKWARD_DATA, "backward-data", "bwd-data", CJ_TB(DY) | CJ_TB(W_PACKED), CJ_TB(DX),                     \
     CJ_TB(BIAS) | CJ_TB(RESIDUAL) | CJ_TB(SCALE), 1, CJ_EPI_PUBLIC_OPS, C, CJ_TAKES_OUTPUT_PADDING,         \
-    cj_kind_bwd_data_out_dims, cj_kind_bwd_data_validate)                                                    \
+    cj_kind_bwd_data_out_dims, NULL, cj_kind_bwd_data_ref)                                                   \
   ROW(BACKWARD_WEIGHT, "backward-weight", "bwd-weight", CJ_TB(X) | CJ_TB(DY), CJ_TB(DW), CJ_TB(DB), 0,         \
-    CJ_EB(BIAS), K, CJ_TAKES_NONDETERMINISTIC, cj_kind_wgrad_out_dims, NULL)
+    CJ_EB(BIAS), K, CJ_TAKES_NONDETERMINISTIC, cj_kind_wgrad_out_dims, NULL, cj_kind_wgrad_ref)
 
 /* How many kinds the table has (their convjit_conv_kind values are 0..n-1,
  * in table order). */
@@ -187,13 +212,16 @@ struct cj_conv_kind_row {
   uint32_t takes;                   /* CJ_TAKES_* */
   cj_kind_out_dims_fn out_dims;
   cj_kind_validate_fn validate;     /* NULL: none */
+  cj_kind_ref_fn ref;
 };
 /* The hooks of the rows (kinds.c). */
 void cj_kind_fwd_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
 void cj_kind_bwd_data_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
 void cj_kind_wgrad_out_dims(const convjit_conv_desc *d, int i, int64_t *xin, int64_t *out);
 convjit_status cj_kind_fwd_validate(const convjit_conv_desc *d, const cj_conv_kind_row *k);
-convjit_status cj_kind_bwd_data_validate(const convjit_conv_desc *d, const cj_conv_kind_row *k);
+convjit_status cj_kind_fwd_ref(cj_kind_ref_io *io);
+convjit_status cj_kind_bwd_data_ref(cj_kind_ref_io *io);
+convjit_status cj_kind_wgrad_ref(cj_kind_ref_io *io);
 
 /* The dtypes each kind's kernels take, the one table validation (desc.c),
  * the planners and the tools read (no other copy of a kind's dtype rule):
@@ -226,6 +254,13 @@ typedef struct cj_kind_dtypes {
 } cj_kind_dtypes;
 /* The table's rows (*n of them), for tools and tests. */
 const cj_kind_dtypes *cj_conv_dtype_rows(uint32_t *n);
+/* The union over kind's rows of one field's masks (field 0 x_dtype, 1
+ * w_dtype, 2 y_dtype): every dtype the field may take for the kind; 0 for
+ * a kind outside the table. */
+uint32_t cj_conv_kind_dtype_mask(convjit_conv_kind kind, int field);
+/* "bf16, f16 or f32" of a CJ_DT mask, into buf[0..cap): the 16-bit types,
+ * fp8, then f32 (the order the docs and messages use). */
+void cj_dtype_list(uint32_t mask, char *buf, size_t cap);
 /* OK when a row of kind holds (x, w, y); else UNSUPPORTED naming the first
  * field (x, w, y in turn) no row of the kind matching the fields before it
  * holds: its value, the fields before it, the values it may take and the
@@ -233,6 +268,42 @@ const cj_kind_dtypes *cj_conv_dtype_rows(uint32_t *n);
  * w_dtype must be bf16, fp8_e4m3fn or fp8_e4m3fnuz (...)"). INVALID_ARG for
  * a kind outside the table. */
 convjit_status cj_conv_kind_dtypes_check(convjit_conv_kind kind, convjit_dtype x, convjit_dtype w, convjit_dtype y);
+
+/* The epilogue ops a descriptor asks for by a 0/1 int field of its own,
+ * F(OP, field, option, help, report): the op (kplan_epi.h CJ_EPI_<OP>),
+ * its convjit_conv_desc field, the tools' flag option ("" where the tools
+ * set the field some other way), the option's line in their usages and
+ * the op in their report's formula. Validation (desc.c: 0 or 1, the op
+ * added to the problem's epilogue), cj_conv_problem_to_desc and the tools
+ * (their option, its usage line, the descriptor field both ways, the
+ * report) read this table, so a new op asked for by a flag is its row
+ * here, its field (convjit.h, desc.c's appended list) and its op (the op
+ * table, its IR and reference); an op with a parameter (beta, act) has
+ * that parameter's own field and code. */
+#define CJ_EPI_FLAG_TABLE(F)                                                                              \
+  F(SCALE, has_channel_scale, "", "", " * scale[k]") /* the tools: --alpha k */                           \
+  F(RESIDUAL, has_residual, "residual", "fused epilogue: + beta * z, z a random tensor shaped and typed "  \
+                                        "like y", " + beta*z")                                          \
+  F(BIAS, has_bias, "bias", "fused epilogue: + an fp32 bias per output channel", " + fp32 bias")
+typedef struct cj_epi_flag {
+  int op;             /* cj_epi_op */
+  const char *field;  /* "has_bias" */
+  size_t off;         /* its offset in convjit_conv_desc (an int) */
+  const char *option; /* "bias": --bias; "" none */
+  const char *help, *report;
+} cj_epi_flag;
+/* The table's rows (*n of them). */
+const cj_epi_flag *cj_epi_flags(uint32_t *n);
+/* The row of op; NULL when no flag asks for it. */
+const cj_epi_flag *cj_epi_flag_of(int op);
+static inline int cj_epi_flag_get(const convjit_conv_desc *d, const cj_epi_flag *f) {
+  int v;
+  memcpy(&v, (const char *)d + f->off, sizeof v);
+  return v;
+}
+static inline void cj_epi_flag_set(convjit_conv_desc *d, const cj_epi_flag *f, int v) {
+  memcpy((char *)d + f->off, &v, sizeof v);
+}
 
 /* The kind's row; NULL for a value outside the enum. */
 const cj_conv_kind_row *cj_conv_kind_of(convjit_conv_kind kind);

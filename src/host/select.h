@@ -283,7 +283,14 @@ typedef struct cj_conv_prep {
  *               packed weight, at most its workspace), for the launches
  *               while chosen's kernels compile (docs/api.md "Asynchronous
  *               compile"); UNSUPPORTED with the reason when it cannot.
- *               NULL: the kind has none (its plans compile synchronously). */
+ *               NULL: the kind has none (its plans compile synchronously).
+ *   check       the family's own arch-free rules on a problem it serves
+ *               (UNSUPPORTED naming the field and value), which its
+ *               prepare applies first and validation asks of the serving
+ *               family (cj_conv_family_check), so a descriptor no kernel
+ *               of that family can take is refused before any plan; NULL:
+ *               none. The implicit GEMM's: a group's reduction channels
+ *               start on a 16-byte chunk (cj_igemm_groups_check). */
 typedef struct cj_conv_planner {
   convjit_status (*prepare)(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out);
   uint32_t (*candidates)(const cj_target *t, const cj_conv_prep *prep, const cj_conv_opts *forced,
@@ -293,6 +300,7 @@ typedef struct cj_conv_planner {
                              int *has_follow);
   convjit_status (*fallback)(const cj_conv_problem *p, const cj_target *t, const cj_conv_prep *prep,
                              const cj_seq *chosen, cj_seq *out);
+  convjit_status (*check)(const cj_conv_problem *p);
 } cj_conv_planner;
 extern const cj_conv_planner cj_conv_forward_planner;
 extern const cj_conv_planner cj_conv_bwd_weight_planner; /* select_wgrad.c */
@@ -313,8 +321,9 @@ extern const cj_conv_planner cj_conv_direct_bwd_weight_planner;
  *   name     "igemm", ...: in debug lines and messages
  *   serves   1 when the family plans p on t (asked only for a kind it has a
  *            planner for); 0 with the reason in why[0..n), in the
- *            descriptor's terms ("desc.groups = 1: ..."). Cheap and pure:
- *            reads the problem and the arch row, never inits a kernel plan,
+ *            descriptor's terms ("desc.groups = 1: ..."). t NULL
+ *            (validation, cj_conv_family_check): by the problem alone.
+ *            Cheap and pure: reads the problem and the arch row, never inits a kernel plan,
  *            never compiles, never sets the error text. A family that
  *            serves a problem owns it: its planner's prepare and candidates
  *            refuse what it then cannot do (no second family is tried).
@@ -339,6 +348,17 @@ int cj_conv_kind_planned(convjit_conv_kind kind);
  * kernels yet" (validation and plan creation alike); INVALID_ARG for a kind
  * outside the table. */
 convjit_status cj_conv_kind_kernels_check(convjit_conv_kind kind);
+/* Validation's question to the table (desc.c, after the kind's own
+ * rules): the planner check of the first family serving p with no arch (t
+ * NULL: a family's serves decides by the problem alone at validation), OK
+ * when it has none. */
+convjit_status cj_conv_family_check(const cj_conv_problem *p);
+/* The implicit GEMM's group rule (select_conv.c), its forward and backward
+ * data planners' check: each tap's reduction channels (forward: c, backward
+ * data: dy's k) pad to a 16-byte chunk (8 bf16 or f16, 16 fp8) and a
+ * group's must start on one, so groups > 1 needs channels/groups a
+ * multiple of the chunk (depthwise, channels/groups = 1, named as such). */
+convjit_status cj_igemm_groups_check(const cj_conv_problem *p);
 /* The family table's rows (for tests and tools): *n rows. */
 const cj_conv_family *cj_conv_families(uint32_t *n);
 
@@ -361,8 +381,9 @@ convjit_status cj_conv_phased_sequence(const cj_conv_problem *p, const cj_target
                                        const cj_conv_opts *o, const cj_conv_opts *forced, cj_seq *out,
                                        cj_conv_opts *follow, int *has_follow);
 /* select_direct.c: the direct depthwise family (codegen/kplan_direct.h),
- * its row of the family table: cj_direct_family_serves (a depthwise problem:
- * groups = C, K/C in 1..8, bf16 or f16 x, any kind; else 0 with the reason),
+ * its row of the family table: cj_direct_family_serves (groups > 1 with
+ * C/groups in 1..7 (1: depthwise) and K/groups in 1..8, bf16 or f16 x, any
+ * kind; else 0 with the reason),
  * prepare, candidates (one: the plan's defaults) and the launch sequence,
  * the hooks of its three planners. */
 int cj_direct_family_serves(const cj_conv_problem *p, const cj_target *t, char *why, size_t n);

@@ -9,6 +9,7 @@
 
 static convjit_status cj_bwd_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_bwd_prepare: NULL argument");
+  CJ_TRY(cj_igemm_groups_check(p));
   memset(out, 0, sizeof *out);
   out->bwd = 1;
   out->in_role = CJ_BIND_DY;
@@ -35,5 +36,6 @@ static convjit_status cj_bwd_prepare(const cj_conv_problem *p, const cj_arch *ar
   return cj_conv_geom_derive(g);
 }
 
+/* no shape-generic kernel: built synchronously */
 const cj_conv_planner cj_conv_bwd_data_planner = {cj_bwd_prepare, cj_conv_prep_candidates, cj_conv_phased_sequence,
-                                                  NULL}; /* no shape-generic kernel: built synchronously */
+                                                  NULL, cj_igemm_groups_check};

@@ -306,12 +306,37 @@ void cj_conv_prep_input(cj_conv_prep *prep, int in_ndhwc) {
  * runs over that with no low time padding: the same kernel family, the
  * same per-output reduction order. Upsample: the conv's output phases
  * (kplan_phase.h), one kernel each, all over x itself. */
+/* The group rule (select.h): the implicit GEMM pads each tap's reduction
+ * channels to a 16-byte chunk, and a group's channels must start on one
+ * (docs/kernels.md "Grouped conv"); the plan (kplan_conv.c) checks the same
+ * for codegen callers. NDHWC layouts need nothing here. */
+convjit_status cj_igemm_groups_check(const cj_conv_problem *p) {
+  CJ_CHECK(p, CONVJIT_ERR_INVALID_ARG, "cj_igemm_groups_check: NULL argument");
+  const int bwd = p->kind == CONVJIT_CONV_BACKWARD_DATA; /* the GEMM reduces over dy's k */
+  const char *rc = bwd ? "k" : "c";
+  const int fp8 = cj_dtype_bytes(p->x_dtype) == 1 || cj_dtype_bytes(p->w_dtype) == 1;
+  const int64_t cg = (bwd ? p->k : p->c) / p->groups, chunk = fp8 ? 16 : 8;
+  CJ_CHECK(p->groups == 1 || cg > 1, CONVJIT_ERR_UNSUPPORTED,
+           "desc.groups = %lld with %s/groups = 1 (depthwise): no kernel; the implicit GEMM would pad each tap's one "
+           "channel to %lld and waste %lld of %lld MFMA K elements (a depthwise conv needs a direct kernel)",
+           (long long)p->groups, rc, (long long)chunk, (long long)chunk - 1, (long long)chunk);
+  CJ_CHECK(p->groups == 1 || cg % chunk == 0, CONVJIT_ERR_UNSUPPORTED,
+           "desc.groups = %lld with %s/groups = %lld: must be a multiple of %lld (one 16-byte chunk of %s) so a "
+           "group's channels start on a chunk", (long long)p->groups, rc, (long long)cg, (long long)chunk,
+           fp8 ? "fp8" : cj_dtype_name(p->x_dtype));
+  return CONVJIT_OK;
+}
+
 static convjit_status cj_conv_prepare(const cj_conv_problem *p, const cj_arch *arch, cj_conv_prep *out) {
   CJ_CHECK(p && arch && out, CONVJIT_ERR_INVALID_ARG, "cj_conv_prepare: NULL argument");
+  CJ_TRY(cj_igemm_groups_check(p));
   memset(out, 0, sizeof *out);
   out->in_role = CJ_BIND_X;
   out->out_role = CJ_BIND_Y;
   cj_conv_geom *g = &out->g;
+  CJ_CHECK(!p->has_x_prev || p->spatial_rank == 3, CONVJIT_ERR_UNSUPPORTED,
+           "desc.has_x_prev = 1 with spatial_rank = %d: the implicit GEMM streams along a time dim D (3D); a "
+           "depthwise or few-channel grouped conv (the direct family) streams in 1D and 2D too", p->spatial_rank);
   out->prev_frames = p->has_x_prev ? (uint64_t)p->pad_lo[0] : 0;
   cj_conv_problem q = *p;
   if (p->has_x_prev) {
@@ -343,4 +368,4 @@ uint32_t cj_conv_prep_candidates(const cj_target *t, const cj_conv_prep *prep, c
 }
 
 const cj_conv_planner cj_conv_forward_planner = {cj_conv_prepare, cj_conv_prep_candidates, cj_conv_phased_sequence,
-                                                 cj_conv_fwd_fallback};
+                                                 cj_conv_fwd_fallback, cj_igemm_groups_check};

@@ -131,5 +131,5 @@ static convjit_status wgrad_sequence(const cj_conv_problem *p, const cj_target *
   return CONVJIT_OK;
 }
 
-const cj_conv_planner cj_conv_bwd_weight_planner = {wgrad_prepare, wgrad_candidates, wgrad_sequence,
-                                                   NULL}; /* no shape-generic kernel: built synchronously */
+/* no shape-generic kernel (built synchronously); no check past its prepare's (the geometry's limits) */
+const cj_conv_planner cj_conv_bwd_weight_planner = {wgrad_prepare, wgrad_candidates, wgrad_sequence, NULL, NULL};

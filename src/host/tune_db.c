@@ -668,7 +668,7 @@ static convjit_status import_row(sqlite3 *db, sqlite3_stmt *st, cj_tune_row *r) 
   cj_conv_problem p;
   CJ_TRY(cj_tune_problem_parse(r->problem, &p));
   const cj_arch *arch = cj_arch_from_name(r->arch);
-  CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "arch = %s: not gfx942 or gfx950", r->arch);
+  CJ_CHECK(arch, CONVJIT_ERR_INVALID_ARG, "arch = %s: not one of %s", r->arch, cj_arch_names());
   const cj_target t = {arch, (uint32_t)r->cus};
   /* the planner's own check, as plan creation would build the row */
   convjit_status s = cj_select_conv_choice_check(&p, &t, &r->knobs);

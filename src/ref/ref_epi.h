@@ -28,4 +28,11 @@ typedef struct cj_ref_epi {
  * (cj_ref_conv_bound or cj_ref_conv_bound_fp8). */
 cj_ref_conv_tol cj_ref_epi_apply(cj_ref_conv_tol b, const cj_ref_epi *e, float *want, float *mag, size_t n);
 
+/* The reference of an operand-free, parameter-free epilogue op after the
+ * activation, by its name (kplan_epi.h's op name: the ref layer sits
+ * below codegen's ids), in place over n outputs as cj_ref_epi_apply, its
+ * bound into *b. INVALID_ARG naming it when ref_epi.c has no such op (the
+ * table there is each one's reference, written from its definition). */
+convjit_status cj_ref_epi_named(const char *op, cj_ref_conv_tol *b, float *want, float *mag, size_t n);
+
 #endif

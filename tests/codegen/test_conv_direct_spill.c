@@ -5,7 +5,9 @@
  * positions of a strip), dtype and the epilogue — built through the whole
  * pipeline on both arches and checked by cj_check_resources: no VGPR or
  * SGPR spills, no scratch, no LDS, the 256-thread workgroup; backward
- * data (dgrad=1: strips of whole strides, the reduction over M) too. The shapes
+ * data (dgrad=1: strips of whole strides, the reduction over M) too; a few
+ * channels per group (Cg = 3, 4, 7: Cg weight vectors per tap, backward
+ * data's Cg sums per position) in every kind. The shapes
  * are the big layers of docs/kernels.md "Direct depthwise conv" and the
  * paths of test_conv_direct_api.c. Cold compile ms per kernel are
  * printed (this machine), never asserted. */
@@ -34,6 +36,15 @@ static const struct {
     {"bf16", "8,768,1,56,56,768,1,7,7", "pad=0,3,3 groups=768 layout=ndhwc dgrad=1", "backward data 7x7"},
     {"f16", "1,32,4,12,12,64,3,3,3", "pad=1 stride=1,2,2 groups=32 dgrad=1 bias", "backward data M=2 stride 2"},
     {"bf16", "1,8,1,21,21,40,1,3,3", "pad=0,1,1 stride=1,3,3 groups=8 dgrad=1", "backward data M=5 stride 3"},
+    {"bf16", "32,128,1,56,56,128,1,3,3", "pad=0,1,1 groups=32 layout=ndhwc bias act=relu", "ResNeXt Cg=4 M=4 3x3"},
+    {"f16", "32,128,1,56,56,128,1,3,3", "pad=0,1,1 stride=1,2,2 groups=32", "ResNeXt Cg=4 stride 2, NCDHW y"},
+    {"bf16", "1,14,4,12,12,14,3,3,3", "pad=1 groups=2 residual", "Cg=7 M=7 (vec 1) 3x3x3"},
+    {"bf16", "1,24,1,1,64,16,1,1,7", "pad=0,0,6 groups=8 layout=ndhwc", "Cg=3 M=2 1D 7 taps"},
+    {"bf16", "32,128,1,56,56,128,1,3,3", "pad=0,1,1 groups=32 layout=ndhwc dgrad=1", "backward data ResNeXt Cg=4"},
+    {"f16", "1,14,1,21,21,14,1,5,5", "pad=0,2,2 stride=1,3,3 groups=2 dgrad=1 bias", "backward data Cg=7 M=7 stride 3"},
+    {"bf16", "32,128,1,56,56,128,1,3,3", "pad=0,1,1 groups=32 wgrad db", "backward weight partials ResNeXt Cg=4"},
+    {"bf16", "1,14,4,12,12,14,3,3,3", "pad=1 groups=2 wgrad", "backward weight partials Cg=7 3x3x3"},
+    {"bf16", "1,14,4,12,12,14,3,3,3", "pad=1 groups=2 wgrad db stage=2", "backward weight finalize Cg=7, db"},
     {"bf16", "8,768,1,56,56,768,1,7,7", "pad=0,3,3 groups=768 wgrad db", "backward weight partials 7x7, db"},
     {"f16", "1,32,4,12,12,64,3,3,3", "pad=1 stride=1,2,2 groups=32 wgrad", "backward weight partials M=2"},
     {"bf16", "1,16,1,1,64,16,1,1,31", "pad=0,0,15 groups=16 wgrad db stage=2", "backward weight finalize, db"},

@@ -206,8 +206,9 @@ static verdict conv_oracle(const convjit_conv_desc *d) {
   if (v.nbad) { v.st = CONVJIT_ERR_INVALID_ARG; return v; }
   /* docs/api.md "Grouped conv": c/groups a whole 16-byte chunk (8 bf16, 16 fp8); depthwise refused */
   int64_t chunk = fp8((int)d->x_dtype) || fp8((int)d->w_dtype) ? 16 : 8;
-  /* depthwise bf16 / f16 forward with K/C in 1..8: the direct family's (kplan_direct.h) */
-  int direct = d->kind == CONVJIT_CONV_FORWARD && chunk == 8 && d->groups > 1 && d->c == d->groups &&
+  /* bf16 / f16 forward with C/groups in 1..7 (1: depthwise) and K/groups in 1..8: the direct family's
+   * (kplan_direct.h) */
+  int direct = d->kind == CONVJIT_CONV_FORWARD && chunk == 8 && d->groups > 1 && d->c / d->groups <= 7 &&
                d->k / d->groups >= 1 && d->k / d->groups <= 8;
   if (d->groups > 1 && (d->c / d->groups) % chunk != 0 && !direct) culprit(&v, 1, "desc.groups");
   if (d->x_dtype == CONVJIT_DTYPE_F32) culprit(&v, 1, "desc.x_dtype");
@@ -449,7 +450,7 @@ static convjit_conv_desc random_conv(void) {
     d.has_bias = chance(70) ? (int)below(2) : wild_enum();
     d.x_scale = wild_scale(); d.w_scale = wild_scale();
   } else if (mode < 8) {   /* one or two fields off a valid descriptor */
-    if (chance(15)) { d.c = 4; d.k = 8; d.groups = 2; } /* UNSUPPORTED alone: must not hide a bad field */
+    if (chance(15)) { d.c = 24; d.k = 24; d.groups = 2; } /* UNSUPPORTED alone (12 per group): must not hide a bad field */
     mutate_one(&d);
     if (chance(30)) mutate_one(&d);
   } else {                 /* legal extents, overflow-prone products */

@@ -167,9 +167,12 @@ static void wg_check(const char *arch, const wg_case *w, int det) {
   if (det) { /* the same bits again, and on another tile grid */
     const size_t bytes = r.nw * (w->dw_f32 ? 4 : 2);
     cj_conv_opts small = {.tile_m = 64, .tile_n = 64, .wave_m = 2, .wave_n = 2, .stages = 2};
-    /* a depthwise problem is the direct family's (kplan_direct.h): no
-     * tiles to force; its position groups come from the problem alone */
-    const int direct = d.groups > 1 && d.groups == d.c;
+    /* a depthwise or few-channel grouped problem (C/groups <= 7, K/groups
+     * <= 8) is the direct family's (kplan_direct.h): no tiles to force;
+     * its position groups come from the problem alone */
+    const int direct = d.groups > 1 && d.c / d.groups <= 7 && d.k / d.groups <= 8;
+    if (direct != (strstr(r.summary, "conv_direct") != NULL))
+      fail_msg("%s on %s: the direct family expected %s\n%s", w->why, arch, direct ? "" : "not", r.summary);
     for (int pass = 0; pass < 2; pass++) {
       wg_out s = {0};
       wg_run(ctx, &d, pass && !direct ? &small : NULL, xb, nx, dyb, ny, &s);
@@ -228,6 +231,12 @@ static void test_shapes(void **s) {
       /* depthwise (C/groups = 1: dw columns are taps), x NDHWC, dy NCDHW */
       {"2D 2,16,10,10 -> 16 depthwise 3x3 pad 1, x NDHWC", 2, 2, 16, 16, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
        {1, 1}, 16, 1, 0, 0, 0, 0, 0},
+      /* ResNeXt's 4 channels per group (the direct family, Cg = 4, M = 4): stride 2, db, both NDHWC */
+      {"2D 2,32,9,10 -> 32 groups 8 (4-ch/group) 3x3 stride 2 pad 1, db, NDHWC", 2, 2, 32, 32, {9, 10}, {3, 3},
+       {2, 2}, {1, 1}, {1, 1}, {1, 1}, 8, 1, 1, 1, 0, 0, 0},
+      /* Cg = 3, M = 2, 1D, NCDHW (both transposed), dw f32 */
+      {"1D 2,12,33 -> 8 groups 4 (3-ch/group) S4 causal, dw f32", 1, 2, 12, 8, {33}, {4}, {1}, {3}, {0}, {1}, 4, 0,
+       0, 0, 1, 0, 0},
       /* even column offsets only (dilation 2 along W, one row): no shifted loads */
       {"2D 2,24,6,20 -> 24 1x3 dil 2 (even offsets)", 2, 2, 24, 24, {6, 20}, {1, 3}, {1, 1}, {0, 2}, {0, 2},
        {1, 2}, 1, 0, 0, 0, 0, 0, 0},
@@ -249,7 +258,7 @@ static void test_shapes(void **s) {
        {1, 1}, {1, 1}, 1, 0, 0, 1, 0, 0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    for (int a = 0; a < 2; a++) wg_check(arches[a], &cases[i], i == 0 || i == 3 || i == 7);
+    for (int a = 0; a < 2; a++) wg_check(arches[a], &cases[i], i == 0 || i == 3 || i == 4 || i == 9);
 }
 
 /* desc.nondeterministic: fp32 atomics of every block into one accumulator

@@ -55,8 +55,8 @@ M(m_plo, d->pad_lo[0] = -1)
 M(m_phi, d->pad_hi[2] = -4)
 M(m_g0, d->groups = 0)
 M(m_gbad, d->groups = 3)
-M(m_g2, d->groups = 2)
-M(m_g2_badlayout, d->groups = 2; d->x_layout = (convjit_layout)7)
+M(m_g2, (d->c = 24, d->groups = 2)) /* c/groups = 12 */
+M(m_g2_badlayout, d->c = 24; d->groups = 2; d->x_layout = (convjit_layout)7)
 M(m_xdt, d->x_dtype = (convjit_dtype)0)
 M(m_wdt, d->w_dtype = (convjit_dtype)9)
 M(m_ydt, d->y_dtype = (convjit_dtype)-1)
@@ -97,7 +97,7 @@ M(m_f16_scale, F16(d->w_scale = 0.25f))
 M(m_f16_chscale, F16(d->has_channel_scale = 1))
 M(m_f16_ybf16, F16(d->y_dtype = CONVJIT_DTYPE_BF16))
 M(m_bf16_yf16, d->y_dtype = CONVJIT_DTYPE_F16)
-M(m_f16_g4, F16((d->c = 16, d->k = 16, d->groups = 4)))
+M(m_f16_g4, F16((d->c = 48, d->k = 16, d->groups = 4)))
 
 static const bad_case cases[] = {
     {"rank 0", m_rank0, CONVJIT_ERR_INVALID_ARG, "desc.spatial_rank", "= 0"},
@@ -126,7 +126,7 @@ static const bad_case cases[] = {
     {"pad_hi < 0", m_phi, CONVJIT_ERR_INVALID_ARG, "desc.pad_hi[2]", "= -4"},
     {"groups 0", m_g0, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 0"},
     {"groups not dividing", m_gbad, CONVJIT_ERR_INVALID_ARG, "desc.groups", "= 3"},
-    /* c/groups = 4 bf16 channels: half a 16-byte chunk */
+    /* c/groups = 12 bf16 channels: a chunk and a half (1..7 are the direct family's) */
     {"groups 2", m_g2, CONVJIT_ERR_UNSUPPORTED, "desc.groups = 2", "multiple of 8"},
     {"depthwise", m_gdw, CONVJIT_ERR_UNSUPPORTED, "desc.groups = 8", "depthwise"},
     /* "no kernel" must not hide a field that is wrong (found by test_api_fuzz) */
@@ -166,7 +166,7 @@ static const bad_case cases[] = {
      "x_dtype = f16"},
     {"f16 conv, bf16 y", m_f16_ybf16, CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = 1 (bf16)", "f16 or f32"},
     {"bf16 conv, f16 y", m_bf16_yf16, CONVJIT_ERR_UNSUPPORTED, "desc.y_dtype = 5 (f16)", "bf16 or f32"},
-    /* c/groups = 4 f16 channels: half a 16-byte chunk, as for bf16 */
+    /* c/groups = 12 f16 channels: a chunk and a half, as for bf16 */
     {"f16 groups of 4", m_f16_g4, CONVJIT_ERR_UNSUPPORTED, "desc.groups = 4", "multiple of 8 (one 16-byte chunk of f16)"},
 };
 

@@ -32,6 +32,7 @@
 #include "api_expect.h"
 #include "host/plan.h"
 #include "host/tune_db.h"
+#include "ref/ref_epi.h"
 
 static convjit_conv_desc good(void) {
   convjit_conv_desc d = convjit_conv_desc_default();
@@ -438,12 +439,89 @@ static void test_problem_text(void **st) {
   }
 }
 
+/* Each row's reference entry on a 1x1 conv small enough to work by hand
+ * (n 1, c 2, k 1, 2x2x1 positions; every value a short binary fraction,
+ * so the float64 sums are exact and compared with ==): forward y = 2 x0 -
+ * 4 x1 + 0.25, backward data dx[c] = dy w[c] + bias[c], backward weight
+ * dw[c] = sum dy x[c] and db = sum dy; and the bound each names. */
+static void test_kind_refs(void **st) {
+  (void)st;
+  const float x[8] = {1, 2, 3, 4, 0.5f, 0.5f, 0.5f, 0.5f}, w[2] = {2, -4}, dy[4] = {1, -1, 2, 0.5f};
+  for (int k = 0; k < CJ_CONV_KIND_COUNT; k++) assert_non_null(cj_conv_kind_of((convjit_conv_kind)k)->ref);
+  cj_kind_ref_io io = {.sh = cj_ref_conv_shape_make(1, 2, 1, 2, 2, 1, 1, 1, 1), .up = {1, 1, 1},
+                       .out_dtype = CONVJIT_DTYPE_BF16};
+  float out[8], mag[8];
+  const float fb[1] = {0.25f};
+  io.in[CJ_TENSOR_X] = x, io.in[CJ_TENSOR_W_RAW] = w, io.in[CJ_TENSOR_BIAS] = fb;
+  io.out[CJ_TENSOR_Y] = out, io.mag[CJ_TENSOR_Y] = mag;
+  assert_int_equal(cj_conv_kind_of(CONVJIT_CONV_FORWARD)->ref(&io), CONVJIT_OK);
+  const float y_want[4] = {0.25f, 2.25f, 4.25f, 6.25f}, y_mag[4] = {4.25f, 6.25f, 8.25f, 10.25f};
+  assert_memory_equal(out, y_want, sizeof y_want);
+  assert_memory_equal(mag, y_mag, sizeof y_mag);
+  assert_string_equal(io.bound, "cj_ref_conv_bound");
+  assert_true(io.tol.rel >= 1.0 / 256); /* a bf16 output's rounding */
+
+  cj_kind_ref_io bd = io;
+  const float cb[2] = {0.25f, -0.5f};
+  memset(bd.in, 0, sizeof bd.in), memset(bd.out, 0, sizeof bd.out), memset(bd.mag, 0, sizeof bd.mag);
+  bd.in[CJ_TENSOR_DY] = dy, bd.in[CJ_TENSOR_W_RAW] = w, bd.in[CJ_TENSOR_BIAS] = cb;
+  bd.out[CJ_TENSOR_DX] = out, bd.mag[CJ_TENSOR_DX] = mag;
+  assert_int_equal(cj_conv_kind_of(CONVJIT_CONV_BACKWARD_DATA)->ref(&bd), CONVJIT_OK);
+  const float dx_want[8] = {2.25f, -1.75f, 4.25f, 1.25f, -4.5f, 3.5f, -8.5f, -2.5f};
+  assert_memory_equal(out, dx_want, sizeof dx_want);
+
+  cj_kind_ref_io wg = bd;
+  memset(wg.in, 0, sizeof wg.in), memset(wg.out, 0, sizeof wg.out), memset(wg.mag, 0, sizeof wg.mag);
+  wg.in[CJ_TENSOR_X] = x, wg.in[CJ_TENSOR_DY] = dy;
+  wg.out[CJ_TENSOR_DW] = out, wg.mag[CJ_TENSOR_DW] = mag;
+  wg.out[CJ_TENSOR_DB] = out + 2, wg.mag[CJ_TENSOR_DB] = mag + 2;
+  assert_int_equal(cj_conv_kind_of(CONVJIT_CONV_BACKWARD_WEIGHT)->ref(&wg), CONVJIT_OK);
+  const float dw_want[3] = {7.0f, 1.25f, 2.5f};
+  assert_memory_equal(out, dw_want, sizeof dw_want);
+  assert_string_equal(wg.bound, "cj_ref_conv_bwd_bound");
+}
+
+/* The epilogue's flag table (kinds.h CJ_EPI_FLAG_TABLE): each row a public
+ * op whose descriptor field is an int validation takes as 0 or 1 (else
+ * INVALID_ARG naming it) and whose 1 adds the op; the named references of
+ * ops past the activation refuse a name they lack. */
+static void test_epi_flags(void **st) {
+  (void)st;
+  uint32_t n = 0;
+  const cj_epi_flag *f = cj_epi_flags(&n);
+  assert_true(n >= 3);
+  for (uint32_t i = 0; i < n; i++) {
+    assert_true(cj_epi_op_public((cj_epi_op)f[i].op));
+    assert_ptr_equal(cj_epi_flag_of(f[i].op), &f[i]);
+    convjit_conv_desc d = good();
+    d.x_dtype = d.w_dtype = CONVJIT_DTYPE_FP8_E4M3FN; /* per-channel scales are fp8's */
+    cj_epi_flag_set(&d, &f[i], 2);
+    char want[64];
+    snprintf(want, sizeof want, "desc.%s = 2: must be 0 or 1", f[i].field);
+    EXPECT(convjit_conv_desc_validate(&d), CONVJIT_ERR_INVALID_ARG, want);
+    cj_epi_flag_set(&d, &f[i], 1);
+    assert_int_equal(cj_epi_flag_get(&d, &f[i]), 1);
+    cj_conv_problem p;
+    OK(cj_conv_desc_normalize(&d, &p));
+    assert_true(cj_epi_has(&p.epi, (cj_epi_op)f[i].op));
+    convjit_conv_desc back;
+    cj_conv_problem_to_desc(&p, &back);
+    assert_int_equal(cj_epi_flag_get(&back, &f[i]), 1);
+  }
+  assert_int_equal(cj_epi_flag_of(CJ_EPI_BIAS)->off, offsetof(convjit_conv_desc, has_bias));
+  assert_null(cj_epi_flag_of(CJ_EPI_ACTIVATION)); /* act takes a value, not a flag */
+  float v[1] = {1.0f}, m[1] = {1.0f};
+  cj_ref_conv_tol t = {0, 0, 0};
+  EXPECT(cj_ref_epi_named("nosuch", &t, v, m, 1), CONVJIT_ERR_INVALID_ARG, "epilogue op nosuch: no CPU reference");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_desc_kind),        cmocka_unit_test(test_plan_create_refuses_kind_limits),
       cmocka_unit_test(test_kind_rows),        cmocka_unit_test(test_execute_forward),
       cmocka_unit_test(test_other_kind_plan),  cmocka_unit_test(test_problem_text),
       cmocka_unit_test(test_families),         cmocka_unit_test(test_dtype_table),
+      cmocka_unit_test(test_kind_refs),        cmocka_unit_test(test_epi_flags),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,6 +185,35 @@ class _Cases:
         self.conv_case("2d g2 d2 channels_last relu residual", (1, 32, 7, 6), (16, 16, 3, 3), pad_lo=2,
                        dilation=2, groups=2, act="relu", residual=True, channels_last=True, seed=1)
 
+    def test_conv2d_four_channels_per_group(self):
+        # ResNeXt's 4 channels per group (the direct family): dx, dw, db vs float64
+        self.conv_case("2d 4 per group s2 relu", (2, 16, 7, 6), (16, 4, 3, 3), stride=2, pad_lo=1, groups=4,
+                       act="relu", seed=5)
+        self.conv_case("2d 4 per group channels_last residual", (1, 32, 5, 6), (32, 4, 3, 3), pad_lo=1, groups=8,
+                       residual=True, channels_last=True, seed=6)
+
+    def test_mamba_causal_conv1d(self):
+        # a Mamba block's short causal depthwise conv1d (k = 4, padding (3,)/(0,), groups = C, silu): the
+        # direct family, forward and dx, dw, db against float64 autograd
+        self.conv_case("mamba causal conv1d k4 depthwise silu", (2, 64, 40), (64, 1, 4), pad_lo=3, pad_hi=0,
+                       groups=64, act="silu", seed=7)
+        # streaming inference: the sequence in chunks, each after the first with x_prev = the previous
+        # chunk's last 3 frames, equals the unsplit conv bit for bit (same taps, same order, same values)
+        g = cj.gen(8)
+        x, w, b = cj.randn_bf16((1, 64, 40), g), cj.weight_bf16((64, 1, 4), g), cj.randn_bf16((64,), g)
+        conv = lambda xx, prev=None: convjit.ops.conv(xx, w, b, padding=(3,), padding_hi=(0,), groups=64,  # noqa
+                                                      x_prev=prev)
+        with torch.no_grad():
+            whole = conv(x)
+            parts, f0 = [], 0
+            for n in (16, 9, 15):
+                parts.append(conv(x[:, :, f0:f0 + n].contiguous(),
+                                  x[:, :, f0 - 3:f0].contiguous() if f0 else None))
+                f0 += n
+        self.assertTrue(torch.equal(torch.cat(parts, dim=2), whole), "chunked with x_prev == unsplit")
+        ref, mag = cj.conv64(x, w, b, padding=3, groups=64, padding_hi=0)
+        cj.check(self, whole, ref, cj.bound(ref, mag, cj.products(w) + 1), "mamba conv1d forward")
+
     def test_conv1d_causal_silu_unbatched(self):
         self.conv_case("1d causal silu unbatched", (16, 11), (16, 16, 3), pad_lo=2, pad_hi=0, act="silu",
                        unbatched=True, bias=False, seed=2)

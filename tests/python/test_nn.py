@@ -123,6 +123,7 @@ class Model(torch.nn.Module):
         self.extras = torch.nn.ModuleDict({
             "dw": torch.nn.Conv2d(16, 16, 3, padding=1, groups=16, dtype=BF16),
             "g4": torch.nn.Conv2d(16, 16, 3, padding=1, groups=4, dtype=BF16),
+            "g12": torch.nn.Conv2d(48, 48, 3, padding=1, groups=4, dtype=BF16),
             "up": torch.nn.ConvTranspose3d(16, 16, 2, stride=2, dtype=BF16),
             "own": OwnForward(16, 16, 1, dtype=BF16),
             "f32": torch.nn.Conv1d(16, 16, 3)})
@@ -143,15 +144,16 @@ class TestPatch(unittest.TestCase):
         mods = {n: id(m) for n, m in model.named_modules()}
 
         res = convjit.nn.patch(model)
-        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.dw", "extras.up", "extras.own"])
+        self.assertEqual(res.swapped, ["body.0", "body.3", "extras.dw", "extras.g4", "extras.up", "extras.own"])
         reasons = dict(res.skipped)   # only what convjit cannot run
-        self.assertEqual(sorted(reasons), ["extras.f32", "extras.g4"])
-        self.assertIn("multiple of 8", reasons["extras.g4"])     # convjit's validator's reason
+        self.assertEqual(sorted(reasons), ["extras.f32", "extras.g12"])
+        self.assertIn("multiple of 8", reasons["extras.g12"])    # convjit's validator's reason
         self.assertIsInstance(model.extras["up"], cnn.ConvTranspose3d)
         self.assertIn("torch.float32", reasons["extras.f32"])
         self.assertIsInstance(model.body[0], cnn.Conv3d)
         self.assertIsInstance(model.extras["dw"], cnn.Conv2d)    # depthwise: the direct family
-        self.assertIs(type(model.extras["g4"]), torch.nn.Conv2d)
+        self.assertIsInstance(model.extras["g4"], cnn.Conv2d)    # 4 channels per group: the direct family too
+        self.assertIs(type(model.extras["g12"]), torch.nn.Conv2d)
         # a subclass with its own forward: still an OwnForward (its forward runs), and a convjit conv
         own = model.extras["own"]
         self.assertIsInstance(own, OwnForward)
@@ -187,6 +189,12 @@ class TestPatch(unittest.TestCase):
         ref, mag = ref_of_module(torch_model.extras["dw"], xd)
         # 9 exact bf16 products per output (one channel per group) + bias, fp32 sums, one bf16 rounding
         cj.check(self, yd, ref, cj.bound(ref, mag, cj.products(dw.weight) + 1), "patched extras.dw")
+        # the patched 4-channels-per-group conv: 36 exact products per output + bias, one bf16 rounding
+        g4 = model.extras["g4"]
+        with torch.no_grad():
+            yg = g4(xd)
+        ref, mag = ref_of_module(torch_model.extras["g4"], xd)
+        cj.check(self, yg, ref, cj.bound(ref, mag, cj.products(g4.weight) + 1), "patched extras.g4")
         # the subclass's own forward (x 2) around convjit's conv: twice the conv, exactly (a power of two)
         xo = cj.randn_bf16((1, 16, 2, 3, 3), cj.gen(31))
         with torch.no_grad():

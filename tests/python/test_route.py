@@ -110,6 +110,11 @@ class Routed(unittest.TestCase):
         self.conv_case("2d depthwise x2 stride 2", r(2, 8, 7, 6), wt(16, 1, 3, 3), stride=2, padding=1, groups=8)
         self.conv_case("1d depthwise k4", r(1, 32, 12), wt(32, 1, 4), padding=3, groups=32)
         self.conv_case("3d depthwise", r(1, 16, 3, 5, 4), wt(16, 1, 3, 3, 3), padding=1, groups=16)
+        # a few channels per group (the direct family too): ResNeXt's 4, stride 1 and 2; 3 per group, x2
+        self.conv_case("2d 4 channels per group", r(1, 16, 6, 7), wt(16, 4, 3, 3), r(16), padding=1, groups=4)
+        self.conv_case("2d 4 channels per group stride 2", r(2, 16, 7, 6), wt(16, 4, 3, 3), stride=2, padding=1,
+                       groups=4)
+        self.conv_case("1d 3 channels per group x2", r(1, 12, 10), wt(8, 3, 4), padding=3, groups=4)
         y = self.conv_case("2d channels-last", r(2, 16, 5, 6).contiguous(memory_format=torch.channels_last),
                            wt(8, 16, 3, 3), padding=1)
         self.assertTrue(y.is_contiguous(memory_format=torch.channels_last), "y channels-last as torch's would be")
@@ -208,8 +213,8 @@ class Fallback(unittest.TestCase):
                            "float32")
         wd = cj.weight_bf16((16 * 9, 1, 3, 3), g)   # depthwise with 9 outputs per channel: no kernel serves it
         self.same_as_torch("depthwise x9", lambda: F.conv2d(x, wd, padding=1, groups=16), "depthwise")
-        w4 = cj.weight_bf16((16, 4, 3, 3), g)
-        self.same_as_torch("4 channels per group", lambda: F.conv2d(x, w4, padding=1, groups=4), "convjit refuses")
+        x48, w12 = cj.randn_bf16((1, 48, 5, 5), g), cj.weight_bf16((16, 12, 3, 3), g)   # 12 per group: no kernel
+        self.same_as_torch("12 channels per group", lambda: F.conv2d(x48, w12, padding=1, groups=4), "convjit refuses")
         self.same_as_torch("float32 bias", lambda: F.conv2d(x, w, torch.zeros(16), padding=1), "one dtype")
         self.same_as_torch("bf16 x, float32 w", lambda: F.conv2d(x, w.float(), padding=1), "one dtype")
 
