@@ -124,6 +124,12 @@ static LLVMValueRef to_f32(dk *k, LLVMValueRef bits, uint32_t n) {
   return LLVMBuildBitCast(k->b, w, LLVMVectorType(g->f32, n), "");
 }
 
+/* A tap's accw loaded weights as fp32: wf32's are (the pack widened them), else converted. */
+static LLVMValueRef w_f32(dk *k, LLVMValueRef raw) {
+  if (!k->c->wf32) return to_f32(k, raw, k->c->accw);
+  return LLVMBuildBitCast(k->b, raw, LLVMVectorType(k->g->f32, k->c->accw), "");
+}
+
 /* The <vec*M> operand of input channel ci of each of a lane's vec groups
  * from its <vec*Cg> x channels xv: lane o reads channel (o/M)*Cg + ci. */
 static LLVMValueRef chan_expand(dk *k, LLVMValueRef xv, uint32_t ci) {
@@ -328,7 +334,8 @@ static void row_loads(dk *k, const drow *d, uint32_t r, drow_ld *ld) {
                              c32(k, G->w));
   for (uint32_t s = 0; s < S; s++) {
     LLVMValueRef tap = add(k, d->wtap_t, c32(k, r * S + s));
-    ld->w[s] = load_elems(k, d->wr, mul(k, add(k, mul(k, tap, c32(k, K)), d->wk0), c32(k, eb)), c->accw, eb,
+    const uint32_t web = c->wf32 ? 4 : eb; /* wf32: the pack's fp32 weights */
+    ld->w[s] = load_elems(k, d->wr, mul(k, add(k, mul(k, tap, c32(k, K)), d->wk0), c32(k, web)), c->accw, web,
                           d->walign);
   }
   int64_t j;
@@ -363,7 +370,7 @@ static void row_fmas(dk *k, const drow *d, const drow_ld *ld, LLVMValueRef *acc)
   const cj_direct_plan *c = k->c;
   const uint32_t S = k->G->s;
   LLVMValueRef wv[CJ_DIRECT_MAX_TAPS];
-  for (uint32_t s = 0; s < S; s++) wv[s] = to_f32(k, ld->w[s], c->accw);
+  for (uint32_t s = 0; s < S; s++) wv[s] = w_f32(k, ld->w[s]);
   for (uint32_t j = 0; j < c->span; j++) {
     if (!ld->x[j]) continue;
     LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
@@ -381,6 +388,46 @@ static void sched_fence(dk *k) {
   cj_irb_call(k->g, "llvm.amdgcn.sched.barrier", NULL, 0, &zero, 1);
 }
 
+/* hr: input row u of a plane's window (u = q*sh + r: output row q of the
+ * lane's hr, tap row r; H dilation 1) into every output row reading it.
+ * Tap row r's weights are converted at u = r (output row 0's first use)
+ * into wc[r] and kept for the rows after; per output the taps still run
+ * in order (r, then s), so the sums are the one-row kernel's. */
+static void row_fmas_hr(dk *k, const drow *d, const drow_ld *ld, uint32_t u,
+                        LLVMValueRef (*wc)[CJ_DIRECT_MAX_TAPS], LLVMValueRef *acc) {
+  const cj_direct_plan *c = k->c;
+  const uint32_t S = k->G->s, R = k->G->r, sh = k->G->stride[1], P = c->strip;
+  for (uint32_t s = 0; u < R && s < S; s++) wc[u][s] = w_f32(k, ld->w[s]);
+  for (uint32_t j = 0; j < c->span; j++) {
+    if (!ld->x[j]) continue;
+    LLVMValueRef xe = to_f32(k, ld->x[j], c->vec);
+    xe = chan_expand(k, xe, 0); /* Cg = 1: channel o/M */
+    int64_t jj;
+    for (uint32_t q = 0; q < c->hr && q * sh <= u; q++) {
+      const uint32_t r = u - q * sh;
+      for (uint32_t s = 0; r < R && s < S; s++)
+        for (uint32_t pp = 0; pp < P; pp++)
+          if (pair_pos(c, pp, s, &jj) && jj == (int64_t)j) acc[q * P + pp] = fma_v(k, xe, wc[r][s], acc[q * P + pp]);
+    }
+  }
+}
+
+/* hr: the nd planes' windows of (hr-1)*sh + R input rows each (d[t]: plane
+ * t's), pipelined as plane_pipelined's rows (row u's loads are row_loads'
+ * of tap row u: its weights are used only while u < R). */
+static void rows_hr(dk *k, const drow *d, uint32_t nd, LLVMValueRef *acc) {
+  const uint32_t U = (k->c->hr - 1) * k->G->stride[1] + k->G->r, n = nd * U;
+  LLVMValueRef wc[CJ_DIRECT_MAX_TAPS][CJ_DIRECT_MAX_TAPS];
+  drow_ld ld[2];
+  row_loads(k, &d[0], 0, &ld[0]);
+  for (uint32_t i = 0; i < n; i++) {
+    if (i + 1 < n) row_loads(k, &d[(i + 1) / U], (i + 1) % U, &ld[(i + 1) & 1]);
+    sched_fence(k);
+    row_fmas_hr(k, &d[i / U], &ld[i & 1], i % U, wc, acc);
+    sched_fence(k);
+  }
+}
+
 /* Forward, pf = 1: the R input rows of a depth plane, each row's loads
  * issued together and the next row's before this row's fmas (a fence on
  * either side keeps LLVM's scheduler from sinking them to their uses,
@@ -388,6 +435,10 @@ static void sched_fence(dk *k) {
 static void plane_pipelined(dk *k, const drow *d, LLVMValueRef *acc) {
   const uint32_t R = k->G->r;
   drow_ld ld[2];
+  if (k->c->hr) {
+    rows_hr(k, d, 1, acc);
+    return;
+  }
   row_loads(k, d, 0, &ld[0]);
   for (uint32_t r = 0; r < R; r++) {
     if (r + 1 < R) row_loads(k, d, r + 1, &ld[(r + 1) & 1]);
@@ -411,6 +462,10 @@ static void planes_unrolled(dk *k, const drow *d0, LLVMValueRef od, LLVMValueRef
     d[t].id = in_coord(k, od, G->pad_lo[0], c32(k, t * G->dil[0]), G->stride[0], G->d, &okd);
     d[t].okd = and1(k, valid, okd);
     d[t].wtap_t = c32(k, t * R * G->s);
+  }
+  if (k->c->hr) {
+    rows_hr(k, d, T, acc);
+    return;
   }
   drow_ld ld[2];
   row_loads(k, &d[0], 0, &ld[0]);
@@ -659,6 +714,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   const uint32_t in_c = bwd ? K : C, out_c = bwd ? C : K, lin = bwd ? accw : vec * cg; /* channels a lane loads */
   const uint32_t na = bwd ? cg : 1; /* sums per output position: backward data's one per dx channel of a group */
   LLVMTypeRef vf = LLVMVectorType(g->f32, accw);
+  /* hr's row blocks; the lane's sums: hr rows (forward) or Cg per position (backward data) */
+  const uint32_t HR = c->hr ? c->hr : 1, NA = P * HR, out_hb = (out_h + HR - 1) / HR, NT = NA * na;
 
   /* The lane's item. */
   LLVMBasicBlockRef done = NULL;
@@ -667,8 +724,8 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef rest = LLVMBuildUDiv(b, q, c32(&k, c->ncv), "");
   LLVMValueRef sw = LLVMBuildURem(b, rest, c32(&k, (uint32_t)c->strips), "");
   LLVMValueRef row = LLVMBuildUDiv(b, rest, c32(&k, (uint32_t)c->strips), "");
-  LLVMValueRef oh = LLVMBuildURem(b, row, c32(&k, out_h), "oh");
-  LLVMValueRef row2 = LLVMBuildUDiv(b, row, c32(&k, out_h), "");
+  LLVMValueRef oh = mul(&k, LLVMBuildURem(b, row, c32(&k, out_hb), ""), c32(&k, HR)); /* hr: the first row */
+  LLVMValueRef row2 = LLVMBuildUDiv(b, row, c32(&k, out_hb), "");
   LLVMValueRef od = LLVMBuildURem(b, row2, c32(&k, out_d), "od");
   LLVMValueRef nn = LLVMBuildUDiv(b, row2, c32(&k, out_d), "n");
   LLVMValueRef ow0 = mul(&k, sw, c32(&k, P));
@@ -690,16 +747,17 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   LLVMValueRef xc = mul(&k, cv, c32(&k, lin * eb)); /* the lane's channel bytes within an input pixel */
   LLVMValueRef k0 = mul(&k, cv, c32(&k, outs));     /* its first output channel */
   LLVMValueRef wk0 = mul(&k, cv, c32(&k, accw));    /* its first weight channel (K) */
-  const uint32_t walign = gcd32(gcd32(accw * eb, K * eb), 16), xalign = gcd32(gcd32(lin * eb, in_c * eb), 16);
+  const uint32_t web = c->wf32 ? 4 : eb; /* wf32: the pack's fp32 weights */
+  const uint32_t walign = gcd32(gcd32(accw * web, K * web), 16), xalign = gcd32(gcd32(lin * eb, in_c * eb), 16);
 
-  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_CG],
-               phi[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_CG];
-  for (uint32_t i = 0; i < P * na; i++) acc[i] = zero;
+  LLVMValueRef zero = LLVMConstNull(vf), acc[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_CG * CJ_DIRECT_MAX_HR],
+               phi[CJ_DIRECT_MAX_STRIP * CJ_DIRECT_MAX_CG * CJ_DIRECT_MAX_HR];
+  for (uint32_t i = 0; i < NT; i++) acc[i] = zero;
   cj_irb_loop lp;
   LLVMValueRef tv = c32(&k, 0);
   const int t_loop = T > 1 && c->pf != 2; /* pf = 2: the depth planes unrolled */
   if (t_loop) {
-    acc_loop_begin(&k, &lp, T, "tloop", vf, P * na, phi, acc);
+    acc_loop_begin(&k, &lp, T, "tloop", vf, NT, phi, acc);
     tv = lp.iv;
   }
   LLVMValueRef okd;
@@ -763,21 +821,20 @@ convjit_status cj_conv_direct_build(cj_irb *g, const cj_kplan *p) {
   }
   if (t_loop) {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-    for (uint32_t i = 0; i < P * na; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
+    for (uint32_t i = 0; i < NT; i++) LLVMAddIncoming(phi[i], &acc[i], &latch, 1);
     cj_irb_loop_end(g, &lp);
-    for (uint32_t i = 0; i < P * na; i++) acc[i] = phi[i];
+    for (uint32_t i = 0; i < NT; i++) acc[i] = phi[i];
   }
 
   /* Outputs: position (n, od, oh, ow0 + p); backward data sums each dx
    * channel's M dy channels first (in order j = 0 .. M-1). */
-  LLVMValueRef sp_row = mul(&k, add(&k, mul(&k, od, c32(&k, out_h)), oh), c32(&k, out_w));
   const uint32_t odhw = out_d * out_h * out_w;
-  for (uint32_t pp = 0; pp < P; pp++) {
-    LLVMValueRef ow = add(&k, ow0, c32(&k, pp));
-    LLVMValueRef ok = and1(&k, valid, ult(&k, ow, c32(&k, out_w)));
-    LLVMValueRef sp = add(&k, sp_row, ow);
+  for (uint32_t i = 0; i < NA; i++) { /* hr: output row oh + i / P */
+    LLVMValueRef ohq = add(&k, oh, c32(&k, i / P)), ok_r = out_h % HR ? ult(&k, ohq, c32(&k, out_h)) : valid;
+    LLVMValueRef ow = add(&k, ow0, c32(&k, i % P)), ok = and1(&k, and1(&k, valid, ok_r), ult(&k, ow, c32(&k, out_w)));
+    LLVMValueRef sp = add(&k, mul(&k, add(&k, mul(&k, od, c32(&k, out_h)), ohq), c32(&k, out_w)), ow);
     LLVMValueRef pos = LLVMBuildSub(b, add(&k, mul(&k, nn, c32(&k, odhw)), sp), ybase, "");
-    store_out(&k, bwd ? reduce_mult(&k, &acc[pp * na]) : acc[pp * na], pos, nn, sp, k0, ok, &er, yr);
+    store_out(&k, bwd ? reduce_mult(&k, &acc[i * na]) : acc[i * na], pos, nn, sp, k0, ok, &er, yr);
   }
   if (done) {
     LLVMBuildBr(b, done);

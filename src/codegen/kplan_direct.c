@@ -75,6 +75,31 @@ static convjit_status cj_direct_choose_pf(cj_direct_plan *c, const cj_direct_opt
   return CONVJIT_OK;
 }
 
+/* hr (output rows per lane, forward with pf and H dilation 1): asked 1 (off),
+ * 2..CJ_DIRECT_MAX_HR, or 0 (the plan's choice: 2 when R > 1, Ho even,
+ * and two rows of raw loads, 2 x strip sums and a tap row of converted
+ * weights fit the 208-VGPR estimate with the longest strip of 16..4
+ * dividing Wo; an input row then feeds both output rows and each tap
+ * row's weights are converted once for both). Sets c->hr (0 when off)
+ * and may shorten c->strip. */
+static convjit_status cj_direct_choose_hr(cj_direct_plan *c, const cj_direct_opts *o, uint32_t bwd) {
+  const cj_conv_geom *g = &c->g;
+  const int legal = !bwd && c->pf && g->dil[1] == 1;
+  CJ_CHECK(o->hr <= CJ_DIRECT_MAX_HR && (o->hr < 2 || legal), CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.hr = %u: must be 0 (the plan's), 1 (off) or up to %d output rows (forward with pf, H "
+           "dilation 1)", o->hr, CJ_DIRECT_MAX_HR);
+  c->hr = o->hr >= 2 ? o->hr : 0;
+  if (o->hr || !legal || g->r < 2 || g->oh % 2 || o->strip) return CONVJIT_OK;
+  for (uint32_t st = CJ_DIRECT_MAX_STRIP; st >= 4; st--)
+    if (g->ow % st == 0 && cj_direct_span(g, st) <= CJ_DIRECT_MAX_PF_SPAN &&
+        cj_direct_pf_regs(c, 2, st) + st * c->accw + g->s * c->accw <= 208) {
+      c->hr = 2;
+      c->strip = st;
+      break;
+    }
+  return CONVJIT_OK;
+}
+
 /* The geometry's derived fields: the conv family's own derivation run on
  * one group (c = Cg, k = M: legal there), then the grouped conv's groups
  * (no channel padding: cp = Cg, x channel stride groups*Cg). */
@@ -225,10 +250,17 @@ convjit_status cj_kplan_direct_init(cj_kplan *p, const cj_arch *arch, const cj_c
   CJ_CHECK(cg == 1 || o->pf < 2, CONVJIT_ERR_INVALID_ARG,
            "conv_direct.pf = %u with Cg = %u: row pipelining takes one input channel per group", o->pf, cg);
   if (cg == 1 && !big) CJ_TRY(cj_direct_choose_pf(c, o, bwd));
+  CJ_TRY(cj_direct_choose_hr(c, o, bwd));
+  CJ_CHECK(o->wf32 <= 2 && (o->wf32 != 2 || (!bwd && c->pf)), CONVJIT_ERR_INVALID_ARG,
+           "conv_direct.wf32 = %u: must be 0 (the plan's), 1 (off) or 2 (on: forward with pf)", o->wf32);
+  /* wf32: the pack widens the weights once, so no lane converts them per row and strip (forward with pf) */
+  c->wf32 = o->wf32 == 2 || (!o->wf32 && !bwd && c->pf);
+  if (c->wf32) c->w_bytes *= 2; /* the packed weight in fp32 */
   strip = c->strip;
   c->ncv = C / c->vec;
   c->strips = cj_dceil(out_w, strip);
-  c->items = (uint64_t)c->ncv * g.n * (bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * g.oh) * c->strips;
+  const uint64_t out_rows = bwd ? (uint64_t)g.d * g.h : (uint64_t)g.od * cj_dceil(g.oh, c->hr ? c->hr : 1); /* hr: blocks */
+  c->items = (uint64_t)c->ncv * g.n * out_rows * c->strips;
   const int64_t pw = cj_conv_pad(g.pad_lo[2]), dw = g.dil[2];
   c->span = bwd ? (uint32_t)(cj_conv_floordiv((int64_t)strip - 1 + pw, sw) -
                              cj_conv_floordiv(pw - ((int64_t)g.s - 1) * dw, sw) + 1)

@@ -25,7 +25,9 @@
  * contiguous. Per input row (t, r) of its window the lane walks the
  * (strip-1)*stride + (S-1)*dil + 1 input positions of the strip once
  * (each loaded and converted to fp32 once per row), the taps of the row in
- * chunks of `tap_chunk` whose weights it holds converted meanwhile. */
+ * chunks of `tap_chunk` whose weights it holds converted meanwhile. With
+ * `hr` (forward, pf) a lane computes hr output rows: each input row of
+ * their window is loaded and converted once for all of them. */
 #ifndef CJ_CODEGEN_KPLAN_DIRECT_H
 #define CJ_CODEGEN_KPLAN_DIRECT_H
 
@@ -44,6 +46,7 @@
 #define CJ_DIRECT_MAX_ACC 8     /* vec * M */
 #define CJ_DIRECT_MAX_PF_SPAN 32 /* pf = 1: input positions of a strip's row */
 #define CJ_DIRECT_MAX_CG 7      /* input channels per group (8 and up: the implicit GEMM's whole chunks) */
+#define CJ_DIRECT_MAX_HR 4       /* hr: output rows per lane */
 
 /* The choices; 0 = the plan's default. Not a property of the problem. */
 typedef struct cj_direct_opts {
@@ -52,6 +55,8 @@ typedef struct cj_direct_opts {
   uint32_t pf;        /* forward row pipelining: 0 the plan's choice, 1 off, 2 on, 3 on with the depth planes unrolled */
   uint32_t bal;       /* forward even split over k x CUs workgroups: 0 the plan's choice, 1 off, 2 on */
   uint32_t vec;       /* C channels per lane: 0 the plan's choice, else a power of two <= 8/M dividing C */
+  uint32_t hr;        /* forward with pf: output rows per lane, 0 the plan's choice, 1..CJ_DIRECT_MAX_HR */
+  uint32_t wf32;      /* forward with pf: the packed weight in fp32: 0 the plan's choice, 1 off, 2 on */
 } cj_direct_opts;
 
 /* X(type, name, in_key, reason), as the conv plan's table (kplan_conv.h). */
@@ -72,6 +77,10 @@ typedef struct cj_direct_opts {
                      "depth planes unrolled, the rows pipelined across them")                                         \
   X(uint32_t, bal, 2, "forward: the items split evenly over grid = k x the arch's CUs workgroups (<= 256 each, " \
                       "contiguous) so every CU streams the same bytes; 0: 256 per workgroup, the last CUs' rounds short") \
+  X(uint32_t, hr, 2, "forward with pf, H dilation 1: output rows per lane (oh0 .. oh0+hr-1): each input row is "  \
+                     "loaded and converted once for every output row reading it, each tap row's weights once")     \
+  X(uint32_t, wf32, 2, "forward with pf: the weight pack writes fp32 (exact), so the kernel loads the taps' " \
+                       "weights converted (no conversion per row and strip)")                                   \
   X(cj_epilogue, epi, 1, "on each output vector before the store (kplan_epi.h)")                                 \
   X(uint32_t, mult, 0, "M = K/groups: output channels per group")                                                  \
   X(uint32_t, cg, 0, "Cg = C/groups: input channels per group (1 depthwise)")                                       \
@@ -83,7 +92,7 @@ typedef struct cj_direct_opts {
   X(uint64_t, items, 0, "lanes with work: ncv * N * output rows * strips")                                           \
   X(uint32_t, span, 0, "input positions of one strip's row (forward: (strip-1)*stride + (S-1)*dil + 1)")           \
   X(uint64_t, x_bytes, 0, "the NDHWC input read: x (backward data: dy)")                                            \
-  X(uint64_t, w_bytes, 0, "packed weight [Cg][T*R*S][K]")                                                          \
+  X(uint64_t, w_bytes, 0, "packed weight [Cg][T*R*S][K] (4 bytes an element with wf32)")                                                          \
   X(uint64_t, y_bytes, 0, "the output in the epilogue's type: y (backward data: dx)")                              \
   X(uint32_t, npg, 0, "backward weight: position groups, from the problem alone (N*Do*Ho*Wo / 256, 1..256)")      \
   X(uint32_t, iters, 0, "backward weight: positions per lane, ceil(N*Do*Ho*Wo / npg), group g's g, g + npg, ...") \

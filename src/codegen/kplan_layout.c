@@ -126,6 +126,26 @@ convjit_status cj_kplan_transpose_cvt_init(cj_kplan *p, const cj_arch *arch, uin
   return cj_transpose_fill(p, arch, 2, 1, n, c, s);
 }
 
+convjit_status cj_kplan_transpose_widen_init(cj_kplan *p, const cj_arch *arch, uint32_t widen, uint64_t n, uint64_t c,
+                                             uint64_t s) {
+  CJ_CHECK(widen == 1 || widen == 2, CONVJIT_ERR_INVALID_ARG, "transpose plan: widen = %u: must be 1 (bf16) or 2 (f16)",
+           widen);
+  CJ_TRY(cj_transpose_fill(p, arch, 2, 0, n, c, s));
+  cj_transpose_plan *t = &p->u.tr;
+  CJ_CHECK(!t->big && (CJ_TR_TILE * c + CJ_TR_TILE) * 4 <= CJ_2G, CONVJIT_ERR_UNSUPPORTED,
+           "transpose plan: widen: c = %" PRIu64 ", s = %" PRIu64 ": x past 2 GiB or a 64-row tile of y past 2 GiB", c,
+           s);
+  t->widen = widen;
+  t->out_bytes = 4;
+  t->store_bytes = cj_access_bytes(c * 4);
+  char base[sizeof p->name];
+  snprintf(base, sizeof base, "%s", p->name);
+  int len = snprintf(p->name, sizeof p->name, "%s_f32", base);
+  if (len < 0 || (size_t)len >= sizeof p->name)
+    snprintf(p->name, sizeof p->name, "cj_transpose_f32_h%016" PRIx64, cj_hash64(base, strlen(base), 0));
+  return CONVJIT_OK;
+}
+
 /* Names a prep plan's kernel "<base>_fnuz" / "_q" after its shape name,
  * hashing the whole name when it does not fit. */
 static void cj_prep_name(cj_kplan *p, cj_prep_mode mode) {
@@ -259,7 +279,10 @@ static void cj_layout_fields(const cj_kplan *p, cj_strbuf *out, int key) {
   if (p->op == CJ_KOP_TRANSPOSE) {
     const cj_transpose_plan *t = &p->u.tr;
     cj_layout_field(out, key, "elem_bytes", t->elem_bytes, t->elem_bytes == 2 ? "x is bf16" : "x is fp8");
-    cj_layout_field(out, key, "out_bytes", t->out_bytes, t->out_bytes == 2 ? "y is bf16" : "y is fp8");
+    cj_layout_field(out, key, "out_bytes", t->out_bytes,
+                    t->out_bytes == 4 ? "y is fp32" : t->out_bytes == 2 ? "y is bf16" : "y is fp8");
+    if (t->widen)
+      cj_layout_field(out, key, "widen", t->widen, t->widen == 1 ? "bf16 -> fp32 (exact)" : "f16 -> fp32 (exact)");
     cj_layout_field(out, key, "cvt", t->cvt,
                     t->cvt ? "bf16 -> fp8 (arch format) in the store phase, RNE after clamping to sat_max"
                            : "bytes moved unchanged");

@@ -46,6 +46,7 @@ typedef struct cj_transpose_plan {
   uint32_t sat_max;    /* 240 / 448 when cvt, else 0 */
   uint32_t qscale;     /* cvt: 1 = multiply by the QSCALE argument first (CJ_PREP_QUANT) */
   uint32_t fn_map;     /* 1: fp8 E4M3FN x -> E4M3FNUZ y (CJ_PREP_FN_FNUZ) */
+  uint32_t widen;      /* 1: bf16 x -> fp32 y, 2: f16 x -> fp32 y (exact; out_bytes 4), in the store phase */
   uint64_t n, c, s;    /* per sample [C][S] -> [S][C] */
   uint32_t tile;       /* CJ_TR_TILE */
   uint32_t c_tiles, s_tiles; /* ceil(c/tile), ceil(s/tile): grid.x = their product */
@@ -99,6 +100,10 @@ convjit_status cj_kplan_transpose_init(struct cj_kplan *p, const cj_arch *arch,
  * for callers that hold bf16 activations and run an fp8 conv. */
 convjit_status cj_kplan_transpose_cvt_init(struct cj_kplan *p, const cj_arch *arch, uint64_t n, uint64_t c,
                                            uint64_t s);
+/* The same transpose of 16-bit x writing fp32 y (widen: 1 bf16, 2 f16;
+ * exact): the direct depthwise kernel's weight pack (kplan_direct.h wf32). */
+convjit_status cj_kplan_transpose_widen_init(struct cj_kplan *p, const cj_arch *arch, uint32_t widen, uint64_t n,
+                                             uint64_t c, uint64_t s);
 /* Fills p for packing a K x C x TRS weight into K rows of row_elems. */
 convjit_status cj_kplan_wpack_init(struct cj_kplan *p, const cj_arch *arch, uint32_t elem_bytes,
                                    uint32_t k, uint32_t c, uint32_t trs, uint32_t c_pad,

@@ -426,6 +426,16 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
     CJ_TRY(kspec_u32("opts bal", u, &d.bal));
     memcpy(rest2, rest, sizeof rest2);
   }
+  if (kspec_take(rest2, "wf32", val, sizeof val, rest, sizeof rest)) {
+    CJ_TRY(kspec_u64s("opts wf32", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts wf32", u, &d.wf32));
+    memcpy(rest2, rest, sizeof rest2);
+  }
+  if (kspec_take(rest2, "hr", val, sizeof val, rest, sizeof rest)) {
+    CJ_TRY(kspec_u64s("opts hr", val, &u, 1, &un, 1));
+    CJ_TRY(kspec_u32("opts hr", u, &d.hr));
+    memcpy(rest2, rest, sizeof rest2);
+  }
   if (kspec_take(rest2, "pf", val, sizeof val, rest, sizeof rest)) {
     CJ_TRY(kspec_u64s("opts pf", val, &u, 1, &un, 1));
     CJ_TRY(kspec_u32("opts pf", u, &d.pf));

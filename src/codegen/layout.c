@@ -71,6 +71,18 @@ static LLVMValueRef cj_tr_rsrc(cj_irb *g, LLVMValueRef base, LLVMValueRef origin
   return cj_irb_rsrc_at(g, base, origin, total_bytes);
 }
 
+/* widen: n bf16 (1) or f16 (2) values (i16) -> their fp32 bits (i32), exact. */
+static void cj_widen_f32(cj_irb *g, LLVMValueRef *e, uint32_t n, uint32_t widen) {
+  for (uint32_t j = 0; j < n; j++) {
+    if (widen == 1) {
+      e[j] = LLVMBuildShl(g->b, LLVMBuildZExt(g->b, e[j], g->i32, ""), cj_c32(g, 16), "");
+    } else {
+      LLVMValueRef h = LLVMBuildBitCast(g->b, e[j], g->f16, "");
+      e[j] = LLVMBuildBitCast(g->b, LLVMBuildFPExt(g->b, h, g->f32, ""), g->i32, "");
+    }
+  }
+}
+
 static LLVMValueRef cj_pack(cj_irb *g, LLVMValueRef *e, uint32_t n, LLVMTypeRef et, uint32_t bytes) {
   if (n == 1) return e[0];
   LLVMTypeRef vt = LLVMVectorType(et, n);
@@ -246,7 +258,9 @@ convjit_status cj_transpose_build(cj_irb *g, const cj_kplan *p) {
     LLVMValueRef e[16];
     for (uint32_t j = 0; j < ys.ve; j++)
       e[j] = cj_irb_lds_load(g, et, k.lds, cj_tr_lds_addr(&k, LLVMBuildAdd(b, ys.col, cj_c32(g, j), ""), r), eb);
-    LLVMValueRef v = t->cvt ? cj_cvt_fp8(g, e, ys.ve, t->sat_max, qs) : cj_pack(g, e, ys.ve, et, ys.width);
+    if (t->widen) cj_widen_f32(g, e, ys.ve, t->widen);
+    LLVMValueRef v = t->cvt ? cj_cvt_fp8(g, e, ys.ve, t->sat_max, qs)
+                            : cj_pack(g, e, ys.ve, t->widen ? g->i32 : et, ys.width);
     if (t->fn_map) v = cj_fn_to_fnuz(g, v);
     cj_irb_buf_store(g, v, ys.rsrc, cj_tr_side_off(&k, &ys, r), NULL, 0);
   }

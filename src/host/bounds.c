@@ -394,6 +394,8 @@ convjit_status cj_bounds_direct(const cj_kplan *p, const cj_built *b, const cj_p
      * (backward data: dx's; backward weight: no per-output count, the counts stay 0) */
     const double out_w = c->bwd ? c->g.w : c->g.ow;
     double outs = c->wgrad ? 0 : (double)items * c->strip * c->outs * (out_w / ((double)c->strips * c->strip));
+    if (c->hr) /* hr output rows per lane (the last row block may be short) */
+      outs *= (double)c->g.oh / ((c->g.oh + c->hr - 1) / c->hr);
     const double ny = c->wgrad ? 1 : c->bwd ? (double)c->g.n * c->g.dhw * c->g.groups : (double)c->g.npq * c->g.k_all;
     out->outputs = outs;
     out->load_bytes_per_output = outs > 0 ? ld / outs : 0;

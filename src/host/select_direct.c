@@ -171,7 +171,10 @@ convjit_status cj_direct_sequence(const cj_conv_problem *p, const cj_target *t, 
   const uint32_t eb = c->elem_bytes;
   /* pack: [K][Cg*taps] -> [Cg*taps][K] */
   cj_kplan pk;
-  CJ_TRY(cj_kplan_transpose_init(&pk, t->arch, eb, 1, g->k_all, c->cg * g->taps));
+  if (c->wf32) /* fp32 weights: the kernel converts none (wf32 implies Cg = 1) */
+    CJ_TRY(cj_kplan_transpose_widen_init(&pk, t->arch, g->dtype == CONVJIT_DTYPE_F16 ? 2 : 1, 1, g->k_all, g->taps));
+  else
+    CJ_TRY(cj_kplan_transpose_init(&pk, t->arch, eb, 1, g->k_all, c->cg * g->taps));
   const cj_role_bind pack_binds[] = {{CJ_ARG_SRC, {CJ_BIND_W_RAW, 0}}, {CJ_ARG_DST, {CJ_BIND_W_PACKED, 0}}};
   CJ_TRY(cj_seq_add_bound(&out->pack, &pk, pack_binds, 2));
   out->packed_weight_bytes = c->w_bytes;

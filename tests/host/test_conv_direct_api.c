@@ -48,6 +48,7 @@ typedef struct dw_case {
 } dw_case;
 
 static int want_bal; /* test_balanced: the plans must split their items evenly over k x CUs workgroups */
+static int want_hr;  /* test_rows: the plans must compute two output rows per lane (hr) */
 static int64_t case_groups(const dw_case *k) { return k->groups ? k->groups : k->c; }
 
 static uint16_t enc(convjit_dtype t, float v) { return t == CONVJIT_DTYPE_F16 ? cj_f32_to_f16_rne(v) : cj_f32_to_bf16_rne(v); }
@@ -99,6 +100,9 @@ static void run_case(const char *arch, const dw_case *k) {
   OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
   if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
   if (want_bal && !strstr(desc, "bal            = 1 ")) fail_msg("%s: not an even split (bal)\n%s", k->why, desc);
+  if (want_hr && !strstr(desc, "hr             = 2 ")) fail_msg("%s: not two output rows per lane\n%s", k->why, desc);
+  if (want_hr && !strstr(desc, "wf32           = 1 ")) fail_msg("%s: weights not packed in fp32\n%s", k->why, desc);
+  if (want_hr && !strstr(desc, "widen ")) fail_msg("%s: the pack does not widen the weights\n%s", k->why, desc);
   cj_ref_conv_shape sh = case_shape(k);
   uint64_t od[3];
   OK(cj_ref_conv_out_dims(&sh, od));
@@ -275,6 +279,27 @@ static void test_balanced(void **st) {
   want_bal = 1;
   run_both(cases, sizeof cases / sizeof cases[0]);
   want_bal = 0;
+}
+
+/* hr: a lane's two output rows share its input rows and converted weights (the taps of each output still in
+ * order r, s), the weights packed in fp32 (wf32: the pack widens them, bf16 and f16): 3D (the acceptance
+ * shape, rows pipelined across the depth planes), H stride 2 (the rows 2 apart), M = 2, a 7x7 of random
+ * reals, f16 with the epilogue. */
+static void test_rows(void **st) {
+  (void)st;
+  const dw_case cases[] = {
+      {"3D 2,64,4,16,16 3x3x3 pad 1, M = 1 (acceptance), hr", 3, 2, 64, 4, 16, 16, 64, 3, 3, 3, {0}, {0},
+       {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0, 0, BF16, 0, 0, 0},
+      {"2D 5x5 stride 2, pad 2/1, M = 2, NDHWC, hr", 2, 2, 16, 1, 12, 16, 32, 1, 5, 5, {1, 2, 2}, {0}, {0, 2, 2},
+       {0, 1, 1}, 1, 1, 0, 0, 0, BF16, 0, 0, 0},
+      {"2D 7x7 pad 3, NDHWC, random reals, hr", 2, 1, 24, 1, 14, 16, 24, 1, 7, 7, {0}, {0}, {0, 3, 3}, {0, 3, 3},
+       1, 1, 0, 0, 0, BF16, 0, 1, 0},
+      {"2D f16 3x3 H 6, bias + residual + gelu, hr", 2, 2, 8, 1, 6, 8, 8, 1, 3, 3, {0}, {0}, {0, 1, 1}, {0, 1, 1},
+       1, 0, 1, 1, CONVJIT_ACT_GELU_TANH, F16, 0, 0, 0},
+  };
+  want_hr = 1;
+  run_both(cases, sizeof cases / sizeof cases[0]);
+  want_hr = 0;
 }
 
 /* 1D: the causal conv1d of a Mamba block (k = 4, pad 3/0) and 31 taps with y in f32. */
@@ -548,6 +573,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d),       cmocka_unit_test(test_2d),      cmocka_unit_test(test_1d),
       cmocka_unit_test(test_balanced),
+      cmocka_unit_test(test_rows),
       cmocka_unit_test(test_bwd_data), cmocka_unit_test(test_grouped), cmocka_unit_test(test_grouped_bwd_data),
       cmocka_unit_test(test_stream), cmocka_unit_test(test_bwd_output_padding), cmocka_unit_test(test_refused),
   };
