@@ -711,6 +711,14 @@ void cj_cv_compute(cj_cv *v, uint32_t st) {
   for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
     cj_cv_ops o;
     cj_cv_read_slice(v, st, kk, &o);
+    /* the row-major DMA stage: the slice's reads in one batch ahead of its
+     * MFMAs (left to itself LLVM splits them in pairs between the MFMAs,
+     * one lgkmcnt wait each; docs/performance.md, issue 38d). Not in the
+     * rolled loop (there the batch costs 24 VGPRs and 4% of the time),
+     * nor for fp8 (the gfx950 NDHWC grouped 256x256 kernel spilled 2),
+     * nor below 8 A fragments per wave (128x128: 0.5% slower, MODELLED). */
+    if (v->ma.rm && c->load != CJ_CONV_LOAD_VGPR && !c->roll && c->elem_bytes == 2 && c->mi_m >= 8)
+      cj_cv_fence_sched(v);
     cj_cv_mma_slice(v, &o);
     /* 1024-thread tiles have 128 VGPRs: read one K slice's operands at a
      * time (no ds_read2 pairing across slices) so they are not all live. */
