@@ -42,10 +42,13 @@ typedef struct cj_cv_map {
   /* Row-major swizzled stage (cj_cv_map_init's rm; conv_igemm_kstep.c):
    * kq and kthr are 0; per row slot j the lane's logical element offset in
    * its row (kin_r[j]), and on the VGPR path whether its 16-byte piece is
-   * stored with its 8-byte halves swapped (swap[j], i1, NULL when never) */
+   * stored with its 8-byte halves swapped (swap[j], i1, NULL when never);
+   * such a piece is written as two 8-byte halves at the per-lane offsets
+   * wr_sw[j][h] (cj_cv_write_lane: loop-invariant, no per-step select) */
   int rm;
   LLVMValueRef kin_r[CJ_CONV_MAX_DMA];
   LLVMValueRef swap[CJ_CONV_MAX_DMA];
+  LLVMValueRef wr_sw[CJ_CONV_MAX_DMA][2];
 } cj_cv_map;
 
 typedef struct cj_cv {
@@ -151,7 +154,7 @@ void cj_cv_group(cj_cv *v, LLVMValueRef base, uint32_t d);
  * (docs/kernels.md "im2col": elsewhere some kernels simulated slower). */
 int cj_cv_group_ok(const cj_cv *v);
 LLVMValueRef cj_cv_lane_off(cj_cv *v, uint32_t rows, LLVMValueRef wbase);
-LLVMValueRef cj_cv_write_lane(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds0);
+LLVMValueRef cj_cv_write_lane(cj_cv *v, cj_cv_map *mp, LLVMValueRef lds0);
 void cj_cv_write(cj_cv *v, uint32_t st, LLVMValueRef *vals); /* VGPR path: one K step's registers -> stage st */
 LLVMValueRef cj_cv_load_runs(cj_cv *v, LLVMValueRef q[2]);
 LLVMValueRef cj_cv_mfma(cj_cv *v, LLVMValueRef a, LLVMValueRef b, LLVMValueRef acc);

@@ -483,12 +483,28 @@ static LLVMValueRef cj_cv_stage_ptr(cj_cv *v, LLVMValueRef lds, LLVMValueRef lds
  * Instruction i of a map writes chunk (kq, row) = (kq[i] + kthr/chunk,
  * row[i % period]); the stage offset is linear in both, so instruction 0's
  * per-lane offset (cj_cv_write_lane) plus a constant serves every i. */
-LLVMValueRef cj_cv_write_lane(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds0) {
+LLVMValueRef cj_cv_write_lane(cj_cv *v, cj_cv_map *mp, LLVMValueRef lds0) {
   cj_irb *g = v->g;
   LLVMBuilderRef b = v->b;
-  if (mp->rm) /* lane-contiguous, as the DMA writes */
-    return cj_irb_opaque(g, LLVMBuildAdd(b, LLVMBuildMul(b, v->tid, cj_c32(g, 16), ""),
-                                         LLVMBuildPtrToInt(b, lds0, g->i32, ""), "wr.lane"));
+  if (mp->rm) { /* lane-contiguous, as the DMA writes */
+    LLVMValueRef base = LLVMBuildAdd(b, LLVMBuildMul(b, v->tid, cj_c32(g, 16), ""),
+                                     LLVMBuildPtrToInt(b, lds0, g->i32, ""), "wr.lane");
+    /* a swapped piece: half h at base + (8h ^ 8*swap), one offset per
+     * distinct swap flag (the same flag shares its offsets) */
+    for (uint32_t i = 0; i < mp->ndma; i++) {
+      mp->wr_sw[i][0] = mp->wr_sw[i][1] = NULL;
+      if (!mp->swap[i]) continue;
+      if (i && mp->swap[i] == mp->swap[i - 1]) {
+        mp->wr_sw[i][0] = mp->wr_sw[i - 1][0];
+        mp->wr_sw[i][1] = mp->wr_sw[i - 1][1];
+        continue;
+      }
+      LLVMValueRef s8 = LLVMBuildMul(b, LLVMBuildZExt(b, mp->swap[i], g->i32, ""), cj_c32(g, 8), "");
+      for (uint32_t h = 0; h < 2; h++)
+        mp->wr_sw[i][h] = cj_irb_opaque(g, LLVMBuildAdd(b, base, LLVMBuildXor(b, s8, cj_c32(g, 8 * h), ""), ""));
+    }
+    return cj_irb_opaque(g, base);
+  }
   LLVMValueRef kq = LLVMBuildUDiv(b, mp->kthr, cj_c32(g, v->c->chunk_elems), "");
   LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, kq, cj_c32(g, mp->rows * 16), ""),
                                   LLVMBuildMul(b, mp->row[0], cj_c32(g, cj_cv_row_pitch(v)), ""), "wr.lane");
@@ -500,13 +516,17 @@ static void cj_cv_write_map(cj_cv *v, const cj_cv_map *mp, LLVMValueRef lds, LLV
   cj_irb *g = v->g;
   uint32_t pitch = cj_cv_row_pitch(v), rpi = v->c->threads; /* one 16-byte chunk per lane */
   for (uint32_t i = 0; mp->rm && i < mp->ndma; i++) {
-    LLVMValueRef p = cj_cv_stage_ptr(v, lds, lds0, lane, i * rpi * 16), val = vals[i];
-    if (mp->swap[i]) { /* the piece's 8-byte halves swapped (cj_cv_rm_map) */
-      LLVMValueRef idx[4] = {cj_c32(g, 2), cj_c32(g, 3), cj_c32(g, 0), cj_c32(g, 1)};
-      LLVMValueRef sw = LLVMBuildShuffleVector(v->b, val, val, LLVMConstVector(idx, 4), "");
-      val = LLVMBuildSelect(v->b, mp->swap[i], sw, val, "");
+    if (mp->swap[i]) { /* the piece's 8-byte halves to their swapped places (cj_cv_rm_map): two
+                        * 8-byte writes at per-lane offsets, no per-step select */
+      for (uint32_t h = 0; h < 2; h++) {
+        LLVMValueRef idx[2] = {cj_c32(g, 2 * h), cj_c32(g, 2 * h + 1)};
+        LLVMValueRef half = LLVMBuildShuffleVector(v->b, vals[i], vals[i], LLVMConstVector(idx, 2), "");
+        LLVMValueRef p = cj_cv_stage_ptr(v, lds, lds0, mp->wr_sw[i][h], i * rpi * 16);
+        LLVMSetAlignment(LLVMBuildStore(v->b, half, p), 8);
+      }
+      continue;
     }
-    LLVMSetAlignment(LLVMBuildStore(v->b, val, p), 16);
+    LLVMSetAlignment(LLVMBuildStore(v->b, vals[i], cj_cv_stage_ptr(v, lds, lds0, lane, i * rpi * 16)), 16);
   }
   for (uint32_t i = 0; !mp->rm && i < mp->ndma; i++) {
     LLVMValueRef p = cj_cv_stage_ptr(v, lds, lds0, lane, mp->kq[i] * mp->rows * 16 + i % mp->period * rpi * pitch);
@@ -691,6 +711,14 @@ void cj_cv_compute(cj_cv *v, uint32_t st) {
   for (uint32_t kk = 0; kk < c->tile_k / c->mfma_k; kk++) {
     cj_cv_ops o;
     cj_cv_read_slice(v, st, kk, &o);
+    /* the row-major DMA stage: the slice's reads in one batch ahead of its
+     * MFMAs (left to itself LLVM splits them in pairs between the MFMAs,
+     * one lgkmcnt wait each; docs/performance.md, issue 38d). Not in the
+     * rolled loop (there the batch costs 24 VGPRs and 4% of the time),
+     * nor for fp8 (the gfx950 NDHWC grouped 256x256 kernel spilled 2),
+     * nor below 8 A fragments per wave (128x128: 0.5% slower, MODELLED). */
+    if (v->ma.rm && c->load != CJ_CONV_LOAD_VGPR && !c->roll && c->elem_bytes == 2 && c->mi_m >= 8)
+      cj_cv_fence_sched(v);
     cj_cv_mma_slice(v, &o);
     /* 1024-thread tiles have 128 VGPRs: read one K slice's operands at a
      * time (no ds_read2 pairing across slices) so they are not all live. */
