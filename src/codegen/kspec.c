@@ -416,31 +416,17 @@ convjit_status cj_kspec_direct(const cj_arch *a, const char *dtype, const char *
     CJ_TRY(kspec_u32("opts chunk", u, &d.tap_chunk));
     CJ_CHECK(d.tap_chunk > 0, CONVJIT_ERR_INVALID_ARG, "spec opts chunk = 0: must be 1..S");
   }
-  if (kspec_take(rest2, "vec", val, sizeof val, rest, sizeof rest)) {
-    CJ_TRY(kspec_u64s("opts vec", val, &u, 1, &un, 1));
-    CJ_TRY(kspec_u32("opts vec", u, &d.vec));
-    memcpy(rest2, rest, sizeof rest2);
-  }
-  if (kspec_take(rest2, "bal", val, sizeof val, rest, sizeof rest)) {
-    CJ_TRY(kspec_u64s("opts bal", val, &u, 1, &un, 1));
-    CJ_TRY(kspec_u32("opts bal", u, &d.bal));
-    memcpy(rest2, rest, sizeof rest2);
-  }
-  if (kspec_take(rest2, "wf32", val, sizeof val, rest, sizeof rest)) {
-    CJ_TRY(kspec_u64s("opts wf32", val, &u, 1, &un, 1));
-    CJ_TRY(kspec_u32("opts wf32", u, &d.wf32));
-    memcpy(rest2, rest, sizeof rest2);
-  }
-  if (kspec_take(rest2, "hr", val, sizeof val, rest, sizeof rest)) {
-    CJ_TRY(kspec_u64s("opts hr", val, &u, 1, &un, 1));
-    CJ_TRY(kspec_u32("opts hr", u, &d.hr));
-    memcpy(rest2, rest, sizeof rest2);
-  }
-  if (kspec_take(rest2, "pf", val, sizeof val, rest, sizeof rest)) {
-    CJ_TRY(kspec_u64s("opts pf", val, &u, 1, &un, 1));
-    CJ_TRY(kspec_u32("opts pf", u, &d.pf));
-    memcpy(rest2, rest, sizeof rest2);
-  }
+  const struct {
+    const char *key, *what;
+    uint32_t *field;
+  } knobs[] = {{"vec", "opts vec", &d.vec}, {"bal", "opts bal", &d.bal}, {"wf32", "opts wf32", &d.wf32},
+               {"hr", "opts hr", &d.hr},    {"pf", "opts pf", &d.pf}};
+  for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+    if (kspec_take(rest2, knobs[i].key, val, sizeof val, rest, sizeof rest)) {
+      CJ_TRY(kspec_u64s(knobs[i].what, val, &u, 1, &un, 1));
+      CJ_TRY(kspec_u32(knobs[i].what, u, knobs[i].field));
+      memcpy(rest2, rest, sizeof rest2);
+    }
   if (kspec_take(rest2, "stage", val, sizeof val, rest, sizeof rest)) memcpy(rest2, rest, sizeof rest2);
   uint32_t bwd = 0;
   if (kspec_take(rest2, "dgrad", val, sizeof val, rest, sizeof rest)) {

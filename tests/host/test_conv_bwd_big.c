@@ -37,23 +37,7 @@
 
 #define PTS 64 /* outputs checked per sampled tile: 4 corners + 60 random */
 
-static uint64_t mix(uint64_t e) {
-  e ^= e >> 33;
-  e *= 0xff51afd7ed558ccdull;
-  e ^= e >> 33;
-  return e;
-}
-static float grid8(uint64_t e, int span) { return (float)((int)(mix(e) % (2 * span + 1)) - span) / 8.0f; }
-
-/* dy: NDHWC bf16, element e = (((n*Do + od)*Ho + oh)*Wo + ow)*K + k */
-static void dy_fill(void *user, uint64_t off, void *dst, size_t n) {
-  (void)user;
-  uint8_t *d = dst;
-  for (size_t i = 0; i < n; i++) {
-    uint16_t b = cj_f32_to_bf16_rne(grid8((off + i) / 2, 8));
-    d[i] = (uint8_t)((off + i) & 1 ? b >> 8 : b);
-  }
-}
+#include "grid_fill.h"
 
 typedef struct dims {
   uint64_t dy[3], K;
@@ -147,7 +131,7 @@ static void run_big(const char *arch, const char *why, const convjit_conv_desc *
   }
   void *ddy = NULL, *ddx = NULL;
   const uint64_t ny = (uint64_t)q->n * q->k * q->od * q->oh * q->ow;
-  OK(convjit_emu_alloc_procedural(ctx, ny * 2, dy_fill, NULL, &ddy));
+  OK(convjit_emu_alloc_procedural(ctx, ny * 2, grid_fill_bf16, NULL, &ddy));
   OK(convjit_emu_alloc_sink(ctx, nx * 2, woff, wlen, (uint32_t)nwin, &ddx));
   convjit_conv_args a = convjit_conv_args_default();
   a.dy = ddy, a.dx = ddx, a.w_packed = dwp, a.bias = db;

@@ -33,23 +33,7 @@
 
 #include "api_expect.h"
 
-static uint64_t mix(uint64_t e) {
-  e ^= e >> 33;
-  e *= 0xff51afd7ed558ccdull;
-  e ^= e >> 33;
-  return e;
-}
-static float grid8(uint64_t e, int span) { return (float)((int)(mix(e) % (2 * span + 1)) - span) / 8.0f; }
-
-/* x: NDHWC bf16, element e its own value grid8(e, 8) */
-static void x_fill(void *user, uint64_t off, void *dst, size_t n) {
-  (void)user;
-  uint8_t *d = dst;
-  for (size_t i = 0; i < n; i++) {
-    uint16_t b = cj_f32_to_bf16_rne(grid8((off + i) / 2, 8));
-    d[i] = (uint8_t)((off + i) & 1 ? b >> 8 : b);
-  }
-}
+#include "grid_fill.h"
 
 typedef struct big_case {
   const char *why;
@@ -137,7 +121,7 @@ static void run_big(const char *arch, const big_case *b) {
   for (int i = 0; i < 3; i++) woff[i] = p0[i] * per_pos, wlen[i] = (p1[i] - p0[i]) * per_pos;
   const uint64_t ny = (uint64_t)b->n * oh_n * ow_n * K, nx = (uint64_t)b->n * b->d * b->h * b->w * b->c;
   void *dx = NULL, *dy = NULL;
-  OK(convjit_emu_alloc_procedural(ctx, nx * 2, x_fill, NULL, &dx));
+  OK(convjit_emu_alloc_procedural(ctx, nx * 2, grid_fill_bf16, NULL, &dx));
   OK(convjit_emu_alloc_sink(ctx, ny * 2, woff, wlen, 3, &dy));
   OK(convjit_emu_set_workgroups(ctx, ids, 3));
   convjit_conv_args a = convjit_conv_args_default();
