@@ -260,8 +260,9 @@ static void cj_cv_pp_burst_end(cj_cv *v) {
 /* A0 fragments of the next step that a step's last MFMA row reads (its
  * A0 and B0 landed at the Q11 hand-off), on gfx950 fp8: the Q00 phase,
  * which the other wave row's 8-MFMA burst must cover, then reads 10 of its
- * 12 operands (docs/performance.md, issue 38e). One fragment: 2-4 are
- * slower (MODELLED; the reads then crowd the other row's Q11 phase). */
+ * 12 operands (docs/performance.md, issue 38e). One fragment: two gain
+ * on 3x3x3 only, at 248 VGPRs (MODELLED; the reads crowd the other row's
+ * Q11 phase). */
 #define CJ_PP_PRE_A0 1
 static uint32_t cj_cv_pp_npre(const cj_cv *v) {
   return v->mf->k_runs == 2 && v->c->elem_bytes == 1 && v->c->mi_m / 2 >= CJ_PP_PRE_A0 ? CJ_PP_PRE_A0 : 0;
@@ -325,22 +326,29 @@ void cj_cv_kloop_pingpong(cj_cv *v) {
   cj_cv_pp_issue(v, 0, 1, v->kt0, 0);
   /* step 0's A0 and B0 landed (every wave's) before the first phase barrier */
   cj_irb_waitcnt(g, cj_waitcnt_vmcnt(4));
+  /* step 0's first A0 fragments, after a barrier of both rows (every
+   * wave's A0 landed); later steps' come from the step before */
+  uint32_t np = cj_cv_pp_npre(v) * cj_cv_pp_slices(v);
+  LLVMValueRef pre[CJ_PP_PRE_A0 * 2], mid[CJ_PP_PRE_A0 * 2], prephi[CJ_PP_PRE_A0 * 2];
+  if (np) {
+    cj_irb_barrier(g);
+    cj_cv_pp_operand_rows(v, v->pa[0][0], v->pa[0][0], v->pp_opa, 0, cj_cv_pp_npre(v), pre);
+  }
   cj_cv_pp_stagger(v, 1); /* wave row 1 one barrier behind row 0 */
   /* steps 0 .. T-3 in pairs, then T-2 and T-1 peeled */
   cj_irb_loop lp;
   LLVMValueRef phis[CJ_CONV_MAX_FRAG];
   cj_cv_acc_loop_begin(v, &lp, phis, (c->k_tiles_split - 2) / 2);
   LLVMValueRef kt = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, 2), ""), "kt");
-  /* the second step of each pair takes its first A0 fragments from the
-   * first (none across the back edge: no loop-carried operands) */
-  LLVMValueRef pre[CJ_PP_PRE_A0 * 2];
-  int has_pre = cj_cv_pp_npre(v) > 0;
-  cj_cv_pp_step(v, kt, 0, 1, NULL, has_pre ? pre : NULL);
-  cj_cv_pp_step(v, LLVMBuildAdd(b, kt, cj_c32(g, 1), ""), 1, 1, has_pre ? pre : NULL, NULL);
+  if (np) cj_cv_loop_phis(v, &lp, pre, prephi, np, "pre");
+  cj_cv_pp_step(v, kt, 0, 1, np ? pre : NULL, np ? mid : NULL);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, kt, cj_c32(g, 1), ""), 1, 1, np ? mid : NULL, np ? pre : NULL);
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  for (uint32_t i = 0; i < np; i++) LLVMAddIncoming(prephi[i], &pre[i], &latch, 1);
+  for (uint32_t i = 0; i < np; i++) pre[i] = prephi[i];
   cj_cv_acc_loop_end(v, &lp, phis);
   LLVMValueRef tail = cj_c32(g, c->k_tiles_split - 2);
-  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, tail, ""), 0, 1, NULL, has_pre ? pre : NULL);
-  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, LLVMBuildAdd(b, tail, cj_c32(g, 1), ""), ""), 1, 0, has_pre ? pre : NULL,
-                NULL);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, tail, ""), 0, 1, np ? pre : NULL, np ? mid : NULL);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, LLVMBuildAdd(b, tail, cj_c32(g, 1), ""), ""), 1, 0, np ? mid : NULL, NULL);
   cj_cv_pp_stagger(v, 0); /* row 0's last barrier meets row 1's */
 }
