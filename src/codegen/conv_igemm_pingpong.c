@@ -257,7 +257,21 @@ static void cj_cv_pp_burst_end(cj_cv *v) {
   cj_cv_fence_sched(v);
 }
 
-static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
+/* A0 fragments of the next step that a step's last MFMA row reads (its
+ * A0 and B0 landed at the Q11 hand-off), on gfx950 fp8: the Q00 phase,
+ * which the other wave row's 8-MFMA burst must cover, then reads 10 of its
+ * 12 operands (docs/performance.md, issue 38e). One fragment: two gain
+ * on 3x3x3 only, at 248 VGPRs (MODELLED; the reads crowd the other row's
+ * Q11 phase). */
+#define CJ_PP_PRE_A0 1
+static uint32_t cj_cv_pp_npre(const cj_cv *v) {
+  return v->mf->k_runs == 2 && v->c->elem_bytes == 1 && v->c->mi_m / 2 >= CJ_PP_PRE_A0 ? CJ_PP_PRE_A0 : 0;
+}
+
+/* pre_in: this step's first A0 fragments, read by the previous step (NULL:
+ * none); pre_out: where this step reads the next step's (NULL: none). */
+static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next, const LLVMValueRef *pre_in,
+                          LLVMValueRef *pre_out) {
   cj_irb *g = v->g;
   const cj_conv_plan *c = v->c;
   uint32_t q = par ^ 1, fa = c->mi_m / 2, fb = c->mi_n / 2, ns = cj_cv_pp_slices(v);
@@ -267,7 +281,9 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   if (next) cj_cv_pp_col(v, kn); /* the A column of step i+1: pure arithmetic, before the wait */
   /* Q00 = A0 x B0 */
   cj_cv_pp_phase(v, A0B0, next ? 2 : 0, kn, q);
-  cj_cv_pp_operand_rows(v, v->pa[0][par], v->pa[0][0], v->pp_opa, 0, fa, a0);
+  uint32_t npre = pre_in ? cj_cv_pp_npre(v) : 0;
+  for (uint32_t i = 0; i < npre * ns; i++) a0[i] = pre_in[i];
+  cj_cv_pp_operand_rows(v, v->pa[0][par], v->pa[0][0], v->pp_opa, npre, fa - npre, a0 + npre * ns);
   cj_cv_pp_operand_rows(v, v->pb[0][par], v->pb[0][0], v->pp_opb, 0, fb, b0);
   cj_cv_pp_burst(v, next ? 6 : 2);
   cj_cv_pp_quad(v, 0, 0, a0, b0);
@@ -288,6 +304,8 @@ static void cj_cv_pp_step(cj_cv *v, LLVMValueRef kt, uint32_t par, int next) {
   cj_cv_pp_burst(v, next ? 4 : 0);
   for (uint32_t r = 0; r < fa; r++) {
     if (r + 1 < fa) cj_cv_pp_operand_rows(v, v->pa[1][par], v->pa[0][0], v->pp_opa, r + 1, 1, a1 + (r + 1) * ns);
+    if (r + 1 == fa && pre_out && next)
+      cj_cv_pp_operand_rows(v, v->pa[0][q], v->pa[0][0], v->pp_opa, 0, cj_cv_pp_npre(v), pre_out);
     cj_cv_pp_row(v, 1, r, a1 + r * ns, b1, 1);
     cj_cv_pp_row(v, 1, r, a1 + r * ns, b0, 0);
     cj_cv_fence_sched(v);
@@ -308,17 +326,29 @@ void cj_cv_kloop_pingpong(cj_cv *v) {
   cj_cv_pp_issue(v, 0, 1, v->kt0, 0);
   /* step 0's A0 and B0 landed (every wave's) before the first phase barrier */
   cj_irb_waitcnt(g, cj_waitcnt_vmcnt(4));
+  /* step 0's first A0 fragments, after a barrier of both rows (every
+   * wave's A0 landed); later steps' come from the step before */
+  uint32_t np = cj_cv_pp_npre(v) * cj_cv_pp_slices(v);
+  LLVMValueRef pre[CJ_PP_PRE_A0 * 2], mid[CJ_PP_PRE_A0 * 2], prephi[CJ_PP_PRE_A0 * 2];
+  if (np) {
+    cj_irb_barrier(g);
+    cj_cv_pp_operand_rows(v, v->pa[0][0], v->pa[0][0], v->pp_opa, 0, cj_cv_pp_npre(v), pre);
+  }
   cj_cv_pp_stagger(v, 1); /* wave row 1 one barrier behind row 0 */
   /* steps 0 .. T-3 in pairs, then T-2 and T-1 peeled */
   cj_irb_loop lp;
   LLVMValueRef phis[CJ_CONV_MAX_FRAG];
   cj_cv_acc_loop_begin(v, &lp, phis, (c->k_tiles_split - 2) / 2);
   LLVMValueRef kt = LLVMBuildAdd(b, v->kt0, LLVMBuildMul(b, lp.iv, cj_c32(g, 2), ""), "kt");
-  cj_cv_pp_step(v, kt, 0, 1);
-  cj_cv_pp_step(v, LLVMBuildAdd(b, kt, cj_c32(g, 1), ""), 1, 1);
+  if (np) cj_cv_loop_phis(v, &lp, pre, prephi, np, "pre");
+  cj_cv_pp_step(v, kt, 0, 1, np ? pre : NULL, np ? mid : NULL);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, kt, cj_c32(g, 1), ""), 1, 1, np ? mid : NULL, np ? pre : NULL);
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  for (uint32_t i = 0; i < np; i++) LLVMAddIncoming(prephi[i], &pre[i], &latch, 1);
+  for (uint32_t i = 0; i < np; i++) pre[i] = prephi[i];
   cj_cv_acc_loop_end(v, &lp, phis);
   LLVMValueRef tail = cj_c32(g, c->k_tiles_split - 2);
-  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, tail, ""), 0, 1);
-  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, LLVMBuildAdd(b, tail, cj_c32(g, 1), ""), ""), 1, 0);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, tail, ""), 0, 1, np ? pre : NULL, np ? mid : NULL);
+  cj_cv_pp_step(v, LLVMBuildAdd(b, v->kt0, LLVMBuildAdd(b, tail, cj_c32(g, 1), ""), ""), 1, 0, np ? mid : NULL, NULL);
   cj_cv_pp_stagger(v, 0); /* row 0's last barrier meets row 1's */
 }
