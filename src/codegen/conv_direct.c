@@ -366,7 +366,7 @@ static void row_loads(dk *k, const drow *d, uint32_t r, drow_ld *ld) {
 
 /* The fmas of one loaded row into acc[p]: for each output p the taps in
  * order s = 0 .. S-1 (the chunked loop's order: the same fp32 sums). */
-static void row_fmas(dk *k, const drow *d, const drow_ld *ld, LLVMValueRef *acc) {
+static void row_fmas(dk *k, const drow_ld *ld, LLVMValueRef *acc) {
   const cj_direct_plan *c = k->c;
   const uint32_t S = k->G->s;
   LLVMValueRef wv[CJ_DIRECT_MAX_TAPS];
@@ -393,7 +393,7 @@ static void sched_fence(dk *k) {
  * Tap row r's weights are converted at u = r (output row 0's first use)
  * into wc[r] and kept for the rows after; per output the taps still run
  * in order (r, then s), so the sums are the one-row kernel's. */
-static void row_fmas_hr(dk *k, const drow *d, const drow_ld *ld, uint32_t u,
+static void row_fmas_hr(dk *k, const drow_ld *ld, uint32_t u,
                         LLVMValueRef (*wc)[CJ_DIRECT_MAX_TAPS], LLVMValueRef *acc) {
   const cj_direct_plan *c = k->c;
   const uint32_t S = k->G->s, R = k->G->r, sh = k->G->stride[1], P = c->strip;
@@ -423,7 +423,7 @@ static void rows_hr(dk *k, const drow *d, uint32_t nd, LLVMValueRef *acc) {
   for (uint32_t i = 0; i < n; i++) {
     if (i + 1 < n) row_loads(k, &d[(i + 1) / U], (i + 1) % U, &ld[(i + 1) & 1]);
     sched_fence(k);
-    row_fmas_hr(k, &d[i / U], &ld[i & 1], i % U, wc, acc);
+    row_fmas_hr(k, &ld[i & 1], i % U, wc, acc);
     sched_fence(k);
   }
 }
@@ -443,7 +443,7 @@ static void plane_pipelined(dk *k, const drow *d, LLVMValueRef *acc) {
   for (uint32_t r = 0; r < R; r++) {
     if (r + 1 < R) row_loads(k, d, r + 1, &ld[(r + 1) & 1]);
     sched_fence(k);
-    row_fmas(k, d, &ld[r & 1], acc);
+    row_fmas(k, &ld[r & 1], acc);
     sched_fence(k);
   }
 }
@@ -472,7 +472,7 @@ static void planes_unrolled(dk *k, const drow *d0, LLVMValueRef od, LLVMValueRef
   for (uint32_t i = 0; i < n; i++) {
     if (i + 1 < n) row_loads(k, &d[(i + 1) / R], (i + 1) % R, &ld[(i + 1) & 1]);
     sched_fence(k);
-    row_fmas(k, &d[i / R], &ld[i & 1], acc);
+    row_fmas(k, &ld[i & 1], acc);
     sched_fence(k);
   }
 }
