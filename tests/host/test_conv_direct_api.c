@@ -91,11 +91,9 @@ static cj_ref_conv_shape case_shape(const dw_case *k) {
   return sh;
 }
 
-static void run_case(const char *arch, const dw_case *k) {
-  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
-  convjit_conv_desc d = case_desc(k);
-  convjit_plan *plan = NULL;
-  OK(convjit_plan_create_conv(ctx, &d, &plan));
+/* The plan of case k is the direct family's, with what the running test
+ * wants of it; returns its description (for the failure messages). */
+static const char *check_plan(const dw_case *k, convjit_plan *plan) {
   static char desc[16384]; /* every kernel's plan, the conv's after the pack's */
   OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
   if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
@@ -103,6 +101,15 @@ static void run_case(const char *arch, const dw_case *k) {
   if (want_hr && !strstr(desc, "hr             = 2 ")) fail_msg("%s: not two output rows per lane\n%s", k->why, desc);
   if (want_hr && !strstr(desc, "wf32           = 1 ")) fail_msg("%s: weights not packed in fp32\n%s", k->why, desc);
   if (want_hr && !strstr(desc, "widen ")) fail_msg("%s: the pack does not widen the weights\n%s", k->why, desc);
+  return desc;
+}
+
+static void run_case(const char *arch, const dw_case *k) {
+  convjit_context *ctx = api_ctx(CONVJIT_DEVICE_EMU, arch);
+  convjit_conv_desc d = case_desc(k);
+  convjit_plan *plan = NULL;
+  OK(convjit_plan_create_conv(ctx, &d, &plan));
+  const char *desc = check_plan(k, plan);
   cj_ref_conv_shape sh = case_shape(k);
   uint64_t od[3];
   OK(cj_ref_conv_out_dims(&sh, od));
@@ -176,10 +183,7 @@ static void run_bwd_case(const char *arch, const dw_case *k, const uint32_t *op)
   d.y_dtype = d.x_dtype;
   convjit_plan *plan = NULL;
   OK(convjit_plan_create_conv(ctx, &d, &plan));
-  static char desc[16384]; /* every kernel's plan, the conv's after the pack's */
-  OK(convjit_plan_describe(plan, desc, sizeof desc, NULL));
-  if (!strstr(desc, "conv_direct")) fail_msg("%s: not the direct family\n%s", k->why, desc);
-  if (want_bal && !strstr(desc, "bal            = 1 ")) fail_msg("%s: not an even split (bal)\n%s", k->why, desc);
+  const char *desc = check_plan(k, plan);
   cj_ref_conv_shape sh = case_shape(k);
   uint64_t od[3];
   OK(cj_ref_conv_bwd_dy_dims(&sh, op, od));
